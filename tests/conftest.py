@@ -1,0 +1,32 @@
+import os, subprocess, sys
+from pathlib import Path
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent/'shared'
+REFERENCE_TEMPLATE = SHARED/'reference'/'qwen3_6_chat_template.jinja'
+
+@pytest.fixture(scope='session')
+def qwen_dir():
+    "The embedded Qwen3.6 tokenizer directory (built once, cached under DFLASH_NB_CACHE)."
+    from dflash_nb.jobs import default_model_path
+    return default_model_path()
+
+@pytest.fixture(scope='session')
+def official_qwen_dir(qwen_dir, tmp_path_factory):
+    "The embedded tokenizer with the OFFICIAL Qwen3.6 chat template (from ../shared), as a real model dir has."
+    if not REFERENCE_TEMPLATE.is_file(): pytest.skip(f"{REFERENCE_TEMPLATE} not present")
+    d = tmp_path_factory.mktemp('official')/'qwen3_6'
+    d.mkdir()
+    for f in qwen_dir.iterdir():
+        if f.is_file() and f.name != 'chat_template.jinja': (d/f.name).write_bytes(f.read_bytes())
+    (d/'chat_template.jinja').write_bytes(REFERENCE_TEMPLATE.read_bytes())
+    return d
+
+def cli(*args, check=True, **kw):
+    "Run the installed `dflash-nb` console script."
+    exe = Path(sys.executable).with_name('dflash-nb')
+    r = subprocess.run([str(exe), *map(str, args)], capture_output=True, text=True, **kw)
+    if check and r.returncode != 0:
+        raise AssertionError(f"dflash-nb {' '.join(map(str, args))} exited {r.returncode}\nstdout:\n{r.stdout}\nstderr:\n{r.stderr}")
+    return r
