@@ -48,3 +48,19 @@ def test_missing_bucket_is_one_line_naming_the_url(qwen_dir, tmp_path, env):
             '--quiet', check=False, env=env)
     assert r.returncode == 1 and 's3://no-such-bucket' in r.stderr and len(r.stderr.strip().splitlines()) == 1
     assert not (tmp_path/'o').exists()
+
+def test_merge_s3_inputs_and_output_equal_local(qwen_dir, tmp_path, env, server):
+    c = s3_client(server.endpoint); c.create_bucket(Bucket='mrg')
+    files = sorted(SAMPLES.glob('*.jsonl'))
+    (tmp_path/'a').mkdir(); (tmp_path/'b').mkdir()
+    for f in files[:2]: (tmp_path/'a'/f.name).write_bytes(f.read_bytes())
+    for f in files[2:]: (tmp_path/'b'/f.name).write_bytes(f.read_bytes()); c.upload_file(str(f), 'mrg', f'new/{f.name}')
+    cli('tokenize', '--model-path', qwen_dir, '--completions', tmp_path/'a', '--output-dir', tmp_path/'ex', '--quiet', env=env)
+    cli('tokenize', '--model-path', qwen_dir, '--completions', tmp_path/'a', '--output-dir', 's3://mrg/ex', '--quiet', env=env)
+    cli('merge', '--existing', tmp_path/'ex', '--new', tmp_path/'b', '--output-dir', tmp_path/'merged', '--quiet', env=env)
+    cli('merge', '--existing', 's3://mrg/ex', '--new', 's3://mrg/new', '--output-dir', 's3://mrg/merged', '--quiet', env=env)
+    got = tmp_path/'got'
+    download_dir('s3://mrg/merged', got, client=c, progress=False)
+    assert table(got).equals(table(tmp_path/'merged'))
+    st = lambda d: {k: v for k, v in json.loads((d/'stats.json').read_text()).items() if k not in ('seconds', 'tokens_per_second')}
+    assert st(got) == st(tmp_path/'merged')
