@@ -156,6 +156,23 @@ def check_exact(data: Path, model_dir: str) -> tuple[int, int]:
     return differ, total
 
 
+def memory_scaling(sizes: list[int], data: Path, model_dir: str, workers: int):
+    "Peak RSS of the whole `dflash-nb tokenize` run (command and workers) at several input sizes."
+    peaks = {}
+    for n in sizes:
+        d = data/f'n{n}'; d.mkdir(exist_ok=True)
+        with open(d/'completions.jsonl', 'w') as f:
+            for k in range(0, n, 5000):   # generated in slices, so the generator's own memory stays small
+                for r in make_records(min(5000, n - k), seed=k): f.write(json.dumps(r, ensure_ascii=False) + '\n')
+        r = subprocess.run([sys.executable, __file__, '--measure', 'dflash', '--data', str(d), '--model-path', model_dir,
+                            '--workers', str(workers)], capture_output=True, text=True)
+        if r.returncode: print(r.stderr[-3000:]); return
+        m = json.loads(r.stdout.strip().splitlines()[-1]); peaks[n] = m['peak_mb']
+        print(f"  {n:>9,} records {m['tokens']:>14,} tokens {m['seconds']:8.1f} s {m['tokens'] / m['seconds'] / 1e6:6.2f} M tok/s  peak RSS {m['peak_mb']:7.0f} MB")
+        import shutil; shutil.rmtree(d/'ds', ignore_errors=True); (d/'completions.jsonl').unlink()
+    lo, hi = min(peaks), max(peaks)
+    print(f"peak RSS at {hi:,} vs {lo:,} records: {peaks[hi] / peaks[lo]:.3f}x ({(peaks[hi] / peaks[lo] - 1) * 100:+.1f}%)")
+
 # ---------------------------------------------------------------------------------------------- main
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -164,6 +181,8 @@ def main(argv=None):
     ap.add_argument('--model-path', help="HF tokenizer dir (default: the embedded Qwen3.6 tokenizer)")
     ap.add_argument('--keep', help="folder for the generated data (default: a temporary folder)")
     ap.add_argument('--only', nargs='*', default=['baseline', 'hf_encode', 'tiktoken', 'dflash'])
+    ap.add_argument('--memory', nargs='*', type=int, metavar='N',
+                    help="instead: peak memory of `dflash-nb tokenize` at each number of records, e.g. --memory 10000 100000")
     ap.add_argument('--measure', help=argparse.SUPPRESS)
     ap.add_argument('--data', help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
@@ -174,6 +193,7 @@ def main(argv=None):
     from dflash_nb.chat_template import ChatTemplate
     model_dir = str(a.model_path or default_model_path())
     data = Path(a.keep or tempfile.mkdtemp(prefix='tokbench-')); data.mkdir(parents=True, exist_ok=True)
+    if a.memory: return memory_scaling(a.memory, data, model_dir, a.workers)
     t = time.perf_counter()
     recs = make_records(a.records)
     tpl = ChatTemplate.from_model_dir(model_dir)
