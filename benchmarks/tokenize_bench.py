@@ -181,6 +181,9 @@ def main(argv=None):
     ap.add_argument('--model-path', help="HF tokenizer dir (default: the embedded Qwen3.6 tokenizer)")
     ap.add_argument('--keep', help="folder for the generated data (default: a temporary folder)")
     ap.add_argument('--only', nargs='*', default=['baseline', 'hf_encode', 'tiktoken', 'dflash'])
+    ap.add_argument('--repeat', type=int, default=1,
+                    help="measure each N times, in alternating order (A B C D, D C B A, ...), and keep each one's best: "
+                         "on a shared machine this cancels most of the drift in load between measurements")
     ap.add_argument('--memory', nargs='*', type=int, metavar='N',
                     help="instead: peak memory of `dflash-nb tokenize` at each number of records, e.g. --memory 10000 100000")
     ap.add_argument('--measure', help=argparse.SUPPRESS)
@@ -205,13 +208,17 @@ def main(argv=None):
             h.write(json.dumps(tpl.render(rec.messages, tools=rec.tools), ensure_ascii=False) + '\n')
     print(f"generated {len(recs):,} records ({(data/'completions.jsonl').stat().st_size / 1e6:.1f} MB) in {time.perf_counter() - t:.1f}s -> {data}")
     res = {}
-    for kind in a.only:
-        r = subprocess.run([sys.executable, __file__, '--measure', kind, '--data', str(data), '--model-path', model_dir,
-                            '--workers', str(a.workers)], capture_output=True, text=True)
-        if r.returncode: print(f"{kind} failed:\n{r.stderr[-3000:]}"); continue
-        res[kind] = json.loads(r.stdout.strip().splitlines()[-1])
-        m = res[kind]
-        print(f"  {kind:9s} {m['tokens']:>12,} tokens {m['seconds']:8.2f} s {m['tokens'] / m['seconds'] / 1e6:7.3f} M tok/s   peak {m['peak_mb']:7.0f} MB")
+    for rep in range(a.repeat):
+        for kind in (a.only if rep % 2 == 0 else a.only[::-1]):
+            r = subprocess.run([sys.executable, __file__, '--measure', kind, '--data', str(data), '--model-path', model_dir,
+                                '--workers', str(a.workers)], capture_output=True, text=True)
+            if r.returncode: print(f"{kind} failed:\n{r.stderr[-3000:]}"); continue
+            m = json.loads(r.stdout.strip().splitlines()[-1])
+            print(f"  {kind:9s} {m['tokens']:>12,} tokens {m['seconds']:8.2f} s {m['tokens'] / m['seconds'] / 1e6:7.3f} M tok/s   peak {m['peak_mb']:7.0f} MB")
+            if kind not in res or m['seconds'] < res[kind]['seconds']: res[kind] = m
+    if a.repeat > 1:
+        print("best of each:")
+        for kind, m in res.items(): print(f"  {kind:9s} {m['tokens'] / m['seconds'] / 1e6:7.3f} M tok/s")
     rate = {k: v['tokens'] / v['seconds'] for k, v in res.items()}
     if 'dflash' in rate:
         for other in ('baseline', 'hf_encode', 'tiktoken'):

@@ -1,0 +1,217 @@
+"Tests of online DFlash training (dflash_nb.train) with a tiny Qwen3 target built in code (CPU, gloo)."
+import argparse, json, math, os, shutil, subprocess, sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from dflash_nb.model import DFlashDraftModel, TargetFeatures, tiny_qwen3_target
+from dflash_nb.train import (TokenDataset, add_train_args, collate, dflash_forward, latest_checkpoint, loss_weights,
+                             make_blocks, padding_share, sample_anchors, synthetic_dataset, token_budget_batches,
+                             toy_dataset_from_samples, train, train_args, train_main, write_token_dataset)
+
+torch.set_num_threads(1)
+
+
+@pytest.fixture(scope='module')
+def syn(tmp_path_factory):
+    "Learnable synthetic data (permutation chains) for a 64-id tiny target."
+    return synthetic_dataset(tmp_path_factory.mktemp('syn')/'ds', n_samples=96, vocab_size=64, min_len=40, max_len=80, seed=1)
+
+
+@pytest.fixture(scope='module')
+def small(tmp_path_factory):
+    return synthetic_dataset(tmp_path_factory.mktemp('small')/'ds', n_samples=48, vocab_size=64, min_len=30, max_len=70, seed=3)
+
+
+def tiny_args(ds, out, **kw):
+    "Options of a few-second CPU run."
+    base = dict(dataset=str(ds), target='tiny', output_dir=str(out), draft_layers=2, block_size=8, max_seq_len=70,
+                max_tokens=280, max_anchors=8, epochs=1, max_steps=4, quiet=True, save_every=0)
+    return train_args(**{**base, **kw})
+
+
+def metrics(out):
+    return [json.loads(l) for l in (Path(out)/'metrics.jsonl').read_text().splitlines()]
+
+
+def test_loss_weights_match_the_formula():
+    for bs, gamma in ((16, 7), (10, 5), (8, 4)):
+        w = loss_weights(bs)
+        assert w[0] == 0 and len(w) == bs
+        assert torch.allclose(w[1:], torch.tensor([math.exp(-(k - 1) / gamma) for k in range(1, bs)]))
+    assert torch.allclose(loss_weights(16, gamma=3.0)[1:4], torch.tensor([1, math.exp(-1 / 3), math.exp(-2 / 3)]))
+
+
+def test_blocks_are_labelled_with_the_dataset_tokens(syn):
+    "Slot k of anchor a is labelled input_ids[a + k] (no off-by-one); slot 0 holds the anchor token and has no loss."
+    ds = TokenDataset(syn)
+    b = collate(ds, list(range(8)), epoch=0, seed=0, max_anchors=12)
+    block_ids, block_pos, labels, ok = make_blocks(b, 8, 63)
+    B, N = b['anchors'].shape
+    for i in range(B):
+        L = int(b['lengths'][i])
+        for n in range(N):
+            if not b['anchor_valid'][i, n]: assert not ok[i, n].any(); continue
+            a = int(b['anchors'][i, n])
+            assert b['loss_mask'][i, a] and b['loss_mask'][i, a + 1]                   # anchors in the response
+            assert block_ids[i, n * 8] == b['input_ids'][i, a] and (block_ids[i, n * 8 + 1:(n + 1) * 8] == 63).all()
+            assert block_pos[i, n * 8:(n + 1) * 8].tolist() == list(range(a, a + 8))
+            for k in range(8):
+                if a + k < L: assert labels[i, n, k] == b['input_ids'][i, a + k]
+                assert bool(ok[i, n, k]) == (k > 0 and a + k < L and bool(b['loss_mask'][i, a + k]))
+
+
+def test_anchors_sampling():
+    m = np.array([0, 0, 1, 1, 1, 0, 1, 1, 1, 1, 0, 1], bool)
+    rng = np.random.default_rng(0)
+    assert sample_anchors(m, 100, rng).tolist() == [2, 3, 6, 7, 8]       # p with mask[p] and mask[p+1]
+    a = sample_anchors(m, 3, rng)
+    assert len(a) == 3 and set(a) <= {2, 3, 6, 7, 8} and list(a) == sorted(a)
+    assert len(sample_anchors(np.array([0, 1, 0, 1], bool), 5, rng)) == 0
+
+
+def test_anchors_resampled_per_epoch_and_independent_of_batching(syn):
+    ds = TokenDataset(syn)
+    a = collate(ds, [3, 5], 0, 0, 6)['anchors']
+    assert torch.equal(collate(ds, [5, 3, 7], 0, 0, 6)['anchors'][1, :a.shape[1]], a[0])
+    assert not torch.equal(collate(ds, [3], 1, 0, 6)['anchors'][0], a[0, :6])
+
+
+def test_token_budget_batches(syn):
+    ds = TokenDataset(syn)
+    bat = token_budget_batches(ds.lengths, 400, seed=2, epoch=0, pool=32)
+    assert sorted(np.concatenate(bat).tolist()) == list(range(len(ds)))
+    assert all(len(b) * ds.lengths[b].max() <= 400 for b in bat)
+    assert padding_share(bat, ds.lengths) < 0.15
+    with pytest.raises(ValueError, match='--max-tokens'):
+        token_budget_batches(np.array([10, 500]), 400)
+
+
+def test_dataset_reader(tmp_path, syn):
+    ds = TokenDataset(syn, max_seq_len=50)
+    assert len(ds) == 96 and ds.lengths.max() == 50 and ds.vocab_size == 64
+    for i in range(len(ds)):
+        ids, m = ds[i]
+        assert len(ids) == len(m) == ds.lengths[i] <= 50
+        assert ds.row_anchors[ds.rows[i]] == int((m[:-1] & m[1:]).sum())
+    # samples without any anchor are left out and counted
+    d = write_token_dataset(tmp_path/'few', [([1, 2, 3], [0, 0, 1], 'a', ''), ([1, 2, 3, 4], [0, 1, 1, 1], 'b', ''),
+                                              ([5, 6], [1, 0], 'c', '')], vocab_size=8)
+    t = TokenDataset(d)
+    assert (len(t), t.skipped_no_anchor, t.n_rows, t[0][0].tolist()) == (1, 2, 3, [1, 2, 3, 4])
+    with pytest.raises(FileNotFoundError, match='no such dataset'):
+        TokenDataset(tmp_path/'missing')
+
+
+def test_toy_dataset_from_the_sample_data(tmp_path, qwen_dir):
+    "The embedded sample completions, tokenized with Qwen3.6 and remapped by frequency into a small vocabulary."
+    import datasets
+    out = toy_dataset_from_samples(tmp_path/'toy', vocab_size=256, model_path=qwen_dir)
+    d = datasets.load_from_disk(str(out))
+    assert len(d) == 280 and max(max(r) for r in d['input_ids']) <= 254     # 255 is left for the mask token
+    man = json.loads((out/'manifest.json').read_text())
+    assert man['remap']['mask_token_id'] == 255 and 0.5 < man['remap']['coverage'] < 1
+    ids0 = np.asarray(d[0]['input_ids'])
+    again = toy_dataset_from_samples(tmp_path/'toy2', vocab_size=256, model_path=qwen_dir)
+    import datasets as _d
+    assert np.array_equal(np.asarray(_d.load_from_disk(str(again))[0]['input_ids']), ids0)  # deterministic
+    assert len(TokenDataset(out)) > 250
+
+
+def test_only_drafter_parameters_get_gradients(small):
+    ds = TokenDataset(small)
+    tgt = tiny_qwen3_target(vocab_size=64)
+    dr = DFlashDraftModel.from_target(tgt, num_draft_layers=2, block_size=8, mask_token_id=63, seed=0)
+    with TargetFeatures(tgt, dr.config.target_layer_ids, stop_early=True) as tf:
+        loss, st = dflash_forward(dr, tf, collate(ds, [0, 1, 2], 0, 0, 8), loss_weights(8))
+    loss.backward()
+    assert all(p.grad is not None and p.grad.abs().sum() > 0 for p in dr.parameters())
+    assert all(p.grad is None for p in tgt.parameters())
+    assert st['count'][0] == 0 and st['count'][1] > 0
+
+
+def test_training_lowers_the_loss_and_raises_position_1_accuracy(tmp_path, syn):
+    s = train(tiny_args(syn, tmp_path/'run', max_seq_len=80, max_tokens=640, max_anchors=16, epochs=12, max_steps=None, lr=3e-3))
+    m = metrics(tmp_path/'run')
+    avg = lambda rows, f: sum(map(f, rows)) / len(rows)
+    first, last = m[:5], m[-5:]
+    assert len(m) == s['steps'] == s['total_steps'] > 100
+    assert avg(last, lambda r: r['loss']) < avg(first, lambda r: r['loss']) - 2
+    assert avg(last, lambda r: r['acc'][0]) > avg(first, lambda r: r['acc'][0]) + 0.2
+    assert len(m[-1]['acc']) == 7 and 0 <= m[-1]['padding_share'] < 0.5 and m[-1]['tokens_per_s'] > 0
+    assert m[0]['lr'] < m[len(m) // 5]['lr'] and m[-1]['lr'] < 0.05 * 3e-3              # warmup, then cosine decay
+    back = DFlashDraftModel.from_pretrained(tmp_path/'run'/'drafter')
+    assert back.config.target_layer_ids == [1, 5] and back.config.mask_token_id == 63
+    summary = json.loads((tmp_path/'run'/'summary.json').read_text())
+    assert summary['drafter_parameters'] == back.num_parameters()
+
+
+def test_resume_reproduces_the_uninterrupted_run(tmp_path, small):
+    full = tmp_path/'full'
+    train(tiny_args(small, full, max_steps=6, save_every=3, keep_checkpoints=3))
+    assert [p.name for p in sorted((full/'checkpoints').iterdir())] == ['step-00000003', 'step-00000006']
+    part = tmp_path/'part'
+    (part/'checkpoints').mkdir(parents=True)
+    shutil.copytree(full/'checkpoints'/'step-00000003', part/'checkpoints'/'step-00000003')   # "crashed" after step 3
+    (part/'metrics.jsonl').write_text(''.join(json.dumps(r) + '\n' for r in metrics(full)[:4]))  # incl. a lost step 4
+    train(tiny_args(small, part, max_steps=6, save_every=3))
+    a, b = metrics(full), metrics(part)
+    assert [r['step'] for r in b] == [1, 2, 3, 4, 5, 6]
+    assert [r['loss'] for r in a] == [r['loss'] for r in b] and [r['lr'] for r in a] == [r['lr'] for r in b]
+    sa, sb = (DFlashDraftModel.from_pretrained(d/'drafter').state_dict() for d in (full, part))
+    assert all(torch.equal(sa[k], sb[k]) for k in sa)
+    assert latest_checkpoint(part).name == 'step-00000006'
+    with pytest.raises(ValueError, match='data plan differs'):
+        train(tiny_args(small, part, max_steps=8, max_tokens=300))
+
+
+def _torchrun(args: list[str], nproc: int = 2):
+    from dflash_nb.storage import free_port
+    cmd = [sys.executable, '-m', 'torch.distributed.run', '--nproc_per_node', str(nproc), '--master-port', str(free_port()),
+           '-m', 'dflash_nb.train', *map(str, args)]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=240, env={**os.environ, 'OMP_NUM_THREADS': '1'})
+    assert r.returncode == 0, f"torchrun failed:\n{r.stdout[-3000:]}\n{r.stderr[-5000:]}"
+    return r
+
+
+@pytest.mark.parametrize('shard', ['replicate', 'fsdp'])
+def test_two_process_run_matches_one_process_on_the_same_global_batch(tmp_path, small, shard):
+    "2 ranks x 1 micro-batch (gloo, DDP; target replicated or FSDP-sharded) = 1 rank x 2 accumulated micro-batches."
+    one = tmp_path/'one'
+    train(tiny_args(small, one, grad_accum=2))
+    two = tmp_path/'two'
+    p = add_train_args(argparse.ArgumentParser())
+    a = vars(tiny_args(small, two))
+    cli = [f"--{k.replace('_', '-')}={v}" for k, v in a.items() if v is not None and not isinstance(v, bool)] + ['--quiet']
+    _torchrun(cli + [f'--target-shard={shard}'])
+    m1, m2 = metrics(one), metrics(two)
+    assert len(m1) == len(m2) == 4
+    for r1, r2 in zip(m1, m2):
+        assert r1['tokens'] == r2['tokens'] and r1['anchors'] == r2['anchors']
+        assert abs(r1['loss'] - r2['loss']) < 1e-4 * abs(r1['loss']) and r1['acc'] == r2['acc']
+    s1, s2 = (DFlashDraftModel.from_pretrained(d/'drafter').state_dict() for d in (one, two))
+    assert all(torch.allclose(s1[k], s2[k], atol=1e-5, rtol=1e-4) for k in s1)
+    assert json.loads((two/'summary.json').read_text())['world_size'] == 2
+
+
+def test_train_main_from_the_command_line_and_its_errors(tmp_path, small):
+    p = add_train_args(argparse.ArgumentParser('dflash-nb train'))
+    a = p.parse_args(['--dataset', str(small), '--target', 'tiny:hidden_size=32,num_layers=6', '--output-dir', str(tmp_path/'o'),
+                      '--draft-layers', '1', '--block-size', '4', '--max-tokens', '280', '--max-seq-len', '70',
+                      '--max-anchors', '4', '--max-steps', '2', '--quiet'])
+    assert train_main(a) == 0
+    cfg = json.loads((tmp_path/'o'/'drafter'/'config.json').read_text())
+    assert (cfg['hidden_size'], cfg['num_hidden_layers'], cfg['dflash_config']['target_layer_ids']) == (32, 1, [3])
+    with pytest.raises(ValueError, match='exceeds --max-tokens'):
+        train(tiny_args(small, tmp_path/'x', max_seq_len=500))
+    big = write_token_dataset(tmp_path/'big', [([1, 2, 63, 3], [0, 1, 1, 1], 'a', '')], vocab_size=80)
+    with pytest.raises(ValueError, match="tiny target's mask token"):
+        train(tiny_args(big, tmp_path/'y', target='tiny:vocab_size=64'))
+    with pytest.raises(ValueError, match='outside the target'):
+        train(tiny_args(big, tmp_path/'z', target='tiny:vocab_size=32'))
+    with pytest.raises(FileNotFoundError, match='--target'):
+        train(tiny_args(small, tmp_path/'w', target=str(tmp_path/'no-model')))
+    with pytest.raises(TypeError, match='unknown training options'):
+        train_args(learning_rate=1.0)
