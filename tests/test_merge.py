@@ -243,7 +243,7 @@ def test_schema_mismatch_refused(existing, qwen_dir, tmp_path):
     assert json.loads((tmp_path/'o'/'manifest.json').read_text())['merge']['overridden'][0].startswith('schema differs')
     assert snapshot(existing) == before
 
-def test_not_a_dataset_and_bad_paths(existing, tmp_path):
+def test_not_a_dataset_and_bad_paths(existing, tmp_path, monkeypatch):
     src = write_jsonl(tmp_path/'n.jsonl', NEW[:1])
     with pytest.raises(FileNotFoundError, match='--existing must be a dataset'): merge_datasets(tmp_path, src, tmp_path/'o', progress=False)
     with pytest.raises(FileNotFoundError, match='--new must be JSONL completions'): merge_datasets(existing, tmp_path/'nope', tmp_path/'o', progress=False)
@@ -252,7 +252,9 @@ def test_not_a_dataset_and_bad_paths(existing, tmp_path):
     with pytest.raises(MergeError, match='must be a new folder'): merge_datasets(existing, src, existing.parent, overwrite=True, progress=False)
     (tmp_path/'taken').mkdir()
     with pytest.raises(FileExistsError, match='already exists'): merge_datasets(existing, src, tmp_path/'taken', progress=False)
-    with pytest.raises(ValueError, match='s3:// new is not supported'): merge_datasets(existing, 's3://b/p', tmp_path/'o', progress=False)
+    for k in [k for k in os.environ if k.startswith('AWS_')]: monkeypatch.delenv(k)
+    monkeypatch.setenv('AWS_SHARED_CREDENTIALS_FILE', str(tmp_path/'none')); monkeypatch.setenv('AWS_CONFIG_FILE', str(tmp_path/'none'))
+    with pytest.raises(RuntimeError, match='s3://b/p.*credentials'): merge_datasets(existing, 's3://b/p', tmp_path/'o', progress=False)
     nm = tmp_path/'nomanifest'; shutil.copytree(existing, nm); (nm/'manifest.json').unlink()
     with pytest.raises(MergeError, match='no manifest.json'): merge_datasets(existing, nm, tmp_path/'o', progress=False)
     with pytest.raises(MergeError, match='no manifest.json'): merge_datasets(nm, src, tmp_path/'o', progress=False)
