@@ -64,3 +64,18 @@ def test_merge_s3_inputs_and_output_equal_local(qwen_dir, tmp_path, env, server)
     assert table(got).equals(table(tmp_path/'merged'))
     st = lambda d: {k: v for k, v in json.loads((d/'stats.json').read_text()).items() if k not in ('seconds', 'tokens_per_second')}
     assert st(got) == st(tmp_path/'merged')
+
+def test_stats_and_inspect_read_s3_datasets(qwen_dir, tmp_path, env, server):
+    c = s3_client(server.endpoint); c.create_bucket(Bucket='reads')
+    cli('tokenize', '--model-path', qwen_dir, '--completions', SAMPLES, '--output-dir', tmp_path/'local', '--quiet', env=env)
+    cli('tokenize', '--model-path', qwen_dir, '--completions', SAMPLES, '--output-dir', 's3://reads/ds', '--quiet', env=env)
+    local = json.loads(cli('stats', tmp_path/'local', '--quiet', env=env).stdout)
+    remote = json.loads(cli('stats', 's3://reads/ds', '--quiet', env=env).stdout)
+    for k in ('samples', 'total_tokens', 'loss_tokens', 'p90_seq_len', 'sources', 'skipped', 'records_read'):
+        assert remote[k] == local[k], k
+    r = cli('inspect', 's3://reads/ds', '--quiet', check=False, env=env)
+    assert r.returncode == 0 and 'QUALITY GATES' in r.stdout
+    # an incomplete dataset (no manifest.json: an upload that never finished) is refused with the URL named
+    c.put_object(Bucket='reads', Key='half/data-00000-of-00001.arrow', Body=b'x')
+    r = cli('stats', 's3://reads/half', '--quiet', check=False, env=env)
+    assert r.returncode == 1 and 's3://reads/half' in r.stderr and 'manifest.json' in r.stderr
