@@ -42,13 +42,19 @@ def test_worker_count_does_not_change_output(qwen_dir, tmp_path):
     assert (outs[0]/'skipped.jsonl').read_text() == (outs[1]/'skipped.jsonl').read_text()
 
 def test_truncation_counts(qwen_dir, tmp_path):
-    out = tmp_path/'t'
-    cli('tokenize', '--model-path', qwen_dir, '--completions', SAMPLES, '--output-dir', out, '--max-seq-len', 256, '--quiet')
-    st = json.loads((out/'stats.json').read_text())
-    ds = read_ds(out)
-    assert st['truncated'] > 0 and st['max_seq_len'] <= 256
-    assert st['truncated'] == sum(1 for n in ds['seq_len'] if n == 256) or st['truncated'] <= sum(1 for n in ds['seq_len'] if n == 256)
+    full, cut = tmp_path/'full', tmp_path/'t'
+    cli('tokenize', '--model-path', qwen_dir, '--completions', SAMPLES, '--output-dir', full, '--max-seq-len', 0, '--quiet')
+    cli('tokenize', '--model-path', qwen_dir, '--completions', SAMPLES, '--output-dir', cut, '--max-seq-len', 256, '--quiet')
+    st, whole = json.loads((cut/'stats.json').read_text()), read_ds(full)
+    longer = sum(n > 256 for n in whole['seq_len'])
+    # every sample longer than the limit is either kept truncated or skipped because nothing generated was left
+    assert st['truncated'] > 0 and st['truncated'] + st['skipped'].get('no_loss_after_truncation', 0) == longer
+    ds = read_ds(cut)
+    assert st['max_seq_len'] == 256 and max(ds['seq_len']) == 256
     assert all(any(m) for m in ds['loss_mask'])
+    # a truncated sample is the first 256 tokens of the untruncated one
+    by_id = {sid: ids for sid, ids in zip(whole['sample_id'], whole['input_ids'])}
+    assert all(ids == by_id[sid][:256] for sid, ids in zip(ds['sample_id'], ds['input_ids']))
 
 def test_existing_output_refused_and_overwrite(qwen_dir, tmp_path):
     src = tmp_path/'c.jsonl'
