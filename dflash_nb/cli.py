@@ -27,6 +27,9 @@ def _tokenize(a):
     print(f"{st['samples']:,} samples, {st['total_tokens']:,} tokens ({st['loss_token_fraction']:.1%} masked), "
           f"{skipped:,} skipped {st['skipped'] or ''}, {st['truncated']:,} truncated; "
           f"{st['tokens_per_second']:,.0f} tokens/s -> {a.output_dir}")
+    if st.get('ignored', {}).get('count'):
+        from dflash_nb.records import ignored_line
+        print(ignored_line([(f['name'], f['reason']) for f in st['ignored']['files']] + [('', '')] * (st['ignored']['count'] - len(st['ignored']['files']))))
 
 def _run(a):
     from dflash_nb.jobs import run_jobs, parse_param

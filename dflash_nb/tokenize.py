@@ -14,6 +14,7 @@ import numpy as np
 import pyarrow as pa
 
 from .records import BadRecord, JSONL_SUFFIXES, Record, Skip, generated_turns, list_completion_files, parse_line, read_lines
+from .records import discover_inputs, ignored_line, ignored_summary, input_stat, name_not_read
 from .chat_template import ChatTemplate, ChatTemplateError
 from .qwen import QWEN36_TEMPLATE_SHA256, render_qwen36
 
@@ -474,24 +475,27 @@ def finish_chunks(tmp, metas: list[dict]) -> list[str]:
 
 # %% ../nbs/04_tokenize.ipynb #d7fd9b06
 def _input_files(paths) -> list[dict]:
-    return [dict(name=name, size=(st := p.stat()).st_size, mtime_ns=st.st_mtime_ns) for name, p in paths]
+    return [dict(name=name, size=(st := input_stat(p))[0], mtime_ns=st[1]) for name, p in paths]
 
 def is_s3(path) -> bool: return str(path).startswith('s3://')
 
 def _sources(completions, s3_endpoint=None, download_workers: int = 32, progress: bool = True):
-    """`(files, open_files)`: what identifies the inputs (name, size and mtime or ETag) for the resume check, and a
-    function that yields `(name, local path)` in order. s3:// objects are downloaded in parallel into the cache and
+    """`(files, open_files, ignored)`: what identifies the inputs (name, size and mtime or ETag) for the resume check, a
+    function that yields `(name, local path)` in order, and the `(name, reason)` of every file that is not completions. s3:// objects are downloaded in parallel into the cache and
     yielded as soon as each one (and all before it) is down, so tokenizing starts before the download ends."""
     if not is_s3(completions):
-        paths = list_completion_files(completions)
-        return _input_files(paths), lambda: iter(paths)
+        inputs = discover_inputs(completions)
+        return _input_files(inputs.files), lambda: iter(inputs.files), inputs.ignored
     from dflash_nb import storage
     client = storage.s3_client(s3_endpoint, workers=download_workers)
-    objs = storage.list_objects(str(completions), JSONL_SUFFIXES, client)
-    if not objs: raise FileNotFoundError(f"{completions}: no *.jsonl objects under this prefix; check the --completions URL")
+    listed = storage.list_objects(str(completions), None, client)
+    objs = storage.list_objects(str(completions), JSONL_SUFFIXES, client)  # what download_objects fetches, in its order
+    ignored = [(o.key, name_not_read(o.key) or 'not a completions format') for o in listed if o.key not in {x.key for x in objs}]
+    if not objs: raise FileNotFoundError(f"{completions}: no completions (*.jsonl[.gz|.zst], *.json, *.parquet) under this prefix "
+                                         f"({len(ignored)} other objects); check the --completions URL")
     files = [dict(name=o.key, size=o.size, etag=o.etag) for o in objs]
     return files, lambda: storage.download_objects(str(completions), storage.default_cache_dir(), download_workers,
-                                                   JSONL_SUFFIXES, client, progress)
+                                                   JSONL_SUFFIXES, client, progress), ignored
 
 def _batches(paths, batch_size: int, start=(0, 0)):
     "Fixed-size batches of `(name, line, raw)` over all files, after `start` = (file index, last line done)."
@@ -535,7 +539,7 @@ def tokenize_dataset(model_path, completions, output_dir, max_seq_len: int | Non
     if out.exists() and not overwrite:
         raise FileExistsError(f"{out}: output already exists; choose a new --output-dir or pass --overwrite")
     ct = ChatTokenizer(model_path, encoder, renderer)
-    files, open_files = _sources(completions, s3_endpoint, download_workers, progress)
+    files, open_files, ignored = _sources(completions, s3_endpoint, download_workers, progress)
     run_key = dict(format_version=1, tokenizer=ct.fingerprint, inputs=files, max_seq_len=max_seq_len,
                    batch_size=batch_size, shard_tokens=shard_tokens)
     tmp = out.with_name(out.name + '.partial')
@@ -562,6 +566,7 @@ def tokenize_dataset(model_path, completions, output_dir, max_seq_len: int | Non
     if chunk.records or not metas: metas.append(chunk.commit((len(files), 0)))
     pbar.close()
     result = chunk_stats(tmp, metas)
+    result['ignored'] = ignored_summary(ignored)
     shards = finish_chunks(tmp, metas)
     (tmp/'stats.json').write_text(json.dumps(result, indent=2))
     manifest = dict(format='dflash_nb.dataset', format_version=1, created_utc=time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
@@ -575,6 +580,10 @@ def tokenize_dataset(model_path, completions, output_dir, max_seq_len: int | Non
     if n := result['skipped'].get('mask_mismatch'):
         raise TokenizeError(f"{n} sample(s) failed the mask check (mask_mismatch) and were NOT written: see {out/'skipped.jsonl'}. "
                             "This is a bug in the tokenizer/template handling; please report it with those records.")
+    if not result['samples']:
+        why = ', '.join(f"{n:,} {r}" for r, n in result['skipped'].items()) or 'no records'
+        raise TokenizeError(f"{completions}: 0 samples ({result['records_read']:,} records read: {why}"
+                            + (f"; {ignored_line(ignored)}" if ignored else '') + f"); see {out/'skipped.jsonl'}")
     return result
 
 def _tokenize_to_s3(output_dir, overwrite, s3_endpoint, download_workers, progress, **kw) -> dict:

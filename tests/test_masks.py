@@ -11,7 +11,7 @@ import pytest
 from conftest import ROOT
 from dflash_nb.masks import (MaskDataset, Thresholds, inspect_dataset, add_inspect_args, inspect_main, write_dataset,
                              compare_tokenizations, TokenView, stream_batches, dataset_shards, describe_loop)
-from dflash_nb.tokenize import tokenize_dataset
+from dflash_nb.tokenize import TokenizeError, tokenize_dataset
 
 SAMPLES = ROOT/'data'/'samples'
 WORDS = ("alpha beta gamma delta river mountain cache index vector tensor kernel packet socket thread mutex queue "
@@ -279,7 +279,7 @@ def test_masked_user_turn_in_the_middle(samples_ds, root):
 
 def test_empty_and_foreign_datasets(qwen_dir, samples_ds, root):
     src = root/'bad.jsonl'; src.write_text('not json\n')
-    tokenize_dataset(qwen_dir, src, root/'empty', progress=False)
+    with pytest.raises(TokenizeError, match='0 samples'): tokenize_dataset(qwen_dir, src, root/'empty', progress=False)  # written, then refused
     r = inspect_dataset(root/'empty')
     assert r.samples == 0 and not r.failed and all(g.status == 'n/a' for g in r.gates)
     # a dataset saved by `datasets` (no manifest): decode with --model-path, vocab check skipped, not truncated

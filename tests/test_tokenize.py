@@ -70,16 +70,18 @@ def test_bad_inputs_give_one_line_errors(qwen_dir, tmp_path):
     assert r.returncode == 1 and 'missing.jsonl' in r.stderr and 'no such file' in r.stderr
     (tmp_path/'empty').mkdir()
     r = cli('tokenize', '--model-path', qwen_dir, '--completions', tmp_path/'empty', '--output-dir', tmp_path/'o', check=False)
-    assert r.returncode == 1 and 'no *.jsonl files' in r.stderr
+    assert r.returncode == 1 and 'no completions in this folder' in r.stderr
     r = cli('tokenize', '--model-path', tmp_path, '--completions', SAMPLES, '--output-dir', tmp_path/'o', check=False)
     assert r.returncode == 1 and 'tokenizer.json' in r.stderr
     assert not (tmp_path/'o').exists()
 
-def test_all_bad_file_gives_empty_valid_dataset(qwen_dir, tmp_path):
+def test_all_bad_file_gives_empty_valid_dataset_and_fails(qwen_dir, tmp_path):
     src = tmp_path/'bad.jsonl'
     src.write_text('not json\n[1,2]\n{"messages": [{"role": "user", "content": "q"}]}\n\n')
     out = tmp_path/'o'
-    cli('tokenize', '--model-path', qwen_dir, '--completions', src, '--output-dir', out, '--quiet')
+    r = cli('tokenize', '--model-path', qwen_dir, '--completions', src, '--output-dir', out, '--quiet', check=False)
+    assert r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1  # one line, no traceback
+    assert '0 samples (3 records read: 1 invalid_json, 1 no_generated_turn, 1 not_an_object)' in r.stderr
     st = json.loads((out/'stats.json').read_text())
     assert st['samples'] == 0 and st['records_read'] == 3
     assert st['skipped'] == {'invalid_json': 1, 'not_an_object': 1, 'no_generated_turn': 1}
