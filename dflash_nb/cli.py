@@ -32,9 +32,13 @@ def _tokenize(a):
         print(ignored_line([(f['name'], f['reason']) for f in st['ignored']['files']] + [('', '')] * (st['ignored']['count'] - len(st['ignored']['files']))))
 
 def _run(a):
-    from dflash_nb.jobs import run_jobs, parse_param
+    from dflash_nb.jobs import run_jobs, parse_param, job_help, jobs_help, job_notebook
+    if a.help or not a.jobs:  # `run --help`: the jobs; `run JOB --help`: that job's parameters and defaults
+        if not a.jobs: make_parser('run')._subparsers._group_actions[0].choices['run'].print_help(); print('\n' + jobs_help())
+        for j in a.jobs: job_notebook(j); print(job_help(j) + '\n')
+        return 0 if a.help else 2
     params = {k: parse_param(v) for k, v in (a.param or [])}
-    runs = run_jobs(a.jobs, params, a.outputs)
+    runs = run_jobs(a.jobs, params, a.outputs, progress=not a.quiet)
     for r in runs: print(f"{'ok    ' if r.ok else 'FAILED'} {r.job}: {r.report}" + (f"  ({r.error})" if r.error else ''))
     if not all(r.ok for r in runs): return 1
 
@@ -52,6 +56,8 @@ STAGE_COMMANDS = {  # name: (module, its add-arguments function, its main functi
              "acceptance length: lossless speculative decoding with a drafter against the target's greedy decoding"),
     'generate': ('dflash_nb.eval', 'add_generate_args', 'generate_main',
                  "completions from the target itself (HF generate) or from an OpenAI-compatible server"),
+    'export': ('dflash_nb.export', 'add_export_args', 'export_main',
+               "a dataset as another tool reads it: --format speculators (speculators 0.9's torch-format view, shards linked)"),
 }
 
 def make_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -86,8 +92,12 @@ def make_parser(command: str | None = None) -> argparse.ArgumentParser:
             m = importlib.import_module(module)
             getattr(m, add_args)(s); s.set_defaults(fn=getattr(m, fn))
 
-    s = sub.add_parser('run', help="run job notebooks from nbs/jobs with papermill -> outputs/<job>-<time>/")
-    s.add_argument('jobs', nargs='+', help="job names (nbs/jobs/<name>.ipynb)")
+    s = sub.add_parser('run', help="run job notebooks from nbs/jobs with papermill -> outputs/<job>-<time>/", add_help=False,
+                       description="Run job notebooks with papermill on the project's kernel; each run -> outputs/<job>-<UTC time>/ "
+                                   "with the executed notebook and report.html. Shows cell n/N and the stage's progress bars.")
+    s.add_argument('-h', '--help', action='store_true', help="list the jobs; with JOB: its parameters and their defaults")
+    s.add_argument('jobs', nargs='*', help="job names (nbs/jobs/<name>.ipynb)")
+    s.add_argument('--quiet', action='store_true', help="no per-cell progress")
     s.add_argument('-p', '--param', nargs=2, action='append', metavar=('NAME', 'VALUE'), help="job parameter (repeatable)")
     s.add_argument('--outputs', default='outputs', help="where run folders go (default: outputs)")
     s.set_defaults(fn=_run)

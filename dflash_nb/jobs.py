@@ -4,13 +4,15 @@
 
 # %% ../nbs/90_jobs.ipynb #24fb3eae
 from __future__ import annotations
-import json, os, time, traceback
+import contextlib, json, os, sys, time, traceback
 from dataclasses import dataclass
 from pathlib import Path
 
 # %% auto #0
-__all__ = ['REPO_ROOT', 'JOBS_DIR', 'SAMPLES_DIR', 'job_names', 'job_notebook', 'parse_param', 'default_model_path',
-           'render_report', 'JobRun', 'run_job', 'run_jobs']
+__all__ = ['REPO_ROOT', 'JOBS_DIR', 'SAMPLES_DIR', 'SET_BY_RUN', 'KERNEL_NAME', 'job_names', 'job_notebook', 'parse_param',
+           'JobParam', 'job_parameters', 'job_params_for', 'job_title', 'job_help', 'jobs_help', 'default_model_path',
+           'project_kernel', 'git_commit', 'machine', 'run_header', 'header_html', 'render_report', 'CellProgress',
+           'JobRun', 'run_job', 'run_jobs']
 
 # %% ../nbs/90_jobs.ipynb #c8aca57f
 REPO_ROOT = Path(__file__).resolve().parent.parent if '__file__' in globals() else Path.cwd().parent
@@ -33,6 +35,66 @@ def parse_param(value: str):
     try: return json.loads(value)
     except (json.JSONDecodeError, TypeError): return value
 
+# %% ../nbs/90_jobs.ipynb #ae6f71b9
+@dataclass
+class JobParam:
+    "A job parameter as its parameters cell declares it: name, default (as written) and the comment above it."
+    name: str
+    default: str
+    help: str = ""
+
+def job_parameters(job: str, jobs_dir=None) -> list[JobParam]:
+    "The parameters the job's `parameters` cell declares (`NAME = default`, with the `#` comment lines above it)."
+    import ast
+    nb = json.loads(job_notebook(job, jobs_dir).read_text(encoding='utf-8'))
+    cells = [c for c in nb['cells'] if 'parameters' in c.get('metadata', {}).get('tags', [])]
+    if not cells: return []
+    src = ''.join(cells[0]['source'])
+    lines, out = src.splitlines(), []
+    for node in ast.parse(src).body:
+        target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else getattr(node, 'target', None)
+        if not isinstance(target, ast.Name) or getattr(node, 'value', None) is None: continue
+        k, notes = node.lineno - 2, []
+        while k >= 0 and lines[k].lstrip().startswith('#'): notes.insert(0, lines[k].lstrip()[1:].strip()); k -= 1
+        out.append(JobParam(target.id, ast.get_source_segment(src, node.value), ' '.join(notes)))
+    return out
+
+SET_BY_RUN = {'out_dir'}  # parameters `dflash-nb run` sets itself
+
+def job_params_for(jobs: list[str], params: dict, jobs_dir=None) -> dict[str, dict]:
+    """`{job: the params it declares}`; a name no job declares is refused with the valid names (a typo would run the
+    default silently, and papermill writes `NAME = value` into the notebook: only declared names may get there)."""
+    declared = {j: {p.name for p in job_parameters(j, jobs_dir)} for j in jobs}
+    if bad := sorted(n for n in params if n in SET_BY_RUN or not any(n in d for d in declared.values())):
+        valid = sorted(set().union(*declared.values()) - SET_BY_RUN)
+        raise ValueError(f"unknown parameter{'s' if len(bad) > 1 else ''} {', '.join(map(repr, bad))} for {', '.join(jobs)}; "
+                         f"valid: {', '.join(valid) or 'none'} (see `dflash-nb run {jobs[0]} --help`)")
+    return {j: {k: v for k, v in params.items() if k in declared[j]} for j in jobs}
+
+def job_title(job: str, jobs_dir=None) -> str:
+    "The first heading of the job notebook."
+    nb = json.loads(job_notebook(job, jobs_dir).read_text(encoding='utf-8'))
+    for c in nb['cells']:
+        if c['cell_type'] == 'markdown':
+            for line in ''.join(c['source']).splitlines():
+                if line.startswith('#'): return line.lstrip('#').strip()
+    return ''
+
+def job_help(job: str, jobs_dir=None) -> str:
+    "`dflash-nb run JOB --help`: what the job does and its parameters with their defaults."
+    ps = [p for p in job_parameters(job, jobs_dir) if p.name not in SET_BY_RUN]
+    w = max([len(p.name) for p in ps] + [4])
+    rows = [f"  -p {p.name:<{w}} {p.default}" + (f"\n     {'':<{w}} {p.help}" if p.help else '') for p in ps]
+    return (f"dflash-nb run {job} [-p NAME VALUE ...]: {job_title(job, jobs_dir)}\n\nparameters (default as written in "
+            f"{job_notebook(job, jobs_dir).relative_to(REPO_ROOT) if job_notebook(job, jobs_dir).is_relative_to(REPO_ROOT) else job_notebook(job, jobs_dir)}):\n"
+            + ('\n'.join(rows) or '  none'))
+
+def jobs_help(jobs_dir=None) -> str:
+    "The job list for `dflash-nb run --help`."
+    names = job_names(jobs_dir)
+    w = max([len(n) for n in names] + [4])
+    return "jobs (`dflash-nb run JOB --help` for a job's parameters):\n" + '\n'.join(f"  {n:<{w}}  {job_title(n, jobs_dir)}" for n in names)
+
 # %% ../nbs/90_jobs.ipynb #15c26c93
 def default_model_path() -> Path:
     "The embedded Qwen3.6 tokenizer directory, built on first use."
@@ -42,18 +104,99 @@ def default_model_path() -> Path:
     if not (p/'tokenizer.json').is_file(): build_qwen36_tokenizer(p)
     return p
 
+# %% ../nbs/90_jobs.ipynb #9e26f636
+KERNEL_NAME = 'dflash-nb'
+
+def project_kernel() -> str:
+    """The name of a Jupyter kernel that runs THIS Python (the project's venv), registered into its prefix on first
+    use. Jobs name it instead of `python3`, which resolves to whichever python3 kernelspec comes first on the path."""
+    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+    try:
+        spec = KernelSpecManager().get_kernel_spec(KERNEL_NAME)
+        if spec.argv and Path(spec.argv[0]).resolve() == Path(sys.executable).resolve(): return KERNEL_NAME
+    except NoSuchKernel: pass
+    from ipykernel.kernelspec import install
+    install(kernel_name=KERNEL_NAME, display_name=f"dflash_nb ({Path(sys.prefix).name})", prefix=sys.prefix)
+    return KERNEL_NAME
+
+# %% ../nbs/90_jobs.ipynb #61dc785e
+def git_commit(root=None) -> str:
+    "The project's git commit (short hash, `+changes` when the work tree differs), or 'unknown' outside git."
+    import subprocess
+    try:
+        run = lambda *a: subprocess.run(['git', '-C', str(root or REPO_ROOT), *a], capture_output=True, text=True, timeout=10)
+        h = run('rev-parse', '--short=12', 'HEAD')
+        if h.returncode: return 'unknown'
+        dirty = run('status', '--porcelain', '--untracked-files=no').stdout.strip()
+        return h.stdout.strip() + (' +changes' if dirty else '')
+    except (OSError, subprocess.SubprocessError): return 'unknown'
+
+def machine() -> str:
+    import platform
+    return f"{platform.node()} ({platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()})"
+
+def run_header(job: str, params: dict, declared: list, started: float, seconds: float) -> dict:
+    "What every report opens with: job, parameters (given, and the declared defaults), start, duration, version, commit, machine."
+    from dflash_nb import __version__
+    ps = {p.name: (repr(params[p.name]) if p.name in params else f"{p.default} (default)") for p in declared if p.name not in SET_BY_RUN}
+    ps.update({k: repr(v) for k, v in params.items() if k not in ps and k not in SET_BY_RUN})
+    return dict(job=job, parameters=ps, started_utc=time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime(started)),
+                duration=f"{seconds:.1f} s", version=f"dflash_nb {__version__}", commit=git_commit(), machine=machine())
+
+def header_html(h: dict) -> str:
+    "The header as an HTML block for the top of the report (escaped: token strings such as `<|im_start|>` stay text)."
+    import html
+    e = lambda s: html.escape(str(s))
+    rows = ''.join(f"<tr><td><code>{e(k)}</code></td><td><code>{e(v)}</code></td></tr>" for k, v in h['parameters'].items())
+    facts = ' · '.join(f"{k} <b>{e(h[x])}</b>" for k, x in (('started', 'started_utc'), ('took', 'duration'), ('version', 'version'),
+                                                             ('commit', 'commit'), ('machine', 'machine')))
+    return (f'<div class="dflash-run-header" style="border:1px solid #8888;border-radius:6px;padding:8px 12px;margin:0 0 1em 0">'
+            f'<div>job <b>{e(h["job"])}</b> · {facts}</div>'
+            + (f'<table style="margin-top:6px"><thead><tr><th>parameter</th><th>value</th></tr></thead><tbody>{rows}</tbody></table>'
+               if rows else '<div>no parameters</div>') + '</div>')
+
 # %% ../nbs/90_jobs.ipynb #a343ef25
-def render_report(notebook, html_path=None) -> Path:
-    "The executed `notebook` as standalone HTML: code hidden, outputs and embedded figures kept."
+def render_report(notebook, html_path=None, header: dict | None = None) -> Path:
+    "The executed `notebook` as standalone HTML: code hidden, outputs and embedded figures kept; `header` on top."
     import nbformat
     from nbconvert import HTMLExporter
     notebook = Path(notebook)
     html_path = Path(html_path or notebook.with_name('report.html'))
     nb = nbformat.read(notebook, as_version=4)
+    if header: nb.cells.insert(0, nbformat.v4.new_markdown_cell(header_html(header)))
     exporter = HTMLExporter(exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True)
     body, _ = exporter.from_notebook_node(nb, resources={'metadata': {'name': notebook.stem}})
     html_path.write_text(body, encoding='utf-8')
     return html_path
+
+# %% ../nbs/90_jobs.ipynb #beb1938f
+class CellProgress:
+    """Says on stderr which cell of a running job is executing: `job: cell n/N (+elapsed) first line`. It listens to
+    papermill's 'Executing Cell' log records (and nothing else of its log); the kernel's own stderr (the stage's tqdm
+    bars) is passed through by papermill's `stderr_file`."""
+    def __init__(self, job: str, cells: list, stream=None):
+        import logging
+        self.job, self.stream, self.t0 = job, stream or sys.stderr, time.perf_counter()
+        self.code = {i: c for i, c in enumerate(cells) if c.cell_type == 'code' and c.source.strip()}
+        self.order = {i: k + 1 for k, i in enumerate(self.code)}
+        self.logger, self.handler = logging.getLogger('papermill'), logging.Handler()
+        self.handler.emit = self._emit
+    def _emit(self, record):
+        msg = record.getMessage()
+        if not msg.startswith('Executing Cell '): return
+        i = int(msg[len('Executing Cell '):].strip('-')) - 1
+        if i not in self.code: return
+        lines = [l.strip() for l in self.code[i].source.splitlines() if l.strip()]
+        first = next((l for l in lines if not l.startswith('#')), lines[0] if lines else '')
+        print(f"{self.job}: cell {self.order[i]}/{len(self.code)} (+{time.perf_counter() - self.t0:.1f}s) {first[:90]}",
+              file=self.stream, flush=True)
+    def __enter__(self):
+        self.saved = (self.logger.level, self.logger.propagate, self.logger.handlers[:])
+        self.logger.handlers[:] = [self.handler]; self.logger.setLevel('INFO'); self.logger.propagate = False
+        return self
+    def __exit__(self, *exc):
+        self.logger.setLevel(self.saved[0]); self.logger.propagate = self.saved[1]; self.logger.handlers[:] = self.saved[2]
+        print(f"{self.job}: {'failed' if exc[0] else 'done'} after {time.perf_counter() - self.t0:.1f}s", file=self.stream, flush=True)
 
 # %% ../nbs/90_jobs.ipynb #c63e961c
 @dataclass
@@ -77,23 +220,33 @@ def _new_out_dir(outputs, job: str) -> Path:
     raise RuntimeError(f"{outputs}: could not make a new output folder for {job}")
 
 def run_job(job: str, params: dict | None = None, outputs='outputs', jobs_dir=None, progress: bool = False) -> JobRun:
-    "Execute job notebook `job` with `params` into a new folder under `outputs`, and render its report."
+    """Execute job notebook `job` with `params` (declared names only) into a new folder under `outputs`, on the
+    project's own kernel, and render its report with the run header. `progress`: cell n/N and the stage's bars on stderr."""
     import papermill as pm
+    from papermill.iorw import load_notebook_node
+    from papermill.parameterize import parameterize_notebook
     nb = job_notebook(job, jobs_dir)
+    params = job_params_for([job], params or {}, jobs_dir)[job]
+    declared = job_parameters(job, jobs_dir)
     out = _new_out_dir(outputs, job)
     run = JobRun(job, out, True)
-    params = {**(params or {}), 'out_dir': str(out.resolve())}
+    params = {**params, 'out_dir': str(out.resolve())}
+    kernel, t0, wall0 = project_kernel(), time.perf_counter(), time.time()
+    watch = CellProgress(job, parameterize_notebook(load_notebook_node(str(nb)), params).cells) if progress else contextlib.nullcontext()
     try:
-        pm.execute_notebook(str(nb), str(run.notebook), parameters=params, cwd=os.getcwd(), progress_bar=progress,
-                            kernel_name='python3', log_output=False)
+        with watch:
+            pm.execute_notebook(str(nb), str(run.notebook), parameters=params, cwd=os.getcwd(), progress_bar=False,
+                                kernel_name=kernel, log_output=progress, stderr_file=sys.stderr if progress else None)
     except Exception as e:  # papermill leaves the executed notebook with the error in it
         run.ok, run.error = False, (str(e).strip().splitlines() or [type(e).__name__])[-1]
-    if run.notebook.exists(): render_report(run.notebook, run.report)
-    else: run.report.write_text(f"<html><body><h1>{job} failed before it ran</h1><pre>{run.error}</pre></body></html>")
-    (out/'job.json').write_text(json.dumps(dict(job=job, ok=run.ok, error=run.error, params=params), indent=2, default=str))
+    header = run_header(job, params, declared, wall0, time.perf_counter() - t0)
+    if run.notebook.exists(): render_report(run.notebook, run.report, header)
+    else: run.report.write_text(f"<html><body>{header_html(header)}<h1>{job} failed before it ran</h1><pre>{run.error}</pre></body></html>")
+    (out/'job.json').write_text(json.dumps(dict(job=job, ok=run.ok, error=run.error, params=params, header=header), indent=2, default=str))
     return run
 
-def run_jobs(jobs: list[str], params: dict | None = None, outputs='outputs', jobs_dir=None) -> list[JobRun]:
-    "Run several jobs one after the other in this process; every job runs even when an earlier one failed."
-    for j in jobs: job_notebook(j, jobs_dir)  # every name checked before anything runs
-    return [run_job(j, params, outputs, jobs_dir) for j in jobs]
+def run_jobs(jobs: list[str], params: dict | None = None, outputs='outputs', jobs_dir=None, progress: bool = False) -> list[JobRun]:
+    """Run several jobs one after the other in this process; every job runs even when an earlier one failed. Every
+    name and parameter is checked before anything runs; each job gets the parameters it declares."""
+    per_job = job_params_for(jobs, params or {}, jobs_dir)
+    return [run_job(j, per_job[j], outputs, jobs_dir, progress) for j in jobs]

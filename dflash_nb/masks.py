@@ -18,11 +18,12 @@ from .records import Record, parse_record
 from .tokenize import ChatTokenizer, tokenize_record
 
 # %% auto #0
-__all__ = ['CHECK_BITS', 'ORDERS', 'dataset_shards', 'stream_batches', 'cached_tokenizer', 'special_ids', 'load_tokenizer',
-           'TemplateFacts', 'visible', 'TokenDisplay', 'TokenView', 'TokenViews', 'MaskDataset', 'DiffView',
-           'diff_views', 'compare_tokenizations', 'window_hashes', 'Thresholds', 'max_repeats', 'scan_batch',
-           'SampleTable', 'scan_dataset', 'Check', 'mask_checks', 'Gate', 'describe_loop', 'quality_gates',
-           'InspectReport', 'infer_facts', 'inspect_dataset', 'write_dataset', 'add_inspect_args', 'inspect_main']
+__all__ = ['DATASET_COLUMNS', 'CHECK_BITS', 'ORDERS', 'dataset_shards', 'stream_batches', 'with_dataset_columns',
+           'cached_tokenizer', 'special_ids', 'load_tokenizer', 'TemplateFacts', 'visible', 'TokenDisplay', 'TokenView',
+           'TokenViews', 'MaskDataset', 'DiffView', 'diff_views', 'compare_tokenizations', 'window_hashes',
+           'Thresholds', 'max_repeats', 'scan_batch', 'SampleTable', 'scan_dataset', 'Check', 'mask_checks', 'Gate',
+           'describe_loop', 'quality_gates', 'InspectReport', 'infer_facts', 'inspect_dataset', 'write_dataset',
+           'add_inspect_args', 'inspect_main']
 
 # %% ../nbs/05_masks.ipynb #51c19dd9
 def dataset_shards(path) -> list[Path]:
@@ -57,6 +58,26 @@ def stream_batches(shard) -> Iterator[pa.RecordBatch]:
         if release and pos - done >= _RELEASE_BYTES:  # file-backed pages: they are read back from the page cache if touched again
             start = done - done % mmap.PAGESIZE
             mm.madvise(mmap.MADV_DONTNEED, start, pos - start); done = pos
+
+# %% ../nbs/05_masks.ipynb #f756e1c8
+DATASET_COLUMNS = pa.schema([('input_ids', pa.list_(pa.int32())), ('loss_mask', pa.list_(pa.bool_())), ('seq_len', pa.int64()),
+                             ('sample_id', pa.string()), ('source', pa.string())])
+
+def with_dataset_columns(b: pa.RecordBatch, name: str, start: int) -> pa.RecordBatch:
+    "Batch `b` (rows `start`.. of dataset `name`) with exactly the five dataset columns; pre-tokenized rows completed."
+    if b.schema.names[:5] == DATASET_COLUMNS.names and all(b.schema.field(f.name).type == f.type for f in DATASET_COLUMNS):
+        return b
+    if missing := [c for c in ('input_ids', 'loss_mask') if c not in b.schema.names]:
+        raise ValueError(f"{name}: no {' or '.join(missing)} column (columns: {', '.join(b.schema.names)}); not a tokenized dataset")
+    ids = b.column('input_ids').cast(pa.list_(pa.int32()))
+    mask = b.column('loss_mask').cast(pa.list_(pa.bool_()))
+    if not pc.all(pc.equal(pc.list_value_length(ids), pc.list_value_length(mask))).as_py() in (True, None):
+        bad = int(np.flatnonzero(~pc.equal(pc.list_value_length(ids), pc.list_value_length(mask)).to_numpy(zero_copy_only=False))[0])
+        raise ValueError(f"{name}: row {start + bad}: input_ids and loss_mask differ in length; the dataset is damaged")
+    n = b.num_rows
+    col = lambda c, default: b.column(c).cast(pa.string()).fill_null('') if c in b.schema.names else pa.array(default, pa.string())
+    return pa.RecordBatch.from_arrays([ids, mask, pc.list_value_length(ids).cast(pa.int64()),
+        col('sample_id', [f"{name}:{start + i}" for i in range(n)]), col('source', [''] * n)], schema=DATASET_COLUMNS)
 
 # %% ../nbs/05_masks.ipynb #2107fdad
 def _read_json(p: Path):
@@ -400,8 +421,10 @@ class MaskDataset:
 
     def batches(self):
         "`(shard index, batch index, batch)` over the whole dataset, streaming."
+        pos = 0
         for si, shard in enumerate(self.shards):
-            for bi, b in enumerate(stream_batches(shard)): yield si, bi, b
+            for bi, b in enumerate(stream_batches(shard)):
+                yield si, bi, with_dataset_columns(b, self.path.name, pos); pos += b.num_rows
 
     def rows(self, indices) -> list[dict]:
         "Rows at the given global positions (in that order), read by streaming; raises IndexError for a position past the end."

@@ -21,7 +21,7 @@ __all__ = ['BATCH_ROWS', 'POSITION_ID', 'MergeError', 'read_schema', 'iter_batch
            'open_dataset_dir', 'tokenizer_differences', 'param_differences', 'schema_differences', 'conform_batch',
            'is_position_id', 'row_true_counts', 'batch_content_hashes', 'dataset_content_hashes', 'Duplicates',
            'find_duplicates', 'link_or_copy', 'write_hashes', 'write_filtered', 'Part', 'read_part', 'input_stats',
-           'summarize', 'merge_datasets', 'count_equation', 'add_merge_args', 'merge_main']
+           'summarize', 'conform_rows', 'merge_datasets', 'count_equation', 'add_merge_args', 'merge_main']
 
 # %% ../nbs/07_merge.ipynb #c94daf34
 BATCH_ROWS = 1024  # rows per step when merge reads tokens (new data, hashes): memory stays flat whatever the shards' batches
@@ -401,6 +401,24 @@ def _merge_into(tmp: Path, ex: DatasetDir, nd: DatasetDir, owned: bool, link: bo
                 truncated_new=max(0, new_st['truncated'] - dropped_trunc),
                 hashes_computed={'existing': ex_h_computed, 'new': new_h_computed})
 
+# %% ../nbs/07_merge.ipynb #de8a0815
+def conform_rows(nd: DatasetDir, dst: Path, vocab_size: int | None = None) -> DatasetDir:
+    "The pre-tokenized dataset `nd` rewritten at `dst` with the dataset's five columns; ids checked against `vocab_size`."
+    from dflash_nb.masks import with_dataset_columns
+    dst.mkdir(parents=True)
+    name, pos = 'data-00000-of-00001.arrow', 0
+    with pa.ipc.new_stream(str(dst/name), SCHEMA) as w:
+        for shard in nd.shards:
+            for b in iter_batches(shard, BATCH_ROWS):
+                b = with_dataset_columns(b, nd.path.name, pos)
+                if vocab_size and b.num_rows and (hi := pc.max(pc.list_flatten(b.column('input_ids'))).as_py()) is not None and hi >= vocab_size:
+                    row = pos + next(i for i, r in enumerate(b.column('input_ids').to_pylist()) if r and max(r) >= vocab_size)
+                    raise MergeError(f"{nd.path}: row {row}: token id {hi:,} is outside the existing tokenizer's vocabulary "
+                                     f"({vocab_size:,} ids); these rows were made with another tokenizer")
+                w.write_batch(pa.RecordBatch.from_arrays(b.columns, schema=SCHEMA)); pos += b.num_rows
+    write_dataset_metadata(dst, [name])
+    return open_dataset_dir(dst, 'new')
+
 # %% ../nbs/07_merge.ipynb #bf7fd27e
 def merge_datasets(existing, new, output_dir, model_path=None, allow_mismatch: bool = False, workers: int = 1,
                    progress: bool = True, overwrite: bool = False, link: bool = True) -> dict:
@@ -427,11 +445,13 @@ def merge_datasets(existing, new, output_dir, model_path=None, allow_mismatch: b
         mismatches += tokenizer_differences(ex.tokenizer, ct.describe(), label)
     if new_is_ds:
         nd = open_dataset_dir(new, 'new')
-        if nd.manifest is None:
-            raise MergeError(f"{nd.path}: no manifest.json, so its tokenizer is unknown; merge its completions instead, or a dataset "
-                             "written by `dflash-nb tokenize`")
-        mismatches += tokenizer_differences(ex.tokenizer, nd.tokenizer, 'new') + param_differences(ex.params, nd.params)
-        new_schema = nd.schema
+        if nd.manifest is None:  # pre-tokenized rows from another tool: conformed below, inside the partial folder
+            mismatches.append(f"{nd.path} has no manifest.json, so the tokenizer its rows were made with is not recorded "
+                              "(pre-tokenized rows from another tool?); pass --allow-mismatch if it is the existing dataset's")
+            new_schema = SCHEMA
+        else:
+            mismatches += tokenizer_differences(ex.tokenizer, nd.tokenizer, 'new') + param_differences(ex.params, nd.params)
+            new_schema = nd.schema
     else: new_schema = SCHEMA
     castable, fatal = schema_differences(ex.schema, new_schema)
     if fatal:
@@ -448,6 +468,9 @@ def merge_datasets(existing, new, output_dir, model_path=None, allow_mismatch: b
     tmp.mkdir(parents=True)
     try:
         extra = {}
+        if new_is_ds and nd.manifest is None:
+            nd = conform_rows(nd, tmp/'_rows', ex.tokenizer.get('vocab_size'))
+            extra = dict(pretokenized=True)
         if not new_is_ds:
             tokenize_dataset(ct.model_path, new, tmp/'_new', max_seq_len=ex.params.get('max_seq_len', 8192), workers=workers,
                              batch_size=ex.params.get('batch_size', 64), shard_tokens=ex.params.get('shard_tokens', 100_000_000),
@@ -456,6 +479,7 @@ def merge_datasets(existing, new, output_dir, model_path=None, allow_mismatch: b
             extra = dict(model_path=str(ct.model_path), files=nd.manifest['inputs']['files'])
         r = _merge_into(tmp, ex, nd, owned=not new_is_ds, link=link, progress=progress)
         if not new_is_ds: shutil.rmtree(tmp/'_new')
+        if (tmp/'_rows').exists(): shutil.rmtree(tmp/'_rows')
         ex_st, new_st, dup, newp, ex_part = r['ex_st'], r['new_st'], r['dup'], r['new'], r['ex_part']
         k = dup.keep
         sources = Counter(ex_st['sources']); sources.update(s for s, kk in zip(newp.sources, k.tolist()) if kk)

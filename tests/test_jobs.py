@@ -91,3 +91,25 @@ def test_several_jobs_in_one_call_all_run(qwen_dir, tmp_path):
     tok, rep = json.loads((dirs[1]/'stats.json').read_text()), json.loads((dirs[2]/'stats.json').read_text())
     assert rep['samples'] == tok['samples'] > 200 and rep['records_read'] == tok['records_read']
     assert PLOTS <= {p.name for p in dirs[2].iterdir()} and (dirs[0]/'report.html').is_file()
+    # it talks: cell n/N with the first line of each cell, on stderr, for every job
+    assert re.search(r'^tokenize: cell 1/\d+ \(\+[\d.]+s\) ', r.stderr, re.M) and re.search(r'^report: cell \d+/\d+ ', r.stderr, re.M)
+    assert re.search(r'^tokenize: done after [\d.]+s$', r.stderr, re.M)
+    # every report opens with its header: job, parameters (given and defaults), start, duration, version, commit, machine
+    html = (dirs[1]/'report.html').read_text()
+    head = html[html.index('dflash-run-header'):][:4000]
+    assert 'job <b>tokenize</b>' in head and 'started <b>' in head and 'took <b>' in head and 'version <b>dflash_nb ' in head
+    assert 'commit <b>' in head and 'machine <b>' in head and f"<code>workers</code></td><td><code>1</code>" in head
+    assert '<code>max_seq_len</code></td><td><code>8192 (default)</code>' in head
+    assert json.loads((dirs[1]/'job.json').read_text())['header']['job'] == 'tokenize'
+
+
+def test_run_help_lists_jobs_and_parameters_and_refuses_unknown_names(tmp_path):
+    r = cli('run', '--help')
+    assert all(f"  {j} " in r.stdout for j in ('tokenize', 'train', 'report')) and 'Train a DFlash drafter' in r.stdout
+    r = cli('run', 'train', '--help')
+    assert '-p max_steps' in r.stdout and re.search(r'-p epochs\s+4\n', r.stdout) and 'out_dir' not in r.stdout
+    for bad in ('epoch', 'x=1\nimport os', 'out_dir'):
+        r = cli('run', 'train', '-p', bad, '1', '--outputs', tmp_path/'o', check=False)
+        assert r.returncode == 1 and 'unknown parameter' in r.stderr and 'valid: ' in r.stderr and 'epochs' in r.stderr
+        assert 'Traceback' not in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert not (tmp_path/'o').exists()  # refused before anything ran
