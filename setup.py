@@ -14,6 +14,7 @@ setup_cfg = {o:cfg[o] for o in cfg_keys}
 requirements = shlex.split(cfg.get('requirements', ''))
 dev_requirements = shlex.split(cfg.get('dev_requirements', ''))
 train_requirements = shlex.split(cfg.get('train_requirements', 'torch>=2.4 safetensors'))
+lab_requirements = shlex.split(cfg.get('lab_requirements', ''))
 
 setuptools.setup(
     name = cfg['lib_name'],
@@ -23,7 +24,7 @@ setuptools.setup(
     packages = setuptools.find_packages(include=['dflash_nb', 'dflash_nb.*']),
     include_package_data = True,
     install_requires = requirements,
-    extras_require = {'dev': dev_requirements, 'train': train_requirements},
+    extras_require = {'dev': dev_requirements, 'train': train_requirements, 'lab': lab_requirements},
     python_requires  = '>=' + cfg['min_python'],
     long_description = open('README.md', encoding='utf-8').read(),
     long_description_content_type = 'text/markdown',

@@ -18,12 +18,12 @@ from .records import Record, parse_record
 from .tokenize import ChatTokenizer, tokenize_record
 
 # %% auto #0
-__all__ = ['DATASET_COLUMNS', 'CHECK_BITS', 'ORDERS', 'dataset_shards', 'stream_batches', 'with_dataset_columns',
-           'cached_tokenizer', 'special_ids', 'load_tokenizer', 'TemplateFacts', 'visible', 'TokenDisplay', 'TokenView',
-           'TokenViews', 'MaskDataset', 'DiffView', 'diff_views', 'compare_tokenizations', 'window_hashes',
-           'Thresholds', 'max_repeats', 'scan_batch', 'SampleTable', 'scan_dataset', 'Check', 'mask_checks', 'Gate',
-           'describe_loop', 'quality_gates', 'InspectReport', 'infer_facts', 'inspect_dataset', 'write_dataset',
-           'add_inspect_args', 'inspect_main']
+__all__ = ['DATASET_COLUMNS', 'CHECK_BITS', 'ORDERS', 'EXPLORE_FILTERS', 'EXPLORE_MODES', 'dataset_shards', 'stream_batches',
+           'with_dataset_columns', 'cached_tokenizer', 'special_ids', 'load_tokenizer', 'TemplateFacts', 'visible',
+           'TokenDisplay', 'TokenView', 'TokenViews', 'MaskDataset', 'DiffView', 'diff_views', 'compare_tokenizations',
+           'window_hashes', 'Thresholds', 'max_repeats', 'scan_batch', 'SampleTable', 'scan_dataset', 'Check',
+           'mask_checks', 'Gate', 'describe_loop', 'quality_gates', 'InspectReport', 'infer_facts', 'inspect_dataset',
+           'write_dataset', 'add_inspect_args', 'inspect_main', 'find_datasets', 'explore_select', 'mask_explorer']
 
 # %% ../nbs/05_masks.ipynb #51c19dd9
 def dataset_shards(path) -> list[Path]:
@@ -234,6 +234,11 @@ _VIEW_CSS = ("<style>.dfk-view{font-family:ui-monospace,SFMono-Regular,Menlo,Con
              ".dfk-view span.t{border-radius:3px;padding:1px 1px;margin-right:1px}.dfk-view .w{color:#7a7a7a}"
              ".dfk-head{font-family:system-ui,sans-serif;font-size:12.5px;margin-bottom:4px}</style>")
 
+# the same, inline: JupyterLab drops <style> from an untrusted notebook (one executed elsewhere), and a dark theme
+# would otherwise give the view its light text on these light chips
+_VIEW_STYLE = ("font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px;line-height:1.9;word-break:break-all;"
+               "border:1px solid #ccc;border-radius:4px;padding:6px 8px;margin:4px 0 10px 0;background:#fff;color:#111")
+
 def _keep_ranges(points, n: int, context: int) -> list[tuple[int, int]]:
     "Merged `[a, b)` ranges of `context` tokens around each point, plus the first and last `context` tokens."
     rs = sorted([(0, min(n, context)), (max(0, n - context), n)] + [(max(0, p - context), min(n, p + context)) for p in points])
@@ -248,7 +253,7 @@ def _boundaries(mask: np.ndarray) -> list[int]:
 
 def _chip(piece: str, pos: int, tid: int, masked: bool, special: bool, extra: str = '') -> str:
     bg = (_MASKED_BG if masked else _PROMPT_BG)[pos % 2]
-    style = f"background:{bg};" + ("color:#6a1b9a;font-weight:bold;border:1px solid #6a1b9a;" if special else '') + extra
+    style = f"background:{bg};color:#111;" + ("color:#6a1b9a;font-weight:bold;border:1px solid #6a1b9a;" if special else '') + extra
     title = f"#{pos} id {tid}" + (" masked" if masked else "") + (" special" if special else "")
     if special: body = html.escape(piece)
     else:
@@ -276,7 +281,7 @@ def _full_text(ids: np.ndarray, mask: np.ndarray, disp: TokenDisplay) -> str:
     parts = []
     for a, b in zip(cuts, cuts[1:]):
         t = html.escape(disp.text(ids[a:b]) if disp.ct is not None else ' '.join(map(str, ids[a:b].tolist())) + ' ')
-        parts.append(f'<span style="background:{_MASKED_BG[1]}">{t}</span>' if mask[a] else t)
+        parts.append(f'<span style="background:{_MASKED_BG[1]};color:#111">{t}</span>' if mask[a] else t)
     return ''.join(parts)
 
 @dataclass
@@ -318,10 +323,10 @@ class TokenView:
         bits.append(f"{n:,} tokens, {k:,} masked ({k / n:.1%}) in {runs} run{'s' * (runs != 1)}" if n else "0 tokens")
         if self.truncated: bits.append('<span style="color:#b00020;font-weight:bold">truncated</span>')
         if self.display.ct is None: bits.append('<i>no tokenizer: token ids</i>')
-        legend = (f'<span style="background:{_MASKED_BG[0]};padding:0 4px">masked</span> '
-                  f'<span style="background:{_PROMPT_BG[0]};padding:0 4px">not masked</span> '
-                  '<span style="color:#6a1b9a;font-weight:bold;border:1px solid #6a1b9a;padding:0 3px">special</span>')
-        return f'<div class="dfk-head">{" · ".join(bits)} &nbsp; {legend}</div>'
+        legend = (f'<span style="background:{_MASKED_BG[0]};color:#111;padding:0 4px">masked</span> '
+                  f'<span style="background:{_PROMPT_BG[0]};color:#111;padding:0 4px">not masked</span> '
+                  '<span style="background:#fff;color:#6a1b9a;font-weight:bold;border:1px solid #6a1b9a;padding:0 3px">special</span>')
+        return f'<div class="dfk-head" style="font-family:system-ui,sans-serif;font-size:12.5px;margin-bottom:4px">{" · ".join(bits)} &nbsp; {legend}</div>'
 
     def chips_html(self) -> str:
         ids, mask, marks = self.input_ids, self.loss_mask, self.marks or {}
@@ -339,7 +344,7 @@ class TokenView:
         return ''.join(out)
 
     def to_html(self) -> str:
-        body = f'<div class="dfk-view">{self.header()}{self.chips_html()}'
+        body = f'<div class="dfk-view" style="{_VIEW_STYLE}">{self.header()}{self.chips_html()}'
         if len(self._ranges()) > 1 or self._ranges()[0] != (0, len(self.input_ids)):
             body += (f'<details><summary style="cursor:pointer;font-family:system-ui,sans-serif;font-size:12px;color:#555">'
                      f'full text ({len(self.input_ids):,} tokens, masked runs highlighted)</summary>'
@@ -1040,7 +1045,7 @@ class InspectReport:
 
     def _repr_html_(self) -> str:
         e = html.escape
-        cell = lambda s: f'<td style="background:{_STATUS_BG[s]};font-weight:bold;text-align:center;padding:2px 8px">{s.upper()}</td>'
+        cell = lambda s: f'<td style="background:{_STATUS_BG[s]};color:#111;font-weight:bold;text-align:center;padding:2px 8px">{s.upper()}</td>'
         td = lambda x, a='left': f'<td style="text-align:{a};padding:2px 8px;vertical-align:top{";white-space:nowrap" if a == "right" else ""}">{x}</td>'
         th = ''.join
         f = lambda v: '–' if v is None else _pct(v)
@@ -1149,3 +1154,78 @@ def inspect_main(args: argparse.Namespace) -> int:
     print(rep.table(color=color), end='')
     if args.json: rep.save(args.json)
     return 1 if rep.failed or (args.strict and rep.warned) else 0
+
+# %% ../nbs/05_masks.ipynb #4c393db4
+EXPLORE_FILTERS = {'shortest masked span': 'shortest_span', 'most truncated': 'truncated', 'fewest masked tokens': 'fewest_masked',
+                   'longest': 'longest', 'loops': 'loops', 'empty reasoning': 'empty_reasoning', 'failed a mask check': 'failed'}
+EXPLORE_MODES = ('id', 'filter', 'source', 'failing gate', 'random')
+
+def find_datasets(root='outputs', limit: int = 200) -> list[str]:
+    "Dataset folders (`state.json` beside Arrow shards) under `root`, newest first: the explorer's dataset choices."
+    root = Path(root)
+    if not root.is_dir(): return []
+    found = [p.parent for p in root.rglob('state.json') if not any(q.name.endswith('.partial') for q in p.parents)]
+    return [str(p) for p in sorted(found, key=lambda p: p.stat().st_mtime, reverse=True)[:limit]]
+
+def explore_select(rep: 'InspectReport', mode: str, value=None, n: int = 3, seed: int = 0) -> tuple[list[int], str]:
+    "`(positions, what they are)` for one explorer choice over an inspected dataset; never raises on a bad choice."
+    t = rep.dataset.summary
+    if mode == 'id':
+        pos = rep.dataset.indices_of([str(value or '')]).get(str(value or ''), [])
+        return pos[:n], (f"id {value!r}" + ('' if pos else ': no such sample id'))
+    if mode == 'filter':
+        by = EXPLORE_FILTERS.get(value, value)
+        if by not in ORDERS: return [], f"unknown filter {value!r}"
+        idx = t.select(by, n=n)
+        return idx, f"{value}: {len(idx)} sample(s)" + ('' if idx else ' (none match)')
+    if mode == 'source':
+        idx = t.select(None, source=str(value or ''), n=n, seed=seed)
+        return idx, f"source {value!r}: {len(idx)} sample(s) drawn with seed {seed}"
+    if mode == 'failing gate':
+        g = next((g for g in rep.gates if g.name == value), None)
+        if g is None: return [], f"no gate {value!r}"
+        return g.indices[:n], f"gate {g.name} ({g.status.upper()}): {g.message}"
+    idx = t.select(None, n=n, seed=seed)
+    return idx, f"{len(idx)} random sample(s), seed {seed}"
+
+def mask_explorer(dataset=None, model_path=None, root='outputs', n: int = 3):
+    """An interactive mask explorer (ipywidgets): choose a dataset, select samples by id, by a filter, by source, by a
+    warning/failing gate or at random with a seed, and see their coloured token views. Returns the widget."""
+    import ipywidgets as W
+    from IPython.display import display
+    choices = list(dict.fromkeys([str(dataset)] * (dataset is not None) + find_datasets(root)))
+    ds_box = W.Combobox(value=choices[0] if choices else '', options=choices, placeholder='dataset folder', description='dataset',
+                        ensure_option=False, layout=W.Layout(width='60%'))
+    open_btn = W.Button(description='open', button_style='primary')
+    mode = W.ToggleButtons(options=EXPLORE_MODES, value='filter', description='select')
+    sid = W.Text(description='id', placeholder='sample id')
+    flt = W.Dropdown(options=list(EXPLORE_FILTERS), description='filter')
+    src = W.Dropdown(options=[], description='source')
+    gate = W.Dropdown(options=[], description='gate')
+    seed = W.IntText(value=0, description='seed', layout=W.Layout(width='160px'))
+    count = W.IntSlider(value=n, min=1, max=20, description='samples')
+    status, out = W.HTML(), W.Output()
+    state = {}
+    def show(*_):
+        rep = state.get('rep')
+        if rep is None: return
+        value = {'id': sid.value, 'filter': flt.value, 'source': src.value, 'failing gate': gate.value}.get(mode.value)
+        idx, what = explore_select(rep, mode.value, value, count.value, seed.value)
+        status.value = f"<b>{html.escape(rep.headline())}</b><br>{html.escape(what)}"
+        out.clear_output(wait=True)
+        with out: display(rep.dataset.views(idx) if idx else W.HTML('<i>no samples</i>'))
+    def load(*_):
+        status.value = f"inspecting {html.escape(ds_box.value)} ..."
+        try: rep = inspect_dataset(ds_box.value, model_path=model_path)
+        except (OSError, ValueError, KeyError) as e: status.value = f"<b>cannot open:</b> {html.escape(str(e))}"; return
+        state['rep'] = rep
+        src.options = sorted({s for s in rep.dataset.summary.sources}) or ['']
+        gate.options = [g.name for g in rep.gates if g.status in ('warn', 'fail') and g.indices] or [g.name for g in rep.gates]
+        show()
+    open_btn.on_click(load)
+    for w in (mode, sid, flt, src, gate, seed, count): w.observe(show, 'value')
+    ui = W.VBox([W.HBox([ds_box, open_btn]), mode, W.HBox([sid, flt, src, gate]), W.HBox([seed, count]), status, out])
+    ui.load, ui.show, ui.state, ui.controls = load, show, state, dict(dataset=ds_box, mode=mode, id=sid, filter=flt, source=src,
+                                                                      gate=gate, seed=seed, samples=count, status=status, output=out)
+    if choices: load()
+    return ui

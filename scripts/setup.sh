@@ -16,7 +16,13 @@ if [[ ! -f "$stamp" || "$(cat "$stamp")" != "$want" ]]; then
   "$VENV/bin/python" -m pip install -q --upgrade pip
   # the CPU build of torch (a plain `torch` would pull several GB of CUDA wheels)
   "$VENV/bin/python" -m pip install -q "torch==2.13.0"
-  "$VENV/bin/python" -m pip install -q -e "$ROOT[dev,train]"
+  "$VENV/bin/python" -m pip install -q -e "$ROOT[dev,train,lab]"
+  # speculators 0.9 for tests/test_speculators.py (its training data path reads `dflash-nb export` output): --no-deps,
+  # since it pins older transformers/datasets and pulls torchvision/torchaudio; its data path and CLI need only these
+  "$VENV/bin/python" -m pip install -q --no-deps "speculators==0.9.0" "hs-connectors==0.9.0" "loguru==0.7.3"
+  "$VENV/bin/python" -m pip install -q "openai>=2" httpx aiohttp
+  # the project's own Jupyter kernel (jobs and JupyterLab run on it, not on whatever `python3` kernel is first)
+  "$VENV/bin/python" -m ipykernel install --sys-prefix --name dflash-nb --display-name "dflash_nb (.venv)" >/dev/null
   echo "$want" > "$stamp"
 fi
 export PATH="$VENV/bin:$PATH"
