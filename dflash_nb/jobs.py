@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 # %% auto #0
-__all__ = ['REPO_ROOT', 'JOBS_DIR', 'SAMPLES_DIR', 'SET_BY_RUN', 'KERNEL_NAME', 'job_names', 'job_notebook', 'parse_param',
-           'JobParam', 'job_parameters', 'job_params_for', 'job_title', 'job_help', 'jobs_help', 'default_model_path',
-           'project_kernel', 'git_commit', 'machine', 'run_header', 'header_html', 'render_report', 'CellProgress',
-           'JobRun', 'run_job', 'run_jobs']
+__all__ = ['REPO_ROOT', 'JOBS_DIR', 'SAMPLES_DIR', 'SET_BY_RUN', 'KERNEL_NAME', 'STAT_LABELS', 'job_names', 'job_notebook',
+           'parse_param', 'JobParam', 'job_parameters', 'job_params_for', 'job_title', 'job_help', 'jobs_help',
+           'default_model_path', 'project_kernel', 'git_commit', 'machine', 'run_header', 'header_html',
+           'render_report', 'human_count', 'human_stat', 'stats_rows', 'CellProgress', 'JobRun', 'run_job', 'run_jobs']
 
 # %% ../nbs/90_jobs.ipynb #c8aca57f
 REPO_ROOT = Path(__file__).resolve().parent.parent if '__file__' in globals() else Path.cwd().parent
@@ -34,6 +34,66 @@ def parse_param(value: str):
     "A command-line parameter value: JSON scalars/lists as such, anything else as a string."
     try: return json.loads(value)
     except (json.JSONDecodeError, TypeError): return value
+
+# %% ../nbs/90_jobs.ipynb #3850a387
+@dataclass
+class JobParam:
+    "A job parameter as its parameters cell declares it: name, default (as written) and the comment above it."
+    name: str
+    default: str
+    help: str = ""
+
+def job_parameters(job: str, jobs_dir=None) -> list[JobParam]:
+    "The parameters the job's `parameters` cell declares (`NAME = default`, with the `#` comment lines above it)."
+    import ast
+    nb = json.loads(job_notebook(job, jobs_dir).read_text(encoding='utf-8'))
+    cells = [c for c in nb['cells'] if 'parameters' in c.get('metadata', {}).get('tags', [])]
+    if not cells: return []
+    src = ''.join(cells[0]['source'])
+    lines, out = src.splitlines(), []
+    for node in ast.parse(src).body:
+        target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else getattr(node, 'target', None)
+        if not isinstance(target, ast.Name) or getattr(node, 'value', None) is None: continue
+        k, notes = node.lineno - 2, []
+        while k >= 0 and lines[k].lstrip().startswith('#'): notes.insert(0, lines[k].lstrip()[1:].strip()); k -= 1
+        out.append(JobParam(target.id, ast.get_source_segment(src, node.value), ' '.join(notes)))
+    return out
+
+SET_BY_RUN = {'out_dir'}  # parameters `dflash-nb run` sets itself
+
+def job_params_for(jobs: list[str], params: dict, jobs_dir=None) -> dict[str, dict]:
+    """`{job: the params it declares}`; a name no job declares is refused with the valid names (a typo would run the
+    default silently, and papermill writes `NAME = value` into the notebook: only declared names may get there)."""
+    declared = {j: {p.name for p in job_parameters(j, jobs_dir)} for j in jobs}
+    if bad := sorted(n for n in params if n in SET_BY_RUN or not any(n in d for d in declared.values())):
+        valid = sorted(set().union(*declared.values()) - SET_BY_RUN)
+        raise ValueError(f"unknown parameter{'s' if len(bad) > 1 else ''} {', '.join(map(repr, bad))} for {', '.join(jobs)}; "
+                         f"valid: {', '.join(valid) or 'none'} (see `dflash-nb run {jobs[0]} --help`)")
+    return {j: {k: v for k, v in params.items() if k in declared[j]} for j in jobs}
+
+def job_title(job: str, jobs_dir=None) -> str:
+    "The first heading of the job notebook."
+    nb = json.loads(job_notebook(job, jobs_dir).read_text(encoding='utf-8'))
+    for c in nb['cells']:
+        if c['cell_type'] == 'markdown':
+            for line in ''.join(c['source']).splitlines():
+                if line.startswith('#'): return line.lstrip('#').strip()
+    return ''
+
+def job_help(job: str, jobs_dir=None) -> str:
+    "`dflash-nb run JOB --help`: what the job does and its parameters with their defaults."
+    ps = [p for p in job_parameters(job, jobs_dir) if p.name not in SET_BY_RUN]
+    w = max([len(p.name) for p in ps] + [4])
+    rows = [f"  -p {p.name:<{w}} {p.default}" + (f"\n     {'':<{w}} {p.help}" if p.help else '') for p in ps]
+    return (f"dflash-nb run {job} [-p NAME VALUE ...]: {job_title(job, jobs_dir)}\n\nparameters (default as written in "
+            f"{job_notebook(job, jobs_dir).relative_to(REPO_ROOT) if job_notebook(job, jobs_dir).is_relative_to(REPO_ROOT) else job_notebook(job, jobs_dir)}):\n"
+            + ('\n'.join(rows) or '  none'))
+
+def jobs_help(jobs_dir=None) -> str:
+    "The job list for `dflash-nb run --help`."
+    names = job_names(jobs_dir)
+    w = max([len(n) for n in names] + [4])
+    return "jobs (`dflash-nb run JOB --help` for a job's parameters):\n" + '\n'.join(f"  {n:<{w}}  {job_title(n, jobs_dir)}" for n in names)
 
 # %% ../nbs/90_jobs.ipynb #ae6f71b9
 @dataclass
@@ -104,6 +164,21 @@ def default_model_path() -> Path:
     if not (p/'tokenizer.json').is_file(): build_qwen36_tokenizer(p)
     return p
 
+# %% ../nbs/90_jobs.ipynb #135ddf62
+KERNEL_NAME = 'dflash-nb'
+
+def project_kernel() -> str:
+    """The name of a Jupyter kernel that runs THIS Python (the project's venv), registered into its prefix on first
+    use. Jobs name it instead of `python3`, which resolves to whichever python3 kernelspec comes first on the path."""
+    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+    try:
+        spec = KernelSpecManager().get_kernel_spec(KERNEL_NAME)
+        if spec.argv and Path(spec.argv[0]).resolve() == Path(sys.executable).resolve(): return KERNEL_NAME
+    except NoSuchKernel: pass
+    from ipykernel.kernelspec import install
+    install(kernel_name=KERNEL_NAME, display_name=f"dflash_nb ({Path(sys.prefix).name})", prefix=sys.prefix)
+    return KERNEL_NAME
+
 # %% ../nbs/90_jobs.ipynb #9e26f636
 KERNEL_NAME = 'dflash-nb'
 
@@ -155,6 +230,42 @@ def header_html(h: dict) -> str:
             + (f'<table style="margin-top:6px"><thead><tr><th>parameter</th><th>value</th></tr></thead><tbody>{rows}</tbody></table>'
                if rows else '<div>no parameters</div>') + '</div>')
 
+# %% ../nbs/90_jobs.ipynb #418c1b85
+def git_commit(root=None) -> str:
+    "The project's git commit (short hash, `+changes` when the work tree differs), or 'unknown' outside git."
+    import subprocess
+    try:
+        run = lambda *a: subprocess.run(['git', '-C', str(root or REPO_ROOT), *a], capture_output=True, text=True, timeout=10)
+        h = run('rev-parse', '--short=12', 'HEAD')
+        if h.returncode: return 'unknown'
+        dirty = run('status', '--porcelain', '--untracked-files=no').stdout.strip()
+        return h.stdout.strip() + (' +changes' if dirty else '')
+    except (OSError, subprocess.SubprocessError): return 'unknown'
+
+def machine() -> str:
+    import platform
+    return f"{platform.node()} ({platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()})"
+
+def run_header(job: str, params: dict, declared: list, started: float, seconds: float) -> dict:
+    "What every report opens with: job, parameters (given, and the declared defaults), start, duration, version, commit, machine."
+    from dflash_nb import __version__
+    ps = {p.name: (repr(params[p.name]) if p.name in params else f"{p.default} (default)") for p in declared if p.name not in SET_BY_RUN}
+    ps.update({k: repr(v) for k, v in params.items() if k not in ps and k not in SET_BY_RUN})
+    return dict(job=job, parameters=ps, started_utc=time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime(started)),
+                duration=f"{seconds:.1f} s", version=f"dflash_nb {__version__}", commit=git_commit(), machine=machine())
+
+def header_html(h: dict) -> str:
+    "The header as an HTML block for the top of the report (escaped: token strings such as `<|im_start|>` stay text)."
+    import html
+    e = lambda s: html.escape(str(s))
+    rows = ''.join(f"<tr><td><code>{e(k)}</code></td><td><code>{e(v)}</code></td></tr>" for k, v in h['parameters'].items())
+    facts = ' · '.join(f"{k} <b>{e(h[x])}</b>" for k, x in (('started', 'started_utc'), ('took', 'duration'), ('version', 'version'),
+                                                             ('commit', 'commit'), ('machine', 'machine')))
+    return (f'<div class="dflash-run-header" style="border:1px solid #8888;border-radius:6px;padding:8px 12px;margin:0 0 1em 0">'
+            f'<div>job <b>{e(h["job"])}</b> · {facts}</div>'
+            + (f'<table style="margin-top:6px"><thead><tr><th>parameter</th><th>value</th></tr></thead><tbody>{rows}</tbody></table>'
+               if rows else '<div>no parameters</div>') + '</div>')
+
 # %% ../nbs/90_jobs.ipynb #a343ef25
 def render_report(notebook, html_path=None, header: dict | None = None) -> Path:
     "The executed `notebook` as standalone HTML: code hidden, outputs and embedded figures kept; `header` on top."
@@ -169,7 +280,63 @@ def render_report(notebook, html_path=None, header: dict | None = None) -> Path:
     html_path.write_text(body, encoding='utf-8')
     return html_path
 
+# %% ../nbs/90_jobs.ipynb #b7f8daeb
+def human_count(n) -> str:
+    "A count as people read it: exact with separators below a million, else 3 significant digits (`12.3M`, `1.87B`)."
+    n = float(n)
+    for div, unit in ((1e12, 'T'), (1e9, 'B'), (1e6, 'M')):
+        if abs(n) >= div: return f"{n / div:.3g}{unit}"
+    return f"{n:,.0f}" if n == int(n) else f"{n:,.1f}"
+
+STAT_LABELS = {'samples': 'samples', 'total_tokens': 'tokens', 'loss_tokens': 'loss (masked) tokens',
+               'loss_token_fraction': 'loss-token fraction', 'mean_seq_len': 'sequence length: mean',
+               'median_seq_len': 'sequence length: median', 'p90_seq_len': 'sequence length: p90',
+               'max_seq_len': 'sequence length: max', 'min_seq_len': 'sequence length: min', 'truncated': 'samples truncated',
+               'records_read': 'records read', 'seconds': 'tokenize time', 'tokens_per_second': 'throughput'}
+
+def human_stat(key: str, value) -> str:
+    "One stats.json value in words: fractions as percentages, counts short, times in seconds, rates per second."
+    if value is None: return 'unknown'
+    if key.endswith('fraction'): return f"{value:.1%}"
+    if key == 'seconds': return f"{value:,.1f} s"
+    if key == 'tokens_per_second': return f"{human_count(round(value))} tokens/s"
+    if isinstance(value, (int, float)) and not isinstance(value, bool): return human_count(value)
+    return str(value)
+
+def stats_rows(stats: dict) -> list[tuple[str, str]]:
+    "stats.json as `(label, value)` rows for a report table (the nested `skipped`/`sources`/`ignored` have tables of their own)."
+    return [(STAT_LABELS.get(k, k.replace('_', ' ')), human_stat(k, v)) for k, v in stats.items() if not isinstance(v, (dict, list))]
+
 # %% ../nbs/90_jobs.ipynb #beb1938f
+class CellProgress:
+    """Says on stderr which cell of a running job is executing: `job: cell n/N (+elapsed) first line`. It listens to
+    papermill's 'Executing Cell' log records (and nothing else of its log); the kernel's own stderr (the stage's tqdm
+    bars) is passed through by papermill's `stderr_file`."""
+    def __init__(self, job: str, cells: list, stream=None):
+        import logging
+        self.job, self.stream, self.t0 = job, stream or sys.stderr, time.perf_counter()
+        self.code = {i: c for i, c in enumerate(cells) if c.cell_type == 'code' and c.source.strip()}
+        self.order = {i: k + 1 for k, i in enumerate(self.code)}
+        self.logger, self.handler = logging.getLogger('papermill'), logging.Handler()
+        self.handler.emit = self._emit
+    def _emit(self, record):
+        msg = record.getMessage()
+        if not msg.startswith('Executing Cell '): return
+        i = int(msg[len('Executing Cell '):].strip('-')) - 1
+        if i not in self.code: return
+        lines = [l.strip() for l in self.code[i].source.splitlines() if l.strip()]
+        first = next((l for l in lines if not l.startswith('#')), lines[0] if lines else '')
+        print(f"{self.job}: cell {self.order[i]}/{len(self.code)} (+{time.perf_counter() - self.t0:.1f}s) {first[:90]}",
+              file=self.stream, flush=True)
+    def __enter__(self):
+        self.saved = (self.logger.level, self.logger.propagate, self.logger.handlers[:])
+        self.logger.handlers[:] = [self.handler]; self.logger.setLevel('INFO'); self.logger.propagate = False
+        return self
+    def __exit__(self, *exc):
+        self.logger.setLevel(self.saved[0]); self.logger.propagate = self.saved[1]; self.logger.handlers[:] = self.saved[2]
+        print(f"{self.job}: {'failed' if exc[0] else 'done'} after {time.perf_counter() - self.t0:.1f}s", file=self.stream, flush=True)
+
+# %% ../nbs/90_jobs.ipynb #d0c33e3b
 class CellProgress:
     """Says on stderr which cell of a running job is executing: `job: cell n/N (+elapsed) first line`. It listens to
     papermill's 'Executing Cell' log records (and nothing else of its log); the kernel's own stderr (the stage's tqdm
