@@ -509,18 +509,49 @@ class DiffView:
     labels: tuple = ('A', 'B')
     changed: int = 0
     mask_diffs: int = 0
+    ops: list = field(default_factory=list)  # difflib opcodes aligning a and b
 
     def summary(self) -> str:
         if not self.changed and not self.mask_diffs: return "identical tokens and masks"
         return f"{self.changed:,} token(s) differ, {self.mask_diffs:,} token(s) masked differently"
 
+    def _side(self, v: TokenView, a: int, b: int) -> str:
+        ids, marks = v.input_ids, v.marks or {}
+        return ''.join(_chip(s, p, int(ids[p]), bool(v.loss_mask[p]), int(ids[p]) in v.display.special, _DIFF_STYLE.get(marks.get(p), ''))
+                       for p, s in zip(range(a, b), v.display.pieces(ids[a:b])))
+
+    def _rows(self) -> list[str]:
+        "One table row per aligned segment (difflib opcodes): differing segments side by side, long equal runs collapsed."
+        ctx, rows = max(1, self.a.context), []
+        td = '<td style="vertical-align:top;width:50%;padding:2px 6px;{}">{}</td>'
+        row = lambda l, r, hot: ('<tr>' + td.format('border-left:3px solid #d62728;' if hot else 'border-left:3px solid transparent;', l)
+                                 + td.format('border-left:3px solid #d62728;' if hot else '', r) + '</tr>')
+        gap = lambda n: (f'<tr><td colspan="2" style="text-align:center;padding:1px"><span style="background:#fff3cd;color:#7a5d00;'
+                         f'border:1px dashed #c9a227;border-radius:3px;padding:0 6px;font-family:system-ui,sans-serif">'
+                         f'⋯ {n:,} identical tokens hidden ⋯</span></td></tr>')
+        ops = self.ops or [('equal', 0, len(self.a.input_ids), 0, len(self.b.input_ids))]
+        for op, a0, a1, b0, b1 in ops:
+            hot = op != 'equal' or any(p in (self.a.marks or {}) for p in range(a0, a1))
+            if op == 'equal' and not hot and a1 - a0 > 2 * ctx + 4:
+                rows.append(row(self._side(self.a, a0, a0 + ctx), self._side(self.b, b0, b0 + ctx), False))
+                rows.append(gap(a1 - a0 - 2 * ctx))
+                rows.append(row(self._side(self.a, a1 - ctx, a1), self._side(self.b, b1 - ctx, b1), False))
+            else: rows.append(row(self._side(self.a, a0, a1), self._side(self.b, b0, b1), hot))
+        return rows
+
     def _repr_html_(self) -> str:
-        cols = ''.join(f'<td style="vertical-align:top;width:50%;padding:0 4px"><div style="font:bold 12.5px system-ui,sans-serif">'
-                       f'{html.escape(str(l))}</div>{v.to_html()}</td>' for l, v in zip(self.labels, (self.a, self.b)))
-        key = ('<span style="outline:2px solid #d62728;padding:0 3px">differs</span> '
-               '<span style="outline:2px dashed #ff7f0e;padding:0 3px">masked differently</span>')
-        return (_VIEW_CSS + f'<div style="font:13px system-ui,sans-serif;margin:4px 0"><b>{html.escape(self.summary())}</b> &nbsp; {key}</div>'
-                f'<table style="width:100%;table-layout:fixed;border-collapse:collapse"><tr>{cols}</tr></table>')
+        "Both sides in one table, aligned segment by segment, with one legend for every colour and outline used."
+        key = (f'<span style="background:{_MASKED_BG[0]};color:#111;padding:0 4px">masked</span> '
+               f'<span style="background:{_PROMPT_BG[0]};color:#111;padding:0 4px">not masked</span> '
+               '<span style="background:#fff;color:#6a1b9a;font-weight:bold;border:1px solid #6a1b9a;padding:0 3px">special</span> '
+               '<span style="background:#fff;color:#111;outline:2px solid #d62728;outline-offset:-1px;padding:0 3px">differs</span> '
+               '<span style="background:#fff;color:#111;outline:2px dashed #ff7f0e;outline-offset:-1px;padding:0 3px">masked differently</span> '
+               '<span style="background:#fff;color:#111;border-left:3px solid #d62728;padding:0 3px">row with a difference</span>')
+        head = ''.join(f'<th style="text-align:left;vertical-align:top;width:50%;padding:2px 6px;font:12.5px system-ui,sans-serif">'
+                       f'<b>{html.escape(str(l))}</b><br>{v.header()}</th>' for l, v in zip(self.labels, (self.a, self.b)))
+        return (f'<div style="{_VIEW_STYLE}"><div style="font:13px system-ui,sans-serif;margin:2px 0 6px 0"><b>{html.escape(self.summary())}</b>'
+                f' &nbsp; {key}</div><table style="width:100%;table-layout:fixed;border-collapse:collapse;color:#111">'
+                f'<tr style="border-bottom:1px solid #ccc">{head}</tr>{"".join(self._rows())}</table></div>')
 
     def to_text(self, color: bool = True) -> str:
         return f"{self.summary()}\n--- {self.labels[0]}\n{self.a.to_text(color)}--- {self.labels[1]}\n{self.b.to_text(color)}"
@@ -530,7 +561,8 @@ def diff_views(a: TokenView, b: TokenView, labels=('A', 'B'), context: int = 16)
     "Mark where two views of one record differ (ids: red; same ids but mask: dashed orange)."
     ia, ib = a.input_ids.tolist(), b.input_ids.tolist()
     ma, mb, changed, maskd = {}, {}, 0, 0
-    for op, a0, a1, b0, b1 in difflib.SequenceMatcher(None, ia, ib, autojunk=False).get_opcodes():
+    ops = difflib.SequenceMatcher(None, ia, ib, autojunk=False).get_opcodes()
+    for op, a0, a1, b0, b1 in ops:
         if op == 'equal':
             for k in np.flatnonzero(a.loss_mask[a0:a1] != b.loss_mask[b0:b1]).tolist():
                 ma[a0 + k] = mb[b0 + k] = 'mask'; maskd += 1
@@ -540,7 +572,7 @@ def diff_views(a: TokenView, b: TokenView, labels=('A', 'B'), context: int = 16)
             changed += max(a1 - a0, b1 - b0)
     mk = lambda v, m: TokenView(v.input_ids, v.loss_mask, v.sample_id, v.source, v.index, v.display, v.truncated, v.title,
                                 context, v.max_tokens, m or None)
-    return DiffView(mk(a, ma), mk(b, mb), tuple(labels), changed, maskd)
+    return DiffView(mk(a, ma), mk(b, mb), tuple(labels), changed, maskd, ops)
 
 def compare_tokenizations(record, a, b, labels=None, max_seq_len: int | None = None, **kw) -> DiffView:
     "Tokenize one record (a `Record` or a raw JSON record dict) with two model directories / `ChatTokenizer`s and diff them."
