@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from collections.abc import Mapping
 from datetime import datetime
 from functools import lru_cache
@@ -351,10 +352,10 @@ def detect_form(template, stop_tokens=(), name: str = "default") -> TemplateForm
     eot = set()
     convs = [([s, u, answer()], None), ([s, u, answer(**({field: "r"} if field else {}))], None)]
     if args: convs.append((loop({"q": "v"} if args == "dict" else '{"q": "v"}')[:3], _PROBE_TOOLS))
-    for conv, tools in convs:
+    for conv, tools in convs:  # the turn: what the full render has beyond the prompt (or beyond their common part)
         prompt, full = _probe(template, conv[:-1], tools, True, True), _probe(template, conv, tools, alias=True)
-        if prompt is not None and full is not None and full.startswith(prompt):
-            eot |= {t for t in stop_tokens if t in full[len(prompt):]}
+        if prompt is not None and full is not None:
+            eot |= {t for t in stop_tokens if t in full[len(os.path.commonprefix([prompt, full])):]}
     return TemplateForm(name, field, args, tuple(t for t in stop_tokens if t in eot))
 
 
