@@ -27,7 +27,6 @@ def _tokenize(a):
     skipped = sum(st['skipped'].values())
     print(f"{st['samples']:,} samples, {st['total_tokens']:,} tokens ({st['loss_token_fraction']:.1%} masked), "
           f"{skipped:,} skipped {st['skipped'] or ''}, {st['truncated']:,} truncated; "
-          + (f"flagged {st['flagged']} (see flagged.jsonl); " if st.get('flagged') else '') +
           f"{st['tokens_per_second']:,.0f} tokens/s -> {a.output_dir}")
 
 def _run(a):

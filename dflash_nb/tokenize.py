@@ -525,7 +525,6 @@ def chunk_stats(tmp, metas: list[dict]) -> dict:
     lens = np.concatenate([a['seq_len'] for a in arrs]) if arrs else np.zeros(0, np.int64)
     loss = int(sum(int(a['loss_tokens'].sum()) for a in arrs))
     skipped, sources = Counter(), Counter()
-    flagged = Counter(f['reason'] for m in metas for f in m.get('flags', []))
     for m in metas: skipped.update(m['skipped']); sources.update(m['sources'])
     total, secs, n = int(lens.sum()), sum(m['seconds'] for m in metas), len(lens)
     q = lambda p: float(np.percentile(lens, p)) if n else 0.0
@@ -533,7 +532,7 @@ def chunk_stats(tmp, metas: list[dict]) -> dict:
                 mean_seq_len=float(lens.mean()) if n else 0.0, median_seq_len=q(50), p90_seq_len=q(90),
                 max_seq_len=int(lens.max()) if n else 0, min_seq_len=int(lens.min()) if n else 0,
                 truncated=sum(m['truncated'] for m in metas), skipped=dict(sorted(skipped.items())),
-                records_read=sum(m['records'] for m in metas), sources=dict(sorted(sources.items())), flagged=dict(sorted(flagged.items())),
+                records_read=sum(m['records'] for m in metas), sources=dict(sorted(sources.items())),
                 seconds=round(secs, 3), tokens_per_second=round(total / secs, 1) if secs > 0 else 0.0)
 
 # %% ../nbs/04_tokenize.ipynb #6bfe2cec
@@ -658,16 +657,20 @@ def tokenize_dataset(model_path, completions, output_dir, max_seq_len: int | Non
     if flags := [f for m in metas for f in m.get('flags', [])]:  # kept but flagged samples, listed like skipped.jsonl
         (tmp/'flagged.jsonl').write_text(''.join(json.dumps(f, ensure_ascii=False) + '\n' for f in flags), encoding='utf-8')
     used = sum((Counter(m.get('templates', {})) for m in metas), Counter())
+    flagged = dict(sorted(Counter(f['reason'] for f in flags).items()))
     manifest = dict(format='dflash_nb.dataset', format_version=1, created_utc=time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
                     tokenizer=ct.describe(), inputs=dict(completions=str(completions), files=files),
                     params=dict(max_seq_len=max_seq_len, batch_size=batch_size, shard_tokens=shard_tokens,
                                 skip_reasoning_not_rendered=skip_reasoning_not_rendered), shards=shards,
-                    chat_templates_used=dict(sorted(used.items())), flagged=result['flagged'],
+                    chat_templates_used=dict(sorted(used.items())), flagged=flagged,
                     counts={k: result[k] for k in ('samples', 'total_tokens', 'loss_tokens', 'records_read')})
     (tmp/'manifest.json').write_text(json.dumps(manifest, indent=2))
     (tmp/'run.json').unlink()
     if out.exists(): shutil.rmtree(out)
     os.replace(tmp, out)
+    if flags:
+        print(f"tokenize: {len(flags)} sample(s) kept but flagged {flagged}: listed in {out/'flagged.jsonl'} "
+              "(--skip-reasoning-not-rendered skips them instead)", file=sys.stderr)
     if n := result['skipped'].get('mask_mismatch'):
         raise TokenizeError(f"{n} sample(s) failed the mask check (mask_mismatch) and were NOT written: see {out/'skipped.jsonl'}. "
                             "This is a bug in the tokenizer/template handling; please report it with those records.")

@@ -107,3 +107,54 @@ def test_real_templates_match_the_oracle(fam, corpus, tmp_path):
     assert forms['default']['end_of_turn'] and set(forms['default']['end_of_turn']) <= set(fam.end_of_turn)
     args = forms['tool_use' if 'tool_use' in forms else 'default']['tool_args']
     assert args == NO_TOOL_CALLS_UNDER_TRANSFORMERS.get(fam.name, fam.tool_args), args
+
+
+# ---------------------------------------------------------------------------------------------- the check
+
+WRONG_ENDS = [  # family, a wrong end-of-turn choice, what it would mask
+    ('phi-like', ('<|endoftext|>',), "the eos the template appends after the final turn"),
+    ('glm-like', ('</think>',), "the last special token before the answer (a special reasoning tag)"),
+    ('qwen3-like', (), "no end-of-turn token: the template's newline after <|im_end|>"),
+]
+
+
+@pytest.mark.parametrize('name,wrong,what', WRONG_ENDS, ids=[w[0] for w in WRONG_ENDS])
+def test_a_wrong_end_of_turn_fails_the_run(name, wrong, what, corpus, tmp_path, monkeypatch):
+    "The per-sample check does not trust render_turns' end-of-turn choice: forcing a wrong one makes the run fail."
+    import dataclasses
+    import dflash_nb.tokenize as T
+    fam = next(f for f in MINE if f.name.startswith(name))
+    real = T.detect_form
+    monkeypatch.setattr(T, 'detect_form', lambda tpl, stops=(), name='default': dataclasses.replace(real(tpl, stops, name), end_of_turn=wrong))
+    d = model_dir(corpus[0], fam, tmp_path / 'model')
+    (tmp_path / 'c.jsonl').write_text(''.join(record_line(c) + '\n' for c in RECORDS), encoding='utf-8')
+    with pytest.raises(T.TokenizeError, match='mask_mismatch'):
+        T.tokenize_dataset(d, tmp_path / 'c.jsonl', tmp_path / 'out', max_seq_len=None, progress=False)
+    skipped = [json.loads(l) for l in (tmp_path / 'out' / 'skipped.jsonl').read_text().splitlines()]
+    mismatched = [s for s in skipped if s['reason'] == 'mask_mismatch']
+    assert not read_dataset(tmp_path / 'out'), what  # no sample with the wrong mask was written
+    assert len(mismatched) > len(RECORDS) // 2 and all('but the model generates' in s['detail'] for s in mismatched), (what, skipped)
+    assert {s['reason'] for s in skipped} <= {'mask_mismatch', 'template_error'}, skipped  # the rest: no end of turn found
+
+
+def test_reasoning_not_rendered_is_flagged_or_skipped_and_inspect_shows_the_template(corpus, tmp_path):
+    "Kimi-like drops the final turn's reasoning: flagged by default (stats, flagged.jsonl), skipped on request; inspect shows the facts."
+    from conftest import cli
+    fam = next(f for f in MINE if f.name.startswith('kimi-like'))
+    d = model_dir(corpus[0], fam, tmp_path / 'model')
+    (tmp_path / 'c.jsonl').write_text(''.join(record_line(c) + '\n' for c in RECORDS), encoding='utf-8')
+    want = sorted(c.id for c in RECORDS if oracle(family_tokenizer(corpus[1], fam), c, fam).flags)
+    assert len(want) >= 4
+    cli('tokenize', '--model-path', d, '--completions', tmp_path / 'c.jsonl', '--output-dir', tmp_path / 'kept', '--quiet')
+    st = json.loads((tmp_path / 'kept' / 'stats.json').read_text())
+    man = json.loads((tmp_path / 'kept' / 'manifest.json').read_text())
+    assert st['samples'] == len(RECORDS) and man['flagged'] == {'reasoning_not_rendered': len(want)}
+    assert sorted(json.loads(l)['sample_id'] for l in (tmp_path / 'kept' / 'flagged.jsonl').read_text().splitlines()) == want
+    cli('tokenize', '--model-path', d, '--completions', tmp_path / 'c.jsonl', '--output-dir', tmp_path / 'skip', '--quiet',
+        '--skip-reasoning-not-rendered')
+    st = json.loads((tmp_path / 'skip' / 'stats.json').read_text())
+    assert (st['samples'], st['skipped']) == (len(RECORDS) - len(want), {'reasoning_not_rendered': len(want)})
+    r = cli('inspect', tmp_path / 'kept', '--quiet', check=False)
+    line = next(l for l in r.stdout.splitlines() if l.startswith('chat template:'))
+    assert line == (f"chat template: default ({len(RECORDS)} samples): end of turn <|im_end|>, tool arguments dict, reasoning field "
+                    f"reasoning_content; model stop tokens <|im_end|>; flagged reasoning_not_rendered {len(want)}"), line
