@@ -310,7 +310,7 @@ class ChatTemplate:
     def __repr__(self): return f"ChatTemplate({self.origin}, {len(self.source)} chars)"
 
 # %% ../nbs/02_chat_template.ipynb #83d2cacd
-REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
+REASONING_FIELDS = _REASONING_FIELDS  # the names a record may give reasoning under, in the order transformers reads them
 _PROBE_REASONING, _PROBE_ARG = "probe-reasoning-7f3a", "probe-value-7f3a"
 _PROBE_TOOLS = [{"type": "function", "function": {"name": "probe_tool", "description": "d",
                  "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}}}]

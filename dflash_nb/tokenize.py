@@ -4,7 +4,7 @@
 
 # %% ../nbs/04_tokenize.ipynb #241e7489
 from __future__ import annotations
-import hashlib, json, multiprocessing, os, shutil, sys, time
+import hashlib, json, multiprocessing, os, shutil, sys, time, warnings
 from collections import Counter, deque
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -159,6 +159,10 @@ class ChatTokenizer:
         self.templates = {n: self.template if n == 'default' else ChatTemplate(s, self.template.special_tokens, f"{self.model_path} [{n}]")
                           for n, s in sources.items()}
         self.stop_tokens = tuple(load_end_of_turn_tokens(self.model_path))  # the model's own stop tokens
+        if not self.stop_tokens:
+            warnings.warn(f"{self.model_path}: no stop tokens (no generation_config.json eos_token_id, no eos_token in "
+                          "tokenizer_config.json): every generated turn ends where its own rendering ends. Add the model's "
+                          "generation_config.json if its turns end with a stop token")
         self._forms = {}  # template source -> TemplateForm, found once per template
         self.tokenizer_sha256 = sha256_file(tj)
         self.template_sha256 = hashlib.sha256((self.template_source if len(sources) == 1 else

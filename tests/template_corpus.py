@@ -257,6 +257,7 @@ RECORDS = [
                               {'role': 'user', 'content': 'Thanks!'}, {'role': 'assistant', 'content': 'You are welcome.'}], TOOLS),
     Case('sharegpt', [SYS, {'role': 'user', 'content': 'Hi'}, {'role': 'assistant', 'content': 'Hello.'},
                       {'role': 'user', 'content': 'Bye'}, {'role': 'assistant', 'content': 'Goodbye.'}], shape='sharegpt'),
+    Case('empty-answer', [SYS, {'role': 'user', 'content': 'Say nothing.'}, {'role': 'assistant', 'content': ''}]),
     Case('inline-think', [SYS, {'role': 'user', 'content': 'What is 2+2?'},
                           {'role': 'assistant', 'content': '<think>\nAdd them.\n</think>\n\n4.'}]),
     Case('inline-think-multi', [{'role': 'user', 'content': 'Hi'}, {'role': 'assistant', 'content': '<think>\nGreet.\n</think>\n\nHello.'},

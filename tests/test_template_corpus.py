@@ -6,6 +6,7 @@ one per failure class, run everywhere."""
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -75,6 +76,8 @@ def run_family(fam: Family, corpus, tmp: Path, cases=RECORDS) -> tuple[int, list
                     + repr(tok.decode([i for i, m in zip(want.input_ids, want.loss_mask) if m])[-200:]) if c.id in got else 'missing')
         exact += ok
         if not ok: diffs.append(f"{c.id}: {what}")
+    print(f"\n{fam.name}: {len(got)} samples, skipped {dict(Counter(s['reason'] for s in skips.values()))}, "
+          f"flagged {sum(map(len, flagged.values()))}", end='')
     return exact, diffs, json.loads((tmp / 'out' / 'manifest.json').read_text())
 
 
