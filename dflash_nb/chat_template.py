@@ -374,9 +374,10 @@ def adapt_messages(msgs: list, form: TemplateForm) -> list:
     """Prepared messages in the template's `form`: tool-call arguments as a dict or as the JSON string (a record's own
     string is kept byte for byte), and reasoning also under `reasoning` for a template that reads only that name
     (`prepare` already fills `reasoning_content` and `thinking`). The same list when nothing changes."""
-    want_string, out = form.tool_args == "string", None
+    want_string, reads_reasoning, out = form.tool_args == "string", form.reasoning_field == "reasoning", None
     for i, m in enumerate(msgs):
-        calls, alias = m.get("tool_calls"), form.reasoning_field == "reasoning" and "reasoning" not in m and "reasoning_content" in m
+        calls = m.get("tool_calls")
+        alias = reads_reasoning and "reasoning" not in m and "reasoning_content" in m
         if not (calls and isinstance(calls, list)) and not alias: continue
         new = {**m, "reasoning": m["reasoning_content"]} if alias else m
         if calls and isinstance(calls, list):

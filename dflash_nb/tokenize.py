@@ -15,7 +15,7 @@ import pyarrow as pa
 
 from .records import BadRecord, JSONL_SUFFIXES, Record, Skip, generated_turns, list_completion_files, parse_line, read_lines
 from .chat_template import (ChatTemplate, ChatTemplateError, TemplateForm, adapt_messages, detect_form,
-                                     load_chat_templates, load_end_of_turn_tokens, select_template_name)
+    load_chat_templates, load_end_of_turn_tokens, select_template_name)
 from .qwen import QWEN36_TEMPLATE_SHA256, render_qwen36
 
 # %% auto #0
@@ -216,7 +216,7 @@ class ChatTokenizer:
 
     def template_for(self, record) -> tuple[ChatTemplate, TemplateForm]:
         "The template transformers would use for `record` (`tool_use` when it has tools and there is one) and its form."
-        name = select_template_name(self.templates, bool(record.tools))
+        name = select_template_name(self.templates, bool(record.tools)) if len(self.templates) > 1 else 'default'
         tpl = self.template if name == 'default' else self.templates[name]
         if (form := self._forms.get(tpl.source)) is None: form = self._forms[tpl.source] = detect_form(tpl, self.stop_tokens, name)
         return tpl, form
@@ -276,6 +276,7 @@ class ChatTokenizer:
 # %% ../nbs/04_tokenize.ipynb #f111cdf2
 def _first_end(text: str, tokens) -> int | None:
     "Offset just after the first of `tokens` in `text` (the longest where two start at the same place), else None."
+    if len(tokens) == 1: return None if (i := text.find(tokens[0])) < 0 else i + len(tokens[0])  # the usual case
     best = None
     for t in tokens:
         if (i := text.find(t)) >= 0 and (best is None or i < best[0] or (i == best[0] and len(t) > best[1])): best = (i, len(t))
