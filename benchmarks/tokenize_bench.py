@@ -199,17 +199,19 @@ def main(argv=None):
         print(json.dumps(measure(a.measure, Path(a.data), a.model_path, a.workers, a.slow_records))); return
     from dflash_nb.jobs import default_model_path
     from dflash_nb.records import parse_record
-    from dflash_nb.chat_template import ChatTemplate
+    from dflash_nb.chat_template import ChatTemplate, adapt_messages, detect_form
     model_dir = str(a.model_path or default_model_path())
     data = Path(a.keep or tempfile.mkdtemp(prefix='tokbench-')); data.mkdir(parents=True, exist_ok=True)
     if a.memory: return memory_scaling(a.memory, data, model_dir, a.workers)
     t = time.perf_counter()
     recs = make_records(a.records)
     tpl = ChatTemplate.from_model_dir(model_dir)
+    form = detect_form(tpl)  # records keep string tool arguments; the baselines get the form the template renders, as tokenize does
     with open(data/'completions.jsonl', 'w') as f, open(data/'normalized.jsonl', 'w') as g, open(data/'rendered.jsonl', 'w') as h:
         for r in recs:
             f.write(json.dumps(r, ensure_ascii=False) + '\n')
             rec = parse_record(r, 'completions.jsonl', 0)
+            rec.messages = adapt_messages(rec.messages, form)
             g.write(json.dumps({'messages': rec.messages, 'tools': rec.tools}, ensure_ascii=False) + '\n')
             h.write(json.dumps(tpl.render(rec.messages, tools=rec.tools), ensure_ascii=False) + '\n')
     print(f"generated {len(recs):,} records ({(data/'completions.jsonl').stat().st_size / 1e6:.1f} MB) in {time.perf_counter() - t:.1f}s -> {data}")

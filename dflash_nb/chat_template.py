@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from collections.abc import Mapping
 from datetime import datetime
 from functools import lru_cache
@@ -20,8 +21,9 @@ import jinja2.utils
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 # %% auto #0
-__all__ = ['SPECIAL_TOKEN_NAMES', 'ChatTemplateError', 'load_chat_template', 'load_special_tokens', 'make_environment',
-           'ChatTemplate']
+__all__ = ['SPECIAL_TOKEN_NAMES', 'REASONING_FIELDS', 'ChatTemplateError', 'load_chat_template', 'load_special_tokens',
+           'load_chat_templates', 'select_template_name', 'load_end_of_turn_tokens', 'make_environment', 'ChatTemplate',
+           'TemplateForm', 'detect_form', 'adapt_messages']
 
 # %% ../nbs/02_chat_template.ipynb #4e9dc4b3
 class ChatTemplateError(ValueError):
@@ -85,6 +87,59 @@ def load_special_tokens(model_dir: str | Path) -> dict[str, str]:
             if isinstance(v, dict): v = v.get("content")
             if isinstance(v, str): out[key] = v
     return out
+
+# %% ../nbs/02_chat_template.ipynb #aafeeaa3
+def load_chat_templates(model_dir: str | Path) -> dict[str, str]:
+    """Every chat template of a model directory by name: `{'default': source}` for a single template; a named list
+    (`tokenizer_config.json` `chat_template: [{name, template}]`, or `additional_chat_templates/NAME.jinja` beside
+    `chat_template.jinja`, as transformers 5.x saves them) gives one entry per name."""
+    d = Path(model_dir)
+    out: dict[str, str] = {}
+    for name in ("chat_template.json", "tokenizer_config.json"):  # tokenizer_config wins over chat_template.json
+        f = d / name
+        if not f.is_file(): continue
+        value = _read_json(f).get("chat_template")
+        if isinstance(value, list):
+            out.update({t["name"]: t["template"] for t in value if isinstance(t, dict)
+                        and isinstance(t.get("name"), str) and isinstance(t.get("template"), str)})
+        elif isinstance(value, str): out["default"] = value
+    extra = d / "additional_chat_templates"
+    if extra.is_dir():
+        for f in sorted(extra.glob("*.jinja")): out[f.name.removesuffix(".jinja")] = f.read_text(encoding="utf-8")
+    out["default"] = load_chat_template(d)  # the one transformers uses when it is given no name and no tools
+    return dict(sorted(out.items(), key=lambda kv: kv[0] != "default"))
+
+def select_template_name(names, has_tools: bool) -> str:
+    "The template transformers' `apply_chat_template` uses when given no name: `tool_use` for a record with tools, else `default`."
+    return "tool_use" if has_tools and "tool_use" in names else "default"
+
+
+# %% ../nbs/02_chat_template.ipynb #54aad41c
+def load_end_of_turn_tokens(model_dir: str | Path) -> list[str]:
+    """The tokens the model stops generating at, from its own files: `generation_config.json` `eos_token_id` (an id
+    or a list, read through `tokenizer_config.json` `added_tokens_decoder`, else the `tokenizer.json` added tokens),
+    then the tokenizer's `eos_token`. In that order, without repeats; [] when the directory names none."""
+    d, ids, out = Path(model_dir), [], []
+    if (gc := d / "generation_config.json").is_file():
+        eos = _read_json(gc).get("eos_token_id")
+        ids = [eos] if isinstance(eos, int) else [i for i in eos or [] if isinstance(i, int)]
+    if ids:
+        cfg = _read_json(d / "tokenizer_config.json") if (d / "tokenizer_config.json").is_file() else {}
+        names = {int(k): v.get("content") for k, v in (cfg.get("added_tokens_decoder") or {}).items() if isinstance(v, dict)}
+        if any(i not in names for i in ids) and (d / "tokenizer.json").is_file():
+            tj = _read_json(d / "tokenizer.json")
+            names = {**{t["id"]: t["content"] for t in tj.get("added_tokens", [])}, **names}
+            vocab = ((tj.get("model") or {}).get("vocab") or {})
+            if isinstance(vocab, dict) and any(i not in names for i in ids):
+                names = {**{v: k for k, v in vocab.items()}, **names}
+        missing = [i for i in ids if not isinstance(names.get(i), str)]
+        if missing:
+            raise ChatTemplateError(f"{gc}: eos_token_id {missing} is not a token of {d}'s tokenizer. Fix generation_config.json "
+                                    "(it must name the model's stop tokens).", reason="unknown eos_token_id")
+        out = [names[i] for i in ids]
+    eos = load_special_tokens(d).get("eos_token")
+    return list(dict.fromkeys(out + ([eos] if eos else [])))
+
 
 # %% ../nbs/02_chat_template.ipynb #e183c068
 class _GenerationTag(jinja2.ext.Extension):
@@ -253,3 +308,83 @@ class ChatTemplate:
     __call__ = render
     def __reduce__(self): return (ChatTemplate, (self.source, self.special_tokens, self.origin))
     def __repr__(self): return f"ChatTemplate({self.origin}, {len(self.source)} chars)"
+
+# %% ../nbs/02_chat_template.ipynb #83d2cacd
+REASONING_FIELDS = _REASONING_FIELDS  # the names a record may give reasoning under, in the order transformers reads them
+_PROBE_REASONING, _PROBE_ARG = "probe-reasoning-7f3a", "probe-value-7f3a"
+_PROBE_TOOLS = [{"type": "function", "function": {"name": "probe_tool", "description": "d",
+                 "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}}}]
+
+@dataclasses.dataclass(frozen=True)
+class TemplateForm:
+    """How one chat template wants a record, found once per template by rendering probes: the template's `name` (in a
+    named list), the `reasoning_field` it reads (None: it renders no reasoning field), the form of tool-call
+    arguments it renders (`tool_args`: 'dict', 'string' (a JSON string it concatenates), None: it writes no tool
+    calls), and the stop tokens it writes at the end of an assistant turn (`end_of_turn`, empty: it writes none)."""
+    name: str = "default"
+    reasoning_field: str | None = None
+    tool_args: str | None = None
+    end_of_turn: tuple = ()
+    def to_dict(self) -> dict: return dataclasses.asdict(self) | {"end_of_turn": list(self.end_of_turn)}
+
+def _probe(template, msgs, tools=None, agp=False, alias=False) -> str | None:
+    "A probe render: the text, or None where the template cannot render the probe."
+    try:
+        if alias: return template.render(msgs, tools, add_generation_prompt=agp)
+        return template._template.render(messages=msgs, tools=tools, add_generation_prompt=agp, **template._variables)
+    except Exception: return None
+
+def detect_form(template, stop_tokens=(), name: str = "default") -> TemplateForm:
+    "The `TemplateForm` of `template` (a `ChatTemplate`), given the model's stop tokens (`load_end_of_turn_tokens`)."
+    u, s = {"role": "user", "content": "Hi"}, {"role": "system", "content": "Be brief."}
+    def answer(**kw): return {"role": "assistant", "content": "Yes.", **kw}
+    # reasoning: which field name (given alone, as the record has it) reaches the rendered text, last turn or history
+    field = next((f for f in REASONING_FIELDS for conv in ([s, u, answer(**{f: _PROBE_REASONING})],
+                  [s, u, answer(**{f: _PROBE_REASONING}), u, answer()]) if _PROBE_REASONING in (_probe(template, conv) or "")), None)
+    # tool-call arguments: a dict where the template renders the dict, else the JSON string where it renders that
+    def loop(args):
+        call = {"id": "call_1", "type": "function", "function": {"name": "probe_tool", "arguments": args}}
+        return [s, u, {"role": "assistant", "content": "", "tool_calls": [call]},
+                {"role": "tool", "tool_call_id": "call_1", "name": "probe_tool", "content": "ok"}, answer()]
+    as_dict, as_string = (_probe(template, loop(a), _PROBE_TOOLS) for a in ({"q": _PROBE_ARG}, json.dumps({"q": _PROBE_ARG})))
+    args = "dict" if _PROBE_ARG in (as_dict or "") else "string" if _PROBE_ARG in (as_string or "") else None
+    # end of turn: the stop tokens the template writes inside an assistant turn's own rendering
+    eot = set()
+    convs = [([s, u, answer()], None), ([s, u, answer(**({field: "r"} if field else {}))], None)]
+    if args: convs.append((loop({"q": "v"} if args == "dict" else '{"q": "v"}')[:3], _PROBE_TOOLS))
+    for conv, tools in convs:  # the turn: what the full render has beyond the prompt (or beyond their common part)
+        prompt, full = _probe(template, conv[:-1], tools, True, True), _probe(template, conv, tools, alias=True)
+        if prompt is not None and full is not None:
+            eot |= {t for t in stop_tokens if t in full[len(os.path.commonprefix([prompt, full])):]}
+    return TemplateForm(name, field, args, tuple(t for t in stop_tokens if t in eot))
+
+
+# %% ../nbs/02_chat_template.ipynb #f6bbad08
+def _call_in_form(call, want_string: bool):
+    "`call` with its `arguments` as a JSON string (`want_string`) or a dict; the same object when it already is."
+    fn = call.get("function", call) if isinstance(call, Mapping) else None
+    args = fn.get("arguments") if isinstance(fn, Mapping) else None
+    if args is None or isinstance(args, str) == want_string: return call
+    try: args = json.dumps(args, ensure_ascii=False) if want_string else json.loads(args)
+    except (TypeError, ValueError): return call  # not JSON: the template gets it as it is (records reject such calls)
+    fn = {**fn, "arguments": args}
+    return {**call, "function": fn} if "function" in call else fn
+
+def adapt_messages(msgs: list, form: TemplateForm) -> list:
+    """Prepared messages in the template's `form`: tool-call arguments as a dict or as the JSON string (a record's own
+    string is kept byte for byte), and reasoning also under `reasoning` for a template that reads only that name
+    (`prepare` already fills `reasoning_content` and `thinking`). The same list when nothing changes."""
+    want_string, reads_reasoning, out = form.tool_args == "string", form.reasoning_field == "reasoning", None
+    for i, m in enumerate(msgs):
+        calls = m.get("tool_calls")
+        alias = reads_reasoning and "reasoning" not in m and "reasoning_content" in m
+        if not (calls and isinstance(calls, list)) and not alias: continue
+        new = {**m, "reasoning": m["reasoning_content"]} if alias else m
+        if calls and isinstance(calls, list):
+            fixed = [_call_in_form(c, want_string) for c in calls]
+            if any(c is not d for c, d in zip(calls, fixed)): new = {**new, "tool_calls": fixed}
+        if new is not m:
+            out = out or list(msgs)
+            out[i] = new
+    return msgs if out is None else out
+

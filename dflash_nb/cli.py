@@ -22,7 +22,8 @@ def _tokenize(a):
     st = tokenize_dataset(a.model_path or default_model_path(), a.completions, a.output_dir, max_seq_len=a.max_seq_len or None,
                           workers=a.workers, overwrite=a.overwrite, restart=a.restart, batch_size=a.batch_size,
                           shard_tokens=a.shard_tokens, encoder=a.encoder, renderer=a.renderer, s3_endpoint=a.s3_endpoint,
-                          download_workers=a.download_workers, progress=not a.quiet)
+                          download_workers=a.download_workers, progress=not a.quiet,
+                          skip_reasoning_not_rendered=a.skip_reasoning_not_rendered)
     skipped = sum(st['skipped'].values())
     print(f"{st['samples']:,} samples, {st['total_tokens']:,} tokens ({st['loss_token_fraction']:.1%} masked), "
           f"{skipped:,} skipped {st['skipped'] or ''}, {st['truncated']:,} truncated; "
@@ -81,6 +82,8 @@ def make_parser(command: str | None = None) -> argparse.ArgumentParser:
                    help="auto: tiktoken where it provably gives the tokenizer's ids, else HF tokenizers (default)")
     s.add_argument('--renderer', choices=('auto', 'jinja'), default='auto',
                    help="auto: native Python for the known Qwen3.6 templates, else Jinja (default)")
+    s.add_argument('--skip-reasoning-not-rendered', action='store_true',
+                   help="skip samples whose generated reasoning the chat template does not render (default: keep them, flagged)")
     s.add_argument('--s3-endpoint', help="S3-compatible endpoint URL (default: AWS_ENDPOINT_URL / the AWS configuration)")
     s.add_argument('--download-workers', type=int, default=32, help="parallel S3 downloads (default 32)")
     s.add_argument('--quiet', action='store_true', help="no progress bar")

@@ -19,11 +19,12 @@ from .tokenize import ChatTokenizer, tokenize_record
 
 # %% auto #0
 __all__ = ['DATASET_COLUMNS', 'CHECK_BITS', 'ORDERS', 'EXPLORE_FILTERS', 'EXPLORE_MODES', 'dataset_shards', 'stream_batches',
-           'with_dataset_columns', 'cached_tokenizer', 'special_ids', 'load_tokenizer', 'TemplateFacts', 'visible',
-           'TokenDisplay', 'TokenView', 'TokenViews', 'MaskDataset', 'DiffView', 'diff_views', 'compare_tokenizations',
-           'window_hashes', 'Thresholds', 'max_repeats', 'scan_batch', 'SampleTable', 'scan_dataset', 'Check',
-           'mask_checks', 'Gate', 'describe_loop', 'quality_gates', 'InspectReport', 'infer_facts', 'inspect_dataset',
-           'write_dataset', 'add_inspect_args', 'inspect_main', 'find_datasets', 'explore_select', 'mask_explorer']
+           'with_dataset_columns', 'cached_tokenizer', 'special_ids', 'load_tokenizer', 'TemplateFacts',
+           'template_summary', 'visible', 'TokenDisplay', 'TokenView', 'TokenViews', 'MaskDataset', 'DiffView',
+           'diff_views', 'compare_tokenizations', 'window_hashes', 'Thresholds', 'max_repeats', 'scan_batch',
+           'SampleTable', 'scan_dataset', 'Check', 'mask_checks', 'Gate', 'describe_loop', 'quality_gates',
+           'InspectReport', 'infer_facts', 'inspect_dataset', 'write_dataset', 'add_inspect_args', 'inspect_main',
+           'find_datasets', 'explore_select', 'mask_explorer']
 
 # %% ../nbs/05_masks.ipynb #51c19dd9
 def dataset_shards(path) -> list[Path]:
@@ -166,6 +167,24 @@ class TemplateFacts:
             firsts = [k for k, t in enumerate(e_masked[:-1]) if t in sp]
             if firsts and r_masked[:firsts[0] + 1] != e_masked[:firsts[0] + 1]: et = e_masked[:firsts[0] + 1]
         return cls(eot, gp, ts, et, special, 'template')
+
+# %% ../nbs/05_masks.ipynb #0c1c811b
+def template_summary(manifest: dict | None) -> str:
+    """How tokenize used the dataset's chat template(s), from its manifest: per template the end-of-turn token(s), the
+    tool-argument form and the reasoning field, the samples made with it, the model's stop tokens and the flagged counts."""
+    man = manifest or {}
+    tok = man.get('tokenizer') or {}
+    if not (forms := tok.get('chat_templates')):
+        return "not recorded (the manifest predates chat-template facts, or the dataset was not written by tokenize)"
+    used, parts = man.get('chat_templates_used') or {}, []
+    for name, f in forms.items():
+        n = f" ({used[name]:,} samples)" if name in used else ''
+        parts.append(f"{name}{n}: end of turn {' '.join(f.get('end_of_turn') or []) or 'none written (a turn ends where its rendering ends)'}, "
+                     f"tool arguments {f.get('tool_args') or 'not rendered'}, reasoning field {f.get('reasoning_field') or 'none rendered'}")
+    if stops := tok.get('stop_tokens'): parts.append(f"model stop tokens {' '.join(stops)}")
+    if flagged := man.get('flagged'): parts.append('flagged ' + ', '.join(f"{k} {v:,}" for k, v in flagged.items()))
+    return '; '.join(parts)
+
 
 # %% ../nbs/05_masks.ipynb #f7150a74
 _WS = {' ': '·', '\t': '→', '\r': '␍', '\n': '↵', '\u00a0': '⍽'}
@@ -1039,6 +1058,7 @@ class InspectReport:
     seconds: float
     summary: SampleTable = field(repr=False, default=None)
     dataset: MaskDataset = field(repr=False, default=None)
+    chat_template: str = ''  # how tokenize used the template(s), from the manifest (`template_summary`)
 
     @property
     def failed(self) -> bool: return any(c.status == 'fail' for c in self.checks) or any(g.status == 'fail' for g in self.gates)
@@ -1064,11 +1084,11 @@ class InspectReport:
         gates = _text_table(('gate', 'status', 'value', 'warn', 'fail', 'what'),
                             [(g.name, g.status.upper(), f(g.value), '> ' + _pct(g.warn), '> ' + _pct(g.fail), g.message + eg(g.examples[:3]))
                              for g in self.gates], [g.status for g in self.gates], color)
-        return '\n'.join([self.headline(), f"tokenizer: {self.tokenizer}", '', 'MASK CHECKS', *checks, '', 'QUALITY GATES', *gates]) + '\n'
+        return '\n'.join([self.headline(), f"tokenizer: {self.tokenizer}", *([f"chat template: {self.chat_template}"] if self.chat_template else []), '', 'MASK CHECKS', *checks, '', 'QUALITY GATES', *gates]) + '\n'
 
     def to_dict(self) -> dict:
         return dict(path=self.path, samples=self.samples, total_tokens=self.total_tokens, loss_tokens=self.loss_tokens,
-                    status=self.status, failed=self.failed, tokenizer=self.tokenizer, max_seq_len=self.max_seq_len,
+                    status=self.status, failed=self.failed, tokenizer=self.tokenizer, chat_template=self.chat_template, max_seq_len=self.max_seq_len,
                     seconds=round(self.seconds, 3), thresholds=asdict(self.thresholds), template=asdict(self.facts),
                     checks=[asdict(c) for c in self.checks], gates=[asdict(g) for g in self.gates])
 
@@ -1090,7 +1110,7 @@ class InspectReport:
         tstyle = 'border-collapse:collapse;font:13px system-ui,sans-serif;margin:6px 0 14px 0'
         hd = lambda *hs: '<tr style="border-bottom:2px solid #999">' + ''.join(f'<th style="text-align:left;padding:2px 8px">{h}</th>' for h in hs) + '</tr>'
         return (f'<div class="dfk-report"><div style="font:14px system-ui,sans-serif;margin:4px 0"><b>{e(self.headline())}</b><br>'
-                f'<small>{e(self.tokenizer)}</small></div>'
+                f'<small>{e(self.tokenizer)}</small>' + (f'<br><small>chat template: {e(self.chat_template)}</small>' if self.chat_template else '') + '</div>'
                 f'<table class="dfk-gates" style="{tstyle}">{hd("quality gate", "status", "value", "warn", "fail", "what", "examples")}{grow}</table>'
                 f'<table class="dfk-checks" style="{tstyle}">{hd("mask check", "status", "failures", "what", "examples")}{crow}</table></div>')
 
@@ -1132,7 +1152,7 @@ def inspect_dataset(path, model_path=None, thresholds=None, tokenizer: bool = Tr
     checks = mask_checks(t, facts, ds.display, ds.vocab_size, examples)
     gates = quality_gates(t, ds, facts, thr, examples)
     return InspectReport(ds.url, len(t), int(t.seq_len.sum(dtype=np.int64)), int(t.n_masked.sum(dtype=np.int64)), checks, gates, thr, facts,
-                         note, ds.max_seq_len, time.perf_counter() - t0, t, ds)
+                         note, ds.max_seq_len, time.perf_counter() - t0, t, ds, template_summary(ds.manifest))
 
 # %% ../nbs/05_masks.ipynb #14a3140a
 def write_dataset(out_dir, rows: list[dict], manifest: dict | None = None, schema=None) -> Path:

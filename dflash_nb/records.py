@@ -10,10 +10,11 @@ from pathlib import Path
 from typing import Iterator, Iterable
 
 # %% auto #0
-__all__ = ['SKIP_REASONS', 'ROLE_ALIASES', 'ROLES', 'INPUT_SUFFIXES', 'JSONL_SUFFIXES', 'MESSAGE_COLUMNS', 'NOT_RECORDS',
-           'BadRecord', 'Record', 'Skip', 'normalize_message', 'is_user_query', 'generated_turns', 'parse_record',
-           'input_suffix', 'is_saved_dataset', 'InputError', 'read_lines', 'name_not_read', 'Inputs', 'discover_inputs',
-           'list_completion_files', 'input_stat', 'ignored_summary', 'ignored_line', 'parse_line', 'read_records']
+__all__ = ['SKIP_REASONS', 'ROLE_ALIASES', 'ROLES', 'REASONING_FIELDS', 'INPUT_SUFFIXES', 'JSONL_SUFFIXES', 'MESSAGE_COLUMNS',
+           'NOT_RECORDS', 'BadRecord', 'Record', 'Skip', 'normalize_message', 'is_user_query', 'generated_turns',
+           'parse_record', 'input_suffix', 'is_saved_dataset', 'InputError', 'read_lines', 'name_not_read', 'Inputs',
+           'discover_inputs', 'list_completion_files', 'input_stat', 'ignored_summary', 'ignored_line', 'parse_line',
+           'read_records']
 
 # %% ../nbs/01_records.ipynb #affd64da
 SKIP_REASONS = {
@@ -25,7 +26,8 @@ SKIP_REASONS = {
     'bad_tool_call': "a tool call has no function name, or arguments that are not a JSON object",
     'no_user_query': "no real user message (tool results do not count)",
     'no_generated_turn': "no assistant turn after the last user message: nothing the target generated",
-    'template_error': "the chat template raised, or does not render the conversation incrementally",
+    'template_error': "the chat template raised, or render(messages[:j], add_generation_prompt=True) is not a prefix of the full render (the mask rule is undefined)",
+    'reasoning_not_rendered': "skipped on request (--skip-reasoning-not-rendered): the chat template does not render a generated turn's reasoning",
     'mask_mismatch': "the masked tokens do not decode to exactly the generated text (a bug: please report it)",
     'no_loss_after_truncation': "truncation to --max-seq-len removed every generated token",
     'duplicate_sample_id': "merge: a new sample whose sample_id the merged dataset already has",
@@ -76,17 +78,20 @@ def _norm_tool_call(tc, i: int) -> dict:
         raise BadRecord('bad_tool_call', f"tool call {i} has no function name")
     args = fn.get('arguments', {})
     if args is None or args == '': args = {}
-    if isinstance(args, str):
-        try: args = json.loads(args)
+    parsed = args
+    if isinstance(args, str):  # validated here, kept as the string: tokenize gives each template the form it renders
+        try: parsed = json.loads(args)
         except json.JSONDecodeError as e:
             raise BadRecord('bad_tool_call', f"tool call {i} ({fn['name']}): arguments are not valid JSON ({e.msg} at char {e.pos})") from None
-    if not isinstance(args, dict):
-        raise BadRecord('bad_tool_call', f"tool call {i} ({fn['name']}): arguments must be a JSON object, got {type(args).__name__}")
+    if not isinstance(parsed, dict):
+        raise BadRecord('bad_tool_call', f"tool call {i} ({fn['name']}): arguments must be a JSON object, got {type(parsed).__name__}")
     out = {'type': 'function', 'function': {'name': fn['name'], 'arguments': args}}
     if 'id' in tc: out['id'] = tc['id']
     return out
 
 # %% ../nbs/01_records.ipynb #fb85310b
+REASONING_FIELDS = ('reasoning_content', 'thinking', 'reasoning')  # the names servers emit reasoning under, in transformers' order
+
 def _content_ok(c) -> bool:
     return c is None or isinstance(c, str) or (isinstance(c, list) and all(isinstance(p, (dict, str)) for p in c))
 
@@ -101,9 +106,9 @@ def normalize_message(m, i: int) -> dict:
     if not _content_ok(content): raise BadRecord('bad_message', f"message {i} ({role}) has content of type {type(content).__name__}")
     out = {'role': role, 'content': content if content is not None else ''}
     if role == 'assistant':
-        reasoning = m.get('reasoning_content', m.get('reasoning'))
+        reasoning = next((m[k] for k in REASONING_FIELDS if m.get(k) is not None), None)
         if reasoning is not None:
-            if not isinstance(reasoning, str): raise BadRecord('bad_message', f"message {i} has non-string reasoning_content")
+            if not isinstance(reasoning, str): raise BadRecord('bad_message', f"message {i} has non-string reasoning (reasoning_content/reasoning/thinking)")
             out['reasoning_content'] = reasoning
         tcs = m.get('tool_calls')
         if tcs:

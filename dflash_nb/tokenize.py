@@ -4,7 +4,7 @@
 
 # %% ../nbs/04_tokenize.ipynb #241e7489
 from __future__ import annotations
-import hashlib, json, multiprocessing, os, shutil, sys, time
+import hashlib, json, multiprocessing, os, shutil, sys, time, warnings
 from collections import Counter, deque
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -15,14 +15,16 @@ import pyarrow as pa
 
 from .records import BadRecord, JSONL_SUFFIXES, Record, Skip, generated_turns, list_completion_files, parse_line, read_lines
 from .records import discover_inputs, ignored_line, ignored_summary, input_stat, name_not_read
-from .chat_template import ChatTemplate, ChatTemplateError
+from .chat_template import (ChatTemplate, ChatTemplateError, TemplateForm, adapt_messages, detect_form,
+    load_chat_templates, load_end_of_turn_tokens, select_template_name)
 from .qwen import QWEN36_TEMPLATE_SHA256, render_qwen36
 
 # %% auto #0
 __all__ = ['PROBE_TEXT', 'FEATURES', 'SCHEMA', 'TiktokenEncoder', 'sha256_file', 'TokenizeError', 'cache_dir', 'ChatTokenizer',
-           'render_segments', 'Sample', 'verify_sample', 'tokenize_record', 'content_hash', 'Batch', 'tokenize_lines',
-           'worker_pool', 'batch_to_arrow', 'Chunk', 'committed_chunks', 'chunk_stats', 'write_dataset_metadata',
-           'finish_chunks', 'is_s3', 'tokenize_dataset']
+           'Turns', 'render_turns', 'render_segments', 'Sample', 'generated_text', 'verify_sample',
+           'reasoning_not_rendered', 'tokenize_record', 'content_hash', 'Batch', 'tokenize_lines', 'worker_pool',
+           'batch_to_arrow', 'Chunk', 'committed_chunks', 'chunk_stats', 'write_dataset_metadata', 'finish_chunks',
+           'is_s3', 'tokenize_dataset']
 
 # %% ../nbs/04_tokenize.ipynb #4c583fe9
 import functools, itertools, pickle, re, unicodedata
@@ -154,8 +156,18 @@ class ChatTokenizer:
         if encoder not in ('auto', 'tiktoken', 'tokenizers'): raise ValueError(f"encoder must be auto, tiktoken or tokenizers, not {encoder!r}")
         self.template = ChatTemplate.from_model_dir(self.model_path)  # with bos_token/eos_token/... as variables
         self.template_source = self.template.source
+        sources = load_chat_templates(self.model_path)  # named templates (`default`, `tool_use`, ...) or just `default`
+        self.templates = {n: self.template if n == 'default' else ChatTemplate(s, self.template.special_tokens, f"{self.model_path} [{n}]")
+                          for n, s in sources.items()}
+        self.stop_tokens = tuple(load_end_of_turn_tokens(self.model_path))  # the model's own stop tokens
+        if not self.stop_tokens:
+            warnings.warn(f"{self.model_path}: no stop tokens (no generation_config.json eos_token_id, no eos_token in "
+                          "tokenizer_config.json): every generated turn ends where its own rendering ends. Add the model's "
+                          "generation_config.json if its turns end with a stop token")
+        self._forms = {}  # template source -> TemplateForm, found once per template
         self.tokenizer_sha256 = sha256_file(tj)
-        self.template_sha256 = hashlib.sha256(self.template_source.encode()).hexdigest()
+        self.template_sha256 = hashlib.sha256((self.template_source if len(sources) == 1 else
+                                               json.dumps(sources, sort_keys=True)).encode()).hexdigest()
         self.fingerprint = hashlib.sha256(f"{self.tokenizer_sha256}:{self.template_sha256}".encode()).hexdigest()[:16]
         info = self._derived(encoder != 'tokenizers')
         self.special_tokens = tuple(info['special_tokens'])  # a tuple: `str.endswith` takes it as it is
@@ -203,8 +215,21 @@ class ChatTokenizer:
 
     def _encode_hf(self, text: str) -> list[int]: return self.tokenizer.encode(text, add_special_tokens=False).ids
 
-    def render(self, msgs: list, tools=None, add_generation_prompt: bool = False) -> str:
-        "Render prepared messages: natively where that is provably the template's text, else with Jinja."
+    def template_for(self, record) -> tuple[ChatTemplate, TemplateForm]:
+        "The template transformers would use for `record` (`tool_use` when it has tools and there is one) and its form."
+        name = select_template_name(self.templates, bool(record.tools)) if len(self.templates) > 1 else 'default'
+        tpl = self.template if name == 'default' else self.templates[name]
+        if (form := self._forms.get(tpl.source)) is None: form = self._forms[tpl.source] = detect_form(tpl, self.stop_tokens, name)
+        return tpl, form
+
+    def forms(self) -> dict[str, TemplateForm]:
+        "Every template's form, by name (what the manifest records)."
+        return {n: self.template_for(Record('probe', [], tools=[{}] if n == 'tool_use' else None))[1] for n in self.templates
+                if n in ('default', 'tool_use')}
+
+    def render(self, msgs: list, tools=None, add_generation_prompt: bool = False, template: ChatTemplate | None = None) -> str:
+        "Render prepared messages: natively where that is provably the template's text, else with Jinja (`template`: a named one)."
+        if template is not None and template is not self.template: return template.render_prepared(msgs, tools, add_generation_prompt)
         if self.fast_render is not None and (text := self.fast_render(msgs, tools, add_generation_prompt)) is not None:
             self._renders += 1
             if self._renders <= 64 or self._renders % 256 == 0:  # spot-check the native renderer against the template
@@ -245,53 +270,105 @@ class ChatTokenizer:
         "What the manifest records about this tokenizer."
         return dict(model_path=str(self.model_path), fingerprint=self.fingerprint, tokenizer_sha256=self.tokenizer_sha256,
                     chat_template_sha256=self.template_sha256, vocab_size=self.vocab_size, encoder=self.encoder,
-                    encoder_reason=self.encoder_reason, renderer=self.renderer)
+                    encoder_reason=self.encoder_reason, renderer=self.renderer, stop_tokens=list(self.stop_tokens),
+                    template_selection="tool_use for records with tools where the directory names one, else default",
+                    chat_templates={n: f.to_dict() for n, f in self.forms().items()})
 
 # %% ../nbs/04_tokenize.ipynb #f111cdf2
-def _turn_end(turn_text: str, special_tokens: tuple[str, ...]) -> int:
-    "Offset just after the last special token in `turn_text` (or its end when there is none)."
-    body = turn_text.rstrip()
-    if body.endswith(special_tokens): return len(body)  # the usual case: `...<|im_end|>` then a newline
-    ends = [i + len(s) for s in special_tokens if (i := turn_text.rfind(s)) >= 0]
-    return max(ends) if ends else len(turn_text)
+def _first_end(text: str, tokens) -> int | None:
+    "Offset just after the first of `tokens` in `text` (the longest where two start at the same place), else None."
+    if len(tokens) == 1: return None if (i := text.find(tokens[0])) < 0 else i + len(tokens[0])  # the usual case
+    best = None
+    for t in tokens:
+        if (i := text.find(t)) >= 0 and (best is None or i < best[0] or (i == best[0] and len(t) > best[1])): best = (i, len(t))
+    return None if best is None else best[0] + best[1]
+
+@dataclass
+class Turns:
+    "A record as the template rendered it: `segments` alternate prompt and generated text; per generated turn, `turns`."
+    segments: list  # (text, generated)
+    turns: list  # the turn's rendered text from the prompt's end to the end of its own rendering
+    reasoning: list  # the turn's reasoning ('' when none)
+    template: str = 'default'
+
+def render_turns(ct: ChatTokenizer, record: Record) -> Turns:
+    """The rule of DESIGN.md: generated turn j runs from the end of `render(messages[:j], add_generation_prompt=True)`
+    to the end of its end-of-turn token (the first the template writes after the prompt's end), else to where
+    `render(messages[:j+1])` ends. Undefined, so a `template_error`, only where that prompt is not a prefix of the full render."""
+    try:
+        tpl, form = ct.template_for(record)
+        msgs, tools = tpl.prepare(record.messages, record.tools, copy=False)  # records are plain JSON already
+        msgs = adapt_messages(msgs, form)
+        render = lambda m, agp=False: ct.render(m, tools, agp, template=tpl)
+        full = render(msgs)
+        gen = generated_turns(record.messages)
+        prompts = [render(msgs[:j], True) for j in gen]
+        segs, turns, reasoning, pos = [], [], [], 0
+        for k, j in enumerate(gen):
+            p = len(prompts[k])
+            if not full.startswith(prompts[k]):
+                raise BadRecord('template_error', f"message {j}: render(messages[:{j}], add_generation_prompt=True) is not a prefix "
+                                "of the full render, so the mask rule is undefined for this record")
+            if p < pos:
+                raise BadRecord('template_error', f"message {j}: render(messages[:{j}], add_generation_prompt=True) ends inside "
+                                "the previous generated turn, so the mask rule is undefined for this record")
+            upto = full if j == len(msgs) - 1 else render(msgs[:j + 1])
+            own = len(upto) >= p and full.startswith(upto)
+            limit = len(upto) if own else max(p, len(prompts[k + 1]) if k + 1 < len(gen) else len(full))
+            turn = full[p:limit]
+            end = _first_end(turn, form.end_of_turn)
+            if end is None:
+                if not own:
+                    raise BadRecord('template_error', f"message {j}: the template writes no end-of-turn token for it and "
+                                    f"render(messages[:{j + 1}]) is not a prefix of the full render, so the turn has no end")
+                end = len(turn)
+            segs += [(full[pos:p], False), (turn[:end], True)]
+            turns.append(turn); reasoning.append(record.messages[j].get('reasoning_content') or '')
+            pos = p + end
+    except ChatTemplateError as e: raise BadRecord('template_error', str(e)) from None
+    segs.append((full[pos:], False))
+    return Turns([s for s in segs if s[0] or s[1]], turns, reasoning, form.name)
 
 def render_segments(ct: ChatTokenizer, record: Record) -> list[tuple[str, bool]]:
     "The rendered conversation as `(text, generated)` segments, alternating prompt and generated text."
-    try:
-        msgs, tools = ct.template.prepare(record.messages, record.tools, copy=False)  # records are plain JSON already
-        render = ct.render
-        full = render(msgs, tools)
-        segs, pos = [], 0
-        for j in generated_turns(record.messages):
-            prompt = render(msgs[:j], tools, add_generation_prompt=True)
-            upto = full if j == len(msgs) - 1 else render(msgs[:j + 1], tools)
-            if not (full.startswith(prompt) and full.startswith(upto) and len(prompt) >= pos):
-                raise BadRecord('template_error', f"the chat template does not render incrementally at message {j}: "
-                                "render(messages[:j], add_generation_prompt=True) is not a prefix of the whole conversation")
-            end = len(prompt) + _turn_end(upto[len(prompt):], ct.special_tokens)
-            segs += [(full[pos:len(prompt)], False), (full[len(prompt):end], True)]
-            pos = end
-    except ChatTemplateError as e: raise BadRecord('template_error', str(e)) from None
-    segs.append((full[pos:], False))
-    return [s for s in segs if s[0]]
+    return [s for s in render_turns(ct, record).segments if s[0]]
+
 
 # %% ../nbs/04_tokenize.ipynb #77636111
 @dataclass
 class Sample:
-    "One tokenized training sample."
+    "One tokenized training sample; `flags`: what was noticed but kept (e.g. `reasoning_not_rendered`)."
     sample_id: str
     source: str
     input_ids: np.ndarray
     loss_mask: np.ndarray
     truncated: bool = False
+    flags: tuple = ()
+    template: str = 'default'
 
 def _masked_runs(mask: np.ndarray) -> list[tuple[int, int]]:
     "`(start, end)` of each run of True in `mask`."
     d = np.diff(np.concatenate([[0], mask.view(np.int8), [0]]))
     return list(zip(np.flatnonzero(d == 1).tolist(), np.flatnonzero(d == -1).tolist()))
 
-def verify_sample(ct: ChatTokenizer, segs, ids: np.ndarray, mask: np.ndarray, normalized: list | None = None) -> str | None:
-    "None when the mask is exact, else what is wrong. `normalized`: the segments' texts as normalised, where known."
+def generated_text(turn_text: str, stop_tokens) -> str:
+    """What the model generates for a turn the template rendered as `turn_text` (from the prompt's end): everything up
+    to and including the first of the model's stop tokens, where generation stops; all of it where there is none."""
+    end = _first_end(turn_text, stop_tokens)
+    return turn_text if end is None else turn_text[:end]
+
+def verify_sample(ct: ChatTokenizer, segs, ids: np.ndarray, mask: np.ndarray, normalized: list | None = None,
+                  turns: Turns | None = None) -> str | None:
+    """None when the mask is exact, else what is wrong. `normalized`: the segments' texts as normalised, where known.
+    With `turns`, each generated segment must also be what the model generates for that turn (`generated_text` with the
+    model's own stop tokens): a check that does not rely on how `render_turns` chose the end of the turn."""
+    if turns is not None:
+        got, want = [t for t, g in segs if g], [w for w in (generated_text(t, ct.stop_tokens) for t in turns.turns) if w]
+        if got != want:
+            k = next((k for k, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))
+            a, b = (got[k] if k < len(got) else ''), (want[k] if k < len(want) else '')
+            return (f"generated turn {k} is masked as ...{a[-80:]!r} but the model generates ...{b[-80:]!r} "
+                    f"(the template's turn text up to its first stop token {list(ct.stop_tokens)})")
     want, prev_gen = [], False
     for (text, gen), norm in zip(segs, normalized or [None] * len(segs)):
         if gen and prev_gen: want[-1] = (want[-1][0] + text, None if want[-1][1] is None or norm is None else want[-1][1] + norm)
@@ -304,19 +381,31 @@ def verify_sample(ct: ChatTokenizer, segs, ids: np.ndarray, mask: np.ndarray, no
             return f"masked run {k} decodes to {ct.decode(ids[a:b])[:80]!r}... but the template rendered {text[:80]!r}..."
     return None
 
-def tokenize_record(ct: ChatTokenizer, record: Record, max_seq_len: int | None = 8192) -> Sample:
+def reasoning_not_rendered(turns: Turns) -> list[int]:
+    "Generated turns (0-based among them) whose reasoning the template does not write into the turn's text."
+    return [k for k, (r, t) in enumerate(zip(turns.reasoning, turns.turns)) if (s := r.strip()) and s not in t]
+
+def tokenize_record(ct: ChatTokenizer, record: Record, max_seq_len: int | None = 8192, skip_reasoning_not_rendered: bool = False) -> Sample:
     "Record -> verified, truncated `Sample`; raises `BadRecord` for anything that cannot become one."
-    segs = render_segments(ct, record)
+    turns = render_turns(ct, record)
+    segs = turns.segments
     try: enc, normalized = ct.encode_segments([t for t, _ in segs])
     except (ValueError, UnicodeError) as e: raise BadRecord('bad_message', f"text the tokenizer cannot encode ({e})") from None
     ids = np.concatenate(enc).view(np.int32)  # ids < 2**31: the uint32 buffer read as int32, no copy
     mask = np.repeat(np.array([g for _, g in segs], dtype=bool), [len(e) for e in enc])
-    if (err := verify_sample(ct, segs, ids, mask, normalized)) is not None: raise BadRecord('mask_mismatch', err)
+    if (err := verify_sample(ct, segs, ids, mask, normalized, turns)) is not None: raise BadRecord('mask_mismatch', err)
+    flags = ()
+    if unrendered := reasoning_not_rendered(turns):
+        why = (f"the chat template ({turns.template}) does not render the reasoning of generated turn(s) {unrendered}: "
+               "the mask would teach text the model never produced that way")
+        if skip_reasoning_not_rendered: raise BadRecord('reasoning_not_rendered', why)
+        flags = (('reasoning_not_rendered', why),)
     truncated = max_seq_len is not None and len(ids) > max_seq_len
     if truncated:
         ids, mask = ids[:max_seq_len], mask[:max_seq_len]
         if not mask.any(): raise BadRecord('no_loss_after_truncation', f"all generated tokens lie beyond --max-seq-len {max_seq_len}")
-    return Sample(record.sample_id, record.source, ids, mask, truncated)
+    return Sample(record.sample_id, record.source, ids, mask, truncated, flags, turns.template)
+
 
 # %% ../nbs/04_tokenize.ipynb #60c63e11
 def content_hash(input_ids: np.ndarray, loss_mask: np.ndarray) -> int:
@@ -337,20 +426,24 @@ class Batch:
     skips: list = field(default_factory=list)
     records: int = 0
     hashes: np.ndarray | None = None
+    flags: list = field(default_factory=list)  # kept samples flagged (e.g. reasoning_not_rendered), as skips are listed
+    templates: Counter = field(default_factory=Counter)  # samples per chat template name
 
-def tokenize_lines(ct: ChatTokenizer, lines, max_seq_len: int | None = 8192) -> Batch:
+def tokenize_lines(ct: ChatTokenizer, lines, max_seq_len: int | None = 8192, skip_reasoning_not_rendered: bool = False) -> Batch:
     "Raw `(file, line, bytes)` JSONL lines -> `Batch`."
-    samples, skips = [], []
+    samples, skips, flags = [], [], []
     for name, n, raw in lines:
         rec = parse_line(raw, name, n)
         if isinstance(rec, Skip): skips.append(rec.to_dict()); continue
-        try: samples.append(tokenize_record(ct, rec, max_seq_len))
-        except BadRecord as e: skips.append(Skip(name, n, rec.sample_id, e.reason, e.detail).to_dict())
+        try: samples.append(s := tokenize_record(ct, rec, max_seq_len, skip_reasoning_not_rendered))
+        except BadRecord as e: skips.append(Skip(name, n, rec.sample_id, e.reason, e.detail).to_dict()); continue
+        flags += [Skip(name, n, rec.sample_id, reason, detail).to_dict() for reason, detail in s.flags]
     lens = np.array([len(s.input_ids) for s in samples], dtype=np.int64)
     cat = lambda xs, dt: np.concatenate(xs) if xs else np.zeros(0, dt)
     return Batch(cat([s.input_ids for s in samples], np.int32), cat([s.loss_mask for s in samples], bool), lens,
                  [s.sample_id for s in samples], [s.source for s in samples], sum(s.truncated for s in samples), skips, len(lines),
-                 np.array([content_hash(s.input_ids, s.loss_mask) for s in samples], dtype=np.uint64))
+                 np.array([content_hash(s.input_ids, s.loss_mask) for s in samples], dtype=np.uint64), flags,
+                 Counter(s.template for s in samples))
 
 _worker_ct = None
 def _init_worker(model_path, encoder='auto', renderer='auto'):
@@ -359,8 +452,8 @@ def _init_worker(model_path, encoder='auto', renderer='auto'):
     _worker_ct = ChatTokenizer(model_path, encoder, renderer)
 
 def _work(args):
-    lines, max_seq_len = args
-    return tokenize_lines(_worker_ct, lines, max_seq_len)
+    lines, max_seq_len, *opt = args
+    return tokenize_lines(_worker_ct, lines, max_seq_len, *opt)
 
 def worker_pool(workers: int, ct: ChatTokenizer) -> ProcessPoolExecutor:
     "Worker processes holding `ct`: forked from this one where possible (no second load), else each loads it."
@@ -401,6 +494,7 @@ class Chunk:
         self.arrow = f"data-{index:05d}.arrow"
         self._w, self.tokens, self.records, self.truncated = None, 0, 0, 0
         self.lens, self.loss, self.hashes, self.skips, self.sources = [], [], [], [], Counter()
+        self.flags, self.templates = [], Counter()
     def add(self, b: Batch):
         if len(b.seq_len):
             self.hashes.append(b.hashes)
@@ -409,7 +503,7 @@ class Chunk:
             self.lens.append(b.seq_len)
             self.loss.append(np.add.reduceat(b.loss_mask, np.concatenate([[0], np.cumsum(b.seq_len)[:-1]])).astype(np.int64))
         self.tokens += len(b.input_ids); self.records += b.records; self.truncated += b.truncated
-        self.skips += b.skips; self.sources.update(b.sources)
+        self.skips += b.skips; self.sources.update(b.sources); self.flags += b.flags; self.templates.update(b.templates)
     def commit(self, end: tuple[int, int]) -> dict:
         "Close the shard and write the chunk's commit record; `end` = (file index, line) after which it ends."
         if self._w is not None: self._w.close()
@@ -419,7 +513,7 @@ class Chunk:
             for s in self.skips: f.write(json.dumps(s, ensure_ascii=False) + '\n')
         meta = dict(index=self.index, arrow=self.arrow if self._w is not None else None, end=list(end), records=self.records,
                     truncated=self.truncated, skipped=dict(Counter(s['reason'] for s in self.skips)), sources=dict(self.sources),
-                    seconds=time.perf_counter() - self.t0)
+                    seconds=time.perf_counter() - self.t0, flags=self.flags, templates=dict(self.templates))
         part = self.tmp/f"chunk-{self.index:05d}.json.part"
         part.write_text(json.dumps(meta)); os.replace(part, self.tmp/f"chunk-{self.index:05d}.json")
         return meta
@@ -531,7 +625,7 @@ def _prepare_tmp(tmp: Path, run_key: dict, restart: bool) -> list[dict]:
 def tokenize_dataset(model_path, completions, output_dir, max_seq_len: int | None = 8192, workers: int = 1,
                      batch_size: int = 64, shard_tokens: int = 100_000_000, overwrite: bool = False,
                      restart: bool = False, encoder: str = 'auto', renderer: str = 'auto', s3_endpoint: str | None = None,
-                     download_workers: int = 32, progress: bool = True) -> dict:
+                     download_workers: int = 32, progress: bool = True, skip_reasoning_not_rendered: bool = False) -> dict:
     "Tokenize every completion under `completions` (file, folder or s3://) into the dataset `output_dir`; returns stats."
     if is_s3(output_dir): return _tokenize_to_s3(**{k: v for k, v in locals().items()})
     from tqdm import tqdm
@@ -542,6 +636,7 @@ def tokenize_dataset(model_path, completions, output_dir, max_seq_len: int | Non
     files, open_files, ignored = _sources(completions, s3_endpoint, download_workers, progress)
     run_key = dict(format_version=1, tokenizer=ct.fingerprint, inputs=files, max_seq_len=max_seq_len,
                    batch_size=batch_size, shard_tokens=shard_tokens)
+    if skip_reasoning_not_rendered: run_key['skip_reasoning_not_rendered'] = True  # absent when off: old partial runs still resume
     tmp = out.with_name(out.name + '.partial')
     metas = _prepare_tmp(tmp, run_key, restart)
     start = tuple(metas[-1]['end']) if metas else (0, 0)
@@ -555,12 +650,12 @@ def tokenize_dataset(model_path, completions, output_dir, max_seq_len: int | Non
     nbytes = lambda lines: sum(len(l[2]) for l in lines)
     batches = _batches(open_files(), batch_size, start)
     if workers <= 1:
-        for lines, end in batches: consume(tokenize_lines(ct, lines, max_seq_len), end, nbytes(lines))
+        for lines, end in batches: consume(tokenize_lines(ct, lines, max_seq_len, skip_reasoning_not_rendered), end, nbytes(lines))
     else:
         with worker_pool(workers, ct) as pool:
             inflight = deque()
             for lines, end in batches:
-                inflight.append((pool.submit(_work, (lines, max_seq_len)), end, nbytes(lines)))
+                inflight.append((pool.submit(_work, (lines, max_seq_len, skip_reasoning_not_rendered)), end, nbytes(lines)))
                 if len(inflight) >= 2 * workers: fut, e, nb = inflight.popleft(); consume(fut.result(), e, nb)
             while inflight: fut, e, nb = inflight.popleft(); consume(fut.result(), e, nb)
     if chunk.records or not metas: metas.append(chunk.commit((len(files), 0)))
@@ -569,14 +664,23 @@ def tokenize_dataset(model_path, completions, output_dir, max_seq_len: int | Non
     result['ignored'] = ignored_summary(ignored)
     shards = finish_chunks(tmp, metas)
     (tmp/'stats.json').write_text(json.dumps(result, indent=2))
+    if flags := [f for m in metas for f in m.get('flags', [])]:  # kept but flagged samples, listed like skipped.jsonl
+        (tmp/'flagged.jsonl').write_text(''.join(json.dumps(f, ensure_ascii=False) + '\n' for f in flags), encoding='utf-8')
+    used = sum((Counter(m.get('templates', {})) for m in metas), Counter())
+    flagged = dict(sorted(Counter(f['reason'] for f in flags).items()))
     manifest = dict(format='dflash_nb.dataset', format_version=1, created_utc=time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
                     tokenizer=ct.describe(), inputs=dict(completions=str(completions), files=files),
-                    params=dict(max_seq_len=max_seq_len, batch_size=batch_size, shard_tokens=shard_tokens), shards=shards,
+                    params=dict(max_seq_len=max_seq_len, batch_size=batch_size, shard_tokens=shard_tokens,
+                                skip_reasoning_not_rendered=skip_reasoning_not_rendered), shards=shards,
+                    chat_templates_used=dict(sorted(used.items())), flagged=flagged,
                     counts={k: result[k] for k in ('samples', 'total_tokens', 'loss_tokens', 'records_read')})
     (tmp/'manifest.json').write_text(json.dumps(manifest, indent=2))
     (tmp/'run.json').unlink()
     if out.exists(): shutil.rmtree(out)
     os.replace(tmp, out)
+    if flags:
+        print(f"tokenize: {len(flags)} sample(s) kept but flagged {flagged}: listed in {out/'flagged.jsonl'} "
+              "(--skip-reasoning-not-rendered skips them instead)", file=sys.stderr)
     if n := result['skipped'].get('mask_mismatch'):
         raise TokenizeError(f"{n} sample(s) failed the mask check (mask_mismatch) and were NOT written: see {out/'skipped.jsonl'}. "
                             "This is a bug in the tokenizer/template handling; please report it with those records.")

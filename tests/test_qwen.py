@@ -348,10 +348,12 @@ def test_template_renders_like_the_official_one(official, add_generation_prompt)
 def test_template_renders_the_sample_records_like_the_official_one(official):
     "The conversations the tokenize stage actually renders: each sample record and its generation prefixes."
     from dflash_nb.records import Record, generated_turns, read_records
+    from dflash_nb.chat_template import TemplateForm, adapt_messages
     if not SAMPLES.is_dir(): pytest.skip(f"{SAMPLES} missing")
     n = 0
     for rec in read_records(SAMPLES):
         if not isinstance(rec, Record): continue
+        rec.messages = adapt_messages(rec.messages, TemplateForm(tool_args='dict'))  # records keep string arguments; tokenize parses them for Qwen
         calls = [(rec.messages, {})] + [(rec.messages[:j], dict(add_generation_prompt=True)) for j in generated_turns(rec.messages)]
         for msgs, kw in calls:
             assert _render(OURS, msgs, rec.tools, **kw) == _render(official, msgs, rec.tools, **kw), rec.sample_id
