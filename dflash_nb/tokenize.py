@@ -18,10 +18,11 @@ from .chat_template import ChatTemplate, ChatTemplateError
 from .qwen import QWEN36_TEMPLATE_SHA256, render_qwen36
 
 # %% auto #0
-__all__ = ['PROBE_TEXT', 'FEATURES', 'SCHEMA', 'TiktokenEncoder', 'sha256_file', 'TokenizeError', 'cache_dir', 'ChatTokenizer',
-           'render_segments', 'Sample', 'verify_sample', 'tokenize_record', 'content_hash', 'Batch', 'tokenize_lines',
-           'worker_pool', 'batch_to_arrow', 'Chunk', 'committed_chunks', 'chunk_stats', 'write_dataset_metadata',
-           'finish_chunks', 'is_s3', 'tokenize_dataset']
+__all__ = ['PROBE_TEXT', 'FEATURES', 'SCHEMA', 'FINISH', 'TiktokenEncoder', 'sha256_file', 'TokenizeError', 'cache_dir',
+           'ChatTokenizer', 'render_segments', 'Sample', 'verify_sample', 'tokenize_record', 'content_hash', 'Batch',
+           'tokenize_lines', 'worker_pool', 'batch_to_arrow', 'Chunk', 'committed_chunks', 'chunk_stats',
+           'write_dataset_metadata', 'finish_plan', 'finish_chunks', 'OutputLocked', 'output_lock', 'replace_dir',
+           'clean_asides', 'is_s3', 'tokenize_dataset']
 
 # %% ../nbs/04_tokenize.ipynb #4c583fe9
 import functools, itertools, pickle, re, unicodedata
@@ -447,30 +448,121 @@ def chunk_stats(tmp, metas: list[dict]) -> dict:
                 seconds=round(secs, 3), tokens_per_second=round(total / secs, 1) if secs > 0 else 0.0)
 
 # %% ../nbs/04_tokenize.ipynb #6bfe2cec
+FINISH = 'finish.json'
+
+def _atomic_write(path, data: bytes | str):
+    "Write `path` as `path.part`, then rename: a reader (or a rerun) sees the old file or the whole new one."
+    path = Path(path); part = path.with_name(path.name + '.part')
+    with open(part, 'wb') as f: f.write(data.encode() if isinstance(data, str) else data)
+    os.replace(part, path)
+
 def write_dataset_metadata(out_dir, shard_names: list[str]):
     "`state.json` and `dataset_info.json` as `datasets.save_to_disk` writes them."
     out_dir = Path(out_dir)
     fp = hashlib.sha256(''.join(shard_names).encode()).hexdigest()[:16]
-    (out_dir/'state.json').write_text(json.dumps({'_data_files': [{'filename': f} for f in shard_names], '_fingerprint': fp,
+    _atomic_write(out_dir/'state.json', json.dumps({'_data_files': [{'filename': f} for f in shard_names], '_fingerprint': fp,
         '_format_columns': None, '_format_kwargs': {}, '_format_type': None, '_output_all_columns': False, '_split': None}, indent=2))
-    (out_dir/'dataset_info.json').write_text(json.dumps({'citation': '', 'description': '', 'features': FEATURES,
+    _atomic_write(out_dir/'dataset_info.json', json.dumps({'citation': '', 'description': '', 'features': FEATURES,
                                                           'homepage': '', 'license': ''}, indent=2))
 
-def finish_chunks(tmp, metas: list[dict]) -> list[str]:
-    "Turn a folder of committed chunks into the dataset layout; returns the shard names."
+def finish_plan(tmp) -> dict | None:
+    "The journaled plan of a finish step that started (`finish.json`), else None."
+    f = Path(tmp)/FINISH
+    return json.loads(f.read_text()) if f.is_file() else None
+
+def finish_chunks(tmp, metas: list[dict], stats: dict | None = None) -> list[str]:
+    """Turn a folder of committed chunks into the dataset layout; returns the shard names. Safe to rerun after a
+    kill at any point: the plan is journaled in `finish.json` first, and each step is done or redone."""
     tmp = Path(tmp)
-    arrows = [m['arrow'] for m in metas if m['arrow']]
-    if not arrows:  # an empty dataset is still a valid dataset
-        arrows = ['data-00000.arrow']; pa.ipc.new_stream(str(tmp/arrows[0]), SCHEMA).close()
-    names = [f"data-{i:05d}-of-{len(arrows):05d}.arrow" for i in range(len(arrows))]
-    for a, n in zip(arrows, names): os.replace(tmp/a, tmp/n)
-    with open(tmp/'skipped.jsonl', 'w', encoding='utf-8') as out:
-        for m in metas: out.write((tmp/f"chunk-{m['index']:05d}.skipped.jsonl").read_text(encoding='utf-8'))
-    hashes = [np.load(tmp/f"chunk-{m['index']:05d}.npz")['content_hash'] for m in metas]
-    np.save(tmp/'content_hashes.npy', np.concatenate(hashes) if hashes else np.zeros(0, np.uint64))
-    for f in tmp.glob('chunk-*'): f.unlink()
+    plan = finish_plan(tmp)
+    if plan is None:
+        arrows = [m['arrow'] for m in metas if m['arrow']]
+        if not arrows:  # an empty dataset is still a valid dataset
+            arrows = ['data-00000.arrow']; pa.ipc.new_stream(str(tmp/arrows[0]), SCHEMA).close()
+        names = [f"data-{i:05d}-of-{len(arrows):05d}.arrow" for i in range(len(arrows))]
+        plan = dict(renames=list(zip(arrows, names)), metas=metas, stats=stats)
+        _atomic_write(tmp/FINISH, json.dumps(plan))
+    metas, names = plan['metas'], [n for _, n in plan['renames']]
+    for a, n in plan['renames']:
+        if (tmp/a).exists(): os.replace(tmp/a, tmp/n)
+        elif not (tmp/n).exists():
+            raise TokenizeError(f"{tmp}: shard {a} (to become {n}) is missing, so this run cannot be finished; "
+                                "rerun with --restart to tokenize again")
+    if not (tmp/'skipped.jsonl').exists():
+        _atomic_write(tmp/'skipped.jsonl', b''.join((tmp/f"chunk-{m['index']:05d}.skipped.jsonl").read_bytes() for m in metas))
+    if not (tmp/'content_hashes.npy').exists():
+        hashes = [np.load(tmp/f"chunk-{m['index']:05d}.npz")['content_hash'] for m in metas]
+        with open(tmp/'content_hashes.npy.part', 'wb') as f: np.save(f, np.concatenate(hashes) if hashes else np.zeros(0, np.uint64))
+        os.replace(tmp/'content_hashes.npy.part', tmp/'content_hashes.npy')
+    if plan['stats'] is not None: _atomic_write(tmp/'stats.json', json.dumps(plan['stats'], indent=2))
     write_dataset_metadata(tmp, names)
+    for f in sorted(tmp.glob('chunk-*')): f.unlink()  # last: the steps above may need them again
     return names
+
+# %% ../nbs/04_tokenize.ipynb #efe38609
+import ctypes, errno, fcntl
+from contextlib import contextmanager
+
+class OutputLocked(RuntimeError):
+    "Another run holds the lock of this output."
+
+@contextmanager
+def output_lock(out):
+    "Hold an exclusive lock on output `out` (the file `OUT.lock`, holding our pid) for the `with` block."
+    out = Path(out)
+    lock = out.with_name(out.name + '.lock')
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    while True:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+        try: fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode(errors='replace').strip() or 'unknown'
+            os.close(fd)
+            raise OutputLocked(f"{out}: another run (pid {holder}) is writing this output (lock {lock}); wait for it "
+                               "to end, or choose another --output-dir") from None
+        try: same = os.stat(lock).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError: same = False
+        if same: break
+        os.close(fd)  # the holder removed the file as we opened it: lock the new one
+    try:
+        os.ftruncate(fd, 0); os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        yield lock
+    finally:
+        try: lock.unlink()  # while still held: whoever opens it next sees a new file and retries
+        except OSError: pass
+        os.close(fd)
+
+def _exchange(a, b) -> bool:
+    "Swap paths `a` and `b` in one step (Linux renameat2 RENAME_EXCHANGE); False where the system cannot."
+    try: fn = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError): return False
+    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    if fn(-100, os.fsencode(str(a)), -100, os.fsencode(str(b)), 2) == 0: return True  # AT_FDCWD, RENAME_EXCHANGE
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP): return False
+    raise OSError(err, os.strerror(err), str(a), None, str(b))
+
+def replace_dir(tmp, out):
+    "Put the finished folder `tmp` at `out`; an old `out` stays readable until the new one is there, then is deleted."
+    tmp, out = Path(tmp), Path(out)
+    if not out.exists(): os.replace(tmp, out); return
+    aside = out.with_name(f"{out.name}.old-{os.getpid()}")
+    if aside.exists(): shutil.rmtree(aside)
+    if _exchange(tmp, out): os.replace(tmp, aside)  # out is new already; the old one sits at tmp
+    else:
+        os.replace(out, aside)
+        try: os.replace(tmp, out)
+        except BaseException: os.replace(aside, out); raise
+    shutil.rmtree(aside)
+
+def clean_asides(out) -> list[str]:
+    "Remove `OUT.old-*` folders a killed commit left (restoring the newest if `out` itself is gone); their names."
+    out = Path(out)
+    if not out.parent.is_dir(): return []
+    asides = sorted((p for p in out.parent.iterdir() if p.name.startswith(out.name + '.old-')), key=lambda p: p.stat().st_mtime_ns)
+    if asides and not out.exists(): os.replace(asides.pop(), out)
+    for a in asides: shutil.rmtree(a, ignore_errors=True)
+    return [a.name for a in asides]
 
 # %% ../nbs/04_tokenize.ipynb #d7fd9b06
 def _input_files(paths) -> list[dict]:
@@ -513,6 +605,7 @@ def _prepare_tmp(tmp: Path, run_key: dict, restart: bool) -> list[dict]:
             diff = sorted(k for k in set(old) | set(run_key) if old.get(k) != run_key.get(k))
             raise ValueError(f"{tmp}: an interrupted run with different {', '.join(diff)} is there; rerun with the same inputs "
                              f"and parameters to resume it, or pass --restart to discard it and start over")
+        if (plan := finish_plan(tmp)) is not None: return plan['metas']  # killed while finishing: keep everything
         metas = committed_chunks(tmp)
         keep = {f"chunk-{m['index']:05d}{ext}" for m in metas for ext in ('.json', '.npz', '.skipped.jsonl')}
         keep |= {m['arrow'] for m in metas if m['arrow']} | {'run.json'}
@@ -521,8 +614,23 @@ def _prepare_tmp(tmp: Path, run_key: dict, restart: bool) -> list[dict]:
         return metas
     if tmp.exists(): shutil.rmtree(tmp)
     tmp.mkdir(parents=True)
-    rk.write_text(json.dumps(run_key, indent=2))
+    _atomic_write(rk, json.dumps(run_key, indent=2))
     return []
+
+def _committed_run(out: Path) -> dict | None:
+    """The run key of a run that put its dataset at `out` but was killed before removing its bookkeeping
+    (`run.json`, `finish.json`), which this removes; None when there is none."""
+    marks = [out/FINISH, out/'run.json']
+    if not any(m.is_file() for m in marks): return None
+    key = json.loads(marks[1].read_text()) if marks[1].is_file() else {}
+    for m in marks: m.unlink(missing_ok=True)
+    return key
+
+def _checked(result: dict, out: Path) -> dict:
+    if n := result['skipped'].get('mask_mismatch'):
+        raise TokenizeError(f"{n} sample(s) failed the mask check (mask_mismatch) and were NOT written: see {out/'skipped.jsonl'}. "
+                            "This is a bug in the tokenizer/template handling; please report it with those records.")
+    return result
 
 def tokenize_dataset(model_path, completions, output_dir, max_seq_len: int | None = 8192, workers: int = 1,
                      batch_size: int = 64, shard_tokens: int = 100_000_000, overwrite: bool = False,
@@ -530,16 +638,39 @@ def tokenize_dataset(model_path, completions, output_dir, max_seq_len: int | Non
                      download_workers: int = 32, progress: bool = True) -> dict:
     "Tokenize every completion under `completions` (file, folder or s3://) into the dataset `output_dir`; returns stats."
     if is_s3(output_dir): return _tokenize_to_s3(**{k: v for k, v in locals().items()})
-    from tqdm import tqdm
     out = Path(output_dir)
-    if out.exists() and not overwrite:
-        raise FileExistsError(f"{out}: output already exists; choose a new --output-dir or pass --overwrite")
-    ct = ChatTokenizer(model_path, encoder, renderer)
-    files, open_files = _sources(completions, s3_endpoint, download_workers, progress)
-    run_key = dict(format_version=1, tokenizer=ct.fingerprint, inputs=files, max_seq_len=max_seq_len,
-                   batch_size=batch_size, shard_tokens=shard_tokens)
     tmp = out.with_name(out.name + '.partial')
-    metas = _prepare_tmp(tmp, run_key, restart)
+    exists = lambda: FileExistsError(f"{out}: output already exists; choose a new --output-dir or pass --overwrite")
+    with output_lock(out):
+        clean_asides(out)
+        done = _committed_run(out)
+        if out.exists() and not overwrite and done is None: raise exists()
+        ct = ChatTokenizer(model_path, encoder, renderer)
+        files, open_files = _sources(completions, s3_endpoint, download_workers, progress)
+        run_key = dict(format_version=1, tokenizer=ct.fingerprint, inputs=files, max_seq_len=max_seq_len,
+                       batch_size=batch_size, shard_tokens=shard_tokens)
+        if done is not None:  # a finished run whose last tidying-up was killed
+            if tmp.exists() and not (tmp/'run.json').is_file(): shutil.rmtree(tmp)  # what the swap moved out
+            if done == run_key: return _checked(json.loads((out/'stats.json').read_text()), out)
+            if not overwrite: raise exists()
+        metas = _prepare_tmp(tmp, run_key, restart)
+        plan = finish_plan(tmp)
+        result = plan['stats'] if plan else _tokenize_chunks(ct, tmp, metas, files, open_files, max_seq_len, workers,
+                                                               batch_size, shard_tokens, progress)
+        shards = finish_chunks(tmp, metas, result)
+        manifest = dict(format='dflash_nb.dataset', format_version=1, created_utc=time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
+                        tokenizer=ct.describe(), inputs=dict(completions=str(completions), files=files),
+                        params=dict(max_seq_len=max_seq_len, batch_size=batch_size, shard_tokens=shard_tokens), shards=shards,
+                        counts={k: result[k] for k in ('samples', 'total_tokens', 'loss_tokens', 'records_read')})
+        _atomic_write(tmp/'manifest.json', json.dumps(manifest, indent=2))
+        replace_dir(tmp, out)
+        for f in (FINISH, 'run.json'): (out/f).unlink(missing_ok=True)
+    return _checked(result, out)
+
+def _tokenize_chunks(ct, tmp: Path, metas: list, files, open_files, max_seq_len, workers, batch_size, shard_tokens,
+                     progress) -> dict:
+    "Tokenize the input after the committed `metas` into new chunks (appended to `metas`); returns the stats."
+    from tqdm import tqdm
     start = tuple(metas[-1]['end']) if metas else (0, 0)
     pbar = tqdm(total=sum(f['size'] for f in files), initial=sum(f['size'] for f in files[:start[0]]),
                 unit='B', unit_scale=True, desc='tokenize', disable=not progress)
@@ -561,21 +692,7 @@ def tokenize_dataset(model_path, completions, output_dir, max_seq_len: int | Non
             while inflight: fut, e, nb = inflight.popleft(); consume(fut.result(), e, nb)
     if chunk.records or not metas: metas.append(chunk.commit((len(files), 0)))
     pbar.close()
-    result = chunk_stats(tmp, metas)
-    shards = finish_chunks(tmp, metas)
-    (tmp/'stats.json').write_text(json.dumps(result, indent=2))
-    manifest = dict(format='dflash_nb.dataset', format_version=1, created_utc=time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
-                    tokenizer=ct.describe(), inputs=dict(completions=str(completions), files=files),
-                    params=dict(max_seq_len=max_seq_len, batch_size=batch_size, shard_tokens=shard_tokens), shards=shards,
-                    counts={k: result[k] for k in ('samples', 'total_tokens', 'loss_tokens', 'records_read')})
-    (tmp/'manifest.json').write_text(json.dumps(manifest, indent=2))
-    (tmp/'run.json').unlink()
-    if out.exists(): shutil.rmtree(out)
-    os.replace(tmp, out)
-    if n := result['skipped'].get('mask_mismatch'):
-        raise TokenizeError(f"{n} sample(s) failed the mask check (mask_mismatch) and were NOT written: see {out/'skipped.jsonl'}. "
-                            "This is a bug in the tokenizer/template handling; please report it with those records.")
-    return result
+    return chunk_stats(tmp, metas)
 
 def _tokenize_to_s3(output_dir, overwrite, s3_endpoint, download_workers, progress, **kw) -> dict:
     """Tokenize into a local staging folder (kept under the cache, so a killed run resumes), then upload it with
@@ -583,12 +700,13 @@ def _tokenize_to_s3(output_dir, overwrite, s3_endpoint, download_workers, progre
     from dflash_nb import storage
     client = storage.s3_client(s3_endpoint)
     url = str(output_dir).rstrip('/')
-    if storage.list_objects(url + '/manifest.json', None, client) and not overwrite:
-        raise FileExistsError(f"{url}: a dataset already exists there; choose a new --output-dir or pass --overwrite")
     stage = cache_dir()/'staging'/hashlib.sha256(url.encode()).hexdigest()[:16]/'dataset'
-    stage.parent.mkdir(parents=True, exist_ok=True)
-    result = tokenize_dataset(output_dir=stage, overwrite=True, s3_endpoint=s3_endpoint, download_workers=download_workers,
-                              progress=progress, **kw)
-    storage.upload_dir(stage, url, client=client, progress=progress)
-    shutil.rmtree(stage.parent, ignore_errors=True)
+    with output_lock(stage.parent):  # one run per s3:// output on this machine, from the exists-check to the upload
+        if storage.list_objects(url + '/manifest.json', None, client) and not overwrite:
+            raise FileExistsError(f"{url}: a dataset already exists there; choose a new --output-dir or pass --overwrite")
+        stage.parent.mkdir(parents=True, exist_ok=True)
+        result = tokenize_dataset(output_dir=stage, overwrite=True, s3_endpoint=s3_endpoint, download_workers=download_workers,
+                                  progress=progress, **kw)
+        storage.upload_dir(stage, url, client=client, progress=progress)
+        shutil.rmtree(stage.parent, ignore_errors=True)
     return result
