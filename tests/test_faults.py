@@ -73,3 +73,67 @@ def test_kill9_at_every_step_of_the_finish(qwen_dir, tmp_path, overwrite):
         assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(out.name)) == [out.name], step
         steps.append(step); shutil.rmtree(out); step += 1
     assert len(steps) >= 20, steps  # renames, bookkeeping files, chunk deletions, the swap, the tidy-up
+
+def tokenize_cmd(qwen_dir, src, out, *extra):
+    return [str(Path(sys.executable).with_name('dflash-nb')), 'tokenize', '--model-path', str(qwen_dir), '--completions', str(src),
+            '--output-dir', str(out), '--max-seq-len', '1024', '--batch-size', '8', '--shard-tokens', '20000', '--quiet', *extra]
+
+def test_second_run_on_one_output_fails_at_once_naming_the_holder(qwen_dir, tmp_path):
+    "Issue 15.3: two real concurrent runs on one OUT; the second exits 1 at once with one line naming the first's pid."
+    src = tmp_path/'c.jsonl'; make_input(src, copies=12)
+    ref = tmp_path/'ref'; cli(*tokenize_cmd(qwen_dir, src, ref)[1:])
+    out = tmp_path/'out'
+    first = subprocess.Popen(tokenize_cmd(qwen_dir, src, out), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 60
+    while not list((tmp_path/'out.partial').glob('chunk-*.json')) and time.time() < deadline: time.sleep(0.01)
+    t0 = time.time()
+    second = cli(*tokenize_cmd(qwen_dir, src, out, '--overwrite')[1:], check=False)
+    assert first.poll() is None, "the first run ended before the second started; make the input larger"
+    assert second.returncode == 1 and f"another run (pid {first.pid})" in second.stderr, second.stderr
+    assert len(second.stderr.strip().splitlines()) == 1 and time.time() - t0 < 30
+    merge = cli('merge', '--existing', ref, '--new', src, '--output-dir', out, '--overwrite', '--quiet', check=False)  # the same lock
+    assert first.poll() is None, "the first run ended before the merge tried; make the input larger"
+    assert merge.returncode == 1 and f"another run (pid {first.pid})" in merge.stderr, merge.stderr
+    assert first.wait() == 0, first.stderr.read()
+    same_dataset(out, ref)  # the first run's dataset, untouched by the others: no stray chunk or shard files
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith('out')) == ['out']  # lock file removed too
+
+READER = r'''
+import os, sys, time
+out, stop = sys.argv[1], sys.argv[2]
+reads = missing = 0
+while not os.path.exists(stop):
+    reads += 1
+    try:
+        with open(os.path.join(out, 'manifest.json')) as f: f.read()
+    except FileNotFoundError: missing += 1
+print(reads, missing)
+'''
+
+def test_overwrite_never_leaves_output_missing(tmp_path):
+    "Issue 15.4: a real reader process polls OUT/manifest.json while OUT is replaced 300 times: never missing."
+    import dflash_nb.merge as M
+    out = tmp_path/'out'; out.mkdir(); (out/'manifest.json').write_text('0')
+    for i in range(20): (out/f'data-{i:05d}.arrow').write_bytes(b'x' * 4096)
+    stop = tmp_path/'stop'
+    reader = subprocess.Popen([sys.executable, '-c', READER, str(out), str(stop)], stdout=subprocess.PIPE, text=True)
+    time.sleep(0.3)
+    for k in range(300):
+        new = tmp_path/'out.partial'; shutil.copytree(out, new); (new/'manifest.json').write_text(str(k + 1))
+        M._commit(new, out)
+    stop.touch()
+    reads, missing = map(int, reader.communicate()[0].split())
+    assert reads > 1000 and missing == 0, (reads, missing)
+    assert (out/'manifest.json').read_text() == '300' and sorted(p.name for p in tmp_path.iterdir()) == ['out', 'stop']
+
+def test_merge_cleans_old_asides_and_cites_new_path(qwen_dir, tmp_path):
+    "Issue 15.4 (merge's OUT.old-PID left by a kill) and 15.12 (skipped.jsonl's `from` names --new, not a temp folder)."
+    from dflash_nb.merge import merge_datasets
+    ex = tmp_path/'ex'; T.tokenize_dataset(qwen_dir, ROOT/'data'/'samples'/'openai_chat.jsonl', ex, **KW)
+    src = ROOT/'data'/'samples'/'bad_records.jsonl'
+    out = tmp_path/'out'; merge_datasets(ex, src, out, progress=False)
+    (tmp_path/'out.old-99999').mkdir(); (tmp_path/'out.old-99999'/'manifest.json').write_text('{}')  # a killed commit's
+    merge_datasets(ex, src, out, progress=False, overwrite=True)
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith('out')) == ['out']
+    froms = {json.loads(l).get('from') for l in (out/'skipped.jsonl').read_text().splitlines()}
+    assert str(src) in froms and not any(f and '.partial' in f for f in froms), froms
