@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Iterator, Iterable
 
 # %% auto #0
-__all__ = ['SKIP_REASONS', 'ROLE_ALIASES', 'ROLES', 'JSONL_SUFFIXES', 'BadRecord', 'Record', 'Skip', 'normalize_message',
-           'is_user_query', 'generated_turns', 'parse_record', 'list_completion_files', 'read_lines', 'parse_line',
-           'read_records']
+__all__ = ['SKIP_REASONS', 'MAX_DEPTH', 'ROLE_ALIASES', 'ROLES', 'TEXT_PARTS', 'JSONL_SUFFIXES', 'BadRecord', 'check_depth',
+           'safe_text', 'Record', 'Skip', 'normalize_message', 'is_user_query', 'generated_turns', 'parse_record',
+           'list_completion_files', 'read_lines', 'parse_line', 'read_records']
 
 # %% ../nbs/01_records.ipynb #affd64da
 SKIP_REASONS = {
@@ -29,6 +29,9 @@ SKIP_REASONS = {
     'no_loss_after_truncation': "truncation to --max-seq-len removed every generated token",
     'duplicate_sample_id': "merge: a new sample whose sample_id the merged dataset already has",
     'duplicate_content': "merge: a new sample whose tokens and mask the merged dataset already has",
+    'unsupported_value': "a value no record needs: nesting deeper than MAX_DEPTH, an integer over 4,300 digits, "
+                         "or an id/source that is not valid Unicode (a lone surrogate escape)",
+    'unsupported_content': "a message part that is not text (image, audio, video, file): the sample would not match what the target saw",
 }
 
 # %% ../nbs/01_records.ipynb #8179de6f
@@ -38,6 +41,33 @@ class BadRecord(ValueError):
         assert reason in SKIP_REASONS, reason
         super().__init__(f"{reason}: {detail}")
         self.reason, self.detail = reason, detail
+
+# %% ../nbs/01_records.ipynb #60232bb6
+MAX_DEPTH = 100  # levels of nested lists/objects in a record; chat records need a handful
+
+def check_depth(obj, what: str = "the record", limit: int = MAX_DEPTH):
+    "Raise `BadRecord('unsupported_value')` if `obj` nests lists/objects deeper than `limit` (checked without recursion)."
+    stack = [(obj, 1)]
+    while stack:
+        o, depth = stack.pop()
+        if depth > limit: raise BadRecord('unsupported_value', f"{what} is nested more than {limit} levels deep")
+        if isinstance(o, dict): stack.extend((v, depth + 1) for v in o.values() if isinstance(v, (dict, list)))
+        elif isinstance(o, list): stack.extend((v, depth + 1) for v in o if isinstance(v, (dict, list)))
+
+def _unicode(s: str, what: str) -> str:
+    "`s` if it can be written as UTF-8 (no lone surrogate escape such as \\udc00), else `BadRecord`."
+    try: s.encode('utf-8')
+    except UnicodeEncodeError as e:
+        raise BadRecord('unsupported_value', f"{what} has a lone surrogate ({s[e.start]!r} at char {e.start}): not valid Unicode") from None
+    return s
+
+def safe_text(s: str) -> str:
+    "`s` with lone surrogates written as `\\udXXX` escapes: what a skip record can still say about a bad id."
+    return s.encode('utf-8', 'backslashreplace').decode('utf-8')
+
+def _why(e: Exception) -> str:
+    return "nested too deep to parse" if isinstance(e, RecursionError) else str(e).split(';')[0]
+
 
 # %% ../nbs/01_records.ipynb #4ba424a5
 @dataclass
@@ -79,6 +109,9 @@ def _norm_tool_call(tc, i: int) -> dict:
         try: args = json.loads(args)
         except json.JSONDecodeError as e:
             raise BadRecord('bad_tool_call', f"tool call {i} ({fn['name']}): arguments are not valid JSON ({e.msg} at char {e.pos})") from None
+        except (ValueError, RecursionError) as e:  # an integer over 4,300 digits, or nesting Python cannot parse
+            raise BadRecord('unsupported_value', f"tool call {i} ({fn['name']}): arguments: {_why(e)}") from None
+        check_depth(args, f"tool call {i} ({fn['name']}) arguments")
     if not isinstance(args, dict):
         raise BadRecord('bad_tool_call', f"tool call {i} ({fn['name']}): arguments must be a JSON object, got {type(args).__name__}")
     out = {'type': 'function', 'function': {'name': fn['name'], 'arguments': args}}
@@ -89,6 +122,15 @@ def _norm_tool_call(tc, i: int) -> dict:
 def _content_ok(c) -> bool:
     return c is None or isinstance(c, str) or (isinstance(c, list) and all(isinstance(p, (dict, str)) for p in c))
 
+TEXT_PARTS = {None, 'text', 'input_text', 'output_text'}
+
+def _check_parts(content, i: int, role: str):
+    "Content parts must be text: an image rendered as a bare pad token is not what the target saw."
+    for p in content if isinstance(content, list) else ():
+        if isinstance(p, dict) and (p.get('type') not in TEXT_PARTS or 'text' not in p and p.get('type') is None):
+            raise BadRecord('unsupported_content', f"message {i} ({role}) has a {p.get('type') or 'non-text'!r} part; only "
+                            "text is supported (drop such records, or convert them to text before tokenizing)")
+
 def normalize_message(m, i: int) -> dict:
     "One message in any supported shape -> an OpenAI chat message dict."
     if not isinstance(m, dict): raise BadRecord('bad_message', f"message {i} is not an object")
@@ -98,6 +140,7 @@ def normalize_message(m, i: int) -> dict:
     role = ROLE_ALIASES[role]
     content = m['content'] if 'content' in m else m.get('value')
     if not _content_ok(content): raise BadRecord('bad_message', f"message {i} ({role}) has content of type {type(content).__name__}")
+    _check_parts(content, i, role)
     out = {'role': role, 'content': content if content is not None else ''}
     if role == 'assistant':
         reasoning = m.get('reasoning_content', m.get('reasoning'))
@@ -133,11 +176,11 @@ def generated_turns(messages: list) -> list[int]:
 
 # %% ../nbs/01_records.ipynb #b4c62843
 _KNOWN = {'id', 'messages', 'conversations', 'completion', 'tools', 'source'}
-
 def parse_record(obj, file: str, line: int) -> Record:
     "Normalise one decoded JSON value from `file`:`line`; raises `BadRecord`."
     if not isinstance(obj, dict): raise BadRecord('not_an_object', f"got a JSON {type(obj).__name__}")
-    sid = str(obj['id']) if obj.get('id') is not None else f"{file}:{line}"
+    check_depth(obj)
+    sid = _unicode(str(obj['id']), 'the id') if obj.get('id') is not None else f"{file}:{line}"
     raw = obj.get('messages', obj.get('conversations'))
     if not isinstance(raw, list) or not raw:
         raise BadRecord('no_messages', "no non-empty `messages` or `conversations` list")
@@ -153,7 +196,7 @@ def parse_record(obj, file: str, line: int) -> Record:
         raise BadRecord('bad_message', "`tools` must be a list of objects")
     generated_turns(messages)
     src = obj.get('source')
-    return Record(sample_id=sid, messages=messages, tools=tools or None, source='' if src is None else str(src),
+    return Record(sample_id=sid, messages=messages, tools=tools or None, source='' if src is None else _unicode(str(src), 'source'),
                   file=file, line=line, meta={k: v for k, v in obj.items() if k not in _KNOWN})
 
 # %% ../nbs/01_records.ipynb #96d30835
@@ -180,9 +223,10 @@ def parse_line(text: str | bytes, name: str, line: int) -> Record | Skip:
     try: obj = json.loads(text)
     except json.JSONDecodeError as e: return Skip(name, line, f"{name}:{line}", 'invalid_json', f"{e.msg} at char {e.pos}")
     except UnicodeError as e: return Skip(name, line, f"{name}:{line}", 'invalid_json', f"not UTF-8: {e}")
+    except (ValueError, RecursionError) as e: return Skip(name, line, f"{name}:{line}", 'unsupported_value', _why(e))
     try: return parse_record(obj, name, line)
     except BadRecord as e:
-        sid = str(obj['id']) if isinstance(obj, dict) and obj.get('id') is not None else f"{name}:{line}"
+        sid = safe_text(str(obj['id'])) if isinstance(obj, dict) and obj.get('id') is not None else f"{name}:{line}"
         return Skip(name, line, sid, e.reason, e.detail)
 
 def read_records(src) -> Iterator[Record | Skip]:

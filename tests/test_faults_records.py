@@ -1,0 +1,108 @@
+"""Poison lines and a fixed-seed fuzz of the record reader: nothing a single line contains may end a tokenize run;
+every line is a sample or a counted, listed skip (issue 15.2, 15.8)."""
+import json, random
+from pathlib import Path
+import pyarrow as pa, pytest
+from conftest import ROOT
+
+from dflash_nb.records import SKIP_REASONS, Record, Skip, parse_line
+from dflash_nb.tokenize import tokenize_dataset
+
+OK = [{'role': 'user', 'content': 'q'}, {'role': 'assistant', 'content': 'a'}]
+KEYS = ['id', 'messages', 'conversations', 'role', 'from', 'content', 'value', 'tool_calls', 'function', 'name', 'arguments',
+        'reasoning_content', 'completion', 'tools', 'source', 'type', 'text', 'image_url', 'tool_call_id', 'x']
+ROLES = ['user', 'assistant', 'system', 'tool', 'human', 'gpt', 'narrator', '']
+
+def deep(n: int) -> str:
+    "JSON text nested `n` levels deep (objects and lists alternating)."
+    return ''.join('[' if k % 2 else '{"a": ' for k in range(n)) + '1' + ''.join(']' if k % 2 else '}' for k in reversed(range(n)))
+
+def dumps(v) -> bytes:
+    "json.dumps, with each string '<DEEP n>' replaced by JSON nested n deep (json.dumps itself cannot nest that far)."
+    text = json.dumps(v)
+    while (i := text.find('"<DEEP ')) >= 0:
+        j = text.index('>"', i); text = text[:i] + deep(int(text[i + 7:j])) + text[j + 2:]
+    return text.encode()
+
+def rand_str(r: random.Random) -> str:
+    pool = ['a', ' ', '\n', '<|im_end|>', '<think>', '</tool_call>', '{{', '{%', 'é', 'e\u0301', '中', '🙂', '\x00', '\u2028',
+            '\ud800', '\udc00', '\ufeff', '\\', '"']
+    return ''.join(r.choice(pool) for _ in range(r.randrange(0, 12)))
+
+def rand_value(r: random.Random, depth: int = 0):
+    k = r.randrange(9 if depth < 4 else 5)
+    if k == 0: return None
+    if k == 1: return r.choice([True, False])
+    if k == 2: return r.choice([0, -1, 2**63, 10**r.randrange(1, 60), 1.5, float('inf')])
+    if k in (3, 4): return r.choice([rand_str(r), r.choice(ROLES), r.choice(KEYS)])
+    if k in (5, 6): return [rand_value(r, depth + 1) for _ in range(r.randrange(4))]
+    return {r.choice(KEYS): rand_value(r, depth + 1) for _ in range(r.randrange(5))}
+
+def mutate(r: random.Random, rec):
+    "Replace one random node of `rec` (a parsed valid record) by a random or hostile value."
+    node, path = rec, []
+    while isinstance(node, (dict, list)) and node and r.random() < 0.7:
+        key = r.choice(list(node)) if isinstance(node, dict) else r.randrange(len(node))
+        path.append((node, key)); node = node[key]
+    hostile = r.choice([lambda: rand_value(r), lambda: f'<DEEP {r.randrange(50, 3000)}>', lambda: 'x' * 100_000,
+                        lambda: rand_str(r), lambda: {'type': 'image_url', 'image_url': {'url': 'data:'}},
+                        lambda: [{'type': r.choice(['text', 'image', 'input_audio', None]), 'text': rand_str(r)}]])
+    if not path: return hostile()
+    parent, key = path[-1]; parent[key] = hostile()
+    return rec
+
+def fuzz_lines(seed: int = 15, n: int = 4000) -> list[bytes]:
+    r = random.Random(seed)
+    samples = [json.loads(l) for f in sorted((ROOT/'data'/'samples').glob('*.jsonl')) for l in f.read_text().splitlines()
+               if l.strip() and l.lstrip().startswith('{') and _valid(l)]
+    lines = []
+    for i in range(n):
+        k = i % 5
+        if k == 0: line = bytes(r.randrange(256) for _ in range(r.randrange(1, 80))).replace(b'\n', b' ').replace(b'\r', b' ')
+        elif k == 1: line = json.dumps(rand_value(r)).encode()
+        elif k == 2: line = json.dumps({'id': rand_value(r), 'messages': rand_value(r), 'source': rand_value(r)}).encode()
+        else: line = dumps(mutate(r, json.loads(json.dumps(r.choice(samples)))))
+        lines.append(line if line.strip() else b'{}')
+    lines += [b'{"id": 1%s, "messages": []}' % (b'0' * 5000), b'[' * 100_000 + b']' * 100_000]
+    return lines
+
+def _valid(l):
+    try: json.loads(l); return True
+    except ValueError: return False
+
+POISON = {  # line -> the reason it must be skipped with
+    '{"id": "a\\udc00", "messages": %s}' % json.dumps(OK): 'unsupported_value',
+    '{"id": "ok-source", "source": "\\ud800x", "messages": %s}' % json.dumps(OK): 'unsupported_value',
+    '{"id": "big", "n": %s, "messages": %s}' % ('9' * 4301, json.dumps(OK)): 'unsupported_value',
+    '{"id": "deep", "x": %s, "messages": %s}' % (deep(1000), json.dumps(OK)): 'unsupported_value',
+    json.dumps({'id': 'deep-args', 'messages': [OK[0], {'role': 'assistant', 'content': '', 'tool_calls': [
+        {'function': {'name': 'f', 'arguments': '{"a": %s}' % deep(999)}}]}]}): 'unsupported_value',
+    json.dumps({'id': 'image', 'messages': [{'role': 'user', 'content': [{'type': 'image_url', 'image_url': {'url': 'x'}},
+                                                                     {'type': 'text', 'text': 'what is it?'}]}, OK[1]]}): 'unsupported_content',
+}
+
+def test_poison_lines_are_listed_skips_and_the_run_goes_on(qwen_dir, tmp_path):
+    "Issue 15.2/15.8: each poison line (in the middle of good ones) is a listed skip with its reason; the run completes."
+    src = tmp_path/'c.jsonl'
+    good = [json.dumps({'id': f'g{i}', 'messages': OK}) for i in range(3)]
+    src.write_text('\n'.join([good[0], *POISON, good[1], good[2]]) + '\n')
+    st = tokenize_dataset(qwen_dir, src, tmp_path/'out', progress=False)
+    assert st['samples'] == 3 and st['records_read'] == 3 + len(POISON)
+    sk = [json.loads(l) for l in (tmp_path/'out'/'skipped.jsonl').read_text(encoding='utf-8').splitlines()]
+    assert [s['reason'] for s in sk] == list(POISON.values())
+    assert [s['line'] for s in sk] == list(range(2, 2 + len(POISON))) and all(s['file'] == 'c.jsonl' for s in sk)
+    assert sk[0]['sample_id'] == 'a\\udc00'  # the bad id, its escape visible
+    assert st['skipped'] == {'unsupported_value': 5, 'unsupported_content': 1}
+
+def test_fuzz_record_reader(qwen_dir, tmp_path):
+    "Fixed-seed fuzz (random bytes, random JSON, mutated real records, huge and deep values): every line accounted for."
+    lines = fuzz_lines()
+    for i, l in enumerate(lines, 1): assert isinstance(parse_line(l, 'f.jsonl', i), (Record, Skip))
+    src = tmp_path/'fuzz.jsonl'; src.write_bytes(b'\n'.join(lines) + b'\n')
+    st = tokenize_dataset(qwen_dir, src, tmp_path/'out', max_seq_len=2048, progress=False)
+    assert st['records_read'] == len(lines) == st['samples'] + sum(st['skipped'].values())
+    assert set(st['skipped']) <= set(SKIP_REASONS) and 'mask_mismatch' not in st['skipped']
+    sk = (tmp_path/'out'/'skipped.jsonl').read_bytes().split(b'\n')[:-1]  # not splitlines: \u2028 is text
+    assert len(sk) == sum(st['skipped'].values()) and st['samples'] > 50
+    t = pa.concat_tables([pa.ipc.open_stream(str(f)).read_all() for f in sorted((tmp_path/'out').glob('data-*.arrow'))])
+    assert t.num_rows == st['samples']
