@@ -22,7 +22,7 @@ __all__ = ['PROBE_TEXT', 'FEATURES', 'SCHEMA', 'FINISH', 'TiktokenEncoder', 'sha
            'ChatTokenizer', 'render_segments', 'Sample', 'verify_sample', 'tokenize_record', 'content_hash', 'Batch',
            'tokenize_lines', 'worker_pool', 'batch_to_arrow', 'Chunk', 'committed_chunks', 'chunk_stats',
            'write_dataset_metadata', 'finish_plan', 'finish_chunks', 'OutputLocked', 'output_lock', 'replace_dir',
-           'clean_asides', 'is_s3', 'tokenize_dataset']
+           'clean_asides', 'DiskFull', 'is_disk_full', 'disk_full', 'dir_bytes', 'is_s3', 'tokenize_dataset']
 
 # %% ../nbs/04_tokenize.ipynb #4c583fe9
 import functools, itertools, pickle, re, unicodedata
@@ -564,6 +564,32 @@ def clean_asides(out) -> list[str]:
     for a in asides: shutil.rmtree(a, ignore_errors=True)
     return [a.name for a in asides]
 
+# %% ../nbs/04_tokenize.ipynb #979e2c07
+class DiskFull(TokenizeError):
+    "The disk filled up; the message says where, how much more is needed (if known), and that a rerun resumes."
+
+def is_disk_full(e: BaseException) -> bool:
+    "ENOSPC/EDQUOT, also from Arrow, whose OSError carries the errno only in its message."
+    return isinstance(e, OSError) and (e.errno in (errno.ENOSPC, errno.EDQUOT) or 'No space left on device' in str(e)
+                                       or 'errno 28' in str(e).lower())
+
+def _mb(n: float) -> str: return f"{n / 1e6:,.1f} MB"
+
+def disk_full(e: OSError, where, written: int | None = None, done: float | None = None) -> DiskFull:
+    "The one-line error for a full disk while writing under `where`: `written` bytes so far for the share `done` of the input."
+    where = Path(e.filename) if getattr(e, 'filename', None) else Path(where)
+    probe = where if where.is_dir() else where.parent
+    try: free = f"{_mb(shutil.disk_usage(probe).free)} free"
+    except OSError: free = "free space unknown"
+    need = (f"; the output needs about {_mb(written / done - written)} more (it wrote {_mb(written)} for {done:.0%} of the input)"
+            if written and done and 0 < done < 1 else "")
+    return DiskFull(f"{where}: no space left on device ({free}){need}. Free some space (or choose another --output-dir) and "
+                    "rerun the same command: it resumes from the last committed chunk")
+
+def dir_bytes(path) -> int:
+    "Bytes of the files under `path` (0 if absent)."
+    return sum(f.stat().st_size for f in Path(path).rglob('*') if f.is_file()) if Path(path).is_dir() else 0
+
 # %% ../nbs/04_tokenize.ipynb #d7fd9b06
 def _input_files(paths) -> list[dict]:
     return [dict(name=name, size=(st := p.stat()).st_size, mtime_ns=st.st_mtime_ns) for name, p in paths]
@@ -653,31 +679,39 @@ def tokenize_dataset(model_path, completions, output_dir, max_seq_len: int | Non
             if tmp.exists() and not (tmp/'run.json').is_file(): shutil.rmtree(tmp)  # what the swap moved out
             if done == run_key: return _checked(json.loads((out/'stats.json').read_text()), out)
             if not overwrite: raise exists()
-        metas = _prepare_tmp(tmp, run_key, restart)
-        plan = finish_plan(tmp)
-        result = plan['stats'] if plan else _tokenize_chunks(ct, tmp, metas, files, open_files, max_seq_len, workers,
-                                                               batch_size, shard_tokens, progress)
-        shards = finish_chunks(tmp, metas, result)
-        manifest = dict(format='dflash_nb.dataset', format_version=1, created_utc=time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
-                        tokenizer=ct.describe(), inputs=dict(completions=str(completions), files=files),
-                        params=dict(max_seq_len=max_seq_len, batch_size=batch_size, shard_tokens=shard_tokens), shards=shards,
-                        counts={k: result[k] for k in ('samples', 'total_tokens', 'loss_tokens', 'records_read')})
-        _atomic_write(tmp/'manifest.json', json.dumps(manifest, indent=2))
-        replace_dir(tmp, out)
-        for f in (FINISH, 'run.json'): (out/f).unlink(missing_ok=True)
+        read = {'bytes': 0}  # input bytes tokenized so far: for the full-disk estimate
+        try:
+            metas = _prepare_tmp(tmp, run_key, restart)
+            plan = finish_plan(tmp)
+            result = plan['stats'] if plan else _tokenize_chunks(ct, tmp, metas, files, open_files, max_seq_len, workers,
+                                                                   batch_size, shard_tokens, progress, read)
+            shards = finish_chunks(tmp, metas, result)
+            manifest = dict(format='dflash_nb.dataset', format_version=1, created_utc=time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
+                            tokenizer=ct.describe(), inputs=dict(completions=str(completions), files=files),
+                            params=dict(max_seq_len=max_seq_len, batch_size=batch_size, shard_tokens=shard_tokens), shards=shards,
+                            counts={k: result[k] for k in ('samples', 'total_tokens', 'loss_tokens', 'records_read')})
+            _atomic_write(tmp/'manifest.json', json.dumps(manifest, indent=2))
+            replace_dir(tmp, out)
+            for f in (FINISH, 'run.json'): (out/f).unlink(missing_ok=True)
+        except OSError as e:
+            if not is_disk_full(e): raise
+            total = sum(f['size'] for f in files)
+            raise disk_full(e, tmp, dir_bytes(tmp), read['bytes'] / total if total else None) from None
     return _checked(result, out)
 
 def _tokenize_chunks(ct, tmp: Path, metas: list, files, open_files, max_seq_len, workers, batch_size, shard_tokens,
-                     progress) -> dict:
+                     progress, read: dict | None = None) -> dict:
     "Tokenize the input after the committed `metas` into new chunks (appended to `metas`); returns the stats."
     from tqdm import tqdm
     start = tuple(metas[-1]['end']) if metas else (0, 0)
     pbar = tqdm(total=sum(f['size'] for f in files), initial=sum(f['size'] for f in files[:start[0]]),
                 unit='B', unit_scale=True, desc='tokenize', disable=not progress)
     chunk = Chunk(tmp, len(metas))
+    if read is not None: read['bytes'] = sum(f['size'] for f in files[:start[0]])
     def consume(b: Batch, end, nbytes: int):
         nonlocal chunk
         chunk.add(b); pbar.update(nbytes)
+        if read is not None: read['bytes'] += nbytes  # (a disabled tqdm does not count)
         if chunk.tokens >= shard_tokens: metas.append(chunk.commit(end)); chunk = Chunk(tmp, len(metas))
     nbytes = lambda lines: sum(len(l[2]) for l in lines)
     batches = _batches(open_files(), batch_size, start)

@@ -137,3 +137,28 @@ def test_merge_cleans_old_asides_and_cites_new_path(qwen_dir, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith('out')) == ['out']
     froms = {json.loads(l).get('from') for l in (out/'skipped.jsonl').read_text().splitlines()}
     assert str(src) in froms and not any(f and '.partial' in f for f in froms), froms
+
+@pytest.fixture
+def small_disk(tmp_path):
+    "A real 1 MB tmpfs (root only: skipped where mount is not permitted); unmounted after the test."
+    d = tmp_path/'disk'; d.mkdir()
+    r = subprocess.run(['mount', '-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', str(d)], capture_output=True, text=True)
+    if r.returncode != 0: pytest.skip(f"cannot mount a tmpfs here ({r.stderr.strip()})")
+    try: yield d
+    finally: subprocess.run(['umount', '-l', str(d)], check=False)
+
+def test_full_disk_is_one_line_and_a_rerun_resumes(qwen_dir, tmp_path, small_disk):
+    "Issue 15.10: a real full disk (tmpfs) mid-run: one line naming the folder, space and estimate; the rerun completes."
+    src = tmp_path/'c.jsonl'; make_input(src, copies=6)
+    ref = tmp_path/'ref'; T.tokenize_dataset(qwen_dir, src, ref, **KW)
+    out = small_disk/'out'
+    r = cli(*tokenize_cmd(qwen_dir, src, out)[1:], check=False)
+    err = r.stderr.strip()
+    assert r.returncode == 1 and len(err.splitlines()) == 1, err
+    assert f"{small_disk/'out.partial'}" in err and 'no space left on device' in err and 'rerun the same command' in err, err
+    assert 'more (it wrote' in err, err  # the estimate of what is still needed
+    committed = len(list((small_disk/'out.partial').glob('chunk-*.json')))
+    assert committed >= 1 and not out.exists()
+    subprocess.run(['mount', '-o', 'remount,size=64m', str(small_disk)], check=True)  # space freed
+    cli(*tokenize_cmd(qwen_dir, src, out)[1:])
+    same_dataset(out, ref)
