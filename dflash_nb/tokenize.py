@@ -18,14 +18,15 @@ from .chat_template import ChatTemplate, ChatTemplateError
 from .qwen import QWEN36_TEMPLATE_SHA256, render_qwen36
 
 # %% auto #0
-__all__ = ['PROBE_TEXT', 'FEATURES', 'SCHEMA', 'FINISH', 'TiktokenEncoder', 'sha256_file', 'TokenizeError', 'cache_dir',
-           'ChatTokenizer', 'render_segments', 'Sample', 'verify_sample', 'tokenize_record', 'content_hash', 'Batch',
-           'tokenize_lines', 'worker_pool', 'batch_to_arrow', 'Chunk', 'committed_chunks', 'chunk_stats',
-           'write_dataset_metadata', 'finish_plan', 'finish_chunks', 'OutputLocked', 'output_lock', 'replace_dir',
-           'clean_asides', 'DiskFull', 'is_disk_full', 'disk_full', 'dir_bytes', 'is_s3', 'tokenize_dataset']
+__all__ = ['PROBE_TEXT', 'ENCODER_CACHE_FORMAT', 'FEATURES', 'SCHEMA', 'FINISH', 'TiktokenEncoder', 'sha256_file',
+           'TokenizeError', 'cache_dir', 'save_encoder_cache', 'load_encoder_cache', 'ChatTokenizer', 'render_segments',
+           'Sample', 'verify_sample', 'tokenize_record', 'content_hash', 'Batch', 'tokenize_lines', 'worker_pool',
+           'batch_to_arrow', 'Chunk', 'committed_chunks', 'chunk_stats', 'write_dataset_metadata', 'finish_plan',
+           'finish_chunks', 'OutputLocked', 'output_lock', 'replace_dir', 'clean_asides', 'DiskFull', 'is_disk_full',
+           'disk_full', 'dir_bytes', 'is_s3', 'tokenize_dataset']
 
 # %% ../nbs/04_tokenize.ipynb #4c583fe9
-import functools, itertools, pickle, re, unicodedata
+import functools, itertools, re, unicodedata
 
 def _bytes_to_unicode() -> dict[int, str]:
     "GPT-2's byte -> printable character table that byte-level BPE vocabularies are written in."
@@ -143,6 +144,42 @@ def cache_dir() -> Path:
     "Where dflash_nb caches what it derives (`$DFLASH_NB_CACHE`, default `~/.cache/dflash_nb`)."
     return Path(os.environ.get('DFLASH_NB_CACHE') or Path.home()/'.cache'/'dflash_nb')
 
+ENCODER_CACHE_FORMAT = 'dflash_nb.encoder_cache/2'
+
+def _ranks_digest(blob: np.ndarray, lens: np.ndarray, ids: np.ndarray) -> str:
+    return hashlib.sha256(blob.tobytes() + lens.astype('<i4').tobytes() + ids.astype('<i8').tobytes()).hexdigest()
+
+def save_encoder_cache(path, info: dict, tokenizer_sha256: str):
+    """Write `ChatTokenizer`'s derived facts as plain arrays + JSON (`.npz`, no pickle): the file's own key
+    (the tokenizer.json hash) and a hash of the ranks go in, so that a damaged or foreign file is detected."""
+    path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
+    ranks, pat, added, nfc = info['fast'] if info['fast'] is not None else ({}, None, {}, False)
+    toks = list(ranks)
+    blob = np.frombuffer(b''.join(toks), np.uint8)
+    lens = np.array([len(t) for t in toks], np.int32); ids = np.array([ranks[t] for t in toks], np.int64)
+    meta = dict(format=ENCODER_CACHE_FORMAT, tokenizer_sha256=tokenizer_sha256, special_tokens=list(info['special_tokens']),
+                vocab_size=info['vocab_size'], reason=info['reason'], fast=info['fast'] is not None, pat=pat, added=added,
+                nfc=nfc, ranks_sha256=_ranks_digest(blob, lens, ids))
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.part")
+    with open(tmp, 'wb') as fh:
+        np.savez(fh, meta=np.frombuffer(json.dumps(meta).encode(), np.uint8), blob=blob, lens=lens, ids=ids)
+    os.replace(tmp, path)
+
+def load_encoder_cache(path, tokenizer_sha256: str) -> dict:
+    "What `save_encoder_cache` wrote, verified (format, key, ranks hash); raises ValueError on anything else."
+    with np.load(path, allow_pickle=False) as z:
+        meta = json.loads(z['meta'].tobytes())
+        blob, lens, ids = z['blob'], z['lens'], z['ids']
+    if not isinstance(meta, dict) or meta.get('format') != ENCODER_CACHE_FORMAT: raise ValueError("not an encoder cache file")
+    if meta.get('tokenizer_sha256') != tokenizer_sha256: raise ValueError("it was made for another tokenizer.json")
+    if _ranks_digest(blob, lens, ids) != meta.get('ranks_sha256'): raise ValueError("its ranks do not match their hash")
+    info = dict(special_tokens=list(meta['special_tokens']), vocab_size=int(meta['vocab_size']), reason=str(meta['reason']), fast=None)
+    if meta['fast']:
+        b, offs = blob.tobytes(), np.concatenate([[0], np.cumsum(lens, dtype=np.int64)]).tolist()
+        ranks = {b[a:e]: i for a, e, i in zip(offs[:-1], offs[1:], ids.tolist())}
+        info['fast'] = (ranks, meta['pat'], {str(k): int(v) for k, v in meta['added'].items()}, bool(meta['nfc']))
+    return info
+
 class ChatTokenizer:
     "Tokenizer, chat template and special tokens of a Hugging Face model directory."
     def __init__(self, model_path, encoder: str = 'auto', renderer: str = 'auto'):
@@ -181,23 +218,21 @@ class ChatTokenizer:
 
     def _derived(self, want_fast: bool) -> dict:
         """What this class derives from tokenizer.json (special tokens, vocabulary size, the equivalent tiktoken
-        ranks or why there are none), cached by the file's hash: deriving takes about a second, loading 0.1 s."""
-        f = cache_dir()/'encoders'/f"{self.tokenizer_sha256}.pkl"
+        ranks or why there are none), cached by the file's hash: deriving takes about a second, loading 0.1 s.
+        The cache is data, never code (`save_encoder_cache`/`load_encoder_cache`)."""
+        f = cache_dir()/'encoders'/f"{self.tokenizer_sha256}.npz"
         if f.is_file():
-            try:
-                with open(f, 'rb') as fh: return pickle.load(fh)
-            except Exception: pass  # a damaged cache entry is rebuilt
+            try: return load_encoder_cache(f, self.tokenizer_sha256)
+            except Exception as e:
+                import warnings
+                warnings.warn(f"{f}: ignoring a damaged or foreign encoder cache file ({' '.join(str(e).split())[:200]}); rebuilding it")
         tj = json.loads(self.tokenizer_json.read_text(encoding='utf-8'))
         info = dict(special_tokens=[t['content'] for t in tj.get('added_tokens', []) if t.get('special')],
                     vocab_size=self.tokenizer.get_vocab_size(with_added_tokens=True), fast=None, reason='')
         if not want_fast: return info
         fast, info['reason'] = TiktokenEncoder.from_tokenizer_json(tj, reference=self._encode_hf)
         if fast is not None: info['fast'] = fast.parts
-        try:
-            f.parent.mkdir(parents=True, exist_ok=True)
-            tmp = f.with_suffix(f'.{os.getpid()}.tmp')
-            with open(tmp, 'wb') as fh: pickle.dump(info, fh, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(tmp, f)
+        try: save_encoder_cache(f, info, self.tokenizer_sha256)
         except OSError: pass  # no writable cache: derive again next time
         return info
 

@@ -106,3 +106,36 @@ def test_fuzz_record_reader(qwen_dir, tmp_path):
     assert len(sk) == sum(st['skipped'].values()) and st['samples'] > 50
     t = pa.concat_tables([pa.ipc.open_stream(str(f)).read_all() for f in sorted((tmp_path/'out').glob('data-*.arrow'))])
     assert t.num_rows == st['samples']
+
+class _Payload:
+    "A pickle that creates a file when loaded: what a writer of a shared cache folder could plant."
+    def __init__(self, marker): self.marker = marker
+    def __reduce__(self): return (open, (self.marker, 'w'))
+
+def test_encoder_cache_runs_no_code_and_rebuilds_bad_files(qwen_dir, tmp_path, monkeypatch):
+    "Issue 15.6: planted pickles never run; corrupt or foreign cache files are rebuilt with a warning."
+    import pickle, warnings
+    from dflash_nb.tokenize import ChatTokenizer, sha256_file
+    monkeypatch.setenv('DFLASH_NB_CACHE', str(tmp_path/'cache'))
+    key = sha256_file(qwen_dir/'tokenizer.json')
+    enc = tmp_path/'cache'/'encoders'; enc.mkdir(parents=True)
+    marker = tmp_path/'pwned'
+    for name in (f'{key}.pkl', f'{key}.npz'): (enc/name).write_bytes(pickle.dumps(_Payload(str(marker))))
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter('always')
+        ct = ChatTokenizer(qwen_dir)
+    assert not marker.exists(), "a planted pickle was executed"
+    assert any('rebuilding it' in str(x.message) and str(enc) in str(x.message) for x in w)
+    good = (enc/f'{key}.npz').read_bytes()
+    ref = ct.encode('Hello, wörld <|im_end|>')
+    import numpy as np, json as _json, io
+    other = sha256_file(ROOT/'settings.ini')  # a well-formed cache file, but made for another tokenizer.json: foreign
+    z = dict(np.load(io.BytesIO(good), allow_pickle=False)); meta = _json.loads(z['meta'].tobytes()); meta['tokenizer_sha256'] = other
+    z['meta'] = np.frombuffer(_json.dumps(meta).encode(), np.uint8); buf = io.BytesIO(); np.savez(buf, **z)
+    for bad in (buf.getvalue(), good[:len(good) // 3]):
+        (enc/f'{key}.npz').write_bytes(bad)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter('always')
+            assert ChatTokenizer(qwen_dir).encode('Hello, wörld <|im_end|>') == ref
+        assert any('rebuilding it' in str(x.message) for x in w), bad[:20]
+        assert (enc/f'{key}.npz').read_bytes() == good
