@@ -21,9 +21,9 @@ from .qwen import QWEN36_TEMPLATE_SHA256, render_qwen36
 __all__ = ['PROBE_TEXT', 'ENCODER_CACHE_FORMAT', 'FEATURES', 'SCHEMA', 'FINISH', 'TiktokenEncoder', 'sha256_file',
            'TokenizeError', 'cache_dir', 'save_encoder_cache', 'load_encoder_cache', 'ChatTokenizer', 'render_segments',
            'Sample', 'verify_sample', 'tokenize_record', 'content_hash', 'Batch', 'tokenize_lines', 'worker_pool',
-           'batch_to_arrow', 'Chunk', 'committed_chunks', 'chunk_stats', 'write_dataset_metadata', 'finish_plan',
-           'finish_chunks', 'OutputLocked', 'output_lock', 'replace_dir', 'clean_asides', 'DiskFull', 'is_disk_full',
-           'disk_full', 'dir_bytes', 'is_s3', 'tokenize_dataset']
+           'batch_to_arrow', 'id_hashes', 'Chunk', 'committed_chunks', 'chunk_stats', 'write_dataset_metadata',
+           'finish_plan', 'finish_chunks', 'OutputLocked', 'output_lock', 'replace_dir', 'clean_asides', 'DiskFull',
+           'is_disk_full', 'disk_full', 'dir_bytes', 'is_s3', 'tokenize_dataset']
 
 # %% ../nbs/04_tokenize.ipynb #4c583fe9
 import functools, itertools, re, unicodedata
@@ -278,7 +278,8 @@ class ChatTokenizer:
 
     def describe(self) -> dict:
         "What the manifest records about this tokenizer."
-        return dict(model_path=str(self.model_path), fingerprint=self.fingerprint, tokenizer_sha256=self.tokenizer_sha256,
+        # model_path absolute: a merge run from another folder must find it
+        return dict(model_path=str(self.model_path.resolve()), fingerprint=self.fingerprint, tokenizer_sha256=self.tokenizer_sha256,
                     chat_template_sha256=self.template_sha256, vocab_size=self.vocab_size, encoder=self.encoder,
                     encoder_reason=self.encoder_reason, renderer=self.renderer)
 
@@ -429,6 +430,11 @@ def batch_to_arrow(b: Batch) -> pa.RecordBatch:
         pa.array(b.sample_ids, pa.string()), pa.array(b.sources, pa.string())], schema=SCHEMA)
 
 # %% ../nbs/04_tokenize.ipynb #ff26867c
+def id_hashes(sample_ids: list[str]) -> np.ndarray:
+    "64-bit hashes of sample ids (8 bytes a sample, so duplicates are counted without keeping the ids)."
+    return np.array([int.from_bytes(hashlib.blake2b(s.encode('utf-8', 'surrogatepass'), digest_size=8).digest(), 'little')
+                     for s in sample_ids], dtype=np.uint64)
+
 class Chunk:
     "Batches being collected into shard `index` of the temporary output folder."
     def __init__(self, tmp, index: int):
@@ -436,9 +442,10 @@ class Chunk:
         self.arrow = f"data-{index:05d}.arrow"
         self._w, self.tokens, self.records, self.truncated = None, 0, 0, 0
         self.lens, self.loss, self.hashes, self.skips, self.sources = [], [], [], [], Counter()
+        self.id_hashes = []  # 64-bit hashes of the sample ids: what counts duplicate ids over the whole run
     def add(self, b: Batch):
         if len(b.seq_len):
-            self.hashes.append(b.hashes)
+            self.hashes.append(b.hashes); self.id_hashes.append(id_hashes(b.sample_ids))
             if self._w is None: self._w = pa.ipc.new_stream(str(self.tmp/self.arrow), SCHEMA)
             self._w.write_batch(batch_to_arrow(b))
             self.lens.append(b.seq_len)
@@ -449,7 +456,8 @@ class Chunk:
         "Close the shard and write the chunk's commit record; `end` = (file index, line) after which it ends."
         if self._w is not None: self._w.close()
         cat = lambda xs, dt=np.int64: np.concatenate(xs) if xs else np.zeros(0, dt)
-        np.savez(self.tmp/f"chunk-{self.index:05d}.npz", seq_len=cat(self.lens), loss_tokens=cat(self.loss), content_hash=cat(self.hashes, np.uint64))
+        np.savez(self.tmp/f"chunk-{self.index:05d}.npz", seq_len=cat(self.lens), loss_tokens=cat(self.loss), content_hash=cat(self.hashes, np.uint64),
+                 id_hash=cat(self.id_hashes, np.uint64))
         with open(self.tmp/f"chunk-{self.index:05d}.skipped.jsonl", 'w', encoding='utf-8') as f:
             for s in self.skips: f.write(json.dumps(s, ensure_ascii=False) + '\n')
         meta = dict(index=self.index, arrow=self.arrow if self._w is not None else None, end=list(end), records=self.records,
@@ -474,13 +482,15 @@ def chunk_stats(tmp, metas: list[dict]) -> dict:
     skipped, sources = Counter(), Counter()
     for m in metas: skipped.update(m['skipped']); sources.update(m['sources'])
     total, secs, n = int(lens.sum()), sum(m['seconds'] for m in metas), len(lens)
+    ids = np.concatenate([a['id_hash'] for a in arrs]) if arrs and all('id_hash' in a.files for a in arrs) else None
     q = lambda p: float(np.percentile(lens, p)) if n else 0.0
     return dict(samples=n, total_tokens=total, loss_tokens=loss, loss_token_fraction=loss / total if total else 0.0,
                 mean_seq_len=float(lens.mean()) if n else 0.0, median_seq_len=q(50), p90_seq_len=q(90),
                 max_seq_len=int(lens.max()) if n else 0, min_seq_len=int(lens.min()) if n else 0,
                 truncated=sum(m['truncated'] for m in metas), skipped=dict(sorted(skipped.items())),
                 records_read=sum(m['records'] for m in metas), sources=dict(sorted(sources.items())),
-                seconds=round(secs, 3), tokens_per_second=round(total / secs, 1) if secs > 0 else 0.0)
+                seconds=round(secs, 3), tokens_per_second=round(total / secs, 1) if secs > 0 else 0.0,
+                duplicate_ids=None if ids is None else int(len(ids) - len(np.unique(ids))))
 
 # %% ../nbs/04_tokenize.ipynb #6bfe2cec
 FINISH = 'finish.json'

@@ -139,3 +139,34 @@ def test_encoder_cache_runs_no_code_and_rebuilds_bad_files(qwen_dir, tmp_path, m
             assert ChatTokenizer(qwen_dir).encode('Hello, wörld <|im_end|>') == ref
         assert any('rebuilding it' in str(x.message) for x in w), bad[:20]
         assert (enc/f'{key}.npz').read_bytes() == good
+
+def test_duplicate_ids_counted_and_gated(qwen_dir, tmp_path):
+    "Issue 15.12: duplicate ids (also 1 vs \"1\") are counted in stats.json and fail the inspect gate, never silent."
+    from dflash_nb.masks import inspect_dataset
+    src = tmp_path/'c.jsonl'
+    src.write_text(''.join(json.dumps({'id': i, 'messages': OK}) + '\n' for i in (1, '1', 'a', 'a', 'b', 'c')))
+    st = tokenize_dataset(qwen_dir, src, tmp_path/'out', progress=False)
+    assert st['samples'] == 6 and st['duplicate_ids'] == 2
+    g = inspect_dataset(tmp_path/'out').gate('duplicate_ids')
+    assert g.status == 'fail' and g.value == pytest.approx(2 / 6) and set(g.examples) == {'1', 'a'}
+    uniq = tmp_path/'u.jsonl'; uniq.write_text(''.join(json.dumps({'id': f'u{i}', 'messages': OK}) + '\n' for i in range(3)))
+    assert tokenize_dataset(qwen_dir, uniq, tmp_path/'u', progress=False)['duplicate_ids'] == 0
+    assert inspect_dataset(tmp_path/'u').gate('duplicate_ids').status == 'pass'
+
+def test_manifest_model_path_is_absolute_so_merge_runs_elsewhere(qwen_dir, tmp_path):
+    "Issue 15.12: tokenize with a relative --model-path, then merge from another folder without --model-path."
+    import shutil, subprocess, sys
+    from conftest import cli
+    shutil.copytree(qwen_dir, tmp_path/'tok')
+    src = tmp_path/'c.jsonl'; src.write_text(''.join(json.dumps({'id': f'e{i}', 'messages': OK}) + '\n' for i in range(3)))
+    exe = str(Path(sys.executable).with_name('dflash-nb'))
+    subprocess.run([exe, 'tokenize', '--model-path', 'tok', '--completions', 'c.jsonl', '--output-dir', 'ds', '--quiet'],
+                   cwd=tmp_path, check=True, capture_output=True)
+    man = json.loads((tmp_path/'ds'/'manifest.json').read_text())
+    assert man['tokenizer']['model_path'] == str(tmp_path/'tok') and len(man['tokenizer']['fingerprint']) == 16
+    (tmp_path/'elsewhere').mkdir()
+    new = tmp_path/'n.jsonl'; new.write_text(json.dumps({'id': 'n0', 'messages': OK}) + '\n')
+    r = subprocess.run([exe, 'merge', '--existing', '../ds', '--new', str(new), '--output-dir', 'm', '--quiet'],
+                       cwd=tmp_path/'elsewhere', capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert 'merged 3 = existing 3 + new 1 - duplicates 1' in r.stdout  # n0 has e0's content
