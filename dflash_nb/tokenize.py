@@ -18,12 +18,13 @@ from .chat_template import ChatTemplate, ChatTemplateError
 from .qwen import QWEN36_TEMPLATE_SHA256, render_qwen36
 
 # %% auto #0
-__all__ = ['PROBE_TEXT', 'ENCODER_CACHE_FORMAT', 'FEATURES', 'SCHEMA', 'FINISH', 'TiktokenEncoder', 'sha256_file',
-           'TokenizeError', 'cache_dir', 'save_encoder_cache', 'load_encoder_cache', 'ChatTokenizer', 'render_segments',
-           'Sample', 'verify_sample', 'tokenize_record', 'content_hash', 'Batch', 'tokenize_lines', 'worker_pool',
-           'batch_to_arrow', 'id_hashes', 'Chunk', 'committed_chunks', 'chunk_stats', 'write_dataset_metadata',
-           'finish_plan', 'finish_chunks', 'OutputLocked', 'output_lock', 'replace_dir', 'clean_asides', 'DiskFull',
-           'is_disk_full', 'disk_full', 'dir_bytes', 'is_s3', 'tokenize_dataset']
+__all__ = ['PROBE_TEXT', 'ENCODER_CACHE_FORMAT', 'MAX_RENDER_CHARS', 'MAX_RECORD_SECONDS', 'FEATURES', 'SCHEMA', 'FINISH',
+           'TiktokenEncoder', 'sha256_file', 'TokenizeError', 'cache_dir', 'save_encoder_cache', 'load_encoder_cache',
+           'ChatTokenizer', 'render_segments', 'Sample', 'verify_sample', 'tokenize_record', 'content_hash', 'Batch',
+           'RecordTimeout', 'time_limit', 'tokenize_lines', 'worker_pool', 'batch_to_arrow', 'id_hashes', 'Chunk',
+           'committed_chunks', 'chunk_stats', 'write_dataset_metadata', 'finish_plan', 'finish_chunks', 'OutputLocked',
+           'output_lock', 'replace_dir', 'clean_asides', 'DiskFull', 'is_disk_full', 'disk_full', 'dir_bytes', 'is_s3',
+           'tokenize_dataset']
 
 # %% ../nbs/04_tokenize.ipynb #4c583fe9
 import functools, itertools, re, unicodedata
@@ -145,6 +146,7 @@ def cache_dir() -> Path:
     return Path(os.environ.get('DFLASH_NB_CACHE') or Path.home()/'.cache'/'dflash_nb')
 
 ENCODER_CACHE_FORMAT = 'dflash_nb.encoder_cache/2'
+MAX_RENDER_CHARS = 16 << 20  # one rendered conversation; ~50x a 128K-token context
 
 def _ranks_digest(blob: np.ndarray, lens: np.ndarray, ids: np.ndarray) -> str:
     return hashlib.sha256(blob.tobytes() + lens.astype('<i4').tobytes() + ids.astype('<i8').tobytes()).hexdigest()
@@ -239,7 +241,13 @@ class ChatTokenizer:
     def _encode_hf(self, text: str) -> list[int]: return self.tokenizer.encode(text, add_special_tokens=False).ids
 
     def render(self, msgs: list, tools=None, add_generation_prompt: bool = False) -> str:
-        "Render prepared messages: natively where that is provably the template's text, else with Jinja."
+        "Render prepared messages: natively where that is provably the template's text, else with Jinja (size-capped)."
+        text = self._render(msgs, tools, add_generation_prompt)
+        if len(text) > MAX_RENDER_CHARS:
+            raise BadRecord('template_error', f"the chat template rendered {len(text):,} characters (limit {MAX_RENDER_CHARS:,})")
+        return text
+
+    def _render(self, msgs: list, tools=None, add_generation_prompt: bool = False) -> str:
         if self.fast_render is not None and (text := self.fast_render(msgs, tools, add_generation_prompt)) is not None:
             self._renders += 1
             if self._renders <= 64 or self._renders % 256 == 0:  # spot-check the native renderer against the template
@@ -374,14 +382,35 @@ class Batch:
     records: int = 0
     hashes: np.ndarray | None = None
 
+from contextlib import contextmanager
+
+MAX_RECORD_SECONDS = 30.0  # render + encode + check of one record; a template that loops for ever is a template_error
+
+class RecordTimeout(Exception):
+    "A record took longer than MAX_RECORD_SECONDS."
+
+@contextmanager
+def time_limit(seconds: float):
+    "Raise `RecordTimeout` in this thread after `seconds` (SIGALRM; a no-op outside the main thread)."
+    import signal, threading
+    if threading.current_thread() is not threading.main_thread() or signal.getitimer(signal.ITIMER_REAL)[0]:
+        yield; return
+    def _alarm(*_): raise RecordTimeout(f"took longer than {seconds:g} s")
+    old = signal.signal(signal.SIGALRM, _alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try: yield
+    finally: signal.setitimer(signal.ITIMER_REAL, 0); signal.signal(signal.SIGALRM, old)
+
 def tokenize_lines(ct: ChatTokenizer, lines, max_seq_len: int | None = 8192) -> Batch:
     "Raw `(file, line, bytes)` JSONL lines -> `Batch`."
     samples, skips = [], []
     for name, n, raw in lines:
         rec = parse_line(raw, name, n)
         if isinstance(rec, Skip): skips.append(rec.to_dict()); continue
-        try: samples.append(tokenize_record(ct, rec, max_seq_len))
+        try:
+            with time_limit(MAX_RECORD_SECONDS): samples.append(tokenize_record(ct, rec, max_seq_len))
         except BadRecord as e: skips.append(Skip(name, n, rec.sample_id, e.reason, e.detail).to_dict())
+        except RecordTimeout as e: skips.append(Skip(name, n, rec.sample_id, 'template_error', str(e)).to_dict())
     lens = np.array([len(s.input_ids) for s in samples], dtype=np.int64)
     cat = lambda xs, dt: np.concatenate(xs) if xs else np.zeros(0, dt)
     return Batch(cat([s.input_ids for s in samples], np.int32), cat([s.loss_mask for s in samples], bool), lens,

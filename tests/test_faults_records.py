@@ -170,3 +170,21 @@ def test_manifest_model_path_is_absolute_so_merge_runs_elsewhere(qwen_dir, tmp_p
                        cwd=tmp_path/'elsewhere', capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert 'merged 3 = existing 3 + new 1 - duplicates 1' in r.stdout  # n0 has e0's content
+
+@pytest.mark.parametrize('prefix,why', [
+    ("{% set s = 'a' * 2**30 %}{{ s|length }}", 'limit 16,777,216'),                       # a gigabyte in one expression
+    ("{% for i in range(3) %}{{ 'x' * 10000000 }}{% endfor %}", 'characters (limit'),        # 30 MB of output
+    ("{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}", 'took longer than 1 s'),  # for ever
+])
+def test_hostile_template_is_a_bounded_template_error(qwen_dir, tmp_path, monkeypatch, prefix, why):
+    "Issue 15.12: a chat template that allocates, outputs or loops without bound costs each record a capped skip."
+    import shutil
+    import dflash_nb.tokenize as T
+    monkeypatch.setattr(T, 'MAX_RECORD_SECONDS', 1.0, raising=False)  # the real limit is 30 s; the mechanism is the same
+    d = tmp_path/'tok'; shutil.copytree(qwen_dir, d)
+    (d/'chat_template.jinja').write_text(prefix + (qwen_dir/'chat_template.jinja').read_text())
+    src = tmp_path/'c.jsonl'; src.write_text(''.join(json.dumps({'id': f'r{i}', 'messages': OK}) + '\n' for i in range(2)))
+    st = tokenize_dataset(d, src, tmp_path/'out', progress=False)
+    assert st['samples'] == 0 and st['skipped'] == {'template_error': 2}
+    sk = [json.loads(l) for l in (tmp_path/'out'/'skipped.jsonl').read_text().splitlines()]
+    assert all(why in s['detail'] for s in sk), sk[0]['detail']
