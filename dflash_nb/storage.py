@@ -19,9 +19,10 @@ from botocore import exceptions as bce
 from tqdm import tqdm
 
 # %% auto #0
-__all__ = ['DEFAULT_MAX_ATTEMPTS', 'UPLOAD_CHUNKSIZE', 'is_s3_url', 'StorageError', 'InvalidS3URL', 'split_s3_url', 's3_client',
-           'storage_error', 'is_transient', 'S3Object', 'list_objects', 'free_port', 'MotoServer', 'download_objects',
-           'upload_dir', 'download_dir', 'default_cache_dir', 'input_files', 'staged_output', 'local_dataset']
+__all__ = ['DEFAULT_MAX_ATTEMPTS', 'UPLOAD_CHUNKSIZE', 'is_s3_url', 'redact', 'StorageError', 'InvalidS3URL', 'split_s3_url',
+           's3_client', 'storage_error', 'is_transient', 'S3Object', 'list_objects', 'free_port', 'MotoServer',
+           'download_objects', 'upload_dir', 'download_dir', 'default_cache_dir', 'input_files', 'staged_output',
+           'local_dataset']
 
 # %% ../nbs/00_storage.ipynb #cff5bd9b
 def is_s3_url(path) -> bool:
@@ -29,10 +30,16 @@ def is_s3_url(path) -> bool:
     return isinstance(path, str) and path.lower().startswith("s3://")
 
 # %% ../nbs/00_storage.ipynb #d2eeef14
+_USERINFO = re.compile(r"(?<=://)[^/\s@'\"]+@")
+
+def redact(text: str) -> str:
+    "`text` with the credentials of any URL in it (`scheme://user:secret@host`) replaced by `***`."
+    return _USERINFO.sub("***@", str(text))
+
 class StorageError(RuntimeError):
-    "An object-storage failure; `str(e)` is one line naming the s3:// URL and what to do."
+    "An object-storage failure; `str(e)` is one line naming the s3:// URL and what to do (credentials redacted)."
     def __init__(self, message: str, url: str | None = None, code: str | None = None):
-        super().__init__(" ".join(str(message).split()))  # one line, whatever botocore put in it
+        super().__init__(redact(" ".join(str(message).split())))  # one line, whatever botocore put in it
         self.url, self.code = url, code
 
 class InvalidS3URL(StorageError, ValueError):
@@ -74,7 +81,9 @@ def s3_client(endpoint_url: str | None = None, workers: int = 32, max_attempts: 
     cfg = Config(retries=retries or None, max_pool_connections=max(10, workers + 4), tcp_keepalive=True)
     if config is not None: cfg = cfg.merge(config)
     session = boto3.session.Session(botocore_session=bs)
-    return session.client("s3", endpoint_url=endpoint_url or None, region_name=region, config=cfg, **client_kwargs)
+    try: return session.client("s3", endpoint_url=endpoint_url or None, region_name=region, config=cfg, **client_kwargs)
+    except ValueError as e:  # botocore echoes the endpoint URL, credentials and all
+        raise StorageError(f"{e}; check --s3-endpoint / AWS_ENDPOINT_URL", None, "InvalidEndpoint") from None
 
 # %% ../nbs/00_storage.ipynb #2331289a
 _CRED_CODES = {"InvalidAccessKeyId", "SignatureDoesNotMatch", "ExpiredToken", "InvalidToken", "TokenRefreshRequired",
@@ -85,7 +94,7 @@ _THROTTLE_CODES = {"SlowDown", "Throttling", "ThrottlingException", "RequestTime
                    "BandwidthLimitExceeded", "InternalError", "ServiceUnavailable", "RequestThrottled"}
 
 def _endpoint(client) -> str:
-    try: return client.meta.endpoint_url
+    try: return redact(client.meta.endpoint_url)
     except Exception: return "the S3 endpoint"
 
 def _code(e) -> str:
@@ -310,6 +319,11 @@ def _fetch_once(client, job: _Job, run: _Run):
         e._retried_by_botocore = True  # the call itself: botocore's retry policy already applied
         raise
     etag, size = resp.get("ETag", "").strip('"'), int(resp["ContentLength"])
+    if job.obj.etag and etag != job.obj.etag:  # replaced between the listing and this GET: what is read must be what is recorded
+        resp["Body"].close()
+        raise StorageError(f"{job.url}: the object changed after it was listed (listed ETag {job.obj.etag}, now {etag}); "
+                           "rerun: the new version is then a changed input (a resumed run refuses it; --restart takes it)",
+                           job.url, "Changed")
     md5 = None if resp.get("SSECustomerAlgorithm") else _md5_checker(etag, size, resp.get("ServerSideEncryption"))
     job.dest.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=job.dest.parent, prefix=f".{job.dest.name}.", suffix=".part")
