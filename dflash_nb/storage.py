@@ -19,10 +19,10 @@ from botocore import exceptions as bce
 from tqdm import tqdm
 
 # %% auto #0
-__all__ = ['DEFAULT_MAX_ATTEMPTS', 'UPLOAD_CHUNKSIZE', 'is_s3_url', 'redact', 'StorageError', 'InvalidS3URL', 'split_s3_url',
-           's3_client', 'storage_error', 'is_transient', 'S3Object', 'list_objects', 'free_port', 'MotoServer',
-           'download_objects', 'upload_dir', 'download_dir', 'default_cache_dir', 'input_files', 'staged_output',
-           'local_dataset']
+__all__ = ['DEFAULT_MAX_ATTEMPTS', 'UPLOAD_CHUNKSIZE', 'DATA_PREFIX_META', 'is_s3_url', 'redact', 'StorageError', 'InvalidS3URL',
+           'split_s3_url', 's3_client', 'storage_error', 'is_transient', 'S3Object', 'list_objects', 'free_port',
+           'MotoServer', 'download_objects', 'upload_dir', 'download_dir', 'default_cache_dir', 'input_files',
+           'staged_output', 'local_dataset']
 
 # %% ../nbs/00_storage.ipynb #cff5bd9b
 def is_s3_url(path) -> bool:
@@ -453,10 +453,13 @@ def _upload(client, files: list[tuple[str, Path]], bucket: str, prefix: str, wor
             except Exception as e:
                 raise storage_error(e, _url(bucket, prefix + rel), client) from e
 
+DATA_PREFIX_META = "dflash-data-prefix"  # user metadata of the commit file: where its data objects live
+
 def upload_dir(local_dir, url: str, workers: int = 16, client=None, progress: bool = True,
                commit_file: str | None = "manifest.json", delete_stale: bool = True,
                chunksize: int = UPLOAD_CHUNKSIZE) -> list[str]:
-    "Upload `local_dir` to the prefix `url` in parallel with the commit protocol (commit file deleted first, written last)."
+    """Upload `local_dir` to the prefix `url` with the commit protocol: the data under a new `runs/RUN/` prefix,
+    the commit file last (pointing at it), the old version's objects deleted only after; returns the keys."""
     local_dir = Path(local_dir)
     bucket, key = split_s3_url(url)
     prefix = _dir_prefix(key)
@@ -470,22 +473,26 @@ def upload_dir(local_dir, url: str, workers: int = 16, client=None, progress: bo
     if commit_file and not commit:
         raise StorageError(f"{local_dir}: no {commit_file}; refusing to upload an incomplete dataset to {url}", url)
     client = client or s3_client(workers=workers)
-    if commit_file: _delete_keys(client, bucket, [prefix + commit_file], url)  # 1. un-commit
-    if delete_stale:                                                            # 2. stale objects
-        keep = {prefix + r for r, _ in files}
-        _delete_keys(client, bucket, [o.key for o in list_objects(_url(bucket, prefix), None, client)
-                                      if o.key not in keep], url)
+    run_dir = f"runs/{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{os.getpid()}-{os.urandom(3).hex()}/" if commit_file else ""
+    dprefix = prefix + run_dir
     run = _Run(len(files), sum(p.stat().st_size for _, p in files), "upload", progress)
     try:
-        _upload(client, data, bucket, prefix, workers, run, chunksize)        # 3. data, then verify sizes
-        listed = {o.key: o.size for o in list_objects(_url(bucket, prefix), None, client)}
-        for r, p in data:
-            if listed.get(prefix + r) != p.stat().st_size:
-                raise StorageError(f"{_url(bucket, prefix + r)}: uploaded size {listed.get(prefix + r)} != local "
+        _upload(client, data, bucket, dprefix, workers, run, chunksize)       # 1. data, beside the old version
+        listed = {o.key: o.size for o in list_objects(_url(bucket, dprefix), None, client)}
+        for r, p in data:                                                     # 2. verify sizes
+            if listed.get(dprefix + r) != p.stat().st_size:
+                raise StorageError(f"{_url(bucket, dprefix + r)}: uploaded size {listed.get(dprefix + r)} != local "
                                    f"{p.stat().st_size}; rerun the upload", url, "SizeMismatch")
-        if commit: _upload(client, commit, bucket, prefix, 1, run, chunksize)  # 4. commit
+        for r, p in commit:                                                   # 3. commit: one PUT switches readers
+            try: client.put_object(Bucket=bucket, Key=prefix + r, Body=p.read_bytes(), Metadata={DATA_PREFIX_META: run_dir})
+            except (bce.ClientError, bce.BotoCoreError) as e: raise storage_error(e, _url(bucket, prefix + r), client) from e
+            with run.lock: run.objects.update(1)
     finally: run.close()
-    return [prefix + r for r, _ in data + commit]
+    if delete_stale:                                                          # 4. only now: the old version's objects
+        keep = {prefix + commit_file} if commit_file else {prefix + r for r, _ in files}
+        _delete_keys(client, bucket, [o.key for o in list_objects(_url(bucket, prefix), None, client)
+                                      if o.key not in keep and not o.key.startswith(dprefix)], url)
+    return [dprefix + r for r, _ in data] + [prefix + r for r, _ in commit]
 
 # %% ../nbs/00_storage.ipynb #42e566b7
 def _head(client, bucket: str, key: str) -> dict | None:
@@ -508,10 +515,13 @@ def download_dir(url: str, local_dir, workers: int = 32, client=None, commit_fil
             _ = list_objects(_url(bucket, prefix), None, client)  # a missing bucket says so, not "incomplete"
             raise StorageError(f"{url}: not a complete dataset (no {commit_file}): its upload is unfinished or "
                                "failed; rerun the job that writes it, or use a finished dataset", url, "NotCommitted")
-    objs = list_objects(_url(bucket, prefix), None, client)
+    dprefix = prefix + ((head.get("Metadata") or {}).get(DATA_PREFIX_META, "") if commit_key else "")
+    objs = list_objects(_url(bucket, dprefix), None, client)  # the committed version's data (all, in the old layout)
+    if dprefix != prefix: objs += [o for o in list_objects(_url(bucket, commit_key), None, client) if o.key == commit_key]
+    rel = lambda o: o.key[len(prefix):] if o.key == commit_key else o.key[len(dprefix):]
     local_dir = Path(local_dir)
-    jobs = [_Job(bucket, o, o.key[len(prefix):], _safe_join(local_dir, o.key[len(prefix):], _url(bucket, o.key)),
-                 _safe_join(local_dir / _META_DIR, o.key[len(prefix):] + ".json", _url(bucket, o.key))) for o in objs]
+    jobs = [_Job(bucket, o, rel(o), _safe_join(local_dir, rel(o), _url(bucket, o.key)),
+                 _safe_join(local_dir / _META_DIR, rel(o) + ".json", _url(bucket, o.key))) for o in objs]
     data = [j for j in jobs if j.obj.key != commit_key]
     last = [j for j in jobs if j.obj.key == commit_key]
     for j in last:  # a local reader must not take a new mix of files for the old, committed version

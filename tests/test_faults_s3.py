@@ -2,7 +2,7 @@
 import os
 from pathlib import Path
 import pytest
-from dflash_nb.storage import MotoServer, StorageError, download_objects, free_port, list_objects, s3_client
+from dflash_nb.storage import MotoServer, StorageError, download_objects, free_port, list_objects, s3_client, upload_dir
 from conftest import ROOT, cli
 
 @pytest.fixture(scope='module')
@@ -40,3 +40,35 @@ def test_credentials_in_endpoint_url_are_never_echoed(qwen_dir, env, tmp_path):
     assert 'topsecret123' not in r.stderr + r.stdout and '***@127.0.0.1' in r.stderr
     with pytest.raises(StorageError) as e: s3_client("http://u:topsecret123@[bad")
     assert 'topsecret123' not in str(e.value)
+
+UPLOADER = r'''
+import sys
+from pathlib import Path
+from dflash_nb.storage import s3_client, upload_dir
+upload_dir(Path(sys.argv[1]), sys.argv[2], client=s3_client(sys.argv[3]), progress=False, chunksize=5 * 1024 * 1024, workers=2)
+'''
+
+def test_kill9_mid_overwrite_upload_keeps_old_dataset(env, server, tmp_path):
+    "Issue 15.5: `--overwrite` of an s3:// dataset killed mid-upload (kill -9): the old dataset still reads, whole."
+    import json, signal, subprocess, sys, time
+    from dflash_nb.storage import download_dir
+    def dataset(d: Path, n: int, big: int) -> Path:
+        (d/'train').mkdir(parents=True)
+        for i in range(n): (d/f'train/data-{i:05d}-of-{n:05d}.arrow').write_bytes(os.urandom(big + i))
+        (d/'manifest.json').write_text(json.dumps({'shards': n})); (d/'stats.json').write_text('{}')
+        return d
+    tree = lambda r: {p.relative_to(r).as_posix(): p.read_bytes() for p in sorted(r.rglob('*')) if p.is_file() and '.s3meta' not in p.parts}
+    c = s3_client(server.endpoint); c.create_bucket(Bucket='owr')
+    url = 's3://owr/ds'
+    old, new = dataset(tmp_path/'old', 2, 5000), dataset(tmp_path/'new', 3, 30 * 1024 * 1024)
+    upload_dir(old, url, client=c, progress=False)
+    p = subprocess.Popen([sys.executable, '-c', UPLOADER, str(new), url, server.endpoint], env=env)
+    deadline = time.time() + 60
+    while not c.list_multipart_uploads(Bucket='owr').get('Uploads') and p.poll() is None and time.time() < deadline: time.sleep(0.005)
+    p.send_signal(signal.SIGKILL); p.wait()
+    assert p.returncode == -signal.SIGKILL, "the upload finished before it could be killed"
+    assert tree(download_dir(url, tmp_path/'read1', client=c, progress=False)) == tree(old)
+    upload_dir(new, url, client=c, progress=False)  # the rerun
+    assert tree(download_dir(url, tmp_path/'read2', client=c, progress=False)) == tree(new)
+    runs = {o['Key'].split('/')[2] for o in c.list_objects_v2(Bucket='owr', Prefix='ds/runs/').get('Contents', [])}
+    assert len(runs) == 1  # the killed run's objects and the old version are gone
