@@ -19,10 +19,10 @@ from botocore import exceptions as bce
 from tqdm import tqdm
 
 # %% auto #0
-__all__ = ['DEFAULT_MAX_ATTEMPTS', 'UPLOAD_CHUNKSIZE', 'DATA_PREFIX_META', 'is_s3_url', 'redact', 'StorageError', 'InvalidS3URL',
-           'split_s3_url', 's3_client', 'storage_error', 'is_transient', 'S3Object', 'list_objects', 'free_port',
-           'MotoServer', 'download_objects', 'upload_dir', 'download_dir', 'default_cache_dir', 'input_files',
-           'staged_output', 'local_dataset']
+__all__ = ['DEFAULT_MAX_ATTEMPTS', 'DEFAULT_RETRY_BUDGET', 'UPLOAD_CHUNKSIZE', 'DATA_PREFIX_META', 'is_s3_url', 'redact',
+           'StorageError', 'InvalidS3URL', 'split_s3_url', 'retry_budget', 's3_client', 'storage_error', 'is_transient',
+           'S3Object', 'list_objects', 'free_port', 'MotoServer', 'download_objects', 'upload_dir', 'download_dir',
+           'default_cache_dir', 'input_files', 'staged_output', 'local_dataset']
 
 # %% ../nbs/00_storage.ipynb #cff5bd9b
 def is_s3_url(path) -> bool:
@@ -66,6 +66,11 @@ def _url(bucket: str, key: str) -> str: return f"s3://{bucket}/{key}"
 
 # %% ../nbs/00_storage.ipynb #d25f5ca6
 DEFAULT_MAX_ATTEMPTS = 8
+DEFAULT_RETRY_BUDGET = 300.0  # seconds an object download keeps retrying through an outage ($DFLASH_NB_S3_RETRY_BUDGET)
+
+def retry_budget(seconds: float | None = None) -> float:
+    "`seconds`, else `$DFLASH_NB_S3_RETRY_BUDGET`, else `DEFAULT_RETRY_BUDGET` (5 minutes)."
+    return float(seconds if seconds is not None else os.environ.get("DFLASH_NB_S3_RETRY_BUDGET", DEFAULT_RETRY_BUDGET))
 
 def s3_client(endpoint_url: str | None = None, workers: int = 32, max_attempts: int | None = None,
               retry_mode: str | None = None, profile: str | None = None, region: str | None = None,
@@ -74,7 +79,7 @@ def s3_client(endpoint_url: str | None = None, workers: int = 32, max_attempts: 
     try: bs = botocore.session.Session(profile=profile)
     except bce.ProfileNotFound as e: raise StorageError(f"{e}; check AWS_PROFILE and ~/.aws/config") from e
     scoped = bs.get_scoped_config()
-    if retry_mode is None and not (os.environ.get("AWS_RETRY_MODE") or scoped.get("retry_mode")): retry_mode = "standard"
+    if retry_mode is None and not (os.environ.get("AWS_RETRY_MODE") or scoped.get("retry_mode")): retry_mode = "adaptive"
     if max_attempts is None and not (os.environ.get("AWS_MAX_ATTEMPTS") or scoped.get("max_attempts")):
         max_attempts = DEFAULT_MAX_ATTEMPTS
     retries = {k: v for k, v in (("mode", retry_mode), ("total_max_attempts", max_attempts)) if v is not None}
@@ -347,21 +352,28 @@ def _fetch_once(client, job: _Job, run: _Run):
                                             verified="md5" if md5 is not None else "size")).encode())
     return job.rel, job.dest
 
-def _fetch(client, job: _Job, run: _Run, retries: int, backoff: float):
-    "Fetch one object, retrying transient failures with exponential backoff and jitter."
-    for attempt in range(retries + 1):
+_OUTAGE_EXC = (bce.EndpointConnectionError, bce.ConnectTimeoutError, bce.ReadTimeoutError, ConnectionError, TimeoutError)
+
+def _fetch(client, job: _Job, run: _Run, retries: int, backoff: float, budget: float | None = None):
+    """Fetch one object, retrying transient failures with exponential backoff and jitter: a broken body or a
+    failed check `retries` times; an endpoint that stops answering (an outage) for up to `budget` seconds."""
+    t0, budget = time.monotonic(), retry_budget(budget)
+    for attempt in range(1 << 30):
         if run.cancel.is_set(): raise _Cancelled()
         try: return _fetch_once(client, job, run)
         except _Cancelled: raise
         except Exception as e:
-            if not is_transient(e) or attempt == retries or getattr(e, "_retried_by_botocore", False):
+            left = budget - (time.monotonic() - t0)
+            outage = isinstance(e, _OUTAGE_EXC) and left > 0
+            if not is_transient(e) or (not outage and (attempt >= retries or getattr(e, "_retried_by_botocore", False))):
                 raise storage_error(e, job.url, client, attempt + 1) from e
             with run.lock: run.retries += 1
-            if run.cancel.wait(min(20.0, backoff * 2 ** attempt) * random.uniform(0.5, 1.5)): raise _Cancelled()
+            wait_s = min(20.0, backoff * 2 ** min(attempt, 16)) * random.uniform(0.5, 1.5)
+            if run.cancel.wait(max(0.0, min(wait_s, left)) if outage else wait_s): raise _Cancelled()
 
 # %% ../nbs/00_storage.ipynb #5442cc6e
 def _stream(client, jobs: list[_Job], workers: int, retries: int, backoff: float, progress: bool, desc: str,
-            stats: dict | None) -> Iterator[tuple[str, Path]]:
+            stats: dict | None, budget: float | None = None) -> Iterator[tuple[str, Path]]:
     t0 = time.monotonic()
     todo = [j for j in jobs if not _is_cached(j)]
     run = _Run(len(jobs), sum(j.obj.size for j in todo), desc, progress, initial=len(jobs) - len(todo))
@@ -374,7 +386,7 @@ def _stream(client, jobs: list[_Job], workers: int, retries: int, backoff: float
                          bytes=run.nbytes, retries=run.retries, seconds=round(time.monotonic() - t0, 3))
     try:
         for j in todo:
-            f = pool.submit(_fetch, client, j, run, retries, backoff)
+            f = pool.submit(_fetch, client, j, run, retries, backoff, budget)
             f.add_done_callback(run.done); futs[j.obj.key] = f
         for j in jobs:
             f = futs.get(j.obj.key)
@@ -393,7 +405,7 @@ def _stream(client, jobs: list[_Job], workers: int, retries: int, backoff: float
 # %% ../nbs/00_storage.ipynb #75978de8
 def download_objects(url: str, cache_dir, workers: int = 32, suffixes: Iterable[str] | None = (".jsonl",),
                      client=None, progress: bool = True, retries: int = 5, backoff: float = 0.5,
-                     stats: dict | None = None) -> Iterator[tuple[str, Path]]:
+                     stats: dict | None = None, retry_budget: float | None = None) -> Iterator[tuple[str, Path]]:
     """Download the objects at `url` into `cache_dir/<bucket>/<key>` in parallel, skipping those already cached;
     yield `(relative_key, local_path)` in key order as soon as each object and all earlier ones are done."""
     bucket, key = split_s3_url(url)
@@ -409,7 +421,7 @@ def download_objects(url: str, cache_dir, workers: int = 32, suffixes: Iterable[
         rel = o.key[len(dirp):] if o.key.startswith(dirp) and o.key != key else o.key.rsplit("/", 1)[-1]
         jobs.append(_Job(bucket, o, rel, _safe_join(root, o.key, _url(bucket, o.key)),
                          _safe_join(root / _META_DIR, o.key + ".json", _url(bucket, o.key))))
-    return _stream(client, jobs, workers, retries, backoff, progress, "download", stats)
+    return _stream(client, jobs, workers, retries, backoff, progress, "download", stats, retry_budget)
 
 # %% ../nbs/00_storage.ipynb #ef21d830
 def _local_files(local_dir: Path) -> list[tuple[str, Path]]:
@@ -503,7 +515,8 @@ def _head(client, bucket: str, key: str) -> dict | None:
     except bce.BotoCoreError as e: raise storage_error(e, _url(bucket, key), client) from e
 
 def download_dir(url: str, local_dir, workers: int = 32, client=None, commit_file: str | None = "manifest.json",
-                 progress: bool = True, retries: int = 5, backoff: float = 0.5, stats: dict | None = None) -> Path:
+                 progress: bool = True, retries: int = 5, backoff: float = 0.5, stats: dict | None = None,
+                 retry_budget: float | None = None) -> Path:
     "Download the dataset at `url` into `local_dir` (commit file last); refuse when its commit file is absent."
     bucket, key = split_s3_url(url)
     prefix = _dir_prefix(key)
@@ -527,8 +540,8 @@ def download_dir(url: str, local_dir, workers: int = 32, client=None, commit_fil
     for j in last:  # a local reader must not take a new mix of files for the old, committed version
         if not _is_cached(j): j.dest.unlink(missing_ok=True)
     st1, st2 = {}, {}
-    for _ in _stream(client, data, workers, retries, backoff, progress, "download", st1): pass
-    for _ in _stream(client, last, 1, retries, backoff, False, "commit", st2): pass
+    for _ in _stream(client, data, workers, retries, backoff, progress, "download", st1, retry_budget): pass
+    for _ in _stream(client, last, 1, retries, backoff, False, "commit", st2, retry_budget): pass
     if commit_key:
         again = _head(client, bucket, commit_key)
         if again is None or again.get("ETag") != head.get("ETag"):

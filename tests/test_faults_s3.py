@@ -72,3 +72,63 @@ def test_kill9_mid_overwrite_upload_keeps_old_dataset(env, server, tmp_path):
     assert tree(download_dir(url, tmp_path/'read2', client=c, progress=False)) == tree(new)
     runs = {o['Key'].split('/')[2] for o in c.list_objects_v2(Bucket='owr', Prefix='ds/runs/').get('Contents', [])}
     assert len(runs) == 1  # the killed run's objects and the old version are gone
+
+class Proxy:
+    "A TCP proxy on loopback in front of the S3 server: `down()` refuses connections and drops open ones, `up()` restores."
+    def __init__(self, upstream_port: int):
+        import socket, threading
+        self.socket, self.threading = socket, threading
+        self.upstream, self.port, self.conns, self.lock = upstream_port, free_port(), [], threading.Lock()
+        self.up()
+    @property
+    def endpoint(self): return f"http://127.0.0.1:{self.port}"
+    def up(self):
+        s = self.socket.socket(); s.setsockopt(self.socket.SOL_SOCKET, self.socket.SO_REUSEADDR, 1)
+        s.bind(('127.0.0.1', self.port)); s.listen(64); self.listener = s
+        self.threading.Thread(target=self._accept, args=(s,), daemon=True).start()
+    def down(self):
+        self.listener.close()
+        with self.lock:
+            for c in self.conns:
+                try: c.shutdown(self.socket.SHUT_RDWR)
+                except OSError: pass
+                c.close()
+            self.conns.clear()
+    def _accept(self, s):
+        while True:
+            try: a, _ = s.accept()
+            except OSError: return
+            b = self.socket.create_connection(('127.0.0.1', self.upstream))
+            with self.lock: self.conns += [a, b]
+            for x, y in ((a, b), (b, a)): self.threading.Thread(target=self._pump, args=(x, y), daemon=True).start()
+    @staticmethod
+    def _pump(x, y):
+        try:
+            while data := x.recv(65536): y.sendall(data)
+        except OSError: pass
+        finally:
+            for z in (x, y):
+                try: z.close()
+                except OSError: pass
+
+@pytest.mark.parametrize('budget,survives', [(None, True), (1.0, False)])
+def test_endpoint_outage_mid_download_is_waited_out(env, server, tmp_path, budget, survives):
+    "A 4 s outage of the endpoint (a real refused port) mid-download: the default budget (minutes) rides it out."
+    import threading, time
+    c = s3_client(server.endpoint); bucket = f'out{int(survives)}'; c.create_bucket(Bucket=bucket)
+    src = {f'd/p{i:03d}.jsonl': os.urandom(20_000 + i) for i in range(30)}
+    for k, v in src.items(): c.put_object(Bucket=bucket, Key=k, Body=v)
+    proxy = Proxy(server.port)
+    client = s3_client(proxy.endpoint, workers=2)
+    client.meta.events.register('before-parameter-build.s3.GetObject', lambda **kw: time.sleep(0.05))
+    it = download_objects(f's3://{bucket}/d', tmp_path/'cache', workers=2, client=client, progress=False, retry_budget=budget)
+    got = [next(it) for _ in range(3)]
+    proxy.down(); t0 = time.monotonic()
+    threading.Timer(4.0, proxy.up).start()
+    if survives:
+        got += list(it)
+        assert {f'd/{k}': p.read_bytes() for k, p in got} == src and time.monotonic() - t0 >= 3.5
+    else:
+        with pytest.raises(StorageError, match='cannot reach the S3 endpoint') as e: list(it)
+        assert len(str(e.value).splitlines()) == 1 and time.monotonic() - t0 < 4.0
+        time.sleep(4.5 - (time.monotonic() - t0))

@@ -89,11 +89,11 @@ def test_urls():
 def test_client_config(monkeypatch):
     c = s3_client("http://127.0.0.1:1", workers=64)
     assert c.meta.config.max_pool_connections == 68
-    assert c.meta.config.retries == {"mode": "standard", "total_max_attempts": 8}
+    assert c.meta.config.retries == {"mode": "adaptive", "total_max_attempts": 8}
     monkeypatch.setenv("AWS_MAX_ATTEMPTS", "3")  # the user's own setting wins
-    monkeypatch.setenv("AWS_RETRY_MODE", "adaptive")
+    monkeypatch.setenv("AWS_RETRY_MODE", "standard")
     c = s3_client("http://127.0.0.1:1")
-    assert c.meta.config.retries == {"mode": "adaptive", "total_max_attempts": 3}
+    assert c.meta.config.retries == {"mode": "standard", "total_max_attempts": 3}
 
 
 def test_endpoint_from_environment(server, bucket, client, monkeypatch, tmp_path):
@@ -334,7 +334,7 @@ def test_kill_server_mid_download_then_rerun(tmp_path):
         client = s3_client(srv.endpoint, workers=2, max_attempts=1)  # no botocore retries still in flight later
         client.meta.events.register("before-parameter-build.s3.GetObject", lambda **kw: time.sleep(0.05))
         it = download_objects("s3://kill/data", tmp_path, workers=2, client=client, progress=False, retries=1,
-                              backoff=0.05)
+                              backoff=0.05, retry_budget=0.5)  # give up on the dead server after 0.5 s
         for _ in range(5): next(it)
         srv.kill()  # SIGKILL: connections drop, the port refuses
         with pytest.raises(StorageError) as ei: list(it)
