@@ -15,7 +15,7 @@ import pyarrow.compute as pc
 
 from .storage import is_s3_url
 from .tokenize import SCHEMA, ChatTokenizer, content_hash, tokenize_dataset, write_dataset_metadata
-from .tokenize import clean_asides, output_lock, replace_dir
+from .tokenize import clean_asides, output_lock, replace_dir, DiskFull, disk_full, is_disk_full
 
 # %% auto #0
 __all__ = ['BATCH_ROWS', 'POSITION_ID', 'MergeError', 'read_schema', 'iter_batches', 'DatasetDir', 'is_dataset_dir',
@@ -406,7 +406,11 @@ def merge_datasets(existing, new, output_dir, model_path=None, allow_mismatch: b
                             allow_mismatch=allow_mismatch, workers=workers, link=link)
     with output_lock(output_dir):  # one writer per OUT, from the exists-check to the commit
         clean_asides(output_dir)   # what a merge killed in its commit left
-        return _merge_locked(existing, new, output_dir, model_path, allow_mismatch, workers, progress, overwrite, link)
+        try: return _merge_locked(existing, new, output_dir, model_path, allow_mismatch, workers, progress, overwrite, link)
+        except OSError as e:  # a full disk is one line, not a traceback
+            if isinstance(e, DiskFull) or not is_disk_full(e): raise
+            raise disk_full(e, Path(output_dir).with_name(Path(output_dir).name + '.partial'),
+                            then="rerun the same command (the merge starts over; OUT was not touched)") from None
 
 def _merge_locked(existing, new, output_dir, model_path, allow_mismatch, workers, progress, overwrite, link) -> dict:
     t0 = time.perf_counter()

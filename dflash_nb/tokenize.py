@@ -19,12 +19,12 @@ from .qwen import QWEN36_TEMPLATE_SHA256, render_qwen36
 
 # %% auto #0
 __all__ = ['PROBE_TEXT', 'ENCODER_CACHE_FORMAT', 'MAX_RENDER_CHARS', 'MAX_RECORD_SECONDS', 'FEATURES', 'SCHEMA', 'FINISH',
-           'TiktokenEncoder', 'sha256_file', 'TokenizeError', 'cache_dir', 'save_encoder_cache', 'load_encoder_cache',
-           'ChatTokenizer', 'render_segments', 'Sample', 'verify_sample', 'tokenize_record', 'content_hash', 'Batch',
-           'RecordTimeout', 'time_limit', 'tokenize_lines', 'worker_pool', 'batch_to_arrow', 'id_hashes', 'Chunk',
-           'committed_chunks', 'chunk_stats', 'write_dataset_metadata', 'finish_plan', 'finish_chunks', 'OutputLocked',
-           'output_lock', 'replace_dir', 'clean_asides', 'DiskFull', 'is_disk_full', 'disk_full', 'dir_bytes', 'is_s3',
-           'tokenize_dataset']
+           'RESUMES', 'TiktokenEncoder', 'sha256_file', 'TokenizeError', 'cache_dir', 'save_encoder_cache',
+           'load_encoder_cache', 'ChatTokenizer', 'render_segments', 'Sample', 'verify_sample', 'tokenize_record',
+           'content_hash', 'Batch', 'RecordTimeout', 'time_limit', 'tokenize_lines', 'worker_pool', 'batch_to_arrow',
+           'id_hashes', 'Chunk', 'committed_chunks', 'chunk_stats', 'write_dataset_metadata', 'finish_plan',
+           'finish_chunks', 'OutputLocked', 'output_lock', 'replace_dir', 'clean_asides', 'DiskFull', 'is_disk_full',
+           'disk_full', 'dir_bytes', 'is_s3', 'tokenize_dataset']
 
 # %% ../nbs/04_tokenize.ipynb #4c583fe9
 import functools, itertools, re, unicodedata
@@ -639,8 +639,8 @@ def clean_asides(out) -> list[str]:
     return [a.name for a in asides]
 
 # %% ../nbs/04_tokenize.ipynb #979e2c07
-class DiskFull(TokenizeError):
-    "The disk filled up; the message says where, how much more is needed (if known), and that a rerun resumes."
+class DiskFull(TokenizeError, OSError):
+    "The disk filled up; the message says where, how much more is needed (if known), and what a rerun does."
 
 def is_disk_full(e: BaseException) -> bool:
     "ENOSPC/EDQUOT, also from Arrow, whose OSError carries the errno only in its message."
@@ -649,16 +649,21 @@ def is_disk_full(e: BaseException) -> bool:
 
 def _mb(n: float) -> str: return f"{n / 1e6:,.1f} MB"
 
-def disk_full(e: OSError, where, written: int | None = None, done: float | None = None) -> DiskFull:
+RESUMES = "rerun the same command: it resumes from the last committed chunk"
+
+def disk_full(e: OSError, where, written: int | None = None, done: float | None = None, then: str = RESUMES) -> DiskFull:
     "The one-line error for a full disk while writing under `where`: `written` bytes so far for the share `done` of the input."
-    where = Path(e.filename) if getattr(e, 'filename', None) else Path(where)
-    probe = where if where.is_dir() else where.parent
+    named = getattr(e, 'filename2', None) or getattr(e, 'filename', None)  # a copy names (source, destination)
+    where = Path(named) if named else Path(where)
+    probe = where
+    while not probe.is_dir() and probe != probe.parent: probe = probe.parent  # (a failed merge removed its folder)
     try: free = f"{_mb(shutil.disk_usage(probe).free)} free"
     except OSError: free = "free space unknown"
     need = (f"; the output needs about {_mb(written / done - written)} more (it wrote {_mb(written)} for {done:.0%} of the input)"
             if written and done and 0 < done < 1 else "")
-    return DiskFull(f"{where}: no space left on device ({free}){need}. Free some space (or choose another --output-dir) and "
-                    "rerun the same command: it resumes from the last committed chunk")
+    why = f", {e.strerror}" if e.strerror and e.strerror != os.strerror(errno.ENOSPC) else ""
+    return DiskFull(f"{where}: no space left on device ({free}{why}){need}. Free some space (or choose another --output-dir) "
+                    f"and {then}")
 
 def dir_bytes(path) -> int:
     "Bytes of the files under `path` (0 if absent)."

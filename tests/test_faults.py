@@ -162,3 +162,14 @@ def test_full_disk_is_one_line_and_a_rerun_resumes(qwen_dir, tmp_path, small_dis
     subprocess.run(['mount', '-o', 'remount,size=64m', str(small_disk)], check=True)  # space freed
     cli(*tokenize_cmd(qwen_dir, src, out)[1:])
     same_dataset(out, ref)
+
+def test_full_disk_in_merge_is_one_line(qwen_dir, tmp_path, small_disk):
+    "Issue 15.10 for merge: a real full disk (tmpfs; the shards cannot be hard-linked across filesystems, so they are copied)."
+    ex = tmp_path/'ex'; src = tmp_path/'c.jsonl'; make_input(src, copies=6)
+    T.tokenize_dataset(qwen_dir, src, ex, **KW)
+    new = tmp_path/'n.jsonl'; new.write_text((ROOT/'data'/'samples'/'openai_chat.jsonl').read_text())
+    r = cli('merge', '--existing', ex, '--new', new, '--output-dir', small_disk/'m', '--quiet', check=False)
+    err = r.stderr.strip()
+    assert r.returncode == 1 and len(err.splitlines()) == 1, err
+    assert f"{small_disk/'m.partial'}/" in err and 'no space left on device (' in err and 'starts over' in err, err
+    assert sorted(p.name for p in small_disk.iterdir()) == []  # nothing left behind on the full disk
