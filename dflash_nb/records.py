@@ -111,9 +111,9 @@ def _norm_tool_call(tc, i: int) -> dict:
             raise BadRecord('bad_tool_call', f"tool call {i} ({fn['name']}): arguments are not valid JSON ({e.msg} at char {e.pos})") from None
         except (ValueError, RecursionError) as e:  # an integer over 4,300 digits, or nesting Python cannot parse
             raise BadRecord('unsupported_value', f"tool call {i} ({fn['name']}): arguments: {_why(e)}") from None
-        check_depth(args, f"tool call {i} ({fn['name']}) arguments")
     if not isinstance(args, dict):
         raise BadRecord('bad_tool_call', f"tool call {i} ({fn['name']}): arguments must be a JSON object, got {type(args).__name__}")
+    check_depth(args, f"tool call {i} ({fn['name']}) arguments")
     out = {'type': 'function', 'function': {'name': fn['name'], 'arguments': args}}
     if 'id' in tc: out['id'] = tc['id']
     return out
@@ -141,6 +141,7 @@ def normalize_message(m, i: int) -> dict:
     content = m['content'] if 'content' in m else m.get('value')
     if not _content_ok(content): raise BadRecord('bad_message', f"message {i} ({role}) has content of type {type(content).__name__}")
     _check_parts(content, i, role)
+    if isinstance(content, list): check_depth(content, f"message {i} content")
     out = {'role': role, 'content': content if content is not None else ''}
     if role == 'assistant':
         reasoning = m.get('reasoning_content', m.get('reasoning'))
@@ -179,7 +180,6 @@ _KNOWN = {'id', 'messages', 'conversations', 'completion', 'tools', 'source'}
 def parse_record(obj, file: str, line: int) -> Record:
     "Normalise one decoded JSON value from `file`:`line`; raises `BadRecord`."
     if not isinstance(obj, dict): raise BadRecord('not_an_object', f"got a JSON {type(obj).__name__}")
-    check_depth(obj)
     sid = _unicode(str(obj['id']), 'the id') if obj.get('id') is not None else f"{file}:{line}"
     raw = obj.get('messages', obj.get('conversations'))
     if not isinstance(raw, list) or not raw:
@@ -194,6 +194,7 @@ def parse_record(obj, file: str, line: int) -> Record:
     tools = obj.get('tools')
     if tools is not None and not (isinstance(tools, list) and all(isinstance(t, dict) for t in tools)):
         raise BadRecord('bad_message', "`tools` must be a list of objects")
+    if tools: check_depth(tools, "`tools`")
     generated_turns(messages)
     src = obj.get('source')
     return Record(sample_id=sid, messages=messages, tools=tools or None, source='' if src is None else _unicode(str(src), 'source'),

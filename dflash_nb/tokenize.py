@@ -21,7 +21,7 @@ from .qwen import QWEN36_TEMPLATE_SHA256, render_qwen36
 __all__ = ['PROBE_TEXT', 'ENCODER_CACHE_FORMAT', 'MAX_RENDER_CHARS', 'MAX_RECORD_SECONDS', 'FEATURES', 'SCHEMA', 'FINISH',
            'RESUMES', 'TiktokenEncoder', 'sha256_file', 'TokenizeError', 'cache_dir', 'save_encoder_cache',
            'load_encoder_cache', 'ChatTokenizer', 'render_segments', 'Sample', 'verify_sample', 'tokenize_record',
-           'content_hash', 'Batch', 'RecordTimeout', 'time_limit', 'tokenize_lines', 'worker_pool', 'batch_to_arrow',
+           'content_hash', 'Batch', 'RecordTimeout', 'record_timer', 'tokenize_lines', 'worker_pool', 'batch_to_arrow',
            'id_hashes', 'Chunk', 'committed_chunks', 'chunk_stats', 'write_dataset_metadata', 'finish_plan',
            'finish_chunks', 'OutputLocked', 'output_lock', 'replace_dir', 'clean_asides', 'DiskFull', 'is_disk_full',
            'disk_full', 'dir_bytes', 'is_s3', 'tokenize_dataset']
@@ -390,27 +390,30 @@ class RecordTimeout(Exception):
     "A record took longer than MAX_RECORD_SECONDS."
 
 @contextmanager
-def time_limit(seconds: float):
-    "Raise `RecordTimeout` in this thread after `seconds` (SIGALRM; a no-op outside the main thread)."
+def record_timer():
+    """Yield `arm(seconds)`: after `arm(s)`, `RecordTimeout` is raised in this thread once `s` seconds pass (`arm(0)`
+    disarms). SIGALRM, installed once per batch; a no-op outside the main thread or when a timer is already set."""
     import signal, threading
     if threading.current_thread() is not threading.main_thread() or signal.getitimer(signal.ITIMER_REAL)[0]:
-        yield; return
-    def _alarm(*_): raise RecordTimeout(f"took longer than {seconds:g} s")
+        yield lambda s: None; return
+    def _alarm(*_): raise RecordTimeout(f"took longer than {MAX_RECORD_SECONDS:g} s")
     old = signal.signal(signal.SIGALRM, _alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try: yield
+    try: yield lambda s: signal.setitimer(signal.ITIMER_REAL, s)
     finally: signal.setitimer(signal.ITIMER_REAL, 0); signal.signal(signal.SIGALRM, old)
 
 def tokenize_lines(ct: ChatTokenizer, lines, max_seq_len: int | None = 8192) -> Batch:
     "Raw `(file, line, bytes)` JSONL lines -> `Batch`."
     samples, skips = [], []
-    for name, n, raw in lines:
-        rec = parse_line(raw, name, n)
-        if isinstance(rec, Skip): skips.append(rec.to_dict()); continue
-        try:
-            with time_limit(MAX_RECORD_SECONDS): samples.append(tokenize_record(ct, rec, max_seq_len))
-        except BadRecord as e: skips.append(Skip(name, n, rec.sample_id, e.reason, e.detail).to_dict())
-        except RecordTimeout as e: skips.append(Skip(name, n, rec.sample_id, 'template_error', str(e)).to_dict())
+    with record_timer() as arm:
+        for name, n, raw in lines:
+            rec = parse_line(raw, name, n)
+            if isinstance(rec, Skip): skips.append(rec.to_dict()); continue
+            try:
+                arm(MAX_RECORD_SECONDS)
+                try: samples.append(tokenize_record(ct, rec, max_seq_len))
+                finally: arm(0)
+            except BadRecord as e: skips.append(Skip(name, n, rec.sample_id, e.reason, e.detail).to_dict())
+            except RecordTimeout as e: skips.append(Skip(name, n, rec.sample_id, 'template_error', str(e)).to_dict())
     lens = np.array([len(s.input_ids) for s in samples], dtype=np.int64)
     cat = lambda xs, dt: np.concatenate(xs) if xs else np.zeros(0, dt)
     return Batch(cat([s.input_ids for s in samples], np.int32), cat([s.loss_mask for s in samples], bool), lens,
