@@ -21,9 +21,9 @@ import jinja2.utils
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 # %% auto #0
-__all__ = ['SPECIAL_TOKEN_NAMES', 'REASONING_FIELDS', 'ChatTemplateError', 'load_chat_template', 'load_special_tokens',
-           'load_chat_templates', 'select_template_name', 'load_end_of_turn_tokens', 'make_environment', 'ChatTemplate',
-           'TemplateForm', 'detect_form', 'adapt_messages']
+__all__ = ['SPECIAL_TOKEN_NAMES', 'MAX_TEMPLATE_VALUE', 'REASONING_FIELDS', 'ChatTemplateError', 'load_chat_template',
+           'load_special_tokens', 'load_chat_templates', 'select_template_name', 'load_end_of_turn_tokens',
+           'make_environment', 'ChatTemplate', 'TemplateForm', 'detect_form', 'adapt_messages']
 
 # %% ../nbs/02_chat_template.ipynb #4e9dc4b3
 class ChatTemplateError(ValueError):
@@ -196,6 +196,23 @@ def make_environment() -> ImmutableSandboxedEnvironment:
     env.globals.update(raise_exception=_raise_exception, strftime_now=_strftime_now,
                        dict=_TemplateDict(), namespace=_TemplateNamespace)
     return env
+
+# %% ../nbs/02_chat_template.ipynb #dce2e50d
+MAX_TEMPLATE_VALUE = 16 << 20  # items (characters, list elements) one `*` may build; ~64x a long conversation
+
+def _capped_binop(self, context, operator, left, right):
+    "`*` and `**` in a template, refused when the result would be huge (checked before it is built)."
+    if operator == '*':
+        for seq, k in ((left, right), (right, left)):
+            if isinstance(seq, (str, list, tuple)) and isinstance(k, int) and len(seq) * k > MAX_TEMPLATE_VALUE:
+                raise jinja2.exceptions.SecurityError(f"the template builds a value of {len(seq) * k:,} items "
+                                                      f"(limit {MAX_TEMPLATE_VALUE:,})")
+    if operator == '**' and isinstance(left, int) and isinstance(right, int) and abs(left) > 1 and right * abs(left).bit_length() > 1 << 16:
+        raise jinja2.exceptions.SecurityError(f"the template computes a {right * abs(left).bit_length():,}-bit power")
+    return ImmutableSandboxedEnvironment.call_binop(self, context, operator, left, right)
+
+_Sandbox.intercepted_binops = frozenset({'*', '**'})  # the sandbox routes these through call_binop (no constant folding)
+_Sandbox.call_binop = _capped_binop
 
 # %% ../nbs/02_chat_template.ipynb #73296cec
 @lru_cache(maxsize=32)

@@ -18,13 +18,13 @@ from .records import Record, parse_record
 from .tokenize import ChatTokenizer, tokenize_record
 
 # %% auto #0
-__all__ = ['DATASET_COLUMNS', 'CHECK_BITS', 'ORDERS', 'EXPLORE_FILTERS', 'EXPLORE_MODES', 'dataset_shards', 'stream_batches',
-           'with_dataset_columns', 'cached_tokenizer', 'special_ids', 'load_tokenizer', 'TemplateFacts',
-           'template_summary', 'visible', 'TokenDisplay', 'TokenView', 'TokenViews', 'MaskDataset', 'DiffView',
-           'diff_views', 'compare_tokenizations', 'window_hashes', 'Thresholds', 'max_repeats', 'scan_batch',
-           'SampleTable', 'scan_dataset', 'Check', 'mask_checks', 'Gate', 'describe_loop', 'quality_gates',
-           'InspectReport', 'infer_facts', 'inspect_dataset', 'write_dataset', 'add_inspect_args', 'inspect_main',
-           'find_datasets', 'explore_select', 'mask_explorer']
+__all__ = ['DATASET_COLUMNS', 'CHECK_BITS', 'ORDERS', 'DUPLICATE_IDS_WARN', 'DUPLICATE_IDS_FAIL', 'EXPLORE_FILTERS',
+           'EXPLORE_MODES', 'dataset_shards', 'stream_batches', 'with_dataset_columns', 'cached_tokenizer',
+           'special_ids', 'load_tokenizer', 'TemplateFacts', 'template_summary', 'visible', 'TokenDisplay', 'TokenView',
+           'TokenViews', 'MaskDataset', 'DiffView', 'diff_views', 'compare_tokenizations', 'window_hashes',
+           'Thresholds', 'max_repeats', 'scan_batch', 'SampleTable', 'scan_dataset', 'Check', 'mask_checks', 'Gate',
+           'describe_loop', 'quality_gates', 'duplicate_ids_gate', 'InspectReport', 'infer_facts', 'inspect_dataset',
+           'write_dataset', 'add_inspect_args', 'inspect_main', 'find_datasets', 'explore_select', 'mask_explorer']
 
 # %% ../nbs/05_masks.ipynb #51c19dd9
 def dataset_shards(path) -> list[Path]:
@@ -1025,7 +1025,26 @@ def quality_gates(t: SampleTable, ds: MaskDataset, facts: TemplateFacts, thr: Th
         idx = np.flatnonzero(t.source == big)
         gate('source_skew', title, share, thr.source_skew_warn, thr.source_skew_fail,
              f"{label(big)} is {_pct(share)} of the generated tokens ({_pct(allt[big] / allt.sum())} of all tokens); mix: {mix}", idx)
+    gates.append(duplicate_ids_gate(t, examples))
     return gates
+
+# %% ../nbs/05_masks.ipynb #94ce9406
+DUPLICATE_IDS_WARN, DUPLICATE_IDS_FAIL = 0.0, 0.01
+
+def duplicate_ids_gate(t: SampleTable, examples: int = 5) -> Gate:
+    "The share of samples whose `sample_id` another sample has too (every copy after the first counts)."
+    n, title = len(t), "samples whose sample_id an earlier sample has"
+    if n == 0: return Gate('duplicate_ids', title, None, DUPLICATE_IDS_WARN, DUPLICATE_IDS_FAIL, 'n/a', "empty dataset", [], [])
+    ids = t.sample_ids.combine_chunks() if isinstance(t.sample_ids, pa.ChunkedArray) else t.sample_ids
+    vc = pc.value_counts(ids)
+    dup_vals = vc.field('values').filter(pc.greater(vc.field('counts'), 1))
+    extra = n - len(vc)
+    idx = np.flatnonzero(pc.is_in(ids, value_set=dup_vals).to_numpy(zero_copy_only=False))[:examples].tolist()
+    share = extra / n
+    msg = (f"{extra:,} of {n:,} samples repeat an earlier sample_id ({len(dup_vals):,} ids), e.g. {t.ids(idx[:3])}" if extra
+           else "every sample_id is unique")
+    return Gate('duplicate_ids', title, float(share), DUPLICATE_IDS_WARN, DUPLICATE_IDS_FAIL,
+                _verdict(share, DUPLICATE_IDS_WARN, DUPLICATE_IDS_FAIL), msg, t.ids(idx), idx)
 
 # %% ../nbs/05_masks.ipynb #522373a5
 _STATUS_BG = {'pass': '#d4edda', 'warn': '#fff3cd', 'fail': '#f8d7da', 'n/a': '#eeeeee', 'skipped': '#eeeeee'}

@@ -15,6 +15,7 @@ import pyarrow.compute as pc
 
 from .storage import is_s3_url
 from .tokenize import SCHEMA, ChatTokenizer, content_hash, tokenize_dataset, write_dataset_metadata
+from .tokenize import clean_asides, output_lock, replace_dir, DiskFull, disk_full, is_disk_full
 
 # %% auto #0
 __all__ = ['BATCH_ROWS', 'POSITION_ID', 'MergeError', 'read_schema', 'iter_batches', 'DatasetDir', 'is_dataset_dir',
@@ -326,13 +327,8 @@ def _describe_input(ds: DatasetDir, kind: str, path, st: dict, extra: dict | Non
                 samples=st['samples'], records_read=st['records_read'], total_tokens=st['total_tokens'], **(extra or {}))
 
 def _commit(tmp: Path, out: Path):
-    "Rename the finished `tmp` to `out`, replacing an old `out` only once `tmp` is complete."
-    if not out.exists(): os.replace(tmp, out); return
-    old = out.with_name(f"{out.name}.old-{os.getpid()}")
-    os.replace(out, old)
-    try: os.replace(tmp, out)
-    except BaseException: os.replace(old, out); raise
-    shutil.rmtree(old, ignore_errors=True)
+    "Put the finished `tmp` at `out`: an old `out` is swapped out in one step, then deleted (tokenize's `replace_dir`)."
+    replace_dir(tmp, out)
 
 def _append_jsonl(dst, src, extra: dict | None = None):
     "Append the lines of the file `src` (read-only) to the open file `dst`, adding `extra` to each record."
@@ -343,7 +339,7 @@ def _append_jsonl(dst, src, extra: dict | None = None):
             if line.strip(): dst.write((json.dumps({**json.loads(line), **extra}, ensure_ascii=False) + '\n').encode())
 
 # %% ../nbs/07_merge.ipynb #58c95003
-def _merge_into(tmp: Path, ex: DatasetDir, nd: DatasetDir, owned: bool, link: bool, progress: bool) -> dict:
+def _merge_into(tmp: Path, ex: DatasetDir, nd: DatasetDir, owned: bool, link: bool, progress: bool, new_label: str | None = None) -> dict:
     "Write the merged dataset into `tmp`; returns what the manifest and stats.json need."
     from tqdm import tqdm
     new = read_part(nd, full=True, progress=progress, desc='merge: read new')
@@ -389,7 +385,7 @@ def _merge_into(tmp: Path, ex: DatasetDir, nd: DatasetDir, owned: bool, link: bo
 
     write_hashes(tmp/'content_hashes.npy', ex_h, new_h[dup.keep])
     with open(tmp/'skipped.jsonl', 'wb') as f:
-        _append_jsonl(f, ex.path/'skipped.jsonl'); _append_jsonl(f, nd.path/'skipped.jsonl', {'from': str(nd.path)})
+        _append_jsonl(f, ex.path/'skipped.jsonl'); _append_jsonl(f, nd.path/'skipped.jsonl', {'from': new_label or str(nd.path)})  # --new as given, not our temporary folder
     with open(tmp/'duplicates.jsonl', 'w', encoding='utf-8') as f:
         for d in dup.dropped: f.write(json.dumps(d, ensure_ascii=False) + '\n')
     write_dataset_metadata(tmp, names)
@@ -423,10 +419,19 @@ def conform_rows(nd: DatasetDir, dst: Path, vocab_size: int | None = None) -> Da
 def merge_datasets(existing, new, output_dir, model_path=None, allow_mismatch: bool = False, workers: int = 1,
                    progress: bool = True, overwrite: bool = False, link: bool = True) -> dict:
     "Merge `new` (completions or a dataset) into a copy of dataset `existing` at `output_dir`; returns its stats.json dict."
-    t0 = time.perf_counter()
     if is_s3_url(output_dir):
         return _merge_to_s3(existing, new, output_dir, overwrite, progress, model_path=model_path,
                             allow_mismatch=allow_mismatch, workers=workers, link=link)
+    with output_lock(output_dir):  # one writer per OUT, from the exists-check to the commit
+        clean_asides(output_dir)   # what a merge killed in its commit left
+        try: return _merge_locked(existing, new, output_dir, model_path, allow_mismatch, workers, progress, overwrite, link)
+        except OSError as e:  # a full disk is one line, not a traceback
+            if isinstance(e, DiskFull) or not is_disk_full(e): raise
+            raise disk_full(e, Path(output_dir).with_name(Path(output_dir).name + '.partial'),
+                            then="rerun the same command (the merge starts over; OUT was not touched)") from None
+
+def _merge_locked(existing, new, output_dir, model_path, allow_mismatch, workers, progress, overwrite, link) -> dict:
+    t0 = time.perf_counter()
     existing, new = _local_inputs(existing, new, progress)
     out = Path(output_dir)
     ex = open_dataset_dir(existing, 'existing')
@@ -477,7 +482,7 @@ def merge_datasets(existing, new, output_dir, model_path=None, allow_mismatch: b
                              progress=progress)
             nd = open_dataset_dir(tmp/'_new', 'new')
             extra = dict(model_path=str(ct.model_path), files=nd.manifest['inputs']['files'])
-        r = _merge_into(tmp, ex, nd, owned=not new_is_ds, link=link, progress=progress)
+        r = _merge_into(tmp, ex, nd, owned=not new_is_ds, link=link, progress=progress, new_label=str(new))
         if not new_is_ds: shutil.rmtree(tmp/'_new')
         if (tmp/'_rows').exists(): shutil.rmtree(tmp/'_rows')
         ex_st, new_st, dup, newp, ex_part = r['ex_st'], r['new_st'], r['dup'], r['new'], r['ex_part']

@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Iterator, Iterable
 
 # %% auto #0
-__all__ = ['SKIP_REASONS', 'ROLE_ALIASES', 'ROLES', 'REASONING_FIELDS', 'INPUT_SUFFIXES', 'JSONL_SUFFIXES', 'MESSAGE_COLUMNS',
-           'NOT_RECORDS', 'BadRecord', 'Record', 'Skip', 'normalize_message', 'is_user_query', 'generated_turns',
-           'parse_record', 'input_suffix', 'is_saved_dataset', 'InputError', 'read_lines', 'name_not_read', 'Inputs',
-           'discover_inputs', 'list_completion_files', 'input_stat', 'ignored_summary', 'ignored_line', 'parse_line',
-           'read_records']
+__all__ = ['SKIP_REASONS', 'MAX_DEPTH', 'ROLE_ALIASES', 'ROLES', 'REASONING_FIELDS', 'TEXT_PARTS', 'INPUT_SUFFIXES',
+           'JSONL_SUFFIXES', 'MESSAGE_COLUMNS', 'NOT_RECORDS', 'BadRecord', 'check_depth', 'safe_text', 'Record',
+           'Skip', 'normalize_message', 'is_user_query', 'generated_turns', 'parse_record', 'input_suffix',
+           'is_saved_dataset', 'InputError', 'read_lines', 'name_not_read', 'Inputs', 'discover_inputs',
+           'list_completion_files', 'input_stat', 'ignored_summary', 'ignored_line', 'parse_line', 'read_records']
 
 # %% ../nbs/01_records.ipynb #affd64da
 SKIP_REASONS = {
@@ -32,6 +32,9 @@ SKIP_REASONS = {
     'no_loss_after_truncation': "truncation to --max-seq-len removed every generated token",
     'duplicate_sample_id': "merge: a new sample whose sample_id the merged dataset already has",
     'duplicate_content': "merge: a new sample whose tokens and mask the merged dataset already has",
+    'unsupported_value': "a value no record needs: nesting deeper than MAX_DEPTH, an integer over 4,300 digits, "
+                         "or an id/source that is not valid Unicode (a lone surrogate escape)",
+    'unsupported_content': "a message part that is not text (image, audio, video, file): the sample would not match what the target saw",
 }
 
 # %% ../nbs/01_records.ipynb #8179de6f
@@ -41,6 +44,33 @@ class BadRecord(ValueError):
         assert reason in SKIP_REASONS, reason
         super().__init__(f"{reason}: {detail}")
         self.reason, self.detail = reason, detail
+
+# %% ../nbs/01_records.ipynb #60232bb6
+MAX_DEPTH = 100  # levels of nested lists/objects in a record; chat records need a handful
+
+def check_depth(obj, what: str = "the record", limit: int = MAX_DEPTH):
+    "Raise `BadRecord('unsupported_value')` if `obj` nests lists/objects deeper than `limit` (checked without recursion)."
+    stack = [(obj, 1)]
+    while stack:
+        o, depth = stack.pop()
+        if depth > limit: raise BadRecord('unsupported_value', f"{what} is nested more than {limit} levels deep")
+        if isinstance(o, dict): stack.extend((v, depth + 1) for v in o.values() if isinstance(v, (dict, list)))
+        elif isinstance(o, list): stack.extend((v, depth + 1) for v in o if isinstance(v, (dict, list)))
+
+def _unicode(s: str, what: str) -> str:
+    "`s` if it can be written as UTF-8 (no lone surrogate escape such as \\udc00), else `BadRecord`."
+    try: s.encode('utf-8')
+    except UnicodeEncodeError as e:
+        raise BadRecord('unsupported_value', f"{what} has a lone surrogate ({s[e.start]!r} at char {e.start}): not valid Unicode") from None
+    return s
+
+def safe_text(s: str) -> str:
+    "`s` with lone surrogates written as `\\udXXX` escapes: what a skip record can still say about a bad id."
+    return s.encode('utf-8', 'backslashreplace').decode('utf-8')
+
+def _why(e: Exception) -> str:
+    return "nested too deep to parse" if isinstance(e, RecursionError) else str(e).split(';')[0]
+
 
 # %% ../nbs/01_records.ipynb #4ba424a5
 @dataclass
@@ -83,8 +113,11 @@ def _norm_tool_call(tc, i: int) -> dict:
         try: parsed = json.loads(args)
         except json.JSONDecodeError as e:
             raise BadRecord('bad_tool_call', f"tool call {i} ({fn['name']}): arguments are not valid JSON ({e.msg} at char {e.pos})") from None
+        except (ValueError, RecursionError) as e:  # an integer over 4,300 digits, or nesting Python cannot parse
+            raise BadRecord('unsupported_value', f"tool call {i} ({fn['name']}): arguments: {_why(e)}") from None
     if not isinstance(parsed, dict):
         raise BadRecord('bad_tool_call', f"tool call {i} ({fn['name']}): arguments must be a JSON object, got {type(parsed).__name__}")
+    check_depth(parsed, f"tool call {i} ({fn['name']}) arguments")
     out = {'type': 'function', 'function': {'name': fn['name'], 'arguments': args}}
     if 'id' in tc: out['id'] = tc['id']
     return out
@@ -95,6 +128,15 @@ REASONING_FIELDS = ('reasoning_content', 'thinking', 'reasoning')  # the names s
 def _content_ok(c) -> bool:
     return c is None or isinstance(c, str) or (isinstance(c, list) and all(isinstance(p, (dict, str)) for p in c))
 
+TEXT_PARTS = {None, 'text', 'input_text', 'output_text'}
+
+def _check_parts(content, i: int, role: str):
+    "Content parts must be text: an image rendered as a bare pad token is not what the target saw."
+    for p in content if isinstance(content, list) else ():
+        if isinstance(p, dict) and (p.get('type') not in TEXT_PARTS or 'text' not in p and p.get('type') is None):
+            raise BadRecord('unsupported_content', f"message {i} ({role}) has a {p.get('type') or 'non-text'!r} part; only "
+                            "text is supported (drop such records, or convert them to text before tokenizing)")
+
 def normalize_message(m, i: int) -> dict:
     "One message in any supported shape -> an OpenAI chat message dict."
     if not isinstance(m, dict): raise BadRecord('bad_message', f"message {i} is not an object")
@@ -104,6 +146,8 @@ def normalize_message(m, i: int) -> dict:
     role = ROLE_ALIASES[role]
     content = m['content'] if 'content' in m else m.get('value')
     if not _content_ok(content): raise BadRecord('bad_message', f"message {i} ({role}) has content of type {type(content).__name__}")
+    _check_parts(content, i, role)
+    if isinstance(content, list): check_depth(content, f"message {i} content")
     out = {'role': role, 'content': content if content is not None else ''}
     if role == 'assistant':
         reasoning = next((m[k] for k in REASONING_FIELDS if m.get(k) is not None), None)
@@ -139,11 +183,10 @@ def generated_turns(messages: list) -> list[int]:
 
 # %% ../nbs/01_records.ipynb #b4c62843
 _KNOWN = {'id', 'messages', 'conversations', 'completion', 'tools', 'source'}
-
 def parse_record(obj, file: str, line: int) -> Record:
     "Normalise one decoded JSON value from `file`:`line`; raises `BadRecord`."
     if not isinstance(obj, dict): raise BadRecord('not_an_object', f"got a JSON {type(obj).__name__}")
-    sid = str(obj['id']) if obj.get('id') is not None else f"{file}:{line}"
+    sid = _unicode(str(obj['id']), 'the id') if obj.get('id') is not None else f"{file}:{line}"
     raw = obj.get('messages', obj.get('conversations'))
     if not isinstance(raw, list) or not raw:
         raise BadRecord('no_messages', "no non-empty `messages` or `conversations` list")
@@ -157,9 +200,10 @@ def parse_record(obj, file: str, line: int) -> Record:
     tools = obj.get('tools')
     if tools is not None and not (isinstance(tools, list) and all(isinstance(t, dict) for t in tools)):
         raise BadRecord('bad_message', "`tools` must be a list of objects")
+    if tools: check_depth(tools, "`tools`")
     generated_turns(messages)
     src = obj.get('source')
-    return Record(sample_id=sid, messages=messages, tools=tools or None, source='' if src is None else str(src),
+    return Record(sample_id=sid, messages=messages, tools=tools or None, source='' if src is None else _unicode(str(src), 'source'),
                   file=file, line=line, meta={k: v for k, v in obj.items() if k not in _KNOWN})
 
 # %% ../nbs/01_records.ipynb #894d89b0
@@ -393,9 +437,10 @@ def parse_line(text: str | bytes, name: str, line: int) -> Record | Skip:
     try: obj = json.loads(text)
     except json.JSONDecodeError as e: return Skip(name, line, f"{name}:{line}", 'invalid_json', f"{e.msg} at char {e.pos}")
     except UnicodeError as e: return Skip(name, line, f"{name}:{line}", 'invalid_json', f"not UTF-8: {e}")
+    except (ValueError, RecursionError) as e: return Skip(name, line, f"{name}:{line}", 'unsupported_value', _why(e))
     try: return parse_record(obj, name, line)
     except BadRecord as e:
-        sid = str(obj['id']) if isinstance(obj, dict) and obj.get('id') is not None else f"{name}:{line}"
+        sid = safe_text(str(obj['id'])) if isinstance(obj, dict) and obj.get('id') is not None else f"{name}:{line}"
         return Skip(name, line, sid, e.reason, e.detail)
 
 def read_records(src) -> Iterator[Record | Skip]:

@@ -19,9 +19,10 @@ from botocore import exceptions as bce
 from tqdm import tqdm
 
 # %% auto #0
-__all__ = ['DEFAULT_MAX_ATTEMPTS', 'UPLOAD_CHUNKSIZE', 'is_s3_url', 'StorageError', 'InvalidS3URL', 'split_s3_url', 's3_client',
-           'storage_error', 'is_transient', 'S3Object', 'list_objects', 'free_port', 'MotoServer', 'download_objects',
-           'upload_dir', 'download_dir', 'default_cache_dir', 'input_files', 'staged_output', 'local_dataset']
+__all__ = ['DEFAULT_MAX_ATTEMPTS', 'DEFAULT_RETRY_BUDGET', 'UPLOAD_CHUNKSIZE', 'DATA_PREFIX_META', 'is_s3_url', 'redact',
+           'StorageError', 'InvalidS3URL', 'split_s3_url', 'retry_budget', 's3_client', 'storage_error', 'is_transient',
+           'S3Object', 'list_objects', 'free_port', 'MotoServer', 'download_objects', 'upload_dir', 'download_dir',
+           'default_cache_dir', 'input_files', 'staged_output', 'local_dataset']
 
 # %% ../nbs/00_storage.ipynb #cff5bd9b
 def is_s3_url(path) -> bool:
@@ -29,10 +30,16 @@ def is_s3_url(path) -> bool:
     return isinstance(path, str) and path.lower().startswith("s3://")
 
 # %% ../nbs/00_storage.ipynb #d2eeef14
+_USERINFO = re.compile(r"(?<=://)[^/\s@'\"]+@")
+
+def redact(text: str) -> str:
+    "`text` with the credentials of any URL in it (`scheme://user:secret@host`) replaced by `***`."
+    return _USERINFO.sub("***@", str(text))
+
 class StorageError(RuntimeError):
-    "An object-storage failure; `str(e)` is one line naming the s3:// URL and what to do."
+    "An object-storage failure; `str(e)` is one line naming the s3:// URL and what to do (credentials redacted)."
     def __init__(self, message: str, url: str | None = None, code: str | None = None):
-        super().__init__(" ".join(str(message).split()))  # one line, whatever botocore put in it
+        super().__init__(redact(" ".join(str(message).split())))  # one line, whatever botocore put in it
         self.url, self.code = url, code
 
 class InvalidS3URL(StorageError, ValueError):
@@ -59,6 +66,11 @@ def _url(bucket: str, key: str) -> str: return f"s3://{bucket}/{key}"
 
 # %% ../nbs/00_storage.ipynb #d25f5ca6
 DEFAULT_MAX_ATTEMPTS = 8
+DEFAULT_RETRY_BUDGET = 300.0  # seconds an object download keeps retrying through an outage ($DFLASH_NB_S3_RETRY_BUDGET)
+
+def retry_budget(seconds: float | None = None) -> float:
+    "`seconds`, else `$DFLASH_NB_S3_RETRY_BUDGET`, else `DEFAULT_RETRY_BUDGET` (5 minutes)."
+    return float(seconds if seconds is not None else os.environ.get("DFLASH_NB_S3_RETRY_BUDGET", DEFAULT_RETRY_BUDGET))
 
 def s3_client(endpoint_url: str | None = None, workers: int = 32, max_attempts: int | None = None,
               retry_mode: str | None = None, profile: str | None = None, region: str | None = None,
@@ -67,14 +79,16 @@ def s3_client(endpoint_url: str | None = None, workers: int = 32, max_attempts: 
     try: bs = botocore.session.Session(profile=profile)
     except bce.ProfileNotFound as e: raise StorageError(f"{e}; check AWS_PROFILE and ~/.aws/config") from e
     scoped = bs.get_scoped_config()
-    if retry_mode is None and not (os.environ.get("AWS_RETRY_MODE") or scoped.get("retry_mode")): retry_mode = "standard"
+    if retry_mode is None and not (os.environ.get("AWS_RETRY_MODE") or scoped.get("retry_mode")): retry_mode = "adaptive"
     if max_attempts is None and not (os.environ.get("AWS_MAX_ATTEMPTS") or scoped.get("max_attempts")):
         max_attempts = DEFAULT_MAX_ATTEMPTS
     retries = {k: v for k, v in (("mode", retry_mode), ("total_max_attempts", max_attempts)) if v is not None}
     cfg = Config(retries=retries or None, max_pool_connections=max(10, workers + 4), tcp_keepalive=True)
     if config is not None: cfg = cfg.merge(config)
     session = boto3.session.Session(botocore_session=bs)
-    return session.client("s3", endpoint_url=endpoint_url or None, region_name=region, config=cfg, **client_kwargs)
+    try: return session.client("s3", endpoint_url=endpoint_url or None, region_name=region, config=cfg, **client_kwargs)
+    except ValueError as e:  # botocore echoes the endpoint URL, credentials and all
+        raise StorageError(f"{e}; check --s3-endpoint / AWS_ENDPOINT_URL", None, "InvalidEndpoint") from None
 
 # %% ../nbs/00_storage.ipynb #2331289a
 _CRED_CODES = {"InvalidAccessKeyId", "SignatureDoesNotMatch", "ExpiredToken", "InvalidToken", "TokenRefreshRequired",
@@ -85,7 +99,7 @@ _THROTTLE_CODES = {"SlowDown", "Throttling", "ThrottlingException", "RequestTime
                    "BandwidthLimitExceeded", "InternalError", "ServiceUnavailable", "RequestThrottled"}
 
 def _endpoint(client) -> str:
-    try: return client.meta.endpoint_url
+    try: return redact(client.meta.endpoint_url)
     except Exception: return "the S3 endpoint"
 
 def _code(e) -> str:
@@ -310,6 +324,11 @@ def _fetch_once(client, job: _Job, run: _Run):
         e._retried_by_botocore = True  # the call itself: botocore's retry policy already applied
         raise
     etag, size = resp.get("ETag", "").strip('"'), int(resp["ContentLength"])
+    if job.obj.etag and etag != job.obj.etag:  # replaced between the listing and this GET: what is read must be what is recorded
+        resp["Body"].close()
+        raise StorageError(f"{job.url}: the object changed after it was listed (listed ETag {job.obj.etag}, now {etag}); "
+                           "rerun: the new version is then a changed input (a resumed run refuses it; --restart takes it)",
+                           job.url, "Changed")
     md5 = None if resp.get("SSECustomerAlgorithm") else _md5_checker(etag, size, resp.get("ServerSideEncryption"))
     job.dest.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=job.dest.parent, prefix=f".{job.dest.name}.", suffix=".part")
@@ -333,21 +352,28 @@ def _fetch_once(client, job: _Job, run: _Run):
                                             verified="md5" if md5 is not None else "size")).encode())
     return job.rel, job.dest
 
-def _fetch(client, job: _Job, run: _Run, retries: int, backoff: float):
-    "Fetch one object, retrying transient failures with exponential backoff and jitter."
-    for attempt in range(retries + 1):
+_OUTAGE_EXC = (bce.EndpointConnectionError, bce.ConnectTimeoutError, bce.ReadTimeoutError, ConnectionError, TimeoutError)
+
+def _fetch(client, job: _Job, run: _Run, retries: int, backoff: float, budget: float | None = None):
+    """Fetch one object, retrying transient failures with exponential backoff and jitter: a broken body or a
+    failed check `retries` times; an endpoint that stops answering (an outage) for up to `budget` seconds."""
+    t0, budget = time.monotonic(), retry_budget(budget)
+    for attempt in range(1 << 30):
         if run.cancel.is_set(): raise _Cancelled()
         try: return _fetch_once(client, job, run)
         except _Cancelled: raise
         except Exception as e:
-            if not is_transient(e) or attempt == retries or getattr(e, "_retried_by_botocore", False):
+            left = budget - (time.monotonic() - t0)
+            outage = isinstance(e, _OUTAGE_EXC) and left > 0
+            if not is_transient(e) or (not outage and (attempt >= retries or getattr(e, "_retried_by_botocore", False))):
                 raise storage_error(e, job.url, client, attempt + 1) from e
             with run.lock: run.retries += 1
-            if run.cancel.wait(min(20.0, backoff * 2 ** attempt) * random.uniform(0.5, 1.5)): raise _Cancelled()
+            wait_s = min(20.0, backoff * 2 ** min(attempt, 16)) * random.uniform(0.5, 1.5)
+            if run.cancel.wait(max(0.0, min(wait_s, left)) if outage else wait_s): raise _Cancelled()
 
 # %% ../nbs/00_storage.ipynb #5442cc6e
 def _stream(client, jobs: list[_Job], workers: int, retries: int, backoff: float, progress: bool, desc: str,
-            stats: dict | None) -> Iterator[tuple[str, Path]]:
+            stats: dict | None, budget: float | None = None) -> Iterator[tuple[str, Path]]:
     t0 = time.monotonic()
     todo = [j for j in jobs if not _is_cached(j)]
     run = _Run(len(jobs), sum(j.obj.size for j in todo), desc, progress, initial=len(jobs) - len(todo))
@@ -360,7 +386,7 @@ def _stream(client, jobs: list[_Job], workers: int, retries: int, backoff: float
                          bytes=run.nbytes, retries=run.retries, seconds=round(time.monotonic() - t0, 3))
     try:
         for j in todo:
-            f = pool.submit(_fetch, client, j, run, retries, backoff)
+            f = pool.submit(_fetch, client, j, run, retries, backoff, budget)
             f.add_done_callback(run.done); futs[j.obj.key] = f
         for j in jobs:
             f = futs.get(j.obj.key)
@@ -379,7 +405,7 @@ def _stream(client, jobs: list[_Job], workers: int, retries: int, backoff: float
 # %% ../nbs/00_storage.ipynb #75978de8
 def download_objects(url: str, cache_dir, workers: int = 32, suffixes: Iterable[str] | None = (".jsonl",),
                      client=None, progress: bool = True, retries: int = 5, backoff: float = 0.5,
-                     stats: dict | None = None) -> Iterator[tuple[str, Path]]:
+                     stats: dict | None = None, retry_budget: float | None = None) -> Iterator[tuple[str, Path]]:
     """Download the objects at `url` into `cache_dir/<bucket>/<key>` in parallel, skipping those already cached;
     yield `(relative_key, local_path)` in key order as soon as each object and all earlier ones are done."""
     bucket, key = split_s3_url(url)
@@ -395,7 +421,7 @@ def download_objects(url: str, cache_dir, workers: int = 32, suffixes: Iterable[
         rel = o.key[len(dirp):] if o.key.startswith(dirp) and o.key != key else o.key.rsplit("/", 1)[-1]
         jobs.append(_Job(bucket, o, rel, _safe_join(root, o.key, _url(bucket, o.key)),
                          _safe_join(root / _META_DIR, o.key + ".json", _url(bucket, o.key))))
-    return _stream(client, jobs, workers, retries, backoff, progress, "download", stats)
+    return _stream(client, jobs, workers, retries, backoff, progress, "download", stats, retry_budget)
 
 # %% ../nbs/00_storage.ipynb #ef21d830
 def _local_files(local_dir: Path) -> list[tuple[str, Path]]:
@@ -439,10 +465,13 @@ def _upload(client, files: list[tuple[str, Path]], bucket: str, prefix: str, wor
             except Exception as e:
                 raise storage_error(e, _url(bucket, prefix + rel), client) from e
 
+DATA_PREFIX_META = "dflash-data-prefix"  # user metadata of the commit file: where its data objects live
+
 def upload_dir(local_dir, url: str, workers: int = 16, client=None, progress: bool = True,
                commit_file: str | None = "manifest.json", delete_stale: bool = True,
                chunksize: int = UPLOAD_CHUNKSIZE) -> list[str]:
-    "Upload `local_dir` to the prefix `url` in parallel with the commit protocol (commit file deleted first, written last)."
+    """Upload `local_dir` to the prefix `url` with the commit protocol: the data under a new `runs/RUN/` prefix,
+    the commit file last (pointing at it), the old version's objects deleted only after; returns the keys."""
     local_dir = Path(local_dir)
     bucket, key = split_s3_url(url)
     prefix = _dir_prefix(key)
@@ -456,22 +485,26 @@ def upload_dir(local_dir, url: str, workers: int = 16, client=None, progress: bo
     if commit_file and not commit:
         raise StorageError(f"{local_dir}: no {commit_file}; refusing to upload an incomplete dataset to {url}", url)
     client = client or s3_client(workers=workers)
-    if commit_file: _delete_keys(client, bucket, [prefix + commit_file], url)  # 1. un-commit
-    if delete_stale:                                                            # 2. stale objects
-        keep = {prefix + r for r, _ in files}
-        _delete_keys(client, bucket, [o.key for o in list_objects(_url(bucket, prefix), None, client)
-                                      if o.key not in keep], url)
+    run_dir = f"runs/{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{os.getpid()}-{os.urandom(3).hex()}/" if commit_file else ""
+    dprefix = prefix + run_dir
     run = _Run(len(files), sum(p.stat().st_size for _, p in files), "upload", progress)
     try:
-        _upload(client, data, bucket, prefix, workers, run, chunksize)        # 3. data, then verify sizes
-        listed = {o.key: o.size for o in list_objects(_url(bucket, prefix), None, client)}
-        for r, p in data:
-            if listed.get(prefix + r) != p.stat().st_size:
-                raise StorageError(f"{_url(bucket, prefix + r)}: uploaded size {listed.get(prefix + r)} != local "
+        _upload(client, data, bucket, dprefix, workers, run, chunksize)       # 1. data, beside the old version
+        listed = {o.key: o.size for o in list_objects(_url(bucket, dprefix), None, client)}
+        for r, p in data:                                                     # 2. verify sizes
+            if listed.get(dprefix + r) != p.stat().st_size:
+                raise StorageError(f"{_url(bucket, dprefix + r)}: uploaded size {listed.get(dprefix + r)} != local "
                                    f"{p.stat().st_size}; rerun the upload", url, "SizeMismatch")
-        if commit: _upload(client, commit, bucket, prefix, 1, run, chunksize)  # 4. commit
+        for r, p in commit:                                                   # 3. commit: one PUT switches readers
+            try: client.put_object(Bucket=bucket, Key=prefix + r, Body=p.read_bytes(), Metadata={DATA_PREFIX_META: run_dir})
+            except (bce.ClientError, bce.BotoCoreError) as e: raise storage_error(e, _url(bucket, prefix + r), client) from e
+            with run.lock: run.objects.update(1)
     finally: run.close()
-    return [prefix + r for r, _ in data + commit]
+    if delete_stale:                                                          # 4. only now: the old version's objects
+        keep = {prefix + commit_file} if commit_file else {prefix + r for r, _ in files}
+        _delete_keys(client, bucket, [o.key for o in list_objects(_url(bucket, prefix), None, client)
+                                      if o.key not in keep and not o.key.startswith(dprefix)], url)
+    return [dprefix + r for r, _ in data] + [prefix + r for r, _ in commit]
 
 # %% ../nbs/00_storage.ipynb #42e566b7
 def _head(client, bucket: str, key: str) -> dict | None:
@@ -482,7 +515,8 @@ def _head(client, bucket: str, key: str) -> dict | None:
     except bce.BotoCoreError as e: raise storage_error(e, _url(bucket, key), client) from e
 
 def download_dir(url: str, local_dir, workers: int = 32, client=None, commit_file: str | None = "manifest.json",
-                 progress: bool = True, retries: int = 5, backoff: float = 0.5, stats: dict | None = None) -> Path:
+                 progress: bool = True, retries: int = 5, backoff: float = 0.5, stats: dict | None = None,
+                 retry_budget: float | None = None) -> Path:
     "Download the dataset at `url` into `local_dir` (commit file last); refuse when its commit file is absent."
     bucket, key = split_s3_url(url)
     prefix = _dir_prefix(key)
@@ -494,17 +528,20 @@ def download_dir(url: str, local_dir, workers: int = 32, client=None, commit_fil
             _ = list_objects(_url(bucket, prefix), None, client)  # a missing bucket says so, not "incomplete"
             raise StorageError(f"{url}: not a complete dataset (no {commit_file}): its upload is unfinished or "
                                "failed; rerun the job that writes it, or use a finished dataset", url, "NotCommitted")
-    objs = list_objects(_url(bucket, prefix), None, client)
+    dprefix = prefix + ((head.get("Metadata") or {}).get(DATA_PREFIX_META, "") if commit_key else "")
+    objs = list_objects(_url(bucket, dprefix), None, client)  # the committed version's data (all, in the old layout)
+    if dprefix != prefix: objs += [o for o in list_objects(_url(bucket, commit_key), None, client) if o.key == commit_key]
+    rel = lambda o: o.key[len(prefix):] if o.key == commit_key else o.key[len(dprefix):]
     local_dir = Path(local_dir)
-    jobs = [_Job(bucket, o, o.key[len(prefix):], _safe_join(local_dir, o.key[len(prefix):], _url(bucket, o.key)),
-                 _safe_join(local_dir / _META_DIR, o.key[len(prefix):] + ".json", _url(bucket, o.key))) for o in objs]
+    jobs = [_Job(bucket, o, rel(o), _safe_join(local_dir, rel(o), _url(bucket, o.key)),
+                 _safe_join(local_dir / _META_DIR, rel(o) + ".json", _url(bucket, o.key))) for o in objs]
     data = [j for j in jobs if j.obj.key != commit_key]
     last = [j for j in jobs if j.obj.key == commit_key]
     for j in last:  # a local reader must not take a new mix of files for the old, committed version
         if not _is_cached(j): j.dest.unlink(missing_ok=True)
     st1, st2 = {}, {}
-    for _ in _stream(client, data, workers, retries, backoff, progress, "download", st1): pass
-    for _ in _stream(client, last, 1, retries, backoff, False, "commit", st2): pass
+    for _ in _stream(client, data, workers, retries, backoff, progress, "download", st1, retry_budget): pass
+    for _ in _stream(client, last, 1, retries, backoff, False, "commit", st2, retry_budget): pass
     if commit_key:
         again = _head(client, bucket, commit_key)
         if again is None or again.get("ETag") != head.get("ETag"):

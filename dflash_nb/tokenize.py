@@ -20,14 +20,17 @@ from .chat_template import (ChatTemplate, ChatTemplateError, TemplateForm, adapt
 from .qwen import QWEN36_TEMPLATE_SHA256, render_qwen36
 
 # %% auto #0
-__all__ = ['PROBE_TEXT', 'FEATURES', 'SCHEMA', 'TiktokenEncoder', 'sha256_file', 'TokenizeError', 'cache_dir', 'ChatTokenizer',
-           'Turns', 'render_turns', 'render_segments', 'Sample', 'generated_text', 'verify_sample',
-           'reasoning_not_rendered', 'tokenize_record', 'content_hash', 'Batch', 'tokenize_lines', 'worker_pool',
-           'batch_to_arrow', 'Chunk', 'committed_chunks', 'chunk_stats', 'write_dataset_metadata', 'finish_chunks',
-           'is_s3', 'tokenize_dataset']
+__all__ = ['PROBE_TEXT', 'ENCODER_CACHE_FORMAT', 'MAX_RENDER_CHARS', 'MAX_RECORD_SECONDS', 'FEATURES', 'SCHEMA', 'FINISH',
+           'RESUMES', 'TiktokenEncoder', 'sha256_file', 'TokenizeError', 'cache_dir', 'save_encoder_cache',
+           'load_encoder_cache', 'ChatTokenizer', 'Turns', 'render_turns', 'render_segments', 'Sample',
+           'generated_text', 'verify_sample', 'reasoning_not_rendered', 'tokenize_record', 'content_hash', 'Batch',
+           'RecordTimeout', 'record_timer', 'tokenize_lines', 'worker_pool', 'batch_to_arrow', 'id_hashes', 'Chunk',
+           'committed_chunks', 'chunk_stats', 'write_dataset_metadata', 'finish_plan', 'finish_chunks', 'OutputLocked',
+           'output_lock', 'replace_dir', 'clean_asides', 'DiskFull', 'is_disk_full', 'disk_full', 'dir_bytes', 'is_s3',
+           'tokenize_dataset']
 
 # %% ../nbs/04_tokenize.ipynb #4c583fe9
-import functools, itertools, pickle, re, unicodedata
+import functools, itertools, re, unicodedata
 
 def _bytes_to_unicode() -> dict[int, str]:
     "GPT-2's byte -> printable character table that byte-level BPE vocabularies are written in."
@@ -145,6 +148,43 @@ def cache_dir() -> Path:
     "Where dflash_nb caches what it derives (`$DFLASH_NB_CACHE`, default `~/.cache/dflash_nb`)."
     return Path(os.environ.get('DFLASH_NB_CACHE') or Path.home()/'.cache'/'dflash_nb')
 
+ENCODER_CACHE_FORMAT = 'dflash_nb.encoder_cache/2'
+MAX_RENDER_CHARS = 16 << 20  # one rendered conversation; ~50x a 128K-token context
+
+def _ranks_digest(blob: np.ndarray, lens: np.ndarray, ids: np.ndarray) -> str:
+    return hashlib.sha256(blob.tobytes() + lens.astype('<i4').tobytes() + ids.astype('<i8').tobytes()).hexdigest()
+
+def save_encoder_cache(path, info: dict, tokenizer_sha256: str):
+    """Write `ChatTokenizer`'s derived facts as plain arrays + JSON (`.npz`, no pickle): the file's own key
+    (the tokenizer.json hash) and a hash of the ranks go in, so that a damaged or foreign file is detected."""
+    path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
+    ranks, pat, added, nfc = info['fast'] if info['fast'] is not None else ({}, None, {}, False)
+    toks = list(ranks)
+    blob = np.frombuffer(b''.join(toks), np.uint8)
+    lens = np.array([len(t) for t in toks], np.int32); ids = np.array([ranks[t] for t in toks], np.int64)
+    meta = dict(format=ENCODER_CACHE_FORMAT, tokenizer_sha256=tokenizer_sha256, special_tokens=list(info['special_tokens']),
+                vocab_size=info['vocab_size'], reason=info['reason'], fast=info['fast'] is not None, pat=pat, added=added,
+                nfc=nfc, ranks_sha256=_ranks_digest(blob, lens, ids))
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.part")
+    with open(tmp, 'wb') as fh:
+        np.savez(fh, meta=np.frombuffer(json.dumps(meta).encode(), np.uint8), blob=blob, lens=lens, ids=ids)
+    os.replace(tmp, path)
+
+def load_encoder_cache(path, tokenizer_sha256: str) -> dict:
+    "What `save_encoder_cache` wrote, verified (format, key, ranks hash); raises ValueError on anything else."
+    with np.load(path, allow_pickle=False) as z:
+        meta = json.loads(z['meta'].tobytes())
+        blob, lens, ids = z['blob'], z['lens'], z['ids']
+    if not isinstance(meta, dict) or meta.get('format') != ENCODER_CACHE_FORMAT: raise ValueError("not an encoder cache file")
+    if meta.get('tokenizer_sha256') != tokenizer_sha256: raise ValueError("it was made for another tokenizer.json")
+    if _ranks_digest(blob, lens, ids) != meta.get('ranks_sha256'): raise ValueError("its ranks do not match their hash")
+    info = dict(special_tokens=list(meta['special_tokens']), vocab_size=int(meta['vocab_size']), reason=str(meta['reason']), fast=None)
+    if meta['fast']:
+        b, offs = blob.tobytes(), np.concatenate([[0], np.cumsum(lens, dtype=np.int64)]).tolist()
+        ranks = {b[a:e]: i for a, e, i in zip(offs[:-1], offs[1:], ids.tolist())}
+        info['fast'] = (ranks, meta['pat'], {str(k): int(v) for k, v in meta['added'].items()}, bool(meta['nfc']))
+    return info
+
 class ChatTokenizer:
     "Tokenizer, chat template and special tokens of a Hugging Face model directory."
     def __init__(self, model_path, encoder: str = 'auto', renderer: str = 'auto'):
@@ -193,23 +233,21 @@ class ChatTokenizer:
 
     def _derived(self, want_fast: bool) -> dict:
         """What this class derives from tokenizer.json (special tokens, vocabulary size, the equivalent tiktoken
-        ranks or why there are none), cached by the file's hash: deriving takes about a second, loading 0.1 s."""
-        f = cache_dir()/'encoders'/f"{self.tokenizer_sha256}.pkl"
+        ranks or why there are none), cached by the file's hash: deriving takes about a second, loading 0.1 s.
+        The cache is data, never code (`save_encoder_cache`/`load_encoder_cache`)."""
+        f = cache_dir()/'encoders'/f"{self.tokenizer_sha256}.npz"
         if f.is_file():
-            try:
-                with open(f, 'rb') as fh: return pickle.load(fh)
-            except Exception: pass  # a damaged cache entry is rebuilt
+            try: return load_encoder_cache(f, self.tokenizer_sha256)
+            except Exception as e:
+                import warnings
+                warnings.warn(f"{f}: ignoring a damaged or foreign encoder cache file ({' '.join(str(e).split())[:200]}); rebuilding it")
         tj = json.loads(self.tokenizer_json.read_text(encoding='utf-8'))
         info = dict(special_tokens=[t['content'] for t in tj.get('added_tokens', []) if t.get('special')],
                     vocab_size=self.tokenizer.get_vocab_size(with_added_tokens=True), fast=None, reason='')
         if not want_fast: return info
         fast, info['reason'] = TiktokenEncoder.from_tokenizer_json(tj, reference=self._encode_hf)
         if fast is not None: info['fast'] = fast.parts
-        try:
-            f.parent.mkdir(parents=True, exist_ok=True)
-            tmp = f.with_suffix(f'.{os.getpid()}.tmp')
-            with open(tmp, 'wb') as fh: pickle.dump(info, fh, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(tmp, f)
+        try: save_encoder_cache(f, info, self.tokenizer_sha256)
         except OSError: pass  # no writable cache: derive again next time
         return info
 
@@ -228,7 +266,13 @@ class ChatTokenizer:
                 if n in ('default', 'tool_use')}
 
     def render(self, msgs: list, tools=None, add_generation_prompt: bool = False, template: ChatTemplate | None = None) -> str:
-        "Render prepared messages: natively where that is provably the template's text, else with Jinja (`template`: a named one)."
+        "Render prepared messages: natively where that is provably the template's text, else with Jinja (`template`: a named one; size-capped)."
+        text = self._render(msgs, tools, add_generation_prompt, template)
+        if len(text) > MAX_RENDER_CHARS:
+            raise BadRecord('template_error', f"the chat template rendered {len(text):,} characters (limit {MAX_RENDER_CHARS:,})")
+        return text
+
+    def _render(self, msgs: list, tools=None, add_generation_prompt: bool = False, template: ChatTemplate | None = None) -> str:
         if template is not None and template is not self.template: return template.render_prepared(msgs, tools, add_generation_prompt)
         if self.fast_render is not None and (text := self.fast_render(msgs, tools, add_generation_prompt)) is not None:
             self._renders += 1
@@ -268,7 +312,8 @@ class ChatTokenizer:
 
     def describe(self) -> dict:
         "What the manifest records about this tokenizer."
-        return dict(model_path=str(self.model_path), fingerprint=self.fingerprint, tokenizer_sha256=self.tokenizer_sha256,
+        # model_path absolute: a merge run from another folder must find it
+        return dict(model_path=str(self.model_path.resolve()), fingerprint=self.fingerprint, tokenizer_sha256=self.tokenizer_sha256,
                     chat_template_sha256=self.template_sha256, vocab_size=self.vocab_size, encoder=self.encoder,
                     encoder_reason=self.encoder_reason, renderer=self.renderer, stop_tokens=list(self.stop_tokens),
                     template_selection="tool_use for records with tools where the directory names one, else default",
@@ -429,15 +474,39 @@ class Batch:
     flags: list = field(default_factory=list)  # kept samples flagged (e.g. reasoning_not_rendered), as skips are listed
     templates: Counter = field(default_factory=Counter)  # samples per chat template name
 
+from contextlib import contextmanager
+
+MAX_RECORD_SECONDS = 30.0  # render + encode + check of one record; a template that loops for ever is a template_error
+
+class RecordTimeout(Exception):
+    "A record took longer than MAX_RECORD_SECONDS."
+
+@contextmanager
+def record_timer():
+    """Yield `arm(seconds)`: after `arm(s)`, `RecordTimeout` is raised in this thread once `s` seconds pass (`arm(0)`
+    disarms). SIGALRM, installed once per batch; a no-op outside the main thread or when a timer is already set."""
+    import signal, threading
+    if threading.current_thread() is not threading.main_thread() or signal.getitimer(signal.ITIMER_REAL)[0]:
+        yield lambda s: None; return
+    def _alarm(*_): raise RecordTimeout(f"took longer than {MAX_RECORD_SECONDS:g} s")
+    old = signal.signal(signal.SIGALRM, _alarm)
+    try: yield lambda s: signal.setitimer(signal.ITIMER_REAL, s)
+    finally: signal.setitimer(signal.ITIMER_REAL, 0); signal.signal(signal.SIGALRM, old)
+
 def tokenize_lines(ct: ChatTokenizer, lines, max_seq_len: int | None = 8192, skip_reasoning_not_rendered: bool = False) -> Batch:
     "Raw `(file, line, bytes)` JSONL lines -> `Batch`."
     samples, skips, flags = [], [], []
-    for name, n, raw in lines:
-        rec = parse_line(raw, name, n)
-        if isinstance(rec, Skip): skips.append(rec.to_dict()); continue
-        try: samples.append(s := tokenize_record(ct, rec, max_seq_len, skip_reasoning_not_rendered))
-        except BadRecord as e: skips.append(Skip(name, n, rec.sample_id, e.reason, e.detail).to_dict()); continue
-        flags += [Skip(name, n, rec.sample_id, reason, detail).to_dict() for reason, detail in s.flags]
+    with record_timer() as arm:
+        for name, n, raw in lines:
+            rec = parse_line(raw, name, n)
+            if isinstance(rec, Skip): skips.append(rec.to_dict()); continue
+            try:
+                arm(MAX_RECORD_SECONDS)
+                try: samples.append(s := tokenize_record(ct, rec, max_seq_len, skip_reasoning_not_rendered))
+                finally: arm(0)
+                flags += [Skip(name, n, rec.sample_id, reason, detail).to_dict() for reason, detail in s.flags]
+            except BadRecord as e: skips.append(Skip(name, n, rec.sample_id, e.reason, e.detail).to_dict())
+            except RecordTimeout as e: skips.append(Skip(name, n, rec.sample_id, 'template_error', str(e)).to_dict())
     lens = np.array([len(s.input_ids) for s in samples], dtype=np.int64)
     cat = lambda xs, dt: np.concatenate(xs) if xs else np.zeros(0, dt)
     return Batch(cat([s.input_ids for s in samples], np.int32), cat([s.loss_mask for s in samples], bool), lens,
@@ -487,6 +556,11 @@ def batch_to_arrow(b: Batch) -> pa.RecordBatch:
         pa.array(b.sample_ids, pa.string()), pa.array(b.sources, pa.string())], schema=SCHEMA)
 
 # %% ../nbs/04_tokenize.ipynb #ff26867c
+def id_hashes(sample_ids: list[str]) -> np.ndarray:
+    "64-bit hashes of sample ids (8 bytes a sample, so duplicates are counted without keeping the ids)."
+    return np.array([int.from_bytes(hashlib.blake2b(s.encode('utf-8', 'surrogatepass'), digest_size=8).digest(), 'little')
+                     for s in sample_ids], dtype=np.uint64)
+
 class Chunk:
     "Batches being collected into shard `index` of the temporary output folder."
     def __init__(self, tmp, index: int):
@@ -495,9 +569,10 @@ class Chunk:
         self._w, self.tokens, self.records, self.truncated = None, 0, 0, 0
         self.lens, self.loss, self.hashes, self.skips, self.sources = [], [], [], [], Counter()
         self.flags, self.templates = [], Counter()
+        self.id_hashes = []  # 64-bit hashes of the sample ids: what counts duplicate ids over the whole run
     def add(self, b: Batch):
         if len(b.seq_len):
-            self.hashes.append(b.hashes)
+            self.hashes.append(b.hashes); self.id_hashes.append(id_hashes(b.sample_ids))
             if self._w is None: self._w = pa.ipc.new_stream(str(self.tmp/self.arrow), SCHEMA)
             self._w.write_batch(batch_to_arrow(b))
             self.lens.append(b.seq_len)
@@ -508,7 +583,8 @@ class Chunk:
         "Close the shard and write the chunk's commit record; `end` = (file index, line) after which it ends."
         if self._w is not None: self._w.close()
         cat = lambda xs, dt=np.int64: np.concatenate(xs) if xs else np.zeros(0, dt)
-        np.savez(self.tmp/f"chunk-{self.index:05d}.npz", seq_len=cat(self.lens), loss_tokens=cat(self.loss), content_hash=cat(self.hashes, np.uint64))
+        np.savez(self.tmp/f"chunk-{self.index:05d}.npz", seq_len=cat(self.lens), loss_tokens=cat(self.loss), content_hash=cat(self.hashes, np.uint64),
+                 id_hash=cat(self.id_hashes, np.uint64))
         with open(self.tmp/f"chunk-{self.index:05d}.skipped.jsonl", 'w', encoding='utf-8') as f:
             for s in self.skips: f.write(json.dumps(s, ensure_ascii=False) + '\n')
         meta = dict(index=self.index, arrow=self.arrow if self._w is not None else None, end=list(end), records=self.records,
@@ -533,39 +609,163 @@ def chunk_stats(tmp, metas: list[dict]) -> dict:
     skipped, sources = Counter(), Counter()
     for m in metas: skipped.update(m['skipped']); sources.update(m['sources'])
     total, secs, n = int(lens.sum()), sum(m['seconds'] for m in metas), len(lens)
+    ids = np.concatenate([a['id_hash'] for a in arrs]) if arrs and all('id_hash' in a.files for a in arrs) else None
     q = lambda p: float(np.percentile(lens, p)) if n else 0.0
     return dict(samples=n, total_tokens=total, loss_tokens=loss, loss_token_fraction=loss / total if total else 0.0,
                 mean_seq_len=float(lens.mean()) if n else 0.0, median_seq_len=q(50), p90_seq_len=q(90),
                 max_seq_len=int(lens.max()) if n else 0, min_seq_len=int(lens.min()) if n else 0,
                 truncated=sum(m['truncated'] for m in metas), skipped=dict(sorted(skipped.items())),
                 records_read=sum(m['records'] for m in metas), sources=dict(sorted(sources.items())),
-                seconds=round(secs, 3), tokens_per_second=round(total / secs, 1) if secs > 0 else 0.0)
+                seconds=round(secs, 3), tokens_per_second=round(total / secs, 1) if secs > 0 else 0.0,
+                duplicate_ids=None if ids is None else int(len(ids) - len(np.unique(ids))))
 
 # %% ../nbs/04_tokenize.ipynb #6bfe2cec
+FINISH = 'finish.json'
+
+def _atomic_write(path, data: bytes | str):
+    "Write `path` as `path.part`, then rename: a reader (or a rerun) sees the old file or the whole new one."
+    path = Path(path); part = path.with_name(path.name + '.part')
+    with open(part, 'wb') as f: f.write(data.encode() if isinstance(data, str) else data)
+    os.replace(part, path)
+
 def write_dataset_metadata(out_dir, shard_names: list[str]):
     "`state.json` and `dataset_info.json` as `datasets.save_to_disk` writes them."
     out_dir = Path(out_dir)
     fp = hashlib.sha256(''.join(shard_names).encode()).hexdigest()[:16]
-    (out_dir/'state.json').write_text(json.dumps({'_data_files': [{'filename': f} for f in shard_names], '_fingerprint': fp,
+    _atomic_write(out_dir/'state.json', json.dumps({'_data_files': [{'filename': f} for f in shard_names], '_fingerprint': fp,
         '_format_columns': None, '_format_kwargs': {}, '_format_type': None, '_output_all_columns': False, '_split': None}, indent=2))
-    (out_dir/'dataset_info.json').write_text(json.dumps({'citation': '', 'description': '', 'features': FEATURES,
+    _atomic_write(out_dir/'dataset_info.json', json.dumps({'citation': '', 'description': '', 'features': FEATURES,
                                                           'homepage': '', 'license': ''}, indent=2))
 
-def finish_chunks(tmp, metas: list[dict]) -> list[str]:
-    "Turn a folder of committed chunks into the dataset layout; returns the shard names."
+def finish_plan(tmp) -> dict | None:
+    "The journaled plan of a finish step that started (`finish.json`), else None."
+    f = Path(tmp)/FINISH
+    return json.loads(f.read_text()) if f.is_file() else None
+
+def finish_chunks(tmp, metas: list[dict], stats: dict | None = None) -> list[str]:
+    """Turn a folder of committed chunks into the dataset layout; returns the shard names. Safe to rerun after a
+    kill at any point: the plan is journaled in `finish.json` first, and each step is done or redone."""
     tmp = Path(tmp)
-    arrows = [m['arrow'] for m in metas if m['arrow']]
-    if not arrows:  # an empty dataset is still a valid dataset
-        arrows = ['data-00000.arrow']; pa.ipc.new_stream(str(tmp/arrows[0]), SCHEMA).close()
-    names = [f"data-{i:05d}-of-{len(arrows):05d}.arrow" for i in range(len(arrows))]
-    for a, n in zip(arrows, names): os.replace(tmp/a, tmp/n)
-    with open(tmp/'skipped.jsonl', 'w', encoding='utf-8') as out:
-        for m in metas: out.write((tmp/f"chunk-{m['index']:05d}.skipped.jsonl").read_text(encoding='utf-8'))
-    hashes = [np.load(tmp/f"chunk-{m['index']:05d}.npz")['content_hash'] for m in metas]
-    np.save(tmp/'content_hashes.npy', np.concatenate(hashes) if hashes else np.zeros(0, np.uint64))
-    for f in tmp.glob('chunk-*'): f.unlink()
+    plan = finish_plan(tmp)
+    if plan is None:
+        arrows = [m['arrow'] for m in metas if m['arrow']]
+        if not arrows:  # an empty dataset is still a valid dataset
+            arrows = ['data-00000.arrow']; pa.ipc.new_stream(str(tmp/arrows[0]), SCHEMA).close()
+        names = [f"data-{i:05d}-of-{len(arrows):05d}.arrow" for i in range(len(arrows))]
+        plan = dict(renames=list(zip(arrows, names)), metas=metas, stats=stats)
+        _atomic_write(tmp/FINISH, json.dumps(plan))
+    metas, names = plan['metas'], [n for _, n in plan['renames']]
+    for a, n in plan['renames']:
+        if (tmp/a).exists(): os.replace(tmp/a, tmp/n)
+        elif not (tmp/n).exists():
+            raise TokenizeError(f"{tmp}: shard {a} (to become {n}) is missing, so this run cannot be finished; "
+                                "rerun with --restart to tokenize again")
+    if not (tmp/'skipped.jsonl').exists():
+        _atomic_write(tmp/'skipped.jsonl', b''.join((tmp/f"chunk-{m['index']:05d}.skipped.jsonl").read_bytes() for m in metas))
+    if not (tmp/'content_hashes.npy').exists():
+        hashes = [np.load(tmp/f"chunk-{m['index']:05d}.npz")['content_hash'] for m in metas]
+        with open(tmp/'content_hashes.npy.part', 'wb') as f: np.save(f, np.concatenate(hashes) if hashes else np.zeros(0, np.uint64))
+        os.replace(tmp/'content_hashes.npy.part', tmp/'content_hashes.npy')
+    if plan['stats'] is not None: _atomic_write(tmp/'stats.json', json.dumps(plan['stats'], indent=2))
     write_dataset_metadata(tmp, names)
+    for f in sorted(tmp.glob('chunk-*')): f.unlink()  # last: the steps above may need them again
     return names
+
+# %% ../nbs/04_tokenize.ipynb #efe38609
+import ctypes, errno, fcntl
+from contextlib import contextmanager
+
+class OutputLocked(RuntimeError):
+    "Another run holds the lock of this output."
+
+@contextmanager
+def output_lock(out):
+    "Hold an exclusive lock on output `out` (the file `OUT.lock`, holding our pid) for the `with` block."
+    out = Path(out)
+    lock = out.with_name(out.name + '.lock')
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    while True:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+        try: fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode(errors='replace').strip() or 'unknown'
+            os.close(fd)
+            raise OutputLocked(f"{out}: another run (pid {holder}) is writing this output (lock {lock}); wait for it "
+                               "to end, or choose another --output-dir") from None
+        try: same = os.stat(lock).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError: same = False
+        if same: break
+        os.close(fd)  # the holder removed the file as we opened it: lock the new one
+    try:
+        os.ftruncate(fd, 0); os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        yield lock
+    finally:
+        try: lock.unlink()  # while still held: whoever opens it next sees a new file and retries
+        except OSError: pass
+        os.close(fd)
+
+def _exchange(a, b) -> bool:
+    "Swap paths `a` and `b` in one step (Linux renameat2 RENAME_EXCHANGE); False where the system cannot."
+    try: fn = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError): return False
+    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    if fn(-100, os.fsencode(str(a)), -100, os.fsencode(str(b)), 2) == 0: return True  # AT_FDCWD, RENAME_EXCHANGE
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP): return False
+    raise OSError(err, os.strerror(err), str(a), None, str(b))
+
+def replace_dir(tmp, out):
+    "Put the finished folder `tmp` at `out`; an old `out` stays readable until the new one is there, then is deleted."
+    tmp, out = Path(tmp), Path(out)
+    if not out.exists(): os.replace(tmp, out); return
+    aside = out.with_name(f"{out.name}.old-{os.getpid()}")
+    if aside.exists(): shutil.rmtree(aside)
+    if _exchange(tmp, out): os.replace(tmp, aside)  # out is new already; the old one sits at tmp
+    else:
+        os.replace(out, aside)
+        try: os.replace(tmp, out)
+        except BaseException: os.replace(aside, out); raise
+    shutil.rmtree(aside)
+
+def clean_asides(out) -> list[str]:
+    "Remove `OUT.old-*` folders a killed commit left (restoring the newest if `out` itself is gone); their names."
+    out = Path(out)
+    if not out.parent.is_dir(): return []
+    asides = sorted((p for p in out.parent.iterdir() if p.name.startswith(out.name + '.old-')), key=lambda p: p.stat().st_mtime_ns)
+    if asides and not out.exists(): os.replace(asides.pop(), out)
+    for a in asides: shutil.rmtree(a, ignore_errors=True)
+    return [a.name for a in asides]
+
+# %% ../nbs/04_tokenize.ipynb #979e2c07
+class DiskFull(TokenizeError, OSError):
+    "The disk filled up; the message says where, how much more is needed (if known), and what a rerun does."
+
+def is_disk_full(e: BaseException) -> bool:
+    "ENOSPC/EDQUOT, also from Arrow, whose OSError carries the errno only in its message."
+    return isinstance(e, OSError) and (e.errno in (errno.ENOSPC, errno.EDQUOT) or 'No space left on device' in str(e)
+                                       or 'errno 28' in str(e).lower())
+
+def _mb(n: float) -> str: return f"{n / 1e6:,.1f} MB"
+
+RESUMES = "rerun the same command: it resumes from the last committed chunk"
+
+def disk_full(e: OSError, where, written: int | None = None, done: float | None = None, then: str = RESUMES) -> DiskFull:
+    "The one-line error for a full disk while writing under `where`: `written` bytes so far for the share `done` of the input."
+    named = getattr(e, 'filename2', None) or getattr(e, 'filename', None)  # a copy names (source, destination)
+    where = Path(named) if named else Path(where)
+    probe = where
+    while not probe.is_dir() and probe != probe.parent: probe = probe.parent  # (a failed merge removed its folder)
+    try: free = f"{_mb(shutil.disk_usage(probe).free)} free"
+    except OSError: free = "free space unknown"
+    need = (f"; the output needs about {_mb(written / done - written)} more (it wrote {_mb(written)} for {done:.0%} of the input)"
+            if written and done and 0 < done < 1 else "")
+    why = f", {e.strerror}" if e.strerror and e.strerror != os.strerror(errno.ENOSPC) else ""
+    return DiskFull(f"{where}: no space left on device ({free}{why}){need}. Free some space (or choose another --output-dir) "
+                    f"and {then}")
+
+def dir_bytes(path) -> int:
+    "Bytes of the files under `path` (0 if absent)."
+    return sum(f.stat().st_size for f in Path(path).rglob('*') if f.is_file()) if Path(path).is_dir() else 0
 
 # %% ../nbs/04_tokenize.ipynb #d7fd9b06
 def _input_files(paths) -> list[dict]:
@@ -611,6 +811,7 @@ def _prepare_tmp(tmp: Path, run_key: dict, restart: bool) -> list[dict]:
             diff = sorted(k for k in set(old) | set(run_key) if old.get(k) != run_key.get(k))
             raise ValueError(f"{tmp}: an interrupted run with different {', '.join(diff)} is there; rerun with the same inputs "
                              f"and parameters to resume it, or pass --restart to discard it and start over")
+        if (plan := finish_plan(tmp)) is not None: return plan['metas']  # killed while finishing: keep everything
         metas = committed_chunks(tmp)
         keep = {f"chunk-{m['index']:05d}{ext}" for m in metas for ext in ('.json', '.npz', '.skipped.jsonl')}
         keep |= {m['arrow'] for m in metas if m['arrow']} | {'run.json'}
@@ -619,8 +820,28 @@ def _prepare_tmp(tmp: Path, run_key: dict, restart: bool) -> list[dict]:
         return metas
     if tmp.exists(): shutil.rmtree(tmp)
     tmp.mkdir(parents=True)
-    rk.write_text(json.dumps(run_key, indent=2))
+    _atomic_write(rk, json.dumps(run_key, indent=2))
     return []
+
+def _committed_run(out: Path) -> dict | None:
+    """The run key of a run that put its dataset at `out` but was killed before removing its bookkeeping
+    (`run.json`, `finish.json`), which this removes; None when there is none."""
+    marks = [out/FINISH, out/'run.json']
+    if not any(m.is_file() for m in marks): return None
+    key = json.loads(marks[1].read_text()) if marks[1].is_file() else {}
+    for m in marks: m.unlink(missing_ok=True)
+    return key
+
+def _checked(result: dict, out: Path, completions, ignored) -> dict:
+    "The run's stats, or the one-line error of a run that wrote a sample with a wrong mask or no sample at all."
+    if n := result['skipped'].get('mask_mismatch'):
+        raise TokenizeError(f"{n} sample(s) failed the mask check (mask_mismatch) and were NOT written: see {out/'skipped.jsonl'}. "
+                            "This is a bug in the tokenizer/template handling; please report it with those records.")
+    if not result['samples']:
+        why = ', '.join(f"{n:,} {r}" for r, n in result['skipped'].items()) or 'no records'
+        raise TokenizeError(f"{completions}: 0 samples ({result['records_read']:,} records read: {why}"
+                            + (f"; {ignored_line(ignored)}" if ignored else '') + f"); see {out/'skipped.jsonl'}")
+    return result
 
 def tokenize_dataset(model_path, completions, output_dir, max_seq_len: int | None = 8192, workers: int = 1,
                      batch_size: int = 64, shard_tokens: int = 100_000_000, overwrite: bool = False,
@@ -628,24 +849,67 @@ def tokenize_dataset(model_path, completions, output_dir, max_seq_len: int | Non
                      download_workers: int = 32, progress: bool = True, skip_reasoning_not_rendered: bool = False) -> dict:
     "Tokenize every completion under `completions` (file, folder or s3://) into the dataset `output_dir`; returns stats."
     if is_s3(output_dir): return _tokenize_to_s3(**{k: v for k, v in locals().items()})
-    from tqdm import tqdm
     out = Path(output_dir)
-    if out.exists() and not overwrite:
-        raise FileExistsError(f"{out}: output already exists; choose a new --output-dir or pass --overwrite")
-    ct = ChatTokenizer(model_path, encoder, renderer)
-    files, open_files, ignored = _sources(completions, s3_endpoint, download_workers, progress)
-    run_key = dict(format_version=1, tokenizer=ct.fingerprint, inputs=files, max_seq_len=max_seq_len,
-                   batch_size=batch_size, shard_tokens=shard_tokens)
-    if skip_reasoning_not_rendered: run_key['skip_reasoning_not_rendered'] = True  # absent when off: old partial runs still resume
     tmp = out.with_name(out.name + '.partial')
-    metas = _prepare_tmp(tmp, run_key, restart)
+    exists = lambda: FileExistsError(f"{out}: output already exists; choose a new --output-dir or pass --overwrite")
+    with output_lock(out):
+        clean_asides(out)
+        done = _committed_run(out)
+        if out.exists() and not overwrite and done is None: raise exists()
+        ct = ChatTokenizer(model_path, encoder, renderer)
+        files, open_files, ignored = _sources(completions, s3_endpoint, download_workers, progress)
+        run_key = dict(format_version=1, tokenizer=ct.fingerprint, inputs=files, max_seq_len=max_seq_len,
+                       batch_size=batch_size, shard_tokens=shard_tokens)
+        if skip_reasoning_not_rendered: run_key['skip_reasoning_not_rendered'] = True  # absent when off: old partial runs still resume
+        if done is not None:  # a finished run whose last tidying-up was killed
+            if tmp.exists() and not (tmp/'run.json').is_file(): shutil.rmtree(tmp)  # what the swap moved out
+            if done == run_key: return _checked(json.loads((out/'stats.json').read_text()), out, completions, ignored)
+            if not overwrite: raise exists()
+        read = {'bytes': 0}  # input bytes tokenized so far: for the full-disk estimate
+        try:
+            metas = _prepare_tmp(tmp, run_key, restart)
+            plan = finish_plan(tmp)
+            if plan: result = plan['stats']
+            else:
+                result = _tokenize_chunks(ct, tmp, metas, files, open_files, max_seq_len, workers, batch_size, shard_tokens,
+                                          progress, read, skip_reasoning_not_rendered)
+                result['ignored'] = ignored_summary(ignored)  # before finish_chunks: journaled with the plan
+            shards = finish_chunks(tmp, metas, result)
+            if flags := [f for m in metas for f in m.get('flags', [])]:  # kept but flagged samples, listed like skipped.jsonl
+                _atomic_write(tmp/'flagged.jsonl', ''.join(json.dumps(f, ensure_ascii=False) + '\n' for f in flags))
+            used = sum((Counter(m.get('templates', {})) for m in metas), Counter())
+            flagged = dict(sorted(Counter(f['reason'] for f in flags).items()))
+            manifest = dict(format='dflash_nb.dataset', format_version=1, created_utc=time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
+                            tokenizer=ct.describe(), inputs=dict(completions=str(completions), files=files),
+                            params=dict(max_seq_len=max_seq_len, batch_size=batch_size, shard_tokens=shard_tokens,
+                                        skip_reasoning_not_rendered=skip_reasoning_not_rendered), shards=shards,
+                            chat_templates_used=dict(sorted(used.items())), flagged=flagged,
+                            counts={k: result[k] for k in ('samples', 'total_tokens', 'loss_tokens', 'records_read')})
+            _atomic_write(tmp/'manifest.json', json.dumps(manifest, indent=2))
+            replace_dir(tmp, out)
+            for f in (FINISH, 'run.json'): (out/f).unlink(missing_ok=True)
+        except OSError as e:
+            if not is_disk_full(e): raise
+            total = sum(f['size'] for f in files)
+            raise disk_full(e, tmp, dir_bytes(tmp), read['bytes'] / total if total else None) from None
+    if flags:
+        print(f"tokenize: {len(flags)} sample(s) kept but flagged {flagged}: listed in {out/'flagged.jsonl'} "
+              "(--skip-reasoning-not-rendered skips them instead)", file=sys.stderr)
+    return _checked(result, out, completions, ignored)
+
+def _tokenize_chunks(ct, tmp: Path, metas: list, files, open_files, max_seq_len, workers, batch_size, shard_tokens,
+                     progress, read: dict | None = None, skip_reasoning_not_rendered: bool = False) -> dict:
+    "Tokenize the input after the committed `metas` into new chunks (appended to `metas`); returns the stats."
+    from tqdm import tqdm
     start = tuple(metas[-1]['end']) if metas else (0, 0)
     pbar = tqdm(total=sum(f['size'] for f in files), initial=sum(f['size'] for f in files[:start[0]]),
                 unit='B', unit_scale=True, desc='tokenize', disable=not progress)
     chunk = Chunk(tmp, len(metas))
+    if read is not None: read['bytes'] = sum(f['size'] for f in files[:start[0]])
     def consume(b: Batch, end, nbytes: int):
         nonlocal chunk
         chunk.add(b); pbar.update(nbytes)
+        if read is not None: read['bytes'] += nbytes  # (a disabled tqdm does not count)
         if chunk.tokens >= shard_tokens: metas.append(chunk.commit(end)); chunk = Chunk(tmp, len(metas))
     nbytes = lambda lines: sum(len(l[2]) for l in lines)
     batches = _batches(open_files(), batch_size, start)
@@ -660,35 +924,7 @@ def tokenize_dataset(model_path, completions, output_dir, max_seq_len: int | Non
             while inflight: fut, e, nb = inflight.popleft(); consume(fut.result(), e, nb)
     if chunk.records or not metas: metas.append(chunk.commit((len(files), 0)))
     pbar.close()
-    result = chunk_stats(tmp, metas)
-    result['ignored'] = ignored_summary(ignored)
-    shards = finish_chunks(tmp, metas)
-    (tmp/'stats.json').write_text(json.dumps(result, indent=2))
-    if flags := [f for m in metas for f in m.get('flags', [])]:  # kept but flagged samples, listed like skipped.jsonl
-        (tmp/'flagged.jsonl').write_text(''.join(json.dumps(f, ensure_ascii=False) + '\n' for f in flags), encoding='utf-8')
-    used = sum((Counter(m.get('templates', {})) for m in metas), Counter())
-    flagged = dict(sorted(Counter(f['reason'] for f in flags).items()))
-    manifest = dict(format='dflash_nb.dataset', format_version=1, created_utc=time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
-                    tokenizer=ct.describe(), inputs=dict(completions=str(completions), files=files),
-                    params=dict(max_seq_len=max_seq_len, batch_size=batch_size, shard_tokens=shard_tokens,
-                                skip_reasoning_not_rendered=skip_reasoning_not_rendered), shards=shards,
-                    chat_templates_used=dict(sorted(used.items())), flagged=flagged,
-                    counts={k: result[k] for k in ('samples', 'total_tokens', 'loss_tokens', 'records_read')})
-    (tmp/'manifest.json').write_text(json.dumps(manifest, indent=2))
-    (tmp/'run.json').unlink()
-    if out.exists(): shutil.rmtree(out)
-    os.replace(tmp, out)
-    if flags:
-        print(f"tokenize: {len(flags)} sample(s) kept but flagged {flagged}: listed in {out/'flagged.jsonl'} "
-              "(--skip-reasoning-not-rendered skips them instead)", file=sys.stderr)
-    if n := result['skipped'].get('mask_mismatch'):
-        raise TokenizeError(f"{n} sample(s) failed the mask check (mask_mismatch) and were NOT written: see {out/'skipped.jsonl'}. "
-                            "This is a bug in the tokenizer/template handling; please report it with those records.")
-    if not result['samples']:
-        why = ', '.join(f"{n:,} {r}" for r, n in result['skipped'].items()) or 'no records'
-        raise TokenizeError(f"{completions}: 0 samples ({result['records_read']:,} records read: {why}"
-                            + (f"; {ignored_line(ignored)}" if ignored else '') + f"); see {out/'skipped.jsonl'}")
-    return result
+    return chunk_stats(tmp, metas)
 
 def _tokenize_to_s3(output_dir, overwrite, s3_endpoint, download_workers, progress, **kw) -> dict:
     """Tokenize into a local staging folder (kept under the cache, so a killed run resumes), then upload it with
@@ -696,12 +932,13 @@ def _tokenize_to_s3(output_dir, overwrite, s3_endpoint, download_workers, progre
     from dflash_nb import storage
     client = storage.s3_client(s3_endpoint)
     url = str(output_dir).rstrip('/')
-    if storage.list_objects(url + '/manifest.json', None, client) and not overwrite:
-        raise FileExistsError(f"{url}: a dataset already exists there; choose a new --output-dir or pass --overwrite")
     stage = cache_dir()/'staging'/hashlib.sha256(url.encode()).hexdigest()[:16]/'dataset'
-    stage.parent.mkdir(parents=True, exist_ok=True)
-    result = tokenize_dataset(output_dir=stage, overwrite=True, s3_endpoint=s3_endpoint, download_workers=download_workers,
-                              progress=progress, **kw)
-    storage.upload_dir(stage, url, client=client, progress=progress)
-    shutil.rmtree(stage.parent, ignore_errors=True)
+    with output_lock(stage.parent):  # one run per s3:// output on this machine, from the exists-check to the upload
+        if storage.list_objects(url + '/manifest.json', None, client) and not overwrite:
+            raise FileExistsError(f"{url}: a dataset already exists there; choose a new --output-dir or pass --overwrite")
+        stage.parent.mkdir(parents=True, exist_ok=True)
+        result = tokenize_dataset(output_dir=stage, overwrite=True, s3_endpoint=s3_endpoint, download_workers=download_workers,
+                                  progress=progress, **kw)
+        storage.upload_dir(stage, url, client=client, progress=progress)
+        shutil.rmtree(stage.parent, ignore_errors=True)
     return result

@@ -20,10 +20,10 @@ from .tokenize import SCHEMA, write_dataset_metadata
 
 # %% auto #0
 __all__ = ['DEFAULT_GAMMA', 'write_token_dataset', 'synthetic_dataset', 'toy_dataset_from_samples', 'TokenDataset',
-           'token_budget_batches', 'padding_share', 'sample_anchors', 'collate', 'make_blocks', 'loss_weights',
-           'block_loss', 'dflash_forward', 'dist_info', 'setup_device', 'load_target', 'shard_target',
-           'latest_checkpoint', 'save_checkpoint', 'load_checkpoint', 'add_train_args', 'train_args', 'train',
-           'train_main']
+           'check_token_dataset', 'open_token_dataset', 'token_budget_batches', 'padding_share', 'sample_anchors',
+           'collate', 'make_blocks', 'loss_weights', 'block_loss', 'dflash_forward', 'dist_info', 'setup_device',
+           'load_target', 'shard_target', 'latest_checkpoint', 'save_checkpoint', 'load_checkpoint', 'add_train_args',
+           'train_args', 'train', 'train_main']
 
 # %% ../nbs/11_train.ipynb #0982a0bc
 def write_token_dataset(out_dir, samples, vocab_size: int, description: str = '', extra: dict | None = None) -> Path:
@@ -165,6 +165,43 @@ class TokenDataset:
 
     @property
     def vocab_size(self) -> int | None: return (self.manifest.get('tokenizer') or {}).get('vocab_size')
+
+# %% ../nbs/11_train.ipynb #7d1be683
+def _unreadable_shard(path: Path):
+    "`(shard, error)` of the first shard of dataset `path` that cannot be read to its end, else None."
+    st = path/'state.json'
+    files = [path/f['filename'] for f in json.loads(st.read_text())['_data_files']] if st.is_file() else sorted(path.glob('data-*.arrow'))
+    for f in files:
+        try:
+            for _ in pa.ipc.open_stream(pa.memory_map(str(f))): pass
+        except (OSError, pa.ArrowException) as e: return f, e
+    return None
+
+def check_token_dataset(ds: TokenDataset, vocab_size: int | None = None) -> TokenDataset:
+    "`ds` if its row count matches its manifest/stats.json and its ids lie in [0, vocab_size); else a ValueError with the numbers."
+    said = {}
+    if (ds.manifest.get('counts') or {}).get('samples') is not None: said['manifest.json'] = ds.manifest['counts']['samples']
+    if (ds.path/'stats.json').is_file(): said['stats.json'] = json.loads((ds.path/'stats.json').read_text()).get('samples')
+    for name, n in said.items():
+        if n is not None and n != ds.n_rows:
+            raise ValueError(f"{ds.path}: its shards hold {ds.n_rows:,} rows but {name} says {n:,}: a shard is truncated or "
+                             "missing; download or rebuild the dataset before training on it")
+    lo = min((int(vals[off[0]:off[-1]].min()) for _, vals, _, off in ds._batches if off[-1] > off[0]), default=0)
+    vocab = vocab_size or ds.vocab_size
+    if lo < 0 or (vocab and ds.max_token_id >= vocab):
+        raise ValueError(f"{ds.path}: token ids span [{lo}, {ds.max_token_id}], outside the vocabulary [0, {vocab or '?'}); "
+                         "the dataset is corrupt or was made with another tokenizer")
+    return ds
+
+def open_token_dataset(path, max_seq_len: int | None = None) -> TokenDataset:
+    "`TokenDataset(path, max_seq_len)`, checked by `check_token_dataset`; a read error names the shard."
+    try: ds = TokenDataset(path, max_seq_len)
+    except FileNotFoundError: raise
+    except (OSError, pa.ArrowException) as e:
+        bad = _unreadable_shard(Path(path))
+        raise ValueError(f"{bad[0] if bad else path}: cannot be read ({' '.join(str(bad[1] if bad else e).split())}); the shard is "
+                         "truncated or corrupt: download or rebuild the dataset") from None
+    return check_token_dataset(ds)
 
 # %% ../nbs/11_train.ipynb #4e4f1add
 def token_budget_batches(lengths, max_tokens: int, seed: int = 0, epoch: int = 0, pool: int = 4096) -> list[np.ndarray]:
@@ -402,7 +439,7 @@ def train(args: argparse.Namespace) -> dict:
     if args.grad_accum < 1 or args.max_tokens < 1: raise ValueError("--grad-accum and --max-tokens must be >= 1")
     if args.max_seq_len > args.max_tokens:
         raise ValueError(f"--max-seq-len {args.max_seq_len} exceeds --max-tokens {args.max_tokens}: a sample must fit a micro-batch")
-    ds = TokenDataset(args.dataset, args.max_seq_len)
+    ds = open_token_dataset(args.dataset, args.max_seq_len)  # counts, id range, shard named in read errors
     if not len(ds): raise ValueError(f"{args.dataset}: no sample has a response of two or more tokens; nothing to train on")
     # the target, the drafter, the shared embedding/head
     target = load_target(args.target, dev, vocab_size=ds.vocab_size or ds.max_token_id + 2)

@@ -101,7 +101,7 @@ def test_shipped_samples_pass(samples_report):
     # the shipped samples reuse one reasoning + answer for several paraphrased questions (data/make_samples.py),
     # so the 5 most common answers cover 8.6% of 280 samples: a warning, not a failure
     assert st == {'tiny_span': 'pass', 'identical_answers': 'warn', 'empty_reasoning': 'pass', 'repetition': 'pass',
-                  'short_samples': 'pass', 'truncated': 'pass', 'source_skew': 'pass'}
+                  'short_samples': 'pass', 'truncated': 'pass', 'source_skew': 'pass', 'duplicate_ids': 'pass'}
     assert r.samples == 280 and r.total_tokens == json.loads((Path(r.path)/'stats.json').read_text())['total_tokens']
 
 
@@ -109,7 +109,7 @@ def test_cli_exit_codes_on_samples(samples_ds, tmp_path):
     rc, out, _ = run_cli(samples_ds, '--json', tmp_path/'r.json')
     assert rc == 0 and 'QUALITY GATES' in out and 'MASK CHECKS' in out
     d = json.loads((tmp_path/'r.json').read_text())
-    assert d['status'] == 'warn' and len(d['gates']) == 7 and d['thresholds']['tiny_span_tokens'] == 16
+    assert d['status'] == 'warn' and len(d['gates']) == 8 and d['thresholds']['tiny_span_tokens'] == 16
     assert run_cli(samples_ds, '--strict')[0] == 1  # --strict: a warning fails
     assert run_cli(samples_ds, '--strict', '--identical-warn', 0.5)[0] == 0
 

@@ -47,7 +47,7 @@ def test_agrees_with_tokenize_run_and_python_count(samples_ds):
     st = compute_stats(samples_ds)
     rec = json.loads((samples_ds/'stats.json').read_text())
     assert len(dataset_shards(samples_ds)) > 2
-    assert set(rec) == set(STATS_KEYS) | {'ignored'}  # + the files the run did not read (DESIGN: input files)
+    assert set(rec) == set(STATS_KEYS) | {'ignored', 'duplicate_ids'}  # + the files the run did not read, and tokenize's count of repeated ids
     for k in STATS_KEYS: assert st[k] == (pytest.approx(rec[k]) if isinstance(rec[k], float) else rec[k]), k
     assert st['unknown'] == [] and st['warnings'] == []
     assert st['records_read'] == st['samples'] + sum(st['skipped'].values())

@@ -1,0 +1,134 @@
+"S3 faults against a real S3 protocol server on loopback (moto): provenance, credentials in endpoint URLs (issue 15.11)."
+import os
+from pathlib import Path
+import pytest
+from dflash_nb.storage import MotoServer, StorageError, download_objects, free_port, list_objects, s3_client, upload_dir
+from conftest import ROOT, cli
+
+@pytest.fixture(scope='module')
+def server():
+    with MotoServer() as srv: yield srv
+
+@pytest.fixture
+def env(server, tmp_path, monkeypatch):
+    for k in list(os.environ):
+        if k.startswith('AWS_'): monkeypatch.delenv(k)
+    monkeypatch.setenv('AWS_ACCESS_KEY_ID', 'testing'); monkeypatch.setenv('AWS_SECRET_ACCESS_KEY', 'testing')
+    monkeypatch.setenv('AWS_DEFAULT_REGION', 'us-east-1'); monkeypatch.setenv('AWS_ENDPOINT_URL', server.endpoint)
+    monkeypatch.setenv('DFLASH_NB_CACHE', str(tmp_path/'cache'))
+    return dict(os.environ)
+
+def test_object_replaced_between_listing_and_get_is_refused(env, server, tmp_path):
+    "What is read must be what the manifest records: a GET that returns another ETag than the listing fails, naming it."
+    c = s3_client(server.endpoint); c.create_bucket(Bucket='prov')
+    c.put_object(Bucket='prov', Key='in/a.jsonl', Body=b'{"id": "old"}\n')
+    it = download_objects('s3://prov/in', tmp_path/'cache', client=c, progress=False)  # listed now; GETs start when read
+    c.put_object(Bucket='prov', Key='in/a.jsonl', Body=b'{"id": "new, replaced after the listing"}\n')
+    with pytest.raises(StorageError, match='changed after it was listed') as e: list(it)
+    assert 's3://prov/in/a.jsonl' in str(e.value)
+    got = list(download_objects('s3://prov/in', tmp_path/'cache', client=c, progress=False))  # a fresh listing reads the new one
+    assert b'replaced' in got[0][1].read_bytes()
+
+def test_credentials_in_endpoint_url_are_never_echoed(qwen_dir, env, tmp_path):
+    "An endpoint URL with user:secret@ in it: errors name the endpoint with the credentials redacted."
+    ep = f"http://AKIAEXAMPLE:topsecret123@127.0.0.1:{free_port()}"  # nothing listens there
+    with pytest.raises(StorageError) as e: list_objects('s3://b/x', None, s3_client(ep, max_attempts=2))
+    assert 'topsecret123' not in str(e.value) and 'AKIAEXAMPLE' not in str(e.value) and '***@127.0.0.1' in str(e.value)
+    r = cli('tokenize', '--model-path', qwen_dir, '--completions', 's3://b/x', '--output-dir', tmp_path/'o', '--quiet',
+            '--s3-endpoint', ep, check=False, env={**env, 'AWS_MAX_ATTEMPTS': '2'})
+    assert r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert 'topsecret123' not in r.stderr + r.stdout and '***@127.0.0.1' in r.stderr
+    with pytest.raises(StorageError) as e: s3_client("http://u:topsecret123@[bad")
+    assert 'topsecret123' not in str(e.value)
+
+UPLOADER = r'''
+import sys
+from pathlib import Path
+from dflash_nb.storage import s3_client, upload_dir
+upload_dir(Path(sys.argv[1]), sys.argv[2], client=s3_client(sys.argv[3]), progress=False, chunksize=5 * 1024 * 1024, workers=2)
+'''
+
+def test_kill9_mid_overwrite_upload_keeps_old_dataset(env, server, tmp_path):
+    "Issue 15.5: `--overwrite` of an s3:// dataset killed mid-upload (kill -9): the old dataset still reads, whole."
+    import json, signal, subprocess, sys, time
+    from dflash_nb.storage import download_dir
+    def dataset(d: Path, n: int, big: int) -> Path:
+        (d/'train').mkdir(parents=True)
+        for i in range(n): (d/f'train/data-{i:05d}-of-{n:05d}.arrow').write_bytes(os.urandom(big + i))
+        (d/'manifest.json').write_text(json.dumps({'shards': n})); (d/'stats.json').write_text('{}')
+        return d
+    tree = lambda r: {p.relative_to(r).as_posix(): p.read_bytes() for p in sorted(r.rglob('*')) if p.is_file() and '.s3meta' not in p.parts}
+    c = s3_client(server.endpoint); c.create_bucket(Bucket='owr')
+    url = 's3://owr/ds'
+    old, new = dataset(tmp_path/'old', 2, 5000), dataset(tmp_path/'new', 3, 30 * 1024 * 1024)
+    upload_dir(old, url, client=c, progress=False)
+    p = subprocess.Popen([sys.executable, '-c', UPLOADER, str(new), url, server.endpoint], env=env)
+    deadline = time.time() + 60
+    while not c.list_multipart_uploads(Bucket='owr').get('Uploads') and p.poll() is None and time.time() < deadline: time.sleep(0.005)
+    p.send_signal(signal.SIGKILL); p.wait()
+    assert p.returncode == -signal.SIGKILL, "the upload finished before it could be killed"
+    assert tree(download_dir(url, tmp_path/'read1', client=c, progress=False)) == tree(old)
+    upload_dir(new, url, client=c, progress=False)  # the rerun
+    assert tree(download_dir(url, tmp_path/'read2', client=c, progress=False)) == tree(new)
+    runs = {o['Key'].split('/')[2] for o in c.list_objects_v2(Bucket='owr', Prefix='ds/runs/').get('Contents', [])}
+    assert len(runs) == 1  # the killed run's objects and the old version are gone
+
+class Proxy:
+    "A TCP proxy on loopback in front of the S3 server: `down()` refuses connections and drops open ones, `up()` restores."
+    def __init__(self, upstream_port: int):
+        import socket, threading
+        self.socket, self.threading = socket, threading
+        self.upstream, self.port, self.conns, self.lock = upstream_port, free_port(), [], threading.Lock()
+        self.up()
+    @property
+    def endpoint(self): return f"http://127.0.0.1:{self.port}"
+    def up(self):
+        s = self.socket.socket(); s.setsockopt(self.socket.SOL_SOCKET, self.socket.SO_REUSEADDR, 1)
+        s.bind(('127.0.0.1', self.port)); s.listen(64); self.listener = s
+        self.threading.Thread(target=self._accept, args=(s,), daemon=True).start()
+    def down(self):
+        self.listener.close()
+        with self.lock:
+            for c in self.conns:
+                try: c.shutdown(self.socket.SHUT_RDWR)
+                except OSError: pass
+                c.close()
+            self.conns.clear()
+    def _accept(self, s):
+        while True:
+            try: a, _ = s.accept()
+            except OSError: return
+            b = self.socket.create_connection(('127.0.0.1', self.upstream))
+            with self.lock: self.conns += [a, b]
+            for x, y in ((a, b), (b, a)): self.threading.Thread(target=self._pump, args=(x, y), daemon=True).start()
+    @staticmethod
+    def _pump(x, y):
+        try:
+            while data := x.recv(65536): y.sendall(data)
+        except OSError: pass
+        finally:
+            for z in (x, y):
+                try: z.close()
+                except OSError: pass
+
+@pytest.mark.parametrize('budget,survives', [(None, True), (1.0, False)])
+def test_endpoint_outage_mid_download_is_waited_out(env, server, tmp_path, budget, survives):
+    "A 4 s outage of the endpoint (a real refused port) mid-download: the default budget (minutes) rides it out."
+    import threading, time
+    c = s3_client(server.endpoint); bucket = f'out{int(survives)}'; c.create_bucket(Bucket=bucket)
+    src = {f'd/p{i:03d}.jsonl': os.urandom(20_000 + i) for i in range(30)}
+    for k, v in src.items(): c.put_object(Bucket=bucket, Key=k, Body=v)
+    proxy = Proxy(server.port)
+    client = s3_client(proxy.endpoint, workers=2)
+    client.meta.events.register('before-parameter-build.s3.GetObject', lambda **kw: time.sleep(0.05))
+    it = download_objects(f's3://{bucket}/d', tmp_path/'cache', workers=2, client=client, progress=False, retry_budget=budget)
+    got = [next(it) for _ in range(3)]
+    proxy.down(); t0 = time.monotonic()
+    threading.Timer(4.0, proxy.up).start()
+    if survives:
+        got += list(it)
+        assert {f'd/{k}': p.read_bytes() for k, p in got} == src and time.monotonic() - t0 >= 3.5
+    else:
+        with pytest.raises(StorageError, match='cannot reach the S3 endpoint') as e: list(it)
+        assert len(str(e.value).splitlines()) == 1 and time.monotonic() - t0 < 4.0
+        time.sleep(4.5 - (time.monotonic() - t0))

@@ -1,0 +1,57 @@
+"Issue 15.9: train checks what it reads (row counts vs manifest/stats, id range, the shard named in read errors)."
+import json, shutil
+from pathlib import Path
+import numpy as np, pyarrow as pa, pytest
+from conftest import ROOT
+
+torch = pytest.importorskip('torch')
+from dflash_nb.tokenize import tokenize_dataset
+from dflash_nb.train import train, train_args
+
+@pytest.fixture(scope='module')
+def dataset(qwen_dir, tmp_path_factory):
+    "A real tokenized dataset of 48 samples in record batches of 16 (one shard)."
+    d = tmp_path_factory.mktemp('ds')
+    src = d/'c.jsonl'
+    src.write_text(''.join(json.dumps({'id': f's{i}', 'messages': [{'role': 'user', 'content': f'Count to {i}.'},
+                   {'role': 'assistant', 'content': ' '.join(map(str, range(1, i + 3)))}]}) + '\n' for i in range(48)))
+    tokenize_dataset(qwen_dir, src, d/'ds', batch_size=16, progress=False)
+    assert json.loads((d/'ds'/'stats.json').read_text())['samples'] == 48
+    return d/'ds'
+
+def rewrite(ds: Path, dst: Path, fn):
+    "A copy of `ds` whose one shard is `fn(table)`, or `fn(bytes)` when fn takes bytes."
+    shutil.copytree(ds, dst)
+    shard = next(dst.glob('data-*.arrow'))
+    t = pa.ipc.open_stream(shard.read_bytes()).read_all()
+    out = fn(t, shard.read_bytes())
+    if isinstance(out, bytes): shard.write_bytes(out); return dst
+    with pa.ipc.new_stream(str(shard), t.schema) as w:
+        for b in out: w.write_batch(b)
+    return dst
+
+def refused(ds, tmp_path) -> str:
+    with pytest.raises(ValueError) as e:
+        train(train_args(dataset=str(ds), target='tiny', output_dir=str(tmp_path/'run'), max_steps=1, quiet=True, device='cpu'))
+    assert not (tmp_path/'run'/'summary.json').exists()
+    return str(e.value)
+
+def test_shard_cut_at_a_batch_boundary(dataset, tmp_path):
+    ds = rewrite(dataset, tmp_path/'cut', lambda t, raw: t.to_batches()[:1])
+    assert pa.ipc.open_stream(str(next(ds.glob('data-*.arrow')))).read_all().num_rows == 16  # reads without error
+    msg = refused(ds, tmp_path)
+    assert 'hold 16 rows but manifest.json says 48' in msg
+
+def test_negative_id(dataset, tmp_path):
+    def neg(t, raw):
+        ids = t.column('input_ids').combine_chunks()
+        vals = ids.values.to_numpy().copy(); vals[5] = -3
+        col = pa.ListArray.from_arrays(ids.offsets, pa.array(vals, pa.int32()))
+        return t.set_column(0, t.schema.field(0), col).to_batches()
+    msg = refused(rewrite(dataset, tmp_path/'neg', neg), tmp_path)
+    assert 'token ids span [-3,' in msg
+
+def test_corrupt_shard_is_named(dataset, tmp_path):
+    ds = rewrite(dataset, tmp_path/'bad', lambda t, raw: raw[:len(raw) // 2])
+    msg = refused(ds, tmp_path)
+    assert str(next(ds.glob('data-*.arrow'))) in msg and 'cannot be read' in msg and len(msg.splitlines()) == 1
