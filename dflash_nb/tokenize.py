@@ -478,8 +478,8 @@ from contextlib import contextmanager
 
 MAX_RECORD_SECONDS = 30.0  # render + encode + check of one record; a template that loops for ever is a template_error
 
-class RecordTimeout(Exception):
-    "A record took longer than MAX_RECORD_SECONDS."
+class RecordTimeout(BaseException):
+    "A record took longer than MAX_RECORD_SECONDS (a BaseException, so no `except Exception` in a template probe swallows it)."
 
 @contextmanager
 def record_timer():

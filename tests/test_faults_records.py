@@ -184,7 +184,8 @@ def test_hostile_template_is_a_bounded_template_error(qwen_dir, tmp_path, monkey
     d = tmp_path/'tok'; shutil.copytree(qwen_dir, d)
     (d/'chat_template.jinja').write_text(prefix + (qwen_dir/'chat_template.jinja').read_text())
     src = tmp_path/'c.jsonl'; src.write_text(''.join(json.dumps({'id': f'r{i}', 'messages': OK}) + '\n' for i in range(2)))
-    st = tokenize_dataset(d, src, tmp_path/'out', progress=False)
+    with pytest.raises(T.TokenizeError, match='0 samples'): tokenize_dataset(d, src, tmp_path/'out', progress=False)
+    st = json.loads((tmp_path/'out'/'stats.json').read_text())  # a run of 0 samples exits non-zero but keeps its accounting
     assert st['samples'] == 0 and st['skipped'] == {'template_error': 2}
     sk = [json.loads(l) for l in (tmp_path/'out'/'skipped.jsonl').read_text().splitlines()]
     assert all(why in s['detail'] for s in sk), sk[0]['detail']
