@@ -143,3 +143,19 @@ def test_tiny_llama_target_trains_and_decodes_losslessly():
     assert np.mean(losses[-3:]) < np.mean(losses[:3])
     p = [5, 6, 7, 8]
     assert speculative_generate(tgt, dr, p, 30).tokens == greedy_generate(tgt, p, 30).tokens
+
+
+def test_generate_resumes_from_a_partial_file_cut_by_a_kill(smol, smol_dir, tmp_path):
+    from dflash_nb.eval import generate_records
+    from dflash_nb.prompts import packaged_prompts
+    ps = [p for p in packaged_prompts(['gsm8k'])][:4]
+    first = generate_records(smol, smol_dir, ps[:2], tmp_path/'a.jsonl', max_new_tokens=6, batch_size=2)
+    assert first['written'] == 2 and first['resumed'] == 0
+    done = (tmp_path/'a.jsonl').read_text()
+    (tmp_path/'b.jsonl.partial').write_text(done + '{"id": "gsm8k:2", "messa')      # a kill cut the last line
+    s = generate_records(smol, smol_dir, ps, tmp_path/'b.jsonl', max_new_tokens=6, batch_size=2)
+    assert (s['resumed'], s['written']) == (2, 4) and not (tmp_path/'b.jsonl.partial').exists()
+    rows = [json.loads(l) for l in (tmp_path/'b.jsonl').read_text().splitlines()]
+    assert [r['id'] for r in rows] == [p['id'] for p in ps]
+    assert rows[:2] == [json.loads(l) for l in done.splitlines()]
+    assert rows[0]['generator']['target_fingerprint'].startswith('smollm2-135m-instruct:')
