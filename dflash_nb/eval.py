@@ -16,8 +16,9 @@ from .model import DFlashDraftModel, DraftCache, TargetFeatures, text_config
 from .records import BadRecord, is_user_query, list_completion_files, normalize_message, read_lines
 
 # %% auto #0
-__all__ = ['new_kv_cache', 'crop_kv_cache', 'TargetSession', 'Generation', 'default_eos_ids', 'greedy_generate',
-           'speculative_generate', 'EvalResult', 'evaluate', 'plot_eval', 'random_prompts', 'dataset_prompts',
+__all__ = ['PROMPT_LOOKUP', 'new_kv_cache', 'crop_kv_cache', 'TargetSession', 'Generation', 'default_eos_ids', 'greedy_generate',
+           'speculative_generate', 'EvalResult', 'evaluate', 'lookup_draft', 'prompt_lookup_generate',
+           'compare_methods', 'comparison_rows', 'comparison_table', 'plot_eval', 'random_prompts', 'dataset_prompts',
            'generate_tokens', 'generate_token_dataset', 'parse_prompt', 'read_prompts', 'split_reasoning',
            'generate_records', 'api_models', 'chat_completion', 'generate_records_api', 'FakeChatServer',
            'add_eval_args', 'prepare_eval', 'eval_main', 'add_generate_args', 'generate_main']
@@ -261,6 +262,17 @@ def _prompt_items(prompts) -> list[tuple[str, list]]:
         else: items.append((str(i), _ids(p)))
     return items
 
+def _eval_row(pid, ids, s: Generation, g: Generation | None) -> dict:
+    "One prompt's row of an `EvalResult`: speculative run `s` checked against the greedy run `g`."
+    diff = None
+    if g is not None and g.tokens != s.tokens:
+        diff = next((i for i, (x, y) in enumerate(zip(g.tokens, s.tokens)) if x != y), min(len(g.tokens), len(s.tokens)))
+    return {'id': pid, 'prompt_len': len(ids), 'new_tokens': len(s.tokens), 'steps': s.steps, 'tau': s.tau,
+            'speedup': s.speedup, 'target_forwards': s.target_forwards, 'target_tokens': s.target_tokens,
+            'draft_forwards': s.draft_forwards, 'stop': s.stop, 'accepted': s.accepted, 'matched': s.matched,
+            'drafted': s.drafted, 'lossless': None if g is None else diff is None, 'first_difference': diff,
+            'spec_seconds': s.seconds, 'greedy_seconds': None if g is None else g.seconds, 'tokens': s.tokens}
+
 def evaluate(target, drafter: DFlashDraftModel, prompts, max_new_tokens: int = 128, eos_token_id=None, suppress_ids=(),
              reference: bool = True, draft_cache: bool = True, label: str = '', progress: bool = False) -> EvalResult:
     "Speculative decoding of every prompt (token ids) with `drafter`; with `reference`, checked against plain greedy decoding."
@@ -274,16 +286,93 @@ def evaluate(target, drafter: DFlashDraftModel, prompts, max_new_tokens: int = 1
         for pid, ids in items:
             s = speculative_generate(target, drafter, ids, max_new_tokens, eos_token_id, suppress_ids, draft_cache)
             g = greedy_generate(target, ids, max_new_tokens, eos_token_id, suppress_ids) if reference else None
-            diff = None
-            if g is not None and g.tokens != s.tokens:
-                diff = next((i for i, (x, y) in enumerate(zip(g.tokens, s.tokens)) if x != y), min(len(g.tokens), len(s.tokens)))
-            rows.append({'id': pid, 'prompt_len': len(ids), 'new_tokens': len(s.tokens), 'steps': s.steps, 'tau': s.tau,
-                         'speedup': s.speedup, 'target_forwards': s.target_forwards, 'target_tokens': s.target_tokens,
-                         'draft_forwards': s.draft_forwards, 'stop': s.stop, 'accepted': s.accepted, 'matched': s.matched,
-                         'drafted': s.drafted, 'lossless': None if g is None else diff is None, 'first_difference': diff,
-                         'spec_seconds': s.seconds, 'greedy_seconds': None if g is None else g.seconds, 'tokens': s.tokens})
+            rows.append(_eval_row(pid, ids, s, g))
     finally: drafter.train(was_training)
     return EvalResult(rows, drafter.config.block_size, max_new_tokens, label)
+
+# %% ../nbs/12_eval.ipynb #999366be
+def lookup_draft(seq: list, k: int = 10, ngram_max: int = 3, ngram_min: int = 1) -> list:
+    "Prompt-lookup draft for `seq`: the <= k tokens after the earliest earlier match of its last n tokens (n = max..min)."
+    for n in range(min(ngram_max, len(seq) - 1), ngram_min - 1, -1):
+        tail = seq[-n:]
+        for i in range(len(seq) - n):
+            if seq[i:i + n] == tail: return seq[i + n:i + n + k]
+    return []
+
+@torch.no_grad()
+def prompt_lookup_generate(target, prompt_ids, max_new_tokens: int = 256, eos_token_id=None, suppress_ids=(),
+                           k: int = 10, ngram_max: int = 3, ngram_min: int = 1) -> Generation:
+    "Prompt-lookup speculative decoding at temperature 0 (no drafter model): lossless, one target forward per step."
+    t0, prompt, eos = time.perf_counter(), _ids(prompt_ids), _eos_set(eos_token_id)
+    if not prompt: raise ValueError("empty prompt: give at least one token")
+    sess, out, accepted, matched, drafted = TargetSession(target, None, suppress_ids), [], [], [], []
+    if max_new_tokens > 0:
+        nxt, _ = sess(prompt, all_logits=False)
+        out.append(int(nxt[-1]))
+    while out and out[-1] not in eos and len(out) < max_new_tokens:
+        a = len(prompt) + len(out) - 1
+        d = lookup_draft(prompt + out, k, ngram_max, ngram_min)[:max_new_tokens - len(out) - 1]
+        y = sess([out[-1]] + d)[0].tolist()
+        m = 0
+        while m < len(d) and d[m] == y[m]: m += 1
+        commit = y[:m + 1]
+        hit = next((i for i, t in enumerate(commit) if t in eos), None)
+        if hit is not None: commit = commit[:hit + 1]
+        out += commit
+        accepted.append(len(commit) - 1); matched.append(m); drafted.append(len(d))
+        sess.crop(a + len(commit))
+    stop = 'eos' if out and out[-1] in eos else 'length'
+    return Generation(out, len(prompt), sess.forwards, sess.tokens_in, stop, time.perf_counter() - t0, accepted, matched, drafted, 0)
+
+# %% ../nbs/12_eval.ipynb #62b5bc88
+PROMPT_LOOKUP = 'prompt-lookup'
+
+def compare_methods(target, methods: dict, prompts, max_new_tokens: int = 128, eos_token_id=None, suppress_ids=(),
+                    lookup: dict | None = None, progress: bool = False) -> dict:
+    """{label: EvalResult} of every method (a `DFlashDraftModel`, or `PROMPT_LOOKUP`) on the same prompts, each
+    checked against one plain greedy run per prompt; the greedy runs are under the label 'greedy'."""
+    items, lk = _prompt_items(prompts), {'k': 10, 'ngram_max': 3, 'ngram_min': 1, **(lookup or {})}
+    bar = lambda xs, d: __import__('tqdm.auto', fromlist=['tqdm']).tqdm(xs, desc=d, unit='prompt') if progress else xs
+    refs = [greedy_generate(target, ids, max_new_tokens, eos_token_id, suppress_ids) for _, ids in bar(items, 'greedy')]
+    out = {'greedy': EvalResult([_eval_row(pid, ids, g, g) for (pid, ids), g in zip(items, refs)], 1, max_new_tokens, 'greedy')}
+    for label, m in methods.items():
+        rows = []
+        if m == PROMPT_LOOKUP:
+            for (pid, ids), g in zip(bar(items, label), refs):
+                rows.append(_eval_row(pid, ids, prompt_lookup_generate(target, ids, max_new_tokens, eos_token_id, suppress_ids, **lk), g))
+            out[label] = EvalResult(rows, lk['k'] + 1, max_new_tokens, label)
+        else:
+            was = m.training; m.eval()
+            try:
+                for (pid, ids), g in zip(bar(items, label), refs):
+                    rows.append(_eval_row(pid, ids, speculative_generate(target, m, ids, max_new_tokens, eos_token_id, suppress_ids), g))
+            finally: m.train(was)
+            out[label] = EvalResult(rows, m.config.block_size, max_new_tokens, label)
+    return out
+
+def comparison_rows(results: dict) -> list[dict]:
+    "One summary dict per method: mean tau, target forwards (saved), seconds per token, lossless."
+    g = results['greedy']
+    g_spt = g._sum('spec_seconds') / max(1, g._sum('new_tokens'))
+    rows = []
+    for label, r in results.items():
+        s, spt = r.summary(), r._sum('spec_seconds') / max(1, r._sum('new_tokens'))
+        rows.append({'method': label, 'prompts': s['prompts'], 'mean_tau': 1.0 if label == 'greedy' else s['mean_tau'],
+                     'pooled_tau': 1.0 if label == 'greedy' else s['pooled_tau'], 'new_tokens': s['new_tokens'],
+                     'target_forwards': s['target_forwards'], 'target_forwards_saved': s['new_tokens'] - s['target_forwards'],
+                     'seconds_per_token': spt, 'wall_speedup_vs_greedy': g_spt / spt if spt else None,
+                     'lossless': True if label == 'greedy' else s['lossless'], 'mismatches': s['mismatches']})
+    return rows
+
+def comparison_table(results: dict) -> str:
+    "The comparison as a fixed-width text table."
+    head = f"{'method':<22}{'mean tau':>9}{'pooled':>8}{'tokens':>8}{'target fwd':>11}{'saved':>7}{'ms/token':>10}{'wall x':>8}  lossless"
+    lines = [head, '-' * len(head)]
+    for r in comparison_rows(results):
+        ok = 'yes' if r['lossless'] else ('NO (' + str(r['mismatches']) + ')' if r['lossless'] is False else '-')
+        lines.append(f"{r['method']:<22}{r['mean_tau']:>9.3f}{r['pooled_tau']:>8.3f}{r['new_tokens']:>8,}{r['target_forwards']:>11,}"
+                     f"{r['target_forwards_saved']:>7,}{1000 * r['seconds_per_token']:>10.1f}{r['wall_speedup_vs_greedy'] or 0:>8.2f}  {ok}")
+    return '\n'.join(lines)
 
 # %% ../nbs/12_eval.ipynb #e34254ed
 def plot_eval(results: dict, path=None):
@@ -432,42 +521,80 @@ def _record(p: dict, completion: dict, finish: str, generator: dict, source: str
               'finish_reason': finish, 'generator': generator})
     return {**p.get('meta', {}), **r}
 
+def _read_partial(path: Path) -> list[dict]:
+    "Rows of an interrupted run's partial file; a last line cut by a kill is dropped (and rewritten away)."
+    if not path.is_file(): return []
+    rows, good = [], 0
+    with open(path, 'rb') as f: lines = f.read().split(b'\n')
+    for l in lines:
+        if not l.strip(): continue
+        try: rows.append(json.loads(l)); good += 1
+        except (json.JSONDecodeError, UnicodeError): break
+    _write_jsonl_atomic(path, rows)
+    return rows
+
+def _target_fingerprint(target) -> str:
+    from dflash_nb.targets import target_fingerprint
+    p = Path(str(getattr(target, 'name_or_path', '') or ''))
+    return target_fingerprint(p) if p.is_dir() and (p/'config.json').is_file() else ''
+
 def generate_records(target, tokenizer_dir, prompts, out_path, max_new_tokens: int = 2048, batch_size: int = 8,
                      do_sample: bool = False, temperature: float = 1.0, top_p: float = 1.0, seed: int = 0,
                      eos_token_id=None, suppress_ids=(), source: str | None = None, overwrite: bool = False,
-                     progress: bool = False) -> dict:
-    "Completions of prompt records (list, or a JSONL path) by a Hugging Face target, written as shape-3 records to `out_path`."
+                     progress: bool = False, restart: bool = False) -> dict:
+    """Completions of prompt records (list, or a JSONL path) by a Hugging Face target, written as shape-3 records to
+    `out_path`. Batches are appended to `OUT.partial` as they finish: an interrupted run resumes where it stopped
+    (prompts already answered are skipped; `restart=True` discards the partial file)."""
     from dflash_nb.tokenize import ChatTokenizer
     t0, out = time.perf_counter(), Path(out_path)
     if out.exists() and not overwrite: raise FileExistsError(f"{out}: already exists; pass overwrite=True (--overwrite) or a new path")
+    partial = out.with_name(out.name + '.partial')
+    if restart: partial.unlink(missing_ok=True)
+    out.parent.mkdir(parents=True, exist_ok=True)
     skipped = []
     if isinstance(prompts, (str, Path)): prompts, skipped = read_prompts(prompts)
     ct = ChatTokenizer(tokenizer_dir)
     eos = sorted(_eos_set(eos_token_id)) if eos_token_id is not None else default_eos_ids(target, ct.tokenizer)
+    gen = {'backend': 'hf-generate', 'model': str(getattr(target, 'name_or_path', '') or type(target).__name__),
+           'target_fingerprint': _target_fingerprint(target), 'tokenizer': str(tokenizer_dir), 'max_new_tokens': max_new_tokens,
+           'do_sample': do_sample, 'temperature': temperature if do_sample else 0.0, 'top_p': top_p, 'seed': seed}
+    done = {r['id']: r for r in _read_partial(partial)}
     ids, keep = [], []
     for p in prompts:
+        if p['id'] in done: continue
         try: ids.append(ct.encode(ct.template.render(p['messages'], p.get('tools'), add_generation_prompt=True))); keep.append(p)
         except Exception as e:
             skipped.append({'file': '', 'line': 0, 'id': p['id'], 'reason': 'template_error', 'detail': str(e)[:300]})
-    comps = generate_tokens(target, ids, max_new_tokens, batch_size, do_sample, temperature, top_p, 0, seed, eos, suppress_ids,
-                            progress=progress) if ids else []
-    gen = {'backend': 'hf-generate', 'model': str(getattr(target, 'name_or_path', '') or type(target).__name__),
-           'tokenizer': str(tokenizer_dir), 'max_new_tokens': max_new_tokens, 'do_sample': do_sample,
-           'temperature': temperature if do_sample else 0.0, 'top_p': top_p, 'seed': seed}
-    rows, finish, new_tokens = [], {}, 0
-    for p, c in zip(keep, comps):
-        stop = bool(c) and c[-1] in eos
-        text = ct.tokenizer.decode(c[:-1] if stop else c, skip_special_tokens=False)
-        reasoning, content = split_reasoning(text)
-        comp = {'role': 'assistant', 'content': content, **({'reasoning_content': reasoning} if reasoning is not None else {})}
-        f = 'stop' if stop else 'length'
-        finish[f] = finish.get(f, 0) + 1; new_tokens += len(c)
-        rows.append(_record(p, comp, f, {**gen, 'completion_tokens': len(c)}, source))
-    out.parent.mkdir(parents=True, exist_ok=True)
+    order = sorted(range(len(ids)), key=lambda i: (len(ids[i]), i))
+    batches = [order[s:s + batch_size] for s in range(0, len(order), batch_size)]
+    if progress and batches:
+        from tqdm.auto import tqdm
+        batches = tqdm(batches, desc='generate', unit='batch')
+    resumed, new_tokens = len(done), 0
+    with open(partial, 'a', encoding='utf-8') as f:
+        for bi, idx in enumerate(batches):
+            comps = generate_tokens(target, [ids[i] for i in idx], max_new_tokens, batch_size, do_sample, temperature, top_p, 0,
+                                    seed * 7919 + resumed + bi, eos, suppress_ids)
+            for i, c in zip(idx, comps):
+                p, stop = keep[i], bool(c) and c[-1] in eos
+                text = ct.tokenizer.decode(c[:-1] if stop else c, skip_special_tokens=False)
+                reasoning, content = split_reasoning(text)
+                comp = {'role': 'assistant', 'content': content, **({'reasoning_content': reasoning} if reasoning is not None else {})}
+                r = _record(p, comp, 'stop' if stop else 'length', {**gen, 'completion_tokens': len(c)}, source)
+                done[p['id']] = r; new_tokens += len(c)
+                f.write(json.dumps(r, ensure_ascii=False) + '\n')
+            f.flush(); os.fsync(f.fileno())
+    order_ids = [p['id'] for p in prompts]
+    rows = [done[i] for i in order_ids if i in done] + [r for i, r in done.items() if i not in set(order_ids)]
+    finish = {}
+    for r in rows: finish[r['finish_reason']] = finish.get(r['finish_reason'], 0) + 1
     _write_jsonl_atomic(out, rows)
+    partial.unlink(missing_ok=True)
     secs = time.perf_counter() - t0
-    return {'output': str(out), 'prompts': len(prompts), 'written': len(rows), 'skipped': skipped, 'finish_reasons': finish,
-            'completion_tokens': new_tokens, 'seconds': secs, 'tokens_per_second': new_tokens / secs if secs else None}
+    return {'output': str(out), 'prompts': len(prompts), 'written': len(rows), 'resumed': resumed, 'skipped': skipped,
+            'finish_reasons': finish, 'completion_tokens': sum(r['generator']['completion_tokens'] for r in rows),
+            'new_tokens': new_tokens, 'seconds': secs, 'tokens_per_second': new_tokens / secs if secs else None}
+
 
 # %% ../nbs/12_eval.ipynb #3e2e1a9e
 def _http_json(url: str, payload: dict | None = None, api_key: str | None = None, timeout: float = 600) -> dict:
@@ -659,6 +786,9 @@ def prepare_eval(target: str, drafter: str = 'untrained', dataset=None, prompts=
     V = int(getattr(text_config(tgt.config), 'vocab_size'))
     if cfg is None:
         mask = mask_token_id if mask_token_id is not None else (V - 1 if tiny else None)
+        if mask is None and Path(target).is_dir():
+            from dflash_nb.targets import default_mask_token_id
+            mask = default_mask_token_id(target)
         d = DFlashDraftModel.from_target(tgt, draft_layers, mask_token_id=mask, seed=seed)
     else: d = DFlashDraftModel.from_pretrained(drafter, target=tgt)
     suppress = _int_list(suppress_token_ids) if suppress_token_ids is not None else ([d.config.mask_token_id] if tiny else [])
@@ -730,6 +860,7 @@ def add_generate_args(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     g.add_argument('--extra-body', help="JSON object merged into every request, e.g. '{\"top_k\": 20}'")
     p.add_argument('--source', help="`source` field of every record (default: the prompt's)")
     p.add_argument('--overwrite', action='store_true', help="replace an existing --output")
+    p.add_argument('--restart', action='store_true', help="discard an interrupted run's OUTPUT.partial instead of resuming it")
     p.add_argument('--quiet', action='store_true', help="no progress bar")
     return p
 
@@ -775,8 +906,9 @@ def generate_main(args: argparse.Namespace) -> int:
         else:
             s = generate_records(tgt, a.tokenizer or a.target, a.prompts if not a.limit else read_prompts(a.prompts, a.limit)[0],
                                  a.output, a.max_new_tokens, a.batch_size, eos_token_id=eos, suppress_ids=supp,
-                                 source=a.source, overwrite=a.overwrite, progress=not a.quiet, **samp)
+                                 source=a.source, overwrite=a.overwrite, progress=not a.quiet, restart=a.restart, **samp)
     for k in s['skipped'][:20]: print(f"skipped {k['file']}:{k['line']} ({k['id']}): {k['reason']}: {k['detail']}", file=sys.stderr)
     print(f"{s['written']:,} of {s['prompts']:,} prompts -> {s['output']}" + (f"; {s['errors']} failed, see {s['errors_file']}" if s.get('errors') else '')
-          + (f"; finish reasons {s['finish_reasons']}" if s.get('finish_reasons') else '') + f" ({s['seconds']:.1f} s)")
+          + (f"; finish reasons {s['finish_reasons']}" if s.get('finish_reasons') else '')
+          + (f"; {s['resumed']:,} resumed from {s['output']}.partial" if s.get('resumed') else '') + f" ({s['seconds']:.1f} s)")
     return 1 if s.get('errors') else 0

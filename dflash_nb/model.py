@@ -17,8 +17,8 @@ from .qwen import QWEN36_MASK_TOKEN_ID
 # %% auto #0
 __all__ = ['text_config', 'rope_theta_of', 'select_target_layers', 'DFlashConfig', 'RMSNorm', 'rotary_cos_sin', 'rotate_half',
            'apply_rotary', 'MLP', 'block_attention_mask', 'flex_block_mask', 'DraftCache', 'DFlashAttention',
-           'DFlashDecoderLayer', 'decoder_layers', 'shared_embeddings', 'tiny_qwen3_target', 'TargetFeatures',
-           'DFlashDraftModel']
+           'DFlashDecoderLayer', 'decoder_layers', 'shared_embeddings', 'final_norm', 'tiny_qwen3_target',
+           'tiny_llama_target', 'TargetFeatures', 'DFlashDraftModel']
 
 # %% ../nbs/10_model.ipynb #4a32cb2a
 def _get(cfg, key, default=None):
@@ -72,6 +72,7 @@ class DFlashConfig:
     max_position_embeddings: int = 32768
     target_tie_word_embeddings: bool = False
     target_model_type: str = ''
+    draft_vocab_size: int = 0       # > 0: the drafter predicts only these many ids (its `vocab_ids`)
 
     def __post_init__(self):
         self.target_layer_ids = [int(i) for i in self.target_layer_ids]
@@ -88,7 +89,7 @@ class DFlashConfig:
     @classmethod
     def from_target(cls, target_config, num_draft_layers: int = 5, target_layer_ids=None, block_size: int = 16,
                     mask_token_id: int | None = None, **overrides) -> DFlashConfig:
-        "Size a drafter for the (Qwen2/Qwen3/Qwen3.5-style) target config `target_config` (object or dict)."
+        "Size a drafter for the (Qwen2/Qwen3/Qwen3.5/Llama-style) target config `target_config` (object or dict)."
         t = text_config(target_config)
         H, nh = int(_get(t, 'hidden_size')), int(_get(t, 'num_attention_heads'))
         L, V = int(_get(t, 'num_hidden_layers')), int(_get(t, 'vocab_size') or _get(target_config, 'vocab_size'))
@@ -124,7 +125,8 @@ class DFlashConfig:
                 'dflash_config': {'target_layer_ids': self.target_layer_ids, 'mask_token_id': self.mask_token_id,
                                   'block_size': self.block_size, 'num_target_layers': self.num_target_layers,
                                   'target_tie_word_embeddings': self.target_tie_word_embeddings,
-                                  'target_model_type': self.target_model_type}}
+                                  'target_model_type': self.target_model_type,
+                                  'draft_vocab_size': self.draft_vocab_size}}
 
     @classmethod
     def from_hf_dict(cls, d: dict) -> DFlashConfig:
@@ -142,7 +144,8 @@ class DFlashConfig:
                    rms_norm_eps=d.get('rms_norm_eps', 1e-6), rope_theta=rope_theta_of(d),
                    max_position_embeddings=d.get('max_position_embeddings', 32768),
                    target_tie_word_embeddings=bool(dc.get('target_tie_word_embeddings', False)),
-                   target_model_type=dc.get('target_model_type', ''))
+                   target_model_type=dc.get('target_model_type', ''),
+                   draft_vocab_size=int(dc.get('draft_vocab_size', 0)))
 
 # %% ../nbs/10_model.ipynb #490f8ad6
 class RMSNorm(nn.Module):
@@ -290,6 +293,14 @@ def shared_embeddings(target) -> tuple[torch.Tensor, torch.Tensor]:
     if head is None: raise ValueError(f"{type(target).__name__}: untied embeddings but no output embeddings (LM head)")
     return emb, head.weight
 
+def final_norm(target) -> nn.Module:
+    "The target's final norm (the one before its LM head): `model.norm` of Qwen/Llama-style models."
+    base = target.get_decoder() if hasattr(target, 'get_decoder') else getattr(target, 'model', target)
+    for m in (base, getattr(base, 'language_model', None), getattr(target, 'model', None)):
+        if m is not None and isinstance(getattr(m, 'norm', None), nn.Module): return m.norm
+    raise ValueError(f"{type(target).__name__}: no final norm (`model.norm`) found")
+
+
 # %% ../nbs/10_model.ipynb #7f85ccf2
 def tiny_qwen3_target(vocab_size: int = 512, seed: int = 0, num_layers: int = 8, hidden_size: int = 64,
                       num_heads: int = 4, num_kv_heads: int = 2, head_dim: int = 16, intermediate_size: int = 128,
@@ -308,6 +319,25 @@ def tiny_qwen3_target(vocab_size: int = 512, seed: int = 0, num_layers: int = 8,
     finally: torch.random.set_rng_state(g)
     model = model.to(dtype)
     return model.eval().requires_grad_(False)
+
+def tiny_llama_target(vocab_size: int = 512, seed: int = 0, num_layers: int = 8, hidden_size: int = 64,
+                      num_heads: int = 4, num_kv_heads: int = 2, intermediate_size: int = 128,
+                      tie_word_embeddings: bool = True, dtype=torch.float32):
+    "A small random-init LlamaForCausalLM (SmolLM2's architecture: tied embeddings, no q/k norm), eval mode, no grad."
+    from transformers import LlamaConfig, LlamaForCausalLM
+    cfg = LlamaConfig(vocab_size=vocab_size, hidden_size=hidden_size, intermediate_size=intermediate_size,
+                      num_hidden_layers=num_layers, num_attention_heads=num_heads, num_key_value_heads=num_kv_heads,
+                      max_position_embeddings=8192, tie_word_embeddings=tie_word_embeddings, rope_theta=100000.0,
+                      rms_norm_eps=1e-5, attn_implementation='sdpa')
+    g = torch.random.get_rng_state()
+    torch.manual_seed(seed)
+    try:
+        model = LlamaForCausalLM(cfg)
+        nn.init.normal_(model.get_input_embeddings().weight, std=2 / math.sqrt(hidden_size))
+        with torch.no_grad(): model.model.norm.weight.uniform_(0.5, 2.5)   # a trained model's final norm is not all ones
+    finally: torch.random.set_rng_state(g)
+    return model.to(dtype).eval().requires_grad_(False)
+
 
 # %% ../nbs/10_model.ipynb #99b89abf
 class _StopForward(Exception): pass
@@ -360,6 +390,8 @@ class DFlashDraftModel(nn.Module):
         self.hidden_norm = RMSNorm(config.hidden_size, config.rms_norm_eps)
         self.norm = RMSNorm(config.hidden_size, config.rms_norm_eps)
         self._shared = None  # (embedding, head) of the target: plain attribute, not sub-modules
+        if config.draft_vocab_size: self.register_buffer('vocab_ids', torch.arange(config.draft_vocab_size))
+        else: self.vocab_ids = None
         for m in self.modules():
             if isinstance(m, nn.Linear): nn.init.normal_(m.weight, std=0.02)
 
@@ -384,12 +416,36 @@ class DFlashDraftModel(nn.Module):
         if self._shared is None: raise RuntimeError("the drafter has no LM head: call bind_target(target) first")
         return self._shared[1]
 
+    def init_from_target(self, target, scale: float = 0.05) -> DFlashDraftModel:
+        """Start the drafter's final norm as the target's, times `scale`: the target's per-dimension output scales, with
+        logits small enough that the untrained drafter predicts near-uniformly (loss ~ ln V) instead of confidently wrong."""
+        with torch.no_grad(): self.norm.weight.copy_(final_norm(target).weight.float() * scale)
+        return self
+
+    def set_draft_vocab(self, ids) -> DFlashDraftModel:
+        "Restrict drafting to the sorted ids `ids` (the drafter was made with `draft_vocab_size == len(ids)`)."
+        ids = torch.as_tensor(sorted({int(i) for i in ids}), dtype=torch.long)
+        if self.vocab_ids is None or len(ids) != len(self.vocab_ids) or (len(ids) and not 0 <= ids[0] <= ids[-1] < self.config.vocab_size):
+            raise ValueError(f"set_draft_vocab: {len(ids)} distinct ids in [0, {self.config.vocab_size}) needed, "
+                             f"the config says draft_vocab_size={self.config.draft_vocab_size}")
+        self.vocab_ids.copy_(ids.to(self.vocab_ids.device))
+        return self
+
+    @property
+    def draft_head(self):
+        "LM-head rows of the ids the drafter predicts (all of them without a draft vocabulary)."
+        return self.head_weight if self.vocab_ids is None else self.head_weight[self.vocab_ids.to(self.head_weight.device)]
+
     def fuse(self, ctx_hidden): return self.hidden_norm(self.fc(ctx_hidden))
 
     def logits(self, hidden):
-        "LM head (the target's, frozen). Under autocast the matmul runs in the autocast dtype; otherwise in the head's."
-        if torch.is_autocast_enabled(hidden.device.type): return F.linear(hidden, self.head_weight)
-        return F.linear(hidden.to(self.head_weight.dtype), self.head_weight)
+        """LM head (the target's, frozen). Under autocast the matmul runs in the autocast dtype; otherwise in the head's.
+        With a draft vocabulary the ids outside it get -inf (the output keeps the full vocabulary)."""
+        W = self.draft_head
+        out = F.linear(hidden, W) if torch.is_autocast_enabled(hidden.device.type) else F.linear(hidden.to(W.dtype), W)
+        if self.vocab_ids is None: return out
+        full = out.new_full((*out.shape[:-1], self.config.vocab_size), -math.inf)
+        return full.index_copy_(-1, self.vocab_ids.to(out.device), out)
 
     def forward(self, block_ids, block_pos, ctx_hidden=None, ctx_pos=None, attn_mask=None,
                 cache: DraftCache | None = None, return_hidden: bool = False):
@@ -422,20 +478,23 @@ class DFlashDraftModel(nn.Module):
 
     @classmethod
     def from_target(cls, target, num_draft_layers: int = 5, target_layer_ids=None, block_size: int = 16,
-                    mask_token_id: int | None = None, seed: int | None = None) -> DFlashDraftModel:
-        "A fresh drafter sized for `target` and bound to its embedding/head (fp32 weights, on the target's device)."
-        cfg = DFlashConfig.from_target(target.config, num_draft_layers, target_layer_ids, block_size, mask_token_id)
+                    mask_token_id: int | None = None, seed: int | None = None, norm_from_target: bool = False,
+                    **overrides) -> DFlashDraftModel:
+        """A fresh drafter sized for `target` and bound to its embedding/head (fp32 weights, on the target's device);
+        with `norm_from_target`, its final norm starts as 0.05 x the target's (`init_from_target`)."""
+        cfg = DFlashConfig.from_target(target.config, num_draft_layers, target_layer_ids, block_size, mask_token_id, **overrides)
         if seed is not None: torch.manual_seed(seed)
-        return cls(cfg).to(target.get_input_embeddings().weight.device).bind_target(target)
+        m = cls(cfg).to(target.get_input_embeddings().weight.device).bind_target(target)
+        return m.init_from_target(target) if norm_from_target else m
 
 # %% ../nbs/10_model.ipynb #955ccb61
 def _save_pretrained(self, out_dir, dtype=None) -> Path:
     "Write `config.json` + `model.safetensors` (drafter weights only) to `out_dir`."
     from safetensors.torch import save_file
     out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
-    sd = {k: (v.to(dtype) if dtype is not None else v).detach().cpu().contiguous() for k, v in self.state_dict().items()}
+    sd = {k: (v.to(dtype) if dtype is not None and v.is_floating_point() else v).detach().cpu().contiguous() for k, v in self.state_dict().items()}
     cfg = self.config.to_hf_dict()
-    cfg['torch_dtype'] = str(next(iter(sd.values())).dtype).replace('torch.', '')
+    cfg['torch_dtype'] = str(next(v for v in sd.values() if v.is_floating_point()).dtype).replace('torch.', '')
     tmp = f".tmp-{os.getpid()}"
     save_file(sd, str(out/f"model.safetensors{tmp}"), metadata={'format': 'pt'})
     (out/f"config.json{tmp}").write_text(json.dumps(cfg, indent=2))

