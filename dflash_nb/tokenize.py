@@ -150,8 +150,8 @@ class FastokensEncoder:
     the `tokenizers` library. Same interface as `TiktokenEncoder` (`encode`, `normalize`,
     `decode_bytes`), plus `encode_batch`: a list of texts in one call, one flat buffer back. Unlike tiktoken it is given
     the raw text: its own NFC is the one `tokenizers` applies, Python's `unicodedata` may be a different Unicode version."""
-    def __init__(self, path, nfc: bool, split_special_tokens: bool = False):
-        self.path, self.nfc, self.split = str(path), nfc, split_special_tokens
+    def __init__(self, path, nfc: bool, split_special_tokens: bool = False, table_cache=None):
+        self.path, self.nfc, self.split, self.table_cache = str(path), nfc, split_special_tokens, table_cache
         self._tok, self._err, self._loader = None, None, None
 
     def load_in_background(self) -> 'FastokensEncoder':
@@ -174,6 +174,7 @@ class FastokensEncoder:
     def ready(self) -> 'FastokensEncoder':
         "Loaded, with its byte table built: what `worker_pool` calls before forking, so every worker shares both."
         if not hasattr(self, '_blob'): self._table()
+        self.wait()
         return self
 
     @staticmethod
@@ -192,14 +193,25 @@ class FastokensEncoder:
         return 'ok'
 
     def _table(self):
-        "Every token's bytes in one numpy blob (offsets, lengths), from the loaded tokenizer: for `decode_bytes`."
-        tok, byte_of = self.wait(), {c: b for b, c in _bytes_to_unicode().items()}
-        added = {t['id']: t['content'] for t in tok.added_tokens()}
-        table = [added[i].encode() if i in added else bytes(byte_of[c] for c in (tok.id_to_token(i) or ''))
-                 for i in range(tok.vocab_size)]
-        self._lens = np.array([len(b) for b in table], np.int64)
+        """Every token's bytes in one numpy blob (offsets, lengths), for `decode_bytes`: from `table_cache` (an .npz keyed
+        by the file's hash) where it is there, which needs no loaded tokenizer, else from the loaded one (0.3 s)."""
+        try:
+            with np.load(self.table_cache) as z: self._blob, self._lens, added = z['blob'], z['lens'], json.loads(bytes(z['added']))
+            added = {int(i): t for i, t in added.items()}
+        except (OSError, ValueError, KeyError, TypeError):
+            tok, byte_of = self.wait(), {c: b for b, c in _bytes_to_unicode().items()}
+            added = {t['id']: t['content'] for t in tok.added_tokens()}
+            table = [added[i].encode() if i in added else bytes(byte_of[c] for c in (tok.id_to_token(i) or ''))
+                     for i in range(tok.vocab_size)]
+            self._lens = np.array([len(b) for b in table], np.int64)
+            self._blob = np.frombuffer(b''.join(table), np.uint8)
+            if self.table_cache is not None:
+                try:
+                    tmp = Path(f"{self.table_cache}.{os.getpid()}.tmp.npz")
+                    np.savez(tmp, blob=self._blob, lens=self._lens, added=np.frombuffer(json.dumps(added).encode(), np.uint8))
+                    os.replace(tmp, self.table_cache)
+                except OSError: pass  # no writable cache: built again next time
         self._offs = np.concatenate([[0], np.cumsum(self._lens)[:-1]])
-        self._blob = np.frombuffer(b''.join(table), np.uint8)
         self._split_re = (re.compile('|'.join(map(re.escape, sorted(added.values(), key=len, reverse=True)))) if added else None)
 
     def normalize(self, text: str) -> str:
@@ -366,7 +378,9 @@ class ChatTokenizer:
         "The fastokens encoder, loading in the background, where its (cached) verdict is 'ok'; and the verdict."
         v = fastokens_verdict(self.tokenizer_json, self.tokenizer_sha256, lambda: self.tokenizer)
         if v['reason'] != 'ok': return None, v
-        return v.pop('loaded', None) or FastokensEncoder(self.tokenizer_json, v['nfc']).load_in_background(), v
+        enc = v.pop('loaded', None) or FastokensEncoder(self.tokenizer_json, v['nfc']).load_in_background()
+        enc.table_cache = cache_dir()/'encoders'/f"{self.tokenizer_sha256}.fastokens-bytes.npz"
+        return enc, v
 
     def _encode_hf(self, text: str) -> list[int]: return self.tokenizer.encode(text, add_special_tokens=False).ids
 
@@ -403,7 +417,7 @@ class ChatTokenizer:
         """Token arrays of `texts` (each encoded on its own) and each text as normalised, i.e. what its tokens decode
         back to (the fast path normalises once for both; elsewhere None: the check normalises when it needs to)."""
         if hasattr(self.fast, 'encode_batch'):  # fastokens: all the record's segments in one call, normalised by fastokens
-            return self.fast.encode_batch(texts), [self.fast.normalize(t) for t in texts]
+            return self.fast.encode_batch(texts), [None] * len(texts)  # same_text normalises only where the bytes differ
         if not self.fast:
             return [np.array(e.ids, np.uint32) for e in self.tokenizer.encode_batch_fast(texts, add_special_tokens=False)], [None] * len(texts)
         norm = [self.fast.normalize(t) for t in texts]
@@ -419,11 +433,12 @@ class ChatTokenizer:
 
     def same_text(self, ids: np.ndarray, text: str, normalized: str | None = None) -> bool:
         "Do token array `ids` decode to exactly `text` as normalised (given, or computed here)? Bytes on the fast path."
+        if isinstance(self.fast, FastokensEncoder):  # the text itself, else the text as normalised (see FastokensEncoder.same_text)
+            got = self.fast.decode_bytes(ids)
+            return got == text.encode('utf-8', 'surrogatepass') or (not text.isascii() and self.fast.same_text(
+                got, self.normalize(text) if normalized is None else normalized))
         normalized = self.normalize(text) if normalized is None else normalized
-        if self.fast and (got := self.fast.decode_bytes(ids)) == normalized.encode('utf-8', 'surrogatepass'): return True
-        if self.fast and isinstance(self.fast, FastokensEncoder) and not normalized.isascii():  # see FastokensEncoder.same_text
-            return self.fast.same_text(got, normalized)
-        if self.fast: return False
+        if self.fast: return self.fast.decode_bytes(ids) == normalized.encode('utf-8', 'surrogatepass')
         return self.decode(ids) == normalized
 
     def describe(self) -> dict:
@@ -508,8 +523,10 @@ class Sample:
 
 def _masked_runs(mask: np.ndarray) -> list[tuple[int, int]]:
     "`(start, end)` of each run of True in `mask`."
-    d = np.diff(np.concatenate([[0], mask.view(np.int8), [0]]))
-    return list(zip(np.flatnonzero(d == 1).tolist(), np.flatnonzero(d == -1).tolist()))
+    edges = np.flatnonzero(mask[1:] != mask[:-1]) + 1  # where the value changes: one pass over the mask
+    bounds = [0, *edges.tolist(), len(mask)]
+    first = 0 if len(mask) and mask[0] else 1  # runs of True are every other interval, from the first or the second
+    return [(bounds[k], bounds[k + 1]) for k in range(first, len(bounds) - 1, 2)]
 
 def generated_text(turn_text: str, stop_tokens) -> str:
     """What the model generates for a turn the template rendered as `turn_text` (from the prompt's end): everything up
@@ -640,12 +657,18 @@ def _arrow(typ, values: np.ndarray) -> pa.Array:
     "A numpy array as an Arrow array over the same memory (no copy, and none of `pa.array`'s pandas import)."
     return pa.Array.from_buffers(typ, len(values), [None, pa.py_buffer(np.ascontiguousarray(values))])
 
+def _strings(values: list[str]) -> pa.Array:
+    "A string column from its UTF-8 bytes and offsets (`pa.array` imports pandas on first use: 0.3 s of start-up)."
+    data = [v.encode('utf-8') for v in values]
+    offsets = np.zeros(len(data) + 1, np.int32); np.cumsum([len(d) for d in data], out=offsets[1:])
+    return pa.Array.from_buffers(pa.string(), len(data), [None, pa.py_buffer(offsets), pa.py_buffer(b''.join(data))])
+
 def batch_to_arrow(b: Batch) -> pa.RecordBatch:
     n, offsets = len(b.input_ids), _arrow(pa.int32(), np.concatenate([[0], np.cumsum(b.seq_len)]).astype(np.int32))
     mask = pa.Array.from_buffers(pa.bool_(), n, [None, pa.py_buffer(np.packbits(b.loss_mask, bitorder='little'))])
     return pa.RecordBatch.from_arrays([pa.ListArray.from_arrays(offsets, _arrow(pa.int32(), b.input_ids)),
         pa.ListArray.from_arrays(offsets, mask), _arrow(pa.int64(), b.seq_len),
-        pa.array(b.sample_ids, pa.string()), pa.array(b.sources, pa.string())], schema=SCHEMA)
+        _strings(b.sample_ids), _strings(b.sources)], schema=SCHEMA)
 
 # %% ../nbs/04_tokenize.ipynb #ff26867c
 class Chunk:
