@@ -150,15 +150,15 @@ class FastokensEncoder:
     the `tokenizers` library. Same interface as `TiktokenEncoder` (`encode`, `normalize`,
     `decode_bytes`), plus `encode_batch`: a list of texts in one call, one flat buffer back. Unlike tiktoken it is given
     the raw text: its own NFC is the one `tokenizers` applies, Python's `unicodedata` may be a different Unicode version."""
-    def __init__(self, path, nfc: bool, split_special_tokens: bool = False, table_cache=None):
-        self.path, self.nfc, self.split, self.table_cache = str(path), nfc, split_special_tokens, table_cache
+    def __init__(self, path, nfc: bool, split_special_tokens: bool = False, table_cache=None, sha256: str | None = None):
+        self.path, self.nfc, self.split, self.table_cache, self.sha256 = str(path), nfc, split_special_tokens, table_cache, sha256
         self._tok, self._err, self._loader = None, None, None
 
     def load_in_background(self) -> 'FastokensEncoder':
         "Start loading (seconds for a large vocabulary; fastokens releases the GIL) while the caller does other start-up work."
         import threading
         def load():
-            try: self._tok = _load_fastokens(self.path)
+            try: self._tok = _load_fastokens(self.path, self.sha256)
             except Exception as e: self._err = e
         self._loader = threading.Thread(target=load, daemon=True); self._loader.start()
         return self
@@ -168,7 +168,7 @@ class FastokensEncoder:
         if self._tok is None:
             if self._loader is not None: self._loader.join()
             if self._err is not None: raise TokenizeError(f"{self.path}: fastokens could not load it ({self._err}); use --encoder tokenizers")
-            if self._tok is None: self._tok = _load_fastokens(self.path)
+            if self._tok is None: self._tok = _load_fastokens(self.path, self.sha256)
         return self._tok
 
     def ready(self) -> 'FastokensEncoder':
@@ -248,7 +248,9 @@ class FastokensEncoder:
         starts = np.repeat(self._offs[ids] - (np.cumsum(n) - n), n)
         return self._blob[starts + np.arange(len(starts))].tobytes()
 
-def _load_fastokens(path: str):
+@functools.lru_cache(maxsize=2)
+def _load_fastokens(path: str, sha256: str | None):
+    "The loaded `fastokens.Tokenizer`, once per file content in a process (tests and notebooks build many ChatTokenizers)."
     import fastokens
     return fastokens.Tokenizer.from_file(path)
 
@@ -268,7 +270,7 @@ def fastokens_verdict(tokenizer_json, sha256: str, reference, split_special_toke
     v = dict(reason=FastokensEncoder.check(tj), nfc=norm is not None and 'NFC' in json.dumps(norm),
              special_tokens=[t['content'] for t in tj.get('added_tokens', []) if t.get('special')], vocab_size=None)
     if v['reason'] == 'ok':
-        enc, ref = FastokensEncoder(tokenizer_json, v['nfc'], split_special_tokens), reference()
+        enc, ref = FastokensEncoder(tokenizer_json, v['nfc'], split_special_tokens, sha256=sha256), reference()
         v['vocab_size'] = ref.get_vocab_size(with_added_tokens=True)
         ref.encode_special_tokens = split_special_tokens
         try:
@@ -378,7 +380,7 @@ class ChatTokenizer:
         "The fastokens encoder, loading in the background, where its (cached) verdict is 'ok'; and the verdict."
         v = fastokens_verdict(self.tokenizer_json, self.tokenizer_sha256, lambda: self.tokenizer)
         if v['reason'] != 'ok': return None, v
-        enc = v.pop('loaded', None) or FastokensEncoder(self.tokenizer_json, v['nfc']).load_in_background()
+        enc = v.pop('loaded', None) or FastokensEncoder(self.tokenizer_json, v['nfc'], sha256=self.tokenizer_sha256).load_in_background()
         enc.table_cache = cache_dir()/'encoders'/f"{self.tokenizer_sha256}.fastokens-bytes.npz"
         return enc, v
 
