@@ -152,23 +152,14 @@ class FastokensEncoder:
     the raw text: its own NFC is the one `tokenizers` applies, Python's `unicodedata` may be a different Unicode version."""
     def __init__(self, path, nfc: bool, split_special_tokens: bool = False, table_cache=None, sha256: str | None = None):
         self.path, self.nfc, self.split, self.table_cache, self.sha256 = str(path), nfc, split_special_tokens, table_cache, sha256
-        self._tok, self._err, self._loader = None, None, None
-
-    def load_in_background(self) -> 'FastokensEncoder':
-        "Start loading (seconds for a large vocabulary; fastokens releases the GIL) while the caller does other start-up work."
-        import threading
-        def load():
-            try: self._tok = _load_fastokens(self.path, self.sha256)
-            except Exception as e: self._err = e
-        self._loader = threading.Thread(target=load, daemon=True); self._loader.start()
-        return self
+        self._tok = None
 
     def wait(self):
-        "The loaded `fastokens.Tokenizer` (waits for the background load; loads here where there was none, e.g. after a fork)."
+        """The loaded `fastokens.Tokenizer`, loaded on first use (seconds for a 20 MB file; once per file content in a
+        process). Not in a background thread: a process that exits mid-load would abort inside the Rust code."""
         if self._tok is None:
-            if self._loader is not None: self._loader.join()
-            if self._err is not None: raise TokenizeError(f"{self.path}: fastokens could not load it ({self._err}); use --encoder tokenizers")
-            if self._tok is None: self._tok = _load_fastokens(self.path, self.sha256)
+            try: self._tok = _load_fastokens(self.path, self.sha256)
+            except Exception as e: raise TokenizeError(f"{self.path}: fastokens could not load it ({e}); use --encoder tokenizers") from None
         return self._tok
 
     def ready(self) -> 'FastokensEncoder':
@@ -377,10 +368,10 @@ class ChatTokenizer:
         return info
 
     def _fastokens(self) -> tuple['FastokensEncoder | None', dict]:
-        "The fastokens encoder, loading in the background, where its (cached) verdict is 'ok'; and the verdict."
+        "The fastokens encoder (loaded on first use) where its (cached) verdict is 'ok'; and the verdict."
         v = fastokens_verdict(self.tokenizer_json, self.tokenizer_sha256, lambda: self.tokenizer)
         if v['reason'] != 'ok': return None, v
-        enc = v.pop('loaded', None) or FastokensEncoder(self.tokenizer_json, v['nfc'], sha256=self.tokenizer_sha256).load_in_background()
+        enc = v.pop('loaded', None) or FastokensEncoder(self.tokenizer_json, v['nfc'], sha256=self.tokenizer_sha256)
         enc.table_cache = cache_dir()/'encoders'/f"{self.tokenizer_sha256}.fastokens-bytes.npz"
         return enc, v
 
