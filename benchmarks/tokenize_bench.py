@@ -13,6 +13,9 @@
      template given `{% generation %}` markers (the straightforward approach);
    * `hf_encode`: raw Hugging Face `tokenizers` encoding of the rendered texts (no template, no mask);
    * `tiktoken`: raw tiktoken encoding of the same rendered texts;
+   * `fastokens`: raw fastokens encoding of the same rendered texts (encode only, workers warm);
+   * `fastokens_proc`: fastokens *alone* as a whole process: start-up, loading tokenizer.json, reading and parsing the
+     rendered texts, encoding them in N forked workers (the bar `dflash-nb tokenize` is held to: >= 0.6x);
    * `dflash`: `dflash-nb tokenize --workers N` end to end (read JSONL, render, mask, verify, write Arrow),
      timed as the whole command, start-up included; the others are timed after their workers are warm.
 3. Checks every sample `dflash-nb tokenize` wrote against the model directory's Hugging Face tokenizer on the
@@ -107,7 +110,28 @@ def _tt_init(_):
 def _tt_chunk(texts):
     return sum(len(_tok.encode(t)) for t in texts)
 
-def measure(kind: str, data: Path, model_dir: str, workers: int, slow_records: int | None = None) -> dict:
+def _fk_init(model_dir):
+    global _tok
+    import fastokens
+    _tok = fastokens.Tokenizer.from_file(str(Path(model_dir)/'tokenizer.json'))
+
+def _fk_chunk(texts):
+    return len(_tok.encode_batch_flat(texts)[0]) // 4
+
+def _fk_raw_chunk(lines):
+    "Whole-process fastokens: the worker parses its JSON lines and encodes them."
+    return len(_tok.encode_batch_flat([json.loads(l) for l in lines])[0]) // 4
+
+def fastokens_alone(data: Path, model_dir: str, workers: int):
+    "fastokens alone, as a whole process (run by `--fastokens-alone`): load once, fork the workers, read, parse, encode."
+    from multiprocessing import get_context
+    _fk_init(model_dir)
+    with open(data/'rendered.jsonl', 'rb') as f: lines = f.read().splitlines()
+    with get_context('fork').Pool(workers) as p:
+        tokens = sum(p.imap(_fk_raw_chunk, [lines[i:i + 64] for i in range(0, len(lines), 64)]))
+    print(json.dumps(dict(tokens=tokens)))
+
+def measure(kind: str, data: Path, model_dir: str, workers: int, slow_records: int | None = None, encoder: str = 'auto') -> dict:
     "Run one measurement in this process (called in a fresh subprocess); returns tokens, seconds, peak MB."
     from multiprocessing import Pool
     if kind == 'dflash':
@@ -115,10 +139,17 @@ def measure(kind: str, data: Path, model_dir: str, workers: int, slow_records: i
         t = time.perf_counter()
         r = subprocess.run([str(Path(sys.executable).with_name('dflash-nb')), 'tokenize', '--model-path', model_dir,
                             '--completions', str(data/'completions.jsonl'), '--output-dir', str(out), '--workers', str(workers),
-                            '--quiet', '--overwrite', '--max-seq-len', '0'], capture_output=True, text=True)
+                            '--quiet', '--overwrite', '--max-seq-len', '0', '--encoder', encoder], capture_output=True, text=True)
         secs = time.perf_counter() - t
         if r.returncode: raise SystemExit(r.stderr)
         return dict(tokens=json.loads((out/'stats.json').read_text())['total_tokens'], seconds=secs, peak_mb=_peak_mb(children_only=True))
+    if kind == 'fastokens_proc':
+        t = time.perf_counter()
+        r = subprocess.run([sys.executable, __file__, '--fastokens-alone', '--data', str(data), '--model-path', model_dir,
+                            '--workers', str(workers)], capture_output=True, text=True)
+        secs = time.perf_counter() - t
+        if r.returncode: raise SystemExit(r.stderr)
+        return dict(tokens=json.loads(r.stdout.strip().splitlines()[-1])['tokens'], seconds=secs, peak_mb=_peak_mb(children_only=True))
     if kind == 'baseline':
         recs = [json.loads(l) for l in open(data/'normalized.jsonl')][:slow_records]
         src = REFERENCE.read_text() if REFERENCE.is_file() else (Path(model_dir)/'chat_template.jinja').read_text()
@@ -130,7 +161,7 @@ def measure(kind: str, data: Path, model_dir: str, workers: int, slow_records: i
         return dict(tokens=tokens, seconds=secs, peak_mb=_peak_mb())
     texts = [json.loads(l) for l in open(data/'rendered.jsonl')][:slow_records if kind == 'hf_encode' else None]
     chunks = [texts[i:i + 32] for i in range(0, len(texts), 32)]
-    init, fn = {'hf_encode': (_hf_init, _hf_chunk), 'tiktoken': (_tt_init, _tt_chunk)}[kind]
+    init, fn = {'hf_encode': (_hf_init, _hf_chunk), 'tiktoken': (_tt_init, _tt_chunk), 'fastokens': (_fk_init, _fk_chunk)}[kind]
     with Pool(workers, init, (model_dir,)) as p:
         p.map(fn, [texts[:1]] * workers * 4)        # workers up and warm: raw encoding is timed without start-up
         t = time.perf_counter()
@@ -186,17 +217,20 @@ def main(argv=None):
                          "does not depend on the size, and they would take most of the run (default 3000)")
     ap.add_argument('--model-path', help="HF tokenizer dir (default: the embedded Qwen3.6 tokenizer)")
     ap.add_argument('--keep', help="folder for the generated data (default: a temporary folder)")
-    ap.add_argument('--only', nargs='*', default=['baseline', 'hf_encode', 'tiktoken', 'dflash'])
+    ap.add_argument('--only', nargs='*', default=['baseline', 'hf_encode', 'tiktoken', 'fastokens', 'fastokens_proc', 'dflash'])
+    ap.add_argument('--encoder', default='auto', help="dflash-nb tokenize --encoder (default auto)")
     ap.add_argument('--repeat', type=int, default=1,
                     help="measure each N times, in alternating order (A B C D, D C B A, ...), and keep each one's best: "
                          "on a shared machine this cancels most of the drift in load between measurements")
     ap.add_argument('--memory', nargs='*', type=int, metavar='N',
                     help="instead: peak memory of `dflash-nb tokenize` at each number of records, e.g. --memory 10000 100000")
     ap.add_argument('--measure', help=argparse.SUPPRESS)
+    ap.add_argument('--fastokens-alone', action='store_true', help=argparse.SUPPRESS)
     ap.add_argument('--data', help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
+    if a.fastokens_alone: return fastokens_alone(Path(a.data), a.model_path, a.workers)
     if a.measure:
-        print(json.dumps(measure(a.measure, Path(a.data), a.model_path, a.workers, a.slow_records))); return
+        print(json.dumps(measure(a.measure, Path(a.data), a.model_path, a.workers, a.slow_records, a.encoder))); return
     from dflash_nb.jobs import default_model_path
     from dflash_nb.records import parse_record
     from dflash_nb.chat_template import ChatTemplate, adapt_messages, detect_form
@@ -219,18 +253,21 @@ def main(argv=None):
     for rep in range(a.repeat):
         for kind in (a.only if rep % 2 == 0 else a.only[::-1]):
             r = subprocess.run([sys.executable, __file__, '--measure', kind, '--data', str(data), '--model-path', model_dir,
-                                '--workers', str(a.workers), '--slow-records', str(a.slow_records)], capture_output=True, text=True)
+                                '--workers', str(a.workers), '--slow-records', str(a.slow_records), '--encoder', a.encoder],
+                               capture_output=True, text=True)
             if r.returncode: print(f"{kind} failed:\n{r.stderr[-3000:]}"); continue
             m = json.loads(r.stdout.strip().splitlines()[-1])
-            print(f"  {kind:9s} {m['tokens']:>12,} tokens {m['seconds']:8.2f} s {m['tokens'] / m['seconds'] / 1e6:7.3f} M tok/s   peak {m['peak_mb']:7.0f} MB")
+            print(f"  {kind:14s} {m['tokens']:>12,} tokens {m['seconds']:8.2f} s {m['tokens'] / m['seconds'] / 1e6:7.3f} M tok/s   peak {m['peak_mb']:7.0f} MB")
             if kind not in res or m['seconds'] < res[kind]['seconds']: res[kind] = m
     if a.repeat > 1:
         print("best of each:")
-        for kind, m in res.items(): print(f"  {kind:9s} {m['tokens'] / m['seconds'] / 1e6:7.3f} M tok/s")
+        for kind, m in res.items(): print(f"  {kind:14s} {m['tokens'] / m['seconds'] / 1e6:7.3f} M tok/s   peak {m['peak_mb']:7.0f} MB")
     rate = {k: v['tokens'] / v['seconds'] for k, v in res.items()}
     if 'dflash' in rate:
-        for other in ('baseline', 'hf_encode', 'tiktoken'):
-            if other in rate: print(f"dflash-nb tokenize / {other}: {rate['dflash'] / rate[other]:.2f}x")
+        for other, what in (('baseline', 'transformers baseline (target >= 12x)'), ('hf_encode', 'raw tokenizers, encode only'),
+                            ('tiktoken', 'raw tiktoken, encode only'), ('fastokens', 'raw fastokens, encode only'),
+                            ('fastokens_proc', 'fastokens alone, whole process (target >= 0.6x)')):
+            if other in rate: print(f"dflash-nb tokenize / {what}: {rate['dflash'] / rate[other]:.2f}x")
         st = json.loads((data/'ds'/'stats.json').read_text())
         print(f"dataset: {st['samples']:,} samples, mean {st['mean_seq_len']:.0f} / median {st['median_seq_len']:.0f} / "
               f"p90 {st['p90_seq_len']:.0f} / max {st['max_seq_len']} tokens, skipped {st['skipped']}")

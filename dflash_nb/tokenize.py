@@ -20,14 +20,14 @@ from .chat_template import (ChatTemplate, ChatTemplateError, TemplateForm, adapt
 from .qwen import QWEN36_TEMPLATE_SHA256, render_qwen36
 
 # %% auto #0
-__all__ = ['PROBE_TEXT', 'ENCODER_CACHE_FORMAT', 'MAX_RENDER_CHARS', 'MAX_RECORD_SECONDS', 'FEATURES', 'SCHEMA', 'FINISH',
-           'RESUMES', 'TiktokenEncoder', 'sha256_file', 'TokenizeError', 'cache_dir', 'save_encoder_cache',
-           'load_encoder_cache', 'ChatTokenizer', 'Turns', 'render_turns', 'render_segments', 'Sample',
-           'generated_text', 'verify_sample', 'reasoning_not_rendered', 'tokenize_record', 'content_hash', 'Batch',
-           'RecordTimeout', 'record_timer', 'tokenize_lines', 'worker_pool', 'batch_to_arrow', 'id_hashes', 'Chunk',
-           'committed_chunks', 'chunk_stats', 'write_dataset_metadata', 'finish_plan', 'finish_chunks', 'OutputLocked',
-           'output_lock', 'replace_dir', 'clean_asides', 'DiskFull', 'is_disk_full', 'disk_full', 'dir_bytes', 'is_s3',
-           'tokenize_dataset']
+__all__ = ['PROBE_TEXT', 'ENCODERS', 'FASTOKENS_CHECKS', 'ENCODER_CACHE_FORMAT', 'MAX_RENDER_CHARS', 'MAX_RECORD_SECONDS',
+           'FEATURES', 'SCHEMA', 'FINISH', 'RESUMES', 'TiktokenEncoder', 'FastokensEncoder', 'fastokens_verdict',
+           'sha256_file', 'TokenizeError', 'cache_dir', 'save_encoder_cache', 'load_encoder_cache', 'ChatTokenizer',
+           'Turns', 'render_turns', 'render_segments', 'Sample', 'generated_text', 'verify_sample',
+           'reasoning_not_rendered', 'tokenize_record', 'content_hash', 'Batch', 'RecordTimeout', 'record_timer',
+           'tokenize_lines', 'worker_pool', 'batch_to_arrow', 'id_hashes', 'Chunk', 'committed_chunks', 'chunk_stats',
+           'write_dataset_metadata', 'finish_plan', 'finish_chunks', 'OutputLocked', 'output_lock', 'replace_dir',
+           'clean_asides', 'DiskFull', 'is_disk_full', 'disk_full', 'dir_bytes', 'is_s3', 'tokenize_dataset']
 
 # %% ../nbs/04_tokenize.ipynb #4c583fe9
 import functools, itertools, re, unicodedata
@@ -134,6 +134,157 @@ class TiktokenEncoder:
         starts = np.repeat(self._offs[ids] - (np.cumsum(n) - n), n)
         return self._blob[starts + np.arange(len(starts))].tobytes()
 
+# %% ../nbs/04_tokenize.ipynb #fa570c02
+ENCODERS = ('auto', 'fastokens', 'tiktoken', 'tokenizers')
+FASTOKENS_CHECKS = 1  # bump when the checks below change: cached verdicts of older checks are then redone
+
+def _probe_texts(added: list[str], n: int = 400, seed: int = 0) -> list[str]:
+    """What the run-time probe encodes with both libraries: `PROBE_TEXT`, every added token glued to text on both sides
+    and to itself, and `n` random strings mixing whitespace runs, scripts, combining marks and added tokens."""
+    import random
+    r = random.Random(seed)
+    alphabet = list(" \t\n\r\u00a0\u3000aZ09_'-.,:!?(){}<>/\\\"#") + ['e\u0301', '\u0338', 'ﬁ', 'Å', '한', '👍🏽', '中文', '加拿大',
+                                                                     "'s", "'LL", '\ufeff', '\u200d', '𝔘'] + added[:64]
+    return ([PROBE_TEXT] + [f"x{t}y {t}\n{t}{t} " for t in added] +
+            [''.join(r.choice(alphabet) for _ in range(r.randint(1, 40))) for _ in range(n)])
+
+class FastokensEncoder:
+    """`fastokens` (a Rust BPE that reads `tokenizer.json` itself) for tokenizers where it provably gives the same ids as
+    the `tokenizers` library. Same interface as `TiktokenEncoder` (`encode`, `normalize`,
+    `decode_bytes`), plus `encode_batch`: a list of texts in one call, one flat buffer back. Unlike tiktoken it is given
+    the raw text: its own NFC is the one `tokenizers` applies, Python's `unicodedata` may be a different Unicode version."""
+    def __init__(self, path, nfc: bool, split_special_tokens: bool = False, table_cache=None, sha256: str | None = None):
+        self.path, self.nfc, self.split, self.table_cache, self.sha256 = str(path), nfc, split_special_tokens, table_cache, sha256
+        self._tok = None
+
+    def wait(self):
+        """The loaded `fastokens.Tokenizer`, loaded on first use (seconds for a 20 MB file; once per file content in a
+        process). Not in a background thread: a process that exits mid-load would abort inside the Rust code."""
+        if self._tok is None:
+            try: self._tok = _load_fastokens(self.path, self.sha256)
+            except Exception as e: raise TokenizeError(f"{self.path}: fastokens could not load it ({e}); use --encoder tokenizers") from None
+        return self._tok
+
+    def ready(self) -> 'FastokensEncoder':
+        "Loaded, with its byte table built: what `worker_pool` calls before forking, so every worker shares both."
+        if not hasattr(self, '_blob'): self._table()
+        self.wait()
+        return self
+
+    @staticmethod
+    def check(tj: dict) -> str:
+        "'ok' where the structure of `tokenizer.json` allows the fast path (encoding and the byte-level mask check), else why not."
+        m, norm = tj.get('model') or {}, tj.get('normalizer')
+        if m.get('type') != 'BPE': return f"model type {m.get('type')} is not BPE"
+        if m.get('dropout') not in (None, 0, 0.0): return f"BPE dropout={m.get('dropout')!r} (not deterministic)"
+        if norm is not None and norm.get('type') != 'NFC' and not (norm.get('type') == 'Sequence' and
+                [n.get('type') for n in norm.get('normalizers', [])] in ([], ['NFC'])):
+            return f"normalizer {norm.get('type')} is not NFC (the fast mask check compares NFC text)"
+        if any(t.get('lstrip') or t.get('rstrip') or t.get('single_word') or (t.get('normalized') and norm is not None)
+               for t in tj.get('added_tokens', [])):
+            return "an added token is normalized or strips/matches whole words"
+        if (tj.get('decoder') or {}).get('type') != 'ByteLevel': return "the decoder is not ByteLevel (vocabulary not byte-level)"
+        return 'ok'
+
+    def _table(self):
+        """Every token's bytes in one numpy blob (offsets, lengths), for `decode_bytes`: from `table_cache` (an .npz keyed
+        by the file's hash) where it is there, which needs no loaded tokenizer, else from the loaded one (0.3 s)."""
+        try:
+            with np.load(self.table_cache) as z: self._blob, self._lens, added = z['blob'], z['lens'], json.loads(bytes(z['added']))
+            added = {int(i): t for i, t in added.items()}
+        except (OSError, ValueError, KeyError, TypeError):
+            tok, byte_of = self.wait(), {c: b for b, c in _bytes_to_unicode().items()}
+            added = {t['id']: t['content'] for t in tok.added_tokens()}
+            table = [added[i].encode() if i in added else bytes(byte_of[c] for c in (tok.id_to_token(i) or ''))
+                     for i in range(tok.vocab_size)]
+            self._lens = np.array([len(b) for b in table], np.int64)
+            self._blob = np.frombuffer(b''.join(table), np.uint8)
+            if self.table_cache is not None:
+                try:
+                    tmp = Path(f"{self.table_cache}.{os.getpid()}.tmp.npz")
+                    np.savez(tmp, blob=self._blob, lens=self._lens, added=np.frombuffer(json.dumps(added).encode(), np.uint8))
+                    os.replace(tmp, self.table_cache)
+                except OSError: pass  # no writable cache: built again next time
+        self._offs = np.concatenate([[0], np.cumsum(self._lens)[:-1]])
+        self._split_re = (re.compile('|'.join(map(re.escape, sorted(added.values(), key=len, reverse=True)))) if added else None)
+
+    def normalize(self, text: str) -> str:
+        "`text` as the tokenizer normalises it: NFC between added tokens, never across one (as `tokenizers` does)."
+        if not self.nfc or text.isascii() or unicodedata.is_normalized('NFC', text): return text
+        if not hasattr(self, '_blob'): self._table()
+        out, pos = [], 0
+        for mt in self._split_re.finditer(text) if self._split_re else ():
+            out += [unicodedata.normalize('NFC', text[pos:mt.start()]), mt.group()]; pos = mt.end()
+        return ''.join(out + [unicodedata.normalize('NFC', text[pos:])])
+
+    def same_text(self, decoded: bytes, normalized: str) -> bool:
+        """Do the bytes of a token array equal `normalized` up to NFC? fastokens normalises with the Rust
+        `unicode-normalization` tables, Python with its own Unicode version: for combining marks one of them does not
+        know yet they order differently, so the two NFCs can differ while both are canonically the same text."""
+        try: return self.normalize(decoded.decode('utf-8')) == normalized
+        except UnicodeDecodeError: return False
+
+    def encode(self, text: str) -> list[int]:
+        "Token ids of the raw text: fastokens normalises it itself, exactly as `tokenizers` does (never pre-normalised here)."
+        return self.wait().encode(text, split_special_tokens=self.split).ids
+
+    def encode_batch(self, texts: list[str]) -> list[np.ndarray]:
+        "Token arrays of `texts`, each encoded on its own, in one call (one buffer of uint32 ids, no Python int per token)."
+        ids, offs = self.wait().encode_batch_flat(texts, split_special_tokens=self.split)
+        ids, offs = np.frombuffer(ids, np.uint32), np.frombuffer(offs, np.uint64).astype(np.int64)
+        return [ids[a:b] for a, b in zip(offs[:-1], offs[1:])]
+
+
+    def decode_bytes(self, ids: np.ndarray) -> bytes:
+        "The bytes of token array `ids`, gathered with numpy from one table of all token bytes."
+        if not hasattr(self, '_blob'): self._table()
+        n = self._lens[ids]
+        starts = np.repeat(self._offs[ids] - (np.cumsum(n) - n), n)
+        return self._blob[starts + np.arange(len(starts))].tobytes()
+
+@functools.lru_cache(maxsize=2)
+def _load_fastokens(path: str, sha256: str | None):
+    "The loaded `fastokens.Tokenizer`, once per file content in a process (tests and notebooks build many ChatTokenizers)."
+    import fastokens
+    return fastokens.Tokenizer.from_file(path)
+
+def fastokens_verdict(tokenizer_json, sha256: str, reference, split_special_tokens: bool = False) -> dict:
+    """Whether fastokens may encode for `tokenizer_json`: `{'reason': 'ok' or why not, 'nfc': ...}`, cached by the file's
+    hash, the fastokens version and `FASTOKENS_CHECKS` (the checks parse the 20 MB JSON and load both libraries: seconds).
+    `reference()` returns the `tokenizers.Tokenizer` to probe against."""
+    try:
+        from importlib.metadata import version
+        ver = version('fastokens')
+    except Exception: return dict(reason='fastokens is not installed (pip install fastokens)', nfc=False)
+    f = cache_dir()/'encoders'/f"{sha256}.fastokens-{ver}-{FASTOKENS_CHECKS}{'-split' if split_special_tokens else ''}.json"
+    try: return json.loads(f.read_text())
+    except (OSError, ValueError): pass  # not checked yet (or a damaged entry): check now
+    tj = json.loads(Path(tokenizer_json).read_text(encoding='utf-8'))
+    norm = tj.get('normalizer')
+    v = dict(reason=FastokensEncoder.check(tj), nfc=norm is not None and 'NFC' in json.dumps(norm),
+             special_tokens=[t['content'] for t in tj.get('added_tokens', []) if t.get('special')], vocab_size=None)
+    if v['reason'] == 'ok':
+        enc, ref = FastokensEncoder(tokenizer_json, v['nfc'], split_special_tokens, sha256=sha256), reference()
+        v['vocab_size'] = ref.get_vocab_size(with_added_tokens=True)
+        ref.encode_special_tokens = split_special_tokens
+        try:
+            texts = _probe_texts([t['content'] for t in tj.get('added_tokens', [])])
+            want = [e.ids for e in ref.encode_batch(texts, add_special_tokens=False)]
+            got = [a.tolist() for a in enc.encode_batch(texts)]
+            if got != want: v['reason'] = f"fastokens and tokenizers disagree on probe text {next(i for i, (a, b) in enumerate(zip(got, want)) if a != b)}"
+            elif any(not enc.same_text(enc.decode_bytes(np.array(g, np.int64)), enc.normalize(t))
+                     for t, g in zip(texts, got) if not split_special_tokens):
+                v['reason'] = "the byte table does not decode the probe back to its text"
+        except Exception as e: v['reason'] = f"fastokens failed on this tokenizer ({type(e).__name__}: {e})"
+        finally: ref.encode_special_tokens = False
+        v['loaded'] = enc  # handed to the caller, not cached
+    try:
+        f.parent.mkdir(parents=True, exist_ok=True)
+        tmp = f.with_suffix(f'.{os.getpid()}.tmp'); tmp.write_text(json.dumps({k: x for k, x in v.items() if k != 'loaded'}))
+        os.replace(tmp, f)
+    except OSError: pass  # no writable cache: check again next time
+    return v
+
 # %% ../nbs/04_tokenize.ipynb #4fb7014d
 def sha256_file(path, chunk=1 << 20) -> str:
     h = hashlib.sha256()
@@ -193,7 +344,7 @@ class ChatTokenizer:
         if not tj.is_file():
             raise FileNotFoundError(f"{tj}: no tokenizer.json; --model-path must be a Hugging Face model or tokenizer "
                                     f"directory (build the default one with `dflash-nb build-tokenizer DIR`)")
-        if encoder not in ('auto', 'tiktoken', 'tokenizers'): raise ValueError(f"encoder must be auto, tiktoken or tokenizers, not {encoder!r}")
+        if encoder not in ENCODERS: raise ValueError(f"encoder must be one of {', '.join(ENCODERS)}, not {encoder!r}")
         self.template = ChatTemplate.from_model_dir(self.model_path)  # with bos_token/eos_token/... as variables
         self.template_source = self.template.source
         sources = load_chat_templates(self.model_path)  # named templates (`default`, `tool_use`, ...) or just `default`
@@ -209,17 +360,20 @@ class ChatTokenizer:
         self.template_sha256 = hashlib.sha256((self.template_source if len(sources) == 1 else
                                                json.dumps(sources, sort_keys=True)).encode()).hexdigest()
         self.fingerprint = hashlib.sha256(f"{self.tokenizer_sha256}:{self.template_sha256}".encode()).hexdigest()[:16]
-        info = self._derived(encoder != 'tokenizers')
+        self.fast, fk = self._fastokens() if encoder in ('auto', 'fastokens') else (None, None)
+        if encoder == 'fastokens' and self.fast is None:
+            raise ValueError(f"{tj}: fastokens cannot reproduce this tokenizer exactly ({fk['reason']}); use --encoder auto")
+        info = self._derived(encoder in ('auto', 'tiktoken')) if self.fast is None else dict(fk, fast=None)
         self.special_tokens = tuple(info['special_tokens'])  # a tuple: `str.endswith` takes it as it is
         self.vocab_size, self.encoder_reason = info['vocab_size'], info['reason']
-        self.fast = None
-        if encoder != 'tokenizers' and info['fast'] is not None:
+        if self.fast is None and encoder in ('auto', 'tiktoken') and info['fast'] is not None:
             ranks, pat, added, nfc = info['fast']
             self.fast = TiktokenEncoder.from_parts(ranks, pat, added, nfc)
         if encoder == 'tiktoken' and self.fast is None:
             raise ValueError(f"{tj}: tiktoken cannot reproduce this tokenizer exactly ({self.encoder_reason}); use --encoder auto")
         if encoder == 'tokenizers': self.encoder_reason = "encoder='tokenizers' asked for"
-        self.encoder = 'tiktoken' if self.fast else 'tokenizers'
+        elif fk is not None and not isinstance(self.fast, FastokensEncoder): self.encoder_reason = f"fastokens: {fk['reason']}; tiktoken: {self.encoder_reason}"
+        self.encoder = 'fastokens' if isinstance(self.fast, FastokensEncoder) else 'tiktoken' if self.fast else 'tokenizers'
         if renderer not in ('auto', 'jinja'): raise ValueError(f"renderer must be auto or jinja, not {renderer!r}")
         self.fast_render = render_qwen36 if renderer == 'auto' and self.template_sha256 in QWEN36_TEMPLATE_SHA256 else None
         self.renderer = 'qwen36-native' if self.fast_render else 'jinja'
@@ -251,6 +405,14 @@ class ChatTokenizer:
         except OSError: pass  # no writable cache: derive again next time
         return info
 
+    def _fastokens(self) -> tuple['FastokensEncoder | None', dict]:
+        "The fastokens encoder (loaded on first use) where its (cached) verdict is 'ok'; and the verdict."
+        v = fastokens_verdict(self.tokenizer_json, self.tokenizer_sha256, lambda: self.tokenizer)
+        if v['reason'] != 'ok': return None, v
+        enc = v.pop('loaded', None) or FastokensEncoder(self.tokenizer_json, v['nfc'], sha256=self.tokenizer_sha256)
+        enc.table_cache = cache_dir()/'encoders'/f"{self.tokenizer_sha256}.fastokens-bytes.npz"
+        return enc, v
+
     def _encode_hf(self, text: str) -> list[int]: return self.tokenizer.encode(text, add_special_tokens=False).ids
 
     def template_for(self, record) -> tuple[ChatTemplate, TemplateForm]:
@@ -260,10 +422,16 @@ class ChatTokenizer:
         if (form := self._forms.get(tpl.source)) is None: form = self._forms[tpl.source] = detect_form(tpl, self.stop_tokens, name)
         return tpl, form
 
-    def forms(self) -> dict[str, TemplateForm]:
-        "Every template's form, by name (what the manifest records)."
-        return {n: self.template_for(Record('probe', [], tools=[{}] if n == 'tool_use' else None))[1] for n in self.templates
-                if n in ('default', 'tool_use')}
+    def forms(self) -> dict[str, TemplateForm | None]:
+        "Every template's form, by name (what the manifest records); None where probing it ran out of time."
+        return {n: self._bounded_form(n) for n in self.templates if n in ('default', 'tool_use')}
+
+    def _bounded_form(self, name: str) -> TemplateForm | None:
+        try:
+            with record_timer() as arm:  # a template that loops for ever must not hang the manifest either
+                arm(MAX_RECORD_SECONDS)
+                return self.template_for(Record('probe', [], tools=[{}] if name == 'tool_use' else None))[1]
+        except RecordTimeout: return None
 
     def render(self, msgs: list, tools=None, add_generation_prompt: bool = False, template: ChatTemplate | None = None) -> str:
         "Render prepared messages: natively where that is provably the template's text, else with Jinja (`template`: a named one; size-capped)."
@@ -291,6 +459,8 @@ class ChatTokenizer:
     def encode_segments(self, texts: list[str]) -> tuple[list[np.ndarray], list]:
         """Token arrays of `texts` (each encoded on its own) and each text as normalised, i.e. what its tokens decode
         back to (the fast path normalises once for both; elsewhere None: the check normalises when it needs to)."""
+        if hasattr(self.fast, 'encode_batch'):  # fastokens: all the record's segments in one call, normalised by fastokens
+            return self.fast.encode_batch(texts), [None] * len(texts)  # same_text normalises only where the bytes differ
         if not self.fast:
             return [np.array(e.ids, np.uint32) for e in self.tokenizer.encode_batch_fast(texts, add_special_tokens=False)], [None] * len(texts)
         norm = [self.fast.normalize(t) for t in texts]
@@ -306,6 +476,10 @@ class ChatTokenizer:
 
     def same_text(self, ids: np.ndarray, text: str, normalized: str | None = None) -> bool:
         "Do token array `ids` decode to exactly `text` as normalised (given, or computed here)? Bytes on the fast path."
+        if isinstance(self.fast, FastokensEncoder):  # the text itself, else the text as normalised (see FastokensEncoder.same_text)
+            got = self.fast.decode_bytes(ids)
+            return got == text.encode('utf-8', 'surrogatepass') or (not text.isascii() and self.fast.same_text(
+                got, self.normalize(text) if normalized is None else normalized))
         normalized = self.normalize(text) if normalized is None else normalized
         if self.fast: return self.fast.decode_bytes(ids) == normalized.encode('utf-8', 'surrogatepass')
         return self.decode(ids) == normalized
@@ -317,7 +491,8 @@ class ChatTokenizer:
                     chat_template_sha256=self.template_sha256, vocab_size=self.vocab_size, encoder=self.encoder,
                     encoder_reason=self.encoder_reason, renderer=self.renderer, stop_tokens=list(self.stop_tokens),
                     template_selection="tool_use for records with tools where the directory names one, else default",
-                    chat_templates={n: f.to_dict() for n, f in self.forms().items()})
+                    chat_templates={n: f.to_dict() if f else {'error': f'probing it took longer than {MAX_RECORD_SECONDS:g} s'}
+                                    for n, f in self.forms().items()})
 
 # %% ../nbs/04_tokenize.ipynb #f111cdf2
 def _first_end(text: str, tokens) -> int | None:
@@ -393,8 +568,10 @@ class Sample:
 
 def _masked_runs(mask: np.ndarray) -> list[tuple[int, int]]:
     "`(start, end)` of each run of True in `mask`."
-    d = np.diff(np.concatenate([[0], mask.view(np.int8), [0]]))
-    return list(zip(np.flatnonzero(d == 1).tolist(), np.flatnonzero(d == -1).tolist()))
+    edges = np.flatnonzero(mask[1:] != mask[:-1]) + 1  # where the value changes: one pass over the mask
+    bounds = [0, *edges.tolist(), len(mask)]
+    first = 0 if len(mask) and mask[0] else 1  # runs of True are every other interval, from the first or the second
+    return [(bounds[k], bounds[k + 1]) for k in range(first, len(bounds) - 1, 2)]
 
 def generated_text(turn_text: str, stop_tokens) -> str:
     """What the model generates for a turn the template rendered as `turn_text` (from the prompt's end): everything up
@@ -528,6 +705,7 @@ def worker_pool(workers: int, ct: ChatTokenizer) -> ProcessPoolExecutor:
     "Worker processes holding `ct`: forked from this one where possible (no second load), else each loads it."
     global _worker_ct
     if 'fork' in multiprocessing.get_all_start_methods():
+        if isinstance(ct.fast, FastokensEncoder): ct.fast.ready()  # loaded once, here: the workers share it
         _worker_ct = ct
         return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context('fork'))
     return ProcessPoolExecutor(workers, initializer=_init_worker, initargs=(str(ct.model_path), ct.encoder if ct.fast else 'tokenizers', 'auto' if ct.fast_render else 'jinja'))
@@ -548,12 +726,18 @@ def _arrow(typ, values: np.ndarray) -> pa.Array:
     "A numpy array as an Arrow array over the same memory (no copy, and none of `pa.array`'s pandas import)."
     return pa.Array.from_buffers(typ, len(values), [None, pa.py_buffer(np.ascontiguousarray(values))])
 
+def _strings(values: list[str]) -> pa.Array:
+    "A string column from its UTF-8 bytes and offsets (`pa.array` imports pandas on first use: 0.3 s of start-up)."
+    data = [v.encode('utf-8') for v in values]
+    offsets = np.zeros(len(data) + 1, np.int32); np.cumsum([len(d) for d in data], out=offsets[1:])
+    return pa.Array.from_buffers(pa.string(), len(data), [None, pa.py_buffer(offsets), pa.py_buffer(b''.join(data))])
+
 def batch_to_arrow(b: Batch) -> pa.RecordBatch:
     n, offsets = len(b.input_ids), _arrow(pa.int32(), np.concatenate([[0], np.cumsum(b.seq_len)]).astype(np.int32))
     mask = pa.Array.from_buffers(pa.bool_(), n, [None, pa.py_buffer(np.packbits(b.loss_mask, bitorder='little'))])
     return pa.RecordBatch.from_arrays([pa.ListArray.from_arrays(offsets, _arrow(pa.int32(), b.input_ids)),
         pa.ListArray.from_arrays(offsets, mask), _arrow(pa.int64(), b.seq_len),
-        pa.array(b.sample_ids, pa.string()), pa.array(b.sources, pa.string())], schema=SCHEMA)
+        _strings(b.sample_ids), _strings(b.sources)], schema=SCHEMA)
 
 # %% ../nbs/04_tokenize.ipynb #ff26867c
 def id_hashes(sample_ids: list[str]) -> np.ndarray:

@@ -1,5 +1,5 @@
-"""Differential tests of tokenize's fast paths: tiktoken must give the Hugging Face tokenizer's ids, the native
-Qwen3.6 renderer must give the Jinja template's text, and both must switch off where that cannot be established."""
+"""Differential tests of tokenize's fast paths: fastokens and tiktoken must give the Hugging Face tokenizer's ids, the
+native Qwen3.6 renderer must give the Jinja template's text, and each must switch off where that cannot be established."""
 import json, random, shutil
 from pathlib import Path
 import numpy as np, pytest
@@ -7,13 +7,13 @@ from tokenizers import Tokenizer
 from dflash_nb.chat_template import ChatTemplate, ChatTemplateError
 from dflash_nb.qwen import QWEN36_CHAT_TEMPLATE, render_qwen36
 from dflash_nb.records import read_records, Record
-from dflash_nb.tokenize import ChatTokenizer, TiktokenEncoder, render_segments, tokenize_record
+from dflash_nb.tokenize import ChatTokenizer, FastokensEncoder, TiktokenEncoder, fastokens_verdict, render_segments, tokenize_record
 from chat_conversations import conversations, RAISES
 from test_qwen import CORPUS
 from conftest import ROOT, REFERENCE_TEMPLATE
 
-@pytest.fixture(scope='module')
-def fast(qwen_dir): return ChatTokenizer(qwen_dir)
+@pytest.fixture(scope='module', params=['fastokens', 'tiktoken'])
+def fast(qwen_dir, request): return ChatTokenizer(qwen_dir, encoder=request.param)
 
 @pytest.fixture(scope='module')
 def slow(qwen_dir): return ChatTokenizer(qwen_dir, encoder='tokenizers', renderer='jinja')
@@ -30,8 +30,9 @@ def _fuzz(n=3000, seed=1):
                 '<|im_end|>', '<think>', '</think>', '<tool_call>', "'s", "'LL", '\ufeff', '\u200d', '𝔘']
     return [''.join(r.choice(alphabet) for _ in range(r.randint(1, 60))) for _ in range(n)]
 
-def test_fast_encoder_is_on_for_the_embedded_tokenizer(fast, slow):
-    assert (fast.encoder, fast.encoder_reason, fast.renderer) == ('tiktoken', 'ok', 'qwen36-native')
+def test_fast_encoder_is_on_for_the_embedded_tokenizer(fast, slow, qwen_dir):
+    assert (fast.encoder_reason, fast.renderer) == ('ok', 'qwen36-native')
+    assert ChatTokenizer(qwen_dir).encoder == 'fastokens'   # what auto picks
     assert (slow.encoder, slow.renderer) == ('tokenizers', 'jinja')
     assert fast.fingerprint == slow.fingerprint   # same tokenizer, same template: the encoder is not part of it
 
@@ -98,10 +99,9 @@ def _variant(qwen_dir, tmp_path, edit):
 def test_fast_encoder_switches_off_where_not_provable(qwen_dir, tmp_path, monkeypatch, edit, why):
     monkeypatch.setenv('DFLASH_NB_CACHE', str(tmp_path/'cache'))
     d = _variant(qwen_dir, tmp_path, edit)
-    ct = ChatTokenizer(d)
-    assert ct.encoder == 'tokenizers' and why in ct.encoder_reason
+    enc, reason = TiktokenEncoder.from_tokenizer_json(json.loads((d/'tokenizer.json').read_text()))
+    assert enc is None and why in reason
     with pytest.raises(ValueError, match='tiktoken cannot reproduce'): ChatTokenizer(d, encoder='tiktoken')
-    assert ct.encode('Hello <|im_end|> world') == Tokenizer.from_file(str(d/'tokenizer.json')).encode('Hello <|im_end|> world', add_special_tokens=False).ids
 
 def test_probe_catches_what_the_structure_checks_miss(qwen_dir, tmp_path, monkeypatch):
     """Without the merge that makes 'Ġt', tokenizers can no longer build ' the' from ' t'+'he', while tiktoken still
@@ -112,12 +112,106 @@ def test_probe_catches_what_the_structure_checks_miss(qwen_dir, tmp_path, monkey
     text = 'the cat and the dog went to the market, then they returned'
     enc, why = TiktokenEncoder.from_tokenizer_json(json.loads((d/'tokenizer.json').read_text()))
     assert why == 'ok' and enc.encode(text) != hf.encode(text, add_special_tokens=False).ids   # structurally "fine", yet wrong
-    ct = ChatTokenizer(d)
-    assert ct.encoder == 'tokenizers' and 'probe' in ct.encoder_reason
+    with pytest.raises(ValueError, match='disagree on the probe'): ChatTokenizer(d, encoder='tiktoken')
+    ct = ChatTokenizer(d)   # fastokens runs the real merges, so it is exact here and auto takes it
+    assert (ct.encoder, ct.encoder_reason) == ('fastokens', 'ok')
     assert ct.encode(text) == hf.encode(text, add_special_tokens=False).ids
 
 def test_other_template_uses_jinja(qwen_dir, tmp_path):
     d = tmp_path/'other'; shutil.copytree(qwen_dir, d)
     (d/'chat_template.jinja').write_text((d/'chat_template.jinja').read_text() + '\n')
     ct = ChatTokenizer(d)
-    assert ct.renderer == 'jinja' and ct.encoder == 'tiktoken'
+    assert ct.renderer == 'jinja' and ct.encoder == 'fastokens'
+
+
+# ---------------------------------------------------------------------------------------------- fastokens
+def _glued(hf: Tokenizer, n=20000, seed=2):
+    """Adversarial strings: vocabulary pieces glued together (the merge-less tokens among them), added-token strings and
+    their prefixes, whitespace runs and random unicode."""
+    r = random.Random(seed)
+    vocab = sorted(hf.get_vocab(with_added_tokens=True).items(), key=lambda kv: kv[1])
+    dec = lambda kv: hf.decode([kv[1]], skip_special_tokens=False)
+    added = [t.content for t in hf.get_added_tokens_decoder().values()]
+    pieces = [dec(r.choice(vocab)) for _ in range(4000)] + added + [a[:k] for a in added for k in (1, 2, len(a) - 1)] + \
+             ['加拿大', '新加坡', ' ' * 7, '\n' * 5, '\t \n', '\r\n', '\u00a0', 'e\u0301', '\u0338', '🙂👍🏽']
+    rnd = lambda: ''.join(chr(r.choice([r.randint(32, 0x2FF), r.randint(0x300, 0xD7FF), r.randint(0xE000, 0xFFFD),
+                                         r.randint(0x1F300, 0x1FAFF)])) for _ in range(r.randint(1, 12)))   # no lone surrogates
+    return [''.join(r.choice(pieces) if r.random() < 0.8 else rnd() for _ in range(r.randint(1, 12))) for _ in range(n)]
+
+@pytest.fixture(scope='module')
+def fk(qwen_dir):
+    ct = ChatTokenizer(qwen_dir, encoder='fastokens')
+    return ct, ct.tokenizer
+
+def test_fastokens_equals_hf_on_a_fuzz_corpus(fk):
+    "25,000 adversarial strings, one by one and all together: the same ids as `tokenizers`, and back to their text."
+    ct, hf = fk
+    texts = _glued(hf) + _fuzz(5000, seed=7)
+    got = ct.fast.encode_batch(texts)
+    want = [e.ids for e in hf.encode_batch(texts, add_special_tokens=False)]
+    bad = [t for t, a, b in zip(texts, got, want) if a.tolist() != b]
+    assert bad == [], bad[:5]
+    assert all(ct.same_text(a.view(np.int32), t) for t, a in zip(texts, got))   # the mask check's decode
+    nfc = [t for t in texts if ct.normalize(t) != t]
+    assert len(nfc) > 100   # (text Python's NFC changes: fastokens must normalise it as tokenizers does, not as Python does)
+    whole = ''.join(texts[:2000])
+    assert ct.encode(whole) == hf.encode(whole, add_special_tokens=False).ids
+
+def test_fastokens_normalises_as_tokenizers_not_as_python(fk):
+    """Python's `unicodedata` (Unicode 14 on 3.11) and `tokenizers`' NFC order some combining marks differently; fastokens
+    gets the raw text and normalises as `tokenizers` does (pre-normalising in Python, as the tiktoken path does, changes
+    the ids), and the mask check still accepts the tokens' text."""
+    import unicodedata
+    ct, hf = fk
+    s = 'a\u0d3c\u0301 and x\u0301\u0d3c'
+    assert hf.normalizer.normalize_str(s) != unicodedata.normalize('NFC', s)   # the two NFCs really differ here
+    ids = hf.encode(s, add_special_tokens=False).ids
+    assert ct.encode(s) == ids and ct.same_text(np.array(ids, np.int32), s)
+
+def test_fastokens_special_token_semantics_match_hf(fk, qwen_dir):
+    """Template text: special tokens become their ids in both libraries. With special tokens split (transformers'
+    `split_special_tokens=True`), both spell them out as text the same way."""
+    ct, hf = fk
+    texts = [f"a{t}b{t}{t}\n" for t in ct.special_tokens] + ['<|im_start|>user\nHi<|im_end|>\n<think>\n\n</think>\n\n']
+    assert [ct.encode(t) for t in texts] == [e.ids for e in hf.encode_batch(texts, add_special_tokens=False)]
+    assert ct.encode('<|im_start|>')== [248045] and ct.encode('</think>') == [248069]
+    split = FastokensEncoder(qwen_dir/'tokenizer.json', nfc=True, split_special_tokens=True)
+    hf2 = Tokenizer.from_file(str(qwen_dir/'tokenizer.json')); hf2.encode_special_tokens = True
+    assert [split.encode(t) for t in texts] == [e.ids for e in hf2.encode_batch(texts, add_special_tokens=False)]
+    assert 248045 not in split.encode('<|im_start|>')
+
+def test_fastokens_probe_catches_a_different_tokenizer(qwen_dir, tmp_path, monkeypatch):
+    """The probe compares against the reference it is given: against a tokenizer without the 'Ġ t' merge, fastokens
+    (loading the original file) must be refused, not trusted because the structure checks pass."""
+    monkeypatch.setenv('DFLASH_NB_CACHE', str(tmp_path/'cache'))
+    d = _variant(qwen_dir, tmp_path, lambda tj: tj['model']['merges'].remove(['Ġ', 't']))
+    sha = 'probe-test'
+    v = fastokens_verdict(qwen_dir/'tokenizer.json', sha, lambda: Tokenizer.from_file(str(d/'tokenizer.json')))
+    assert 'disagree on probe text' in v['reason']
+    assert fastokens_verdict(qwen_dir/'tokenizer.json', sha, None)['reason'] == v['reason']   # cached: no reference needed
+
+@pytest.mark.parametrize('edit,why', [
+    (lambda tj: tj['added_tokens'][1].update(lstrip=True), 'strips'),
+    (lambda tj: tj.update(normalizer={'type': 'NFKC'}), 'not NFC'),
+    (lambda tj: tj.update(decoder=None), 'not ByteLevel'),
+])
+def test_fastokens_switches_off_where_not_provable(qwen_dir, tmp_path, monkeypatch, edit, why):
+    monkeypatch.setenv('DFLASH_NB_CACHE', str(tmp_path/'cache'))
+    d = _variant(qwen_dir, tmp_path, edit)
+    with pytest.raises(ValueError, match='fastokens cannot reproduce'): ChatTokenizer(d, encoder='fastokens')
+    ct = ChatTokenizer(d)
+    assert ct.encoder != 'fastokens' and f"fastokens: " in ct.encoder_reason and why in ct.encoder_reason
+    text = 'Hello <|im_end|> world e\u0301'
+    assert ct.encode(text) == Tokenizer.from_file(str(d/'tokenizer.json')).encode(text, add_special_tokens=False).ids
+
+def test_fastokens_run_writes_hf_ids_and_records_the_encoder(qwen_dir, tmp_path):
+    "A whole run at 2 workers with fastokens: every sample equals the `tokenizers` run, the manifest names the encoder."
+    import datasets
+    from dflash_nb.tokenize import tokenize_dataset
+    src = ROOT/'data'/'samples'
+    a = tokenize_dataset(qwen_dir, src, tmp_path/'fk', workers=2, progress=False)
+    b = tokenize_dataset(qwen_dir, src, tmp_path/'hf', encoder='tokenizers', renderer='jinja', progress=False)
+    assert a['samples'] == b['samples'] > 250 and a['skipped'] == b['skipped']
+    assert json.loads((tmp_path/'fk'/'manifest.json').read_text())['tokenizer']['encoder'] == 'fastokens'
+    x, y = datasets.load_from_disk(str(tmp_path/'fk')), datasets.load_from_disk(str(tmp_path/'hf'))
+    assert x['input_ids'] == y['input_ids'] and x['loss_mask'] == y['loss_mask'] and x['sample_id'] == y['sample_id']
