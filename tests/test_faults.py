@@ -130,7 +130,8 @@ def test_merge_cleans_old_asides_and_cites_new_path(qwen_dir, tmp_path):
     "Issue 15.4 (merge's OUT.old-PID left by a kill) and 15.12 (skipped.jsonl's `from` names --new, not a temp folder)."
     from dflash_nb.merge import merge_datasets
     ex = tmp_path/'ex'; T.tokenize_dataset(qwen_dir, ROOT/'data'/'samples'/'openai_chat.jsonl', ex, **KW)
-    src = ROOT/'data'/'samples'/'bad_records.jsonl'
+    src = tmp_path/'new.jsonl'  # bad records (for skipped.jsonl) and good ones (a merge whose new part is all bad exits non-zero)
+    src.write_bytes((ROOT/'data'/'samples'/'bad_records.jsonl').read_bytes() + (ROOT/'data'/'samples'/'sharegpt.jsonl').read_bytes())
     out = tmp_path/'out'; merge_datasets(ex, src, out, progress=False)
     (tmp_path/'out.old-99999').mkdir(); (tmp_path/'out.old-99999'/'manifest.json').write_text('{}')  # a killed commit's
     merge_datasets(ex, src, out, progress=False, overwrite=True)

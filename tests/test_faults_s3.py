@@ -120,7 +120,7 @@ def test_endpoint_outage_mid_download_is_waited_out(env, server, tmp_path, budge
     for k, v in src.items(): c.put_object(Bucket=bucket, Key=k, Body=v)
     proxy = Proxy(server.port)
     client = s3_client(proxy.endpoint, workers=2)
-    client.meta.events.register('before-parameter-build.s3.GetObject', lambda **kw: time.sleep(0.05))
+    client.meta.events.register('before-parameter-build.s3.GetObject', lambda **kw: time.sleep(0.3))  # slow enough that downloads remain when the outage starts, even on a loaded machine
     it = download_objects(f's3://{bucket}/d', tmp_path/'cache', workers=2, client=client, progress=False, retry_budget=budget)
     got = [next(it) for _ in range(3)]
     proxy.down(); t0 = time.monotonic()
