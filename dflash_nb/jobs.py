@@ -95,66 +95,6 @@ def jobs_help(jobs_dir=None) -> str:
     w = max([len(n) for n in names] + [4])
     return "jobs (`dflash-nb run JOB --help` for a job's parameters):\n" + '\n'.join(f"  {n:<{w}}  {job_title(n, jobs_dir)}" for n in names)
 
-# %% ../nbs/90_jobs.ipynb #ae6f71b9
-@dataclass
-class JobParam:
-    "A job parameter as its parameters cell declares it: name, default (as written) and the comment above it."
-    name: str
-    default: str
-    help: str = ""
-
-def job_parameters(job: str, jobs_dir=None) -> list[JobParam]:
-    "The parameters the job's `parameters` cell declares (`NAME = default`, with the `#` comment lines above it)."
-    import ast
-    nb = json.loads(job_notebook(job, jobs_dir).read_text(encoding='utf-8'))
-    cells = [c for c in nb['cells'] if 'parameters' in c.get('metadata', {}).get('tags', [])]
-    if not cells: return []
-    src = ''.join(cells[0]['source'])
-    lines, out = src.splitlines(), []
-    for node in ast.parse(src).body:
-        target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else getattr(node, 'target', None)
-        if not isinstance(target, ast.Name) or getattr(node, 'value', None) is None: continue
-        k, notes = node.lineno - 2, []
-        while k >= 0 and lines[k].lstrip().startswith('#'): notes.insert(0, lines[k].lstrip()[1:].strip()); k -= 1
-        out.append(JobParam(target.id, ast.get_source_segment(src, node.value), ' '.join(notes)))
-    return out
-
-SET_BY_RUN = {'out_dir'}  # parameters `dflash-nb run` sets itself
-
-def job_params_for(jobs: list[str], params: dict, jobs_dir=None) -> dict[str, dict]:
-    """`{job: the params it declares}`; a name no job declares is refused with the valid names (a typo would run the
-    default silently, and papermill writes `NAME = value` into the notebook: only declared names may get there)."""
-    declared = {j: {p.name for p in job_parameters(j, jobs_dir)} for j in jobs}
-    if bad := sorted(n for n in params if n in SET_BY_RUN or not any(n in d for d in declared.values())):
-        valid = sorted(set().union(*declared.values()) - SET_BY_RUN)
-        raise ValueError(f"unknown parameter{'s' if len(bad) > 1 else ''} {', '.join(map(repr, bad))} for {', '.join(jobs)}; "
-                         f"valid: {', '.join(valid) or 'none'} (see `dflash-nb run {jobs[0]} --help`)")
-    return {j: {k: v for k, v in params.items() if k in declared[j]} for j in jobs}
-
-def job_title(job: str, jobs_dir=None) -> str:
-    "The first heading of the job notebook."
-    nb = json.loads(job_notebook(job, jobs_dir).read_text(encoding='utf-8'))
-    for c in nb['cells']:
-        if c['cell_type'] == 'markdown':
-            for line in ''.join(c['source']).splitlines():
-                if line.startswith('#'): return line.lstrip('#').strip()
-    return ''
-
-def job_help(job: str, jobs_dir=None) -> str:
-    "`dflash-nb run JOB --help`: what the job does and its parameters with their defaults."
-    ps = [p for p in job_parameters(job, jobs_dir) if p.name not in SET_BY_RUN]
-    w = max([len(p.name) for p in ps] + [4])
-    rows = [f"  -p {p.name:<{w}} {p.default}" + (f"\n     {'':<{w}} {p.help}" if p.help else '') for p in ps]
-    return (f"dflash-nb run {job} [-p NAME VALUE ...]: {job_title(job, jobs_dir)}\n\nparameters (default as written in "
-            f"{job_notebook(job, jobs_dir).relative_to(REPO_ROOT) if job_notebook(job, jobs_dir).is_relative_to(REPO_ROOT) else job_notebook(job, jobs_dir)}):\n"
-            + ('\n'.join(rows) or '  none'))
-
-def jobs_help(jobs_dir=None) -> str:
-    "The job list for `dflash-nb run --help`."
-    names = job_names(jobs_dir)
-    w = max([len(n) for n in names] + [4])
-    return "jobs (`dflash-nb run JOB --help` for a job's parameters):\n" + '\n'.join(f"  {n:<{w}}  {job_title(n, jobs_dir)}" for n in names)
-
 # %% ../nbs/90_jobs.ipynb #15c26c93
 def default_model_path() -> Path:
     "The embedded Qwen3.6 tokenizer directory, built on first use."
