@@ -119,58 +119,7 @@ def project_kernel() -> str:
     install(kernel_name=KERNEL_NAME, display_name=f"dflash_nb ({Path(sys.prefix).name})", prefix=sys.prefix)
     return KERNEL_NAME
 
-# %% ../nbs/90_jobs.ipynb #9e26f636
-KERNEL_NAME = 'dflash-nb'
-
-def project_kernel() -> str:
-    """The name of a Jupyter kernel that runs THIS Python (the project's venv), registered into its prefix on first
-    use. Jobs name it instead of `python3`, which resolves to whichever python3 kernelspec comes first on the path."""
-    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
-    try:
-        spec = KernelSpecManager().get_kernel_spec(KERNEL_NAME)
-        if spec.argv and Path(spec.argv[0]).resolve() == Path(sys.executable).resolve(): return KERNEL_NAME
-    except NoSuchKernel: pass
-    from ipykernel.kernelspec import install
-    install(kernel_name=KERNEL_NAME, display_name=f"dflash_nb ({Path(sys.prefix).name})", prefix=sys.prefix)
-    return KERNEL_NAME
-
 # %% ../nbs/90_jobs.ipynb #61dc785e
-def git_commit(root=None) -> str:
-    "The project's git commit (short hash, `+changes` when the work tree differs), or 'unknown' outside git."
-    import subprocess
-    try:
-        run = lambda *a: subprocess.run(['git', '-C', str(root or REPO_ROOT), *a], capture_output=True, text=True, timeout=10)
-        h = run('rev-parse', '--short=12', 'HEAD')
-        if h.returncode: return 'unknown'
-        dirty = run('status', '--porcelain', '--untracked-files=no').stdout.strip()
-        return h.stdout.strip() + (' +changes' if dirty else '')
-    except (OSError, subprocess.SubprocessError): return 'unknown'
-
-def machine() -> str:
-    import platform
-    return f"{platform.node()} ({platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()})"
-
-def run_header(job: str, params: dict, declared: list, started: float, seconds: float) -> dict:
-    "What every report opens with: job, parameters (given, and the declared defaults), start, duration, version, commit, machine."
-    from dflash_nb import __version__
-    ps = {p.name: (repr(params[p.name]) if p.name in params else f"{p.default} (default)") for p in declared if p.name not in SET_BY_RUN}
-    ps.update({k: repr(v) for k, v in params.items() if k not in ps and k not in SET_BY_RUN})
-    return dict(job=job, parameters=ps, started_utc=time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime(started)),
-                duration=f"{seconds:.1f} s", version=f"dflash_nb {__version__}", commit=git_commit(), machine=machine())
-
-def header_html(h: dict) -> str:
-    "The header as an HTML block for the top of the report (escaped: token strings such as `<|im_start|>` stay text)."
-    import html
-    e = lambda s: html.escape(str(s))
-    rows = ''.join(f"<tr><td><code>{e(k)}</code></td><td><code>{e(v)}</code></td></tr>" for k, v in h['parameters'].items())
-    facts = ' · '.join(f"{k} <b>{e(h[x])}</b>" for k, x in (('started', 'started_utc'), ('took', 'duration'), ('version', 'version'),
-                                                             ('commit', 'commit'), ('machine', 'machine')))
-    return (f'<div class="dflash-run-header" style="border:1px solid #8888;border-radius:6px;padding:8px 12px;margin:0 0 1em 0">'
-            f'<div>job <b>{e(h["job"])}</b> · {facts}</div>'
-            + (f'<table style="margin-top:6px"><thead><tr><th>parameter</th><th>value</th></tr></thead><tbody>{rows}</tbody></table>'
-               if rows else '<div>no parameters</div>') + '</div>')
-
-# %% ../nbs/90_jobs.ipynb #418c1b85
 def git_commit(root=None) -> str:
     "The project's git commit (short hash, `+changes` when the work tree differs), or 'unknown' outside git."
     import subprocess
@@ -248,35 +197,6 @@ def stats_rows(stats: dict) -> list[tuple[str, str]]:
     return [(STAT_LABELS.get(k, k.replace('_', ' ')), human_stat(k, v)) for k, v in stats.items() if not isinstance(v, (dict, list))]
 
 # %% ../nbs/90_jobs.ipynb #beb1938f
-class CellProgress:
-    """Says on stderr which cell of a running job is executing: `job: cell n/N (+elapsed) first line`. It listens to
-    papermill's 'Executing Cell' log records (and nothing else of its log); the kernel's own stderr (the stage's tqdm
-    bars) is passed through by papermill's `stderr_file`."""
-    def __init__(self, job: str, cells: list, stream=None):
-        import logging
-        self.job, self.stream, self.t0 = job, stream or sys.stderr, time.perf_counter()
-        self.code = {i: c for i, c in enumerate(cells) if c.cell_type == 'code' and c.source.strip()}
-        self.order = {i: k + 1 for k, i in enumerate(self.code)}
-        self.logger, self.handler = logging.getLogger('papermill'), logging.Handler()
-        self.handler.emit = self._emit
-    def _emit(self, record):
-        msg = record.getMessage()
-        if not msg.startswith('Executing Cell '): return
-        i = int(msg[len('Executing Cell '):].strip('-')) - 1
-        if i not in self.code: return
-        lines = [l.strip() for l in self.code[i].source.splitlines() if l.strip()]
-        first = next((l for l in lines if not l.startswith('#')), lines[0] if lines else '')
-        print(f"{self.job}: cell {self.order[i]}/{len(self.code)} (+{time.perf_counter() - self.t0:.1f}s) {first[:90]}",
-              file=self.stream, flush=True)
-    def __enter__(self):
-        self.saved = (self.logger.level, self.logger.propagate, self.logger.handlers[:])
-        self.logger.handlers[:] = [self.handler]; self.logger.setLevel('INFO'); self.logger.propagate = False
-        return self
-    def __exit__(self, *exc):
-        self.logger.setLevel(self.saved[0]); self.logger.propagate = self.saved[1]; self.logger.handlers[:] = self.saved[2]
-        print(f"{self.job}: {'failed' if exc[0] else 'done'} after {time.perf_counter() - self.t0:.1f}s", file=self.stream, flush=True)
-
-# %% ../nbs/90_jobs.ipynb #d0c33e3b
 class CellProgress:
     """Says on stderr which cell of a running job is executing: `job: cell n/N (+elapsed) first line`. It listens to
     papermill's 'Executing Cell' log records (and nothing else of its log); the kernel's own stderr (the stage's tqdm
