@@ -15,10 +15,11 @@ import torch.nn.functional as F
 from .qwen import QWEN36_MASK_TOKEN_ID
 
 # %% auto #0
-__all__ = ['text_config', 'rope_theta_of', 'select_target_layers', 'DFlashConfig', 'RMSNorm', 'rotary_cos_sin', 'rotate_half',
-           'apply_rotary', 'MLP', 'block_attention_mask', 'flex_block_mask', 'DraftCache', 'DFlashAttention',
-           'DFlashDecoderLayer', 'decoder_layers', 'shared_embeddings', 'final_norm', 'tiny_qwen3_target',
-           'tiny_llama_target', 'TargetFeatures', 'DFlashDraftModel']
+__all__ = ['LAYER_TYPES', 'text_config', 'rope_theta_of', 'select_target_layers', 'DFlashConfig', 'RMSNorm', 'rotary_cos_sin',
+           'rotate_half', 'apply_rotary', 'MLP', 'block_attention_mask', 'flex_block_mask', 'sliding_window_mask',
+           'layer_masks', 'DraftCache', 'DFlashAttention', 'DFlashDecoderLayer', 'decoder_layers', 'shared_embeddings',
+           'final_norm', 'tiny_qwen3_target', 'tiny_llama_target', 'TargetFeatures', 'build_drafter', 'drafter_hidden',
+           'DFlashDraftModel', 'check_drafter_fits', 'drafter_readme', 'modeling_source']
 
 # %% ../nbs/10_model.ipynb #4a32cb2a
 def _get(cfg, key, default=None):
@@ -53,6 +54,9 @@ def select_target_layers(num_target_layers: int, n: int) -> list[int]:
     return [int(round(start + i * (end - start) / (n - 1))) for i in range(n)]
 
 # %% ../nbs/10_model.ipynb #c7bb0c23
+LAYER_TYPES = ('full_attention', 'sliding_attention')
+_SAVE_TIME_KEYS = {'torch_dtype', 'dtype', 'auto_map', 'transformers_version'}   # written by save_pretrained itself
+
 @dataclass
 class DFlashConfig:
     "Shape and DFlash settings of a drafter; `from_target` sizes it from a target config."
@@ -73,6 +77,9 @@ class DFlashConfig:
     target_tie_word_embeddings: bool = False
     target_model_type: str = ''
     draft_vocab_size: int = 0       # > 0: the drafter predicts only these many ids (its `vocab_ids`)
+    layer_types: list[str] | None = None   # per draft layer: 'full_attention' (default) or 'sliding_attention'
+    sliding_window: int | None = None      # keys at |query pos - key pos| >= this are hidden in sliding layers
+    hf_extra: dict = field(default_factory=dict)   # other config.json fields of a loaded drafter, written back as they were
 
     def __post_init__(self):
         self.target_layer_ids = [int(i) for i in self.target_layer_ids]
@@ -85,6 +92,11 @@ class DFlashConfig:
         bad = [i for i in self.target_layer_ids if not 0 <= i < self.num_target_layers]
         if bad or not self.target_layer_ids:
             raise ValueError(f"target_layer_ids {self.target_layer_ids} must be non-empty and within 0..{self.num_target_layers - 1}")
+        self.layer_types = list(self.layer_types or ['full_attention'] * self.num_hidden_layers)
+        if len(self.layer_types) != self.num_hidden_layers or set(self.layer_types) - set(LAYER_TYPES):
+            raise ValueError(f"layer_types {self.layer_types} must name {self.num_hidden_layers} layers, each one of {LAYER_TYPES}")
+        if 'sliding_attention' in self.layer_types and not (self.sliding_window and self.sliding_window >= self.block_size):
+            raise ValueError(f"sliding_attention layers need sliding_window >= block_size ({self.block_size}), got {self.sliding_window}")
 
     @classmethod
     def from_target(cls, target_config, num_draft_layers: int = 5, target_layer_ids=None, block_size: int = 16,
@@ -110,42 +122,62 @@ class DFlashConfig:
                   target_tie_word_embeddings=bool(tie), target_model_type=str(_get(target_config, 'model_type') or ''))
         return cls(**{**kw, **overrides})
 
-    def to_hf_dict(self) -> dict:
-        "A Qwen3-style `config.json` for a serving engine's DFlash loader."
-        n = self.num_hidden_layers
-        return {'architectures': ['DFlashDraftModel'], 'model_type': 'qwen3',
-                'hidden_size': self.hidden_size, 'num_hidden_layers': n, 'num_attention_heads': self.num_attention_heads,
-                'num_key_value_heads': self.num_key_value_heads, 'head_dim': self.head_dim,
-                'intermediate_size': self.intermediate_size, 'hidden_act': 'silu', 'attention_bias': False,
-                'rms_norm_eps': self.rms_norm_eps, 'rope_theta': self.rope_theta,
-                'rope_parameters': {'rope_type': 'default', 'rope_theta': self.rope_theta}, 'rope_scaling': None,
-                'max_position_embeddings': self.max_position_embeddings, 'vocab_size': self.vocab_size,
-                'tie_word_embeddings': False, 'layer_types': ['full_attention'] * n, 'use_sliding_window': False,
-                'num_target_layers': self.num_target_layers, 'block_size': self.block_size,
-                'dflash_config': {'target_layer_ids': self.target_layer_ids, 'mask_token_id': self.mask_token_id,
-                                  'block_size': self.block_size, 'num_target_layers': self.num_target_layers,
-                                  'target_tie_word_embeddings': self.target_tie_word_embeddings,
-                                  'target_model_type': self.target_model_type,
-                                  'draft_vocab_size': self.draft_vocab_size}}
+# %% ../nbs/10_model.ipynb #631b2d0b
+def _to_hf_dict(self) -> dict:
+    "A Qwen3-style `config.json` for a serving engine's DFlash loader (the published DFlash drafters' layout)."
+    n, sliding = self.num_hidden_layers, 'sliding_attention' in self.layer_types
+    ours = {'architectures': ['DFlashDraftModel'], 'model_type': 'qwen3',
+            'hidden_size': self.hidden_size, 'num_hidden_layers': n, 'num_attention_heads': self.num_attention_heads,
+            'num_key_value_heads': self.num_key_value_heads, 'head_dim': self.head_dim,
+            'intermediate_size': self.intermediate_size, 'hidden_act': 'silu', 'attention_bias': False,
+            'rms_norm_eps': self.rms_norm_eps, 'rope_theta': self.rope_theta,
+            'rope_parameters': {'rope_type': 'default', 'rope_theta': self.rope_theta}, 'rope_scaling': None,
+            'max_position_embeddings': self.max_position_embeddings, 'vocab_size': self.vocab_size,
+            'tie_word_embeddings': False, 'layer_types': list(self.layer_types), 'use_sliding_window': sliding,
+            'sliding_window': self.sliding_window if sliding else None, 'max_window_layers': n,
+            'num_target_layers': self.num_target_layers, 'block_size': self.block_size,
+            'dflash_config': {'target_layer_ids': self.target_layer_ids, 'mask_token_id': self.mask_token_id,
+                              'block_size': self.block_size, 'num_target_layers': self.num_target_layers,
+                              'target_tie_word_embeddings': self.target_tie_word_embeddings,
+                              'target_model_type': self.target_model_type, 'draft_vocab_size': self.draft_vocab_size}}
+    extra = {k: v for k, v in self.hf_extra.items() if k != 'dflash_config'}
+    return {**extra, **ours, 'dflash_config': {**self.hf_extra.get('dflash_config', {}), **ours['dflash_config']}}
 
-    @classmethod
-    def from_hf_dict(cls, d: dict) -> DFlashConfig:
-        "Read back a `config.json` written by `to_hf_dict` (or the reference implementation's)."
-        dc = d.get('dflash_config') or {}
-        L = int(dc.get('num_target_layers', d.get('num_target_layers')))
-        n = int(d['num_hidden_layers'])
-        return cls(hidden_size=d['hidden_size'], num_attention_heads=d['num_attention_heads'],
-                   num_key_value_heads=d.get('num_key_value_heads') or d['num_attention_heads'],
-                   head_dim=d.get('head_dim') or d['hidden_size'] // d['num_attention_heads'],
-                   intermediate_size=d['intermediate_size'], vocab_size=d['vocab_size'], num_target_layers=L,
-                   target_layer_ids=dc.get('target_layer_ids') or select_target_layers(L, n),
-                   mask_token_id=dc.get('mask_token_id', d.get('mask_token_id', QWEN36_MASK_TOKEN_ID)),
-                   num_hidden_layers=n, block_size=int(dc.get('block_size', d.get('block_size', 16))),
-                   rms_norm_eps=d.get('rms_norm_eps', 1e-6), rope_theta=rope_theta_of(d),
-                   max_position_embeddings=d.get('max_position_embeddings', 32768),
-                   target_tie_word_embeddings=bool(dc.get('target_tie_word_embeddings', False)),
-                   target_model_type=dc.get('target_model_type', ''),
-                   draft_vocab_size=int(dc.get('draft_vocab_size', 0)))
+def _rope_type(d: dict):
+    rp = d.get('rope_parameters') or d.get('rope_scaling') or {}
+    if isinstance(rp, dict) and 'full_attention' in rp: rp = rp['full_attention']
+    return (rp.get('rope_type') or rp.get('type') or 'default') if isinstance(rp, dict) else 'default'
+
+def _from_hf_dict(cls, d: dict) -> DFlashConfig:
+    "Read a drafter `config.json`: written by `to_hf_dict`, or a published DFlash drafter's (own heads, sliding layers)."
+    if _rope_type(d) != 'default':
+        raise ValueError(f"drafter config uses RoPE type {_rope_type(d)!r}; only default RoPE is implemented here")
+    dc = d.get('dflash_config') or {}
+    L = int(dc.get('num_target_layers', d.get('num_target_layers')))
+    n = int(d['num_hidden_layers'])
+    lt = d.get('layer_types')
+    if lt is None and d.get('use_sliding_window'):   # Qwen3's older rule: layers from max_window_layers on slide
+        lt = ['sliding_attention' if i >= d.get('max_window_layers', n) else 'full_attention' for i in range(n)]
+    c = cls(hidden_size=d['hidden_size'], num_attention_heads=d['num_attention_heads'],
+            num_key_value_heads=d.get('num_key_value_heads') or d['num_attention_heads'],
+            head_dim=d.get('head_dim') or d['hidden_size'] // d['num_attention_heads'],
+            intermediate_size=d['intermediate_size'], vocab_size=d['vocab_size'], num_target_layers=L,
+            target_layer_ids=dc.get('target_layer_ids') or d.get('target_layer_ids') or select_target_layers(L, n),
+            mask_token_id=dc.get('mask_token_id', d.get('mask_token_id', QWEN36_MASK_TOKEN_ID)),
+            num_hidden_layers=n, block_size=int(dc.get('block_size', d.get('block_size', 16))),
+            rms_norm_eps=d.get('rms_norm_eps', 1e-6), rope_theta=rope_theta_of(d),
+            max_position_embeddings=d.get('max_position_embeddings', 32768),
+            target_tie_word_embeddings=bool(dc.get('target_tie_word_embeddings', False)),
+            target_model_type=dc.get('target_model_type', ''), draft_vocab_size=int(dc.get('draft_vocab_size', 0)),
+            layer_types=lt, sliding_window=d.get('sliding_window') if lt and 'sliding_attention' in lt else None)
+    ours = c.to_hf_dict()
+    extra = {k: v for k, v in d.items() if k not in ours and k not in _SAVE_TIME_KEYS}
+    dextra = {k: v for k, v in dc.items() if k not in ours['dflash_config']}
+    c.hf_extra = {**extra, **({'dflash_config': dextra} if dextra else {})}
+    return c
+
+DFlashConfig.to_hf_dict = _to_hf_dict
+DFlashConfig.from_hf_dict = classmethod(_from_hf_dict)
 
 # %% ../nbs/10_model.ipynb #490f8ad6
 class RMSNorm(nn.Module):
@@ -191,29 +223,54 @@ def block_attention_mask(anchors, ctx_len: int, block_size: int):
     return torch.cat([ctx, own], dim=-1)
 
 # %% ../nbs/10_model.ipynb #a26e45d0
-def flex_block_mask(anchors, ctx_len: int, block_size: int):
-    "The block attention rule as a flex-attention BlockMask (same semantics as `block_attention_mask`)."
+def flex_block_mask(anchors, ctx_len: int, block_size: int, sliding_window: int | None = None):
+    """The block attention rule as a flex-attention BlockMask (same semantics as `block_attention_mask`); with
+    `sliding_window`, a context key must also lie within the window of the query (training layout: context
+    position = key index)."""
     from torch.nn.attention.flex_attention import create_block_mask
     B, N = anchors.shape
     Q = N * block_size
     def mask_mod(b, h, q, kv):
         qb = q // block_size
-        return torch.where(kv < ctx_len, kv < anchors[b, qb], (kv - ctx_len) // block_size == qb)
+        ctx_ok = kv < anchors[b, qb]
+        if sliding_window is not None: ctx_ok = ctx_ok & (anchors[b, qb] + q % block_size - kv < sliding_window)
+        return torch.where(kv < ctx_len, ctx_ok, (kv - ctx_len) // block_size == qb)
     return create_block_mask(mask_mod, B, None, Q, ctx_len + Q, device=anchors.device)
+
+# %% ../nbs/10_model.ipynb #2129b6eb
+def sliding_window_mask(q_pos, k_pos, window: int):
+    "Boolean (B, Q, K): key position within `window` of the query position (|q - k| < window), as flash attention's window."
+    return (q_pos[:, :, None] - k_pos[:, None, :]).abs() < window
+
+def layer_masks(c: DFlashConfig, attn_mask, q_pos, k_pos=None) -> dict:
+    """The mask of each layer type: `attn_mask` for full attention and, where the drafter has sliding layers, the same
+    and'ed with the window. `attn_mask` may already be such a dict (the flex path builds one BlockMask per type)."""
+    if isinstance(attn_mask, dict): return attn_mask
+    if 'sliding_attention' not in c.layer_types: return {'full_attention': attn_mask}
+    if attn_mask is not None and not isinstance(attn_mask, torch.Tensor):
+        raise ValueError("a drafter with sliding layers needs one flex BlockMask per layer type: "
+                         "{'full_attention': ..., 'sliding_attention': flex_block_mask(..., sliding_window=...)}")
+    near = sliding_window_mask(q_pos, k_pos, c.sliding_window)
+    return {'full_attention': attn_mask, 'sliding_attention': near if attn_mask is None else attn_mask & near}
 
 # %% ../nbs/10_model.ipynb #82a9d96c
 class DraftCache:
-    "Per-layer keys/values of the context features seen so far (inference); blocks are never cached."
-    def __init__(self): self.k, self.v = {}, {}
+    "Per-layer keys/values (and positions) of the context features seen so far (inference); blocks are never cached."
+    def __init__(self): self.k, self.v, self.pos = {}, {}, None
     @property
     def seq_len(self) -> int: return self.k[0].shape[2] if self.k else 0
     def update(self, layer: int, k, v):
         if layer in self.k: k, v = torch.cat([self.k[layer], k], 2), torch.cat([self.v[layer], v], 2)
         self.k[layer], self.v[layer] = k, v
         return k, v
+    def add_positions(self, pos):
+        "Append the positions (B, C) of new context (None: none) and return those of all the cached context."
+        if pos is not None: self.pos = pos if self.pos is None else torch.cat([self.pos, pos.to(self.pos.device)], 1)
+        return self.pos
     def crop(self, n: int):
         "Keep the first `n` context positions."
         for i in self.k: self.k[i], self.v[i] = self.k[i][:, :, :n], self.v[i][:, :, :n]
+        if self.pos is not None: self.pos = self.pos[:, :n]
 
 _FLEX = {}
 def _flex_attention(cuda: bool):
@@ -235,7 +292,7 @@ def _attend(q, k, v, mask):
 class DFlashAttention(nn.Module):
     def __init__(self, cfg: DFlashConfig, layer_idx: int):
         super().__init__()
-        self.layer_idx, self.head_dim = layer_idx, cfg.head_dim
+        self.layer_idx, self.head_dim, self.layer_type = layer_idx, cfg.head_dim, cfg.layer_types[layer_idx]
         self.q_proj = nn.Linear(cfg.hidden_size, cfg.num_attention_heads * cfg.head_dim, bias=False)
         self.k_proj = nn.Linear(cfg.hidden_size, cfg.num_key_value_heads * cfg.head_dim, bias=False)
         self.v_proj = nn.Linear(cfg.hidden_size, cfg.num_key_value_heads * cfg.head_dim, bias=False)
@@ -379,21 +436,44 @@ class TargetFeatures:
     def __enter__(self): return self
     def __exit__(self, *exc): self.remove()
 
+# %% ../nbs/10_model.ipynb #46844750
+def build_drafter(m: nn.Module, c: DFlashConfig) -> nn.Module:
+    "Give `m` the drafter's own modules, under the names of the saved weights (`layers.*`, `fc`, `hidden_norm`, `norm`)."
+    m.layers = nn.ModuleList(DFlashDecoderLayer(c, i) for i in range(c.num_hidden_layers))
+    m.fc = nn.Linear(len(c.target_layer_ids) * c.hidden_size, c.hidden_size, bias=False)
+    m.hidden_norm = RMSNorm(c.hidden_size, c.rms_norm_eps)
+    m.norm = RMSNorm(c.hidden_size, c.rms_norm_eps)
+    if c.draft_vocab_size: m.register_buffer('vocab_ids', torch.arange(c.draft_vocab_size))
+    else: m.vocab_ids = None
+    for mod in m.modules():
+        if isinstance(mod, nn.Linear): nn.init.normal_(mod.weight, std=0.02)
+    return m
+
+def drafter_hidden(m: nn.Module, c: DFlashConfig, x, block_pos, ctx_hidden=None, ctx_pos=None, attn_mask=None,
+                   cache: DraftCache | None = None):
+    "Final normed hidden states of the block embeddings `x` (B, Q, H) given the raw target features `ctx_hidden`."
+    autocast = torch.is_autocast_enabled(x.device.type)
+    if not autocast: x = x.to(m.fc.weight.dtype)   # e.g. a bf16 target's embedding, fp32 drafter weights
+    rope_q = rotary_cos_sin(block_pos, c.head_dim, c.rope_theta)
+    ctx = rope_ctx = None
+    if ctx_hidden is not None and ctx_hidden.shape[1] > 0:
+        ctx = m.hidden_norm(m.fc(ctx_hidden if autocast else ctx_hidden.to(x.dtype)))
+        rope_ctx = rotary_cos_sin(ctx_pos, c.head_dim, c.rope_theta)
+    else: ctx_pos = None
+    k_ctx = cache.add_positions(ctx_pos) if cache is not None else ctx_pos
+    k_pos = block_pos if k_ctx is None else torch.cat([k_ctx.expand(block_pos.shape[0], -1), block_pos], 1)
+    masks = layer_masks(c, attn_mask, block_pos, k_pos)
+    for layer in m.layers: x = layer(x, ctx, rope_q, rope_ctx, masks.get(layer.self_attn.layer_type, attn_mask), cache)
+    return m.norm(x)
+
 # %% ../nbs/10_model.ipynb #1c6fca5b
 class DFlashDraftModel(nn.Module):
     "The DFlash drafter: fused target features injected as keys/values into Qwen3-style layers."
     def __init__(self, config: DFlashConfig):
         super().__init__()
         self.config = config
-        self.layers = nn.ModuleList(DFlashDecoderLayer(config, i) for i in range(config.num_hidden_layers))
-        self.fc = nn.Linear(len(config.target_layer_ids) * config.hidden_size, config.hidden_size, bias=False)
-        self.hidden_norm = RMSNorm(config.hidden_size, config.rms_norm_eps)
-        self.norm = RMSNorm(config.hidden_size, config.rms_norm_eps)
         self._shared = None  # (embedding, head) of the target: plain attribute, not sub-modules
-        if config.draft_vocab_size: self.register_buffer('vocab_ids', torch.arange(config.draft_vocab_size))
-        else: self.vocab_ids = None
-        for m in self.modules():
-            if isinstance(m, nn.Linear): nn.init.normal_(m.weight, std=0.02)
+        build_drafter(self, config)
 
     def bind_target(self, target=None, embed=None, head=None) -> DFlashDraftModel:
         "Use `target`'s (or the given) embedding and LM head matrices, frozen."
@@ -449,17 +529,8 @@ class DFlashDraftModel(nn.Module):
 
     def forward(self, block_ids, block_pos, ctx_hidden=None, ctx_pos=None, attn_mask=None,
                 cache: DraftCache | None = None, return_hidden: bool = False):
-        c = self.config
-        x = F.embedding(block_ids, self.embed_weight)
-        autocast = torch.is_autocast_enabled(x.device.type)
-        if not autocast: x = x.to(self.fc.weight.dtype)   # e.g. a bf16 target's embedding, fp32 drafter weights
-        rope_q = rotary_cos_sin(block_pos, c.head_dim, c.rope_theta)
-        ctx = rope_ctx = None
-        if ctx_hidden is not None and ctx_hidden.shape[1] > 0:
-            ctx = self.fuse(ctx_hidden if autocast else ctx_hidden.to(x.dtype))
-            rope_ctx = rotary_cos_sin(ctx_pos, c.head_dim, c.rope_theta)
-        for layer in self.layers: x = layer(x, ctx, rope_q, rope_ctx, attn_mask, cache)
-        h = self.norm(x)
+        h = drafter_hidden(self, self.config, F.embedding(block_ids, self.embed_weight), block_pos, ctx_hidden, ctx_pos,
+                           attn_mask, cache)
         return h if return_hidden else self.logits(h)
 
     @torch.no_grad()
@@ -487,31 +558,116 @@ class DFlashDraftModel(nn.Module):
         m = cls(cfg).to(target.get_input_embeddings().weight.device).bind_target(target)
         return m.init_from_target(target) if norm_from_target else m
 
+# %% ../nbs/10_model.ipynb #9a3354fc
+def check_drafter_fits(c: DFlashConfig, target_config, where: str = 'drafter') -> None:
+    "One-line ValueError naming the first mismatch between drafter config `c` and the target's (hidden size, vocabulary, tap layers)."
+    t = text_config(target_config)
+    H, L = int(_get(t, 'hidden_size')), int(_get(t, 'num_hidden_layers'))
+    V = int(_get(t, 'vocab_size') or _get(target_config, 'vocab_size'))
+    beyond = [i for i in c.target_layer_ids if i >= L]
+    for bad, what in ((c.hidden_size != H, f"hidden size {c.hidden_size}, the target's is {H}"),
+                      (c.vocab_size != V, f"vocabulary of {c.vocab_size} ids, the target's has {V}"),
+                      (bool(beyond), f"tap layers {beyond} are beyond the target's {L} layers"),
+                      (c.num_target_layers != L, f"made for a target with {c.num_target_layers} layers, this target has {L}")):
+        if bad: raise ValueError(f"{where}: {what}: a drafter for a different target?")
+
+# %% ../nbs/10_model.ipynb #2d0940b2
+def drafter_readme(c: DFlashConfig, info: dict | None = None) -> str:
+    """README.md of a drafter directory: target, tap layers, block size, mask token, training data, tau, and how to serve it
+    (launch options as in z-lab/dflash's README: vLLM `--speculative-config` method `dflash`, SGLang `DFLASH`)."""
+    i = info or {}
+    tgt, d = i.get('target', '<target model>'), i.get('drafter_dir', '<this directory>')
+    tau = i.get('tau')
+    lines = [f"# DFlash drafter for {tgt}", '',
+             f"* target: `{tgt}` ({c.target_model_type or 'model type unknown'}, {c.num_target_layers} layers, hidden {c.hidden_size}, vocabulary {c.vocab_size})",
+             f"* drafter: {c.num_hidden_layers} layers ({', '.join(c.layer_types)}{f'; sliding window {c.sliding_window}' if c.sliding_window else ''}), "
+             f"{c.num_attention_heads} heads / {c.num_key_value_heads} KV heads of {c.head_dim}, MLP {c.intermediate_size}",
+             f"* tap layers (target_layer_ids): {c.target_layer_ids}", f"* block size: {c.block_size}",
+             f"* mask token id: {c.mask_token_id}",
+             f"* training data: {i['data']}" if i.get('data') else "* training data: not recorded",
+             f"* training: {i['training']}" if i.get('training') else "* training: not recorded",
+             f"* measured tau (accepted tokens per target forward): {tau}" if tau else
+             "* measured tau: not measured yet (`dflash-nb eval --drafter THIS_DIR ...`)", '',
+             '## Serve it', '', 'vLLM:', '', '```bash',
+             f"vllm serve {tgt} --speculative-config '{{\"method\": \"dflash\", \"model\": \"{d}\", \"num_speculative_tokens\": {c.block_size - 1}}}'",
+             '```', '', 'SGLang:', '', '```bash',
+             f"python -m sglang.launch_server --model-path {tgt} --speculative-algorithm DFLASH --speculative-draft-model-path {d} "
+             f"--speculative-num-draft-tokens {c.block_size} --trust-remote-code", '```', '', 'transformers:', '', '```python',
+             'from transformers import AutoModel',
+             f"drafter = AutoModel.from_pretrained('{d}', trust_remote_code=True)   # dflash.py: needs only torch + transformers",
+             '```', '']
+    return '\n'.join(lines)
+
+# %% ../nbs/10_model.ipynb #361c61da
+_MODELING_OBJECTS = ('_get', 'text_config', 'rope_theta_of', 'select_target_layers', 'DFlashConfig', '_to_hf_dict',
+                     '_rope_type', '_from_hf_dict', 'RMSNorm', 'rotary_cos_sin', 'rotate_half', 'apply_rotary', 'MLP',
+                     'sliding_window_mask', 'layer_masks', 'DraftCache', '_flex_attention', '_attend', 'DFlashAttention',
+                     'DFlashDecoderLayer', 'build_drafter', 'drafter_hidden')
+
+_HF_WRAPPER = '''
+class DFlashDraftModel(PreTrainedModel):
+    "The DFlash drafter; forward -> final normed hidden states of the block (apply the target's LM head for logits)."
+    config_class = Qwen3Config
+    base_model_prefix = 'dflash'
+    _no_split_modules = ['DFlashDecoderLayer']
+
+    def __init__(self, config):
+        super().__init__(config)
+        self.dflash = DFlashConfig.from_hf_dict(config.to_dict())
+        build_drafter(self, self.dflash)
+        self.target_layer_ids, self.mask_token_id = self.dflash.target_layer_ids, self.dflash.mask_token_id
+        self.block_size = self.dflash.block_size
+        self.post_init()
+
+    def forward(self, position_ids, noise_embedding, target_hidden=None, attention_mask=None, past_key_values=None, **kwargs):
+        C = 0 if target_hidden is None else target_hidden.shape[1]
+        cache = past_key_values if isinstance(past_key_values, DraftCache) else None
+        return drafter_hidden(self, self.dflash, noise_embedding, position_ids[:, C:], target_hidden, position_ids[:, :C],
+                              attention_mask, cache)
+'''
+
+def modeling_source() -> str:
+    "The self-contained modelling file `dflash.py` (torch + transformers only), generated from this module's source."
+    import inspect
+    from dflash_nb import model as pkg
+    head = ['"""DFlash drafter (generated by dflash_nb from its own source; needs only torch and transformers)."""',
+            'from __future__ import annotations', 'import math', 'from dataclasses import dataclass, field',
+            'import torch', 'import torch.nn as nn', 'import torch.nn.functional as F',
+            'from transformers import PreTrainedModel, Qwen3Config', '',
+            f'QWEN36_MASK_TOKEN_ID = {QWEN36_MASK_TOKEN_ID}', f'LAYER_TYPES = {LAYER_TYPES!r}',
+            f'_SAVE_TIME_KEYS = {sorted(_SAVE_TIME_KEYS)!r}', '_FLEX = {}', '']
+    body = [inspect.getsource(getattr(pkg, n)) for n in _MODELING_OBJECTS]
+    tail = ['DFlashConfig.to_hf_dict = _to_hf_dict', 'DFlashConfig.from_hf_dict = classmethod(_from_hf_dict)', _HF_WRAPPER]
+    return '\n'.join(head) + '\n' + '\n\n'.join(body) + '\n' + '\n'.join(tail)
+
 # %% ../nbs/10_model.ipynb #955ccb61
-def _save_pretrained(self, out_dir, dtype=None) -> Path:
-    "Write `config.json` + `model.safetensors` (drafter weights only) to `out_dir`."
+def _save_pretrained(self, out_dir, dtype=None, readme: str | None = None) -> Path:
+    """Write `config.json` + `model.safetensors` (drafter weights only, cast to `dtype` if given) + the modelling file
+    `dflash.py` (+ `README.md` when given) to `out_dir`."""
     from safetensors.torch import save_file
     out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
     sd = {k: (v.to(dtype) if dtype is not None and v.is_floating_point() else v).detach().cpu().contiguous() for k, v in self.state_dict().items()}
     cfg = self.config.to_hf_dict()
-    cfg['torch_dtype'] = str(next(v for v in sd.values() if v.is_floating_point()).dtype).replace('torch.', '')
+    cfg['torch_dtype'] = cfg['dtype'] = str(next(v for v in sd.values() if v.is_floating_point()).dtype).replace('torch.', '')
+    cfg['auto_map'] = {'AutoModel': 'dflash.DFlashDraftModel'}
     tmp = f".tmp-{os.getpid()}"
+    files = {'config.json': json.dumps(cfg, indent=2), 'dflash.py': modeling_source(), **({'README.md': readme} if readme else {})}
     save_file(sd, str(out/f"model.safetensors{tmp}"), metadata={'format': 'pt'})
-    (out/f"config.json{tmp}").write_text(json.dumps(cfg, indent=2))
-    os.replace(out/f"model.safetensors{tmp}", out/'model.safetensors')
-    os.replace(out/f"config.json{tmp}", out/'config.json')
+    for name, text in files.items(): (out/f"{name}{tmp}").write_text(text)
+    for name in ['model.safetensors', *files]: os.replace(out/f"{name}{tmp}", out/name)
     return out
 
 @classmethod
 def _from_pretrained(cls, model_dir, target=None, device=None, dtype='auto') -> DFlashDraftModel:
-    "Load a drafter written by `save_pretrained` (in its saved dtype unless `dtype`); bind `target`'s embedding and head."
+    "Load a drafter directory (in its saved dtype unless `dtype`); check it fits `target` and bind its embedding and head."
     from safetensors.torch import load_file
     d = Path(model_dir)
     for f in ('config.json', 'model.safetensors'):
         if not (d/f).is_file(): raise FileNotFoundError(f"{d/f}: missing; a drafter directory holds config.json and model.safetensors")
     raw = json.loads((d/'config.json').read_text())
     cfg = DFlashConfig.from_hf_dict(raw)
-    if dtype == 'auto': dtype = getattr(torch, raw.get('torch_dtype') or 'float32')
+    if target is not None: check_drafter_fits(cfg, target.config, str(d))
+    if dtype == 'auto': dtype = getattr(torch, raw.get('torch_dtype') or raw.get('dtype') or 'float32')
     model = cls(cfg)
     sd = load_file(str(d/'model.safetensors'))
     missing, extra = set(model.state_dict()) - set(sd), set(sd) - set(model.state_dict())
@@ -522,13 +678,7 @@ def _from_pretrained(cls, model_dir, target=None, device=None, dtype='auto') -> 
     if dtype is not None: model = model.to(dtype)
     if device is None and target is not None: device = target.get_input_embeddings().weight.device
     if device is not None: model = model.to(device)
-    if target is not None:
-        t = text_config(target.config)
-        if int(_get(t, 'num_hidden_layers')) != cfg.num_target_layers:
-            raise ValueError(f"{d}: drafter made for a target with {cfg.num_target_layers} layers, this target has "
-                             f"{_get(t, 'num_hidden_layers')}")
-        model.bind_target(target)
-    return model
+    return model.bind_target(target) if target is not None else model
 
 DFlashDraftModel.save_pretrained = _save_pretrained
 DFlashDraftModel.from_pretrained = _from_pretrained
