@@ -14,8 +14,8 @@ import torch
 import torch.nn.functional as F
 import torch.utils.checkpoint
 
-from .model import (DFlashConfig, DFlashDraftModel, TargetFeatures, block_attention_mask, decoder_layers,
-                             flex_block_mask, shared_embeddings, text_config, tiny_qwen3_target)
+from .model import (DFlashConfig, DFlashDraftModel, TargetFeatures, block_attention_mask, check_drafter_fits,
+                             decoder_layers, drafter_readme, flex_block_mask, shared_embeddings, text_config, tiny_qwen3_target)
 from .tokenize import SCHEMA, write_dataset_metadata
 
 # %% auto #0
@@ -23,8 +23,8 @@ __all__ = ['DEFAULT_GAMMA', 'write_token_dataset', 'synthetic_dataset', 'toy_dat
            'check_token_dataset', 'open_token_dataset', 'token_budget_batches', 'padding_share', 'sample_anchors',
            'collate', 'make_blocks', 'loss_weights', 'block_loss', 'dflash_forward', 'feature_cache_bytes',
            'sample_key', 'FeatureCache', 'CachedTargetFeatures', 'fill_feature_cache', 'dist_info', 'setup_device',
-           'load_target', 'shard_target', 'latest_checkpoint', 'save_checkpoint', 'load_checkpoint', 'add_train_args',
-           'train_args', 'default_eos_of', 'train', 'train_main']
+           'load_target', 'shard_target', 'drafter_from_dir', 'latest_checkpoint', 'save_checkpoint', 'load_checkpoint',
+           'add_train_args', 'train_args', 'default_eos_of', 'train', 'train_main', 'run_readme_info']
 
 # %% ../nbs/11_train.ipynb #0982a0bc
 def write_token_dataset(out_dir, samples, vocab_size: int, description: str = '', extra: dict | None = None) -> Path:
@@ -303,7 +303,10 @@ def dflash_forward(model, features: TargetFeatures, batch: dict, weights, attent
     block_ids, block_pos, labels, ok = make_blocks(batch, c.block_size, c.mask_token_id)
     B, T = batch['input_ids'].shape
     N = batch['anchors'].shape[1]
-    mask = (flex_block_mask if attention == 'flex' else block_attention_mask)(batch['anchors'], T, c.block_size)
+    if attention == 'flex':   # one BlockMask per layer type: sliding layers also hide context beyond the window
+        mask = {t: flex_block_mask(batch['anchors'], T, c.block_size, c.sliding_window if t == 'sliding_attention' else None)
+                for t in set(c.layer_types)}
+    else: mask = block_attention_mask(batch['anchors'], T, c.block_size)   # the model adds the window per layer
     ctx_pos = torch.arange(T, device=block_ids.device).expand(B, -1)
     hidden = model(block_ids, block_pos, feats, ctx_pos, mask, return_hidden=True)
     if core.vocab_ids is not None:   # a draft vocabulary: labels become row indices of the restricted head
@@ -441,6 +444,23 @@ def shard_target(target, device):
     for layer in decoder_layers(target): fully_shard(layer)
     return target.to(device)
 
+# %% ../nbs/11_train.ipynb #312be34f
+def drafter_from_dir(path, target, mask_token_id: int | None = None, target_layer_ids=None, draft_vocab: str = 'full',
+                     norm_init: str = 'ones') -> DFlashDraftModel:
+    "The drafter of directory `path` in float32 on the target's device, checked against `target` and the given options."
+    d = Path(path)
+    if not (d/'config.json').is_file():
+        raise FileNotFoundError(f"{d}: --init-drafter needs a drafter directory (config.json + model.safetensors)")
+    core = DFlashDraftModel.from_pretrained(d, dtype=torch.float32)
+    c = core.config
+    check_drafter_fits(c, target.config, f"--init-drafter {d}")
+    for bad, what in ((mask_token_id is not None and mask_token_id != c.mask_token_id, f"--mask-token-id {mask_token_id}, the drafter's is {c.mask_token_id}"),
+                      (target_layer_ids is not None and list(target_layer_ids) != c.target_layer_ids, f"--target-layer-ids {list(target_layer_ids or [])}, the drafter's are {c.target_layer_ids}"),
+                      (draft_vocab != 'full', "--draft-vocab data: the drafter keeps its own vocabulary"),
+                      (norm_init != 'ones', "--norm-init target would overwrite the drafter's trained final norm")):
+        if bad: raise ValueError(f"--init-drafter {d}: {what}")
+    return core.to(target.get_input_embeddings().weight.device).bind_target(target)
+
 # %% ../nbs/11_train.ipynb #33186de5
 _PLAN_KEYS = ('seed', 'max_tokens', 'max_seq_len', 'max_anchors', 'epochs', 'block_size', 'global_micro_batches')
 
@@ -484,6 +504,8 @@ def add_train_args(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     a('--target', required=True, help="target model directory (Hugging Face), or 'tiny' / 'tiny:hidden_size=128,num_layers=8' for a tiny random Qwen3 built in code")
     a('--output-dir', required=True, help="where checkpoints, metrics.jsonl, summary.json and drafter/ go")
     g = p.add_argument_group('drafter')
+    g.add_argument('--init-drafter', default=None, metavar='DIR',
+                   help="start from this drafter directory (e.g. a published DFlash drafter): its shape, tap layers, block size and mask token are kept")
     g.add_argument('--draft-layers', type=int, default=5, help="draft decoder layers (default 5)")
     g.add_argument('--target-layer-ids', default=None, help="comma-separated target layers to fuse (default: evenly 1..L-3)")
     g.add_argument('--block-size', type=int, default=16, help="block size (default 16)")
@@ -517,7 +539,8 @@ def add_train_args(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     g.add_argument('--resume', default='auto', help="'auto' (latest checkpoint in --output-dir, if any), 'never', or a checkpoint dir")
     g.add_argument('--device', default='auto', help="auto | cuda | cpu")
     g.add_argument('--target-shard', choices=['replicate', 'fsdp'], default='replicate', help="target per rank: full copy or FSDP-sharded layers")
-    g.add_argument('--save-dtype', choices=['float32', 'bfloat16'], default='float32', help="dtype of the final drafter/ weights")
+    g.add_argument('--save-dtype', choices=['bfloat16', 'float32'], default='bfloat16',
+                   help="dtype of the final drafter/ weights (default bfloat16, what serving engines load; checkpoints stay float32)")
     g.add_argument('--quiet', action='store_true', help="no progress bar")
     return p
 
@@ -569,13 +592,17 @@ def train(args: argparse.Namespace) -> dict:
     layer_ids = [int(x) for x in args.target_layer_ids.split(',')] if args.target_layer_ids else None
     torch.manual_seed(args.seed)
     vocab = None
-    if args.draft_vocab == 'data':
+    if args.draft_vocab == 'data' and not args.init_drafter:
         vocab = np.unique(np.concatenate([ids[m] for ids, m in (ds[i] for i in range(len(ds)))] + [np.array(default_eos_of(target), np.int64)]))
-    cfg = DFlashConfig.from_target(target.config, args.draft_layers, layer_ids, args.block_size, mask_id,
-                                   draft_vocab_size=0 if vocab is None else len(vocab))
-    core = DFlashDraftModel(cfg).to(dev).bind_target(target)
-    if vocab is not None: core.set_draft_vocab(vocab)
-    if args.norm_init == 'target': core.init_from_target(target)
+    if args.init_drafter:
+        core = drafter_from_dir(args.init_drafter, target, args.mask_token_id, layer_ids, args.draft_vocab, args.norm_init)
+        cfg = core.config
+    else:
+        cfg = DFlashConfig.from_target(target.config, args.draft_layers, layer_ids, args.block_size, mask_id,
+                                       draft_vocab_size=0 if vocab is None else len(vocab))
+        core = DFlashDraftModel(cfg).to(dev).bind_target(target)
+        if vocab is not None: core.set_draft_vocab(vocab)
+        if args.norm_init == 'target': core.init_from_target(target)
     model = core
     if world > 1:
         from torch.nn.parallel import DistributedDataParallel as DDP
@@ -673,11 +700,11 @@ def train(args: argparse.Namespace) -> dict:
                'tokens_per_s': tok_sum / t_train if t_train else last.get('tokens_per_s'),
                'steps_per_s': (steps_run - 1) / t_train if t_train else None, 'seconds': time.time() - t_start,
                'drafter_dir': str(out/'drafter'), 'device': str(dev), 'block_size': cfg.block_size, 'draft_layers': cfg.num_hidden_layers,
-               'draft_vocab_size': cfg.draft_vocab_size, 'time_budget_s': args.time_budget_s, 'planned_steps': plan['total_steps'], 'norm_init': args.norm_init, 'feature_cache': cache_info and {
+               'draft_vocab_size': cfg.draft_vocab_size, 'time_budget_s': args.time_budget_s, 'planned_steps': plan['total_steps'], 'norm_init': args.norm_init, 'init_drafter': args.init_drafter, 'save_dtype': args.save_dtype, 'feature_cache': cache_info and {
                    **cache_info, 'samples_computed': features.rows_computed, 'samples_read': features.rows_read,
                    'target_seconds': round(features.target_seconds, 1)}}
     if rank == 0:
-        core.save_pretrained(out/'drafter', dtype=getattr(torch, args.save_dtype))
+        core.save_pretrained(out/'drafter', dtype=getattr(torch, args.save_dtype), readme=drafter_readme(cfg, run_readme_info(args, ds, summary)))
         (out/'summary.json').write_text(json.dumps(summary, indent=2))
     if world > 1: torch.distributed.barrier()
     return summary
@@ -691,6 +718,22 @@ def train_main(args: argparse.Namespace) -> int:
               f"acc@1 {(s['final_acc'] or [None])[0]}, {s['tokens_per_s'] or 0:,.0f} target tokens/s -> {s['drafter_dir']}")
     if torch.distributed.is_initialized(): torch.distributed.destroy_process_group()
     return 0
+
+# %% ../nbs/11_train.ipynb #c89ff3f5
+def run_readme_info(args, ds, summary: dict) -> dict:
+    "What the drafter's README.md says about this run: target, training data statistics, training outcome."
+    n_tok, pairs = int(ds.lengths.sum()), int(ds.row_anchors.sum())
+    st = Path(str(args.dataset))/'stats.json'
+    loss_tok = json.loads(st.read_text()).get('loss_tokens') if st.is_file() else None
+    data = (f"`{args.dataset}`: {len(ds):,} samples, {n_tok:,} tokens (max length {args.max_seq_len}, {ds.truncated} truncated, "
+            f"{ds.skipped_no_anchor} without a response skipped), {pairs:,} anchor positions"
+            + (f", {loss_tok:,} loss tokens" if loss_tok else ''))
+    acc = (summary.get('final_acc') or [None])[0]
+    loss = summary.get('final_loss')
+    training = (f"{summary['steps']} steps on {summary['world_size']} x {summary['device']}"
+                + (f", fine-tuned from `{args.init_drafter}`" if args.init_drafter else ', from scratch')
+                + (f"; final loss {loss:.4f}, position-1 accuracy {acc}" if loss is not None else ''))
+    return {'target': args.target, 'drafter_dir': str(Path(args.output_dir)/'drafter'), 'data': data, 'training': training}
 
 # %% ../nbs/11_train.ipynb #41a45790
 if __name__ == '__main__' and Path(sys.argv[0]).name == 'train.py':

@@ -1,0 +1,132 @@
+"""Drafter directories: the published DFlash layout (own heads, a sliding-window layer) warm-starts training and comes back
+in the same layout; a freshly trained drafter is bfloat16 on disk and loads through transformers' AutoModel (in a process
+where dflash_nb cannot be imported) with the project's logits."""
+import json, os, subprocess, sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from conftest import cli
+
+from dflash_nb.model import DFlashDraftModel, TargetFeatures, tiny_qwen3_target
+from dflash_nb.train import synthetic_dataset, train, train_args
+
+torch.set_num_threads(1)
+EXTRA = {'bos_token_id': 1, 'initializer_range': 0.02, 'attention_dropout': 0.0}
+
+
+@pytest.fixture(scope='module')
+def syn(tmp_path_factory):
+    return synthetic_dataset(tmp_path_factory.mktemp('syn')/'ds', n_samples=48, vocab_size=64, min_len=30, max_len=70, seed=3)
+
+
+def _args(ds, out, **kw):
+    base = dict(dataset=str(ds), target='tiny', output_dir=str(out), draft_layers=2, block_size=8, max_seq_len=70,
+                max_tokens=280, max_anchors=8, epochs=1, max_steps=3, quiet=True, save_every=0)
+    return train_args(**{**base, **kw})
+
+
+def _published(path, target, **kw):
+    "A drafter directory in the published layout: own heads/head size/KV heads/MLP, one sliding layer, extra HF fields."
+    torch.manual_seed(0)
+    shape = dict(num_attention_heads=2, num_key_value_heads=1, head_dim=24, intermediate_size=96,
+                 layer_types=['sliding_attention', 'full_attention'], sliding_window=12)
+    d = DFlashDraftModel.from_target(target, 2, block_size=8, mask_token_id=63, **{**shape, **kw})
+    d.save_pretrained(path, dtype=torch.bfloat16)
+    cfg = json.loads((path/'config.json').read_text())
+    (path/'config.json').write_text(json.dumps({**cfg, **EXTRA}))
+    return d
+
+
+def _logits(d, target, T=40, a=30):
+    torch.manual_seed(5)
+    seq = torch.randint(0, 63, (1, T))
+    with TargetFeatures(target, d.config.target_layer_ids) as tf: f = tf(seq)
+    return d.draft(seq[:, a], a, f[:, :a], torch.arange(a)[None])
+
+
+def test_published_layout_fine_tunes_and_saves_back(syn, tmp_path):
+    tgt = tiny_qwen3_target(vocab_size=64)
+    src = _published(tmp_path/'pub', tgt)
+    start = DFlashDraftModel.from_pretrained(tmp_path/'pub', target=tgt)
+    assert start.config.layer_types == ['sliding_attention', 'full_attention'] and start.config.head_dim == 24
+    assert start.layers[0].self_attn.q_proj.weight.shape == (2 * 24, 64)                   # not the target's 4 x 16
+    s = train(_args(syn, tmp_path/'run', init_drafter=str(tmp_path/'pub')))
+    assert s['steps'] == 3 and s['init_drafter'] == str(tmp_path/'pub') and s['final_loss'] is not None
+    out = tmp_path/'run'/'drafter'
+    before, after = json.loads((tmp_path/'pub'/'config.json').read_text()), json.loads((out/'config.json').read_text())
+    assert set(after) == set(before) and {k: after[k] for k in EXTRA} == EXTRA            # the same layout, fields kept
+    for k in ('layer_types', 'sliding_window', 'num_attention_heads', 'head_dim', 'num_key_value_heads', 'intermediate_size',
+              'dflash_config', 'auto_map', 'torch_dtype'):
+        assert after[k] == before[k], k
+    back = DFlashDraftModel.from_pretrained(out, target=tgt)
+    again = DFlashDraftModel.from_pretrained(out, target=tgt)
+    moved = [k for k, v in back.state_dict().items() if not torch.equal(v, src.state_dict()[k].to(v.dtype))]
+    assert len(moved) > 10                                                                  # it trained
+    assert all(torch.equal(v, again.state_dict()[k]) for k, v in back.state_dict().items())
+    assert torch.equal(_logits(back, tgt), _logits(again, tgt))
+    resaved = tmp_path/'resaved'
+    back.save_pretrained(resaved)                                                            # reload -> save: equal again
+    assert torch.equal(_logits(DFlashDraftModel.from_pretrained(resaved, target=tgt), tgt), _logits(back, tgt))
+
+
+@pytest.mark.parametrize('kw, error', [
+    (dict(target='tiny:hidden_size=32,num_heads=2,num_kv_heads=1'), "hidden size 64, the target's is 32"),
+    (dict(target='tiny:num_layers=4'), "tap layers [5] are beyond the target's 4 layers"),
+    (dict(mask_token_id=62), "--mask-token-id 62, the drafter's is 63"),
+    (dict(norm_init='target'), "overwrite the drafter's trained final norm")])
+def test_mismatched_drafter_is_one_clear_line(syn, tmp_path, kw, error):
+    _published(tmp_path/'pub', tiny_qwen3_target(vocab_size=64))
+    with pytest.raises(ValueError) as e: train(_args(syn, tmp_path/'run', init_drafter=str(tmp_path/'pub'), **kw))
+    assert error in str(e.value) and '\n' not in str(e.value)
+
+
+def test_cli_names_a_missing_drafter_dir(syn, tmp_path):
+    r = cli('train', '--dataset', syn, '--output-dir', tmp_path/'run', '--target', 'tiny', '--init-drafter', tmp_path/'nothing',
+            '--quiet', check=False)
+    assert r.returncode != 0 and 'Traceback' not in r.stderr and 'needs a drafter directory' in r.stderr
+
+
+_AUTOMODEL = """
+import sys; sys.modules['dflash_nb'] = None            # this package cannot be imported here
+import torch
+from transformers import AutoModel
+d, io = sys.argv[1], torch.load(sys.argv[2])
+m = AutoModel.from_pretrained(d, trust_remote_code=True)
+with torch.no_grad(): h = m(position_ids=io['pos'], noise_embedding=io['emb'], target_hidden=io['feats'])
+torch.save({'type': type(m).__name__, 'dtype': str(next(m.parameters()).dtype), 'logits': h.float() @ io['head'].T}, sys.argv[3])
+"""
+
+
+def test_trained_drafter_is_bf16_and_loads_through_automodel(syn, tmp_path):
+    from safetensors import safe_open
+    train(_args(syn, tmp_path/'run'))
+    d = tmp_path/'run'/'drafter'
+    with safe_open(str(d/'model.safetensors'), 'pt') as f:
+        assert {f.get_tensor(k).dtype for k in f.keys()} == {torch.bfloat16}
+    cfg = json.loads((d/'config.json').read_text())
+    assert cfg['auto_map'] == {'AutoModel': 'dflash.DFlashDraftModel'} and cfg['torch_dtype'] == 'bfloat16'
+    readme = (d/'README.md').read_text()
+    assert '"method": "dflash"' in readme and '--speculative-algorithm DFLASH' in readme and str(syn) in readme
+    assert f"tap layers (target_layer_ids): {cfg['dflash_config']['target_layer_ids']}" in readme
+    tgt = tiny_qwen3_target(vocab_size=64)
+    mine = DFlashDraftModel.from_pretrained(d, target=tgt)
+    torch.manual_seed(2)
+    seq, a = torch.randint(0, 63, (1, 40)), 25
+    with TargetFeatures(tgt, mine.config.target_layer_ids) as tf: feats = tf(seq)
+    ids = torch.full((1, 8), 63); ids[0, 0] = seq[0, a]
+    want = mine.draft(seq[:, a], a, feats[:, :a], torch.arange(a)[None])
+    torch.save({'pos': torch.arange(a + 8)[None], 'emb': tgt.model.embed_tokens(ids), 'feats': feats[:, :a],
+                'head': tgt.lm_head.weight}, tmp_path/'io.pt')
+    env = {k: v for k, v in os.environ.items() if k != 'PYTHONPATH'}
+    env.update(HF_MODULES_CACHE=str(tmp_path/'hf_modules'), HF_HUB_OFFLINE='1')
+    r = subprocess.run([sys.executable, '-c', _AUTOMODEL, str(d), str(tmp_path/'io.pt'), str(tmp_path/'out.pt')],
+                       capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-2000:]
+    got = torch.load(tmp_path/'out.pt')
+    assert (got['type'], got['dtype']) == ('DFlashDraftModel', 'torch.bfloat16')
+    assert torch.equal(got['logits'][:, 1:], want.float())
+    fp32 = tmp_path/'fp32'
+    train(_args(syn, fp32, save_dtype='float32'))
+    assert json.loads((fp32/'drafter'/'config.json').read_text())['torch_dtype'] == 'float32'
