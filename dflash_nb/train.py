@@ -421,7 +421,7 @@ def setup_device(device: str = 'auto'):
     cuda = torch.cuda.is_available() and device in ('auto', 'cuda')
     dev = torch.device(f"cuda:{local}" if cuda else ('cpu' if device in ('auto', 'cuda') else device))
     if cuda: torch.cuda.set_device(dev)
-    if world > 1 and not torch.distributed.is_initialized():
+    if (world > 1 or 'TORCHELASTIC_RUN_ID' in os.environ) and not torch.distributed.is_initialized():   # torchrun, 1 rank too
         torch.distributed.init_process_group('nccl' if dev.type == 'cuda' else 'gloo')
     return dev
 
@@ -587,7 +587,8 @@ def train(args: argparse.Namespace) -> dict:
     if mask_id is None and Path(args.target).is_dir():
         from dflash_nb.targets import default_mask_token_id
         mask_id = default_mask_token_id(args.target)
-    if args.target_shard == 'fsdp' and world > 1: target = shard_target(target, dev)
+    fsdp = args.target_shard == 'fsdp' and torch.distributed.is_initialized()   # under torchrun (one rank too)
+    if fsdp: target = shard_target(target, dev)
     else: target = target.to(dev)
     layer_ids = [int(x) for x in args.target_layer_ids.split(',')] if args.target_layer_ids else None
     torch.manual_seed(args.seed)
@@ -607,7 +608,7 @@ def train(args: argparse.Namespace) -> dict:
     if world > 1:
         from torch.nn.parallel import DistributedDataParallel as DDP
         model = DDP(core, device_ids=[dev.index] if dev.type == 'cuda' else None)
-    features = TargetFeatures(target, cfg.target_layer_ids, stop_early=not (args.target_shard == 'fsdp' and world > 1))
+    features = TargetFeatures(target, cfg.target_layer_ids, stop_early=not fsdp)
     cache_info = None
     if args.feature_cache:
         from dflash_nb.targets import target_fingerprint
@@ -645,6 +646,7 @@ def train(args: argparse.Namespace) -> dict:
         (out/'train_args.json').write_text(json.dumps({**vars(args), 'world_size': world, 'plan': plan}, indent=2, default=str))
     autocast = torch.autocast('cuda', dtype=torch.bfloat16) if dev.type == 'cuda' else nullcontext()
     bar = None
+    if dev.type == 'cuda': torch.cuda.reset_peak_memory_stats(dev)
     if rank == 0 and not args.quiet:
         from tqdm.auto import tqdm
         bar = tqdm(total=total, initial=step, desc='train', unit='step')
@@ -700,7 +702,8 @@ def train(args: argparse.Namespace) -> dict:
                'tokens_per_s': tok_sum / t_train if t_train else last.get('tokens_per_s'),
                'steps_per_s': (steps_run - 1) / t_train if t_train else None, 'seconds': time.time() - t_start,
                'drafter_dir': str(out/'drafter'), 'device': str(dev), 'block_size': cfg.block_size, 'draft_layers': cfg.num_hidden_layers,
-               'draft_vocab_size': cfg.draft_vocab_size, 'time_budget_s': args.time_budget_s, 'planned_steps': plan['total_steps'], 'norm_init': args.norm_init, 'init_drafter': args.init_drafter, 'save_dtype': args.save_dtype, 'feature_cache': cache_info and {
+               'draft_vocab_size': cfg.draft_vocab_size, 'time_budget_s': args.time_budget_s, 'planned_steps': plan['total_steps'], 'norm_init': args.norm_init, 'init_drafter': args.init_drafter, 'target_fsdp': fsdp, 'attention': args.attention,
+               'peak_gpu_memory_gb': torch.cuda.max_memory_allocated(dev) / 1e9 if dev.type == 'cuda' else None, 'save_dtype': args.save_dtype, 'feature_cache': cache_info and {
                    **cache_info, 'samples_computed': features.rows_computed, 'samples_read': features.rows_read,
                    'target_seconds': round(features.target_seconds, 1)}}
     if rank == 0:
