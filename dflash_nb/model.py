@@ -15,11 +15,12 @@ import torch.nn.functional as F
 from .qwen import QWEN36_MASK_TOKEN_ID
 
 # %% auto #0
-__all__ = ['LAYER_TYPES', 'text_config', 'rope_theta_of', 'select_target_layers', 'DFlashConfig', 'RMSNorm', 'rotary_cos_sin',
-           'rotate_half', 'apply_rotary', 'MLP', 'block_attention_mask', 'flex_block_mask', 'sliding_window_mask',
-           'layer_masks', 'DraftCache', 'DFlashAttention', 'DFlashDecoderLayer', 'decoder_layers', 'shared_embeddings',
-           'final_norm', 'tiny_qwen3_target', 'tiny_llama_target', 'TargetFeatures', 'build_drafter', 'drafter_hidden',
-           'DFlashDraftModel', 'check_drafter_fits', 'drafter_readme', 'modeling_source']
+__all__ = ['LAYER_TYPES', 'SCALED_ROPE_TYPES', 'text_config', 'rope_theta_of', 'select_target_layers', 'DFlashConfig', 'RMSNorm',
+           'rotary_cos_sin', 'rope_scaling_of', 'rotate_half', 'apply_rotary', 'MLP', 'block_attention_mask',
+           'flex_block_mask', 'sliding_window_mask', 'layer_masks', 'DraftCache', 'DFlashAttention',
+           'DFlashDecoderLayer', 'decoder_layers', 'shared_embeddings', 'final_norm', 'tiny_qwen3_target',
+           'tiny_llama_target', 'TargetFeatures', 'build_drafter', 'drafter_hidden', 'DFlashDraftModel',
+           'check_drafter_fits', 'drafter_readme', 'modeling_source']
 
 # %% ../nbs/10_model.ipynb #4a32cb2a
 def _get(cfg, key, default=None):
@@ -55,6 +56,7 @@ def select_target_layers(num_target_layers: int, n: int) -> list[int]:
 
 # %% ../nbs/10_model.ipynb #c7bb0c23
 LAYER_TYPES = ('full_attention', 'sliding_attention')
+SCALED_ROPE_TYPES = ('linear', 'yarn', 'llama3')   # static scaled RoPE, computed by transformers' ROPE_INIT_FUNCTIONS
 _SAVE_TIME_KEYS = {'torch_dtype', 'dtype', 'auto_map', 'transformers_version'}   # written by save_pretrained itself
 
 @dataclass
@@ -79,6 +81,7 @@ class DFlashConfig:
     draft_vocab_size: int = 0       # > 0: the drafter predicts only these many ids (its `vocab_ids`)
     layer_types: list[str] | None = None   # per draft layer: 'full_attention' (default) or 'sliding_attention'
     sliding_window: int | None = None      # keys at |query pos - key pos| >= this are hidden in sliding layers
+    rope_scaling: dict | None = None       # a scaled RoPE's parameters ({'rope_type': 'yarn', 'factor': ...}); None: plain
     hf_extra: dict = field(default_factory=dict)   # other config.json fields of a loaded drafter, written back as they were
 
     def __post_init__(self):
@@ -97,6 +100,8 @@ class DFlashConfig:
             raise ValueError(f"layer_types {self.layer_types} must name {self.num_hidden_layers} layers, each one of {LAYER_TYPES}")
         if 'sliding_attention' in self.layer_types and not (self.sliding_window and self.sliding_window >= self.block_size):
             raise ValueError(f"sliding_attention layers need sliding_window >= block_size ({self.block_size}), got {self.sliding_window}")
+        if self.rope_scaling and self.rope_scaling.get('rope_type') not in SCALED_ROPE_TYPES:
+            raise ValueError(f"RoPE type {self.rope_scaling.get('rope_type')!r} is not supported (plain, {', '.join(SCALED_ROPE_TYPES)})")
 
     @classmethod
     def from_target(cls, target_config, num_draft_layers: int = 5, target_layer_ids=None, block_size: int = 16,
@@ -126,12 +131,13 @@ class DFlashConfig:
 def _to_hf_dict(self) -> dict:
     "A Qwen3-style `config.json` for a serving engine's DFlash loader (the published DFlash drafters' layout)."
     n, sliding = self.num_hidden_layers, 'sliding_attention' in self.layer_types
+    rs = dict(self.rope_scaling) if self.rope_scaling else None
     ours = {'architectures': ['DFlashDraftModel'], 'model_type': 'qwen3',
             'hidden_size': self.hidden_size, 'num_hidden_layers': n, 'num_attention_heads': self.num_attention_heads,
             'num_key_value_heads': self.num_key_value_heads, 'head_dim': self.head_dim,
             'intermediate_size': self.intermediate_size, 'hidden_act': 'silu', 'attention_bias': False,
             'rms_norm_eps': self.rms_norm_eps, 'rope_theta': self.rope_theta,
-            'rope_parameters': {'rope_type': 'default', 'rope_theta': self.rope_theta}, 'rope_scaling': None,
+            'rope_parameters': {**(rs or {'rope_type': 'default'}), 'rope_theta': self.rope_theta}, 'rope_scaling': rs,
             'max_position_embeddings': self.max_position_embeddings, 'vocab_size': self.vocab_size,
             'tie_word_embeddings': False, 'layer_types': list(self.layer_types), 'use_sliding_window': sliding,
             'sliding_window': self.sliding_window if sliding else None, 'max_window_layers': n,
@@ -143,15 +149,19 @@ def _to_hf_dict(self) -> dict:
     extra = {k: v for k, v in self.hf_extra.items() if k != 'dflash_config'}
     return {**extra, **ours, 'dflash_config': {**self.hf_extra.get('dflash_config', {}), **ours['dflash_config']}}
 
-def _rope_type(d: dict):
+def _rope_scaling(d: dict) -> dict | None:
+    "The scaled-RoPE parameters of a config dict (`rope_parameters` or `rope_scaling`), None for plain RoPE; unknown types refused."
     rp = d.get('rope_parameters') or d.get('rope_scaling') or {}
     if isinstance(rp, dict) and 'full_attention' in rp: rp = rp['full_attention']
-    return (rp.get('rope_type') or rp.get('type') or 'default') if isinstance(rp, dict) else 'default'
+    rp = rp if isinstance(rp, dict) else {}
+    t = rp.get('rope_type') or rp.get('type') or 'default'
+    if t == 'default': return None
+    if t not in SCALED_ROPE_TYPES:
+        raise ValueError(f"drafter config uses RoPE type {t!r}; supported: plain, {', '.join(SCALED_ROPE_TYPES)}")
+    return {**{k: v for k, v in rp.items() if k not in ('rope_theta', 'type')}, 'rope_type': t}
 
 def _from_hf_dict(cls, d: dict) -> DFlashConfig:
     "Read a drafter `config.json`: written by `to_hf_dict`, or a published DFlash drafter's (own heads, sliding layers)."
-    if _rope_type(d) != 'default':
-        raise ValueError(f"drafter config uses RoPE type {_rope_type(d)!r}; only default RoPE is implemented here")
     dc = d.get('dflash_config') or {}
     L = int(dc.get('num_target_layers', d.get('num_target_layers')))
     n = int(d['num_hidden_layers'])
@@ -169,7 +179,8 @@ def _from_hf_dict(cls, d: dict) -> DFlashConfig:
             max_position_embeddings=d.get('max_position_embeddings', 32768),
             target_tie_word_embeddings=bool(dc.get('target_tie_word_embeddings', False)),
             target_model_type=dc.get('target_model_type', ''), draft_vocab_size=int(dc.get('draft_vocab_size', 0)),
-            layer_types=lt, sliding_window=d.get('sliding_window') if lt and 'sliding_attention' in lt else None)
+            layer_types=lt, sliding_window=d.get('sliding_window') if lt and 'sliding_attention' in lt else None,
+            rope_scaling=_rope_scaling(d))
     ours = c.to_hf_dict()
     extra = {k: v for k, v in d.items() if k not in ours and k not in _SAVE_TIME_KEYS}
     dextra = {k: v for k, v in dc.items() if k not in ours['dflash_config']}
@@ -191,12 +202,28 @@ class RMSNorm(nn.Module):
         x = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.variance_epsilon)
         return self.weight * x.to(dtype)
 
-def rotary_cos_sin(positions, head_dim: int, theta: float, dtype=torch.float32):
-    "cos and sin of shape (B, 1, S, head_dim) for integer `positions` (B, S)."
-    inv_freq = 1.0 / theta ** (torch.arange(0, head_dim, 2, device=positions.device, dtype=torch.float32) / head_dim)
+def rotary_cos_sin(positions, head_dim: int, theta: float, dtype=torch.float32, scaling: tuple | None = None):
+    "cos and sin of shape (B, 1, S, head_dim) for integer `positions` (B, S); `scaling`: (inv_freq, factor) of a scaled RoPE."
+    if scaling is None: inv_freq = 1.0 / theta ** (torch.arange(0, head_dim, 2, device=positions.device, dtype=torch.float32) / head_dim)
+    else: inv_freq = scaling[0].to(positions.device)
     f = positions[..., None].float() * inv_freq
     emb = torch.cat([f, f], -1)[:, None]
-    return emb.cos().to(dtype), emb.sin().to(dtype)
+    if scaling is None: return emb.cos().to(dtype), emb.sin().to(dtype)
+    return (emb.cos() * scaling[1]).to(dtype), (emb.sin() * scaling[1]).to(dtype)
+
+_ROPE_CACHE = {}
+def rope_scaling_of(c) -> tuple | None:
+    "(inv_freq, attention factor) of the drafter's scaled RoPE, as transformers computes it for Qwen3 (None: plain RoPE)."
+    if not c.rope_scaling: return None
+    key = json.dumps([c.rope_scaling, c.rope_theta, c.head_dim, c.max_position_embeddings], sort_keys=True)
+    if key not in _ROPE_CACHE:
+        from transformers import Qwen3Config
+        from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
+        rc = Qwen3Config(hidden_size=c.hidden_size, num_attention_heads=c.num_attention_heads, head_dim=c.head_dim,
+                         max_position_embeddings=c.max_position_embeddings, rope_theta=c.rope_theta, rope_scaling=dict(c.rope_scaling))
+        inv, factor = ROPE_INIT_FUNCTIONS[c.rope_scaling['rope_type']](rc, torch.device('cpu'))
+        _ROPE_CACHE[key] = (inv.float(), float(factor))
+    return _ROPE_CACHE[key]
 
 def rotate_half(x):
     x1, x2 = x.chunk(2, -1)
@@ -454,11 +481,12 @@ def drafter_hidden(m: nn.Module, c: DFlashConfig, x, block_pos, ctx_hidden=None,
     "Final normed hidden states of the block embeddings `x` (B, Q, H) given the raw target features `ctx_hidden`."
     autocast = torch.is_autocast_enabled(x.device.type)
     if not autocast: x = x.to(m.fc.weight.dtype)   # e.g. a bf16 target's embedding, fp32 drafter weights
-    rope_q = rotary_cos_sin(block_pos, c.head_dim, c.rope_theta)
+    scaling = rope_scaling_of(c)
+    rope_q = rotary_cos_sin(block_pos, c.head_dim, c.rope_theta, scaling=scaling)
     ctx = rope_ctx = None
     if ctx_hidden is not None and ctx_hidden.shape[1] > 0:
         ctx = m.hidden_norm(m.fc(ctx_hidden if autocast else ctx_hidden.to(x.dtype)))
-        rope_ctx = rotary_cos_sin(ctx_pos, c.head_dim, c.rope_theta)
+        rope_ctx = rotary_cos_sin(ctx_pos, c.head_dim, c.rope_theta, scaling=scaling)
     else: ctx_pos = None
     k_ctx = cache.add_positions(ctx_pos) if cache is not None else ctx_pos
     k_pos = block_pos if k_ctx is None else torch.cat([k_ctx.expand(block_pos.shape[0], -1), block_pos], 1)
@@ -600,7 +628,7 @@ def drafter_readme(c: DFlashConfig, info: dict | None = None) -> str:
 
 # %% ../nbs/10_model.ipynb #361c61da
 _MODELING_OBJECTS = ('_get', 'text_config', 'rope_theta_of', 'select_target_layers', 'DFlashConfig', '_to_hf_dict',
-                     '_rope_type', '_from_hf_dict', 'RMSNorm', 'rotary_cos_sin', 'rotate_half', 'apply_rotary', 'MLP',
+                     '_rope_scaling', '_from_hf_dict', 'RMSNorm', 'rotary_cos_sin', 'rope_scaling_of', 'rotate_half', 'apply_rotary', 'MLP',
                      'sliding_window_mask', 'layer_masks', 'DraftCache', '_flex_attention', '_attend', 'DFlashAttention',
                      'DFlashDecoderLayer', 'build_drafter', 'drafter_hidden')
 
@@ -631,11 +659,11 @@ def modeling_source() -> str:
     import inspect
     from dflash_nb import model as pkg
     head = ['"""DFlash drafter (generated by dflash_nb from its own source; needs only torch and transformers)."""',
-            'from __future__ import annotations', 'import math', 'from dataclasses import dataclass, field',
+            'from __future__ import annotations', 'import json, math', 'from dataclasses import dataclass, field',
             'import torch', 'import torch.nn as nn', 'import torch.nn.functional as F',
             'from transformers import PreTrainedModel, Qwen3Config', '',
-            f'QWEN36_MASK_TOKEN_ID = {QWEN36_MASK_TOKEN_ID}', f'LAYER_TYPES = {LAYER_TYPES!r}',
-            f'_SAVE_TIME_KEYS = {sorted(_SAVE_TIME_KEYS)!r}', '_FLEX = {}', '']
+            f'QWEN36_MASK_TOKEN_ID = {QWEN36_MASK_TOKEN_ID}', f'LAYER_TYPES = {LAYER_TYPES!r}', f'SCALED_ROPE_TYPES = {SCALED_ROPE_TYPES!r}',
+            f'_SAVE_TIME_KEYS = {sorted(_SAVE_TIME_KEYS)!r}', '_FLEX, _ROPE_CACHE = {}, {}', '']
     body = [inspect.getsource(getattr(pkg, n)) for n in _MODELING_OBJECTS]
     tail = ['DFlashConfig.to_hf_dict = _to_hf_dict', 'DFlashConfig.from_hf_dict = classmethod(_from_hf_dict)', _HF_WRAPPER]
     return '\n'.join(head) + '\n' + '\n\n'.join(body) + '\n' + '\n'.join(tail)

@@ -99,6 +99,33 @@ torch.save({'type': type(m).__name__, 'dtype': str(next(m.parameters()).dtype), 
 """
 
 
+def _automodel_logits(d, tgt, ids, feats, a, tmp_path) -> dict:
+    "Logits of the block `ids` (anchor at position a) from AutoModel.from_pretrained(d) in a process without dflash_nb."
+    torch.save({'pos': torch.arange(a + ids.shape[1])[None], 'emb': tgt.model.embed_tokens(ids), 'feats': feats,
+                'head': tgt.lm_head.weight}, tmp_path/'io.pt')
+    env = {k: v for k, v in os.environ.items() if k != 'PYTHONPATH'}
+    env.update(HF_MODULES_CACHE=str(tmp_path/'hf_modules'), HF_HUB_OFFLINE='1')
+    r = subprocess.run([sys.executable, '-c', _AUTOMODEL, str(d), str(tmp_path/'io.pt'), str(tmp_path/'out.pt')],
+                       capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return torch.load(tmp_path/'out.pt')
+
+
+def test_published_layout_with_yarn_loads_through_automodel(tmp_path):
+    "Own heads, a sliding layer and a YaRN RoPE: AutoModel (no dflash_nb) gives the project's logits from the same dir."
+    tgt = tiny_qwen3_target(vocab_size=64)
+    _published(tmp_path/'pub', tgt, max_position_embeddings=512,
+               rope_scaling={'rope_type': 'yarn', 'factor': 4.0, 'original_max_position_embeddings': 128})
+    mine = DFlashDraftModel.from_pretrained(tmp_path/'pub', target=tgt)
+    assert mine.config.rope_scaling['rope_type'] == 'yarn' and mine.config.hf_extra['bos_token_id'] == 1
+    torch.manual_seed(4)
+    seq, a = torch.randint(0, 63, (1, 60)), 50
+    with TargetFeatures(tgt, mine.config.target_layer_ids) as tf: feats = tf(seq)
+    ids = torch.full((1, 8), 63); ids[0, 0] = seq[0, a]
+    got = _automodel_logits(tmp_path/'pub', tgt, ids, feats[:, :a], a, tmp_path)
+    assert torch.equal(got['logits'][:, 1:], mine.draft(seq[:, a], a, feats[:, :a], torch.arange(a)[None]).float())
+
+
 def test_trained_drafter_is_bf16_and_loads_through_automodel(syn, tmp_path):
     from safetensors import safe_open
     train(_args(syn, tmp_path/'run'))
@@ -117,14 +144,7 @@ def test_trained_drafter_is_bf16_and_loads_through_automodel(syn, tmp_path):
     with TargetFeatures(tgt, mine.config.target_layer_ids) as tf: feats = tf(seq)
     ids = torch.full((1, 8), 63); ids[0, 0] = seq[0, a]
     want = mine.draft(seq[:, a], a, feats[:, :a], torch.arange(a)[None])
-    torch.save({'pos': torch.arange(a + 8)[None], 'emb': tgt.model.embed_tokens(ids), 'feats': feats[:, :a],
-                'head': tgt.lm_head.weight}, tmp_path/'io.pt')
-    env = {k: v for k, v in os.environ.items() if k != 'PYTHONPATH'}
-    env.update(HF_MODULES_CACHE=str(tmp_path/'hf_modules'), HF_HUB_OFFLINE='1')
-    r = subprocess.run([sys.executable, '-c', _AUTOMODEL, str(d), str(tmp_path/'io.pt'), str(tmp_path/'out.pt')],
-                       capture_output=True, text=True, env=env, cwd=tmp_path)
-    assert r.returncode == 0, r.stderr[-2000:]
-    got = torch.load(tmp_path/'out.pt')
+    got = _automodel_logits(d, tgt, ids, feats[:, :a], a, tmp_path)
     assert (got['type'], got['dtype']) == ('DFlashDraftModel', 'torch.bfloat16')
     assert torch.equal(got['logits'][:, 1:], want.float())
     fp32 = tmp_path/'fp32'
