@@ -17,10 +17,10 @@ from .qwen import QWEN36_MASK_TOKEN_ID
 # %% auto #0
 __all__ = ['LAYER_TYPES', 'SCALED_ROPE_TYPES', 'text_config', 'rope_theta_of', 'select_target_layers', 'DFlashConfig', 'RMSNorm',
            'rotary_cos_sin', 'rope_scaling_of', 'rotate_half', 'apply_rotary', 'MLP', 'block_attention_mask',
-           'flex_block_mask', 'sliding_window_mask', 'layer_masks', 'DraftCache', 'DFlashAttention',
-           'DFlashDecoderLayer', 'decoder_layers', 'shared_embeddings', 'final_norm', 'tiny_qwen3_target',
-           'tiny_llama_target', 'TargetFeatures', 'build_drafter', 'drafter_hidden', 'DFlashDraftModel',
-           'check_drafter_fits', 'drafter_readme', 'modeling_source']
+           'flex_block_mask', 'sliding_window_mask', 'layer_causal', 'flex_layer_masks', 'layer_masks', 'DraftCache',
+           'DFlashAttention', 'DFlashDecoderLayer', 'decoder_layers', 'shared_embeddings', 'final_norm',
+           'tiny_qwen3_target', 'tiny_llama_target', 'TargetFeatures', 'build_drafter', 'drafter_hidden',
+           'DFlashDraftModel', 'check_drafter_fits', 'drafter_readme', 'modeling_source']
 
 # %% ../nbs/10_model.ipynb #4a32cb2a
 def _get(cfg, key, default=None):
@@ -81,6 +81,7 @@ class DFlashConfig:
     draft_vocab_size: int = 0       # > 0: the drafter predicts only these many ids (its `vocab_ids`)
     layer_types: list[str] | None = None   # per draft layer: 'full_attention' (default) or 'sliding_attention'
     sliding_window: int | None = None      # keys at |query pos - key pos| >= this are hidden in sliding layers
+    causal: bool | None = None             # explicit causality of every layer within the block (None: sliding layers causal)
     rope_scaling: dict | None = None       # a scaled RoPE's parameters ({'rope_type': 'yarn', 'factor': ...}); None: plain
     hf_extra: dict = field(default_factory=dict)   # other config.json fields of a loaded drafter, written back as they were
 
@@ -145,7 +146,8 @@ def _to_hf_dict(self) -> dict:
             'dflash_config': {'target_layer_ids': self.target_layer_ids, 'mask_token_id': self.mask_token_id,
                               'block_size': self.block_size, 'num_target_layers': self.num_target_layers,
                               'target_tie_word_embeddings': self.target_tie_word_embeddings,
-                              'target_model_type': self.target_model_type, 'draft_vocab_size': self.draft_vocab_size}}
+                              'target_model_type': self.target_model_type, 'draft_vocab_size': self.draft_vocab_size,
+                              **({'causal': self.causal} if self.causal is not None else {})}}
     extra = {k: v for k, v in self.hf_extra.items() if k != 'dflash_config'}
     return {**extra, **ours, 'dflash_config': {**self.hf_extra.get('dflash_config', {}), **ours['dflash_config']}}
 
@@ -180,7 +182,7 @@ def _from_hf_dict(cls, d: dict) -> DFlashConfig:
             target_tie_word_embeddings=bool(dc.get('target_tie_word_embeddings', False)),
             target_model_type=dc.get('target_model_type', ''), draft_vocab_size=int(dc.get('draft_vocab_size', 0)),
             layer_types=lt, sliding_window=d.get('sliding_window') if lt and 'sliding_attention' in lt else None,
-            rope_scaling=_rope_scaling(d))
+            rope_scaling=_rope_scaling(d), causal=d.get('is_causal', dc.get('causal')))
     ours = c.to_hf_dict()
     extra = {k: v for k, v in d.items() if k not in ours and k not in _SAVE_TIME_KEYS}
     dextra = {k: v for k, v in dc.items() if k not in ours['dflash_config']}
@@ -250,10 +252,10 @@ def block_attention_mask(anchors, ctx_len: int, block_size: int):
     return torch.cat([ctx, own], dim=-1)
 
 # %% ../nbs/10_model.ipynb #a26e45d0
-def flex_block_mask(anchors, ctx_len: int, block_size: int, sliding_window: int | None = None):
+def flex_block_mask(anchors, ctx_len: int, block_size: int, sliding_window: int | None = None, causal: bool = False):
     """The block attention rule as a flex-attention BlockMask (same semantics as `block_attention_mask`); with
     `sliding_window`, a context key must also lie within the window of the query (training layout: context
-    position = key index)."""
+    position = key index); with `causal`, a block slot sees only the slots up to itself."""
     from torch.nn.attention.flex_attention import create_block_mask
     B, N = anchors.shape
     Q = N * block_size
@@ -261,24 +263,43 @@ def flex_block_mask(anchors, ctx_len: int, block_size: int, sliding_window: int 
         qb = q // block_size
         ctx_ok = kv < anchors[b, qb]
         if sliding_window is not None: ctx_ok = ctx_ok & (anchors[b, qb] + q % block_size - kv < sliding_window)
-        return torch.where(kv < ctx_len, ctx_ok, (kv - ctx_len) // block_size == qb)
+        own = (kv - ctx_len) // block_size == qb
+        if causal: own = own & ((kv - ctx_len) % block_size <= q % block_size)
+        return torch.where(kv < ctx_len, ctx_ok, own)
     return create_block_mask(mask_mod, B, None, Q, ctx_len + Q, device=anchors.device)
 
 # %% ../nbs/10_model.ipynb #2129b6eb
-def sliding_window_mask(q_pos, k_pos, window: int):
-    "Boolean (B, Q, K): key position within `window` of the query position (|q - k| < window), as flash attention's window."
-    return (q_pos[:, :, None] - k_pos[:, None, :]).abs() < window
+def sliding_window_mask(q_pos, k_pos, window: int | None, causal: bool = False):
+    """Boolean (B, Q, K) from positions: key within `window` of the query (|q - k| < window, flash attention's window;
+    None: no window) and, with `causal`, not after it (0 <= q - k)."""
+    d = q_pos[:, :, None] - k_pos[:, None, :]
+    ok = d.abs() < window if window else torch.ones_like(d, dtype=torch.bool)
+    return ok & (d >= 0) if causal else ok
+
+def layer_causal(c: DFlashConfig, layer_type: str) -> bool:
+    """Whether layers of this type attend causally within the block: the config's explicit `causal` (vLLM's `is_causal` /
+    `dflash_config.causal`), else sliding layers causal and full layers not, as vLLM and SGLang read `layer_types`."""
+    return c.causal if c.causal is not None else layer_type == 'sliding_attention'
+
+def flex_layer_masks(c: DFlashConfig, anchors, ctx_len: int) -> dict:
+    "One flex BlockMask per layer type of the drafter (training layout)."
+    return {t: flex_block_mask(anchors, ctx_len, c.block_size, c.sliding_window if t == 'sliding_attention' else None,
+                               layer_causal(c, t)) for t in set(c.layer_types)}
 
 def layer_masks(c: DFlashConfig, attn_mask, q_pos, k_pos=None) -> dict:
-    """The mask of each layer type: `attn_mask` for full attention and, where the drafter has sliding layers, the same
-    and'ed with the window. `attn_mask` may already be such a dict (the flex path builds one BlockMask per type)."""
+    """The mask of each layer type: `attn_mask`, and'ed for sliding layers with the window and for causal layers with
+    key position <= query position. `attn_mask` may already be such a dict (the flex path: `flex_layer_masks`)."""
     if isinstance(attn_mask, dict): return attn_mask
-    if 'sliding_attention' not in c.layer_types: return {'full_attention': attn_mask}
-    if attn_mask is not None and not isinstance(attn_mask, torch.Tensor):
-        raise ValueError("a drafter with sliding layers needs one flex BlockMask per layer type: "
-                         "{'full_attention': ..., 'sliding_attention': flex_block_mask(..., sliding_window=...)}")
-    near = sliding_window_mask(q_pos, k_pos, c.sliding_window)
-    return {'full_attention': attn_mask, 'sliding_attention': near if attn_mask is None else attn_mask & near}
+    out = {}
+    for t in set(c.layer_types):
+        win, causal = c.sliding_window if t == 'sliding_attention' else None, layer_causal(c, t)
+        if not (win or causal): out[t] = attn_mask; continue
+        if attn_mask is not None and not isinstance(attn_mask, torch.Tensor):
+            raise ValueError("a drafter with sliding or causal layers needs one flex BlockMask per layer type: flex_layer_masks(...)")
+        near = sliding_window_mask(q_pos, k_pos, win, causal)
+        out[t] = near if attn_mask is None else attn_mask & near
+    return out
+
 
 # %% ../nbs/10_model.ipynb #82a9d96c
 class DraftCache:
@@ -629,7 +650,7 @@ def drafter_readme(c: DFlashConfig, info: dict | None = None) -> str:
 # %% ../nbs/10_model.ipynb #361c61da
 _MODELING_OBJECTS = ('_get', 'text_config', 'rope_theta_of', 'select_target_layers', 'DFlashConfig', '_to_hf_dict',
                      '_rope_scaling', '_from_hf_dict', 'RMSNorm', 'rotary_cos_sin', 'rope_scaling_of', 'rotate_half', 'apply_rotary', 'MLP',
-                     'sliding_window_mask', 'layer_masks', 'DraftCache', '_flex_attention', '_attend', 'DFlashAttention',
+                     'sliding_window_mask', 'layer_causal', 'layer_masks', 'DraftCache', '_flex_attention', '_attend', 'DFlashAttention',
                      'DFlashDecoderLayer', 'build_drafter', 'drafter_hidden')
 
 _HF_WRAPPER = '''

@@ -15,7 +15,7 @@ import torch.nn.functional as F
 import torch.utils.checkpoint
 
 from .model import (DFlashConfig, DFlashDraftModel, TargetFeatures, block_attention_mask, check_drafter_fits,
-                             decoder_layers, drafter_readme, flex_block_mask, shared_embeddings, text_config, tiny_qwen3_target)
+                             decoder_layers, drafter_readme, flex_block_mask, flex_layer_masks, shared_embeddings, text_config, tiny_qwen3_target)
 from .tokenize import SCHEMA, write_dataset_metadata
 
 # %% auto #0
@@ -303,10 +303,8 @@ def dflash_forward(model, features: TargetFeatures, batch: dict, weights, attent
     block_ids, block_pos, labels, ok = make_blocks(batch, c.block_size, c.mask_token_id)
     B, T = batch['input_ids'].shape
     N = batch['anchors'].shape[1]
-    if attention == 'flex':   # one BlockMask per layer type: sliding layers also hide context beyond the window
-        mask = {t: flex_block_mask(batch['anchors'], T, c.block_size, c.sliding_window if t == 'sliding_attention' else None)
-                for t in set(c.layer_types)}
-    else: mask = block_attention_mask(batch['anchors'], T, c.block_size)   # the model adds the window per layer
+    if attention == 'flex': mask = flex_layer_masks(c, batch['anchors'], T)   # one BlockMask per layer type (window, causality)
+    else: mask = block_attention_mask(batch['anchors'], T, c.block_size)      # the model adds window and causality per layer
     ctx_pos = torch.arange(T, device=block_ids.device).expand(B, -1)
     hidden = model(block_ids, block_pos, feats, ctx_pos, mask, return_hidden=True)
     if core.vocab_ids is not None:   # a draft vocabulary: labels become row indices of the restricted head

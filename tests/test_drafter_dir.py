@@ -150,3 +150,23 @@ def test_trained_drafter_is_bf16_and_loads_through_automodel(syn, tmp_path):
     fp32 = tmp_path/'fp32'
     train(_args(syn, fp32, save_dtype='float32'))
     assert json.loads((fp32/'drafter'/'config.json').read_text())['torch_dtype'] == 'float32'
+
+
+@pytest.mark.parametrize('causal', [None, False])
+def test_sliding_layers_flex_equals_dense_training_forward(syn, causal):
+    "Window and causality of sliding layers are the same in the flex BlockMasks and in the dense mask (training loss)."
+    import warnings
+    from dflash_nb.train import TokenDataset, collate, dflash_forward, loss_weights
+    tgt = tiny_qwen3_target(vocab_size=64)
+    torch.manual_seed(0)
+    d = DFlashDraftModel.from_target(tgt, 2, block_size=8, mask_token_id=63, num_attention_heads=2, num_key_value_heads=1,
+                                     head_dim=24, layer_types=['sliding_attention', 'full_attention'], sliding_window=12,
+                                     causal=causal)
+    batch = collate(TokenDataset(syn, 70), [0, 1, 2], 0, 0, 8)
+    with TargetFeatures(tgt, d.config.target_layer_ids) as tf, torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        flex, dense = (dflash_forward(d, tf, batch, loss_weights(8), att)[0] for att in ('flex', 'sdpa'))
+        bi = DFlashDraftModel(type(d.config)(**{**d.config.__dict__, 'causal': not causal if causal is not None else False}))
+        bi.load_state_dict(d.state_dict()); bi.bind_target(tgt)
+        other = dflash_forward(bi, tf, batch, loss_weights(8), 'sdpa')[0]
+    assert abs(flex - dense) < 1e-5 * abs(dense) and abs(other - dense) > 100 * abs(flex - dense)   # causality matters
