@@ -627,6 +627,7 @@ def drafter_readme(c: DFlashConfig, info: dict | None = None) -> str:
     i = info or {}
     tgt, d = i.get('target', '<target model>'), i.get('drafter_dir', '<this directory>')
     tau = i.get('tau')
+    mixed = 0 < c.layer_types.count('sliding_attention') < c.num_hidden_layers   # vLLM runs mixed sliding/full on its V2 runner only
     lines = [f"# DFlash drafter for {tgt}", '',
              f"* target: `{tgt}` ({c.target_model_type or 'model type unknown'}, {c.num_target_layers} layers, hidden {c.hidden_size}, vocabulary {c.vocab_size})",
              f"* drafter: {c.num_hidden_layers} layers ({', '.join(c.layer_types)}{f'; sliding window {c.sliding_window}' if c.sliding_window else ''}), "
@@ -638,7 +639,7 @@ def drafter_readme(c: DFlashConfig, info: dict | None = None) -> str:
              f"* measured tau (accepted tokens per target forward): {tau}" if tau else
              "* measured tau: not measured yet (`dflash-nb eval --drafter THIS_DIR ...`)", '',
              '## Serve it', '', 'vLLM:', '', '```bash',
-             f"vllm serve {tgt} --speculative-config '{{\"method\": \"dflash\", \"model\": \"{d}\", \"num_speculative_tokens\": {c.block_size - 1}}}'",
+             ('VLLM_USE_V2_MODEL_RUNNER=1 ' if mixed else '') + f"vllm serve {tgt} --speculative-config '{{\"method\": \"dflash\", \"model\": \"{d}\", \"num_speculative_tokens\": {c.block_size - 1}}}'",
              '```', '', 'SGLang:', '', '```bash',
              f"python -m sglang.launch_server --model-path {tgt} --speculative-algorithm DFLASH --speculative-draft-model-path {d} "
              f"--speculative-num-draft-tokens {c.block_size} --trust-remote-code", '```', '', 'transformers:', '', '```python',
