@@ -151,6 +151,10 @@ def _to_hf_dict(self) -> dict:
     extra = {k: v for k, v in self.hf_extra.items() if k != 'dflash_config'}
     return {**extra, **ours, 'dflash_config': {**self.hf_extra.get('dflash_config', {}), **ours['dflash_config']}}
 
+DFlashConfig.to_hf_dict = _to_hf_dict
+
+
+# %% ../nbs/10_model.ipynb #d4abb6fa
 def _rope_scaling(d: dict) -> dict | None:
     "The scaled-RoPE parameters of a config dict (`rope_parameters` or `rope_scaling`), None for plain RoPE; unknown types refused."
     rp = d.get('rope_parameters') or d.get('rope_scaling') or {}
@@ -189,7 +193,6 @@ def _from_hf_dict(cls, d: dict) -> DFlashConfig:
     c.hf_extra = {**extra, **({'dflash_config': dextra} if dextra else {})}
     return c
 
-DFlashConfig.to_hf_dict = _to_hf_dict
 DFlashConfig.from_hf_dict = classmethod(_from_hf_dict)
 
 # %% ../nbs/10_model.ipynb #490f8ad6
@@ -213,6 +216,8 @@ def rotary_cos_sin(positions, head_dim: int, theta: float, dtype=torch.float32, 
     if scaling is None: return emb.cos().to(dtype), emb.sin().to(dtype)
     return (emb.cos() * scaling[1]).to(dtype), (emb.sin() * scaling[1]).to(dtype)
 
+
+# %% ../nbs/10_model.ipynb #12d83232
 _ROPE_CACHE = {}
 def rope_scaling_of(c) -> tuple | None:
     "(inv_freq, attention factor) of the drafter's scaled RoPE, as transformers computes it for Qwen3 (None: plain RoPE)."
