@@ -452,8 +452,8 @@ def compare_methods(target, methods: dict, prompts, max_new_tokens: int = 128, e
             out[label] = EvalResult(rows, m.config.block_size, max_new_tokens, label)
     return out
 
-def comparison_rows(results: dict) -> list[dict]:
-    "One summary dict per method: mean tau, target forwards (saved), seconds per token, lossless."
+def comparison_rows(results: dict, sampled: dict | None = None) -> list[dict]:
+    "One summary dict per method: mean tau (and `sampled_mean_tau` of `sampled`, {label: EvalResult at T > 0}), target forwards (saved), seconds per token, lossless."
     g = results['greedy']
     g_spt = g._sum('spec_seconds') / max(1, g._sum('new_tokens'))
     rows = []
@@ -464,15 +464,19 @@ def comparison_rows(results: dict) -> list[dict]:
                      'target_forwards': s['target_forwards'], 'target_forwards_saved': s['new_tokens'] - s['target_forwards'],
                      'seconds_per_token': spt, 'wall_speedup_vs_greedy': g_spt / spt if spt else None,
                      'lossless': True if label == 'greedy' else s['lossless'], 'mismatches': s['mismatches']})
+        if sampled: rows[-1].update(sampled_temperature=next(iter(sampled.values())).temperature,
+                                    sampled_mean_tau=sampled[label].mean_tau if label in sampled else None)
     return rows
 
-def comparison_table(results: dict) -> str:
-    "The comparison as a fixed-width text table."
-    head = f"{'method':<22}{'mean tau':>9}{'pooled':>8}{'tokens':>8}{'target fwd':>11}{'saved':>7}{'ms/token':>10}{'wall x':>8}  lossless"
+def comparison_table(results: dict, sampled: dict | None = None) -> str:
+    "The comparison as a fixed-width text table (with a tau column for the sampled runs `sampled`)."
+    T = f"tau T={next(iter(sampled.values())).temperature:g}" if sampled else ''
+    head = f"{'method':<22}{'mean tau':>9}{T:>10}{'pooled':>8}{'tokens':>8}{'target fwd':>11}{'saved':>7}{'ms/token':>10}{'wall x':>8}  lossless"
     lines = [head, '-' * len(head)]
-    for r in comparison_rows(results):
+    for r in comparison_rows(results, sampled):
         ok = 'yes' if r['lossless'] else ('NO (' + str(r['mismatches']) + ')' if r['lossless'] is False else '-')
-        lines.append(f"{r['method']:<22}{r['mean_tau']:>9.3f}{r['pooled_tau']:>8.3f}{r['new_tokens']:>8,}{r['target_forwards']:>11,}"
+        st = '' if not sampled else '-' if r['sampled_mean_tau'] is None else f"{r['sampled_mean_tau']:.3f}"
+        lines.append(f"{r['method']:<22}{r['mean_tau']:>9.3f}{st:>10}{r['pooled_tau']:>8.3f}{r['new_tokens']:>8,}{r['target_forwards']:>11,}"
                      f"{r['target_forwards_saved']:>7,}{1000 * r['seconds_per_token']:>10.1f}{r['wall_speedup_vs_greedy'] or 0:>8.2f}  {ok}")
     return '\n'.join(lines)
 
