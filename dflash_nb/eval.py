@@ -203,6 +203,30 @@ def sample_verify(draft: list, q, p, generator=None, residual: bool = True) -> t
     if float(r.sum()) <= 0: r = p[m]                  # p == q at this slot: a rejection has probability 0
     return list(draft[:m]) + [int(torch.multinomial(r / r.sum(), 1, generator=generator))], m
 
+# %% ../nbs/12_eval.ipynb #e8934d44
+def _first_token(sess: TargetSession, prompt: list, T: float, top_p: float, generator):
+    "Prefill: the target reads the prompt; -> (its first new token, greedy or sampled; the prompt's features)."
+    if T <= 0:
+        nxt, h = sess(prompt, all_logits=False)
+        return int(nxt[-1]), h
+    lg, h = sess.logits(prompt, all_logits=False)
+    return int(torch.multinomial(tempered_probs(lg[-1], T, top_p), 1, generator=generator)), h
+
+def _verify_block(sess: TargetSession, anchor: int, logits, T: float, top_p: float, generator, verify):
+    "One verification of the drafter's `logits` (L - 1, V); -> (tokens to commit, drafts kept, target features)."
+    if T > 0:
+        q = tempered_probs(logits, T, top_p)
+        d = torch.multinomial(q, 1, generator=generator)[:, 0].tolist() if len(q) else []
+        lg, h = sess.logits([anchor] + d)
+        commit, m = verify(d, q, tempered_probs(lg, T, top_p), generator)
+        return commit, m, h
+    d = logits.argmax(-1).tolist()
+    y, h = sess([anchor] + d)
+    y = y.tolist()
+    m = 0
+    while m < len(d) and d[m] == y[m]: m += 1
+    return y[:m + 1], m, h
+
 # %% ../nbs/12_eval.ipynb #efdf6eca
 @torch.no_grad()
 def speculative_generate(target, drafter: DFlashDraftModel, prompt_ids, max_new_tokens: int = 256, eos_token_id=None,
@@ -216,18 +240,13 @@ def speculative_generate(target, drafter: DFlashDraftModel, prompt_ids, max_new_
     dev = target.get_input_embeddings().weight.device
     supp = torch.tensor(sorted({int(i) for i in suppress_ids}), dtype=torch.long, device=dev) if suppress_ids else None
     if T > 0 and generator is None: generator = torch.Generator(dev).manual_seed(0)
-    probs = lambda lg: tempered_probs(lg, T, top_p)
     out, accepted, matched, drafted, draft_forwards = [], [], [], [], 0
     with TargetFeatures(target, c.target_layer_ids) as feats:
         sess = TargetSession(target, feats, suppress_ids)
         dcache = DraftCache() if draft_cache else None
         if max_new_tokens > 0:
-            if T > 0:
-                lg, h = sess.logits(prompt, all_logits=False)
-                out.append(int(torch.multinomial(probs(lg[-1]), 1, generator=generator)))
-            else:
-                nxt, h = sess(prompt, all_logits=False)
-                out.append(int(nxt[-1]))
+            first, h = _first_token(sess, prompt, T, top_p, generator)
+            out.append(first)
             ctx, ctx_start = [h], 0                     # features not yet given to the drafter, from position ctx_start
         while out and out[-1] not in eos and len(out) < max_new_tokens:
             a = len(prompt) + len(out) - 1             # position of the anchor (the last committed token)
@@ -238,26 +257,14 @@ def speculative_generate(target, drafter: DFlashDraftModel, prompt_ids, max_new_
             draft_forwards += 1
             if dcache is not None: ctx, ctx_start = [], ctx_start + new.shape[0]
             if supp is not None: logits[:, supp] = -math.inf
-            if T > 0:
-                q = probs(logits)
-                d = torch.multinomial(q, 1, generator=generator)[:, 0].tolist() if L > 1 else []
-                lg, h = sess.logits([out[-1]] + d)
-                commit, m = verify(d, q, probs(lg), generator)
-            else:
-                d = logits.argmax(-1).tolist()
-                y, h = sess([out[-1]] + d)
-                y = y.tolist()
-                m = 0
-                while m < L - 1 and d[m] == y[m]: m += 1
-                commit = y[:m + 1]
+            commit, m, h = _verify_block(sess, out[-1], logits, T, top_p, generator, verify)
             hit = next((i for i, t in enumerate(commit) if t in eos), None)
             if hit is not None: commit = commit[:hit + 1]
             out += commit
             accepted.append(len(commit) - 1); matched.append(m); drafted.append(L - 1)
             ctx.append(h[:len(commit)])                 # the anchor and the accepted drafts: positions a .. a + len(commit) - 1
             sess.crop(a + len(commit))
-    stop = 'eos' if out and out[-1] in eos else 'length'
-    n = max_new_tokens > 0
+    stop, n = 'eos' if out and out[-1] in eos else 'length', max_new_tokens > 0
     return Generation(out, len(prompt), sess.forwards if n else 0, sess.tokens_in if n else 0, stop, time.perf_counter() - t0,
                       accepted, matched, drafted, draft_forwards, sess.extra_tokens if n else 0, sess.extra_forwards if n else 0, T)
 
