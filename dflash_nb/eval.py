@@ -431,7 +431,8 @@ def prompt_lookup_generate(target, prompt_ids, max_new_tokens: int = 256, eos_to
         accepted.append(len(commit) - 1); matched.append(m); drafted.append(len(d))
         sess.crop(a + len(commit))
     stop = 'eos' if out and out[-1] in eos else 'length'
-    return Generation(out, len(prompt), sess.forwards, sess.tokens_in, stop, time.perf_counter() - t0, accepted, matched, drafted, 0)
+    return Generation(out, len(prompt), sess.forwards, sess.tokens_in, stop, time.perf_counter() - t0, accepted, matched, drafted, 0,
+                      sess.extra_tokens, sess.extra_forwards)
 
 # %% ../nbs/12_eval.ipynb #62b5bc88
 PROMPT_LOOKUP = 'prompt-lookup'

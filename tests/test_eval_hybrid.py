@@ -5,8 +5,8 @@ import argparse, json, warnings
 import pytest
 import torch
 
-from dflash_nb.eval import (TargetSession, add_eval_args, eval_main, evaluate, generate_token_dataset, greedy_generate,
-                            random_prompts, speculative_generate)
+from dflash_nb.eval import (TargetSession, add_eval_args, eval_main, generate_token_dataset, greedy_generate,
+                            prompt_lookup_generate, random_prompts, speculative_generate)
 from dflash_nb.model import DFlashDraftModel, TargetFeatures, tiny_hybrid_target
 from dflash_nb.train import load_target, train, train_args
 
@@ -78,6 +78,13 @@ def test_lossless_on_the_hybrid_target(work, which):
             rejected = sum(a < dr for a, dr in zip(s.accepted, s.drafted))
             assert s.extra_target_forwards <= rejected and s.target_forwards == s.steps + 1 + s.extra_target_forwards
             assert s.target_tokens == len(p) + sum(x + 1 for x in s.drafted) + s.extra_target_tokens
+
+
+def test_prompt_lookup_is_lossless_on_the_hybrid_target(work):
+    tgt = work['target']
+    for p in ([3, 4, 5, 3, 4, 5, 3, 4], [9, 9, 9, 9, 9, 9]):
+        g, s = greedy_generate(tgt, p, 30, suppress_ids=[MASK]), prompt_lookup_generate(tgt, p, 30, suppress_ids=[MASK], k=4)
+        assert s.tokens == g.tokens and s.target_tokens == len(p) + sum(d + 1 for d in s.drafted) + s.extra_target_tokens
 
 
 def test_training_on_the_hybrid_target_lowers_the_loss(work):
