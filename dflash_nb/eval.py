@@ -17,11 +17,12 @@ from .records import BadRecord, is_user_query, list_completion_files, normalize_
 
 # %% auto #0
 __all__ = ['PROMPT_LOOKUP', 'new_kv_cache', 'crop_kv_cache', 'TargetSession', 'Generation', 'default_eos_ids', 'greedy_generate',
-           'speculative_generate', 'EvalResult', 'evaluate', 'lookup_draft', 'prompt_lookup_generate',
-           'compare_methods', 'comparison_rows', 'comparison_table', 'plot_eval', 'random_prompts', 'dataset_prompts',
-           'generate_tokens', 'generate_token_dataset', 'parse_prompt', 'read_prompts', 'split_reasoning',
-           'generate_records', 'api_models', 'chat_completion', 'generate_records_api', 'FakeChatServer',
-           'add_eval_args', 'prepare_eval', 'eval_main', 'add_generate_args', 'generate_main']
+           'tempered_probs', 'sample_verify', 'speculative_generate', 'EvalResult', 'evaluate', 'lookup_draft',
+           'prompt_lookup_generate', 'compare_methods', 'comparison_rows', 'comparison_table', 'plot_eval',
+           'random_prompts', 'dataset_prompts', 'generate_tokens', 'generate_token_dataset', 'parse_prompt',
+           'read_prompts', 'split_reasoning', 'generate_records', 'api_models', 'chat_completion',
+           'generate_records_api', 'FakeChatServer', 'add_eval_args', 'prepare_eval', 'eval_main', 'add_generate_args',
+           'generate_main']
 
 # %% ../nbs/12_eval.ipynb #8945b4f1
 def _cache_kwarg(model) -> str:
@@ -43,34 +44,78 @@ def crop_kv_cache(cache, keep: int):
     elif n: cache.crop(keep)                                                             # transformers 4: keep `keep`
 
 # %% ../nbs/12_eval.ipynb #4f7f27c3
+def _linear_layers(cache) -> list:
+    "Cache layers holding a linear-attention state (conv window + recurrent matrix): restorable, never croppable."
+    return [l for l in getattr(cache, 'layers', None) or [] if hasattr(l, 'recurrent_states')]
+
 class TargetSession:
-    "One sequence through the target: its KV cache, greedy next tokens, and the features `features` captures."
+    "One sequence through the target: its cache, logits / greedy next tokens, and the features `features` captures."
     def __init__(self, target, features: TargetFeatures | None = None, suppress_ids=()):
         self.target, self.features, self.cache = target, features, new_kv_cache(target)
         self._kw = _cache_kwarg(target)
         self.device = target.get_input_embeddings().weight.device
         self.suppress = torch.tensor(sorted({int(i) for i in suppress_ids}), dtype=torch.long, device=self.device) if suppress_ids else None
-        self.forwards = self.tokens_in = 0
+        self.linear = _linear_layers(self.cache)          # a hybrid target: snapshot + restore instead of crop
+        self.pending, self._snap, self._fed = [], None, []  # hybrid: kept tokens to feed again before the next input
+        self.forwards = self.tokens_in = self.extra_tokens = self.extra_forwards = 0
 
     @property
-    def length(self) -> int: return self.cache.get_seq_length()
+    def length(self) -> int: return self.cache.get_seq_length() + len(self.pending)
 
     @torch.no_grad()
-    def __call__(self, ids, all_logits: bool = True):
-        "Feed `ids` after the cached positions; -> (greedy next token after each position, their features or None)."
+    def logits(self, ids, all_logits: bool = True):
+        "Feed `ids` after the kept positions; -> (float logits after each position, suppressed ids -inf; features or None)."
+        if self.linear: self._before_forward([int(t) for t in ids])
         x = torch.as_tensor(ids, dtype=torch.long, device=self.device).view(1, -1)
         out = self.target(input_ids=x, use_cache=True, logits_to_keep=0 if all_logits else 1, **{self._kw: self.cache})
         self.forwards += 1; self.tokens_in += x.shape[1]
-        if self.forwards == 1:
+        if self.forwards == 1 and not self.linear:
             if getattr(self.cache, 'is_croppable', True) is False:
                 raise ValueError(f"{type(self.target).__name__}: its cache cannot be rolled back (linear-attention layers keep a "
                                  "recurrent state); speculative verification needs a croppable KV cache")
             if hasattr(self.cache, 'activate_past_recording'): self.cache.activate_past_recording()  # after the prefill, as HF does
         logits = out.logits[0].float()
         if self.suppress is not None: logits[:, self.suppress] = -math.inf
-        return logits.argmax(-1), (self.features.pop()[0] if self.features is not None else None)
+        return logits, (self.features.pop()[0] if self.features is not None else None)
 
-    def crop(self, keep: int): crop_kv_cache(self.cache, keep)
+    def __call__(self, ids, all_logits: bool = True):
+        "Feed `ids` after the kept positions; -> (greedy next token after each position, their features or None)."
+        logits, h = self.logits(ids, all_logits)
+        return logits.argmax(-1), h
+
+# %% ../nbs/12_eval.ipynb #d25e47f7
+@torch.no_grad()
+def _before_forward(self, x: list):
+    "Hybrid target: feed the tokens kept by the last restore; snapshot the states before a forward that may be rolled back."
+    if self.pending:
+        self.target(input_ids=torch.tensor([self.pending], device=self.device), use_cache=True, logits_to_keep=1,
+                    **{self._kw: self.cache})
+        if self.features is not None: self.features.pop()      # the same features as before the restore: not needed
+        self.forwards += 1; self.tokens_in += len(self.pending)
+        self.extra_forwards += 1; self.extra_tokens += len(self.pending)
+    self.pending, self._fed, self._snap = [], x, None
+    if len(x) > 1 and self.cache.get_seq_length() > 0:
+        self._snap = (self.cache.get_seq_length(), [{i: (l.conv_states[i].clone(), l.recurrent_states[i].clone())
+                                                     for i in range(l.number_of_states) if l.is_recurrent_states_initialized[i]}
+                                                    for l in self.linear])
+
+@torch.no_grad()
+def _crop(self, keep: int):
+    "Keep the first `keep` positions: crop the KV cache; on a hybrid target restore the snapshot, queue the kept tokens."
+    if not self.linear: return crop_kv_cache(self.cache, keep)
+    n = self.length
+    if keep == n: return
+    if self._snap is None or not self._snap[0] <= keep < n:
+        raise ValueError(f"cannot crop a hybrid cache of {n} positions to {keep}: only back into the last multi-token forward")
+    start, states = self._snap
+    for l, st in zip(self.linear, states):
+        for i, (conv, rec) in st.items(): l.conv_states[i].copy_(conv); l.recurrent_states[i].copy_(rec)
+    from transformers.cache_utils import DynamicLayer
+    for l in self.cache.layers:
+        if isinstance(l, DynamicLayer): DynamicLayer.crop(l, -(l.get_seq_length() - start))
+    self.pending, self._snap = self._fed[:keep - start], None
+
+TargetSession._before_forward, TargetSession.crop = _before_forward, _crop
 
 # %% ../nbs/12_eval.ipynb #803eb3e9
 @dataclass
@@ -86,6 +131,9 @@ class Generation:
     matched: list = field(default_factory=list)     # per step: leading draft tokens equal to the target's choice
     drafted: list = field(default_factory=list)     # per step: draft tokens verified (block size - 1, fewer at the end)
     draft_forwards: int = 0
+    extra_target_tokens: int = 0    # hybrid targets: kept tokens fed again after a state restore (in target_tokens)
+    extra_target_forwards: int = 0  # hybrid targets: forwards that fed them (in target_forwards)
+    temperature: float = 0.0
 
     @property
     def steps(self) -> int: return len(self.accepted)
@@ -128,23 +176,77 @@ def greedy_generate(target, prompt_ids, max_new_tokens: int = 256, eos_token_id=
     stop = 'eos' if out and out[-1] in eos else 'length'
     return Generation(out, len(prompt), sess.forwards, sess.tokens_in, stop, time.perf_counter() - t0)
 
+# %% ../nbs/12_eval.ipynb #7900027f
+def tempered_probs(logits, temperature: float = 1.0, top_p: float = 1.0):
+    "softmax(logits / T) over the last axis, restricted to the top-p nucleus (the smallest set of mass >= top_p) and renormalised."
+    p = torch.softmax(logits.float() / temperature, -1)
+    if top_p < 1:
+        s, i = p.sort(-1, descending=True)
+        s[(s.cumsum(-1) - s) >= top_p] = 0            # drop a token once the ones before it already reach top_p
+        p = torch.zeros_like(p).scatter_(-1, i, s)
+        p = p / p.sum(-1, keepdim=True)
+    return p
+
+def sample_verify(draft: list, q, p, generator=None, residual: bool = True) -> tuple[list, int]:
+    """Speculative sampling of one block: `draft` (K ids) drawn from q (K, V), p (K + 1, V) the target's distributions after
+    the anchor and after each draft. Draft i is kept with probability min(1, p_i(x)/q_i(x)); at the first rejection the
+    token comes from the residual max(0, p - q) renormalised (`residual=False`: from p — wrong, for tests); when all K are
+    kept, from p_K. -> (committed tokens: the kept drafts + that one, number kept)."""
+    K = len(draft)
+    if K:
+        d = torch.as_tensor(draft, device=p.device)
+        pd, qd = p[torch.arange(K, device=p.device), d], q[torch.arange(K, device=q.device), d]
+        u = torch.rand(K, generator=generator, device=p.device)
+        m = int((u * qd < pd).int().cumprod(0).sum())
+    else: m = 0
+    r = (p[m] - q[m]).clamp_min(0) if m < K and residual else p[m]
+    if float(r.sum()) <= 0: r = p[m]                  # p == q at this slot: a rejection has probability 0
+    return list(draft[:m]) + [int(torch.multinomial(r / r.sum(), 1, generator=generator))], m
+
+# %% ../nbs/12_eval.ipynb #e8934d44
+def _first_token(sess: TargetSession, prompt: list, T: float, top_p: float, generator):
+    "Prefill: the target reads the prompt; -> (its first new token, greedy or sampled; the prompt's features)."
+    if T <= 0:
+        nxt, h = sess(prompt, all_logits=False)
+        return int(nxt[-1]), h
+    lg, h = sess.logits(prompt, all_logits=False)
+    return int(torch.multinomial(tempered_probs(lg[-1], T, top_p), 1, generator=generator)), h
+
+def _verify_block(sess: TargetSession, anchor: int, logits, T: float, top_p: float, generator, verify):
+    "One verification of the drafter's `logits` (L - 1, V); -> (tokens to commit, drafts kept, target features)."
+    if T > 0:
+        q = tempered_probs(logits, T, top_p)
+        d = torch.multinomial(q, 1, generator=generator)[:, 0].tolist() if len(q) else []
+        lg, h = sess.logits([anchor] + d)
+        commit, m = verify(d, q, tempered_probs(lg, T, top_p), generator)
+        return commit, m, h
+    d = logits.argmax(-1).tolist()
+    y, h = sess([anchor] + d)
+    y = y.tolist()
+    m = 0
+    while m < len(d) and d[m] == y[m]: m += 1
+    return y[:m + 1], m, h
+
 # %% ../nbs/12_eval.ipynb #efdf6eca
 @torch.no_grad()
 def speculative_generate(target, drafter: DFlashDraftModel, prompt_ids, max_new_tokens: int = 256, eos_token_id=None,
-                         suppress_ids=(), draft_cache: bool = True) -> Generation:
-    "DFlash speculative decoding at temperature 0: one drafter and one target forward per step; lossless."
+                         suppress_ids=(), draft_cache: bool = True, temperature: float = 0.0, top_p: float = 1.0,
+                         generator=None, verify=sample_verify) -> Generation:
+    """DFlash speculative decoding: one drafter and one target forward per step. At temperature 0 greedy and lossless;
+    above it speculative sampling (`verify`, seeded by `generator`), distributed as the target's own sampling."""
     t0, prompt, eos = time.perf_counter(), _ids(prompt_ids), _eos_set(eos_token_id)
     if not prompt: raise ValueError("empty prompt: give at least one token")
-    c = drafter.config
+    c, T = drafter.config, float(temperature)
     dev = target.get_input_embeddings().weight.device
     supp = torch.tensor(sorted({int(i) for i in suppress_ids}), dtype=torch.long, device=dev) if suppress_ids else None
+    if T > 0 and generator is None: generator = torch.Generator(dev).manual_seed(0)
     out, accepted, matched, drafted, draft_forwards = [], [], [], [], 0
     with TargetFeatures(target, c.target_layer_ids) as feats:
         sess = TargetSession(target, feats, suppress_ids)
         dcache = DraftCache() if draft_cache else None
         if max_new_tokens > 0:
-            nxt, h = sess(prompt, all_logits=False)
-            out.append(int(nxt[-1]))
+            first, h = _first_token(sess, prompt, T, top_p, generator)
+            out.append(first)
             ctx, ctx_start = [h], 0                     # features not yet given to the drafter, from position ctx_start
         while out and out[-1] not in eos and len(out) < max_new_tokens:
             a = len(prompt) + len(out) - 1             # position of the anchor (the last committed token)
@@ -155,21 +257,16 @@ def speculative_generate(target, drafter: DFlashDraftModel, prompt_ids, max_new_
             draft_forwards += 1
             if dcache is not None: ctx, ctx_start = [], ctx_start + new.shape[0]
             if supp is not None: logits[:, supp] = -math.inf
-            d = logits.argmax(-1).tolist()
-            y, h = sess([out[-1]] + d)
-            y = y.tolist()
-            m = 0
-            while m < L - 1 and d[m] == y[m]: m += 1
-            commit = y[:m + 1]
+            commit, m, h = _verify_block(sess, out[-1], logits, T, top_p, generator, verify)
             hit = next((i for i, t in enumerate(commit) if t in eos), None)
             if hit is not None: commit = commit[:hit + 1]
             out += commit
             accepted.append(len(commit) - 1); matched.append(m); drafted.append(L - 1)
             ctx.append(h[:len(commit)])                 # the anchor and the accepted drafts: positions a .. a + len(commit) - 1
             sess.crop(a + len(commit))
-    stop = 'eos' if out and out[-1] in eos else 'length'
-    return Generation(out, len(prompt), sess.forwards if max_new_tokens > 0 else 0, sess.tokens_in if max_new_tokens > 0 else 0,
-                      stop, time.perf_counter() - t0, accepted, matched, drafted, draft_forwards)
+    stop, n = 'eos' if out and out[-1] in eos else 'length', max_new_tokens > 0
+    return Generation(out, len(prompt), sess.forwards if n else 0, sess.tokens_in if n else 0, stop, time.perf_counter() - t0,
+                      accepted, matched, drafted, draft_forwards, sess.extra_tokens if n else 0, sess.extra_forwards if n else 0, T)
 
 # %% ../nbs/12_eval.ipynb #40eea334
 def _pct(x) -> str: return '-' if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.1f}%"
@@ -181,8 +278,9 @@ class EvalResult:
     block_size: int
     max_new_tokens: int
     label: str = ''
+    temperature: float = 0.0      # > 0: sampled verification (no lossless check)
 
-    def _sum(self, k): return sum(r[k] for r in self.rows)
+    def _sum(self, k): return sum(r.get(k, 0) for r in self.rows)
     @property
     def prompts(self) -> int: return len(self.rows)
     @property
@@ -227,6 +325,9 @@ class EvalResult:
                 'speedup_target_forwards': self.speedup, 'new_tokens': self._sum('new_tokens'), 'steps': self._sum('steps'),
                 'target_forwards': self._sum('target_forwards'), 'autoregressive_forwards': self._sum('new_tokens'),
                 'target_forwards_saved': self.forwards_saved, 'target_tokens': self._sum('target_tokens'),
+                'extra_target_tokens': self._sum('extra_target_tokens'), 'extra_target_forwards': self._sum('extra_target_forwards'),
+                'temperature': self.temperature,
+                'extra_target_tokens_per_step': self._sum('extra_target_tokens') / max(1, self._sum('steps')),
                 'lossless': self.lossless, 'mismatches': len(self.mismatches), 'block_size': self.block_size,
                 'max_new_tokens': self.max_new_tokens, 'accept_hist': self.accept_hist.tolist(),
                 'position_acceptance': [None if math.isnan(x) else round(float(x), 5) for x in self.position_acceptance],
@@ -243,10 +344,13 @@ class EvalResult:
 
     def table(self) -> str:
         s = self.summary()
-        lines = [f"{self.label or 'drafter'}: {s['prompts']} prompts, {s['new_tokens']:,} new tokens (max {self.max_new_tokens}/prompt)",
+        lines = [f"{self.label or 'drafter'}{f' at T={self.temperature:g}' if self.temperature else ''}: {s['prompts']} prompts, {s['new_tokens']:,} new tokens (max {self.max_new_tokens}/prompt)",
                  f"  mean tau {s['mean_tau']:.3f} (pooled {s['pooled_tau']:.3f}); speed-up in target forwards {s['speedup_target_forwards']:.2f}x "
                  f"({s['target_forwards']:,} forwards vs {s['autoregressive_forwards']:,} autoregressive, {s['target_forwards_saved']:,} saved)",
-                 f"  lossless vs plain greedy: " + ('not checked' if s['lossless'] is None else 'yes, every prompt' if s['lossless']
+                 *([f"  hybrid target: {s['extra_target_tokens']:,} kept tokens fed again after state restores, in "
+                    f"{s['extra_target_forwards']:,} extra forwards ({s['extra_target_tokens_per_step']:.2f} tokens per step)"]
+                   if s['extra_target_tokens'] else []),
+                 f"  lossless vs plain greedy: " + ('sampled (T > 0): see the distribution test' if self.temperature else 'not checked' if s['lossless'] is None else 'yes, every prompt' if s['lossless']
                                                    else f"NO: {s['mismatches']} prompts differ"),
                  '  accepted length (tokens/step) ' + ' '.join(f"{n}:{c}" for n, c in enumerate(s['accept_hist'], 1) if c),
                  '  acceptance by position k      ' + ' '.join(f"{k}:{_pct(x)}" for k, x in enumerate(self.position_acceptance, 1))]
@@ -269,13 +373,16 @@ def _eval_row(pid, ids, s: Generation, g: Generation | None) -> dict:
         diff = next((i for i, (x, y) in enumerate(zip(g.tokens, s.tokens)) if x != y), min(len(g.tokens), len(s.tokens)))
     return {'id': pid, 'prompt_len': len(ids), 'new_tokens': len(s.tokens), 'steps': s.steps, 'tau': s.tau,
             'speedup': s.speedup, 'target_forwards': s.target_forwards, 'target_tokens': s.target_tokens,
-            'draft_forwards': s.draft_forwards, 'stop': s.stop, 'accepted': s.accepted, 'matched': s.matched,
-            'drafted': s.drafted, 'lossless': None if g is None else diff is None, 'first_difference': diff,
+            'draft_forwards': s.draft_forwards, 'extra_target_tokens': s.extra_target_tokens,
+            'extra_target_forwards': s.extra_target_forwards, 'stop': s.stop,
+            'accepted': s.accepted, 'matched': s.matched, 'drafted': s.drafted, 'lossless': None if g is None else diff is None, 'first_difference': diff,
             'spec_seconds': s.seconds, 'greedy_seconds': None if g is None else g.seconds, 'tokens': s.tokens}
 
 def evaluate(target, drafter: DFlashDraftModel, prompts, max_new_tokens: int = 128, eos_token_id=None, suppress_ids=(),
-             reference: bool = True, draft_cache: bool = True, label: str = '', progress: bool = False) -> EvalResult:
-    "Speculative decoding of every prompt (token ids) with `drafter`; with `reference`, checked against plain greedy decoding."
+             reference: bool = True, draft_cache: bool = True, label: str = '', progress: bool = False,
+             temperature: float = 0.0, top_p: float = 1.0, seed: int = 0) -> EvalResult:
+    """Speculative decoding of every prompt (token ids) with `drafter`; with `reference` (T = 0 only), checked against plain
+    greedy decoding. At T > 0 prompt i is sampled with a generator seeded `seed + i` (reproducible)."""
     items = _prompt_items(prompts)
     if progress:
         from tqdm.auto import tqdm
@@ -283,12 +390,14 @@ def evaluate(target, drafter: DFlashDraftModel, prompts, max_new_tokens: int = 1
     was_training, rows = drafter.training, []
     drafter.eval()
     try:
-        for pid, ids in items:
-            s = speculative_generate(target, drafter, ids, max_new_tokens, eos_token_id, suppress_ids, draft_cache)
-            g = greedy_generate(target, ids, max_new_tokens, eos_token_id, suppress_ids) if reference else None
+        dev = target.get_input_embeddings().weight.device
+        for i, (pid, ids) in enumerate(items):
+            gen = torch.Generator(dev).manual_seed(seed + i) if temperature > 0 else None
+            s = speculative_generate(target, drafter, ids, max_new_tokens, eos_token_id, suppress_ids, draft_cache, temperature, top_p, gen)
+            g = greedy_generate(target, ids, max_new_tokens, eos_token_id, suppress_ids) if reference and not temperature else None
             rows.append(_eval_row(pid, ids, s, g))
     finally: drafter.train(was_training)
-    return EvalResult(rows, drafter.config.block_size, max_new_tokens, label)
+    return EvalResult(rows, drafter.config.block_size, max_new_tokens, label, float(temperature))
 
 # %% ../nbs/12_eval.ipynb #999366be
 def lookup_draft(seq: list, k: int = 10, ngram_max: int = 3, ngram_min: int = 1) -> list:
@@ -322,7 +431,8 @@ def prompt_lookup_generate(target, prompt_ids, max_new_tokens: int = 256, eos_to
         accepted.append(len(commit) - 1); matched.append(m); drafted.append(len(d))
         sess.crop(a + len(commit))
     stop = 'eos' if out and out[-1] in eos else 'length'
-    return Generation(out, len(prompt), sess.forwards, sess.tokens_in, stop, time.perf_counter() - t0, accepted, matched, drafted, 0)
+    return Generation(out, len(prompt), sess.forwards, sess.tokens_in, stop, time.perf_counter() - t0, accepted, matched, drafted, 0,
+                      sess.extra_tokens, sess.extra_forwards)
 
 # %% ../nbs/12_eval.ipynb #62b5bc88
 PROMPT_LOOKUP = 'prompt-lookup'
@@ -350,8 +460,8 @@ def compare_methods(target, methods: dict, prompts, max_new_tokens: int = 128, e
             out[label] = EvalResult(rows, m.config.block_size, max_new_tokens, label)
     return out
 
-def comparison_rows(results: dict) -> list[dict]:
-    "One summary dict per method: mean tau, target forwards (saved), seconds per token, lossless."
+def comparison_rows(results: dict, sampled: dict | None = None) -> list[dict]:
+    "One summary dict per method: mean tau (and `sampled_mean_tau` of `sampled`, {label: EvalResult at T > 0}), target forwards (saved), seconds per token, lossless."
     g = results['greedy']
     g_spt = g._sum('spec_seconds') / max(1, g._sum('new_tokens'))
     rows = []
@@ -362,15 +472,19 @@ def comparison_rows(results: dict) -> list[dict]:
                      'target_forwards': s['target_forwards'], 'target_forwards_saved': s['new_tokens'] - s['target_forwards'],
                      'seconds_per_token': spt, 'wall_speedup_vs_greedy': g_spt / spt if spt else None,
                      'lossless': True if label == 'greedy' else s['lossless'], 'mismatches': s['mismatches']})
+        if sampled: rows[-1].update(sampled_temperature=next(iter(sampled.values())).temperature,
+                                    sampled_mean_tau=sampled[label].mean_tau if label in sampled else None)
     return rows
 
-def comparison_table(results: dict) -> str:
-    "The comparison as a fixed-width text table."
-    head = f"{'method':<22}{'mean tau':>9}{'pooled':>8}{'tokens':>8}{'target fwd':>11}{'saved':>7}{'ms/token':>10}{'wall x':>8}  lossless"
+def comparison_table(results: dict, sampled: dict | None = None) -> str:
+    "The comparison as a fixed-width text table (with a tau column for the sampled runs `sampled`)."
+    T = f"tau T={next(iter(sampled.values())).temperature:g}" if sampled else ''
+    head = f"{'method':<22}{'mean tau':>9}{T:>10}{'pooled':>8}{'tokens':>8}{'target fwd':>11}{'saved':>7}{'ms/token':>10}{'wall x':>8}  lossless"
     lines = [head, '-' * len(head)]
-    for r in comparison_rows(results):
+    for r in comparison_rows(results, sampled):
         ok = 'yes' if r['lossless'] else ('NO (' + str(r['mismatches']) + ')' if r['lossless'] is False else '-')
-        lines.append(f"{r['method']:<22}{r['mean_tau']:>9.3f}{r['pooled_tau']:>8.3f}{r['new_tokens']:>8,}{r['target_forwards']:>11,}"
+        st = '' if not sampled else '-' if r['sampled_mean_tau'] is None else f"{r['sampled_mean_tau']:.3f}"
+        lines.append(f"{r['method']:<22}{r['mean_tau']:>9.3f}{st:>10}{r['pooled_tau']:>8.3f}{r['new_tokens']:>8,}{r['target_forwards']:>11,}"
                      f"{r['target_forwards_saved']:>7,}{1000 * r['seconds_per_token']:>10.1f}{r['wall_speedup_vs_greedy'] or 0:>8.2f}  {ok}")
     return '\n'.join(lines)
 
@@ -741,7 +855,8 @@ def _pick_device(name: str = 'auto') -> torch.device:
 def add_eval_args(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     "Options of `dflash-nb eval`."
     a = p.add_argument
-    a('--target', required=True, help="target model directory (Hugging Face), or tiny[:key=value,...] for a tiny random Qwen3 built in code")
+    a('--target', required=True, help="target model directory (Hugging Face), or tiny[:key=value,...] for a tiny random Qwen3 "
+      "built in code (tiny:hybrid=1: a Qwen3.5-style hybrid)")
     a('--drafter', required=True, help="drafter directory (config.json + model.safetensors, as train writes it), or 'untrained'")
     g = p.add_argument_group('prompts (one of)')
     g.add_argument('--dataset', help="tokenized dataset (local or s3://): each sample's tokens before its first masked token")
@@ -757,6 +872,9 @@ def add_eval_args(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     g.add_argument('--ignore-eos', action='store_true', help="always generate --max-new-tokens")
     g.add_argument('--suppress-token-ids', help="ids never generated (default: the mask token for tiny targets, none otherwise)")
     g.add_argument('--no-reference', action='store_true', help="skip plain greedy decoding (no lossless check, faster)")
+    g.add_argument('--temperature', default='0', help="comma-separated temperatures, e.g. 0,1 (default 0 = greedy, lossless); "
+                   "T > 0 = speculative sampling, seeded by --seed; eval.json's main numbers are the first T's")
+    g.add_argument('--top-p', type=float, default=1.0, help="nucleus of the sampled runs (default 1.0)")
     g.add_argument('--no-draft-cache', action='store_true', help="recompute the drafter's context keys/values every step")
     g.add_argument('--draft-layers', type=int, default=5, help="layers of an untrained drafter (default 5)")
     g.add_argument('--mask-token-id', type=int, help="mask id of an untrained drafter (default: 248070, or the last id of a tiny target)")
@@ -818,10 +936,17 @@ def eval_main(args: argparse.Namespace) -> int:
     a = args
     e = prepare_eval(a.target, a.drafter, a.dataset, a.prompts, a.random_prompts, a.tokenizer, a.prompt_len, a.limit, a.max_prompt_len,
                      a.eos_token_id, a.ignore_eos, a.suppress_token_ids, a.draft_layers, a.mask_token_id, a.vocab_size, a.device, a.seed)
-    res = evaluate(e['target'], e['drafter'], e['prompts'], a.max_new_tokens, e['eos_token_id'], e['suppress_ids'],
-                   reference=not a.no_reference, draft_cache=not a.no_draft_cache, label=e['label'], progress=not a.quiet)
-    print(res.table())
-    if a.output_dir: print(f"-> {res.save(a.output_dir)}")
+    temps = [float(t) for t in str(a.temperature).replace(',', ' ').split()] or [0.0]
+    if any(t < 0 for t in temps) or not 0 < a.top_p <= 1: raise ValueError("--temperature must be >= 0 and --top-p in (0, 1]")
+    runs = [evaluate(e['target'], e['drafter'], e['prompts'], a.max_new_tokens, e['eos_token_id'], e['suppress_ids'],
+                     reference=not a.no_reference, draft_cache=not a.no_draft_cache, label=e['label'], progress=not a.quiet,
+                     temperature=t, top_p=a.top_p, seed=a.seed) for t in temps]
+    res = runs[0]
+    for r in runs: print(r.table())
+    if a.output_dir:
+        d = {**res.to_dict(), 'top_p': a.top_p, 'by_temperature': {f"{r.temperature:g}": r.summary() for r in runs}}
+        out = Path(a.output_dir); out.mkdir(parents=True, exist_ok=True); (out/'eval.json').write_text(json.dumps(d, indent=1))
+        print(f"-> {out/'eval.json'}")
     for r in res.mismatches[:5]: print(f"NOT LOSSLESS: prompt {r['id']} differs from greedy decoding at new token {r['first_difference']}", file=sys.stderr)
     return 1 if res.lossless is False else 0
 

@@ -425,11 +425,13 @@ def setup_device(device: str = 'auto'):
 
 # %% ../nbs/11_train.ipynb #24dc9e6a
 def load_target(spec: str, device, dtype=None, vocab_size: int | None = None):
-    "A frozen target in eval mode: `tiny[:k=v,...]` (built in code) or a local Hugging Face model directory."
+    "A frozen target in eval mode: `tiny[:k=v,...]` (built in code; `hybrid=1`: Qwen3.5-style) or a local Hugging Face model directory."
     if spec == 'tiny' or spec.startswith('tiny:'):
         kw = {k: json.loads(v.lower() if v.lower() in ('true', 'false') else v) for k, v in (kv.split('=', 1) for kv in spec[5:].split(',') if kv)}
         if vocab_size and 'vocab_size' not in kw: kw['vocab_size'] = vocab_size
-        return tiny_qwen3_target(**kw).to(device=device, dtype=dtype or torch.float32)
+        from dflash_nb.model import tiny_hybrid_target
+        make = tiny_hybrid_target if kw.pop('hybrid', False) else tiny_qwen3_target    # tiny:hybrid=1 = Qwen3.5-style
+        return make(**kw).to(device=device, dtype=dtype or torch.float32)
     from transformers import AutoModelForCausalLM
     if not Path(spec).is_dir(): raise FileNotFoundError(f"{spec}: --target must be a local model directory or 'tiny'")
     m = AutoModelForCausalLM.from_pretrained(spec, dtype=dtype or (torch.bfloat16 if device.type == 'cuda' else torch.float32),
