@@ -19,8 +19,9 @@ __all__ = ['LAYER_TYPES', 'SCALED_ROPE_TYPES', 'text_config', 'rope_theta_of', '
            'rotary_cos_sin', 'rope_scaling_of', 'rotate_half', 'apply_rotary', 'MLP', 'block_attention_mask',
            'flex_block_mask', 'sliding_window_mask', 'layer_causal', 'flex_layer_masks', 'layer_masks', 'DraftCache',
            'DFlashAttention', 'DFlashDecoderLayer', 'decoder_layers', 'shared_embeddings', 'final_norm',
-           'tiny_qwen3_target', 'tiny_llama_target', 'tiny_hybrid_target', 'TargetFeatures', 'build_drafter',
-           'drafter_hidden', 'DFlashDraftModel', 'check_drafter_fits', 'drafter_readme', 'modeling_source']
+           'tiny_qwen3_target', 'tiny_llama_target', 'tiny_hybrid_target', 'norm_gain', 'TargetFeatures',
+           'build_drafter', 'drafter_hidden', 'DFlashDraftModel', 'check_drafter_fits', 'drafter_readme',
+           'modeling_source']
 
 # %% ../nbs/10_model.ipynb #4a32cb2a
 def _get(cfg, key, default=None):
@@ -471,6 +472,15 @@ def tiny_hybrid_target(vocab_size: int = 512, seed: int = 0, num_layers: int = 8
     finally: torch.random.set_rng_state(g)
     return model.to(dtype).eval().requires_grad_(False)
 
+# %% ../nbs/10_model.ipynb #f7761e11
+def norm_gain(norm: nn.Module) -> torch.Tensor:
+    """The per-dimension gain an RMSNorm applies: its output on a unit-RMS input, in float32. That is `weight` for
+    Llama/Qwen3 norms and `1 + weight` for Qwen3.5/3.6's offset form, whose `weight` starts at zero."""
+    w = norm.weight
+    eps = float(getattr(norm, 'variance_epsilon', getattr(norm, 'eps', 0.0)) or 0.0)
+    with torch.no_grad(): out = norm(torch.ones(1, w.shape[-1], dtype=w.dtype, device=w.device))
+    return out[0].float() * math.sqrt(1 + eps)
+
 # %% ../nbs/10_model.ipynb #99b89abf
 class _StopForward(Exception): pass
 
@@ -575,7 +585,7 @@ class DFlashDraftModel(nn.Module):
     def init_from_target(self, target, scale: float = 0.05) -> DFlashDraftModel:
         """Start the drafter's final norm as the target's, times `scale`: the target's per-dimension output scales, with
         logits small enough that the untrained drafter predicts near-uniformly (loss ~ ln V) instead of confidently wrong."""
-        with torch.no_grad(): self.norm.weight.copy_(final_norm(target).weight.float() * scale)
+        with torch.no_grad(): self.norm.weight.copy_(norm_gain(final_norm(target)) * scale)
         return self
 
     def set_draft_vocab(self, ids) -> DFlashDraftModel:
