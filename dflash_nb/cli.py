@@ -22,7 +22,7 @@ def _build_tokenizer(a):
 
 def _tokenize(a):
     from dflash_nb.tokenize import tokenize_dataset
-    from dflash_nb.jobs import default_model_path
+    from dflash_nb.qwen import default_model_path
     st = tokenize_dataset(a.model_path or default_model_path(), a.completions, a.output_dir, max_seq_len=a.max_seq_len or None,
                           workers=a.workers, overwrite=a.overwrite, restart=a.restart, batch_size=a.batch_size,
                           shard_tokens=a.shard_tokens, encoder=a.encoder, renderer=a.renderer, s3_endpoint=a.s3_endpoint,

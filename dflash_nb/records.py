@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Iterator, Iterable
 
 # %% auto #0
-__all__ = ['SKIP_REASONS', 'MAX_DEPTH', 'ROLE_ALIASES', 'ROLES', 'REASONING_FIELDS', 'TEXT_PARTS', 'INPUT_SUFFIXES',
-           'JSONL_SUFFIXES', 'MESSAGE_COLUMNS', 'NOT_RECORDS', 'BadRecord', 'check_depth', 'safe_text', 'Record',
-           'Skip', 'normalize_message', 'is_user_query', 'generated_turns', 'parse_record', 'input_suffix',
-           'is_saved_dataset', 'InputError', 'read_lines', 'name_not_read', 'Inputs', 'discover_inputs',
+__all__ = ['SKIP_REASONS', 'MAX_DEPTH', 'ROLE_ALIASES', 'ROLES', 'REASONING_FIELDS', 'TEXT_PARTS', 'SAMPLES_DIR',
+           'INPUT_SUFFIXES', 'JSONL_SUFFIXES', 'MESSAGE_COLUMNS', 'NOT_RECORDS', 'BadRecord', 'check_depth',
+           'safe_text', 'Record', 'Skip', 'normalize_message', 'is_user_query', 'generated_turns', 'parse_record',
+           'input_suffix', 'is_saved_dataset', 'InputError', 'read_lines', 'name_not_read', 'Inputs', 'discover_inputs',
            'list_completion_files', 'input_stat', 'ignored_summary', 'ignored_line', 'parse_line', 'read_records']
 
 # %% ../nbs/01_records.ipynb #affd64da
@@ -205,6 +205,9 @@ def parse_record(obj, file: str, line: int) -> Record:
     src = obj.get('source')
     return Record(sample_id=sid, messages=messages, tools=tools or None, source='' if src is None else _unicode(str(src), 'source'),
                   file=file, line=line, meta={k: v for k, v in obj.items() if k not in _KNOWN})
+
+# %% ../nbs/01_records.ipynb #43fa388c
+SAMPLES_DIR = Path(__file__).resolve().parent.parent/'data'/'samples' if '__file__' in globals() else Path.cwd().parent/'data'/'samples'
 
 # %% ../nbs/01_records.ipynb #894d89b0
 INPUT_SUFFIXES = ('.jsonl', '.ndjson', '.json', '.jsonl.gz', '.ndjson.gz', '.json.gz', '.jsonl.zst', '.ndjson.zst', '.json.zst', '.parquet')

@@ -4,8 +4,7 @@
 
 # %% ../nbs/00_storage.ipynb #9d35cce3
 from __future__ import annotations
-import atexit, hashlib, json, os, random, re, socket, subprocess, sys, tempfile, threading, time
-import urllib.request
+import hashlib, json, os, random, re, tempfile, threading, time
 from concurrent.futures import Future, ThreadPoolExecutor, wait, FIRST_COMPLETED
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -16,12 +15,13 @@ import boto3
 import botocore.session
 from botocore.config import Config
 from botocore import exceptions as bce
+from fastcore.xdg import xdg_cache_home
 from tqdm import tqdm
 
 # %% auto #0
 __all__ = ['DEFAULT_MAX_ATTEMPTS', 'DEFAULT_RETRY_BUDGET', 'UPLOAD_CHUNKSIZE', 'DATA_PREFIX_META', 'is_s3_url', 'redact',
            'StorageError', 'InvalidS3URL', 'split_s3_url', 'retry_budget', 's3_client', 'storage_error', 'is_transient',
-           'S3Object', 'list_objects', 'free_port', 'MotoServer', 'download_objects', 'upload_dir', 'download_dir',
+           'S3Object', 'list_objects', 'download_objects', 'upload_dir', 'download_dir', 'cache_root',
            'default_cache_dir', 'input_files', 'staged_output', 'local_dataset']
 
 # %% ../nbs/00_storage.ipynb #cff5bd9b
@@ -185,59 +185,6 @@ def list_objects(url: str, suffixes: Iterable[str] | None = (".jsonl",), client=
                 elif k.startswith(dirp) and not k.endswith("/") and _suffix_ok(k, suffixes): found.append(obj)
     except (bce.ClientError, bce.BotoCoreError) as e: raise storage_error(e, url, client) from e
     return [exact] if exact is not None else sorted(found, key=lambda o: o.key)
-
-# %% ../nbs/00_storage.ipynb #fde30e0d
-def free_port(host: str = "127.0.0.1") -> int:
-    "A TCP port that is free on `host` right now."
-    with socket.socket() as s:
-        s.bind((host, 0)); return s.getsockname()[1]
-
-class MotoServer:
-    "moto's S3 server in a subprocess on loopback (tests, demos, benchmarks). Use as a context manager."
-    credentials = dict(aws_access_key_id="testing", aws_secret_access_key="testing")
-    def __init__(self, port: int | None = None, host: str = "127.0.0.1", env: dict | None = None):
-        self.host, self.port, self.env, self.proc = host, port or free_port(host), env, None
-
-    @property
-    def endpoint(self) -> str: return f"http://{self.host}:{self.port}"
-
-    def start(self, timeout: float = 30) -> "MotoServer":
-        env = {**os.environ, **(self.env or {})}
-        self.proc = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", self.host, "-p", str(self.port)],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-        atexit.register(self._reap, self.proc)
-        deadline = time.monotonic() + timeout
-        while True:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"moto server exited with {self.proc.returncode}; is moto[server] installed?")
-            try:
-                with socket.create_connection((self.host, self.port), timeout=0.5): return self
-            except OSError:
-                if time.monotonic() > deadline: self.kill(); raise RuntimeError(f"moto server not up on {self.endpoint}")
-                time.sleep(0.05)
-
-    @staticmethod
-    def _reap(proc):
-        if proc.poll() is None: proc.kill(); proc.wait()
-
-    def kill(self):
-        "SIGKILL the server (a crash, not a shutdown)."
-        if self.proc is not None: self._reap(self.proc)
-
-    stop = kill
-
-    def client(self, **kwargs):
-        "An `s3_client` for this server with its test credentials."
-        return s3_client(self.endpoint, **{"region": "us-east-1", **self.credentials, **kwargs})
-
-    def enable_auth(self):
-        "Enforce IAM authentication from now on (moto's `reset-auth` API)."
-        req = urllib.request.Request(f"{self.endpoint}/moto-api/reset-auth", data=b"0", method="POST",
-                                     headers={"Content-Type": "text/plain"})
-        urllib.request.urlopen(req, timeout=10).read()
-
-    def __enter__(self): return self.start() if self.proc is None else self
-    def __exit__(self, *exc): self.kill()
 
 # %% ../nbs/00_storage.ipynb #d9fd8e6b
 _META_DIR = ".s3meta"
@@ -551,12 +498,16 @@ def download_dir(url: str, local_dir, workers: int = 32, client=None, commit_fil
         stats.update({k: st1.get(k, 0) + st2.get(k, 0) for k in ("objects", "skipped", "downloaded", "bytes", "retries")})
     return local_dir
 
-# %% ../nbs/00_storage.ipynb #0ac6e5e1
-def default_cache_dir() -> Path:
-    "Where s3:// inputs are cached: `$DFLASH_NB_CACHE`, else `$XDG_CACHE_HOME/dflash_nb/s3` (~/.cache/...)."
-    if os.environ.get("DFLASH_NB_CACHE"): return Path(os.environ["DFLASH_NB_CACHE"])
-    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "dflash_nb" / "s3"
+# %% ../nbs/00_storage.ipynb #4a8d1aa7
+def cache_root() -> Path:
+    "Where dflash_nb caches what it derives: `$DFLASH_NB_CACHE`, else `$XDG_CACHE_HOME/dflash_nb` (~/.cache/dflash_nb)."
+    return Path(os.environ.get("DFLASH_NB_CACHE") or xdg_cache_home()/"dflash_nb")
 
+def default_cache_dir() -> Path:
+    "Where s3:// inputs and datasets are cached: `cache_root()/s3`."
+    return cache_root()/"s3"
+
+# %% ../nbs/00_storage.ipynb #0ac6e5e1
 def input_files(src, cache_dir=None, suffixes: Iterable[str] | None = (".jsonl",), workers: int = 32,
                 client=None, progress: bool = True, **kwargs) -> Iterator[tuple[str, Path]]:
     "`(name, local_path)` for a local file, a local directory (recursive, sorted) or an s3:// URL (cached)."

@@ -22,12 +22,12 @@ from .qwen import QWEN36_TEMPLATE_SHA256, render_qwen36
 # %% auto #0
 __all__ = ['PROBE_TEXT', 'ENCODERS', 'FASTOKENS_CHECKS', 'ENCODER_CACHE_FORMAT', 'MAX_RENDER_CHARS', 'MAX_RECORD_SECONDS',
            'FEATURES', 'SCHEMA', 'FINISH', 'RESUMES', 'TiktokenEncoder', 'FastokensEncoder', 'fastokens_verdict',
-           'sha256_file', 'TokenizeError', 'cache_dir', 'save_encoder_cache', 'load_encoder_cache', 'ChatTokenizer',
-           'Turns', 'render_turns', 'render_segments', 'Sample', 'generated_text', 'verify_sample',
-           'reasoning_not_rendered', 'tokenize_record', 'content_hash', 'Batch', 'RecordTimeout', 'record_timer',
-           'tokenize_lines', 'worker_pool', 'batch_to_arrow', 'id_hashes', 'Chunk', 'committed_chunks', 'chunk_stats',
-           'write_dataset_metadata', 'finish_plan', 'finish_chunks', 'OutputLocked', 'output_lock', 'replace_dir',
-           'clean_asides', 'DiskFull', 'is_disk_full', 'disk_full', 'dir_bytes', 'is_s3', 'tokenize_dataset']
+           'sha256_file', 'TokenizeError', 'save_encoder_cache', 'load_encoder_cache', 'ChatTokenizer', 'Turns',
+           'render_turns', 'render_segments', 'Sample', 'generated_text', 'verify_sample', 'reasoning_not_rendered',
+           'tokenize_record', 'content_hash', 'Batch', 'RecordTimeout', 'record_timer', 'tokenize_lines', 'worker_pool',
+           'batch_to_arrow', 'id_hashes', 'Chunk', 'committed_chunks', 'chunk_stats', 'write_dataset_metadata',
+           'finish_plan', 'finish_chunks', 'OutputLocked', 'output_lock', 'replace_dir', 'clean_asides', 'DiskFull',
+           'is_disk_full', 'disk_full', 'dir_bytes', 'is_s3', 'tokenize_dataset']
 
 # %% ../nbs/04_tokenize.ipynb #4c583fe9
 import functools, itertools, re, unicodedata
@@ -295,9 +295,7 @@ def sha256_file(path, chunk=1 << 20) -> str:
 class TokenizeError(RuntimeError):
     "A tokenize run that must stop: a bug or an inconsistency, never bad input (that is a skip)."
 
-def cache_dir() -> Path:
-    "Where dflash_nb caches what it derives (`$DFLASH_NB_CACHE`, default `~/.cache/dflash_nb`)."
-    return Path(os.environ.get('DFLASH_NB_CACHE') or Path.home()/'.cache'/'dflash_nb')
+from .storage import cache_root as cache_dir  # the one cache root
 
 ENCODER_CACHE_FORMAT = 'dflash_nb.encoder_cache/2'
 MAX_RENDER_CHARS = 16 << 20  # one rendered conversation; ~50x a 128K-token context

@@ -77,7 +77,8 @@ def synthetic_dataset(out_dir, n_samples: int = 256, vocab_size: int = 128, min_
 # %% ../nbs/11_train.ipynb #494bdaa4
 def toy_dataset_from_samples(out_dir, vocab_size: int = 1024, completions=None, model_path=None) -> Path:
     "Tokenize `completions` (default data/samples) with the embedded Qwen3.6 tokenizer; remap ids by frequency into `vocab_size`."
-    from dflash_nb.jobs import SAMPLES_DIR, default_model_path
+    from dflash_nb.qwen import default_model_path
+    from dflash_nb.records import SAMPLES_DIR
     from dflash_nb.tokenize import tokenize_dataset
     out = Path(out_dir)
     if out.exists(): raise FileExistsError(f"{out}: already exists; choose a new output directory")

@@ -9,7 +9,8 @@ import pyarrow as pa
 import pytest
 
 from conftest import ROOT
-from dflash_nb.masks import (MaskDataset, Thresholds, inspect_dataset, add_inspect_args, inspect_main, write_dataset,
+from dflash_nb.testing import write_dataset
+from dflash_nb.masks import (MaskDataset, Thresholds, inspect_dataset, add_inspect_args, inspect_main,
                              compare_tokenizations, TokenView, stream_batches, dataset_shards, describe_loop)
 from dflash_nb.tokenize import TokenizeError, tokenize_dataset
 

@@ -169,7 +169,8 @@ def test_stale_or_inconsistent_run_stats_are_not_trusted(samples_ds, tmp_path):
 
 def test_s3_dataset(samples_ds, tmp_path, monkeypatch):
     pytest.importorskip('moto')
-    from dflash_nb.storage import MotoServer, upload_dir
+    from dflash_nb.storage import upload_dir
+    from dflash_nb.testing import MotoServer
     for k in [k for k in __import__('os').environ if k.startswith('AWS_')]: monkeypatch.delenv(k)
     monkeypatch.setenv('DFLASH_NB_CACHE', str(tmp_path/'cache'))
     with MotoServer() as srv:
