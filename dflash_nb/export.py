@@ -64,7 +64,7 @@ def export_speculators(dataset, output_dir, overwrite: bool = False) -> dict:
                 with pa.memory_map(str(s), 'r') as m: rows += sum(b.num_rows for b in pa.ipc.open_stream(m))
         else:  # pre-tokenized rows without seq_len: rewritten with the dataset's columns
             from dflash_nb.masks import with_dataset_columns, stream_batches
-            from dflash_nb.tokenize import SCHEMA
+            from dflash_nb.dataset import SCHEMA
             out_names = ['data-00000-of-00001.arrow']
             with pa.ipc.new_stream(str(tmp/out_names[0]), SCHEMA) as w:
                 for s in shards:

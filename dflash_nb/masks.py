@@ -14,51 +14,18 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .dataset import dataset_shards, open_dataset, read_json, stream_batches
 from .records import Record, parse_record
 from .tokenize import ChatTokenizer, tokenize_record
 
 # %% auto #0
 __all__ = ['DATASET_COLUMNS', 'CHECK_BITS', 'ORDERS', 'DUPLICATE_IDS_WARN', 'DUPLICATE_IDS_FAIL', 'EXPLORE_FILTERS',
-           'EXPLORE_MODES', 'dataset_shards', 'stream_batches', 'with_dataset_columns', 'cached_tokenizer',
-           'special_ids', 'load_tokenizer', 'TemplateFacts', 'template_summary', 'visible', 'TokenDisplay', 'TokenView',
-           'TokenViews', 'MaskDataset', 'DiffView', 'diff_views', 'compare_tokenizations', 'window_hashes',
-           'Thresholds', 'max_repeats', 'scan_batch', 'SampleTable', 'scan_dataset', 'Check', 'mask_checks', 'Gate',
-           'describe_loop', 'quality_gates', 'duplicate_ids_gate', 'InspectReport', 'infer_facts', 'inspect_dataset',
-           'add_inspect_args', 'inspect_main', 'find_datasets', 'explore_select', 'mask_explorer']
-
-# %% ../nbs/05_masks.ipynb #51c19dd9
-def dataset_shards(path) -> list[Path]:
-    "The Arrow shards of the dataset folder `path`, in order (from `state.json`, else `data-*.arrow`)."
-    p = Path(path)
-    if not p.is_dir():
-        raise FileNotFoundError(f"{p}: no such dataset folder; give the --output-dir of `dflash-nb tokenize` "
-                                "(or a folder written by datasets' save_to_disk)")
-    state = p/'state.json'
-    files = ([p/f['filename'] for f in json.loads(state.read_text())['_data_files']] if state.is_file()
-             else sorted(p.glob('data-*.arrow')))
-    if not files: raise FileNotFoundError(f"{p}: no Arrow shards (no state.json and no data-*.arrow); is this a dataset folder?")
-    if missing := [f.name for f in files if not f.is_file()]:
-        raise FileNotFoundError(f"{p}: shard(s) {', '.join(missing)} listed in state.json are missing; the dataset is incomplete")
-    return files
-
-_RELEASE_BYTES = 8 << 20
-
-def stream_batches(shard) -> Iterator[pa.RecordBatch]:
-    "Record batches of one Arrow stream shard, zero-copy from a memory map whose pages are released behind the reader."
-    if os.path.getsize(shard) == 0: return
-    with open(shard, 'rb') as f: mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-    src = pa.BufferReader(pa.py_buffer(mm))
-    try: reader = pa.ipc.open_stream(src)
-    except pa.ArrowInvalid as e: raise ValueError(f"{shard}: not an Arrow IPC stream ({e}); the shard is corrupt or not a dataset shard") from None
-    release, done = hasattr(mm, 'madvise') and hasattr(mmap, 'MADV_DONTNEED'), 0
-    while True:
-        try: b = reader.read_next_batch()
-        except StopIteration: break
-        yield b
-        pos = src.tell()
-        if release and pos - done >= _RELEASE_BYTES:  # file-backed pages: they are read back from the page cache if touched again
-            start = done - done % mmap.PAGESIZE
-            mm.madvise(mmap.MADV_DONTNEED, start, pos - start); done = pos
+           'EXPLORE_MODES', 'with_dataset_columns', 'cached_tokenizer', 'special_ids', 'load_tokenizer',
+           'TemplateFacts', 'template_summary', 'visible', 'TokenDisplay', 'TokenView', 'TokenViews', 'MaskDataset',
+           'DiffView', 'diff_views', 'compare_tokenizations', 'window_hashes', 'Thresholds', 'max_repeats',
+           'scan_batch', 'SampleTable', 'scan_dataset', 'Check', 'mask_checks', 'Gate', 'describe_loop',
+           'quality_gates', 'duplicate_ids_gate', 'InspectReport', 'infer_facts', 'inspect_dataset', 'add_inspect_args',
+           'inspect_main', 'find_datasets', 'explore_select', 'mask_explorer']
 
 # %% ../nbs/05_masks.ipynb #f756e1c8
 DATASET_COLUMNS = pa.schema([('input_ids', pa.list_(pa.int32())), ('loss_mask', pa.list_(pa.bool_())), ('seq_len', pa.int64()),
@@ -81,9 +48,6 @@ def with_dataset_columns(b: pa.RecordBatch, name: str, start: int) -> pa.RecordB
         col('sample_id', [f"{name}:{start + i}" for i in range(n)]), col('source', [''] * n)], schema=DATASET_COLUMNS)
 
 # %% ../nbs/05_masks.ipynb #2107fdad
-def _read_json(p: Path):
-    return json.loads(p.read_text(encoding='utf-8')) if p.is_file() else None
-
 _CT_CACHE: dict = {}
 
 def cached_tokenizer(model_path) -> ChatTokenizer:
@@ -405,21 +369,14 @@ class TokenViews(list):
     def __repr__(self) -> str: return self.to_text(color=False)
 
 # %% ../nbs/05_masks.ipynb #79c81d15
-def _local_dataset(path, progress: bool = False) -> Path:
-    "A local folder for `path`; an `s3://` dataset is downloaded (once, verified) into the cache."
-    if not str(path).startswith('s3://'): return Path(path)  # (storage is imported only for s3: it loads boto3 and tqdm.auto)
-    from dflash_nb.storage import download_dir, default_cache_dir, split_s3_url
-    bucket, key = split_s3_url(str(path))
-    return download_dir(str(path), default_cache_dir()/'datasets'/bucket/key.strip('/'), progress=progress)
-
 class MaskDataset:
     "A tokenized dataset opened for inspection: shards, manifest, stats, verified tokenizer, and sample views."
     def __init__(self, path, model_path=None, tokenizer: bool = True, ignore_fingerprint: bool = False, progress: bool = False):
         self.url = str(path)
-        self.path = _local_dataset(path, progress)
+        self.path = open_dataset(path, progress)
         self.shards = dataset_shards(self.path)
-        self.manifest = _read_json(self.path/'manifest.json')
-        self.stats = _read_json(self.path/'stats.json')
+        self.manifest = read_json(self.path/'manifest.json')
+        self.stats = read_json(self.path/'stats.json')
         self.ct, self.tokenizer_note = (load_tokenizer(self.manifest, model_path, ignore_fingerprint) if tokenizer
                                         else (None, "no tokenizer (--no-tokenizer): showing token ids"))
         self.display = TokenDisplay(self.ct)

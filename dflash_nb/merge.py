@@ -14,35 +14,23 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .storage import is_s3_url
-from .tokenize import SCHEMA, ChatTokenizer, content_hash, tokenize_dataset, write_dataset_metadata
+from .dataset import (SCHEMA, dataset_manifest, dataset_shards, read_json, read_schema, stream_batches,
+                               write_dataset_metadata)
+from .tokenize import ChatTokenizer, content_hash, tokenize_dataset
 from .tokenize import clean_asides, output_lock, replace_dir, DiskFull, disk_full, is_disk_full
 
 # %% auto #0
-__all__ = ['BATCH_ROWS', 'POSITION_ID', 'MergeError', 'read_schema', 'iter_batches', 'DatasetDir', 'is_dataset_dir',
-           'open_dataset_dir', 'tokenizer_differences', 'param_differences', 'schema_differences', 'conform_batch',
-           'is_position_id', 'row_true_counts', 'batch_content_hashes', 'dataset_content_hashes', 'Duplicates',
-           'find_duplicates', 'link_or_copy', 'write_hashes', 'write_filtered', 'Part', 'read_part', 'input_stats',
-           'summarize', 'conform_rows', 'merge_datasets', 'count_equation', 'add_merge_args', 'merge_main']
+__all__ = ['BATCH_ROWS', 'POSITION_ID', 'MergeError', 'DatasetDir', 'is_dataset_dir', 'open_dataset_dir', 'tokenizer_differences',
+           'param_differences', 'schema_differences', 'conform_batch', 'is_position_id', 'row_true_counts',
+           'batch_content_hashes', 'dataset_content_hashes', 'Duplicates', 'find_duplicates', 'link_or_copy',
+           'write_hashes', 'write_filtered', 'Part', 'read_part', 'input_stats', 'summarize', 'conform_rows',
+           'merge_datasets', 'count_equation', 'add_merge_args', 'merge_main']
 
 # %% ../nbs/07_merge.ipynb #c94daf34
 BATCH_ROWS = 1024  # rows per step when merge reads tokens (new data, hashes): memory stays flat whatever the shards' batches
 
 class MergeError(ValueError):
     "A refused merge: the inputs do not fit together (tokenizer, template, schema, parameters) or are not datasets."
-
-def read_schema(shard) -> pa.Schema:
-    "The Arrow schema of a stream shard (reads only its first message)."
-    try:
-        with pa.memory_map(str(shard), 'r') as src: return pa.ipc.open_stream(src).schema
-    except (pa.ArrowInvalid, OSError) as e:
-        raise MergeError(f"{shard}: not a readable Arrow stream shard ({e}); the dataset is damaged or incomplete") from None
-
-def iter_batches(shard, max_rows: int | None = None):
-    "Record batches of a stream shard, read through a read-only memory map (zero copy); cut to `max_rows` rows when given."
-    with pa.memory_map(str(shard), 'r') as src:
-        for b in pa.ipc.open_stream(src):
-            if max_rows is None or len(b) <= max_rows: yield b
-            else: yield from (b.slice(i, max_rows) for i in range(0, len(b), max_rows))
 
 @dataclass
 class DatasetDir:
@@ -51,9 +39,7 @@ class DatasetDir:
     manifest: dict | None
     shards: list
     schema: pa.Schema
-    def read_json(self, name):
-        p = self.path/name
-        return json.loads(p.read_text(encoding='utf-8')) if p.is_file() else None
+    def read_json(self, name): return read_json(self.path/name)
     @property
     def tokenizer(self) -> dict: return (self.manifest or {}).get('tokenizer') or {}
     @property
@@ -69,16 +55,11 @@ def open_dataset_dir(path, role: str = 'existing') -> DatasetDir:
     if not (p/'state.json').is_file():
         what = "no such folder" if not p.exists() else "not a dataset folder (no state.json)"
         raise FileNotFoundError(f"{p}: {what}; --{role} must be a dataset written by `dflash-nb tokenize` or `dflash-nb merge`")
-    files = [f['filename'] for f in json.loads((p/'state.json').read_text()).get('_data_files', [])]
-    shards = [p/f for f in files]
-    if not shards: raise MergeError(f"{p/'state.json'}: lists no data files; the dataset is damaged")
-    if missing := [s.name for s in shards if not s.is_file()]:
-        raise MergeError(f"{p}: shard(s) {', '.join(missing)} listed in state.json are missing; the dataset is damaged or incomplete")
+    shards = dataset_shards(p)
     schemas = [read_schema(s) for s in shards]
     if bad := [s.name for s, sc in zip(shards, schemas) if not sc.equals(schemas[0])]:
         raise MergeError(f"{p}: shard(s) {', '.join(bad)} have a different schema from {shards[0].name}; the dataset is inconsistent")
-    man = p/'manifest.json'
-    return DatasetDir(p, json.loads(man.read_text()) if man.is_file() else None, shards, schemas[0])
+    return DatasetDir(p, dataset_manifest(p), shards, schemas[0])
 
 # %% ../nbs/07_merge.ipynb #8cfffc99
 _PART = {'tokenizer_sha256': 'tokenizer', 'chat_template_sha256': 'chat template'}
@@ -150,7 +131,7 @@ def dataset_content_hashes(ds: DatasetDir, rows: int, progress: bool = False) ->
     from tqdm import tqdm
     out = np.empty(rows, np.uint64); i = 0
     for s in tqdm(ds.shards, desc=f"content hashes of {ds.path.name}", disable=not progress):
-        for b in iter_batches(s, BATCH_ROWS): out[i:i + len(b)] = batch_content_hashes(b); i += len(b)
+        for b in stream_batches(s, BATCH_ROWS): out[i:i + len(b)] = batch_content_hashes(b); i += len(b)
     return out, True
 
 # %% ../nbs/07_merge.ipynb #9dc0c3d7
@@ -213,7 +194,7 @@ def write_filtered(src, dst, keep: np.ndarray, schema: pa.Schema) -> int:
     "Write the rows of shard `src` whose `keep` is True to the new shard `dst` in `schema`; returns the rows written."
     row, written = 0, 0
     with pa.ipc.new_stream(str(dst), schema) as w:
-        for b in iter_batches(src, BATCH_ROWS):
+        for b in stream_batches(src, BATCH_ROWS):
             k = keep[row:row + len(b)]; row += len(b)
             if not k.any(): continue
             w.write_batch(conform_batch(b if k.all() else b.filter(pa.array(k)), schema)); written += int(k.sum())
@@ -236,7 +217,7 @@ def read_part(ds: DatasetDir, full: bool, progress: bool = False, desc: str = 'r
     lens, rows, ids, srcs, loss = [], [], [], [], []
     for s in tqdm(ds.shards, desc=desc, disable=not progress):
         n = 0
-        for b in iter_batches(s, BATCH_ROWS if full else None):
+        for b in stream_batches(s, BATCH_ROWS if full else None):
             lens.append(b.column('seq_len').to_numpy(zero_copy_only=False).astype(np.int64)); n += len(b)
             if full:
                 ids += b.column('sample_id').to_pylist(); srcs += b.column('source').to_pylist()
@@ -259,7 +240,7 @@ def input_stats(ds: DatasetDir, part: Part, progress: bool = False) -> dict:
     from tqdm import tqdm
     loss, sources = 0, Counter()
     for s in tqdm(ds.shards, desc=f"stats of {ds.path.name}", disable=not progress):
-        for b in iter_batches(s):
+        for b in stream_batches(s):
             loss += int(pc.sum(pc.list_flatten(b.column('loss_mask'))).as_py() or 0)
             sources.update(b.column('source').to_pylist())
     sk = ds.path/'skipped.jsonl'
@@ -351,7 +332,7 @@ def _merge_into(tmp: Path, ex: DatasetDir, nd: DatasetDir, owned: bool, link: bo
     id_hits, lens, row = {}, [], 0
     for s in tqdm(ex.shards, desc='merge: scan existing', disable=not progress):
         n0 = row
-        for b in iter_batches(s):
+        for b in stream_batches(s):
             lens.append(b.column('seq_len').to_numpy(zero_copy_only=False).astype(np.int64))
             if len(value_set):
                 idx = pc.index_in(b.column('sample_id'), value_set=value_set)
@@ -405,7 +386,7 @@ def conform_rows(nd: DatasetDir, dst: Path, vocab_size: int | None = None) -> Da
     name, pos = 'data-00000-of-00001.arrow', 0
     with pa.ipc.new_stream(str(dst/name), SCHEMA) as w:
         for shard in nd.shards:
-            for b in iter_batches(shard, BATCH_ROWS):
+            for b in stream_batches(shard, BATCH_ROWS):
                 b = with_dataset_columns(b, nd.path.name, pos)
                 if vocab_size and b.num_rows and (hi := pc.max(pc.list_flatten(b.column('input_ids'))).as_py()) is not None and hi >= vocab_size:
                     row = pos + next(i for i, r in enumerate(b.column('input_ids').to_pylist()) if r and max(r) >= vocab_size)

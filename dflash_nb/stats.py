@@ -13,42 +13,15 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .dataset import dataset_shards, read_json as _read_json, read_shard
 from .storage import is_s3_url, local_dataset
 
 # %% auto #0
-__all__ = ['STATS_KEYS', 'RUN_KEYS', 'SOURCE_HEADER', 'COMPARE_HEADER', 'dataset_shards', 'read_shard', 'true_counts',
-           'list_lengths', 'recorded_run_stats', 'hidden_state_bytes', 'dir_size', 'DatasetStats', 'scan_dataset',
-           'compute_stats', 'human_bytes', 'human_count', 'storage_rows', 'stats_rows', 'source_rows', 'html_table',
-           'text_table', 'stats_table_html', 'StatsFigure', 'plot_seq_len', 'plot_loss_tokens', 'plot_loss_fraction',
-           'plot_sources', 'save_plots', 'ratio_words', 'compare_rows', 'plot_compare', 'add_stats_args', 'stats_main']
-
-# %% ../nbs/06_stats.ipynb #70ba0100
-def dataset_shards(dataset_dir) -> list[Path]:
-    "The Arrow shards of a dataset directory, in order (from `state.json`, else `*.arrow` by name)."
-    d = Path(dataset_dir)
-    if not d.is_dir():
-        raise (NotADirectoryError if d.exists() else FileNotFoundError)(
-            f"{d}: no such dataset directory; give the folder that `dflash-nb tokenize --output-dir` or `datasets.save_to_disk` wrote")
-    if (d/'dataset_dict.json').is_file():
-        splits = json.loads((d/'dataset_dict.json').read_text()).get('splits', [])
-        raise ValueError(f"{d}: a DatasetDict with splits {splits}; give one split's folder, e.g. {d/(splits or ['train'])[0]}")
-    state = d/'state.json'
-    if state.is_file():
-        files = [d/f['filename'] for f in json.loads(state.read_text()).get('_data_files', [])]
-        if missing := [f for f in files if not f.is_file()]:
-            raise FileNotFoundError(f"{missing[0]}: listed in {state} but missing ({len(missing)} of {len(files)} shards); "
-                                    "the dataset is incomplete: copy or re-create it")
-    else: files = sorted(d.glob('*.arrow'))
-    if not files: raise FileNotFoundError(f"{d}: no Arrow shards (no state.json, no *.arrow); is it a dataset directory?")
-    return files
-
-def read_shard(path) -> pa.Table:
-    "The shard at `path` as a table backed by a memory map (zero-copy: nothing is read until a buffer is touched)."
-    try: return pa.ipc.open_stream(pa.memory_map(str(path))).read_all()
-    except pa.ArrowInvalid:
-        try: return pa.ipc.open_file(pa.memory_map(str(path))).read_all()
-        except pa.ArrowInvalid as e:
-            raise ValueError(f"{path}: not an Arrow IPC stream or file ({e}); the shard is damaged or not Arrow") from None
+__all__ = ['STATS_KEYS', 'RUN_KEYS', 'SOURCE_HEADER', 'COMPARE_HEADER', 'true_counts', 'list_lengths', 'recorded_run_stats',
+           'hidden_state_bytes', 'dir_size', 'DatasetStats', 'scan_dataset', 'compute_stats', 'human_bytes',
+           'human_count', 'storage_rows', 'stats_rows', 'source_rows', 'html_table', 'text_table', 'stats_table_html',
+           'StatsFigure', 'plot_seq_len', 'plot_loss_tokens', 'plot_loss_fraction', 'plot_sources', 'save_plots',
+           'ratio_words', 'compare_rows', 'plot_compare', 'add_stats_args', 'stats_main']
 
 # %% ../nbs/06_stats.ipynb #b9aee31a
 def _bool_list_counts(arr: pa.Array) -> np.ndarray:
@@ -101,10 +74,6 @@ STATS_KEYS = ('samples', 'total_tokens', 'loss_tokens', 'loss_token_fraction', '
               'p90_seq_len', 'max_seq_len', 'min_seq_len', 'truncated', 'skipped', 'records_read', 'sources',
               'seconds', 'tokens_per_second')
 RUN_KEYS = ('truncated', 'skipped', 'records_read', 'seconds', 'tokens_per_second')
-
-def _read_json(p: Path):
-    try: return json.loads(p.read_text()) if p.is_file() else None
-    except (json.JSONDecodeError, UnicodeDecodeError) as e: raise ValueError(f"{p}: not valid JSON ({e}); repair or remove it") from None
 
 def recorded_run_stats(dataset_dir, samples: int, total_tokens: int) -> tuple[dict, list[str]]:
     "The tokenize-run-only keys from the dataset's stats.json (else manifest.json + skipped.jsonl) when they match the shards."

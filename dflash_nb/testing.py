@@ -115,11 +115,6 @@ class FakeChatServer:
 # %% ../nbs/98_testing.ipynb #14a3140a
 def write_dataset(out_dir, rows: list[dict], manifest: dict | None = None, schema=None) -> Path:
     "Write `rows` (dicts with input_ids, loss_mask, seq_len, sample_id, source) as a one-shard dataset, e.g. a corrupted one for tests."
-    from dflash_nb.tokenize import SCHEMA, write_dataset_metadata
-    out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
-    name = 'data-00000-of-00001.arrow'
-    with pa.ipc.new_stream(str(out/name), schema or SCHEMA) as w:
-        if rows: w.write_batch(pa.RecordBatch.from_pylist(rows, schema=schema or SCHEMA))
-    write_dataset_metadata(out, [name])
-    if manifest is not None: (out/'manifest.json').write_text(json.dumps(manifest, indent=2))
-    return out
+    from dflash_nb.dataset import SCHEMA, write_dataset as _write
+    schema = schema or SCHEMA
+    return _write(out_dir, [pa.RecordBatch.from_pylist(rows, schema=schema)] if rows else [], manifest, schema=schema)

@@ -21,13 +21,13 @@ from .qwen import QWEN36_TEMPLATE_SHA256, render_qwen36
 
 # %% auto #0
 __all__ = ['PROBE_TEXT', 'ENCODERS', 'FASTOKENS_CHECKS', 'ENCODER_CACHE_FORMAT', 'MAX_RENDER_CHARS', 'MAX_RECORD_SECONDS',
-           'FEATURES', 'SCHEMA', 'FINISH', 'RESUMES', 'TiktokenEncoder', 'FastokensEncoder', 'fastokens_verdict',
-           'sha256_file', 'TokenizeError', 'save_encoder_cache', 'load_encoder_cache', 'ChatTokenizer', 'Turns',
-           'render_turns', 'render_segments', 'Sample', 'generated_text', 'verify_sample', 'reasoning_not_rendered',
-           'tokenize_record', 'content_hash', 'Batch', 'RecordTimeout', 'record_timer', 'tokenize_lines', 'worker_pool',
-           'batch_to_arrow', 'id_hashes', 'Chunk', 'committed_chunks', 'chunk_stats', 'write_dataset_metadata',
-           'finish_plan', 'finish_chunks', 'OutputLocked', 'output_lock', 'replace_dir', 'clean_asides', 'DiskFull',
-           'is_disk_full', 'disk_full', 'dir_bytes', 'is_s3', 'tokenize_dataset']
+           'FINISH', 'RESUMES', 'TiktokenEncoder', 'FastokensEncoder', 'fastokens_verdict', 'sha256_file',
+           'TokenizeError', 'save_encoder_cache', 'load_encoder_cache', 'ChatTokenizer', 'Turns', 'render_turns',
+           'render_segments', 'Sample', 'generated_text', 'verify_sample', 'reasoning_not_rendered', 'tokenize_record',
+           'content_hash', 'Batch', 'RecordTimeout', 'record_timer', 'tokenize_lines', 'worker_pool', 'batch_to_arrow',
+           'id_hashes', 'Chunk', 'committed_chunks', 'chunk_stats', 'finish_plan', 'finish_chunks', 'OutputLocked',
+           'output_lock', 'replace_dir', 'clean_asides', 'DiskFull', 'is_disk_full', 'disk_full', 'dir_bytes', 'is_s3',
+           'tokenize_dataset']
 
 # %% ../nbs/04_tokenize.ipynb #4c583fe9
 import functools, itertools, re, unicodedata
@@ -709,16 +709,7 @@ def worker_pool(workers: int, ct: ChatTokenizer) -> ProcessPoolExecutor:
     return ProcessPoolExecutor(workers, initializer=_init_worker, initargs=(str(ct.model_path), ct.encoder if ct.fast else 'tokenizers', 'auto' if ct.fast_render else 'jinja'))
 
 # %% ../nbs/04_tokenize.ipynb #13d85b65
-FEATURES = {
-    'input_ids': {'feature': {'dtype': 'int32', '_type': 'Value'}, '_type': 'List'},
-    'loss_mask': {'feature': {'dtype': 'bool', '_type': 'Value'}, '_type': 'List'},
-    'seq_len': {'dtype': 'int64', '_type': 'Value'},
-    'sample_id': {'dtype': 'string', '_type': 'Value'},
-    'source': {'dtype': 'string', '_type': 'Value'},
-}
-SCHEMA = pa.schema([('input_ids', pa.list_(pa.int32())), ('loss_mask', pa.list_(pa.bool_())), ('seq_len', pa.int64()),
-                    ('sample_id', pa.string()), ('source', pa.string())],
-                   metadata={'huggingface': json.dumps({'info': {'features': FEATURES}})})
+from .dataset import FEATURES, SCHEMA  # the dataset's columns (dflash_nb.dataset)
 
 def _arrow(typ, values: np.ndarray) -> pa.Array:
     "A numpy array as an Arrow array over the same memory (no copy, and none of `pa.array`'s pandas import)."
@@ -804,20 +795,7 @@ def chunk_stats(tmp, metas: list[dict]) -> dict:
 # %% ../nbs/04_tokenize.ipynb #6bfe2cec
 FINISH = 'finish.json'
 
-def _atomic_write(path, data: bytes | str):
-    "Write `path` as `path.part`, then rename: a reader (or a rerun) sees the old file or the whole new one."
-    path = Path(path); part = path.with_name(path.name + '.part')
-    with open(part, 'wb') as f: f.write(data.encode() if isinstance(data, str) else data)
-    os.replace(part, path)
-
-def write_dataset_metadata(out_dir, shard_names: list[str]):
-    "`state.json` and `dataset_info.json` as `datasets.save_to_disk` writes them."
-    out_dir = Path(out_dir)
-    fp = hashlib.sha256(''.join(shard_names).encode()).hexdigest()[:16]
-    _atomic_write(out_dir/'state.json', json.dumps({'_data_files': [{'filename': f} for f in shard_names], '_fingerprint': fp,
-        '_format_columns': None, '_format_kwargs': {}, '_format_type': None, '_output_all_columns': False, '_split': None}, indent=2))
-    _atomic_write(out_dir/'dataset_info.json', json.dumps({'citation': '', 'description': '', 'features': FEATURES,
-                                                          'homepage': '', 'license': ''}, indent=2))
+from .dataset import atomic_write as _atomic_write, write_dataset_metadata
 
 def finish_plan(tmp) -> dict | None:
     "The journaled plan of a finish step that started (`finish.json`), else None."

@@ -289,7 +289,7 @@ def test_empty_and_foreign_datasets(qwen_dir, samples_ds, root):
     r = inspect_dataset(root/'hf', model_path=qwen_dir)
     assert 'not verified' in r.tokenizer and r.check('vocab').status == 'pass'  # vocab size from the tokenizer
     assert [c.status for c in r.checks] == ['pass'] * 6 and r.gate('truncated').status == 'n/a'
-    with pytest.raises(FileNotFoundError, match='no such dataset folder'): inspect_dataset(root/'nope')
+    with pytest.raises(FileNotFoundError, match='no such dataset directory'): inspect_dataset(root/'nope')
 
 
 def test_without_tokenizer(samples_ds, root):
