@@ -49,7 +49,7 @@ def _run(a):
 
 # %% ../nbs/99_cli.ipynb #440abc3f
 STAGE_COMMANDS = {  # name: (module, its add-arguments function, its main function, help)
-    'inspect': ('dflash_nb.masks', 'add_inspect_args', 'inspect_main',
+    'inspect': ('dflash_nb.inspect', 'add_inspect_args', 'inspect_main',
                 "mask checks + quality gates of a dataset; exit 1 when a check or gate fails"),
     'stats': ('dflash_nb.stats', 'add_stats_args', 'stats_main',
               "whole-dataset statistics, plots, comparison, hidden-state storage estimate"),

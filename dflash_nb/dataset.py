@@ -8,12 +8,14 @@ import hashlib, json, mmap, os
 from pathlib import Path
 from typing import Iterator
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 # %% auto #0
-__all__ = ['FEATURES', 'SCHEMA', 'SHARD_NAME', 'read_json', 'dataset_manifest', 'dataset_stats', 'dataset_shards', 'open_dataset',
-           'stream_batches', 'read_shard', 'read_schema', 'atomic_write', 'write_dataset_metadata', 'write_shard',
-           'write_dataset']
+__all__ = ['FEATURES', 'SCHEMA', 'DATASET_COLUMNS', 'SHARD_NAME', 'read_json', 'dataset_manifest', 'dataset_stats',
+           'dataset_shards', 'open_dataset', 'stream_batches', 'read_shard', 'read_schema', 'with_dataset_columns',
+           'atomic_write', 'write_dataset_metadata', 'write_shard', 'write_dataset']
 
 # %% ../nbs/03a_dataset.ipynb #c0c263ab
 FEATURES = {
@@ -103,6 +105,26 @@ def read_schema(shard) -> pa.Schema:
         with pa.memory_map(str(shard), 'r') as src: return pa.ipc.open_stream(src).schema
     except (pa.ArrowInvalid, OSError) as e:
         raise ValueError(f"{shard}: not a readable Arrow stream shard ({e}); the dataset is damaged or incomplete") from None
+
+# %% ../nbs/03a_dataset.ipynb #f756e1c8
+DATASET_COLUMNS = pa.schema([('input_ids', pa.list_(pa.int32())), ('loss_mask', pa.list_(pa.bool_())), ('seq_len', pa.int64()),
+                             ('sample_id', pa.string()), ('source', pa.string())])
+
+def with_dataset_columns(b: pa.RecordBatch, name: str, start: int) -> pa.RecordBatch:
+    "Batch `b` (rows `start`.. of dataset `name`) with exactly the five dataset columns; pre-tokenized rows completed."
+    if b.schema.names[:5] == DATASET_COLUMNS.names and all(b.schema.field(f.name).type == f.type for f in DATASET_COLUMNS):
+        return b
+    if missing := [c for c in ('input_ids', 'loss_mask') if c not in b.schema.names]:
+        raise ValueError(f"{name}: no {' or '.join(missing)} column (columns: {', '.join(b.schema.names)}); not a tokenized dataset")
+    ids = b.column('input_ids').cast(pa.list_(pa.int32()))
+    mask = b.column('loss_mask').cast(pa.list_(pa.bool_()))
+    if not pc.all(pc.equal(pc.list_value_length(ids), pc.list_value_length(mask))).as_py() in (True, None):
+        bad = int(np.flatnonzero(~pc.equal(pc.list_value_length(ids), pc.list_value_length(mask)).to_numpy(zero_copy_only=False))[0])
+        raise ValueError(f"{name}: row {start + bad}: input_ids and loss_mask differ in length; the dataset is damaged")
+    n = b.num_rows
+    col = lambda c, default: b.column(c).cast(pa.string()).fill_null('') if c in b.schema.names else pa.array(default, pa.string())
+    return pa.RecordBatch.from_arrays([ids, mask, pc.list_value_length(ids).cast(pa.int64()),
+        col('sample_id', [f"{name}:{start + i}" for i in range(n)]), col('source', [''] * n)], schema=DATASET_COLUMNS)
 
 # %% ../nbs/03a_dataset.ipynb #cfbeeb24
 def atomic_write(path, data: bytes | str):

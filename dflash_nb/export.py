@@ -35,7 +35,7 @@ def _schema_names(shard) -> list[str]:
 def export_speculators(dataset, output_dir, overwrite: bool = False) -> dict:
     """Write the speculators 0.9 view of `dataset` at `output_dir` (atomically); returns what was written:
     `{'rows', 'shards', 'how': {shard: 'hardlink'|'symlink'|'rewritten'}}`."""
-    from dflash_nb.masks import dataset_shards
+    from dflash_nb.dataset import dataset_shards
     src, out = Path(dataset), Path(output_dir)
     if str(dataset).startswith('s3://') or str(output_dir).startswith('s3://'):
         raise ValueError(f"{dataset if str(dataset).startswith('s3://') else output_dir}: export works on local folders; "
@@ -63,7 +63,7 @@ def export_speculators(dataset, output_dir, overwrite: bool = False) -> dict:
             for s in shards:
                 with pa.memory_map(str(s), 'r') as m: rows += sum(b.num_rows for b in pa.ipc.open_stream(m))
         else:  # pre-tokenized rows without seq_len: rewritten with the dataset's columns
-            from dflash_nb.masks import with_dataset_columns, stream_batches
+            from dflash_nb.dataset import with_dataset_columns, stream_batches
             from dflash_nb.dataset import SCHEMA
             out_names = ['data-00000-of-00001.arrow']
             with pa.ipc.new_stream(str(tmp/out_names[0]), SCHEMA) as w:

@@ -381,7 +381,7 @@ def _merge_into(tmp: Path, ex: DatasetDir, nd: DatasetDir, owned: bool, link: bo
 # %% ../nbs/07_merge.ipynb #de8a0815
 def conform_rows(nd: DatasetDir, dst: Path, vocab_size: int | None = None) -> DatasetDir:
     "The pre-tokenized dataset `nd` rewritten at `dst` with the dataset's five columns; ids checked against `vocab_size`."
-    from dflash_nb.masks import with_dataset_columns
+    from dflash_nb.dataset import with_dataset_columns
     dst.mkdir(parents=True)
     name, pos = 'data-00000-of-00001.arrow', 0
     with pa.ipc.new_stream(str(dst/name), SCHEMA) as w:

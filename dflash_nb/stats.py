@@ -18,7 +18,7 @@ from .storage import is_s3_url, local_dataset
 
 # %% auto #0
 __all__ = ['STATS_KEYS', 'RUN_KEYS', 'SOURCE_HEADER', 'COMPARE_HEADER', 'true_counts', 'list_lengths', 'recorded_run_stats',
-           'hidden_state_bytes', 'dir_size', 'DatasetStats', 'scan_dataset', 'compute_stats', 'human_bytes',
+           'hidden_state_bytes', 'dir_size', 'DatasetStats', 'scan_token_counts', 'compute_stats', 'human_bytes',
            'human_count', 'storage_rows', 'stats_rows', 'source_rows', 'html_table', 'text_table', 'stats_table_html',
            'StatsFigure', 'plot_seq_len', 'plot_loss_tokens', 'plot_loss_fraction', 'plot_sources', 'save_plots',
            'ratio_words', 'compare_rows', 'plot_compare', 'add_stats_args', 'stats_main']
@@ -169,7 +169,7 @@ def _result_or_error(path):
     try: return _scan_shard(path)
     except Exception as e: return e
 
-def scan_dataset(dataset_dir, num_layers: int = 5, hidden_size: int = 5120, progress: bool = False, threads: int = 8,
+def scan_token_counts(dataset_dir, num_layers: int = 5, hidden_size: int = 5120, progress: bool = False, threads: int = 8,
                  client=None) -> DatasetStats:
     "Statistics of every sample of the dataset at `dataset_dir` (a directory with input_ids and loss_mask, or s3://)."
     from concurrent.futures import ThreadPoolExecutor
@@ -235,7 +235,7 @@ def scan_dataset(dataset_dir, num_layers: int = 5, hidden_size: int = 5120, prog
 def compute_stats(dataset_dir, num_layers: int = 5, hidden_size: int = 5120, progress: bool = False, threads: int = 8,
                   client=None) -> dict:
     "stats.json's dict (DESIGN.md keys plus extras) over the whole dataset at `dataset_dir`."
-    return scan_dataset(dataset_dir, num_layers, hidden_size, progress, threads, client).stats
+    return scan_token_counts(dataset_dir, num_layers, hidden_size, progress, threads, client).stats
 
 # %% ../nbs/06_stats.ipynb #9171fe4f
 def human_bytes(n) -> str:
@@ -502,8 +502,8 @@ def stats_main(args: argparse.Namespace) -> int:
         raise ValueError(f"{args.output}: inside the dataset {ds_dir}; its stats.json is the tokenize run's record: "
                          "write the statistics elsewhere")
     kw = dict(num_layers=args.num_layers, hidden_size=args.hidden_size, progress=not args.quiet)
-    ds = scan_dataset(ds_dir, **kw)
-    other = scan_dataset(args.compare, **kw) if args.compare else None
+    ds = scan_token_counts(ds_dir, **kw)
+    other = scan_token_counts(args.compare, **kw) if args.compare else None
     result = dict(ds.stats)
     if other is not None:
         result['comparison'] = dict(before=other.stats['dataset'], after=ds.stats['dataset'],

@@ -10,8 +10,9 @@ import pytest
 
 from conftest import ROOT
 from dflash_nb.testing import write_dataset
-from dflash_nb.masks import (MaskDataset, Thresholds, inspect_dataset, add_inspect_args, inspect_main,
-                             compare_tokenizations, TokenView, stream_batches, dataset_shards, describe_loop)
+from dflash_nb.dataset import dataset_shards, stream_batches
+from dflash_nb.views import MaskDataset, TokenView, compare_tokenizations
+from dflash_nb.inspect import Thresholds, inspect_dataset, add_inspect_args, inspect_main, describe_loop
 from dflash_nb.tokenize import TokenizeError, tokenize_dataset
 
 SAMPLES = ROOT/'data'/'samples'
