@@ -15,7 +15,8 @@ import pyarrow.compute as pc
 # %% auto #0
 __all__ = ['FEATURES', 'SCHEMA', 'DATASET_COLUMNS', 'SHARD_NAME', 'read_json', 'dataset_manifest', 'dataset_stats',
            'dataset_shards', 'open_dataset', 'stream_batches', 'read_shard', 'read_schema', 'with_dataset_columns',
-           'atomic_write', 'write_dataset_metadata', 'write_shard', 'write_dataset']
+           'atomic_write', 'write_dataset_metadata', 'write_shard', 'write_dataset', 'OutputLocked', 'output_lock',
+           'replace_dir', 'clean_asides']
 
 # %% ../nbs/03a_dataset.ipynb #c0c263ab
 FEATURES = {
@@ -158,3 +159,68 @@ def write_dataset(out_dir, batches, manifest: dict | None = None, stats: dict | 
     for name, obj in (('manifest.json', manifest), ('stats.json', stats)):
         if obj is not None: (out/name).write_text(json.dumps(obj, indent=2))
     return out
+
+# %% ../nbs/03a_dataset.ipynb #efe38609
+import ctypes, errno, fcntl, shutil
+from contextlib import contextmanager
+
+class OutputLocked(RuntimeError):
+    "Another run holds the lock of this output."
+
+@contextmanager
+def output_lock(out):
+    "Hold an exclusive lock on output `out` (the file `OUT.lock`, holding our pid) for the `with` block."
+    out = Path(out)
+    lock = out.with_name(out.name + '.lock')
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    while True:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+        try: fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode(errors='replace').strip() or 'unknown'
+            os.close(fd)
+            raise OutputLocked(f"{out}: another run (pid {holder}) is writing this output (lock {lock}); wait for it "
+                               "to end, or choose another --output-dir") from None
+        try: same = os.stat(lock).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError: same = False
+        if same: break
+        os.close(fd)  # the holder removed the file as we opened it: lock the new one
+    try:
+        os.ftruncate(fd, 0); os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        yield lock
+    finally:
+        try: lock.unlink()  # while still held: whoever opens it next sees a new file and retries
+        except OSError: pass
+        os.close(fd)
+
+def _exchange(a, b) -> bool:
+    "Swap paths `a` and `b` in one step (Linux renameat2 RENAME_EXCHANGE); False where the system cannot."
+    try: fn = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError): return False
+    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    if fn(-100, os.fsencode(str(a)), -100, os.fsencode(str(b)), 2) == 0: return True  # AT_FDCWD, RENAME_EXCHANGE
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP): return False
+    raise OSError(err, os.strerror(err), str(a), None, str(b))
+
+def replace_dir(tmp, out):
+    "Put the finished folder `tmp` at `out`; an old `out` stays readable until the new one is there, then is deleted."
+    tmp, out = Path(tmp), Path(out)
+    if not out.exists(): os.replace(tmp, out); return
+    aside = out.with_name(f"{out.name}.old-{os.getpid()}")
+    if aside.exists(): shutil.rmtree(aside)
+    if _exchange(tmp, out): os.replace(tmp, aside)  # out is new already; the old one sits at tmp
+    else:
+        os.replace(out, aside)
+        try: os.replace(tmp, out)
+        except BaseException: os.replace(aside, out); raise
+    shutil.rmtree(aside)
+
+def clean_asides(out) -> list[str]:
+    "Remove `OUT.old-*` folders a killed commit left (restoring the newest if `out` itself is gone); their names."
+    out = Path(out)
+    if not out.parent.is_dir(): return []
+    asides = sorted((p for p in out.parent.iterdir() if p.name.startswith(out.name + '.old-')), key=lambda p: p.stat().st_mtime_ns)
+    if asides and not out.exists(): os.replace(asides.pop(), out)
+    for a in asides: shutil.rmtree(a, ignore_errors=True)
+    return [a.name for a in asides]

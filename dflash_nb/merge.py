@@ -17,7 +17,8 @@ from .storage import is_s3_url
 from .dataset import (SCHEMA, dataset_manifest, dataset_shards, read_json, read_schema, stream_batches,
                                write_dataset_metadata)
 from .tokenize import ChatTokenizer, content_hash, tokenize_dataset
-from .tokenize import clean_asides, output_lock, replace_dir, DiskFull, disk_full, is_disk_full
+from .dataset import clean_asides, output_lock, replace_dir
+from .tokenize import DiskFull, disk_full, is_disk_full
 
 # %% auto #0
 __all__ = ['BATCH_ROWS', 'POSITION_ID', 'MergeError', 'DatasetDir', 'is_dataset_dir', 'open_dataset_dir', 'tokenizer_differences',
@@ -308,7 +309,7 @@ def _describe_input(ds: DatasetDir, kind: str, path, st: dict, extra: dict | Non
                 samples=st['samples'], records_read=st['records_read'], total_tokens=st['total_tokens'], **(extra or {}))
 
 def _commit(tmp: Path, out: Path):
-    "Put the finished `tmp` at `out`: an old `out` is swapped out in one step, then deleted (tokenize's `replace_dir`)."
+    "Put the finished `tmp` at `out`: an old `out` is swapped out in one step, then deleted (`dataset.replace_dir`)."
     replace_dir(tmp, out)
 
 def _append_jsonl(dst, src, extra: dict | None = None):

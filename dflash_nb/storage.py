@@ -22,7 +22,7 @@ from tqdm import tqdm
 __all__ = ['DEFAULT_MAX_ATTEMPTS', 'DEFAULT_RETRY_BUDGET', 'UPLOAD_CHUNKSIZE', 'DATA_PREFIX_META', 'is_s3_url', 'redact',
            'StorageError', 'InvalidS3URL', 'split_s3_url', 'retry_budget', 's3_client', 'storage_error', 'is_transient',
            'S3Object', 'list_objects', 'download_objects', 'upload_dir', 'download_dir', 'cache_root',
-           'default_cache_dir', 'input_files', 'staged_output', 'local_dataset']
+           'default_cache_dir', 'input_files', 'stage_dir', 'staged_output', 'local_dataset']
 
 # %% ../nbs/00_storage.ipynb #cff5bd9b
 def is_s3_url(path) -> bool:
@@ -518,6 +518,10 @@ def input_files(src, cache_dir=None, suffixes: Iterable[str] | None = (".jsonl",
     if not p.is_dir(): raise FileNotFoundError(f"{src}: no such file or directory; give a JSONL file, a folder or s3://BUCKET/PREFIX")
     return iter([(f.relative_to(p).as_posix(), f) for f in sorted(p.rglob("*"))
                  if f.is_file() and _suffix_ok(f.name, suffixes) and _META_DIR not in f.relative_to(p).parts])
+
+def stage_dir(url: str) -> Path:
+    "The local staging folder of the s3:// output `url`: under the cache root, keyed by the URL, so a killed run resumes there."
+    return cache_root()/"staging"/hashlib.sha256(str(url).rstrip("/").encode()).hexdigest()[:16]/"dataset"
 
 @contextmanager
 def staged_output(out, stage_dir=None, workers: int = 16, client=None, progress: bool = True,

@@ -25,9 +25,8 @@ __all__ = ['PROBE_TEXT', 'ENCODERS', 'FASTOKENS_CHECKS', 'ENCODER_CACHE_FORMAT',
            'TokenizeError', 'save_encoder_cache', 'load_encoder_cache', 'ChatTokenizer', 'Turns', 'render_turns',
            'render_segments', 'Sample', 'generated_text', 'verify_sample', 'reasoning_not_rendered', 'tokenize_record',
            'content_hash', 'Batch', 'RecordTimeout', 'record_timer', 'tokenize_lines', 'worker_pool', 'batch_to_arrow',
-           'id_hashes', 'Chunk', 'committed_chunks', 'chunk_stats', 'finish_plan', 'finish_chunks', 'OutputLocked',
-           'output_lock', 'replace_dir', 'clean_asides', 'DiskFull', 'is_disk_full', 'disk_full', 'dir_bytes', 'is_s3',
-           'tokenize_dataset']
+           'id_hashes', 'Chunk', 'committed_chunks', 'chunk_stats', 'finish_plan', 'finish_chunks', 'DiskFull',
+           'is_disk_full', 'disk_full', 'dir_bytes', 'is_s3', 'tokenize_dataset']
 
 # %% ../nbs/04_tokenize.ipynb #4c583fe9
 import functools, itertools, re, unicodedata
@@ -796,6 +795,8 @@ def chunk_stats(tmp, metas: list[dict]) -> dict:
 FINISH = 'finish.json'
 
 from .dataset import atomic_write as _atomic_write, write_dataset_metadata
+from .dataset import OutputLocked, clean_asides, output_lock, replace_dir  # the one writer and the swap
+import errno
 
 def finish_plan(tmp) -> dict | None:
     "The journaled plan of a finish step that started (`finish.json`), else None."
@@ -830,71 +831,6 @@ def finish_chunks(tmp, metas: list[dict], stats: dict | None = None) -> list[str
     write_dataset_metadata(tmp, names)
     for f in sorted(tmp.glob('chunk-*')): f.unlink()  # last: the steps above may need them again
     return names
-
-# %% ../nbs/04_tokenize.ipynb #efe38609
-import ctypes, errno, fcntl
-from contextlib import contextmanager
-
-class OutputLocked(RuntimeError):
-    "Another run holds the lock of this output."
-
-@contextmanager
-def output_lock(out):
-    "Hold an exclusive lock on output `out` (the file `OUT.lock`, holding our pid) for the `with` block."
-    out = Path(out)
-    lock = out.with_name(out.name + '.lock')
-    lock.parent.mkdir(parents=True, exist_ok=True)
-    while True:
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
-        try: fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(fd, 32, 0).decode(errors='replace').strip() or 'unknown'
-            os.close(fd)
-            raise OutputLocked(f"{out}: another run (pid {holder}) is writing this output (lock {lock}); wait for it "
-                               "to end, or choose another --output-dir") from None
-        try: same = os.stat(lock).st_ino == os.fstat(fd).st_ino
-        except FileNotFoundError: same = False
-        if same: break
-        os.close(fd)  # the holder removed the file as we opened it: lock the new one
-    try:
-        os.ftruncate(fd, 0); os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-        yield lock
-    finally:
-        try: lock.unlink()  # while still held: whoever opens it next sees a new file and retries
-        except OSError: pass
-        os.close(fd)
-
-def _exchange(a, b) -> bool:
-    "Swap paths `a` and `b` in one step (Linux renameat2 RENAME_EXCHANGE); False where the system cannot."
-    try: fn = ctypes.CDLL(None, use_errno=True).renameat2
-    except (OSError, AttributeError): return False
-    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
-    if fn(-100, os.fsencode(str(a)), -100, os.fsencode(str(b)), 2) == 0: return True  # AT_FDCWD, RENAME_EXCHANGE
-    err = ctypes.get_errno()
-    if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP): return False
-    raise OSError(err, os.strerror(err), str(a), None, str(b))
-
-def replace_dir(tmp, out):
-    "Put the finished folder `tmp` at `out`; an old `out` stays readable until the new one is there, then is deleted."
-    tmp, out = Path(tmp), Path(out)
-    if not out.exists(): os.replace(tmp, out); return
-    aside = out.with_name(f"{out.name}.old-{os.getpid()}")
-    if aside.exists(): shutil.rmtree(aside)
-    if _exchange(tmp, out): os.replace(tmp, aside)  # out is new already; the old one sits at tmp
-    else:
-        os.replace(out, aside)
-        try: os.replace(tmp, out)
-        except BaseException: os.replace(aside, out); raise
-    shutil.rmtree(aside)
-
-def clean_asides(out) -> list[str]:
-    "Remove `OUT.old-*` folders a killed commit left (restoring the newest if `out` itself is gone); their names."
-    out = Path(out)
-    if not out.parent.is_dir(): return []
-    asides = sorted((p for p in out.parent.iterdir() if p.name.startswith(out.name + '.old-')), key=lambda p: p.stat().st_mtime_ns)
-    if asides and not out.exists(): os.replace(asides.pop(), out)
-    for a in asides: shutil.rmtree(a, ignore_errors=True)
-    return [a.name for a in asides]
 
 # %% ../nbs/04_tokenize.ipynb #979e2c07
 class DiskFull(TokenizeError, OSError):
@@ -1092,7 +1028,7 @@ def _tokenize_to_s3(output_dir, overwrite, s3_endpoint, download_workers, progre
     from dflash_nb import storage
     client = storage.s3_client(s3_endpoint)
     url = str(output_dir).rstrip('/')
-    stage = cache_dir()/'staging'/hashlib.sha256(url.encode()).hexdigest()[:16]/'dataset'
+    stage = storage.stage_dir(url)
     with output_lock(stage.parent):  # one run per s3:// output on this machine, from the exists-check to the upload
         if storage.list_objects(url + '/manifest.json', None, client) and not overwrite:
             raise FileExistsError(f"{url}: a dataset already exists there; choose a new --output-dir or pass --overwrite")
