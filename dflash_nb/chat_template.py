@@ -38,6 +38,7 @@ def _read_json(path: Path) -> Any:
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
         raise ChatTemplateError(f"cannot read {path}: {e}. Check that it is a valid UTF-8 JSON file.") from e
 
+# %% ../nbs/02_chat_template.ipynb #c856651f
 def _pick_template(value: Any, path: Path) -> str | None:
     "The template string in a `chat_template` value: a string, or a list of `{name, template}` with a `default`."
     if value is None: return None
@@ -52,6 +53,7 @@ def _pick_template(value: Any, path: Path) -> str | None:
     raise ChatTemplateError(f"{path}: 'chat_template' must be a string or a list of {{name, template}}, "
                             f"got {type(value).__name__}. Fix the file.", reason="bad chat_template value")
 
+# %% ../nbs/02_chat_template.ipynb #891afbb4
 def load_chat_template(model_dir: str | Path) -> str:
     "The chat template source of a model or tokenizer directory, found as `transformers` finds it."
     d = Path(model_dir)
@@ -109,10 +111,10 @@ def load_chat_templates(model_dir: str | Path) -> dict[str, str]:
     out["default"] = load_chat_template(d)  # the one transformers uses when it is given no name and no tools
     return dict(sorted(out.items(), key=lambda kv: kv[0] != "default"))
 
+# %% ../nbs/02_chat_template.ipynb #0dc918f6
 def select_template_name(names, has_tools: bool) -> str:
     "The template transformers' `apply_chat_template` uses when given no name: `tool_use` for a record with tools, else `default`."
     return "tool_use" if has_tools and "tool_use" in names else "default"
-
 
 # %% ../nbs/02_chat_template.ipynb #54aad41c
 def load_end_of_turn_tokens(model_dir: str | Path) -> list[str]:
@@ -159,11 +161,13 @@ def _tojson(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False
 
 def _strftime_now(format): return datetime.now().strftime(format)
 
+# %% ../nbs/02_chat_template.ipynb #4fc70bb6
 class _TemplateDict:
     "`dict(...)` and `dict.fromkeys(...)` for templates, without the rest of the `dict` type."
     def __call__(self, *args, **kwargs): return dict(*args, **kwargs)
     def fromkeys(self, *args, **kwargs): return dict.fromkeys(*args, **kwargs)
 
+# %% ../nbs/02_chat_template.ipynb #202bc3c3
 class _TemplateNamespace(jinja2.utils.Namespace):
     "A jinja `namespace` that refuses underscore-prefixed attributes (no reaching into CPython internals)."
     def __init__(*args, **kwargs):
@@ -180,6 +184,7 @@ class _TemplateNamespace(jinja2.utils.Namespace):
             raise jinja2.exceptions.SecurityError(
                 f"Chat templates cannot store underscore-prefixed attributes on a namespace, but got {name!r}.")
 
+# %% ../nbs/02_chat_template.ipynb #926fb66b
 class _Sandbox(ImmutableSandboxedEnvironment):
     "transformers' sandbox, with its attribute check memoised: the check depends only on the object's type and the name."
     _safe: dict = {}
@@ -238,6 +243,7 @@ def _plain(value: Any) -> Any:
     if callable(getattr(value, "model_dump", None)): return _plain(value.model_dump())
     return f"<{type(value).__name__}>"
 
+# %% ../nbs/02_chat_template.ipynb #7ee99db5
 def _prepare_messages(messages, copy: bool = True) -> list[dict]:
     "Messages as `apply_chat_template` hands them to the template (`copy=False`: values already plain JSON types)."
     if isinstance(messages, (str, bytes, Mapping)) or not hasattr(messages, "__iter__"):
@@ -266,6 +272,7 @@ def _template_line(exc: BaseException) -> int | None:
         tb = tb.tb_next
     return line
 
+# %% ../nbs/02_chat_template.ipynb #7ec0db35
 class ChatTemplate:
     "A Hugging Face chat template, compiled once, rendering byte-identically to `apply_chat_template`."
     def __init__(self, source: str, special_tokens: Mapping[str, str] | None = None, origin: str | None = None):
@@ -344,6 +351,7 @@ class TemplateForm:
     end_of_turn: tuple = ()
     def to_dict(self) -> dict: return dataclasses.asdict(self) | {"end_of_turn": list(self.end_of_turn)}
 
+# %% ../nbs/02_chat_template.ipynb #f9a3e1f9
 def _probe(template, msgs, tools=None, agp=False, alias=False) -> str | None:
     "A probe render: the text, or None where the template cannot render the probe."
     try:
@@ -351,6 +359,7 @@ def _probe(template, msgs, tools=None, agp=False, alias=False) -> str | None:
         return template._template.render(messages=msgs, tools=tools, add_generation_prompt=agp, **template._variables)
     except Exception: return None
 
+# %% ../nbs/02_chat_template.ipynb #86fbe3db
 def detect_form(template, stop_tokens=(), name: str = "default") -> TemplateForm:
     "The `TemplateForm` of `template` (a `ChatTemplate`), given the model's stop tokens (`load_end_of_turn_tokens`)."
     u, s = {"role": "user", "content": "Hi"}, {"role": "system", "content": "Be brief."}
@@ -375,7 +384,6 @@ def detect_form(template, stop_tokens=(), name: str = "default") -> TemplateForm
             eot |= {t for t in stop_tokens if t in full[len(os.path.commonprefix([prompt, full])):]}
     return TemplateForm(name, field, args, tuple(t for t in stop_tokens if t in eot))
 
-
 # %% ../nbs/02_chat_template.ipynb #f6bbad08
 def _call_in_form(call, want_string: bool):
     "`call` with its `arguments` as a JSON string (`want_string`) or a dict; the same object when it already is."
@@ -387,6 +395,7 @@ def _call_in_form(call, want_string: bool):
     fn = {**fn, "arguments": args}
     return {**call, "function": fn} if "function" in call else fn
 
+# %% ../nbs/02_chat_template.ipynb #4eedd3c3
 def adapt_messages(msgs: list, form: TemplateForm) -> list:
     """Prepared messages in the template's `form`: tool-call arguments as a dict or as the JSON string (a record's own
     string is kept byte for byte), and reasoning also under `reasoning` for a template that reads only that name
@@ -404,4 +413,3 @@ def adapt_messages(msgs: list, form: TemplateForm) -> list:
             out = out or list(msgs)
             out[i] = new
     return msgs if out is None else out
-

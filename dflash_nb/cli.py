@@ -20,6 +20,7 @@ def _build_tokenizer(a):
     out = build_qwen36_tokenizer(a.out)
     print(f"wrote the Qwen3.6 tokenizer and chat template to {out}")
 
+# %% ../nbs/99_cli.ipynb #c0824473
 def _tokenize(a):
     from dflash_nb.tokenize import tokenize_dataset
     from dflash_nb.qwen import default_model_path
@@ -36,6 +37,7 @@ def _tokenize(a):
         from dflash_nb.records import ignored_line
         print(ignored_line([(f['name'], f['reason']) for f in st['ignored']['files']] + [('', '')] * (st['ignored']['count'] - len(st['ignored']['files']))))
 
+# %% ../nbs/99_cli.ipynb #9d00da2a
 def _run(a):
     from dflash_nb.jobs import run_jobs, parse_param, job_help, jobs_help, job_notebook
     if a.help or not a.jobs:  # `run --help`: the jobs; `run JOB --help`: that job's parameters and defaults

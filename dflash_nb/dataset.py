@@ -167,6 +167,7 @@ from contextlib import contextmanager
 class OutputLocked(RuntimeError):
     "Another run holds the lock of this output."
 
+# %% ../nbs/03a_dataset.ipynb #78e08807
 @contextmanager
 def output_lock(out):
     "Hold an exclusive lock on output `out` (the file `OUT.lock`, holding our pid) for the `with` block."
@@ -193,6 +194,7 @@ def output_lock(out):
         except OSError: pass
         os.close(fd)
 
+# %% ../nbs/03a_dataset.ipynb #56d01590
 def _exchange(a, b) -> bool:
     "Swap paths `a` and `b` in one step (Linux renameat2 RENAME_EXCHANGE); False where the system cannot."
     try: fn = ctypes.CDLL(None, use_errno=True).renameat2
@@ -203,6 +205,7 @@ def _exchange(a, b) -> bool:
     if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP): return False
     raise OSError(err, os.strerror(err), str(a), None, str(b))
 
+# %% ../nbs/03a_dataset.ipynb #3ba5ac9c
 def replace_dir(tmp, out):
     "Put the finished folder `tmp` at `out`; an old `out` stays readable until the new one is there, then is deleted."
     tmp, out = Path(tmp), Path(out)
@@ -216,6 +219,7 @@ def replace_dir(tmp, out):
         except BaseException: os.replace(aside, out); raise
     shutil.rmtree(aside)
 
+# %% ../nbs/03a_dataset.ipynb #3c41a826
 def clean_asides(out) -> list[str]:
     "Remove `OUT.old-*` folders a killed commit left (restoring the newest if `out` itself is gone); their names."
     out = Path(out)

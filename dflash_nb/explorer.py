@@ -35,6 +35,7 @@ def find_datasets(root='outputs', limit: int = 200) -> list[str]:
     found = [p.parent for p in root.rglob('state.json') if not any(q.name.endswith('.partial') for q in p.parents)]
     return [str(p) for p in sorted(found, key=lambda p: p.stat().st_mtime, reverse=True)[:limit]]
 
+# %% ../nbs/05b_explorer.ipynb #bd1728eb
 def explore_select(rep: 'InspectReport', mode: str, value=None, n: int = 3, seed: int = 0) -> tuple[list[int], str]:
     "`(positions, what they are)` for one explorer choice over an inspected dataset; never raises on a bad choice."
     t = rep.dataset.summary
@@ -56,6 +57,7 @@ def explore_select(rep: 'InspectReport', mode: str, value=None, n: int = 3, seed
     idx = t.select(None, n=n, seed=seed)
     return idx, f"{len(idx)} random sample(s), seed {seed}"
 
+# %% ../nbs/05b_explorer.ipynb #d25e9c77
 def mask_explorer(dataset=None, model_path=None, root='outputs', n: int = 3):
     """An interactive mask explorer (ipywidgets): choose a dataset, select samples by id, by a filter, by source, by a
     warning/failing gate or at random with a seed, and see their coloured token views. Returns the widget."""

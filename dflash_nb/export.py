@@ -32,6 +32,7 @@ def link_file(src: Path, dst: Path) -> str:
 def _schema_names(shard) -> list[str]:
     with pa.memory_map(str(shard), 'r') as m: return pa.ipc.open_stream(m).schema.names
 
+# %% ../nbs/08_export.ipynb #77e93416
 def export_speculators(dataset, output_dir, overwrite: bool = False) -> dict:
     """Write the speculators 0.9 view of `dataset` at `output_dir` (atomically); returns what was written:
     `{'rows', 'shards', 'how': {shard: 'hardlink'|'symlink'|'rewritten'}}`."""
@@ -80,6 +81,7 @@ def export_speculators(dataset, output_dir, overwrite: bool = False) -> dict:
         shutil.rmtree(tmp, ignore_errors=True); raise
     return dict(rows=rows, shards=out_names, how=how)
 
+# %% ../nbs/08_export.ipynb #1660dffa
 def _write_info(d: Path):
     from dflash_nb.tokenize import FEATURES
     (d/'dataset_info.json').write_text(json.dumps({'citation': '', 'description': '', 'features': FEATURES, 'homepage': '', 'license': ''}, indent=2))

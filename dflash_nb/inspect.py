@@ -99,6 +99,7 @@ def _mix(x) -> np.ndarray:
     x ^= x >> _U64(27); x *= _U64(0x94D049BB133111EB)
     return x ^ (x >> _U64(31))
 
+# %% ../nbs/05a_inspect.ipynb #d717e6fc
 def _powers(n: int):
     if len(_POW[0]) < n:
         m = max(n, 2 * len(_POW[0]))
@@ -117,6 +118,7 @@ def window_hashes(x: np.ndarray, n: int) -> np.ndarray:
 # %% ../nbs/05a_inspect.ipynb #0df343fe
 def _t(default, help: str): return field(default=default, metadata={'help': help})
 
+# %% ../nbs/05a_inspect.ipynb #96d8771b
 @dataclass
 class Thresholds:
     "Thresholds of the quality gates. A gate warns when its measured share is above `*_warn` and fails above `*_fail`."
@@ -168,6 +170,7 @@ def _match_at(ids: np.ndarray, pos: np.ndarray, pattern, lo: np.ndarray, hi: np.
     ok = (pos >= lo) & (pos + k <= hi)
     return ok & (ids[np.clip(idx, 0, max(len(ids) - 1, 0))] == np.asarray(pattern)).all(1) if len(ids) else ok
 
+# %% ../nbs/05a_inspect.ipynb #4a7468f8
 def max_repeats(samples: np.ndarray, hashes: np.ndarray, n: int) -> np.ndarray:
     "How often each of `n` samples' most repeated hash occurs (0 for a sample without hashes); one sort, no loop."
     out = np.zeros(n, np.int32)
@@ -181,6 +184,7 @@ def max_repeats(samples: np.ndarray, hashes: np.ndarray, n: int) -> np.ndarray:
     out[ks[seg]] = np.maximum.reduceat(cnt, seg)
     return out
 
+# %% ../nbs/05a_inspect.ipynb #d6b93d34
 def scan_batch(b: pa.RecordBatch, facts: TemplateFacts, thr: Thresholds, max_seq_len: int | None = None,
                vocab_size: int | None = None) -> dict:
     "Per-sample summary arrays of one record batch (see the prose above); all numpy, no loop over tokens or samples."
@@ -273,6 +277,7 @@ def _order_keys(t: 'SampleTable', thr: Thresholds):
             'loops': (t.loop_count >= thr.loop_repeats, t.loop_count, True), 'empty_reasoning': (t.empty_think, None, False),
             'tiny': (t.n_masked < thr.tiny_span_tokens, t.n_masked, False), 'failed': (t.fails != 0, None, False)}
 
+# %% ../nbs/05a_inspect.ipynb #3d588d72
 ORDERS = ('shortest_span', 'fewest_masked', 'most_masked', 'shortest', 'longest', 'truncated', 'loops', 'empty_reasoning', 'tiny', 'failed')
 
 @dataclass
@@ -314,6 +319,7 @@ class SampleTable:
             idx = idx[np.argsort(-k if desc else k, kind='stable')]
         return idx[:n].tolist()
 
+# %% ../nbs/05a_inspect.ipynb #cff4d200
 def scan_masks(ds: MaskDataset, facts: TemplateFacts, thr: Thresholds, progress: bool = False) -> SampleTable:
     "Scan every batch of `ds` once (streaming); returns the `SampleTable`."
     from tqdm import tqdm  # plain text bar on stderr (tqdm.auto warns in kernels without ipywidgets)
@@ -353,6 +359,7 @@ def _tok(disp: TokenDisplay, ids) -> str:
     if disp.ct is None: return f"id{'s' * (len(ids) > 1)} {', '.join(map(str, ids))}"
     return f"{''.join(disp.pieces(ids))!r} (id{'s' * (len(ids) > 1)} {', '.join(map(str, ids))})"
 
+# %% ../nbs/05a_inspect.ipynb #8af249e2
 def mask_checks(t: SampleTable, facts: TemplateFacts, disp: TokenDisplay, vocab_size: int | None, examples: int = 5) -> list[Check]:
     "The mask checks' results from a scanned `SampleTable`."
     why = lambda what: f"skipped: {what}"
@@ -405,6 +412,7 @@ def _verdict(v, warn, fail) -> str:
 
 def _pct(x: float) -> str: return f"{x:.1%}"
 
+# %% ../nbs/05a_inspect.ipynb #35464f6e
 @dataclass
 class GateInput:
     "What every gate reads: the scanned table, the dataset (for example rows), the template facts, the thresholds."
@@ -435,6 +443,7 @@ def _answer_words(ids: np.ndarray, facts: TemplateFacts, disp: TokenDisplay) -> 
     text = text if len(text) <= 70 else text[:67] + '…'
     return json.dumps(text, ensure_ascii=False), suffix
 
+# %% ../nbs/05a_inspect.ipynb #f489b8f4
 def describe_loop(ids: np.ndarray, mask: np.ndarray, thr: Thresholds, disp: TokenDisplay, run: bool = False) -> tuple[str, int]:
     "(what, times): the most repeated generated turn (`run`) or `loop_ngram`-token window of one sample, in words."
     cuts = np.flatnonzero(np.diff(np.r_[0, mask.astype(np.int8), 0])).reshape(-1, 2)
@@ -586,6 +595,7 @@ def _text_table(head, rows, statuses, color: bool) -> list[str]:
         out.append('  '.join(cells) + '  ' + r[-1])
     return out
 
+# %% ../nbs/05a_inspect.ipynb #848464c4
 @dataclass
 class InspectReport:
     "Mask checks and quality gates of one dataset."
@@ -670,6 +680,7 @@ class InspectReport:
     def select(self, by=None, source=None, where=None, n: int = 5, seed: int | None = 0, **kw) -> TokenViews:
         return self.dataset.views(self.summary.select(by, source, where, n, seed), **kw)
 
+# %% ../nbs/05a_inspect.ipynb #3d6d37f6
 def infer_facts(ds: MaskDataset, samples: int = 2000) -> TemplateFacts:
     "Facts without a tokenizer: the end-of-turn token is the most common last token of masked runs in the first samples."
     ends, seen = Counter(), 0
@@ -684,6 +695,7 @@ def infer_facts(ds: MaskDataset, samples: int = 2000) -> TemplateFacts:
         if seen >= samples: break
     return TemplateFacts(eot_ids=[ends.most_common(1)[0][0]] if ends else [], origin='data')
 
+# %% ../nbs/05a_inspect.ipynb #fd474911
 def inspect_dataset(path, model_path=None, thresholds=None, tokenizer: bool = True, ignore_fingerprint: bool = False,
                     examples: int = 5, progress: bool = False, **overrides) -> InspectReport:
     "Mask checks and quality gates over the whole dataset at `path` (streaming); thresholds from `thresholds`/keywords."
@@ -720,6 +732,7 @@ def add_inspect_args(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
                        help=f"{f.metadata['help']} (default {f.default})")
     return p
 
+# %% ../nbs/05a_inspect.ipynb #b8b91f4c
 def inspect_main(args: argparse.Namespace) -> int:
     "Run `dflash-nb inspect`; returns the exit code (1: a check or gate failed)."
     color = args.color == 'always' or (args.color == 'auto' and sys.stdout.isatty())

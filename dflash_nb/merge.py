@@ -46,6 +46,7 @@ class DatasetDir:
     @property
     def params(self) -> dict: return (self.manifest or {}).get('params') or {}
 
+# %% ../nbs/07_merge.ipynb #fc8b9b3a
 def is_dataset_dir(path) -> bool:
     "True for a dataset folder (it has `state.json`), False for completions (JSONL files)."
     return Path(path).is_dir() and (Path(path)/'state.json').is_file()
@@ -118,6 +119,7 @@ def row_true_counts(col: pa.ListArray) -> np.ndarray:
     upto = lambda o: np.where(o > 0, cs[np.maximum(o - 1, 0)] if len(cs) else 0, 0).astype(np.int64)  # Trues before offset o
     return upto(offs[1:]) - upto(offs[:-1])
 
+# %% ../nbs/07_merge.ipynb #d496d176
 def batch_content_hashes(b: pa.RecordBatch) -> np.ndarray:
     "`content_hash` of every row of a batch, as tokenize computes it."
     (io_, iv), (mo, mv) = _list_parts(b.column('input_ids')), _list_parts(b.column('loss_mask'))
@@ -152,6 +154,7 @@ class Duplicates:
     @property
     def total(self) -> int: return len(self.dropped)
 
+# %% ../nbs/07_merge.ipynb #cfa77014
 def find_duplicates(ids: list, hashes, sources: list, id_hits: dict, hash_hits: dict) -> Duplicates:
     "Apply the rule to new rows `ids`/`hashes`; `id_hits`/`hash_hits` map existing ids/hashes found among them to an existing row."
     keep = np.ones(len(ids), bool)
@@ -212,6 +215,7 @@ class Part:
     sources: list | None = None
     loss: np.ndarray | None = None
 
+# %% ../nbs/07_merge.ipynb #16b31faa
 def read_part(ds: DatasetDir, full: bool, progress: bool = False, desc: str = 'read') -> Part:
     "`seq_len` (+ `sample_id`, `source`, loss tokens when `full`) of every row of `ds`, streamed."
     from tqdm import tqdm
@@ -227,6 +231,7 @@ def read_part(ds: DatasetDir, full: bool, progress: bool = False, desc: str = 'r
     cat = lambda xs: np.concatenate(xs) if xs else np.zeros(0, np.int64)
     return Part(cat(lens), rows, ids if full else None, srcs if full else None, cat(loss) if full else None)
 
+# %% ../nbs/07_merge.ipynb #fd781e07
 def input_stats(ds: DatasetDir, part: Part, progress: bool = False) -> dict:
     "The input's stats.json facts merge needs, checked against its shards; computed by streaming when absent."
     st, n, total = ds.read_json('stats.json'), len(part.lens), int(part.lens.sum())
@@ -250,6 +255,7 @@ def input_stats(ds: DatasetDir, part: Part, progress: bool = False) -> dict:
     return dict(samples=n, total_tokens=total, loss_tokens=loss, truncated=int((part.lens == msl).sum()) if msl else 0,
                 skipped=dict(skipped), records_read=n + sum(skipped.values()), sources=dict(sources), duplicates={})
 
+# %% ../nbs/07_merge.ipynb #f7cad47d
 def summarize(lens: np.ndarray, loss_tokens: int, truncated: int, skipped: dict, records_read: int, sources: dict,
               seconds: float, tokens_written: int) -> dict:
     "stats.json's DESIGN.md keys, in tokenize's order."
@@ -273,6 +279,7 @@ def _check_paths(existing: Path, new: Path, out: Path, overwrite: bool):
     if out.exists() and not overwrite:
         raise FileExistsError(f"{out}: output already exists; choose a new --output-dir or pass --overwrite")
 
+# %% ../nbs/07_merge.ipynb #99b7adae
 def _local_inputs(existing, new, progress: bool = True) -> tuple[Path, object]:
     """s3:// inputs as local paths: a dataset is downloaded into the cache (verified, complete datasets only); new
     completions at s3:// stay a URL, which tokenize downloads and streams itself."""
@@ -281,6 +288,7 @@ def _local_inputs(existing, new, progress: bool = True) -> tuple[Path, object]:
     if is_s3_url(new) and list_objects(str(new).rstrip('/') + '/manifest.json', None): new = local_dataset(new, progress=progress)
     return existing, new
 
+# %% ../nbs/07_merge.ipynb #dd2e7a2a
 def _merge_to_s3(existing, new, output_dir, overwrite: bool, progress: bool, **kw) -> dict:
     "Merge into a local temporary folder, then upload it with its manifest last (readers see it only when complete)."
     from dflash_nb.storage import list_objects, upload_dir
@@ -293,6 +301,7 @@ def _merge_to_s3(existing, new, output_dir, overwrite: bool, progress: bool, **k
         upload_dir(Path(d)/'merged', url, progress=progress)
     return st
 
+# %% ../nbs/07_merge.ipynb #91712e4c
 def _tokenizer_for_completions(ex: DatasetDir, model_path) -> ChatTokenizer:
     "The tokenizer to tokenize new completions with: `model_path`, else the directory recorded in the existing manifest."
     if model_path is None:
@@ -308,6 +317,7 @@ def _describe_input(ds: DatasetDir, kind: str, path, st: dict, extra: dict | Non
                 params=ds.params, created_utc=(ds.manifest or {}).get('created_utc'), shards=[s.name for s in ds.shards],
                 samples=st['samples'], records_read=st['records_read'], total_tokens=st['total_tokens'], **(extra or {}))
 
+# %% ../nbs/07_merge.ipynb #7df328c9
 def _commit(tmp: Path, out: Path):
     "Put the finished `tmp` at `out`: an old `out` is swapped out in one step, then deleted (`dataset.replace_dir`)."
     replace_dir(tmp, out)
@@ -412,6 +422,7 @@ def merge_datasets(existing, new, output_dir, model_path=None, allow_mismatch: b
             raise disk_full(e, Path(output_dir).with_name(Path(output_dir).name + '.partial'),
                             then="rerun the same command (the merge starts over; OUT was not touched)") from None
 
+# %% ../nbs/07_merge.ipynb #73e1c1fd
 def _merge_locked(existing, new, output_dir, model_path, allow_mismatch, workers, progress, overwrite, link) -> dict:
     t0 = time.perf_counter()
     existing, new = _local_inputs(existing, new, progress)
@@ -519,6 +530,7 @@ def add_merge_args(p):
     p.add_argument('--quiet', action='store_true', help="no progress bars")
     return p
 
+# %% ../nbs/07_merge.ipynb #01c97e1f
 def merge_main(args) -> int:
     "Run `dflash-nb merge` with parsed `args`; prints the count equation. Errors propagate as exceptions."
     g = lambda k, d=None: getattr(args, k, d)

@@ -72,6 +72,7 @@ def retry_budget(seconds: float | None = None) -> float:
     "`seconds`, else `$DFLASH_NB_S3_RETRY_BUDGET`, else `DEFAULT_RETRY_BUDGET` (5 minutes)."
     return float(seconds if seconds is not None else os.environ.get("DFLASH_NB_S3_RETRY_BUDGET", DEFAULT_RETRY_BUDGET))
 
+# %% ../nbs/00_storage.ipynb #b7069f99
 def s3_client(endpoint_url: str | None = None, workers: int = 32, max_attempts: int | None = None,
               retry_mode: str | None = None, profile: str | None = None, region: str | None = None,
               config: Config | None = None, **client_kwargs):
@@ -108,6 +109,7 @@ def _code(e) -> str:
 def _status(e) -> int:
     return e.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) if isinstance(e, bce.ClientError) else 0
 
+# %% ../nbs/00_storage.ipynb #75501ddb
 def storage_error(e: BaseException, url: str, client=None, attempts: int | None = None) -> StorageError:
     "Translate a boto/botocore (or verification) exception about `url` into a one-line `StorageError`."
     if isinstance(e, StorageError): return e
@@ -141,6 +143,7 @@ def storage_error(e: BaseException, url: str, client=None, attempts: int | None 
         msg = f"{url}: {type(e).__name__}: {e}"
     return StorageError(msg, url, code or type(e).__name__)
 
+# %% ../nbs/00_storage.ipynb #ae69bc50
 class _Corrupt(Exception):
     "The bytes received do not match the object's size or MD5."
 
@@ -168,6 +171,7 @@ class S3Object:
 def _suffix_ok(key: str, suffixes) -> bool:
     return suffixes is None or key.endswith(tuple(suffixes))
 
+# %% ../nbs/00_storage.ipynb #4b003493
 def list_objects(url: str, suffixes: Iterable[str] | None = (".jsonl",), client=None,
                  page_size: int = 1000) -> list[S3Object]:
     "Objects at `url` (one object, or everything under it as a directory) ending in `suffixes`, sorted by key."
@@ -205,6 +209,7 @@ def _read_meta(path: Path) -> dict | None:
     try: return json.loads(path.read_text())
     except (OSError, ValueError): return None
 
+# %% ../nbs/00_storage.ipynb #541e43e5
 def _atomic_write(path: Path, data: bytes):
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
@@ -222,6 +227,7 @@ def _is_cached(job: _Job) -> bool:
     return (m is not None and st.st_size == job.obj.size == m.get("size") and m.get("etag") == job.obj.etag
             and m.get("mtime_ns") == st.st_mtime_ns and m.get("key") == job.obj.key)
 
+# %% ../nbs/00_storage.ipynb #33d9c81a
 def _safe_join(root: Path, rel: str, url: str) -> Path:
     parts = rel.split("/")
     if rel.startswith("/") or any(p in ("", ".", "..") for p in parts) or parts[0] == _META_DIR:
@@ -253,6 +259,7 @@ class _Run:
     def close(self):
         self.objects.close(); self.bytes.close()
 
+# %% ../nbs/00_storage.ipynb #285651a6
 class _Cancelled(Exception): pass
 
 # %% ../nbs/00_storage.ipynb #22f970c2
@@ -265,6 +272,7 @@ def _md5_checker(etag: str, size: int, sse: str | None):
     if _PLAIN_MD5.match(etag): return hashlib.md5()
     return None
 
+# %% ../nbs/00_storage.ipynb #34f8caa7
 def _fetch_once(client, job: _Job, run: _Run):
     try: resp = client.get_object(Bucket=job.bucket, Key=job.obj.key)
     except Exception as e:
@@ -299,6 +307,7 @@ def _fetch_once(client, job: _Job, run: _Run):
                                             verified="md5" if md5 is not None else "size")).encode())
     return job.rel, job.dest
 
+# %% ../nbs/00_storage.ipynb #52f2adae
 _OUTAGE_EXC = (bce.EndpointConnectionError, bce.ConnectTimeoutError, bce.ReadTimeoutError, ConnectionError, TimeoutError)
 
 def _fetch(client, job: _Job, run: _Run, retries: int, backoff: float, budget: float | None = None):
@@ -379,6 +388,7 @@ def _local_files(local_dir: Path) -> list[tuple[str, Path]]:
             out.append((rel, p))
     return out
 
+# %% ../nbs/00_storage.ipynb #23f4ef41
 def _delete_keys(client, bucket: str, keys: list[str], url: str):
     for i in range(0, len(keys), 1000):
         try:
@@ -390,6 +400,7 @@ def _delete_keys(client, bucket: str, keys: list[str], url: str):
             raise StorageError(f"{_url(bucket, err['Key'])}: cannot delete ({err.get('Code')}: {err.get('Message')}); "
                                "check that the credentials allow s3:DeleteObject", url, err.get("Code"))
 
+# %% ../nbs/00_storage.ipynb #60277541
 class _UploadProgress:
     "An s3transfer subscriber feeding the byte and object bars."
     def __init__(self, run: _Run): self.run = run
@@ -412,6 +423,7 @@ def _upload(client, files: list[tuple[str, Path]], bucket: str, prefix: str, wor
             except Exception as e:
                 raise storage_error(e, _url(bucket, prefix + rel), client) from e
 
+# %% ../nbs/00_storage.ipynb #26e17d9e
 DATA_PREFIX_META = "dflash-data-prefix"  # user metadata of the commit file: where its data objects live
 
 def upload_dir(local_dir, url: str, workers: int = 16, client=None, progress: bool = True,
@@ -461,6 +473,7 @@ def _head(client, bucket: str, key: str) -> dict | None:
         raise storage_error(e, _url(bucket, key), client) from e
     except bce.BotoCoreError as e: raise storage_error(e, _url(bucket, key), client) from e
 
+# %% ../nbs/00_storage.ipynb #2923e63c
 def download_dir(url: str, local_dir, workers: int = 32, client=None, commit_file: str | None = "manifest.json",
                  progress: bool = True, retries: int = 5, backoff: float = 0.5, stats: dict | None = None,
                  retry_budget: float | None = None) -> Path:
@@ -523,6 +536,7 @@ def stage_dir(url: str) -> Path:
     "The local staging folder of the s3:// output `url`: under the cache root, keyed by the URL, so a killed run resumes there."
     return cache_root()/"staging"/hashlib.sha256(str(url).rstrip("/").encode()).hexdigest()[:16]/"dataset"
 
+# %% ../nbs/00_storage.ipynb #577a859b
 @contextmanager
 def staged_output(out, stage_dir=None, workers: int = 16, client=None, progress: bool = True,
                   commit_file: str | None = "manifest.json"):

@@ -20,6 +20,7 @@ def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket() as s:
         s.bind((host, 0)); return s.getsockname()[1]
 
+# %% ../nbs/98_testing.ipynb #6a548217
 class MotoServer:
     "moto's S3 server in a subprocess on loopback (tests, demos, benchmarks). Use as a context manager."
     credentials = dict(aws_access_key_id="testing", aws_secret_access_key="testing")

@@ -38,6 +38,7 @@ def special_ids(ct: ChatTokenizer) -> dict:
     "`{id: text}` of the tokenizer's special tokens (without loading the Hugging Face tokenizer when tokenize does not need it)."
     return {ids[0]: t for t in ct.special_tokens if len(ids := ct.encode(t)) == 1}
 
+# %% ../nbs/05_views.ipynb #841d5ac7
 def load_tokenizer(manifest: dict | None, model_path=None, ignore_fingerprint: bool = False) -> tuple[ChatTokenizer | None, str]:
     "`(ChatTokenizer or None, note)`: the tokenizer to decode a dataset with, verified against its manifest."
     want = (manifest or {}).get('tokenizer') or {}
@@ -77,6 +78,7 @@ def visible(s: str) -> str:
         else: out.append(c)
     return ''.join(out)
 
+# %% ../nbs/05_views.ipynb #14f8da99
 class TokenDisplay:
     "Per-token display text and special-token flags for a tokenizer (or plain ids when there is none)."
     def __init__(self, ct: ChatTokenizer | None = None):
@@ -146,9 +148,11 @@ def _keep_ranges(points, n: int, context: int) -> list[tuple[int, int]]:
         else: out.append((a, b))
     return out
 
+# %% ../nbs/05_views.ipynb #135b2699
 def _boundaries(mask: np.ndarray) -> list[int]:
     return (np.flatnonzero(np.diff(mask.astype(np.int8))) + 1).tolist()
 
+# %% ../nbs/05_views.ipynb #5b204fd6
 def _chip(piece: str, pos: int, tid: int, masked: bool, special: bool, extra: str = '') -> str:
     bg = (_MASKED_BG if masked else _PROMPT_BG)[pos % 2]
     style = f"background:{bg};color:#111;" + ("color:#6a1b9a;font-weight:bold;border:1px solid #6a1b9a;" if special else '') + extra
@@ -167,6 +171,7 @@ def _chip(piece: str, pos: int, tid: int, masked: bool, special: bool, extra: st
     br = '<br>' if not special and piece.endswith('\n') else ''
     return f'<span class="t" style="{style}" title="{title}">{body}</span>{br}'
 
+# %% ../nbs/05_views.ipynb #f484d166
 def _gap(a: int, b: int, mask: np.ndarray) -> str:
     k = int(mask[a:b].sum())
     what = f"{b - a:,} tokens hidden" + (f" ({k:,} masked)" if k else '')
@@ -182,6 +187,7 @@ def _full_text(ids: np.ndarray, mask: np.ndarray, disp: TokenDisplay) -> str:
         parts.append(f'<span style="background:{_MASKED_BG[1]};color:#111">{t}</span>' if mask[a] else t)
     return ''.join(parts)
 
+# %% ../nbs/05_views.ipynb #757d7944
 @dataclass
 class TokenView:
     "One sample's tokens as coloured chips (`_repr_html_` for Jupyter and HTML reports, `to_text` for terminals)."
@@ -277,6 +283,7 @@ class TokenView:
 
     def __repr__(self) -> str: return self.to_text(color=False)
 
+# %% ../nbs/05_views.ipynb #8384cd83
 class TokenViews(list):
     "Several `TokenView`s, displayed one after the other."
     def _repr_html_(self) -> str: return _VIEW_CSS + ''.join(v.to_html() for v in self) if self else '<i>no samples</i>'
@@ -448,6 +455,7 @@ class DiffView:
         return f"{self.summary()}\n--- {self.labels[0]}\n{self.a.to_text(color)}--- {self.labels[1]}\n{self.b.to_text(color)}"
     def __repr__(self) -> str: return self.to_text(color=False)
 
+# %% ../nbs/05_views.ipynb #abe97e91
 def diff_views(a: TokenView, b: TokenView, labels=('A', 'B'), context: int = 16) -> DiffView:
     "Mark where two views of one record differ (ids: red; same ids but mask: dashed orange)."
     ia, ib = a.input_ids.tolist(), b.input_ids.tolist()
@@ -465,6 +473,7 @@ def diff_views(a: TokenView, b: TokenView, labels=('A', 'B'), context: int = 16)
                                 context, v.max_tokens, m or None)
     return DiffView(mk(a, ma), mk(b, mb), tuple(labels), changed, maskd, ops)
 
+# %% ../nbs/05_views.ipynb #4ce7c921
 def compare_tokenizations(record, a, b, labels=None, max_seq_len: int | None = None, **kw) -> DiffView:
     "Tokenize one record (a `Record` or a raw JSON record dict) with two model directories / `ChatTokenizer`s and diff them."
     rec = record if isinstance(record, Record) else parse_record(record, 'record', 1)
