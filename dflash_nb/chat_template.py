@@ -4,6 +4,7 @@
 
 # %% ../nbs/02_chat_template.ipynb #2054cea9
 from __future__ import annotations
+from fastcore.basics import patch
 
 import dataclasses
 import json
@@ -287,51 +288,64 @@ class ChatTemplate:
             raise ChatTemplateError(f"chat template {self.origin} does not compile: line {e.lineno}: {e.message}. "
                                     "Fix the template.", reason="chat template syntax error") from e
 
-    @classmethod
-    def from_model_dir(cls, model_dir: str | Path) -> ChatTemplate:
-        "The template of a model or tokenizer directory, with its named special tokens as variables."
-        d = Path(model_dir)
-        origin = d/"chat_template.jinja" if (d/"chat_template.jinja").is_file() else d
-        return cls(load_chat_template(d), load_special_tokens(d), origin=origin)
 
-    def prepare(self, messages, tools=None, copy: bool = True) -> tuple[list, list | None]:
-        """Messages and tools as the template sees them (plain copies); slices of them render like slices of the input.
-        `copy=False` skips the deep copy into plain types, for input that is already plain JSON (records read from JSONL)."""
-        msgs = _prepare_messages(messages, copy)
-        if tools is not None:
-            if isinstance(tools, (str, Mapping)) or not all(isinstance(t, Mapping) for t in tools):
-                raise ChatTemplateError("tools must be a list of JSON-schema dicts (convert Python functions with "
-                                        "transformers.utils.get_json_schema first).", reason="bad tools")
-            tools = _plain(list(tools)) if copy else list(tools)
-        return msgs, tools
 
     def render(self, messages, tools=None, add_generation_prompt: bool = False, documents=None, **kwargs) -> str:
         "The conversation as text, exactly as `tokenizer.apply_chat_template(..., tokenize=False)` renders it."
         msgs, tools = self.prepare(messages, tools)
         return self.render_prepared(msgs, tools, add_generation_prompt, documents, **kwargs)
 
-    def render_prepared(self, msgs: list, tools=None, add_generation_prompt: bool = False, documents=None, **kwargs) -> str:
-        "`render` for messages and tools that went through `prepare` once (tokenize renders several prefixes of one record)."
-        if not msgs:
-            raise ChatTemplateError("cannot render an empty conversation: give at least one message.",
-                                    reason="empty conversation")
-        variables = _plain({**self.special_tokens, **kwargs}) if kwargs else self._variables
-        try:
-            return self._template.render(messages=msgs, tools=tools, documents=_plain(documents),
-                                         add_generation_prompt=add_generation_prompt, **variables)
-        except Exception as e:
-            line = _template_line(e)
-            where = f"chat template {self.origin}" + (f" (line {line})" if line else "")
-            if type(e) is jinja2.exceptions.TemplateError:  # the template's own raise_exception(...)
-                raise ChatTemplateError(f"{where} rejected the conversation: {e.message}. Fix the conversation "
-                                        "or skip it; the template cannot render it.", reason=e.message) from e
-            raise ChatTemplateError(f"{where} failed: {type(e).__name__}: {e}. The conversation has a shape this "
-                                    "template does not handle; fix the record or the template.",
-                                    reason=f"{type(e).__name__}: {e}") from e
 
     __call__ = render
-    def __reduce__(self): return (ChatTemplate, (self.source, self.special_tokens, self.origin))
-    def __repr__(self): return f"ChatTemplate({self.origin}, {len(self.source)} chars)"
+
+# %% ../nbs/02_chat_template.ipynb #f6287f3b
+@patch(cls_method=True)
+def from_model_dir(cls: ChatTemplate, model_dir: str | Path) -> ChatTemplate:
+    "The template of a model or tokenizer directory, with its named special tokens as variables."
+    d = Path(model_dir)
+    origin = d/"chat_template.jinja" if (d/"chat_template.jinja").is_file() else d
+    return cls(load_chat_template(d), load_special_tokens(d), origin=origin)
+
+# %% ../nbs/02_chat_template.ipynb #949d7222
+@patch
+def prepare(self: ChatTemplate, messages, tools=None, copy: bool = True) -> tuple[list, list | None]:
+    """Messages and tools as the template sees them (plain copies); slices of them render like slices of the input.
+    `copy=False` skips the deep copy into plain types, for input that is already plain JSON (records read from JSONL)."""
+    msgs = _prepare_messages(messages, copy)
+    if tools is not None:
+        if isinstance(tools, (str, Mapping)) or not all(isinstance(t, Mapping) for t in tools):
+            raise ChatTemplateError("tools must be a list of JSON-schema dicts (convert Python functions with "
+                                    "transformers.utils.get_json_schema first).", reason="bad tools")
+        tools = _plain(list(tools)) if copy else list(tools)
+    return msgs, tools
+
+# %% ../nbs/02_chat_template.ipynb #7b7fa0ad
+@patch
+def render_prepared(self: ChatTemplate, msgs: list, tools=None, add_generation_prompt: bool = False, documents=None, **kwargs) -> str:
+    "`render` for messages and tools that went through `prepare` once (tokenize renders several prefixes of one record)."
+    if not msgs:
+        raise ChatTemplateError("cannot render an empty conversation: give at least one message.",
+                                reason="empty conversation")
+    variables = _plain({**self.special_tokens, **kwargs}) if kwargs else self._variables
+    try:
+        return self._template.render(messages=msgs, tools=tools, documents=_plain(documents),
+                                     add_generation_prompt=add_generation_prompt, **variables)
+    except Exception as e:
+        line = _template_line(e)
+        where = f"chat template {self.origin}" + (f" (line {line})" if line else "")
+        if type(e) is jinja2.exceptions.TemplateError:  # the template's own raise_exception(...)
+            raise ChatTemplateError(f"{where} rejected the conversation: {e.message}. Fix the conversation "
+                                    "or skip it; the template cannot render it.", reason=e.message) from e
+        raise ChatTemplateError(f"{where} failed: {type(e).__name__}: {e}. The conversation has a shape this "
+                                "template does not handle; fix the record or the template.",
+                                reason=f"{type(e).__name__}: {e}") from e
+
+# %% ../nbs/02_chat_template.ipynb #fa6b0e7c
+@patch
+def __reduce__(self: ChatTemplate): return (ChatTemplate, (self.source, self.special_tokens, self.origin))
+
+@patch
+def __repr__(self: ChatTemplate): return f"ChatTemplate({self.origin}, {len(self.source)} chars)"
 
 # %% ../nbs/02_chat_template.ipynb #83d2cacd
 REASONING_FIELDS = _REASONING_FIELDS  # the names a record may give reasoning under, in the order transformers reads them

@@ -4,6 +4,7 @@
 
 # %% ../nbs/05a_inspect.ipynb #4e6f2c63
 from __future__ import annotations
+from fastcore.basics import patch
 import argparse, codecs, difflib, html, json, mmap, os, sys, time, unicodedata, warnings
 from collections import Counter
 from dataclasses import dataclass, field, fields, asdict
@@ -614,71 +615,89 @@ class InspectReport:
     dataset: MaskDataset = field(repr=False, default=None)
     chat_template: str = ''  # how tokenize used the template(s), from the manifest (`template_summary`)
 
-    @property
-    def failed(self) -> bool: return any(c.status == 'fail' for c in self.checks) or any(g.status == 'fail' for g in self.gates)
-    @property
-    def warned(self) -> bool: return any(g.status == 'warn' for g in self.gates)
-    @property
-    def status(self) -> str: return 'fail' if self.failed else 'warn' if self.warned else 'pass'
-    def gate(self, name) -> Gate: return next(g for g in self.gates if g.name == name)
-    def check(self, name) -> Check: return next(c for c in self.checks if c.name == name)
+# %% ../nbs/05a_inspect.ipynb #6888a1f8
+@patch(as_prop=True)
+def failed(self: InspectReport) -> bool: return any(c.status == 'fail' for c in self.checks) or any(g.status == 'fail' for g in self.gates)
 
-    def headline(self) -> str:
-        frac = self.loss_tokens / self.total_tokens if self.total_tokens else 0
-        return (f"{self.path}: {self.samples:,} samples, {self.total_tokens:,} tokens, {self.loss_tokens:,} masked ({_pct(frac)}); "
-                f"{self.status.upper()}")
+@patch(as_prop=True)
+def warned(self: InspectReport) -> bool: return any(g.status == 'warn' for g in self.gates)
 
-    def table(self, color: bool = False) -> str:
-        "Plain-text tables of the checks and gates (ANSI colours with `color=True`), as `dflash-nb inspect` prints them."
-        eg = lambda xs: f"  e.g. {', '.join(xs)}" if xs else ''
-        f = lambda v: '-' if v is None else _pct(v)
-        checks = _text_table(('check', 'status', 'failures', 'what'),
-                             [(c.name, c.status.upper(), f"{c.failures:,}", c.title + (f" [{c.note}]" if c.note else '') + eg(c.examples))
-                              for c in self.checks], [c.status for c in self.checks], color)
-        gates = _text_table(('gate', 'status', 'value', 'warn', 'fail', 'what'),
-                            [(g.name, g.status.upper(), f(g.value), '> ' + _pct(g.warn), '> ' + _pct(g.fail), g.message + eg(g.examples[:3]))
-                             for g in self.gates], [g.status for g in self.gates], color)
-        return '\n'.join([self.headline(), f"tokenizer: {self.tokenizer}", *([f"chat template: {self.chat_template}"] if self.chat_template else []), '', 'MASK CHECKS', *checks, '', 'QUALITY GATES', *gates]) + '\n'
+@patch(as_prop=True)
+def status(self: InspectReport) -> str: return 'fail' if self.failed else 'warn' if self.warned else 'pass'
 
-    def to_dict(self) -> dict:
-        return dict(path=self.path, samples=self.samples, total_tokens=self.total_tokens, loss_tokens=self.loss_tokens,
-                    status=self.status, failed=self.failed, tokenizer=self.tokenizer, chat_template=self.chat_template, max_seq_len=self.max_seq_len,
-                    seconds=round(self.seconds, 3), thresholds=asdict(self.thresholds), template=asdict(self.facts),
-                    checks=[asdict(c) for c in self.checks], gates=[asdict(g) for g in self.gates])
+@patch
+def gate(self: InspectReport, name) -> Gate: return next(g for g in self.gates if g.name == name)
 
-    def save(self, path) -> Path:
-        path = Path(path); path.write_text(json.dumps(self.to_dict(), indent=2, ensure_ascii=False)); return path
+@patch
+def check(self: InspectReport, name) -> Check: return next(c for c in self.checks if c.name == name)
 
-    def _repr_html_(self) -> str:
-        e = html.escape
-        cell = lambda s: f'<td style="background:{_STATUS_BG[s]};color:#111;font-weight:bold;text-align:center;padding:2px 8px">{s.upper()}</td>'
-        td = lambda x, a='left': f'<td style="text-align:{a};padding:2px 8px;vertical-align:top{";white-space:nowrap" if a == "right" else ""}">{x}</td>'
-        th = ''.join
-        f = lambda v: '–' if v is None else _pct(v)
-        grow = ''.join(f"<tr>{td('<code>' + e(g.name) + '</code><br><small>' + e(g.title) + '</small>')}{cell(g.status)}{td(f(g.value), 'right')}"
-                       f"{td('&gt; ' + _pct(g.warn), 'right')}{td('&gt; ' + _pct(g.fail), 'right')}{td(e(g.message))}"
-                       f"{td('<small>' + e(', '.join(g.examples[:3])) + '</small>')}</tr>" for g in self.gates)
-        crow = ''.join(f"<tr>{td('<code>' + e(c.name) + '</code>')}{cell(c.status)}{td(f'{c.failures:,}', 'right')}"
-                       f"{td(e(c.title) + ('<br><small>' + e(c.note) + '</small>' if c.note else ''))}{td('<small>' + e(', '.join(c.examples)) + '</small>')}</tr>"
-                       for c in self.checks)
-        tstyle = 'border-collapse:collapse;font:13px system-ui,sans-serif;margin:6px 0 14px 0'
-        hd = lambda *hs: '<tr style="border-bottom:2px solid #999">' + ''.join(f'<th style="text-align:left;padding:2px 8px">{h}</th>' for h in hs) + '</tr>'
-        return (f'<div class="dfk-report"><div style="font:14px system-ui,sans-serif;margin:4px 0"><b>{e(self.headline())}</b><br>'
-                f'<small>{e(self.tokenizer)}</small>' + (f'<br><small>chat template: {e(self.chat_template)}</small>' if self.chat_template else '') + '</div>'
-                f'<table class="dfk-gates" style="{tstyle}">{hd("quality gate", "status", "value", "warn", "fail", "what", "examples")}{grow}</table>'
-                f'<table class="dfk-checks" style="{tstyle}">{hd("mask check", "status", "failures", "what", "examples")}{crow}</table></div>')
+@patch
+def headline(self: InspectReport) -> str:
+    frac = self.loss_tokens / self.total_tokens if self.total_tokens else 0
+    return (f"{self.path}: {self.samples:,} samples, {self.total_tokens:,} tokens, {self.loss_tokens:,} masked ({_pct(frac)}); "
+            f"{self.status.upper()}")
 
-    def example_views(self, n: int = 3, include_passing: bool = False, **kw) -> dict:
-        "`{title: TokenViews}`: the worst examples of each failed check and each warning/failing gate."
-        out = {}
-        for c in self.checks:
-            if c.indices and (c.status == 'fail' or include_passing): out[f"check {c.name}: {c.title}"] = self.dataset.views(c.indices[:n], **kw)
-        for g in self.gates:
-            if g.indices and (g.status in ('warn', 'fail') or include_passing): out[f"gate {g.name}: {g.message}"] = self.dataset.views(g.indices[:n], **kw)
-        return out
+# %% ../nbs/05a_inspect.ipynb #5c46a819
+@patch
+def table(self: InspectReport, color: bool = False) -> str:
+    "Plain-text tables of the checks and gates (ANSI colours with `color=True`), as `dflash-nb inspect` prints them."
+    eg = lambda xs: f"  e.g. {', '.join(xs)}" if xs else ''
+    f = lambda v: '-' if v is None else _pct(v)
+    checks = _text_table(('check', 'status', 'failures', 'what'),
+                         [(c.name, c.status.upper(), f"{c.failures:,}", c.title + (f" [{c.note}]" if c.note else '') + eg(c.examples))
+                          for c in self.checks], [c.status for c in self.checks], color)
+    gates = _text_table(('gate', 'status', 'value', 'warn', 'fail', 'what'),
+                        [(g.name, g.status.upper(), f(g.value), '> ' + _pct(g.warn), '> ' + _pct(g.fail), g.message + eg(g.examples[:3]))
+                         for g in self.gates], [g.status for g in self.gates], color)
+    return '\n'.join([self.headline(), f"tokenizer: {self.tokenizer}", *([f"chat template: {self.chat_template}"] if self.chat_template else []), '', 'MASK CHECKS', *checks, '', 'QUALITY GATES', *gates]) + '\n'
 
-    def select(self, by=None, source=None, where=None, n: int = 5, seed: int | None = 0, **kw) -> TokenViews:
-        return self.dataset.views(self.summary.select(by, source, where, n, seed), **kw)
+# %% ../nbs/05a_inspect.ipynb #dffa2ec6
+@patch
+def to_dict(self: InspectReport) -> dict:
+    return dict(path=self.path, samples=self.samples, total_tokens=self.total_tokens, loss_tokens=self.loss_tokens,
+                status=self.status, failed=self.failed, tokenizer=self.tokenizer, chat_template=self.chat_template, max_seq_len=self.max_seq_len,
+                seconds=round(self.seconds, 3), thresholds=asdict(self.thresholds), template=asdict(self.facts),
+                checks=[asdict(c) for c in self.checks], gates=[asdict(g) for g in self.gates])
+
+@patch
+def save(self: InspectReport, path) -> Path:
+    path = Path(path); path.write_text(json.dumps(self.to_dict(), indent=2, ensure_ascii=False)); return path
+
+# %% ../nbs/05a_inspect.ipynb #8603e2bf
+@patch
+def _repr_html_(self: InspectReport) -> str:
+    e = html.escape
+    cell = lambda s: f'<td style="background:{_STATUS_BG[s]};color:#111;font-weight:bold;text-align:center;padding:2px 8px">{s.upper()}</td>'
+    td = lambda x, a='left': f'<td style="text-align:{a};padding:2px 8px;vertical-align:top{";white-space:nowrap" if a == "right" else ""}">{x}</td>'
+    th = ''.join
+    f = lambda v: '–' if v is None else _pct(v)
+    grow = ''.join(f"<tr>{td('<code>' + e(g.name) + '</code><br><small>' + e(g.title) + '</small>')}{cell(g.status)}{td(f(g.value), 'right')}"
+                   f"{td('&gt; ' + _pct(g.warn), 'right')}{td('&gt; ' + _pct(g.fail), 'right')}{td(e(g.message))}"
+                   f"{td('<small>' + e(', '.join(g.examples[:3])) + '</small>')}</tr>" for g in self.gates)
+    crow = ''.join(f"<tr>{td('<code>' + e(c.name) + '</code>')}{cell(c.status)}{td(f'{c.failures:,}', 'right')}"
+                   f"{td(e(c.title) + ('<br><small>' + e(c.note) + '</small>' if c.note else ''))}{td('<small>' + e(', '.join(c.examples)) + '</small>')}</tr>"
+                   for c in self.checks)
+    tstyle = 'border-collapse:collapse;font:13px system-ui,sans-serif;margin:6px 0 14px 0'
+    hd = lambda *hs: '<tr style="border-bottom:2px solid #999">' + ''.join(f'<th style="text-align:left;padding:2px 8px">{h}</th>' for h in hs) + '</tr>'
+    return (f'<div class="dfk-report"><div style="font:14px system-ui,sans-serif;margin:4px 0"><b>{e(self.headline())}</b><br>'
+            f'<small>{e(self.tokenizer)}</small>' + (f'<br><small>chat template: {e(self.chat_template)}</small>' if self.chat_template else '') + '</div>'
+            f'<table class="dfk-gates" style="{tstyle}">{hd("quality gate", "status", "value", "warn", "fail", "what", "examples")}{grow}</table>'
+            f'<table class="dfk-checks" style="{tstyle}">{hd("mask check", "status", "failures", "what", "examples")}{crow}</table></div>')
+
+# %% ../nbs/05a_inspect.ipynb #5ef1167e
+@patch
+def example_views(self: InspectReport, n: int = 3, include_passing: bool = False, **kw) -> dict:
+    "`{title: TokenViews}`: the worst examples of each failed check and each warning/failing gate."
+    out = {}
+    for c in self.checks:
+        if c.indices and (c.status == 'fail' or include_passing): out[f"check {c.name}: {c.title}"] = self.dataset.views(c.indices[:n], **kw)
+    for g in self.gates:
+        if g.indices and (g.status in ('warn', 'fail') or include_passing): out[f"gate {g.name}: {g.message}"] = self.dataset.views(g.indices[:n], **kw)
+    return out
+
+@patch
+def select(self: InspectReport, by=None, source=None, where=None, n: int = 5, seed: int | None = 0, **kw) -> TokenViews:
+    return self.dataset.views(self.summary.select(by, source, where, n, seed), **kw)
 
 # %% ../nbs/05a_inspect.ipynb #3d6d37f6
 def infer_facts(ds: MaskDataset, samples: int = 2000) -> TemplateFacts:

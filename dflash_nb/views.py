@@ -4,6 +4,7 @@
 
 # %% ../nbs/05_views.ipynb #83879833
 from __future__ import annotations
+from fastcore.basics import patch
 import codecs, difflib, html, json, mmap, os, sys, time, unicodedata, warnings
 from collections import Counter
 from dataclasses import dataclass, field, fields, asdict
@@ -84,47 +85,54 @@ class TokenDisplay:
     def __init__(self, ct: ChatTokenizer | None = None):
         self.ct, self._cache, self._special, self._bytes = ct, {}, None, None
 
-    @property
-    def special(self) -> dict:
-        if self._special is None: self._special = special_ids(self.ct) if self.ct is not None else {}
-        return self._special
+# %% ../nbs/05_views.ipynb #9c6f20d4
+@patch(as_prop=True)
+def special(self: TokenDisplay) -> dict:
+    if self._special is None: self._special = special_ids(self.ct) if self.ct is not None else {}
+    return self._special
 
-    def _raw(self, i: int):
-        "`(bytes or None, text)` of token `i` alone."
-        if (r := self._cache.get(i)) is None:
-            if i in self.special: r = (None, self.special[i])
-            elif getattr(self.ct, 'fast', None) is not None:  # tokenize's tiktoken encoder: bytes of the token directly
-                try: r = (self.ct.fast.decode_bytes([i]), None)
-                except Exception: r = (None, f"‹id {i}›")
-            else:
-                tok = self.ct.tokenizer
-                if self._bytes is None:
-                    from dflash_nb.qwen import bytes_to_unicode
-                    self._bytes = {c: b for b, c in bytes_to_unicode().items()} if 'ByteLevel' in repr(tok.decoder) else {}
-                s = tok.id_to_token(i)
-                if s is None: r = (None, f"‹id {i}›")
-                elif self._bytes and all(c in self._bytes for c in s): r = (bytes(self._bytes[c] for c in s), None)
-                else: r = (None, tok.decode([i], skip_special_tokens=False))
-            self._cache[i] = r
-        return r
+# %% ../nbs/05_views.ipynb #0f7884b5
+@patch
+def _raw(self: TokenDisplay, i: int):
+    "`(bytes or None, text)` of token `i` alone."
+    if (r := self._cache.get(i)) is None:
+        if i in self.special: r = (None, self.special[i])
+        elif getattr(self.ct, 'fast', None) is not None:  # tokenize's tiktoken encoder: bytes of the token directly
+            try: r = (self.ct.fast.decode_bytes([i]), None)
+            except Exception: r = (None, f"‹id {i}›")
+        else:
+            tok = self.ct.tokenizer
+            if self._bytes is None:
+                from dflash_nb.qwen import bytes_to_unicode
+                self._bytes = {c: b for b, c in bytes_to_unicode().items()} if 'ByteLevel' in repr(tok.decoder) else {}
+            s = tok.id_to_token(i)
+            if s is None: r = (None, f"‹id {i}›")
+            elif self._bytes and all(c in self._bytes for c in s): r = (bytes(self._bytes[c] for c in s), None)
+            else: r = (None, tok.decode([i], skip_special_tokens=False))
+        self._cache[i] = r
+    return r
 
-    def pieces(self, ids) -> list[str]:
-        "Display text of each token of `ids` (ids themselves when there is no tokenizer)."
-        if self.ct is None: return [f"{i}" for i in ids]
-        out, dec = [], codecs.getincrementaldecoder('utf-8')('replace')
-        for i in map(int, ids):
-            b, s = self._raw(i)
-            if b is None: dec.reset(); out.append(s); continue
-            s = dec.decode(b)
-            out.append(s if s else '‹' + ' '.join(f"{x:02x}" for x in b) + '›')
-        return out
+# %% ../nbs/05_views.ipynb #6ed6d00d
+@patch
+def pieces(self: TokenDisplay, ids) -> list[str]:
+    "Display text of each token of `ids` (ids themselves when there is no tokenizer)."
+    if self.ct is None: return [f"{i}" for i in ids]
+    out, dec = [], codecs.getincrementaldecoder('utf-8')('replace')
+    for i in map(int, ids):
+        b, s = self._raw(i)
+        if b is None: dec.reset(); out.append(s); continue
+        s = dec.decode(b)
+        out.append(s if s else '‹' + ' '.join(f"{x:02x}" for x in b) + '›')
+    return out
 
-    def text(self, ids) -> str:
-        "The text of `ids` (decoded as a whole)."
-        ids = [int(i) for i in ids]
-        if self.ct is None: return ' '.join(map(str, ids))
-        if getattr(self.ct, 'fast', None) is not None: return self.ct.fast.decode_bytes(ids).decode('utf-8', 'replace')
-        return self.ct.decode(ids)
+# %% ../nbs/05_views.ipynb #4760188c
+@patch
+def text(self: TokenDisplay, ids) -> str:
+    "The text of `ids` (decoded as a whole)."
+    ids = [int(i) for i in ids]
+    if self.ct is None: return ' '.join(map(str, ids))
+    if getattr(self.ct, 'fast', None) is not None: return self.ct.fast.decode_bytes(ids).decode('utf-8', 'replace')
+    return self.ct.decode(ids)
 
 # %% ../nbs/05_views.ipynb #b698a4d6
 _MASKED_BG, _PROMPT_BG = ('#a8e6b4', '#cdf2d4'), ('#e3e3e3', '#f3f3f3')
@@ -208,80 +216,93 @@ class TokenView:
         self.loss_mask = np.asarray(self.loss_mask, dtype=bool)
         self.display = self.display or TokenDisplay()
 
-    @property
-    def n_masked(self) -> int: return int(self.loss_mask.sum())
+# %% ../nbs/05_views.ipynb #9e9a1f3a
+@patch(as_prop=True)
+def n_masked(self: TokenView) -> int: return int(self.loss_mask.sum())
 
-    def _ranges(self):
-        n = len(self.input_ids)
-        if n <= self.max_tokens: return [(0, n)]
-        pts = sorted(self.marks) if self.marks else _boundaries(self.loss_mask)
-        return _keep_ranges(pts, n, self.context)
+@patch
+def _ranges(self: TokenView):
+    n = len(self.input_ids)
+    if n <= self.max_tokens: return [(0, n)]
+    pts = sorted(self.marks) if self.marks else _boundaries(self.loss_mask)
+    return _keep_ranges(pts, n, self.context)
 
-    def header(self) -> str:
-        n, k = len(self.input_ids), self.n_masked
-        runs = len(_boundaries(np.concatenate([[False], self.loss_mask, [False]]))) // 2
-        bits = [f"<b>{html.escape(self.title or self.sample_id or '(no id)')}</b>"]
-        if self.title and self.sample_id: bits.append(f"id <code>{html.escape(self.sample_id)}</code>")
-        if self.index is not None: bits.append(f"#{self.index:,}")
-        bits.append(f"source <code>{html.escape(self.source or '(none)')}</code>")
-        bits.append(f"{n:,} tokens, {k:,} masked ({k / n:.1%}) in {runs} run{'s' * (runs != 1)}" if n else "0 tokens")
-        if self.truncated: bits.append('<span style="color:#b00020;font-weight:bold">truncated</span>')
-        if self.display.ct is None: bits.append('<i>no tokenizer: token ids</i>')
-        legend = (f'<span style="background:{_MASKED_BG[0]};color:#111;padding:0 4px">masked</span> '
-                  f'<span style="background:{_PROMPT_BG[0]};color:#111;padding:0 4px">not masked</span> '
-                  '<span style="background:#fff;color:#6a1b9a;font-weight:bold;border:1px solid #6a1b9a;padding:0 3px">special</span>')
-        return f'<div class="dfk-head" style="font-family:system-ui,sans-serif;font-size:12.5px;margin-bottom:4px">{" · ".join(bits)} &nbsp; {legend}</div>'
+# %% ../nbs/05_views.ipynb #3f7af479
+@patch
+def header(self: TokenView) -> str:
+    n, k = len(self.input_ids), self.n_masked
+    runs = len(_boundaries(np.concatenate([[False], self.loss_mask, [False]]))) // 2
+    bits = [f"<b>{html.escape(self.title or self.sample_id or '(no id)')}</b>"]
+    if self.title and self.sample_id: bits.append(f"id <code>{html.escape(self.sample_id)}</code>")
+    if self.index is not None: bits.append(f"#{self.index:,}")
+    bits.append(f"source <code>{html.escape(self.source or '(none)')}</code>")
+    bits.append(f"{n:,} tokens, {k:,} masked ({k / n:.1%}) in {runs} run{'s' * (runs != 1)}" if n else "0 tokens")
+    if self.truncated: bits.append('<span style="color:#b00020;font-weight:bold">truncated</span>')
+    if self.display.ct is None: bits.append('<i>no tokenizer: token ids</i>')
+    legend = (f'<span style="background:{_MASKED_BG[0]};color:#111;padding:0 4px">masked</span> '
+              f'<span style="background:{_PROMPT_BG[0]};color:#111;padding:0 4px">not masked</span> '
+              '<span style="background:#fff;color:#6a1b9a;font-weight:bold;border:1px solid #6a1b9a;padding:0 3px">special</span>')
+    return f'<div class="dfk-head" style="font-family:system-ui,sans-serif;font-size:12.5px;margin-bottom:4px">{" · ".join(bits)} &nbsp; {legend}</div>'
 
-    def chips_html(self) -> str:
-        ids, mask, marks = self.input_ids, self.loss_mask, self.marks or {}
-        ranges, out, prev = self._ranges(), [], 0
-        pieces = {}
-        for a, b in ranges:
-            for p, s in zip(range(a, b), self.display.pieces(ids[a:b])): pieces[p] = s
-        for a, b in ranges:
-            if a > prev: out.append(_gap(prev, a, mask))
-            for p in range(a, b):
-                tid = int(ids[p])
-                out.append(_chip(pieces[p], p, tid, bool(mask[p]), tid in self.display.special, _DIFF_STYLE.get(marks.get(p), '')))
-            prev = b
-        if prev < len(ids): out.append(_gap(prev, len(ids), mask))
-        return ''.join(out)
+# %% ../nbs/05_views.ipynb #13ba7015
+@patch
+def chips_html(self: TokenView) -> str:
+    ids, mask, marks = self.input_ids, self.loss_mask, self.marks or {}
+    ranges, out, prev = self._ranges(), [], 0
+    pieces = {}
+    for a, b in ranges:
+        for p, s in zip(range(a, b), self.display.pieces(ids[a:b])): pieces[p] = s
+    for a, b in ranges:
+        if a > prev: out.append(_gap(prev, a, mask))
+        for p in range(a, b):
+            tid = int(ids[p])
+            out.append(_chip(pieces[p], p, tid, bool(mask[p]), tid in self.display.special, _DIFF_STYLE.get(marks.get(p), '')))
+        prev = b
+    if prev < len(ids): out.append(_gap(prev, len(ids), mask))
+    return ''.join(out)
 
-    def to_html(self) -> str:
-        body = f'<div class="dfk-view" style="{_VIEW_STYLE}">{self.header()}{self.chips_html()}'
-        if len(self._ranges()) > 1 or self._ranges()[0] != (0, len(self.input_ids)):
-            body += (f'<details><summary style="cursor:pointer;font-family:system-ui,sans-serif;font-size:12px;color:#555">'
-                     f'full text ({len(self.input_ids):,} tokens, masked runs highlighted)</summary>'
-                     f'<div style="white-space:pre-wrap;border-top:1px solid #eee;margin-top:4px;padding-top:4px">'
-                     f'{_full_text(self.input_ids, self.loss_mask, self.display)}</div></details>')
-        return body + '</div>'
+# %% ../nbs/05_views.ipynb #cfbaca7c
+@patch
+def to_html(self: TokenView) -> str:
+    body = f'<div class="dfk-view" style="{_VIEW_STYLE}">{self.header()}{self.chips_html()}'
+    if len(self._ranges()) > 1 or self._ranges()[0] != (0, len(self.input_ids)):
+        body += (f'<details><summary style="cursor:pointer;font-family:system-ui,sans-serif;font-size:12px;color:#555">'
+                 f'full text ({len(self.input_ids):,} tokens, masked runs highlighted)</summary>'
+                 f'<div style="white-space:pre-wrap;border-top:1px solid #eee;margin-top:4px;padding-top:4px">'
+                 f'{_full_text(self.input_ids, self.loss_mask, self.display)}</div></details>')
+    return body + '</div>'
 
-    def _repr_html_(self) -> str: return _VIEW_CSS + self.to_html()
+@patch
+def _repr_html_(self: TokenView) -> str: return _VIEW_CSS + self.to_html()
 
-    def to_text(self, color: bool = True) -> str:
-        "Terminal view: ANSI colours (masked green, prompt grey, special bold magenta), or `[[masked|tokens]]` brackets."
-        ids, mask = self.input_ids, self.loss_mask
-        n, k = len(ids), self.n_masked
-        head = (f"== {self.sample_id or '(no id)'}" + (f" (#{self.index})" if self.index is not None else '') +
-                f" · source {self.source or '(none)'} · {n:,} tokens, {k:,} masked ({k / max(n, 1):.1%})" + (" · TRUNCATED" if self.truncated else ''))
-        out, prev = [head, '\n'], 0
-        for a, b in self._ranges():
-            if a > prev: out.append(f"\n  ⋯ {a - prev:,} tokens hidden ({int(mask[prev:a].sum()):,} masked) ⋯\n")
-            for p, s in zip(range(a, b), self.display.pieces(ids[a:b])):
-                sp, m = int(ids[p]) in self.display.special, bool(mask[p])
-                v = s if sp else visible(s)
-                nl = '\n' if not sp and s.endswith('\n') else ''
-                if color:
-                    bg = (151, 194) if m else (252, 255)
-                    out.append(f"\x1b[30;48;5;{bg[p % 2]}m" + ("\x1b[1;35m" if sp else '') + v + "\x1b[0m" + nl)
-                else:
-                    lm, rm = bool(p > 0 and mask[p - 1]), bool(p + 1 < n and mask[p + 1])
-                    out.append(('[[' if m and not lm else '') + v + (']]' if m and not rm else ('|' if m else '')) + nl)
-            prev = b
-        if prev < n: out.append(f"\n  ⋯ {n - prev:,} tokens hidden ({int(mask[prev:].sum()):,} masked) ⋯")
-        return ''.join(out).rstrip('\n') + '\n'
+# %% ../nbs/05_views.ipynb #92aa5968
+@patch
+def to_text(self: TokenView, color: bool = True) -> str:
+    "Terminal view: ANSI colours (masked green, prompt grey, special bold magenta), or `[[masked|tokens]]` brackets."
+    ids, mask = self.input_ids, self.loss_mask
+    n, k = len(ids), self.n_masked
+    head = (f"== {self.sample_id or '(no id)'}" + (f" (#{self.index})" if self.index is not None else '') +
+            f" · source {self.source or '(none)'} · {n:,} tokens, {k:,} masked ({k / max(n, 1):.1%})" + (" · TRUNCATED" if self.truncated else ''))
+    out, prev = [head, '\n'], 0
+    for a, b in self._ranges():
+        if a > prev: out.append(f"\n  ⋯ {a - prev:,} tokens hidden ({int(mask[prev:a].sum()):,} masked) ⋯\n")
+        for p, s in zip(range(a, b), self.display.pieces(ids[a:b])):
+            sp, m = int(ids[p]) in self.display.special, bool(mask[p])
+            v = s if sp else visible(s)
+            nl = '\n' if not sp and s.endswith('\n') else ''
+            if color:
+                bg = (151, 194) if m else (252, 255)
+                out.append(f"\x1b[30;48;5;{bg[p % 2]}m" + ("\x1b[1;35m" if sp else '') + v + "\x1b[0m" + nl)
+            else:
+                lm, rm = bool(p > 0 and mask[p - 1]), bool(p + 1 < n and mask[p + 1])
+                out.append(('[[' if m and not lm else '') + v + (']]' if m and not rm else ('|' if m else '')) + nl)
+        prev = b
+    if prev < n: out.append(f"\n  ⋯ {n - prev:,} tokens hidden ({int(mask[prev:].sum()):,} masked) ⋯")
+    return ''.join(out).rstrip('\n') + '\n'
 
-    def __repr__(self) -> str: return self.to_text(color=False)
+# %% ../nbs/05_views.ipynb #2a2fed2e
+@patch
+def __repr__(self: TokenView) -> str: return self.to_text(color=False)
 
 # %% ../nbs/05_views.ipynb #8384cd83
 class TokenViews(list):
@@ -304,99 +325,120 @@ class MaskDataset:
         self.display = TokenDisplay(self.ct)
         self.summary = None  # a SampleTable once scanned
 
-    @property
-    def max_seq_len(self) -> int | None:
-        "The truncation length: the manifest's `params.max_seq_len`, else stats' `max_seq_len` when stats counted truncations."
-        if self.manifest and 'max_seq_len' in (self.manifest.get('params') or {}): return self.manifest['params']['max_seq_len']
-        if self.stats and self.stats.get('truncated'): return self.stats.get('max_seq_len')
-        return None
+# %% ../nbs/05_views.ipynb #ef7aec52
+@patch(as_prop=True)
+def max_seq_len(self: MaskDataset) -> int | None:
+    "The truncation length: the manifest's `params.max_seq_len`, else stats' `max_seq_len` when stats counted truncations."
+    if self.manifest and 'max_seq_len' in (self.manifest.get('params') or {}): return self.manifest['params']['max_seq_len']
+    if self.stats and self.stats.get('truncated'): return self.stats.get('max_seq_len')
+    return None
 
-    @property
-    def vocab_size(self) -> int | None:
-        if self.ct is not None: return self.ct.vocab_size
-        return ((self.manifest or {}).get('tokenizer') or {}).get('vocab_size')
+@patch(as_prop=True)
+def vocab_size(self: MaskDataset) -> int | None:
+    if self.ct is not None: return self.ct.vocab_size
+    return ((self.manifest or {}).get('tokenizer') or {}).get('vocab_size')
 
-    def __len__(self) -> int:
-        if self.summary is not None: return len(self.summary)
-        for d, k in ((self.manifest or {}).get('counts'), 'samples'), (self.stats, 'samples'):
-            if d and k in d: return int(d[k])
-        return sum(b.num_rows for _, _, b in self.batches())
+# %% ../nbs/05_views.ipynb #3c7ae233
+@patch
+def __len__(self: MaskDataset) -> int:
+    if self.summary is not None: return len(self.summary)
+    for d, k in ((self.manifest or {}).get('counts'), 'samples'), (self.stats, 'samples'):
+        if d and k in d: return int(d[k])
+    return sum(b.num_rows for _, _, b in self.batches())
 
-    def batches(self):
-        "`(shard index, batch index, batch)` over the whole dataset, streaming."
-        pos = 0
-        for si, shard in enumerate(self.shards):
-            for bi, b in enumerate(stream_batches(shard)):
-                yield si, bi, with_dataset_columns(b, self.path.name, pos); pos += b.num_rows
+@patch
+def batches(self: MaskDataset):
+    "`(shard index, batch index, batch)` over the whole dataset, streaming."
+    pos = 0
+    for si, shard in enumerate(self.shards):
+        for bi, b in enumerate(stream_batches(shard)):
+            yield si, bi, with_dataset_columns(b, self.path.name, pos); pos += b.num_rows
 
-    def rows(self, indices) -> list[dict]:
-        "Rows at the given global positions (in that order), read by streaming; raises IndexError for a position past the end."
-        want = sorted(set(int(i) for i in indices))
-        got, pos, it = {}, 0, iter(want)
-        nxt = next(it, None)
-        loc = self.summary.batch_starts if self.summary is not None else None
-        for si, bi, b in self.batches():
-            if nxt is None: break
-            if loc is not None and (si, bi) in loc: pos = loc[(si, bi)]
-            while nxt is not None and nxt < pos + b.num_rows:
-                r = nxt - pos
-                got[nxt] = dict(index=nxt, input_ids=np.array(b.column('input_ids')[r].values.to_numpy(zero_copy_only=False)),
-                                loss_mask=np.array(b.column('loss_mask')[r].values.to_numpy(zero_copy_only=False), dtype=bool),
-                                sample_id=b.column('sample_id')[r].as_py() or '', source=b.column('source')[r].as_py() or '')
-                nxt = next(it, None)
-            pos += b.num_rows
-        if nxt is not None: raise IndexError(f"{self.path}: sample #{nxt} does not exist; the dataset has {pos:,} samples")
-        return [got[int(i)] for i in indices]
+# %% ../nbs/05_views.ipynb #c1c95611
+@patch
+def rows(self: MaskDataset, indices) -> list[dict]:
+    "Rows at the given global positions (in that order), read by streaming; raises IndexError for a position past the end."
+    want = sorted(set(int(i) for i in indices))
+    got, pos, it = {}, 0, iter(want)
+    nxt = next(it, None)
+    loc = self.summary.batch_starts if self.summary is not None else None
+    for si, bi, b in self.batches():
+        if nxt is None: break
+        if loc is not None and (si, bi) in loc: pos = loc[(si, bi)]
+        while nxt is not None and nxt < pos + b.num_rows:
+            r = nxt - pos
+            got[nxt] = dict(index=nxt, input_ids=np.array(b.column('input_ids')[r].values.to_numpy(zero_copy_only=False)),
+                            loss_mask=np.array(b.column('loss_mask')[r].values.to_numpy(zero_copy_only=False), dtype=bool),
+                            sample_id=b.column('sample_id')[r].as_py() or '', source=b.column('source')[r].as_py() or '')
+            nxt = next(it, None)
+        pos += b.num_rows
+    if nxt is not None: raise IndexError(f"{self.path}: sample #{nxt} does not exist; the dataset has {pos:,} samples")
+    return [got[int(i)] for i in indices]
 
-    def indices_of(self, sample_ids) -> dict:
-        "`{sample_id: [positions]}` for the given ids (absent ids map to [])."
-        want = list(dict.fromkeys(map(str, sample_ids)))
-        res, pos = {s: [] for s in want}, 0
-        if self.summary is not None:
-            found = pc.is_in(self.summary.sample_ids, value_set=pa.array(want, pa.string()))
-            for i in np.flatnonzero(found.to_numpy(zero_copy_only=False)): res[self.summary.sample_ids[int(i)].as_py()].append(int(i))
-            return res
-        vs = pa.array(want, pa.string())
-        for _, _, b in self.batches():
-            col = b.column('sample_id')
-            for i in np.flatnonzero(pc.is_in(col, value_set=vs).to_numpy(zero_copy_only=False)): res[col[int(i)].as_py()].append(pos + int(i))
-            pos += b.num_rows
+# %% ../nbs/05_views.ipynb #2a99636a
+@patch
+def indices_of(self: MaskDataset, sample_ids) -> dict:
+    "`{sample_id: [positions]}` for the given ids (absent ids map to [])."
+    want = list(dict.fromkeys(map(str, sample_ids)))
+    res, pos = {s: [] for s in want}, 0
+    if self.summary is not None:
+        found = pc.is_in(self.summary.sample_ids, value_set=pa.array(want, pa.string()))
+        for i in np.flatnonzero(found.to_numpy(zero_copy_only=False)): res[self.summary.sample_ids[int(i)].as_py()].append(int(i))
         return res
+    vs = pa.array(want, pa.string())
+    for _, _, b in self.batches():
+        col = b.column('sample_id')
+        for i in np.flatnonzero(pc.is_in(col, value_set=vs).to_numpy(zero_copy_only=False)): res[col[int(i)].as_py()].append(pos + int(i))
+        pos += b.num_rows
+    return res
 
-    def _truncated(self, n: int) -> bool: return self.max_seq_len is not None and n >= self.max_seq_len
+# %% ../nbs/05_views.ipynb #d118718f
+@patch
+def _truncated(self: MaskDataset, n: int) -> bool: return self.max_seq_len is not None and n >= self.max_seq_len
 
-    def views(self, indices, **kw) -> TokenViews:
-        "Token views of the samples at `indices`."
-        return TokenViews(TokenView(r['input_ids'], r['loss_mask'], r['sample_id'], r['source'], r['index'], self.display,
-                                    self._truncated(len(r['input_ids'])), **kw) for r in self.rows(indices))
+@patch
+def views(self: MaskDataset, indices, **kw) -> TokenViews:
+    "Token views of the samples at `indices`."
+    return TokenViews(TokenView(r['input_ids'], r['loss_mask'], r['sample_id'], r['source'], r['index'], self.display,
+                                self._truncated(len(r['input_ids'])), **kw) for r in self.rows(indices))
 
-    def view(self, index: int, **kw) -> TokenView: return self.views([index], **kw)[0]
-    def __getitem__(self, index: int) -> TokenView: return self.view(index)
+@patch
+def view(self: MaskDataset, index: int, **kw) -> TokenView: return self.views([index], **kw)[0]
 
-    def find(self, sample_id: str, **kw) -> TokenView:
-        "The view of the sample with id `sample_id` (the first, when the id is repeated)."
-        pos = self.indices_of([sample_id])[str(sample_id)]
-        if not pos: raise KeyError(f"{self.path}: no sample with id {sample_id!r}")
-        return self.view(pos[0], **kw)
+@patch
+def __getitem__(self: MaskDataset, index: int) -> TokenView: return self.view(index)
 
-    def sample(self, n: int = 3, seed: int | None = 0, **kw) -> TokenViews:
-        "`n` samples drawn at random (reproducibly for a given `seed`)."
-        total = len(self)
-        idx = np.random.default_rng(seed).choice(total, size=min(n, total), replace=False) if total else []
-        return self.views(sorted(int(i) for i in idx), **kw)
+# %% ../nbs/05_views.ipynb #148b4f36
+@patch
+def find(self: MaskDataset, sample_id: str, **kw) -> TokenView:
+    "The view of the sample with id `sample_id` (the first, when the id is repeated)."
+    pos = self.indices_of([sample_id])[str(sample_id)]
+    if not pos: raise KeyError(f"{self.path}: no sample with id {sample_id!r}")
+    return self.view(pos[0], **kw)
 
-    def select(self, by: str | None = None, source: str | None = None, where: Callable | None = None, n: int = 5,
-               seed: int | None = 0, **kw) -> TokenViews:
-        "Views of samples chosen by a filter (`by` in `ORDERS`, a `source`, a `where(table) -> bool array`); random when `by` is None."
-        if self.summary is None: self.scan()
-        return self.views(self.summary.select(by, source, where, n, seed), **kw)
+@patch
+def sample(self: MaskDataset, n: int = 3, seed: int | None = 0, **kw) -> TokenViews:
+    "`n` samples drawn at random (reproducibly for a given `seed`)."
+    total = len(self)
+    idx = np.random.default_rng(seed).choice(total, size=min(n, total), replace=False) if total else []
+    return self.views(sorted(int(i) for i in idx), **kw)
 
-    def diff(self, other: 'MaskDataset', sample_id: str, labels=None, **kw) -> 'DiffView':
-        "Side-by-side view of sample `sample_id` in this dataset and in `other` (e.g. two tokenize runs)."
-        return diff_views(self.find(sample_id), other.find(sample_id), labels or (str(self.url), str(other.url)), **kw)
+# %% ../nbs/05_views.ipynb #d647236c
+@patch
+def select(self: MaskDataset, by: str | None = None, source: str | None = None, where: Callable | None = None, n: int = 5,
+           seed: int | None = 0, **kw) -> TokenViews:
+    "Views of samples chosen by a filter (`by` in `ORDERS`, a `source`, a `where(table) -> bool array`); random when `by` is None."
+    if self.summary is None: self.scan()
+    return self.views(self.summary.select(by, source, where, n, seed), **kw)
 
-    def __repr__(self) -> str:
-        return f"MaskDataset({self.url}: {len(self):,} samples in {len(self.shards)} shard(s); {self.tokenizer_note})"
+@patch
+def diff(self: MaskDataset, other: 'MaskDataset', sample_id: str, labels=None, **kw) -> 'DiffView':
+    "Side-by-side view of sample `sample_id` in this dataset and in `other` (e.g. two tokenize runs)."
+    return diff_views(self.find(sample_id), other.find(sample_id), labels or (str(self.url), str(other.url)), **kw)
+
+@patch
+def __repr__(self: MaskDataset) -> str:
+    return f"MaskDataset({self.url}: {len(self):,} samples in {len(self.shards)} shard(s); {self.tokenizer_note})"
 
 # %% ../nbs/05_views.ipynb #0083a2b1
 @dataclass
@@ -409,51 +451,62 @@ class DiffView:
     mask_diffs: int = 0
     ops: list = field(default_factory=list)  # difflib opcodes aligning a and b
 
-    def summary(self) -> str:
-        if not self.changed and not self.mask_diffs: return "identical tokens and masks"
-        return f"{self.changed:,} token(s) differ, {self.mask_diffs:,} token(s) masked differently"
+# %% ../nbs/05_views.ipynb #26f4582e
+@patch
+def summary(self: DiffView) -> str:
+    if not self.changed and not self.mask_diffs: return "identical tokens and masks"
+    return f"{self.changed:,} token(s) differ, {self.mask_diffs:,} token(s) masked differently"
 
-    def _side(self, v: TokenView, a: int, b: int) -> str:
-        ids, marks = v.input_ids, v.marks or {}
-        return ''.join(_chip(s, p, int(ids[p]), bool(v.loss_mask[p]), int(ids[p]) in v.display.special, _DIFF_STYLE.get(marks.get(p), ''))
-                       for p, s in zip(range(a, b), v.display.pieces(ids[a:b])))
+@patch
+def _side(self: DiffView, v: TokenView, a: int, b: int) -> str:
+    ids, marks = v.input_ids, v.marks or {}
+    return ''.join(_chip(s, p, int(ids[p]), bool(v.loss_mask[p]), int(ids[p]) in v.display.special, _DIFF_STYLE.get(marks.get(p), ''))
+                   for p, s in zip(range(a, b), v.display.pieces(ids[a:b])))
 
-    def _rows(self) -> list[str]:
-        "One table row per aligned segment (difflib opcodes): differing segments side by side, long equal runs collapsed."
-        ctx, rows = max(1, self.a.context), []
-        td = '<td style="vertical-align:top;width:50%;padding:2px 6px;{}">{}</td>'
-        row = lambda l, r, hot: ('<tr>' + td.format('border-left:3px solid #d62728;' if hot else 'border-left:3px solid transparent;', l)
-                                 + td.format('border-left:3px solid #d62728;' if hot else '', r) + '</tr>')
-        gap = lambda n: (f'<tr><td colspan="2" style="text-align:center;padding:1px"><span style="background:#fff3cd;color:#7a5d00;'
-                         f'border:1px dashed #c9a227;border-radius:3px;padding:0 6px;font-family:system-ui,sans-serif">'
-                         f'⋯ {n:,} identical tokens hidden ⋯</span></td></tr>')
-        ops = self.ops or [('equal', 0, len(self.a.input_ids), 0, len(self.b.input_ids))]
-        for op, a0, a1, b0, b1 in ops:
-            hot = op != 'equal' or any(p in (self.a.marks or {}) for p in range(a0, a1))
-            if op == 'equal' and not hot and a1 - a0 > 2 * ctx + 4:
-                rows.append(row(self._side(self.a, a0, a0 + ctx), self._side(self.b, b0, b0 + ctx), False))
-                rows.append(gap(a1 - a0 - 2 * ctx))
-                rows.append(row(self._side(self.a, a1 - ctx, a1), self._side(self.b, b1 - ctx, b1), False))
-            else: rows.append(row(self._side(self.a, a0, a1), self._side(self.b, b0, b1), hot))
-        return rows
+# %% ../nbs/05_views.ipynb #02065944
+@patch
+def _rows(self: DiffView) -> list[str]:
+    "One table row per aligned segment (difflib opcodes): differing segments side by side, long equal runs collapsed."
+    ctx, rows = max(1, self.a.context), []
+    td = '<td style="vertical-align:top;width:50%;padding:2px 6px;{}">{}</td>'
+    row = lambda l, r, hot: ('<tr>' + td.format('border-left:3px solid #d62728;' if hot else 'border-left:3px solid transparent;', l)
+                             + td.format('border-left:3px solid #d62728;' if hot else '', r) + '</tr>')
+    gap = lambda n: (f'<tr><td colspan="2" style="text-align:center;padding:1px"><span style="background:#fff3cd;color:#7a5d00;'
+                     f'border:1px dashed #c9a227;border-radius:3px;padding:0 6px;font-family:system-ui,sans-serif">'
+                     f'⋯ {n:,} identical tokens hidden ⋯</span></td></tr>')
+    ops = self.ops or [('equal', 0, len(self.a.input_ids), 0, len(self.b.input_ids))]
+    for op, a0, a1, b0, b1 in ops:
+        hot = op != 'equal' or any(p in (self.a.marks or {}) for p in range(a0, a1))
+        if op == 'equal' and not hot and a1 - a0 > 2 * ctx + 4:
+            rows.append(row(self._side(self.a, a0, a0 + ctx), self._side(self.b, b0, b0 + ctx), False))
+            rows.append(gap(a1 - a0 - 2 * ctx))
+            rows.append(row(self._side(self.a, a1 - ctx, a1), self._side(self.b, b1 - ctx, b1), False))
+        else: rows.append(row(self._side(self.a, a0, a1), self._side(self.b, b0, b1), hot))
+    return rows
 
-    def _repr_html_(self) -> str:
-        "Both sides in one table, aligned segment by segment, with one legend for every colour and outline used."
-        key = (f'<span style="background:{_MASKED_BG[0]};color:#111;padding:0 4px">masked</span> '
-               f'<span style="background:{_PROMPT_BG[0]};color:#111;padding:0 4px">not masked</span> '
-               '<span style="background:#fff;color:#6a1b9a;font-weight:bold;border:1px solid #6a1b9a;padding:0 3px">special</span> '
-               '<span style="background:#fff;color:#111;outline:2px solid #d62728;outline-offset:-1px;padding:0 3px">differs</span> '
-               '<span style="background:#fff;color:#111;outline:2px dashed #ff7f0e;outline-offset:-1px;padding:0 3px">masked differently</span> '
-               '<span style="background:#fff;color:#111;border-left:3px solid #d62728;padding:0 3px">row with a difference</span>')
-        head = ''.join(f'<th style="text-align:left;vertical-align:top;width:50%;padding:2px 6px;font:12.5px system-ui,sans-serif">'
-                       f'<b>{html.escape(str(l))}</b><br>{v.header()}</th>' for l, v in zip(self.labels, (self.a, self.b)))
-        return (f'<div style="{_VIEW_STYLE}"><div style="font:13px system-ui,sans-serif;margin:2px 0 6px 0"><b>{html.escape(self.summary())}</b>'
-                f' &nbsp; {key}</div><table style="width:100%;table-layout:fixed;border-collapse:collapse;color:#111">'
-                f'<tr style="border-bottom:1px solid #ccc">{head}</tr>{"".join(self._rows())}</table></div>')
+# %% ../nbs/05_views.ipynb #c3488e0b
+@patch
+def _repr_html_(self: DiffView) -> str:
+    "Both sides in one table, aligned segment by segment, with one legend for every colour and outline used."
+    key = (f'<span style="background:{_MASKED_BG[0]};color:#111;padding:0 4px">masked</span> '
+           f'<span style="background:{_PROMPT_BG[0]};color:#111;padding:0 4px">not masked</span> '
+           '<span style="background:#fff;color:#6a1b9a;font-weight:bold;border:1px solid #6a1b9a;padding:0 3px">special</span> '
+           '<span style="background:#fff;color:#111;outline:2px solid #d62728;outline-offset:-1px;padding:0 3px">differs</span> '
+           '<span style="background:#fff;color:#111;outline:2px dashed #ff7f0e;outline-offset:-1px;padding:0 3px">masked differently</span> '
+           '<span style="background:#fff;color:#111;border-left:3px solid #d62728;padding:0 3px">row with a difference</span>')
+    head = ''.join(f'<th style="text-align:left;vertical-align:top;width:50%;padding:2px 6px;font:12.5px system-ui,sans-serif">'
+                   f'<b>{html.escape(str(l))}</b><br>{v.header()}</th>' for l, v in zip(self.labels, (self.a, self.b)))
+    return (f'<div style="{_VIEW_STYLE}"><div style="font:13px system-ui,sans-serif;margin:2px 0 6px 0"><b>{html.escape(self.summary())}</b>'
+            f' &nbsp; {key}</div><table style="width:100%;table-layout:fixed;border-collapse:collapse;color:#111">'
+            f'<tr style="border-bottom:1px solid #ccc">{head}</tr>{"".join(self._rows())}</table></div>')
 
-    def to_text(self, color: bool = True) -> str:
-        return f"{self.summary()}\n--- {self.labels[0]}\n{self.a.to_text(color)}--- {self.labels[1]}\n{self.b.to_text(color)}"
-    def __repr__(self) -> str: return self.to_text(color=False)
+# %% ../nbs/05_views.ipynb #a3063ee0
+@patch
+def to_text(self: DiffView, color: bool = True) -> str:
+    return f"{self.summary()}\n--- {self.labels[0]}\n{self.a.to_text(color)}--- {self.labels[1]}\n{self.b.to_text(color)}"
+
+@patch
+def __repr__(self: DiffView) -> str: return self.to_text(color=False)
 
 # %% ../nbs/05_views.ipynb #abe97e91
 def diff_views(a: TokenView, b: TokenView, labels=('A', 'B'), context: int = 16) -> DiffView:
