@@ -382,11 +382,17 @@ def test_cli_ids_view(ok_ds):
     assert rc == 0 and out.count('== r000') == 2
 
 
-def test_streaming_reads_batches_lazily(samples_ds):
+def test_streaming_reads_batches_lazily(samples_ds, tmp_path):
+    "A batch comes out before the rest of the shard is read: a shard cut inside its second batch still yields the first, then fails."
     shard = dataset_shards(samples_ds)[0]
-    it = stream_batches(shard)
-    b = next(it)
-    assert 0 < b.num_rows < 280 and b.schema.names[:3] == ['input_ids', 'loss_mask', 'seq_len']
+    first = next(stream_batches(shard))
+    assert 0 < first.num_rows < 280 and first.schema.names[:3] == ['input_ids', 'loss_mask', 'seq_len']
+    data = shard.read_bytes()
+    src = pa.BufferReader(data); r = pa.ipc.open_stream(src); r.read_next_batch()
+    cut = tmp_path/'cut.arrow'; cut.write_bytes(data[:src.tell() + 100])  # the second batch's message is torn
+    it = stream_batches(cut)
+    assert next(it).equals(first)              # an eager reader (read_all) would have failed before yielding anything
+    with pytest.raises((pa.ArrowInvalid, OSError, ValueError)): list(it)
 
 
 # ---------------------------------------------------------------- the job
