@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Benchmark of the whole-dataset mask checks and quality gates (dflash_nb.masks.inspect_dataset).
+"""Benchmark of the whole-dataset mask checks and quality gates (dflash_nb.inspect.inspect_dataset).
 
 Generates a synthetic tokenized dataset written directly with pyarrow (the tokenize SCHEMA, 64 rows per record
 batch, 1e8 tokens per shard like `dflash-nb tokenize`): Qwen3.6 framing around random ids, mean about 2,000
@@ -86,8 +86,8 @@ def _status() -> dict:
 def run_child(path: Path, release: bool):
     "In a fresh process: open, learn the template, scan, gate; print one JSON line."
     import threading
-    import dflash_nb.masks as M
-    if not release: M._RELEASE_BYTES = 1 << 62
+    import dflash_nb.dataset as D, dflash_nb.inspect as M
+    if not release: D._RELEASE_BYTES = 1 << 62
     ds = M.MaskDataset(path)
     M.TemplateFacts.from_tokenizer(ds.ct) if ds.ct is not None else None
     before = _status()

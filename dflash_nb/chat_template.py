@@ -4,6 +4,7 @@
 
 # %% ../nbs/02_chat_template.ipynb #2054cea9
 from __future__ import annotations
+from fastcore.basics import patch
 
 import dataclasses
 import json
@@ -38,6 +39,7 @@ def _read_json(path: Path) -> Any:
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
         raise ChatTemplateError(f"cannot read {path}: {e}. Check that it is a valid UTF-8 JSON file.") from e
 
+# %% ../nbs/02_chat_template.ipynb #c856651f
 def _pick_template(value: Any, path: Path) -> str | None:
     "The template string in a `chat_template` value: a string, or a list of `{name, template}` with a `default`."
     if value is None: return None
@@ -52,6 +54,7 @@ def _pick_template(value: Any, path: Path) -> str | None:
     raise ChatTemplateError(f"{path}: 'chat_template' must be a string or a list of {{name, template}}, "
                             f"got {type(value).__name__}. Fix the file.", reason="bad chat_template value")
 
+# %% ../nbs/02_chat_template.ipynb #891afbb4
 def load_chat_template(model_dir: str | Path) -> str:
     "The chat template source of a model or tokenizer directory, found as `transformers` finds it."
     d = Path(model_dir)
@@ -109,10 +112,10 @@ def load_chat_templates(model_dir: str | Path) -> dict[str, str]:
     out["default"] = load_chat_template(d)  # the one transformers uses when it is given no name and no tools
     return dict(sorted(out.items(), key=lambda kv: kv[0] != "default"))
 
+# %% ../nbs/02_chat_template.ipynb #0dc918f6
 def select_template_name(names, has_tools: bool) -> str:
     "The template transformers' `apply_chat_template` uses when given no name: `tool_use` for a record with tools, else `default`."
     return "tool_use" if has_tools and "tool_use" in names else "default"
-
 
 # %% ../nbs/02_chat_template.ipynb #54aad41c
 def load_end_of_turn_tokens(model_dir: str | Path) -> list[str]:
@@ -159,11 +162,13 @@ def _tojson(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False
 
 def _strftime_now(format): return datetime.now().strftime(format)
 
+# %% ../nbs/02_chat_template.ipynb #4fc70bb6
 class _TemplateDict:
     "`dict(...)` and `dict.fromkeys(...)` for templates, without the rest of the `dict` type."
     def __call__(self, *args, **kwargs): return dict(*args, **kwargs)
     def fromkeys(self, *args, **kwargs): return dict.fromkeys(*args, **kwargs)
 
+# %% ../nbs/02_chat_template.ipynb #202bc3c3
 class _TemplateNamespace(jinja2.utils.Namespace):
     "A jinja `namespace` that refuses underscore-prefixed attributes (no reaching into CPython internals)."
     def __init__(*args, **kwargs):
@@ -180,6 +185,7 @@ class _TemplateNamespace(jinja2.utils.Namespace):
             raise jinja2.exceptions.SecurityError(
                 f"Chat templates cannot store underscore-prefixed attributes on a namespace, but got {name!r}.")
 
+# %% ../nbs/02_chat_template.ipynb #926fb66b
 class _Sandbox(ImmutableSandboxedEnvironment):
     "transformers' sandbox, with its attribute check memoised: the check depends only on the object's type and the name."
     _safe: dict = {}
@@ -238,6 +244,7 @@ def _plain(value: Any) -> Any:
     if callable(getattr(value, "model_dump", None)): return _plain(value.model_dump())
     return f"<{type(value).__name__}>"
 
+# %% ../nbs/02_chat_template.ipynb #7ee99db5
 def _prepare_messages(messages, copy: bool = True) -> list[dict]:
     "Messages as `apply_chat_template` hands them to the template (`copy=False`: values already plain JSON types)."
     if isinstance(messages, (str, bytes, Mapping)) or not hasattr(messages, "__iter__"):
@@ -266,6 +273,7 @@ def _template_line(exc: BaseException) -> int | None:
         tb = tb.tb_next
     return line
 
+# %% ../nbs/02_chat_template.ipynb #7ec0db35
 class ChatTemplate:
     "A Hugging Face chat template, compiled once, rendering byte-identically to `apply_chat_template`."
     def __init__(self, source: str, special_tokens: Mapping[str, str] | None = None, origin: str | None = None):
@@ -280,51 +288,64 @@ class ChatTemplate:
             raise ChatTemplateError(f"chat template {self.origin} does not compile: line {e.lineno}: {e.message}. "
                                     "Fix the template.", reason="chat template syntax error") from e
 
-    @classmethod
-    def from_model_dir(cls, model_dir: str | Path) -> ChatTemplate:
-        "The template of a model or tokenizer directory, with its named special tokens as variables."
-        d = Path(model_dir)
-        origin = d/"chat_template.jinja" if (d/"chat_template.jinja").is_file() else d
-        return cls(load_chat_template(d), load_special_tokens(d), origin=origin)
 
-    def prepare(self, messages, tools=None, copy: bool = True) -> tuple[list, list | None]:
-        """Messages and tools as the template sees them (plain copies); slices of them render like slices of the input.
-        `copy=False` skips the deep copy into plain types, for input that is already plain JSON (records read from JSONL)."""
-        msgs = _prepare_messages(messages, copy)
-        if tools is not None:
-            if isinstance(tools, (str, Mapping)) or not all(isinstance(t, Mapping) for t in tools):
-                raise ChatTemplateError("tools must be a list of JSON-schema dicts (convert Python functions with "
-                                        "transformers.utils.get_json_schema first).", reason="bad tools")
-            tools = _plain(list(tools)) if copy else list(tools)
-        return msgs, tools
 
     def render(self, messages, tools=None, add_generation_prompt: bool = False, documents=None, **kwargs) -> str:
         "The conversation as text, exactly as `tokenizer.apply_chat_template(..., tokenize=False)` renders it."
         msgs, tools = self.prepare(messages, tools)
         return self.render_prepared(msgs, tools, add_generation_prompt, documents, **kwargs)
 
-    def render_prepared(self, msgs: list, tools=None, add_generation_prompt: bool = False, documents=None, **kwargs) -> str:
-        "`render` for messages and tools that went through `prepare` once (tokenize renders several prefixes of one record)."
-        if not msgs:
-            raise ChatTemplateError("cannot render an empty conversation: give at least one message.",
-                                    reason="empty conversation")
-        variables = _plain({**self.special_tokens, **kwargs}) if kwargs else self._variables
-        try:
-            return self._template.render(messages=msgs, tools=tools, documents=_plain(documents),
-                                         add_generation_prompt=add_generation_prompt, **variables)
-        except Exception as e:
-            line = _template_line(e)
-            where = f"chat template {self.origin}" + (f" (line {line})" if line else "")
-            if type(e) is jinja2.exceptions.TemplateError:  # the template's own raise_exception(...)
-                raise ChatTemplateError(f"{where} rejected the conversation: {e.message}. Fix the conversation "
-                                        "or skip it; the template cannot render it.", reason=e.message) from e
-            raise ChatTemplateError(f"{where} failed: {type(e).__name__}: {e}. The conversation has a shape this "
-                                    "template does not handle; fix the record or the template.",
-                                    reason=f"{type(e).__name__}: {e}") from e
 
     __call__ = render
-    def __reduce__(self): return (ChatTemplate, (self.source, self.special_tokens, self.origin))
-    def __repr__(self): return f"ChatTemplate({self.origin}, {len(self.source)} chars)"
+
+# %% ../nbs/02_chat_template.ipynb #f6287f3b
+@patch(cls_method=True)
+def from_model_dir(cls: ChatTemplate, model_dir: str | Path) -> ChatTemplate:
+    "The template of a model or tokenizer directory, with its named special tokens as variables."
+    d = Path(model_dir)
+    origin = d/"chat_template.jinja" if (d/"chat_template.jinja").is_file() else d
+    return cls(load_chat_template(d), load_special_tokens(d), origin=origin)
+
+# %% ../nbs/02_chat_template.ipynb #949d7222
+@patch
+def prepare(self: ChatTemplate, messages, tools=None, copy: bool = True) -> tuple[list, list | None]:
+    """Messages and tools as the template sees them (plain copies); slices of them render like slices of the input.
+    `copy=False` skips the deep copy into plain types, for input that is already plain JSON (records read from JSONL)."""
+    msgs = _prepare_messages(messages, copy)
+    if tools is not None:
+        if isinstance(tools, (str, Mapping)) or not all(isinstance(t, Mapping) for t in tools):
+            raise ChatTemplateError("tools must be a list of JSON-schema dicts (convert Python functions with "
+                                    "transformers.utils.get_json_schema first).", reason="bad tools")
+        tools = _plain(list(tools)) if copy else list(tools)
+    return msgs, tools
+
+# %% ../nbs/02_chat_template.ipynb #7b7fa0ad
+@patch
+def render_prepared(self: ChatTemplate, msgs: list, tools=None, add_generation_prompt: bool = False, documents=None, **kwargs) -> str:
+    "`render` for messages and tools that went through `prepare` once (tokenize renders several prefixes of one record)."
+    if not msgs:
+        raise ChatTemplateError("cannot render an empty conversation: give at least one message.",
+                                reason="empty conversation")
+    variables = _plain({**self.special_tokens, **kwargs}) if kwargs else self._variables
+    try:
+        return self._template.render(messages=msgs, tools=tools, documents=_plain(documents),
+                                     add_generation_prompt=add_generation_prompt, **variables)
+    except Exception as e:
+        line = _template_line(e)
+        where = f"chat template {self.origin}" + (f" (line {line})" if line else "")
+        if type(e) is jinja2.exceptions.TemplateError:  # the template's own raise_exception(...)
+            raise ChatTemplateError(f"{where} rejected the conversation: {e.message}. Fix the conversation "
+                                    "or skip it; the template cannot render it.", reason=e.message) from e
+        raise ChatTemplateError(f"{where} failed: {type(e).__name__}: {e}. The conversation has a shape this "
+                                "template does not handle; fix the record or the template.",
+                                reason=f"{type(e).__name__}: {e}") from e
+
+# %% ../nbs/02_chat_template.ipynb #fa6b0e7c
+@patch
+def __reduce__(self: ChatTemplate): return (ChatTemplate, (self.source, self.special_tokens, self.origin))
+
+@patch
+def __repr__(self: ChatTemplate): return f"ChatTemplate({self.origin}, {len(self.source)} chars)"
 
 # %% ../nbs/02_chat_template.ipynb #83d2cacd
 REASONING_FIELDS = _REASONING_FIELDS  # the names a record may give reasoning under, in the order transformers reads them
@@ -344,6 +365,7 @@ class TemplateForm:
     end_of_turn: tuple = ()
     def to_dict(self) -> dict: return dataclasses.asdict(self) | {"end_of_turn": list(self.end_of_turn)}
 
+# %% ../nbs/02_chat_template.ipynb #f9a3e1f9
 def _probe(template, msgs, tools=None, agp=False, alias=False) -> str | None:
     "A probe render: the text, or None where the template cannot render the probe."
     try:
@@ -351,6 +373,7 @@ def _probe(template, msgs, tools=None, agp=False, alias=False) -> str | None:
         return template._template.render(messages=msgs, tools=tools, add_generation_prompt=agp, **template._variables)
     except Exception: return None
 
+# %% ../nbs/02_chat_template.ipynb #86fbe3db
 def detect_form(template, stop_tokens=(), name: str = "default") -> TemplateForm:
     "The `TemplateForm` of `template` (a `ChatTemplate`), given the model's stop tokens (`load_end_of_turn_tokens`)."
     u, s = {"role": "user", "content": "Hi"}, {"role": "system", "content": "Be brief."}
@@ -375,7 +398,6 @@ def detect_form(template, stop_tokens=(), name: str = "default") -> TemplateForm
             eot |= {t for t in stop_tokens if t in full[len(os.path.commonprefix([prompt, full])):]}
     return TemplateForm(name, field, args, tuple(t for t in stop_tokens if t in eot))
 
-
 # %% ../nbs/02_chat_template.ipynb #f6bbad08
 def _call_in_form(call, want_string: bool):
     "`call` with its `arguments` as a JSON string (`want_string`) or a dict; the same object when it already is."
@@ -387,6 +409,7 @@ def _call_in_form(call, want_string: bool):
     fn = {**fn, "arguments": args}
     return {**call, "function": fn} if "function" in call else fn
 
+# %% ../nbs/02_chat_template.ipynb #4eedd3c3
 def adapt_messages(msgs: list, form: TemplateForm) -> list:
     """Prepared messages in the template's `form`: tool-call arguments as a dict or as the JSON string (a record's own
     string is kept byte for byte), and reasoning also under `reasoning` for a template that reads only that name
@@ -404,4 +427,3 @@ def adapt_messages(msgs: list, form: TemplateForm) -> list:
             out = out or list(msgs)
             out[i] = new
     return msgs if out is None else out
-

@@ -20,9 +20,10 @@ def _build_tokenizer(a):
     out = build_qwen36_tokenizer(a.out)
     print(f"wrote the Qwen3.6 tokenizer and chat template to {out}")
 
+# %% ../nbs/99_cli.ipynb #c0824473
 def _tokenize(a):
     from dflash_nb.tokenize import tokenize_dataset
-    from dflash_nb.jobs import default_model_path
+    from dflash_nb.qwen import default_model_path
     st = tokenize_dataset(a.model_path or default_model_path(), a.completions, a.output_dir, max_seq_len=a.max_seq_len or None,
                           workers=a.workers, overwrite=a.overwrite, restart=a.restart, batch_size=a.batch_size,
                           shard_tokens=a.shard_tokens, encoder=a.encoder, renderer=a.renderer, s3_endpoint=a.s3_endpoint,
@@ -36,6 +37,7 @@ def _tokenize(a):
         from dflash_nb.records import ignored_line
         print(ignored_line([(f['name'], f['reason']) for f in st['ignored']['files']] + [('', '')] * (st['ignored']['count'] - len(st['ignored']['files']))))
 
+# %% ../nbs/99_cli.ipynb #9d00da2a
 def _run(a):
     from dflash_nb.jobs import run_jobs, parse_param, job_help, jobs_help, job_notebook
     if a.help or not a.jobs:  # `run --help`: the jobs; `run JOB --help`: that job's parameters and defaults
@@ -49,7 +51,7 @@ def _run(a):
 
 # %% ../nbs/99_cli.ipynb #440abc3f
 STAGE_COMMANDS = {  # name: (module, its add-arguments function, its main function, help)
-    'inspect': ('dflash_nb.masks', 'add_inspect_args', 'inspect_main',
+    'inspect': ('dflash_nb.inspect', 'add_inspect_args', 'inspect_main',
                 "mask checks + quality gates of a dataset; exit 1 when a check or gate fails"),
     'stats': ('dflash_nb.stats', 'add_stats_args', 'stats_main',
               "whole-dataset statistics, plots, comparison, hidden-state storage estimate"),

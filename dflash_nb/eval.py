@@ -21,8 +21,7 @@ __all__ = ['PROMPT_LOOKUP', 'new_kv_cache', 'crop_kv_cache', 'TargetSession', 'G
            'prompt_lookup_generate', 'compare_methods', 'comparison_rows', 'comparison_table', 'plot_eval',
            'random_prompts', 'dataset_prompts', 'generate_tokens', 'generate_token_dataset', 'parse_prompt',
            'read_prompts', 'split_reasoning', 'generate_records', 'api_models', 'chat_completion',
-           'generate_records_api', 'FakeChatServer', 'add_eval_args', 'prepare_eval', 'eval_main', 'add_generate_args',
-           'generate_main']
+           'generate_records_api', 'add_eval_args', 'prepare_eval', 'eval_main', 'add_generate_args', 'generate_main']
 
 # %% ../nbs/12_eval.ipynb #8945b4f1
 def _cache_kwarg(model) -> str:
@@ -809,41 +808,6 @@ def generate_records_api(prompts, out_path, api_base: str, model: str | None = N
     return {'output': str(out), 'model': model, 'prompts': len(prompts), 'resumed': len(done), 'written': len(done) + len(todo) - len(errors),
             'errors': len(errors), 'errors_file': str(errors_path) if errors else None, 'skipped': skipped, 'finish_reasons': finish,
             **usage, 'seconds': secs}
-
-# %% ../nbs/12_eval.ipynb #93cc48fb
-class FakeChatServer:
-    "A local chat-completions server for tests: `answer(request_body) -> message dict`; the first `fail_first` requests get HTTP 500."
-    def __init__(self, answer=None, model: str = 'fake-model', fail_first: int = 0):
-        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-        self.answer = answer or (lambda body: {'role': 'assistant', 'content': 'OK.', 'reasoning_content': 'Easy.'})
-        self.model, self.fail_left, self.requests, self._lock = model, fail_first, [], threading.Lock()
-        srv = self
-        class H(BaseHTTPRequestHandler):
-            def log_message(self, *a): pass
-            def _send(self, code, obj):
-                b = json.dumps(obj).encode()
-                self.send_response(code); self.send_header('Content-Type', 'application/json')
-                self.send_header('Content-Length', str(len(b))); self.end_headers(); self.wfile.write(b)
-            def do_GET(self):
-                if self.path.rstrip('/').endswith('/models'): self._send(200, {'object': 'list', 'data': [{'id': srv.model, 'object': 'model'}]})
-                else: self._send(404, {'error': 'not found'})
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers.get('Content-Length', 0))) or b'{}')
-                with srv._lock:
-                    srv.requests.append({'path': self.path, 'body': body, 'auth': self.headers.get('Authorization')})
-                    fail = srv.fail_left > 0; srv.fail_left -= fail
-                if fail: return self._send(500, {'error': 'try again'})
-                if not self.path.rstrip('/').endswith('/chat/completions'): return self._send(404, {'error': 'not found'})
-                try: msg = srv.answer(body)
-                except Exception as e: return self._send(400, {'error': {'message': str(e)}})
-                self._send(200, {'id': 'cmpl-1', 'object': 'chat.completion', 'model': srv.model,
-                                 'choices': [{'index': 0, 'message': msg, 'finish_reason': msg.pop('finish_reason', 'stop')}],
-                                 'usage': {'prompt_tokens': 7, 'completion_tokens': 3, 'total_tokens': 10}})
-        self.httpd = ThreadingHTTPServer(('127.0.0.1', 0), H)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-    def __enter__(self): self._thread.start(); return self
-    def __exit__(self, *exc): self.httpd.shutdown(); self.httpd.server_close()
 
 # %% ../nbs/12_eval.ipynb #73d51811
 def _int_list(s) -> list[int]: return [int(x) for x in str(s).replace(',', ' ').split()] if s not in (None, '') else []

@@ -32,10 +32,11 @@ def link_file(src: Path, dst: Path) -> str:
 def _schema_names(shard) -> list[str]:
     with pa.memory_map(str(shard), 'r') as m: return pa.ipc.open_stream(m).schema.names
 
+# %% ../nbs/08_export.ipynb #77e93416
 def export_speculators(dataset, output_dir, overwrite: bool = False) -> dict:
     """Write the speculators 0.9 view of `dataset` at `output_dir` (atomically); returns what was written:
     `{'rows', 'shards', 'how': {shard: 'hardlink'|'symlink'|'rewritten'}}`."""
-    from dflash_nb.masks import dataset_shards
+    from dflash_nb.dataset import dataset_shards
     src, out = Path(dataset), Path(output_dir)
     if str(dataset).startswith('s3://') or str(output_dir).startswith('s3://'):
         raise ValueError(f"{dataset if str(dataset).startswith('s3://') else output_dir}: export works on local folders; "
@@ -63,8 +64,8 @@ def export_speculators(dataset, output_dir, overwrite: bool = False) -> dict:
             for s in shards:
                 with pa.memory_map(str(s), 'r') as m: rows += sum(b.num_rows for b in pa.ipc.open_stream(m))
         else:  # pre-tokenized rows without seq_len: rewritten with the dataset's columns
-            from dflash_nb.masks import with_dataset_columns, stream_batches
-            from dflash_nb.tokenize import SCHEMA
+            from dflash_nb.dataset import with_dataset_columns, stream_batches
+            from dflash_nb.dataset import SCHEMA
             out_names = ['data-00000-of-00001.arrow']
             with pa.ipc.new_stream(str(tmp/out_names[0]), SCHEMA) as w:
                 for s in shards:
@@ -80,6 +81,7 @@ def export_speculators(dataset, output_dir, overwrite: bool = False) -> dict:
         shutil.rmtree(tmp, ignore_errors=True); raise
     return dict(rows=rows, shards=out_names, how=how)
 
+# %% ../nbs/08_export.ipynb #1660dffa
 def _write_info(d: Path):
     from dflash_nb.tokenize import FEATURES
     (d/'dataset_info.json').write_text(json.dumps({'citation': '', 'description': '', 'features': FEATURES, 'homepage': '', 'license': ''}, indent=2))

@@ -11,8 +11,8 @@ from pathlib import Path
 # %% auto #0
 __all__ = ['REPO_ROOT', 'JOBS_DIR', 'SAMPLES_DIR', 'SET_BY_RUN', 'KERNEL_NAME', 'STAT_LABELS', 'job_names', 'job_notebook',
            'parse_param', 'JobParam', 'job_parameters', 'job_params_for', 'job_title', 'job_help', 'jobs_help',
-           'default_model_path', 'project_kernel', 'git_commit', 'machine', 'run_header', 'header_html',
-           'render_report', 'human_count', 'human_stat', 'stats_rows', 'CellProgress', 'JobRun', 'run_job', 'run_jobs']
+           'project_kernel', 'git_commit', 'machine', 'run_header', 'header_html', 'render_report', 'human_count',
+           'human_stat', 'stats_rows', 'CellProgress', 'JobRun', 'run_job', 'run_jobs']
 
 # %% ../nbs/90_jobs.ipynb #c8aca57f
 REPO_ROOT = Path(__file__).resolve().parent.parent if '__file__' in globals() else Path.cwd().parent
@@ -43,6 +43,7 @@ class JobParam:
     default: str
     help: str = ""
 
+# %% ../nbs/90_jobs.ipynb #febabc63
 def job_parameters(job: str, jobs_dir=None) -> list[JobParam]:
     "The parameters the job's `parameters` cell declares (`NAME = default`, with the `#` comment lines above it)."
     import ast
@@ -59,6 +60,7 @@ def job_parameters(job: str, jobs_dir=None) -> list[JobParam]:
         out.append(JobParam(target.id, ast.get_source_segment(src, node.value), ' '.join(notes)))
     return out
 
+# %% ../nbs/90_jobs.ipynb #10e9c74e
 SET_BY_RUN = {'out_dir'}  # parameters `dflash-nb run` sets itself
 
 def job_params_for(jobs: list[str], params: dict, jobs_dir=None) -> dict[str, dict]:
@@ -71,6 +73,7 @@ def job_params_for(jobs: list[str], params: dict, jobs_dir=None) -> dict[str, di
                          f"valid: {', '.join(valid) or 'none'} (see `dflash-nb run {jobs[0]} --help`)")
     return {j: {k: v for k, v in params.items() if k in declared[j]} for j in jobs}
 
+# %% ../nbs/90_jobs.ipynb #581ff377
 def job_title(job: str, jobs_dir=None) -> str:
     "The first heading of the job notebook."
     nb = json.loads(job_notebook(job, jobs_dir).read_text(encoding='utf-8'))
@@ -80,6 +83,7 @@ def job_title(job: str, jobs_dir=None) -> str:
                 if line.startswith('#'): return line.lstrip('#').strip()
     return ''
 
+# %% ../nbs/90_jobs.ipynb #77999e0e
 def job_help(job: str, jobs_dir=None) -> str:
     "`dflash-nb run JOB --help`: what the job does and its parameters with their defaults."
     ps = [p for p in job_parameters(job, jobs_dir) if p.name not in SET_BY_RUN]
@@ -96,13 +100,8 @@ def jobs_help(jobs_dir=None) -> str:
     return "jobs (`dflash-nb run JOB --help` for a job's parameters):\n" + '\n'.join(f"  {n:<{w}}  {job_title(n, jobs_dir)}" for n in names)
 
 # %% ../nbs/90_jobs.ipynb #15c26c93
-def default_model_path() -> Path:
-    "The embedded Qwen3.6 tokenizer directory, built on first use."
-    from dflash_nb.qwen import build_qwen36_tokenizer
-    from dflash_nb.tokenize import cache_dir
-    p = cache_dir()/'qwen3_6-tokenizer'
-    if not (p/'tokenizer.json').is_file(): build_qwen36_tokenizer(p)
-    return p
+from .qwen import default_model_path  # re-exported for the job notebooks
+from .records import SAMPLES_DIR
 
 # %% ../nbs/90_jobs.ipynb #135ddf62
 KERNEL_NAME = 'dflash-nb'
@@ -135,6 +134,7 @@ def machine() -> str:
     import platform
     return f"{platform.node()} ({platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()})"
 
+# %% ../nbs/90_jobs.ipynb #a988c46f
 def run_header(job: str, params: dict, declared: list, started: float, seconds: float) -> dict:
     "What every report opens with: job, parameters (given, and the declared defaults), start, duration, version, commit, machine."
     from dflash_nb import __version__
@@ -143,6 +143,7 @@ def run_header(job: str, params: dict, declared: list, started: float, seconds: 
     return dict(job=job, parameters=ps, started_utc=time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime(started)),
                 duration=f"{seconds:.1f} s", version=f"dflash_nb {__version__}", commit=git_commit(), machine=machine())
 
+# %% ../nbs/90_jobs.ipynb #8f4c132c
 def header_html(h: dict) -> str:
     "The header as an HTML block for the top of the report (escaped: token strings such as `<|im_start|>` stay text)."
     import html
@@ -177,6 +178,7 @@ def human_count(n) -> str:
         if abs(n) >= div: return f"{n / div:.3g}{unit}"
     return f"{n:,.0f}" if n == int(n) else f"{n:,.1f}"
 
+# %% ../nbs/90_jobs.ipynb #85d53f41
 STAT_LABELS = {'samples': 'samples', 'total_tokens': 'tokens', 'loss_tokens': 'loss (masked) tokens',
                'loss_token_fraction': 'loss-token fraction', 'mean_seq_len': 'sequence length: mean',
                'median_seq_len': 'sequence length: median', 'p90_seq_len': 'sequence length: p90',
@@ -192,6 +194,7 @@ def human_stat(key: str, value) -> str:
     if isinstance(value, (int, float)) and not isinstance(value, bool): return human_count(value)
     return str(value)
 
+# %% ../nbs/90_jobs.ipynb #ca5d5632
 def stats_rows(stats: dict) -> list[tuple[str, str]]:
     "stats.json as `(label, value)` rows for a report table (the nested `skipped`/`sources`/`ignored` have tables of their own)."
     return [(STAT_LABELS.get(k, k.replace('_', ' ')), human_stat(k, v)) for k, v in stats.items() if not isinstance(v, (dict, list))]
@@ -238,6 +241,7 @@ class JobRun:
     @property
     def report(self): return self.out_dir/'report.html'
 
+# %% ../nbs/90_jobs.ipynb #886fd312
 def _new_out_dir(outputs, job: str) -> Path:
     stamp = time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())
     for i in range(1000):
@@ -246,6 +250,7 @@ def _new_out_dir(outputs, job: str) -> Path:
         except FileExistsError: continue
     raise RuntimeError(f"{outputs}: could not make a new output folder for {job}")
 
+# %% ../nbs/90_jobs.ipynb #d2f7d777
 def run_job(job: str, params: dict | None = None, outputs='outputs', jobs_dir=None, progress: bool = False) -> JobRun:
     """Execute job notebook `job` with `params` (declared names only) into a new folder under `outputs`, on the
     project's own kernel, and render its report with the run header. `progress`: cell n/N and the stage's bars on stderr."""
@@ -272,6 +277,7 @@ def run_job(job: str, params: dict | None = None, outputs='outputs', jobs_dir=No
     (out/'job.json').write_text(json.dumps(dict(job=job, ok=run.ok, error=run.error, params=params, header=header), indent=2, default=str))
     return run
 
+# %% ../nbs/90_jobs.ipynb #4b74b41e
 def run_jobs(jobs: list[str], params: dict | None = None, outputs='outputs', jobs_dir=None, progress: bool = False) -> list[JobRun]:
     """Run several jobs one after the other in this process; every job runs even when an earlier one failed. Every
     name and parameter is checked before anything runs; each job gets the parameters it declares."""

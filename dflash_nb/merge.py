@@ -14,35 +14,24 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .storage import is_s3_url
-from .tokenize import SCHEMA, ChatTokenizer, content_hash, tokenize_dataset, write_dataset_metadata
-from .tokenize import clean_asides, output_lock, replace_dir, DiskFull, disk_full, is_disk_full
+from .dataset import (SCHEMA, dataset_manifest, dataset_shards, read_json, read_schema, stream_batches,
+                               write_dataset_metadata)
+from .tokenize import ChatTokenizer, content_hash, tokenize_dataset
+from .dataset import clean_asides, output_lock, replace_dir
+from .tokenize import DiskFull, disk_full, is_disk_full
 
 # %% auto #0
-__all__ = ['BATCH_ROWS', 'POSITION_ID', 'MergeError', 'read_schema', 'iter_batches', 'DatasetDir', 'is_dataset_dir',
-           'open_dataset_dir', 'tokenizer_differences', 'param_differences', 'schema_differences', 'conform_batch',
-           'is_position_id', 'row_true_counts', 'batch_content_hashes', 'dataset_content_hashes', 'Duplicates',
-           'find_duplicates', 'link_or_copy', 'write_hashes', 'write_filtered', 'Part', 'read_part', 'input_stats',
-           'summarize', 'conform_rows', 'merge_datasets', 'count_equation', 'add_merge_args', 'merge_main']
+__all__ = ['BATCH_ROWS', 'POSITION_ID', 'MergeError', 'DatasetDir', 'is_dataset_dir', 'open_dataset_dir', 'tokenizer_differences',
+           'param_differences', 'schema_differences', 'conform_batch', 'is_position_id', 'row_true_counts',
+           'batch_content_hashes', 'dataset_content_hashes', 'Duplicates', 'find_duplicates', 'link_or_copy',
+           'write_hashes', 'write_filtered', 'Part', 'read_part', 'input_stats', 'summarize', 'conform_rows',
+           'merge_datasets', 'count_equation', 'add_merge_args', 'merge_main']
 
 # %% ../nbs/07_merge.ipynb #c94daf34
 BATCH_ROWS = 1024  # rows per step when merge reads tokens (new data, hashes): memory stays flat whatever the shards' batches
 
 class MergeError(ValueError):
     "A refused merge: the inputs do not fit together (tokenizer, template, schema, parameters) or are not datasets."
-
-def read_schema(shard) -> pa.Schema:
-    "The Arrow schema of a stream shard (reads only its first message)."
-    try:
-        with pa.memory_map(str(shard), 'r') as src: return pa.ipc.open_stream(src).schema
-    except (pa.ArrowInvalid, OSError) as e:
-        raise MergeError(f"{shard}: not a readable Arrow stream shard ({e}); the dataset is damaged or incomplete") from None
-
-def iter_batches(shard, max_rows: int | None = None):
-    "Record batches of a stream shard, read through a read-only memory map (zero copy); cut to `max_rows` rows when given."
-    with pa.memory_map(str(shard), 'r') as src:
-        for b in pa.ipc.open_stream(src):
-            if max_rows is None or len(b) <= max_rows: yield b
-            else: yield from (b.slice(i, max_rows) for i in range(0, len(b), max_rows))
 
 @dataclass
 class DatasetDir:
@@ -51,14 +40,13 @@ class DatasetDir:
     manifest: dict | None
     shards: list
     schema: pa.Schema
-    def read_json(self, name):
-        p = self.path/name
-        return json.loads(p.read_text(encoding='utf-8')) if p.is_file() else None
+    def read_json(self, name): return read_json(self.path/name)
     @property
     def tokenizer(self) -> dict: return (self.manifest or {}).get('tokenizer') or {}
     @property
     def params(self) -> dict: return (self.manifest or {}).get('params') or {}
 
+# %% ../nbs/07_merge.ipynb #fc8b9b3a
 def is_dataset_dir(path) -> bool:
     "True for a dataset folder (it has `state.json`), False for completions (JSONL files)."
     return Path(path).is_dir() and (Path(path)/'state.json').is_file()
@@ -69,16 +57,11 @@ def open_dataset_dir(path, role: str = 'existing') -> DatasetDir:
     if not (p/'state.json').is_file():
         what = "no such folder" if not p.exists() else "not a dataset folder (no state.json)"
         raise FileNotFoundError(f"{p}: {what}; --{role} must be a dataset written by `dflash-nb tokenize` or `dflash-nb merge`")
-    files = [f['filename'] for f in json.loads((p/'state.json').read_text()).get('_data_files', [])]
-    shards = [p/f for f in files]
-    if not shards: raise MergeError(f"{p/'state.json'}: lists no data files; the dataset is damaged")
-    if missing := [s.name for s in shards if not s.is_file()]:
-        raise MergeError(f"{p}: shard(s) {', '.join(missing)} listed in state.json are missing; the dataset is damaged or incomplete")
+    shards = dataset_shards(p)
     schemas = [read_schema(s) for s in shards]
     if bad := [s.name for s, sc in zip(shards, schemas) if not sc.equals(schemas[0])]:
         raise MergeError(f"{p}: shard(s) {', '.join(bad)} have a different schema from {shards[0].name}; the dataset is inconsistent")
-    man = p/'manifest.json'
-    return DatasetDir(p, json.loads(man.read_text()) if man.is_file() else None, shards, schemas[0])
+    return DatasetDir(p, dataset_manifest(p), shards, schemas[0])
 
 # %% ../nbs/07_merge.ipynb #8cfffc99
 _PART = {'tokenizer_sha256': 'tokenizer', 'chat_template_sha256': 'chat template'}
@@ -136,6 +119,7 @@ def row_true_counts(col: pa.ListArray) -> np.ndarray:
     upto = lambda o: np.where(o > 0, cs[np.maximum(o - 1, 0)] if len(cs) else 0, 0).astype(np.int64)  # Trues before offset o
     return upto(offs[1:]) - upto(offs[:-1])
 
+# %% ../nbs/07_merge.ipynb #d496d176
 def batch_content_hashes(b: pa.RecordBatch) -> np.ndarray:
     "`content_hash` of every row of a batch, as tokenize computes it."
     (io_, iv), (mo, mv) = _list_parts(b.column('input_ids')), _list_parts(b.column('loss_mask'))
@@ -150,7 +134,7 @@ def dataset_content_hashes(ds: DatasetDir, rows: int, progress: bool = False) ->
     from tqdm import tqdm
     out = np.empty(rows, np.uint64); i = 0
     for s in tqdm(ds.shards, desc=f"content hashes of {ds.path.name}", disable=not progress):
-        for b in iter_batches(s, BATCH_ROWS): out[i:i + len(b)] = batch_content_hashes(b); i += len(b)
+        for b in stream_batches(s, BATCH_ROWS): out[i:i + len(b)] = batch_content_hashes(b); i += len(b)
     return out, True
 
 # %% ../nbs/07_merge.ipynb #9dc0c3d7
@@ -170,6 +154,7 @@ class Duplicates:
     @property
     def total(self) -> int: return len(self.dropped)
 
+# %% ../nbs/07_merge.ipynb #cfa77014
 def find_duplicates(ids: list, hashes, sources: list, id_hits: dict, hash_hits: dict) -> Duplicates:
     "Apply the rule to new rows `ids`/`hashes`; `id_hits`/`hash_hits` map existing ids/hashes found among them to an existing row."
     keep = np.ones(len(ids), bool)
@@ -213,7 +198,7 @@ def write_filtered(src, dst, keep: np.ndarray, schema: pa.Schema) -> int:
     "Write the rows of shard `src` whose `keep` is True to the new shard `dst` in `schema`; returns the rows written."
     row, written = 0, 0
     with pa.ipc.new_stream(str(dst), schema) as w:
-        for b in iter_batches(src, BATCH_ROWS):
+        for b in stream_batches(src, BATCH_ROWS):
             k = keep[row:row + len(b)]; row += len(b)
             if not k.any(): continue
             w.write_batch(conform_batch(b if k.all() else b.filter(pa.array(k)), schema)); written += int(k.sum())
@@ -230,13 +215,14 @@ class Part:
     sources: list | None = None
     loss: np.ndarray | None = None
 
+# %% ../nbs/07_merge.ipynb #16b31faa
 def read_part(ds: DatasetDir, full: bool, progress: bool = False, desc: str = 'read') -> Part:
     "`seq_len` (+ `sample_id`, `source`, loss tokens when `full`) of every row of `ds`, streamed."
     from tqdm import tqdm
     lens, rows, ids, srcs, loss = [], [], [], [], []
     for s in tqdm(ds.shards, desc=desc, disable=not progress):
         n = 0
-        for b in iter_batches(s, BATCH_ROWS if full else None):
+        for b in stream_batches(s, BATCH_ROWS if full else None):
             lens.append(b.column('seq_len').to_numpy(zero_copy_only=False).astype(np.int64)); n += len(b)
             if full:
                 ids += b.column('sample_id').to_pylist(); srcs += b.column('source').to_pylist()
@@ -245,6 +231,7 @@ def read_part(ds: DatasetDir, full: bool, progress: bool = False, desc: str = 'r
     cat = lambda xs: np.concatenate(xs) if xs else np.zeros(0, np.int64)
     return Part(cat(lens), rows, ids if full else None, srcs if full else None, cat(loss) if full else None)
 
+# %% ../nbs/07_merge.ipynb #fd781e07
 def input_stats(ds: DatasetDir, part: Part, progress: bool = False) -> dict:
     "The input's stats.json facts merge needs, checked against its shards; computed by streaming when absent."
     st, n, total = ds.read_json('stats.json'), len(part.lens), int(part.lens.sum())
@@ -259,7 +246,7 @@ def input_stats(ds: DatasetDir, part: Part, progress: bool = False) -> dict:
     from tqdm import tqdm
     loss, sources = 0, Counter()
     for s in tqdm(ds.shards, desc=f"stats of {ds.path.name}", disable=not progress):
-        for b in iter_batches(s):
+        for b in stream_batches(s):
             loss += int(pc.sum(pc.list_flatten(b.column('loss_mask'))).as_py() or 0)
             sources.update(b.column('source').to_pylist())
     sk = ds.path/'skipped.jsonl'
@@ -268,6 +255,7 @@ def input_stats(ds: DatasetDir, part: Part, progress: bool = False) -> dict:
     return dict(samples=n, total_tokens=total, loss_tokens=loss, truncated=int((part.lens == msl).sum()) if msl else 0,
                 skipped=dict(skipped), records_read=n + sum(skipped.values()), sources=dict(sources), duplicates={})
 
+# %% ../nbs/07_merge.ipynb #f7cad47d
 def summarize(lens: np.ndarray, loss_tokens: int, truncated: int, skipped: dict, records_read: int, sources: dict,
               seconds: float, tokens_written: int) -> dict:
     "stats.json's DESIGN.md keys, in tokenize's order."
@@ -291,6 +279,7 @@ def _check_paths(existing: Path, new: Path, out: Path, overwrite: bool):
     if out.exists() and not overwrite:
         raise FileExistsError(f"{out}: output already exists; choose a new --output-dir or pass --overwrite")
 
+# %% ../nbs/07_merge.ipynb #99b7adae
 def _local_inputs(existing, new, progress: bool = True) -> tuple[Path, object]:
     """s3:// inputs as local paths: a dataset is downloaded into the cache (verified, complete datasets only); new
     completions at s3:// stay a URL, which tokenize downloads and streams itself."""
@@ -299,6 +288,7 @@ def _local_inputs(existing, new, progress: bool = True) -> tuple[Path, object]:
     if is_s3_url(new) and list_objects(str(new).rstrip('/') + '/manifest.json', None): new = local_dataset(new, progress=progress)
     return existing, new
 
+# %% ../nbs/07_merge.ipynb #dd2e7a2a
 def _merge_to_s3(existing, new, output_dir, overwrite: bool, progress: bool, **kw) -> dict:
     "Merge into a local temporary folder, then upload it with its manifest last (readers see it only when complete)."
     from dflash_nb.storage import list_objects, upload_dir
@@ -311,6 +301,7 @@ def _merge_to_s3(existing, new, output_dir, overwrite: bool, progress: bool, **k
         upload_dir(Path(d)/'merged', url, progress=progress)
     return st
 
+# %% ../nbs/07_merge.ipynb #91712e4c
 def _tokenizer_for_completions(ex: DatasetDir, model_path) -> ChatTokenizer:
     "The tokenizer to tokenize new completions with: `model_path`, else the directory recorded in the existing manifest."
     if model_path is None:
@@ -326,8 +317,9 @@ def _describe_input(ds: DatasetDir, kind: str, path, st: dict, extra: dict | Non
                 params=ds.params, created_utc=(ds.manifest or {}).get('created_utc'), shards=[s.name for s in ds.shards],
                 samples=st['samples'], records_read=st['records_read'], total_tokens=st['total_tokens'], **(extra or {}))
 
+# %% ../nbs/07_merge.ipynb #7df328c9
 def _commit(tmp: Path, out: Path):
-    "Put the finished `tmp` at `out`: an old `out` is swapped out in one step, then deleted (tokenize's `replace_dir`)."
+    "Put the finished `tmp` at `out`: an old `out` is swapped out in one step, then deleted (`dataset.replace_dir`)."
     replace_dir(tmp, out)
 
 def _append_jsonl(dst, src, extra: dict | None = None):
@@ -351,7 +343,7 @@ def _merge_into(tmp: Path, ex: DatasetDir, nd: DatasetDir, owned: bool, link: bo
     id_hits, lens, row = {}, [], 0
     for s in tqdm(ex.shards, desc='merge: scan existing', disable=not progress):
         n0 = row
-        for b in iter_batches(s):
+        for b in stream_batches(s):
             lens.append(b.column('seq_len').to_numpy(zero_copy_only=False).astype(np.int64))
             if len(value_set):
                 idx = pc.index_in(b.column('sample_id'), value_set=value_set)
@@ -400,12 +392,12 @@ def _merge_into(tmp: Path, ex: DatasetDir, nd: DatasetDir, owned: bool, link: bo
 # %% ../nbs/07_merge.ipynb #de8a0815
 def conform_rows(nd: DatasetDir, dst: Path, vocab_size: int | None = None) -> DatasetDir:
     "The pre-tokenized dataset `nd` rewritten at `dst` with the dataset's five columns; ids checked against `vocab_size`."
-    from dflash_nb.masks import with_dataset_columns
+    from dflash_nb.dataset import with_dataset_columns
     dst.mkdir(parents=True)
     name, pos = 'data-00000-of-00001.arrow', 0
     with pa.ipc.new_stream(str(dst/name), SCHEMA) as w:
         for shard in nd.shards:
-            for b in iter_batches(shard, BATCH_ROWS):
+            for b in stream_batches(shard, BATCH_ROWS):
                 b = with_dataset_columns(b, nd.path.name, pos)
                 if vocab_size and b.num_rows and (hi := pc.max(pc.list_flatten(b.column('input_ids'))).as_py()) is not None and hi >= vocab_size:
                     row = pos + next(i for i, r in enumerate(b.column('input_ids').to_pylist()) if r and max(r) >= vocab_size)
@@ -430,6 +422,7 @@ def merge_datasets(existing, new, output_dir, model_path=None, allow_mismatch: b
             raise disk_full(e, Path(output_dir).with_name(Path(output_dir).name + '.partial'),
                             then="rerun the same command (the merge starts over; OUT was not touched)") from None
 
+# %% ../nbs/07_merge.ipynb #73e1c1fd
 def _merge_locked(existing, new, output_dir, model_path, allow_mismatch, workers, progress, overwrite, link) -> dict:
     t0 = time.perf_counter()
     existing, new = _local_inputs(existing, new, progress)
@@ -537,6 +530,7 @@ def add_merge_args(p):
     p.add_argument('--quiet', action='store_true', help="no progress bars")
     return p
 
+# %% ../nbs/07_merge.ipynb #01c97e1f
 def merge_main(args) -> int:
     "Run `dflash-nb merge` with parsed `args`; prints the count equation. Errors propagate as exceptions."
     g = lambda k, d=None: getattr(args, k, d)

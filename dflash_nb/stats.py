@@ -13,42 +13,15 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .dataset import dataset_shards, read_json as _read_json, read_shard
 from .storage import is_s3_url, local_dataset
 
 # %% auto #0
-__all__ = ['STATS_KEYS', 'RUN_KEYS', 'SOURCE_HEADER', 'COMPARE_HEADER', 'dataset_shards', 'read_shard', 'true_counts',
-           'list_lengths', 'recorded_run_stats', 'hidden_state_bytes', 'dir_size', 'DatasetStats', 'scan_dataset',
-           'compute_stats', 'human_bytes', 'human_count', 'storage_rows', 'stats_rows', 'source_rows', 'html_table',
-           'text_table', 'stats_table_html', 'StatsFigure', 'plot_seq_len', 'plot_loss_tokens', 'plot_loss_fraction',
-           'plot_sources', 'save_plots', 'ratio_words', 'compare_rows', 'plot_compare', 'add_stats_args', 'stats_main']
-
-# %% ../nbs/06_stats.ipynb #70ba0100
-def dataset_shards(dataset_dir) -> list[Path]:
-    "The Arrow shards of a dataset directory, in order (from `state.json`, else `*.arrow` by name)."
-    d = Path(dataset_dir)
-    if not d.is_dir():
-        raise (NotADirectoryError if d.exists() else FileNotFoundError)(
-            f"{d}: no such dataset directory; give the folder that `dflash-nb tokenize --output-dir` or `datasets.save_to_disk` wrote")
-    if (d/'dataset_dict.json').is_file():
-        splits = json.loads((d/'dataset_dict.json').read_text()).get('splits', [])
-        raise ValueError(f"{d}: a DatasetDict with splits {splits}; give one split's folder, e.g. {d/(splits or ['train'])[0]}")
-    state = d/'state.json'
-    if state.is_file():
-        files = [d/f['filename'] for f in json.loads(state.read_text()).get('_data_files', [])]
-        if missing := [f for f in files if not f.is_file()]:
-            raise FileNotFoundError(f"{missing[0]}: listed in {state} but missing ({len(missing)} of {len(files)} shards); "
-                                    "the dataset is incomplete: copy or re-create it")
-    else: files = sorted(d.glob('*.arrow'))
-    if not files: raise FileNotFoundError(f"{d}: no Arrow shards (no state.json, no *.arrow); is it a dataset directory?")
-    return files
-
-def read_shard(path) -> pa.Table:
-    "The shard at `path` as a table backed by a memory map (zero-copy: nothing is read until a buffer is touched)."
-    try: return pa.ipc.open_stream(pa.memory_map(str(path))).read_all()
-    except pa.ArrowInvalid:
-        try: return pa.ipc.open_file(pa.memory_map(str(path))).read_all()
-        except pa.ArrowInvalid as e:
-            raise ValueError(f"{path}: not an Arrow IPC stream or file ({e}); the shard is damaged or not Arrow") from None
+__all__ = ['STATS_KEYS', 'RUN_KEYS', 'SOURCE_HEADER', 'COMPARE_HEADER', 'true_counts', 'list_lengths', 'recorded_run_stats',
+           'hidden_state_bytes', 'dir_size', 'DatasetStats', 'scan_token_counts', 'compute_stats', 'human_bytes',
+           'human_count', 'storage_rows', 'stats_rows', 'source_rows', 'html_table', 'text_table', 'stats_table_html',
+           'StatsFigure', 'plot_seq_len', 'plot_loss_tokens', 'plot_loss_fraction', 'plot_sources', 'save_plots',
+           'ratio_words', 'compare_rows', 'plot_compare', 'add_stats_args', 'stats_main']
 
 # %% ../nbs/06_stats.ipynb #b9aee31a
 def _bool_list_counts(arr: pa.Array) -> np.ndarray:
@@ -67,6 +40,7 @@ def _bool_list_counts(arr: pa.Array) -> np.ndarray:
         return csum[w] + np.bitwise_count(words[w] & ((np.uint64(1) << r) - np.uint64(1)))
     return prefix(offs[1:]) - prefix(offs[:-1])
 
+# %% ../nbs/06_stats.ipynb #17e31697
 def _int_list_counts(arr: pa.Array) -> np.ndarray:
     offs = np.asarray(arr.offsets, dtype=np.int64)
     nz = arr.values.fill_null(0).to_numpy(zero_copy_only=False) != 0
@@ -76,6 +50,7 @@ def _int_list_counts(arr: pa.Array) -> np.ndarray:
 
 def _is_list(t) -> bool: return pa.types.is_list(t) or pa.types.is_large_list(t)
 
+# %% ../nbs/06_stats.ipynb #496fc3e8
 def true_counts(col, group_elements: int = 1 << 27) -> np.ndarray:
     "How many elements of each list of `col` (list<bool> or list<int>, Array or ChunkedArray) are true / non-zero."
     if not _is_list(col.type) or not (pa.types.is_boolean(col.type.value_type) or pa.types.is_integer(col.type.value_type)):
@@ -92,6 +67,7 @@ def true_counts(col, group_elements: int = 1 << 27) -> np.ndarray:
     flush()
     return np.concatenate(out) if out else np.zeros(0, np.int64)
 
+# %% ../nbs/06_stats.ipynb #473f3a68
 def list_lengths(col) -> np.ndarray:
     "Length of each list of `col` (offsets only: the values are not read); a null list has length 0."
     return pc.list_value_length(col).fill_null(0).to_numpy().astype(np.int64)
@@ -101,10 +77,6 @@ STATS_KEYS = ('samples', 'total_tokens', 'loss_tokens', 'loss_token_fraction', '
               'p90_seq_len', 'max_seq_len', 'min_seq_len', 'truncated', 'skipped', 'records_read', 'sources',
               'seconds', 'tokens_per_second')
 RUN_KEYS = ('truncated', 'skipped', 'records_read', 'seconds', 'tokens_per_second')
-
-def _read_json(p: Path):
-    try: return json.loads(p.read_text()) if p.is_file() else None
-    except (json.JSONDecodeError, UnicodeDecodeError) as e: raise ValueError(f"{p}: not valid JSON ({e}); repair or remove it") from None
 
 def recorded_run_stats(dataset_dir, samples: int, total_tokens: int) -> tuple[dict, list[str]]:
     "The tokenize-run-only keys from the dataset's stats.json (else manifest.json + skipped.jsonl) when they match the shards."
@@ -174,6 +146,7 @@ class DatasetStats:
         return np.divide(self.loss_tokens, self.seq_len, out=np.zeros(len(self.seq_len)), where=self.seq_len > 0)
     def _repr_html_(self): return stats_table_html(self.stats)
 
+# %% ../nbs/06_stats.ipynb #60f5de76
 def _scan_shard(path) -> dict:
     "Per-sample lengths and masked counts of one shard, per-source sums, and which columns it has."
     t = read_shard(path)
@@ -196,11 +169,13 @@ def _scan_shard(path) -> dict:
     return dict(lens=n_ids.astype(np.int32), loss=k.astype(np.int32), per_src=per_src, columns=t.column_names,
                 has_source='source' in t.column_names, has_seq_len='seq_len' in t.column_names)
 
+# %% ../nbs/06_stats.ipynb #5fe37f5c
 def _result_or_error(path):
     try: return _scan_shard(path)
     except Exception as e: return e
 
-def scan_dataset(dataset_dir, num_layers: int = 5, hidden_size: int = 5120, progress: bool = False, threads: int = 8,
+# %% ../nbs/06_stats.ipynb #ec906e74
+def scan_token_counts(dataset_dir, num_layers: int = 5, hidden_size: int = 5120, progress: bool = False, threads: int = 8,
                  client=None) -> DatasetStats:
     "Statistics of every sample of the dataset at `dataset_dir` (a directory with input_ids and loss_mask, or s3://)."
     from concurrent.futures import ThreadPoolExecutor
@@ -263,10 +238,11 @@ def scan_dataset(dataset_dir, num_layers: int = 5, hidden_size: int = 5120, prog
     st['scan_tokens_per_second'] = round(total / st['scan_seconds'], 1) if st['scan_seconds'] > 0 else 0.0
     return DatasetStats(st, lens, loss)
 
+# %% ../nbs/06_stats.ipynb #4cd1138a
 def compute_stats(dataset_dir, num_layers: int = 5, hidden_size: int = 5120, progress: bool = False, threads: int = 8,
                   client=None) -> dict:
     "stats.json's dict (DESIGN.md keys plus extras) over the whole dataset at `dataset_dir`."
-    return scan_dataset(dataset_dir, num_layers, hidden_size, progress, threads, client).stats
+    return scan_token_counts(dataset_dir, num_layers, hidden_size, progress, threads, client).stats
 
 # %% ../nbs/06_stats.ipynb #9171fe4f
 def human_bytes(n) -> str:
@@ -283,6 +259,7 @@ def human_count(n) -> str:
         if abs(n) >= div: return f"{n / div:.3g}{s}"
     return f"{n:,.0f}" if float(n).is_integer() else f"{n:.3g}"
 
+# %% ../nbs/06_stats.ipynb #af594328
 def storage_rows(stats: dict) -> list[tuple[str, str]]:
     "The dataset's size beside the size of its offline hidden states."
     h, disk = stats['offline_hidden_states'], stats['size_on_disk_bytes']
@@ -302,6 +279,7 @@ def _fmt(v) -> str:
     if isinstance(v, float): return f"{v:,.0f}" if v.is_integer() else f"{v:,.1f}" if abs(v) >= 100 else f"{v:.3g}"
     return str(v)
 
+# %% ../nbs/06_stats.ipynb #e7aceb1e
 def stats_rows(stats: dict) -> list[tuple[str, str]]:
     "The headline statistics as (label, value) rows."
     s, lt, lf = stats, stats['loss_tokens_per_sample'], stats['loss_fraction_per_sample']
@@ -325,12 +303,14 @@ def stats_rows(stats: dict) -> list[tuple[str, str]]:
             ('this scan', f"{s['scan_seconds']:.2f} s ({human_count(s['scan_tokens_per_second'])} tokens/s)")]
     return rows
 
+# %% ../nbs/06_stats.ipynb #e39a1a23
 def source_rows(stats: dict) -> list[tuple]:
     "(source, samples, % samples, tokens, % tokens, loss tokens, loss fraction, mean length) per source."
     if stats['per_source'] is None: return []
     n, t = stats['samples'] or 1, stats['total_tokens'] or 1
     return [(s or '(empty)', _fmt(v['samples']), f"{v['samples'] / n:.1%}", _fmt(v['tokens']), f"{v['tokens'] / t:.1%}",
              _fmt(v['loss_tokens']), f"{v['loss_token_fraction']:.1%}", _fmt(v['mean_seq_len'])) for s, v in stats['per_source'].items()]
+
 SOURCE_HEADER = ('source', 'samples', '% samples', 'tokens', '% tokens', 'loss tokens', 'loss fraction', 'mean length')
 
 def html_table(rows, header=None, cls: str = 'dflash-stats', align: str | None = None) -> str:
@@ -340,6 +320,7 @@ def html_table(rows, header=None, cls: str = 'dflash-stats', align: str | None =
     head = f"<thead>{row(header, 'th')}</thead>" if header else ''
     return f"<table class='{cls}'>{head}<tbody>{''.join(row(r, 'td') for r in rows)}</tbody></table>"
 
+# %% ../nbs/06_stats.ipynb #81bc8daf
 def text_table(rows, header=None) -> str:
     "The same table for a terminal."
     rows = [tuple(map(str, r)) for r in ([header] if header else []) + list(rows)]
@@ -371,6 +352,7 @@ def _figure(w=8.0, h=3.6, ncols=1):
     fig = StatsFigure(figsize=(w, h), layout='constrained')
     return fig, fig.subplots(1, ncols)
 
+# %% ../nbs/06_stats.ipynb #457bb73a
 def _bins(x: np.ndarray, n: int = 60, log: bool | None = None):
     "Histogram bins: linear, or log-spaced when the positive values span more than two decades."
     pos = x[x > 0]
@@ -398,6 +380,7 @@ def plot_seq_len(ds: DatasetStats, bins: int = 60) -> StatsFigure:
     ax.legend(fontsize=8, loc='upper right', framealpha=0.95); ax.grid(alpha=0.3)
     return fig
 
+# %% ../nbs/06_stats.ipynb #69999d61
 def plot_loss_tokens(ds: DatasetStats, bins: int = 60) -> StatsFigure:
     "Histogram of masked (loss) tokens per sample; log-spaced bins when the range spans decades."
     fig, ax = _figure()
@@ -414,6 +397,7 @@ def plot_loss_tokens(ds: DatasetStats, bins: int = 60) -> StatsFigure:
     ax.legend(fontsize=8); ax.grid(alpha=0.3)
     return fig
 
+# %% ../nbs/06_stats.ipynb #7d3651f4
 def plot_loss_fraction(ds: DatasetStats, bins: int = 50) -> StatsFigure:
     "Distribution of the masked fraction of each sample, with the dataset-wide (token-weighted) fraction."
     fig, ax = _figure()
@@ -425,6 +409,7 @@ def plot_loss_fraction(ds: DatasetStats, bins: int = 50) -> StatsFigure:
     ax.legend(fontsize=8); ax.grid(alpha=0.3)
     return fig
 
+# %% ../nbs/06_stats.ipynb #e657884c
 def plot_sources(ds: DatasetStats, top: int = 12) -> StatsFigure:
     "Source mix: share of samples and of tokens per source (the `top` largest, the rest as 'other')."
     s = ds.stats
@@ -447,6 +432,7 @@ def plot_sources(ds: DatasetStats, top: int = 12) -> StatsFigure:
     axs[1].tick_params(labelleft=False)
     return fig
 
+# %% ../nbs/06_stats.ipynb #3b4f28fe
 def save_plots(ds: DatasetStats, out_dir, compare: DatasetStats | None = None, names=None) -> dict[str, Path]:
     "Write the report's PNGs into `out_dir`; returns name -> path."
     out = Path(out_dir)
@@ -466,6 +452,7 @@ def ratio_words(before, after, noun: str) -> str:
     f = lambda x: f"{x:,.0f}x" if x >= 100 else f"{x:.3g}x" if x >= 10 else f"{x:.2f}x"
     return f"{f(r)} more {noun}" if r > 1 else f"{f(1 / r) if r else 'inf'} fewer {noun}"
 
+# %% ../nbs/06_stats.ipynb #97707da5
 def compare_rows(before: dict, after: dict) -> list[tuple[str, str, str, str]]:
     "(metric, before, after, in words) for two stats dicts."
     pct = lambda v: f"{v:.1%}"
@@ -490,6 +477,8 @@ def compare_rows(before: dict, after: dict) -> list[tuple[str, str, str, str]]:
     rows.append(('samples without masked tokens', pct(a), pct(b), f"{pct(b)} vs {pct(a)} of samples"))
     count('offline hidden states', 'offline_hidden_states', 'hidden-state storage', lambda s, k: s[k]['bytes'], human_bytes)
     return rows
+
+# %% ../nbs/06_stats.ipynb #60b24e8a
 COMPARE_HEADER = ('metric', 'before', 'after', 'after vs before')
 
 def plot_compare(before: DatasetStats, after: DatasetStats, names=None) -> StatsFigure:
@@ -526,6 +515,7 @@ def add_stats_args(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p.set_defaults(fn=stats_main)
     return p
 
+# %% ../nbs/06_stats.ipynb #a8e5ed19
 def stats_main(args: argparse.Namespace) -> int:
     "`dflash-nb stats`: scan, print/write the JSON, print the table, write plots; 0 on success."
     ds_dir = args.dataset
@@ -533,8 +523,8 @@ def stats_main(args: argparse.Namespace) -> int:
         raise ValueError(f"{args.output}: inside the dataset {ds_dir}; its stats.json is the tokenize run's record: "
                          "write the statistics elsewhere")
     kw = dict(num_layers=args.num_layers, hidden_size=args.hidden_size, progress=not args.quiet)
-    ds = scan_dataset(ds_dir, **kw)
-    other = scan_dataset(args.compare, **kw) if args.compare else None
+    ds = scan_token_counts(ds_dir, **kw)
+    other = scan_token_counts(args.compare, **kw) if args.compare else None
     result = dict(ds.stats)
     if other is not None:
         result['comparison'] = dict(before=other.stats['dataset'], after=ds.stats['dataset'],

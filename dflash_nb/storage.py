@@ -4,8 +4,7 @@
 
 # %% ../nbs/00_storage.ipynb #9d35cce3
 from __future__ import annotations
-import atexit, hashlib, json, os, random, re, socket, subprocess, sys, tempfile, threading, time
-import urllib.request
+import hashlib, json, os, random, re, tempfile, threading, time
 from concurrent.futures import Future, ThreadPoolExecutor, wait, FIRST_COMPLETED
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -16,13 +15,14 @@ import boto3
 import botocore.session
 from botocore.config import Config
 from botocore import exceptions as bce
+from fastcore.xdg import xdg_cache_home
 from tqdm import tqdm
 
 # %% auto #0
 __all__ = ['DEFAULT_MAX_ATTEMPTS', 'DEFAULT_RETRY_BUDGET', 'UPLOAD_CHUNKSIZE', 'DATA_PREFIX_META', 'is_s3_url', 'redact',
            'StorageError', 'InvalidS3URL', 'split_s3_url', 'retry_budget', 's3_client', 'storage_error', 'is_transient',
-           'S3Object', 'list_objects', 'free_port', 'MotoServer', 'download_objects', 'upload_dir', 'download_dir',
-           'default_cache_dir', 'input_files', 'staged_output', 'local_dataset']
+           'S3Object', 'list_objects', 'download_objects', 'upload_dir', 'download_dir', 'cache_root',
+           'default_cache_dir', 'input_files', 'stage_dir', 'staged_output', 'local_dataset']
 
 # %% ../nbs/00_storage.ipynb #cff5bd9b
 def is_s3_url(path) -> bool:
@@ -72,6 +72,7 @@ def retry_budget(seconds: float | None = None) -> float:
     "`seconds`, else `$DFLASH_NB_S3_RETRY_BUDGET`, else `DEFAULT_RETRY_BUDGET` (5 minutes)."
     return float(seconds if seconds is not None else os.environ.get("DFLASH_NB_S3_RETRY_BUDGET", DEFAULT_RETRY_BUDGET))
 
+# %% ../nbs/00_storage.ipynb #b7069f99
 def s3_client(endpoint_url: str | None = None, workers: int = 32, max_attempts: int | None = None,
               retry_mode: str | None = None, profile: str | None = None, region: str | None = None,
               config: Config | None = None, **client_kwargs):
@@ -108,6 +109,7 @@ def _code(e) -> str:
 def _status(e) -> int:
     return e.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) if isinstance(e, bce.ClientError) else 0
 
+# %% ../nbs/00_storage.ipynb #75501ddb
 def storage_error(e: BaseException, url: str, client=None, attempts: int | None = None) -> StorageError:
     "Translate a boto/botocore (or verification) exception about `url` into a one-line `StorageError`."
     if isinstance(e, StorageError): return e
@@ -141,6 +143,7 @@ def storage_error(e: BaseException, url: str, client=None, attempts: int | None 
         msg = f"{url}: {type(e).__name__}: {e}"
     return StorageError(msg, url, code or type(e).__name__)
 
+# %% ../nbs/00_storage.ipynb #ae69bc50
 class _Corrupt(Exception):
     "The bytes received do not match the object's size or MD5."
 
@@ -168,6 +171,7 @@ class S3Object:
 def _suffix_ok(key: str, suffixes) -> bool:
     return suffixes is None or key.endswith(tuple(suffixes))
 
+# %% ../nbs/00_storage.ipynb #4b003493
 def list_objects(url: str, suffixes: Iterable[str] | None = (".jsonl",), client=None,
                  page_size: int = 1000) -> list[S3Object]:
     "Objects at `url` (one object, or everything under it as a directory) ending in `suffixes`, sorted by key."
@@ -185,59 +189,6 @@ def list_objects(url: str, suffixes: Iterable[str] | None = (".jsonl",), client=
                 elif k.startswith(dirp) and not k.endswith("/") and _suffix_ok(k, suffixes): found.append(obj)
     except (bce.ClientError, bce.BotoCoreError) as e: raise storage_error(e, url, client) from e
     return [exact] if exact is not None else sorted(found, key=lambda o: o.key)
-
-# %% ../nbs/00_storage.ipynb #fde30e0d
-def free_port(host: str = "127.0.0.1") -> int:
-    "A TCP port that is free on `host` right now."
-    with socket.socket() as s:
-        s.bind((host, 0)); return s.getsockname()[1]
-
-class MotoServer:
-    "moto's S3 server in a subprocess on loopback (tests, demos, benchmarks). Use as a context manager."
-    credentials = dict(aws_access_key_id="testing", aws_secret_access_key="testing")
-    def __init__(self, port: int | None = None, host: str = "127.0.0.1", env: dict | None = None):
-        self.host, self.port, self.env, self.proc = host, port or free_port(host), env, None
-
-    @property
-    def endpoint(self) -> str: return f"http://{self.host}:{self.port}"
-
-    def start(self, timeout: float = 30) -> "MotoServer":
-        env = {**os.environ, **(self.env or {})}
-        self.proc = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", self.host, "-p", str(self.port)],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-        atexit.register(self._reap, self.proc)
-        deadline = time.monotonic() + timeout
-        while True:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"moto server exited with {self.proc.returncode}; is moto[server] installed?")
-            try:
-                with socket.create_connection((self.host, self.port), timeout=0.5): return self
-            except OSError:
-                if time.monotonic() > deadline: self.kill(); raise RuntimeError(f"moto server not up on {self.endpoint}")
-                time.sleep(0.05)
-
-    @staticmethod
-    def _reap(proc):
-        if proc.poll() is None: proc.kill(); proc.wait()
-
-    def kill(self):
-        "SIGKILL the server (a crash, not a shutdown)."
-        if self.proc is not None: self._reap(self.proc)
-
-    stop = kill
-
-    def client(self, **kwargs):
-        "An `s3_client` for this server with its test credentials."
-        return s3_client(self.endpoint, **{"region": "us-east-1", **self.credentials, **kwargs})
-
-    def enable_auth(self):
-        "Enforce IAM authentication from now on (moto's `reset-auth` API)."
-        req = urllib.request.Request(f"{self.endpoint}/moto-api/reset-auth", data=b"0", method="POST",
-                                     headers={"Content-Type": "text/plain"})
-        urllib.request.urlopen(req, timeout=10).read()
-
-    def __enter__(self): return self.start() if self.proc is None else self
-    def __exit__(self, *exc): self.kill()
 
 # %% ../nbs/00_storage.ipynb #d9fd8e6b
 _META_DIR = ".s3meta"
@@ -258,6 +209,7 @@ def _read_meta(path: Path) -> dict | None:
     try: return json.loads(path.read_text())
     except (OSError, ValueError): return None
 
+# %% ../nbs/00_storage.ipynb #541e43e5
 def _atomic_write(path: Path, data: bytes):
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
@@ -275,6 +227,7 @@ def _is_cached(job: _Job) -> bool:
     return (m is not None and st.st_size == job.obj.size == m.get("size") and m.get("etag") == job.obj.etag
             and m.get("mtime_ns") == st.st_mtime_ns and m.get("key") == job.obj.key)
 
+# %% ../nbs/00_storage.ipynb #33d9c81a
 def _safe_join(root: Path, rel: str, url: str) -> Path:
     parts = rel.split("/")
     if rel.startswith("/") or any(p in ("", ".", "..") for p in parts) or parts[0] == _META_DIR:
@@ -306,6 +259,7 @@ class _Run:
     def close(self):
         self.objects.close(); self.bytes.close()
 
+# %% ../nbs/00_storage.ipynb #285651a6
 class _Cancelled(Exception): pass
 
 # %% ../nbs/00_storage.ipynb #22f970c2
@@ -318,6 +272,7 @@ def _md5_checker(etag: str, size: int, sse: str | None):
     if _PLAIN_MD5.match(etag): return hashlib.md5()
     return None
 
+# %% ../nbs/00_storage.ipynb #34f8caa7
 def _fetch_once(client, job: _Job, run: _Run):
     try: resp = client.get_object(Bucket=job.bucket, Key=job.obj.key)
     except Exception as e:
@@ -352,6 +307,7 @@ def _fetch_once(client, job: _Job, run: _Run):
                                             verified="md5" if md5 is not None else "size")).encode())
     return job.rel, job.dest
 
+# %% ../nbs/00_storage.ipynb #52f2adae
 _OUTAGE_EXC = (bce.EndpointConnectionError, bce.ConnectTimeoutError, bce.ReadTimeoutError, ConnectionError, TimeoutError)
 
 def _fetch(client, job: _Job, run: _Run, retries: int, backoff: float, budget: float | None = None):
@@ -432,6 +388,7 @@ def _local_files(local_dir: Path) -> list[tuple[str, Path]]:
             out.append((rel, p))
     return out
 
+# %% ../nbs/00_storage.ipynb #23f4ef41
 def _delete_keys(client, bucket: str, keys: list[str], url: str):
     for i in range(0, len(keys), 1000):
         try:
@@ -443,6 +400,7 @@ def _delete_keys(client, bucket: str, keys: list[str], url: str):
             raise StorageError(f"{_url(bucket, err['Key'])}: cannot delete ({err.get('Code')}: {err.get('Message')}); "
                                "check that the credentials allow s3:DeleteObject", url, err.get("Code"))
 
+# %% ../nbs/00_storage.ipynb #60277541
 class _UploadProgress:
     "An s3transfer subscriber feeding the byte and object bars."
     def __init__(self, run: _Run): self.run = run
@@ -465,6 +423,7 @@ def _upload(client, files: list[tuple[str, Path]], bucket: str, prefix: str, wor
             except Exception as e:
                 raise storage_error(e, _url(bucket, prefix + rel), client) from e
 
+# %% ../nbs/00_storage.ipynb #26e17d9e
 DATA_PREFIX_META = "dflash-data-prefix"  # user metadata of the commit file: where its data objects live
 
 def upload_dir(local_dir, url: str, workers: int = 16, client=None, progress: bool = True,
@@ -514,6 +473,7 @@ def _head(client, bucket: str, key: str) -> dict | None:
         raise storage_error(e, _url(bucket, key), client) from e
     except bce.BotoCoreError as e: raise storage_error(e, _url(bucket, key), client) from e
 
+# %% ../nbs/00_storage.ipynb #2923e63c
 def download_dir(url: str, local_dir, workers: int = 32, client=None, commit_file: str | None = "manifest.json",
                  progress: bool = True, retries: int = 5, backoff: float = 0.5, stats: dict | None = None,
                  retry_budget: float | None = None) -> Path:
@@ -551,12 +511,16 @@ def download_dir(url: str, local_dir, workers: int = 32, client=None, commit_fil
         stats.update({k: st1.get(k, 0) + st2.get(k, 0) for k in ("objects", "skipped", "downloaded", "bytes", "retries")})
     return local_dir
 
-# %% ../nbs/00_storage.ipynb #0ac6e5e1
-def default_cache_dir() -> Path:
-    "Where s3:// inputs are cached: `$DFLASH_NB_CACHE`, else `$XDG_CACHE_HOME/dflash_nb/s3` (~/.cache/...)."
-    if os.environ.get("DFLASH_NB_CACHE"): return Path(os.environ["DFLASH_NB_CACHE"])
-    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "dflash_nb" / "s3"
+# %% ../nbs/00_storage.ipynb #4a8d1aa7
+def cache_root() -> Path:
+    "Where dflash_nb caches what it derives: `$DFLASH_NB_CACHE`, else `$XDG_CACHE_HOME/dflash_nb` (~/.cache/dflash_nb)."
+    return Path(os.environ.get("DFLASH_NB_CACHE") or xdg_cache_home()/"dflash_nb")
 
+def default_cache_dir() -> Path:
+    "Where s3:// inputs and datasets are cached: `cache_root()/s3`."
+    return cache_root()/"s3"
+
+# %% ../nbs/00_storage.ipynb #0ac6e5e1
 def input_files(src, cache_dir=None, suffixes: Iterable[str] | None = (".jsonl",), workers: int = 32,
                 client=None, progress: bool = True, **kwargs) -> Iterator[tuple[str, Path]]:
     "`(name, local_path)` for a local file, a local directory (recursive, sorted) or an s3:// URL (cached)."
@@ -568,6 +532,11 @@ def input_files(src, cache_dir=None, suffixes: Iterable[str] | None = (".jsonl",
     return iter([(f.relative_to(p).as_posix(), f) for f in sorted(p.rglob("*"))
                  if f.is_file() and _suffix_ok(f.name, suffixes) and _META_DIR not in f.relative_to(p).parts])
 
+def stage_dir(url: str) -> Path:
+    "The local staging folder of the s3:// output `url`: under the cache root, keyed by the URL, so a killed run resumes there."
+    return cache_root()/"staging"/hashlib.sha256(str(url).rstrip("/").encode()).hexdigest()[:16]/"dataset"
+
+# %% ../nbs/00_storage.ipynb #577a859b
 @contextmanager
 def staged_output(out, stage_dir=None, workers: int = 16, client=None, progress: bool = True,
                   commit_file: str | None = "manifest.json"):

@@ -96,7 +96,7 @@ def build_target(name: str, out_dir, overwrite: bool = False, progress: bool = F
 # %% ../nbs/09_targets.ipynb #ef1e5cb5
 def default_target_dir(name: str = 'smollm2-135m-instruct') -> Path:
     "The cached model directory of packaged target `name` (`$DFLASH_NB_CACHE/targets/NAME`), built on first use."
-    from dflash_nb.tokenize import cache_dir
+    from dflash_nb.storage import cache_root as cache_dir
     return build_target(name, cache_dir()/'targets'/name)
 
 def target_fingerprint(model_dir) -> str:

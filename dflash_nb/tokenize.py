@@ -21,13 +21,12 @@ from .qwen import QWEN36_TEMPLATE_SHA256, render_qwen36
 
 # %% auto #0
 __all__ = ['PROBE_TEXT', 'ENCODERS', 'FASTOKENS_CHECKS', 'ENCODER_CACHE_FORMAT', 'MAX_RENDER_CHARS', 'MAX_RECORD_SECONDS',
-           'FEATURES', 'SCHEMA', 'FINISH', 'RESUMES', 'TiktokenEncoder', 'FastokensEncoder', 'fastokens_verdict',
-           'sha256_file', 'TokenizeError', 'cache_dir', 'save_encoder_cache', 'load_encoder_cache', 'ChatTokenizer',
-           'Turns', 'render_turns', 'render_segments', 'Sample', 'generated_text', 'verify_sample',
-           'reasoning_not_rendered', 'tokenize_record', 'content_hash', 'Batch', 'RecordTimeout', 'record_timer',
-           'tokenize_lines', 'worker_pool', 'batch_to_arrow', 'id_hashes', 'Chunk', 'committed_chunks', 'chunk_stats',
-           'write_dataset_metadata', 'finish_plan', 'finish_chunks', 'OutputLocked', 'output_lock', 'replace_dir',
-           'clean_asides', 'DiskFull', 'is_disk_full', 'disk_full', 'dir_bytes', 'is_s3', 'tokenize_dataset']
+           'FINISH', 'RESUMES', 'TiktokenEncoder', 'FastokensEncoder', 'fastokens_verdict', 'sha256_file',
+           'TokenizeError', 'save_encoder_cache', 'load_encoder_cache', 'ChatTokenizer', 'Turns', 'render_turns',
+           'render_segments', 'Sample', 'generated_text', 'verify_sample', 'reasoning_not_rendered', 'tokenize_record',
+           'content_hash', 'Batch', 'RecordTimeout', 'record_timer', 'tokenize_lines', 'worker_pool', 'batch_to_arrow',
+           'id_hashes', 'Chunk', 'committed_chunks', 'chunk_stats', 'finish_plan', 'finish_chunks', 'DiskFull',
+           'is_disk_full', 'disk_full', 'dir_bytes', 'is_s3', 'tokenize_dataset']
 
 # %% ../nbs/04_tokenize.ipynb #4c583fe9
 import functools, itertools, re, unicodedata
@@ -295,9 +294,7 @@ def sha256_file(path, chunk=1 << 20) -> str:
 class TokenizeError(RuntimeError):
     "A tokenize run that must stop: a bug or an inconsistency, never bad input (that is a skip)."
 
-def cache_dir() -> Path:
-    "Where dflash_nb caches what it derives (`$DFLASH_NB_CACHE`, default `~/.cache/dflash_nb`)."
-    return Path(os.environ.get('DFLASH_NB_CACHE') or Path.home()/'.cache'/'dflash_nb')
+from .storage import cache_root as cache_dir  # the one cache root
 
 ENCODER_CACHE_FORMAT = 'dflash_nb.encoder_cache/2'
 MAX_RENDER_CHARS = 16 << 20  # one rendered conversation; ~50x a 128K-token context
@@ -711,16 +708,7 @@ def worker_pool(workers: int, ct: ChatTokenizer) -> ProcessPoolExecutor:
     return ProcessPoolExecutor(workers, initializer=_init_worker, initargs=(str(ct.model_path), ct.encoder if ct.fast else 'tokenizers', 'auto' if ct.fast_render else 'jinja'))
 
 # %% ../nbs/04_tokenize.ipynb #13d85b65
-FEATURES = {
-    'input_ids': {'feature': {'dtype': 'int32', '_type': 'Value'}, '_type': 'List'},
-    'loss_mask': {'feature': {'dtype': 'bool', '_type': 'Value'}, '_type': 'List'},
-    'seq_len': {'dtype': 'int64', '_type': 'Value'},
-    'sample_id': {'dtype': 'string', '_type': 'Value'},
-    'source': {'dtype': 'string', '_type': 'Value'},
-}
-SCHEMA = pa.schema([('input_ids', pa.list_(pa.int32())), ('loss_mask', pa.list_(pa.bool_())), ('seq_len', pa.int64()),
-                    ('sample_id', pa.string()), ('source', pa.string())],
-                   metadata={'huggingface': json.dumps({'info': {'features': FEATURES}})})
+from .dataset import FEATURES, SCHEMA  # the dataset's columns (dflash_nb.dataset)
 
 def _arrow(typ, values: np.ndarray) -> pa.Array:
     "A numpy array as an Arrow array over the same memory (no copy, and none of `pa.array`'s pandas import)."
@@ -806,20 +794,9 @@ def chunk_stats(tmp, metas: list[dict]) -> dict:
 # %% ../nbs/04_tokenize.ipynb #6bfe2cec
 FINISH = 'finish.json'
 
-def _atomic_write(path, data: bytes | str):
-    "Write `path` as `path.part`, then rename: a reader (or a rerun) sees the old file or the whole new one."
-    path = Path(path); part = path.with_name(path.name + '.part')
-    with open(part, 'wb') as f: f.write(data.encode() if isinstance(data, str) else data)
-    os.replace(part, path)
-
-def write_dataset_metadata(out_dir, shard_names: list[str]):
-    "`state.json` and `dataset_info.json` as `datasets.save_to_disk` writes them."
-    out_dir = Path(out_dir)
-    fp = hashlib.sha256(''.join(shard_names).encode()).hexdigest()[:16]
-    _atomic_write(out_dir/'state.json', json.dumps({'_data_files': [{'filename': f} for f in shard_names], '_fingerprint': fp,
-        '_format_columns': None, '_format_kwargs': {}, '_format_type': None, '_output_all_columns': False, '_split': None}, indent=2))
-    _atomic_write(out_dir/'dataset_info.json', json.dumps({'citation': '', 'description': '', 'features': FEATURES,
-                                                          'homepage': '', 'license': ''}, indent=2))
+from .dataset import atomic_write as _atomic_write, write_dataset_metadata
+from .dataset import OutputLocked, clean_asides, output_lock, replace_dir  # the one writer and the swap
+import errno
 
 def finish_plan(tmp) -> dict | None:
     "The journaled plan of a finish step that started (`finish.json`), else None."
@@ -854,71 +831,6 @@ def finish_chunks(tmp, metas: list[dict], stats: dict | None = None) -> list[str
     write_dataset_metadata(tmp, names)
     for f in sorted(tmp.glob('chunk-*')): f.unlink()  # last: the steps above may need them again
     return names
-
-# %% ../nbs/04_tokenize.ipynb #efe38609
-import ctypes, errno, fcntl
-from contextlib import contextmanager
-
-class OutputLocked(RuntimeError):
-    "Another run holds the lock of this output."
-
-@contextmanager
-def output_lock(out):
-    "Hold an exclusive lock on output `out` (the file `OUT.lock`, holding our pid) for the `with` block."
-    out = Path(out)
-    lock = out.with_name(out.name + '.lock')
-    lock.parent.mkdir(parents=True, exist_ok=True)
-    while True:
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
-        try: fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(fd, 32, 0).decode(errors='replace').strip() or 'unknown'
-            os.close(fd)
-            raise OutputLocked(f"{out}: another run (pid {holder}) is writing this output (lock {lock}); wait for it "
-                               "to end, or choose another --output-dir") from None
-        try: same = os.stat(lock).st_ino == os.fstat(fd).st_ino
-        except FileNotFoundError: same = False
-        if same: break
-        os.close(fd)  # the holder removed the file as we opened it: lock the new one
-    try:
-        os.ftruncate(fd, 0); os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-        yield lock
-    finally:
-        try: lock.unlink()  # while still held: whoever opens it next sees a new file and retries
-        except OSError: pass
-        os.close(fd)
-
-def _exchange(a, b) -> bool:
-    "Swap paths `a` and `b` in one step (Linux renameat2 RENAME_EXCHANGE); False where the system cannot."
-    try: fn = ctypes.CDLL(None, use_errno=True).renameat2
-    except (OSError, AttributeError): return False
-    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
-    if fn(-100, os.fsencode(str(a)), -100, os.fsencode(str(b)), 2) == 0: return True  # AT_FDCWD, RENAME_EXCHANGE
-    err = ctypes.get_errno()
-    if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP): return False
-    raise OSError(err, os.strerror(err), str(a), None, str(b))
-
-def replace_dir(tmp, out):
-    "Put the finished folder `tmp` at `out`; an old `out` stays readable until the new one is there, then is deleted."
-    tmp, out = Path(tmp), Path(out)
-    if not out.exists(): os.replace(tmp, out); return
-    aside = out.with_name(f"{out.name}.old-{os.getpid()}")
-    if aside.exists(): shutil.rmtree(aside)
-    if _exchange(tmp, out): os.replace(tmp, aside)  # out is new already; the old one sits at tmp
-    else:
-        os.replace(out, aside)
-        try: os.replace(tmp, out)
-        except BaseException: os.replace(aside, out); raise
-    shutil.rmtree(aside)
-
-def clean_asides(out) -> list[str]:
-    "Remove `OUT.old-*` folders a killed commit left (restoring the newest if `out` itself is gone); their names."
-    out = Path(out)
-    if not out.parent.is_dir(): return []
-    asides = sorted((p for p in out.parent.iterdir() if p.name.startswith(out.name + '.old-')), key=lambda p: p.stat().st_mtime_ns)
-    if asides and not out.exists(): os.replace(asides.pop(), out)
-    for a in asides: shutil.rmtree(a, ignore_errors=True)
-    return [a.name for a in asides]
 
 # %% ../nbs/04_tokenize.ipynb #979e2c07
 class DiskFull(TokenizeError, OSError):
@@ -1116,7 +1028,7 @@ def _tokenize_to_s3(output_dir, overwrite, s3_endpoint, download_workers, progre
     from dflash_nb import storage
     client = storage.s3_client(s3_endpoint)
     url = str(output_dir).rstrip('/')
-    stage = cache_dir()/'staging'/hashlib.sha256(url.encode()).hexdigest()[:16]/'dataset'
+    stage = storage.stage_dir(url)
     with output_lock(stage.parent):  # one run per s3:// output on this machine, from the exists-check to the upload
         if storage.list_objects(url + '/manifest.json', None, client) and not overwrite:
             raise FileExistsError(f"{url}: a dataset already exists there; choose a new --output-dir or pass --overwrite")

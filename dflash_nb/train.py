@@ -16,7 +16,8 @@ import torch.utils.checkpoint
 
 from .model import (DFlashConfig, DFlashDraftModel, TargetFeatures, block_attention_mask, check_drafter_fits,
                              decoder_layers, drafter_readme, flex_block_mask, flex_layer_masks, shared_embeddings, text_config, tiny_qwen3_target)
-from .tokenize import SCHEMA, write_dataset_metadata
+from .dataset import SCHEMA, SHARD_NAME, dataset_manifest, dataset_shards, open_dataset, stream_batches, write_dataset
+
 
 # %% auto #0
 __all__ = ['DEFAULT_GAMMA', 'write_token_dataset', 'synthetic_dataset', 'toy_dataset_from_samples', 'TokenDataset',
@@ -45,18 +46,15 @@ def write_token_dataset(out_dir, samples, vocab_size: int, description: str = ''
     rb = pa.RecordBatch.from_arrays([pa.ListArray.from_arrays(offsets, pa.array(flat(ids_l, np.int32))),
                                      pa.ListArray.from_arrays(offsets, pa.array(flat(mask_l, bool))), pa.array(lens),
                                      pa.array(sid_l, pa.string()), pa.array(src_l, pa.string())], schema=SCHEMA)
-    name = 'data-00000-of-00001.arrow'
-    with pa.ipc.new_stream(str(tmp/name), SCHEMA) as w: w.write_batch(rb)
-    write_dataset_metadata(tmp, [name])
+    name = SHARD_NAME
     loss_tokens = int(sum(m.sum() for m in mask_l))
     stats = {'samples': len(lens), 'total_tokens': int(lens.sum()), 'loss_tokens': loss_tokens,
              'loss_token_fraction': loss_tokens / max(1, int(lens.sum())), 'mean_seq_len': float(lens.mean()) if len(lens) else 0.0,
              'max_seq_len': int(lens.max()) if len(lens) else 0, 'min_seq_len': int(lens.min()) if len(lens) else 0}
-    (tmp/'stats.json').write_text(json.dumps(stats, indent=2))
     manifest = {'format': 'dflash_nb.dataset', 'format_version': 1, 'created_utc': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
                 'description': description, 'tokenizer': {'vocab_size': vocab_size}, 'shards': [name],
                 'counts': {'samples': len(lens), 'total_tokens': int(lens.sum()), 'loss_tokens': loss_tokens}, **(extra or {})}
-    (tmp/'manifest.json').write_text(json.dumps(manifest, indent=2))
+    write_dataset(tmp, [rb], manifest, stats)
     os.replace(tmp, out)
     return out
 
@@ -77,7 +75,8 @@ def synthetic_dataset(out_dir, n_samples: int = 256, vocab_size: int = 128, min_
 # %% ../nbs/11_train.ipynb #494bdaa4
 def toy_dataset_from_samples(out_dir, vocab_size: int = 1024, completions=None, model_path=None) -> Path:
     "Tokenize `completions` (default data/samples) with the embedded Qwen3.6 tokenizer; remap ids by frequency into `vocab_size`."
-    from dflash_nb.jobs import SAMPLES_DIR, default_model_path
+    from dflash_nb.qwen import default_model_path
+    from dflash_nb.records import SAMPLES_DIR
     from dflash_nb.tokenize import tokenize_dataset
     out = Path(out_dir)
     if out.exists(): raise FileExistsError(f"{out}: already exists; choose a new output directory")
@@ -106,20 +105,12 @@ def toy_dataset_from_samples(out_dir, vocab_size: int = 1024, completions=None, 
 class TokenDataset:
     "Memory-mapped samples of a tokenized dataset; `ds[i]` -> (input_ids int64, loss_mask bool), truncated to max_seq_len."
     def __init__(self, path, max_seq_len: int | None = None):
-        from dflash_nb.storage import is_s3_url
-        if is_s3_url(str(path)):
-            from dflash_nb.storage import default_cache_dir, download_dir
-            path = download_dir(str(path), default_cache_dir()/'datasets'/str(path)[5:].strip('/'), progress=False)
-        self.path, self.max_seq_len = Path(path), max_seq_len
-        if not self.path.is_dir(): raise FileNotFoundError(f"{self.path}: no such dataset directory (--dataset)")
-        st = self.path/'state.json'
-        files = [self.path/f['filename'] for f in json.loads(st.read_text())['_data_files']] if st.is_file() \
-            else sorted(self.path.glob('data-*.arrow'))
-        if not files: raise FileNotFoundError(f"{self.path}: no data-*.arrow shards and no state.json; not a dataset")
-        self.manifest = json.loads((self.path/'manifest.json').read_text()) if (self.path/'manifest.json').is_file() else {}
+        self.path, self.max_seq_len = open_dataset(path), max_seq_len
+        files = dataset_shards(self.path)
+        self.manifest = dataset_manifest(self.path) or {}
         self._batches, where, lens, anchors, self.max_token_id = [], [], [], [], -1
         for f in files:
-            for rb in pa.ipc.open_stream(pa.memory_map(str(f))):
+            for rb in stream_batches(f):
                 for col in ('input_ids', 'loss_mask'):
                     if col not in rb.schema.names: raise ValueError(f"{f}: no `{col}` column; not a tokenized dataset")
                 ids, mask = rb.column('input_ids'), rb.column('loss_mask')
@@ -170,12 +161,10 @@ class TokenDataset:
 # %% ../nbs/11_train.ipynb #7d1be683
 def _unreadable_shard(path: Path):
     "`(shard, error)` of the first shard of dataset `path` that cannot be read to its end, else None."
-    st = path/'state.json'
-    files = [path/f['filename'] for f in json.loads(st.read_text())['_data_files']] if st.is_file() else sorted(path.glob('data-*.arrow'))
-    for f in files:
+    for f in dataset_shards(path):
         try:
-            for _ in pa.ipc.open_stream(pa.memory_map(str(f))): pass
-        except (OSError, pa.ArrowException) as e: return f, e
+            for _ in stream_batches(f): pass
+        except (OSError, ValueError, pa.ArrowException) as e: return f, e
     return None
 
 def check_token_dataset(ds: TokenDataset, vocab_size: int | None = None) -> TokenDataset:

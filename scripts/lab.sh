@@ -8,6 +8,6 @@ source "$ROOT/scripts/setup.sh"
 cd "$ROOT"
 export DFLASH_NB_CACHE="${DFLASH_NB_CACHE:-$HOME/.cache/dflash_nb}"
 python -m ipykernel install --sys-prefix --name dflash-nb --display-name "dflash_nb (.venv)" >/dev/null
-echo "== JupyterLab on the dflash-nb kernel; open the URL below (nbs/05_masks.ipynb has the mask explorer). Ctrl-C stops it."
+echo "== JupyterLab on the dflash-nb kernel; open the URL below (nbs/05b_explorer.ipynb has the mask explorer). Ctrl-C stops it."
 exec jupyter lab --no-browser --ip="${LAB_IP:-127.0.0.1}" --notebook-dir="$ROOT" \
   --MultiKernelManager.default_kernel_name=dflash-nb $([[ $EUID -eq 0 ]] && echo --allow-root) "$@"

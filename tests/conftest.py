@@ -9,7 +9,7 @@ REFERENCE_TEMPLATE = SHARED/'reference'/'qwen3_6_chat_template.jinja'
 @pytest.fixture(scope='session')
 def qwen_dir():
     "The embedded Qwen3.6 tokenizer directory (built once, cached under DFLASH_NB_CACHE)."
-    from dflash_nb.jobs import default_model_path
+    from dflash_nb.qwen import default_model_path
     return default_model_path()
 
 @pytest.fixture(scope='session')
@@ -22,6 +22,18 @@ def official_qwen_dir(qwen_dir, tmp_path_factory):
         if f.is_file() and f.name != 'chat_template.jinja': (d/f.name).write_bytes(f.read_bytes())
     (d/'chat_template.jinja').write_bytes(REFERENCE_TEMPLATE.read_bytes())
     return d
+
+@pytest.fixture(scope='module')
+def server():
+    "A moto S3 server for the tests of one module."
+    from dflash_nb.testing import MotoServer
+    with MotoServer() as srv: yield srv
+
+@pytest.fixture
+def env(server, tmp_path, monkeypatch):
+    "This test's environment pointed at `server`, with its own cache (for in-process calls and `cli(..., env=env)`)."
+    from dflash_nb.testing import moto_env
+    return moto_env(monkeypatch, server, tmp_path/'cache')
 
 def cli(*args, check=True, **kw):
     "Run the installed `dflash-nb` console script."

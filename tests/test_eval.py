@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 import torch
 
-from dflash_nb.eval import (FakeChatServer, TargetSession, add_eval_args, add_generate_args, crop_kv_cache,
+from dflash_nb.testing import FakeChatServer
+from dflash_nb.eval import (TargetSession, add_eval_args, add_generate_args, crop_kv_cache,
                             dataset_prompts, eval_main, evaluate, generate_main, generate_records, generate_records_api,
                             generate_token_dataset, generate_tokens, greedy_generate, random_prompts, read_prompts,
                             speculative_generate)

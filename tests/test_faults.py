@@ -86,11 +86,10 @@ def test_second_run_on_one_output_fails_at_once_naming_the_holder(qwen_dir, tmp_
     first = subprocess.Popen(tokenize_cmd(qwen_dir, src, out), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 60
     while not list((tmp_path/'out.partial').glob('chunk-*.json')) and time.time() < deadline: time.sleep(0.01)
-    t0 = time.time()
     second = cli(*tokenize_cmd(qwen_dir, src, out, '--overwrite')[1:], check=False)
     assert first.poll() is None, "the first run ended before the second started; make the input larger"
     assert second.returncode == 1 and f"another run (pid {first.pid})" in second.stderr, second.stderr
-    assert len(second.stderr.strip().splitlines()) == 1 and time.time() - t0 < 30
+    assert len(second.stderr.strip().splitlines()) == 1  # 'at once': the first run is still going (checked above), no clock
     merge = cli('merge', '--existing', ref, '--new', src, '--output-dir', out, '--overwrite', '--quiet', check=False)  # the same lock
     assert first.poll() is None, "the first run ended before the merge tried; make the input larger"
     assert merge.returncode == 1 and f"another run (pid {first.pid})" in merge.stderr, merge.stderr

@@ -142,7 +142,7 @@ def test_encoder_cache_runs_no_code_and_rebuilds_bad_files(qwen_dir, tmp_path, m
 
 def test_duplicate_ids_counted_and_gated(qwen_dir, tmp_path):
     "Issue 15.12: duplicate ids (also 1 vs \"1\") are counted in stats.json and fail the inspect gate, never silent."
-    from dflash_nb.masks import inspect_dataset
+    from dflash_nb.inspect import inspect_dataset
     src = tmp_path/'c.jsonl'
     src.write_text(''.join(json.dumps({'id': i, 'messages': OK}) + '\n' for i in (1, '1', 'a', 'a', 'b', 'c')))
     st = tokenize_dataset(qwen_dir, src, tmp_path/'out', progress=False)

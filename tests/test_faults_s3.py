@@ -2,21 +2,9 @@
 import os
 from pathlib import Path
 import pytest
-from dflash_nb.storage import MotoServer, StorageError, download_objects, free_port, list_objects, s3_client, upload_dir
+from dflash_nb.storage import StorageError, download_objects, list_objects, s3_client, upload_dir
+from dflash_nb.testing import free_port
 from conftest import ROOT, cli
-
-@pytest.fixture(scope='module')
-def server():
-    with MotoServer() as srv: yield srv
-
-@pytest.fixture
-def env(server, tmp_path, monkeypatch):
-    for k in list(os.environ):
-        if k.startswith('AWS_'): monkeypatch.delenv(k)
-    monkeypatch.setenv('AWS_ACCESS_KEY_ID', 'testing'); monkeypatch.setenv('AWS_SECRET_ACCESS_KEY', 'testing')
-    monkeypatch.setenv('AWS_DEFAULT_REGION', 'us-east-1'); monkeypatch.setenv('AWS_ENDPOINT_URL', server.endpoint)
-    monkeypatch.setenv('DFLASH_NB_CACHE', str(tmp_path/'cache'))
-    return dict(os.environ)
 
 def test_object_replaced_between_listing_and_get_is_refused(env, server, tmp_path):
     "What is read must be what the manifest records: a GET that returns another ETag than the listing fails, naming it."

@@ -57,7 +57,7 @@ def test_report_job_leaves_a_readable_report(dataset, tmp_path):
     images = re.findall(r'data:image/png;base64,([A-Za-z0-9+/=\s]+)', html)
     assert len(images) >= 5 and all(base64.b64decode(i)[:8] == b'\x89PNG\r\n\x1a\n' for i in images)
     assert f">{ratio_words(8, rec['samples'], 'samples')}<" in html and '>masked fraction ' in html
-    assert 'scan_dataset(' not in html and 'Traceback' not in html and 'TqdmWarning' not in html  # code hidden, no noise
+    assert 'scan_token_counts(' not in html and 'Traceback' not in html and 'TqdmWarning' not in html  # code hidden, no noise
     assert (dataset/'stats.json').read_bytes() == stamp_bytes  # the dataset's own record is untouched
 
 

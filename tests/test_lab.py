@@ -27,7 +27,7 @@ def executed(qwen_dir, tmp_path_factory):
     tokenize_dataset(qwen_dir, ROOT/'data'/'samples', d/'ds', progress=False)
     nb = nbformat.v4.new_notebook(cells=[
         nbformat.v4.new_markdown_cell("# Mask explorer check"),
-        nbformat.v4.new_code_cell(f"from dflash_nb.masks import inspect_dataset, mask_explorer\nrep = inspect_dataset({str(d/'ds')!r})\nrep"),
+        nbformat.v4.new_code_cell(f"from dflash_nb.inspect import inspect_dataset\nfrom dflash_nb.explorer import mask_explorer\nrep = inspect_dataset({str(d/'ds')!r})\nrep"),
         nbformat.v4.new_code_cell("rep.dataset.select('shortest_span', n=2)"),
         nbformat.v4.new_code_cell(f"mask_explorer({str(d/'ds')!r}, root={str(d)!r})")])
     nb.metadata['kernelspec'] = {'name': 'python3', 'display_name': 'Python 3', 'language': 'python'}

@@ -9,8 +9,10 @@ import pyarrow as pa
 import pytest
 
 from conftest import ROOT
-from dflash_nb.masks import (MaskDataset, Thresholds, inspect_dataset, add_inspect_args, inspect_main, write_dataset,
-                             compare_tokenizations, TokenView, stream_batches, dataset_shards, describe_loop)
+from dflash_nb.testing import write_dataset
+from dflash_nb.dataset import dataset_shards, stream_batches
+from dflash_nb.views import MaskDataset, TokenView, compare_tokenizations
+from dflash_nb.inspect import Thresholds, inspect_dataset, add_inspect_args, inspect_main, describe_loop
 from dflash_nb.tokenize import TokenizeError, tokenize_dataset
 
 SAMPLES = ROOT/'data'/'samples'
@@ -288,7 +290,7 @@ def test_empty_and_foreign_datasets(qwen_dir, samples_ds, root):
     r = inspect_dataset(root/'hf', model_path=qwen_dir)
     assert 'not verified' in r.tokenizer and r.check('vocab').status == 'pass'  # vocab size from the tokenizer
     assert [c.status for c in r.checks] == ['pass'] * 6 and r.gate('truncated').status == 'n/a'
-    with pytest.raises(FileNotFoundError, match='no such dataset folder'): inspect_dataset(root/'nope')
+    with pytest.raises(FileNotFoundError, match='no such dataset directory'): inspect_dataset(root/'nope')
 
 
 def test_without_tokenizer(samples_ds, root):
@@ -380,11 +382,17 @@ def test_cli_ids_view(ok_ds):
     assert rc == 0 and out.count('== r000') == 2
 
 
-def test_streaming_reads_batches_lazily(samples_ds):
+def test_streaming_reads_batches_lazily(samples_ds, tmp_path):
+    "A batch comes out before the rest of the shard is read: a shard cut inside its second batch still yields the first, then fails."
     shard = dataset_shards(samples_ds)[0]
-    it = stream_batches(shard)
-    b = next(it)
-    assert 0 < b.num_rows < 280 and b.schema.names[:3] == ['input_ids', 'loss_mask', 'seq_len']
+    first = next(stream_batches(shard))
+    assert 0 < first.num_rows < 280 and first.schema.names[:3] == ['input_ids', 'loss_mask', 'seq_len']
+    data = shard.read_bytes()
+    src = pa.BufferReader(data); r = pa.ipc.open_stream(src); r.read_next_batch()
+    cut = tmp_path/'cut.arrow'; cut.write_bytes(data[:src.tell() + 100])  # the second batch's message is torn
+    it = stream_batches(cut)
+    assert next(it).equals(first)              # an eager reader (read_all) would have failed before yielding anything
+    with pytest.raises((pa.ArrowInvalid, OSError, ValueError)): list(it)
 
 
 # ---------------------------------------------------------------- the job

@@ -10,7 +10,7 @@ import pytest
 
 from conftest import ROOT, cli
 from dflash_nb.stats import (RUN_KEYS, STATS_KEYS, add_stats_args, compute_stats, compare_rows, dataset_shards, save_plots,
-                             scan_dataset, stats_main)
+                             scan_token_counts, stats_main)
 from dflash_nb.tokenize import SCHEMA, tokenize_dataset, write_dataset_metadata
 
 SAMPLES = ROOT/'data'/'samples'
@@ -52,7 +52,7 @@ def test_agrees_with_tokenize_run_and_python_count(samples_ds):
     assert st['unknown'] == [] and st['warnings'] == []
     assert st['records_read'] == st['samples'] + sum(st['skipped'].values())
     lens, loss = naive(samples_ds)
-    ds = scan_dataset(samples_ds)
+    ds = scan_token_counts(samples_ds)
     assert ds.seq_len.tolist() == lens and ds.loss_tokens.tolist() == loss
     assert ds.seq_len.dtype == ds.loss_tokens.dtype == np.int32
     assert st['max_seq_len_limit'] == 512 and st['truncated'] > 0 and st['samples_at_limit'] >= st['truncated']
@@ -83,13 +83,13 @@ def test_random_layouts_match_python_count(tmp_path):
             batches.append(batch)
         shards.append(batches)
     out = write_shards(tmp_path/'ds', shards)
-    ds = scan_dataset(out)
+    ds = scan_token_counts(out)
     assert ds.seq_len.tolist() == [r['seq_len'] for r in rows]
     assert ds.loss_tokens.tolist() == [sum(r['loss_mask']) for r in rows]
     lens = np.array([r['seq_len'] for r in rows])
     assert ds.stats['p90_seq_len'] == pytest.approx(float(np.percentile(lens, 90)))
     assert ds.stats['sources'] == {k: sum(r['source'] == k for r in rows) for k in ('', 'x', 'y')}
-    one = scan_dataset(out, threads=1)  # the thread count changes nothing but the time
+    one = scan_token_counts(out, threads=1)  # the thread count changes nothing but the time
     drop = lambda st: {k: v for k, v in st.items() if not k.startswith('scan_')}
     assert drop(one.stats) == drop(ds.stats) and one.loss_tokens.tolist() == ds.loss_tokens.tolist()
     # the same data as IPC *file* shards
@@ -111,7 +111,7 @@ def test_dataset_made_by_another_tool(tmp_path, mask_type):
     assert all(st[k] is None for k in st['unknown']) and st['per_source'] is None
     assert any("no 'source' column" in w for w in st['warnings']) and any('no stats.json' in w for w in st['warnings'])
     assert any("no 'seq_len' column" in w for w in st['warnings'])
-    pngs = save_plots(scan_dataset(tmp_path/'f'), tmp_path/'plots')
+    pngs = save_plots(scan_token_counts(tmp_path/'f'), tmp_path/'plots')
     assert all(p.stat().st_size > 1000 for p in pngs.values())
 
 
@@ -169,7 +169,8 @@ def test_stale_or_inconsistent_run_stats_are_not_trusted(samples_ds, tmp_path):
 
 def test_s3_dataset(samples_ds, tmp_path, monkeypatch):
     pytest.importorskip('moto')
-    from dflash_nb.storage import MotoServer, upload_dir
+    from dflash_nb.storage import upload_dir
+    from dflash_nb.testing import MotoServer
     for k in [k for k in __import__('os').environ if k.startswith('AWS_')]: monkeypatch.delenv(k)
     monkeypatch.setenv('DFLASH_NB_CACHE', str(tmp_path/'cache'))
     with MotoServer() as srv:
@@ -185,7 +186,7 @@ def test_s3_dataset(samples_ds, tmp_path, monkeypatch):
 
 def test_empty_dataset(tmp_path):
     out = write_shards(tmp_path/'empty', [[]])
-    ds = scan_dataset(out)
+    ds = scan_token_counts(out)
     assert (ds.stats['samples'], ds.stats['total_tokens'], ds.stats['loss_token_fraction'], ds.stats['max_seq_len']) == (0, 0, 0.0, 0)
     assert len(save_plots(ds, tmp_path/'p', compare=ds)) == 5
 

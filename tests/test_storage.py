@@ -11,8 +11,9 @@ import boto3
 import pytest
 from botocore.response import StreamingBody
 
-from dflash_nb.storage import (MotoServer, S3Object, StorageError, InvalidS3URL, download_dir, download_objects,
-                               free_port, input_files, is_s3_url, list_objects, s3_client, split_s3_url,
+from dflash_nb.testing import MotoServer, free_port
+from dflash_nb.storage import (S3Object, StorageError, InvalidS3URL, download_dir, download_objects,
+                               input_files, is_s3_url, list_objects, s3_client, split_s3_url,
                                staged_output, upload_dir)
 
 pytest.importorskip("moto")

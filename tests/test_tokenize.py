@@ -93,7 +93,7 @@ def test_data_stages_run_without_torch(qwen_dir, tmp_path):
         import sys
         sys.modules['torch'] = None   # any `import torch` now raises ImportError
         import dflash_nb.records, dflash_nb.chat_template, dflash_nb.qwen, dflash_nb.tokenize, dflash_nb.jobs, dflash_nb.cli
-        for m in ('masks', 'stats', 'merge', 'storage'):
+        for m in ('dataset', 'views', 'inspect', 'stats', 'merge', 'storage'):
             try: __import__('dflash_nb.' + m)
             except ModuleNotFoundError as e:
                 if e.name != 'dflash_nb.' + m: raise

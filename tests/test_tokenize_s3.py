@@ -2,23 +2,10 @@
 import json, os
 from pathlib import Path
 import pyarrow as pa, pytest
-from dflash_nb.storage import MotoServer, download_dir, s3_client
+from dflash_nb.storage import download_dir, s3_client
 from conftest import ROOT, cli
 
 SAMPLES = ROOT/'data'/'samples'
-
-@pytest.fixture(scope='module')
-def server():
-    with MotoServer() as srv: yield srv
-
-@pytest.fixture
-def env(server, tmp_path, monkeypatch):
-    for k in list(os.environ):
-        if k.startswith('AWS_'): monkeypatch.delenv(k)
-    monkeypatch.setenv('AWS_ACCESS_KEY_ID', 'testing'); monkeypatch.setenv('AWS_SECRET_ACCESS_KEY', 'testing')
-    monkeypatch.setenv('AWS_DEFAULT_REGION', 'us-east-1'); monkeypatch.setenv('AWS_ENDPOINT_URL', server.endpoint)
-    monkeypatch.setenv('DFLASH_NB_CACHE', str(tmp_path/'cache'))
-    return dict(os.environ)
 
 def table(d: Path):
     return pa.concat_tables([pa.ipc.open_stream(str(f)).read_all() for f in sorted(d.glob('data-*.arrow'))])

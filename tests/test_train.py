@@ -168,7 +168,7 @@ def test_resume_reproduces_the_uninterrupted_run(tmp_path, small):
 
 
 def _torchrun(args: list[str], nproc: int = 2):
-    from dflash_nb.storage import free_port
+    from dflash_nb.testing import free_port
     cmd = [sys.executable, '-m', 'torch.distributed.run', '--nproc_per_node', str(nproc), '--master-port', str(free_port()),
            '-m', 'dflash_nb.train', *map(str, args)]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=240, env={**os.environ, 'OMP_NUM_THREADS': '1'})
