@@ -474,12 +474,15 @@ def reasoning_not_rendered(turns: Turns) -> list[int]:
     "Generated turns (0-based among them) whose reasoning the template does not write into the turn's text."
     return [k for k, (r, t) in enumerate(zip(turns.reasoning, turns.turns)) if (s := r.strip()) and s not in t]
 
-def tokenize_record(ct: ChatTokenizer, record: Record, max_seq_len: int | None = 8192, skip_reasoning_not_rendered: bool = False) -> Sample:
-    "Record -> verified, truncated `Sample`; raises `BadRecord` for anything that cannot become one."
-    turns = render_turns(ct, record)
-    segs = turns.segments
-    try: enc, normalized = ct.encode_segments([t for t, _ in segs])
-    except (ValueError, UnicodeError) as e: raise BadRecord('bad_message', f"text the tokenizer cannot encode ({e})") from None
+def tokenize_record(ct: ChatTokenizer, record: Record, max_seq_len: int | None = 8192, skip_reasoning_not_rendered: bool = False,
+                    turns: Turns | None = None, enc: list | None = None) -> Sample:
+    """Record -> verified, truncated `Sample`; raises `BadRecord` for anything that cannot become one. `turns`, `enc`:
+    its `render_turns` and its segments' token arrays where done already (`tokenize_lines` encodes a batch at once)."""
+    turns = turns or render_turns(ct, record)
+    segs, normalized = turns.segments, None
+    if enc is None:
+        try: enc, normalized = ct.encode_segments([t for t, _ in segs])
+        except (ValueError, UnicodeError) as e: raise BadRecord('bad_message', f"text the tokenizer cannot encode ({e})") from None
     ids = np.concatenate(enc).view(np.int32)  # ids < 2**31: the uint32 buffer read as int32, no copy
     mask = np.repeat(np.array([g for _, g in segs], dtype=bool), [len(e) for e in enc])
     if (err := verify_sample(ct, segs, ids, mask, normalized, turns)) is not None: raise BadRecord('mask_mismatch', err)
@@ -537,20 +540,38 @@ def record_timer():
     try: yield lambda s: signal.setitimer(signal.ITIMER_REAL, s)
     finally: signal.setitimer(signal.ITIMER_REAL, 0); signal.signal(signal.SIGALRM, old)
 
+def _encode_batch(ct: ChatTokenizer, rendered: list) -> list:
+    """Every segment of every rendered record of a batch in one `encode_segments` call (fastokens' per-call cost is paid
+    once a batch); `[None, ...]` where the batch does not encode, so that each record is encoded, and fails, on its own."""
+    try: enc = ct.encode_segments([t for *_, turns in rendered for t, _ in turns.segments])[0]
+    except (ValueError, UnicodeError): return [None] * len(rendered)
+    out, k = [], 0
+    for *_, turns in rendered: out.append(enc[k:k + len(turns.segments)]); k += len(turns.segments)
+    return out
+
 def tokenize_lines(ct: ChatTokenizer, lines, max_seq_len: int | None = 8192, skip_reasoning_not_rendered: bool = False) -> Batch:
-    "Raw `(file, line, bytes)` JSONL lines -> `Batch`."
-    samples, skips, flags = [], [], []
+    "Raw `(file, line, bytes)` JSONL lines -> `Batch`: parsed and rendered, encoded all at once, then checked record by record."
+    samples, skips, flags, rendered = [], [], [], []
+    skip = lambda i, name, n, rec, reason, detail: skips.append((i, Skip(name, n, rec.sample_id, reason, detail).to_dict()))
     with record_timer() as arm:
-        for name, n, raw in lines:
+        for i, (name, n, raw) in enumerate(lines):
             rec = parse_line(raw, name, n)
-            if isinstance(rec, Skip): skips.append(rec.to_dict()); continue
+            if isinstance(rec, Skip): skips.append((i, rec.to_dict())); continue
             try:
                 arm(MAX_RECORD_SECONDS)
-                try: samples.append(s := tokenize_record(ct, rec, max_seq_len, skip_reasoning_not_rendered))
+                try: rendered.append((i, name, n, rec, render_turns(ct, rec)))
+                finally: arm(0)
+            except BadRecord as e: skip(i, name, n, rec, e.reason, e.detail)
+            except RecordTimeout as e: skip(i, name, n, rec, 'template_error', str(e))
+        for (i, name, n, rec, turns), enc in zip(rendered, _encode_batch(ct, rendered)):
+            try:
+                arm(MAX_RECORD_SECONDS)
+                try: samples.append(s := tokenize_record(ct, rec, max_seq_len, skip_reasoning_not_rendered, turns, enc))
                 finally: arm(0)
                 flags += [Skip(name, n, rec.sample_id, reason, detail).to_dict() for reason, detail in s.flags]
-            except BadRecord as e: skips.append(Skip(name, n, rec.sample_id, e.reason, e.detail).to_dict())
-            except RecordTimeout as e: skips.append(Skip(name, n, rec.sample_id, 'template_error', str(e)).to_dict())
+            except BadRecord as e: skip(i, name, n, rec, e.reason, e.detail)
+            except RecordTimeout as e: skip(i, name, n, rec, 'template_error', str(e))
+    skips = [d for _, d in sorted(skips, key=lambda x: x[0])]  # in input order, as if done one record at a time
     lens = np.array([len(s.input_ids) for s in samples], dtype=np.int64)
     cat = lambda xs, dt: np.concatenate(xs) if xs else np.zeros(0, dt)
     return Batch(cat([s.input_ids for s in samples], np.int32), cat([s.loss_mask for s in samples], bool), lens,
