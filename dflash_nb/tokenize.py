@@ -192,7 +192,7 @@ def fastokens_verdict(tokenizer_json, sha256: str, reference, split_special_toke
     v = dict(tokenizer_sha256=sha256, reason=FastokensEncoder.check(tj), nfc=norm is not None and 'NFC' in json.dumps(norm),
              special_tokens=[t['content'] for t in tj.get('added_tokens', []) if t.get('special')], vocab_size=None)
     if v['reason'] == 'ok':
-        enc = FastokensEncoder(tokenizer_json, v['nfc'], split_special_tokens, f.parent/f"{sha256}.fastokens-bytes.npz", sha256)
+        enc = FastokensEncoder(tokenizer_json, v['nfc'], split_special_tokens, f.parent/f"{sha256}.fastokens-bytes-1.npz", sha256)
         ref = reference()
         v['vocab_size'] = ref.get_vocab_size(with_added_tokens=True)
         ref.encode_special_tokens = split_special_tokens
@@ -282,7 +282,7 @@ class ChatTokenizer:
         v = fastokens_verdict(self.tokenizer_json, self.tokenizer_sha256, lambda: self.tokenizer)
         if v['reason'] != 'ok': return None, v
         enc = v.pop('loaded', None) or FastokensEncoder(self.tokenizer_json, v['nfc'], sha256=self.tokenizer_sha256)
-        enc.table_cache = cache_dir()/'encoders'/f"{self.tokenizer_sha256}.fastokens-bytes.npz"
+        enc.table_cache = cache_dir()/'encoders'/f"{self.tokenizer_sha256}.fastokens-bytes-1.npz"  # -1: TABLE_FORMAT's version
         return enc, v
 
     def _encode_hf(self, text: str) -> list[int]: return self.tokenizer.encode(text, add_special_tokens=False).ids

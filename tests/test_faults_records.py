@@ -126,7 +126,7 @@ def test_encoder_cache_runs_no_code_and_rebuilds_bad_files(qwen_dir, tmp_path, m
         return ok, [str(x.message) for x in w]
     assert fresh() == (True, [])   # builds both cache files
     enc = tmp_path/'cache'/'encoders'
-    table, verdict = next(enc.glob('*.fastokens-bytes.npz')), next(enc.glob('*.fastokens-*.json'))
+    table, verdict = next(enc.glob('*.fastokens-bytes-*.npz')), next(enc.glob('*.fastokens-*.json'))
     good = {f: f.read_bytes() for f in (table, verdict)}
     marker = tmp_path/'pwned'
     other = tmp_path/'other'; shutil.copytree(qwen_dir, other)   # the same files made for another tokenizer.json: foreign
