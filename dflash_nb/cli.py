@@ -89,8 +89,9 @@ def make_parser(command: str | None = None) -> argparse.ArgumentParser:
     s.add_argument('--restart', action='store_true', help="discard an interrupted run's partial output instead of resuming it")
     s.add_argument('--batch-size', type=int, default=64, help="records per work unit (default 64)")
     s.add_argument('--shard-tokens', type=int, default=100_000_000, help="tokens per Arrow shard / resume chunk (default 1e8)")
-    s.add_argument('--encoder', choices=('auto', 'fastokens', 'tiktoken', 'tokenizers'), default='auto',
-                   help="auto: fastokens, else tiktoken, where it provably gives the HF tokenizer's ids, else HF tokenizers "
+    s.add_argument('--encoder', choices=('auto', 'fastokens', 'tokenizers', 'tiktoken'), default='auto',  # tiktoken: removed, one-line error
+                   metavar='{auto,fastokens,tokenizers}',
+                   help="auto: fastokens where it provably gives the HF tokenizer's ids, else HF tokenizers "
                         "(default); the choice and why are in the manifest")
     s.add_argument('--renderer', choices=('auto', 'jinja'), default='auto',
                    help="auto: native Python for the known Qwen3.6 templates, else Jinja (default)")

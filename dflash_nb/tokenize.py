@@ -20,13 +20,12 @@ from .chat_template import (ChatTemplate, ChatTemplateError, TemplateForm, adapt
 from .qwen import QWEN36_TEMPLATE_SHA256, render_qwen36
 
 # %% auto #0
-__all__ = ['PROBE_TEXT', 'ENCODERS', 'FASTOKENS_CHECKS', 'ENCODER_CACHE_FORMAT', 'MAX_RENDER_CHARS', 'MAX_RECORD_SECONDS',
-           'FINISH', 'RESUMES', 'TiktokenEncoder', 'FastokensEncoder', 'fastokens_verdict', 'sha256_file',
-           'TokenizeError', 'save_encoder_cache', 'load_encoder_cache', 'ChatTokenizer', 'Turns', 'render_turns',
-           'render_segments', 'Sample', 'generated_text', 'verify_sample', 'reasoning_not_rendered', 'tokenize_record',
-           'content_hash', 'Batch', 'RecordTimeout', 'record_timer', 'tokenize_lines', 'worker_pool', 'batch_to_arrow',
-           'id_hashes', 'Chunk', 'committed_chunks', 'chunk_stats', 'finish_plan', 'finish_chunks', 'DiskFull',
-           'is_disk_full', 'disk_full', 'dir_bytes', 'is_s3', 'tokenize_dataset']
+__all__ = ['PROBE_TEXT', 'ENCODERS', 'FASTOKENS_CHECKS', 'TABLE_FORMAT', 'MAX_RENDER_CHARS', 'MAX_RECORD_SECONDS', 'FINISH',
+           'RESUMES', 'FastokensEncoder', 'fastokens_verdict', 'sha256_file', 'TokenizeError', 'ChatTokenizer', 'Turns',
+           'render_turns', 'render_segments', 'Sample', 'generated_text', 'verify_sample', 'reasoning_not_rendered',
+           'tokenize_record', 'content_hash', 'Batch', 'RecordTimeout', 'record_timer', 'tokenize_lines', 'worker_pool',
+           'batch_to_arrow', 'id_hashes', 'Chunk', 'committed_chunks', 'chunk_stats', 'finish_plan', 'finish_chunks',
+           'DiskFull', 'is_disk_full', 'disk_full', 'dir_bytes', 'is_s3', 'tokenize_dataset']
 
 # %% ../nbs/04_tokenize.ipynb #4c583fe9
 import functools, itertools, re, unicodedata
@@ -44,98 +43,13 @@ PROBE_TEXT = ("def f(x):\n    return {'a': [1, 2.5e-3]}  # café naïve Ελλη
               "<|im_start|>user\nHi<|im_end|>\n<think>\n\n</think>\n\n<tool_call>\n{\"k\": \"v\"}\n</tool_call> "
               "I'm we'LL they'd SHOULDN'T http://example.com/a?b=c&d=e ```js\nconst x = () => x ?? 0;\n```")
 
-class TiktokenEncoder:
-    "tiktoken built from a `tokenizer.json`, for tokenizers where it provably gives the same ids."
-    @classmethod
-    def from_parts(cls, ranks: dict, pat: str, added: dict, nfc: bool) -> 'TiktokenEncoder':
-        "From mergeable ranks, the split regex, the added tokens (text -> id) and whether text is NFC-normalised."
-        import tiktoken
-        self = cls()
-        self.parts, self.nfc = (ranks, pat, added, nfc), nfc
-        self.enc = tiktoken.Encoding('from_tokenizer_json', pat_str=pat, mergeable_ranks=ranks, special_tokens=added)
-        self._split = re.compile('|'.join(map(re.escape, sorted(added, key=len, reverse=True)))) if added else None
-        self._allowed = self.enc.special_tokens_set
-        return self
-
-    @classmethod
-    def from_tokenizer_json(cls, tj: dict, reference=None) -> tuple['TiktokenEncoder | None', str]:
-        "`(encoder, 'ok')`, or `(None, why not)`. `reference(text) -> ids` is the tokenizers encoder to probe against."
-        m, norm, pre = tj.get('model') or {}, tj.get('normalizer'), tj.get('pre_tokenizer') or {}
-        if m.get('type') != 'BPE': return None, f"model type {m.get('type')} is not BPE"
-        for k, ok in (('dropout', None), ('byte_fallback', False), ('unk_token', None)):
-            if m.get(k, ok) not in (ok, ''): return None, f"BPE {k}={m.get(k)!r}"
-        if m.get('continuing_subword_prefix') or m.get('end_of_word_suffix'): return None, "BPE uses subword prefixes/suffixes"
-        if norm is not None and norm.get('type') != 'NFC' and not (norm.get('type') == 'Sequence' and
-                [n.get('type') for n in norm.get('normalizers', [])] in ([], ['NFC'])):
-            return None, f"normalizer {norm.get('type')} is not NFC"
-        nfc = norm is not None and 'NFC' in json.dumps(norm)
-        pts = pre.get('pretokenizers', []) if pre.get('type') == 'Sequence' else []
-        if not (len(pts) == 2 and pts[0].get('type') == 'Split' and 'Regex' in (pts[0].get('pattern') or {})
-                and pts[0].get('behavior') == 'Isolated' and not pts[0].get('invert')
-                and pts[1].get('type') == 'ByteLevel' and not pts[1].get('use_regex', True) and not pts[1].get('add_prefix_space')):
-            return None, "pre-tokenizer is not Split(regex, isolated) + ByteLevel(use_regex=False)"
-        added = tj.get('added_tokens', [])
-        if any(t.get('normalized') or t.get('lstrip') or t.get('rstrip') or t.get('single_word') for t in added):
-            return None, "an added token is normalized or strips/matches whole words"
-        specials = [t['content'] for t in added]
-        if any(a != b and b.startswith(a) for a in specials for b in specials): return None, "an added token is a prefix of another"
-        byte_of = {c: b for b, c in _bytes_to_unicode().items()}
-        vocab, merges = m.get('vocab', {}), m.get('merges', [])
-        merges = [tuple(x.split(' ', 1)) if isinstance(x, str) else tuple(x) for x in merges]
-        try:
-            last = -1
-            for a, b in merges:
-                i = vocab[a + b]
-                if i <= last: return None, "merge priorities do not follow token ids"
-                last = i
-            produced = {a + b for a, b in merges}
-            ranks = {bytes(byte_of[c] for c in tok): i for tok, i in vocab.items()
-                     if len(tok) == 1 or tok in produced or m.get('ignore_merges')}
-        except KeyError as e: return None, f"vocabulary is not byte-level ({e})"
-        if len(set(ranks.values())) != len(ranks) or not all(bytes([b]) in ranks for b in range(256)):
-            return None, "byte-level vocabulary is incomplete"
-        self = cls.from_parts(ranks, pts[0]['pattern']['Regex'], {t['content']: t['id'] for t in added}, nfc)
-        if reference is not None:
-            probe = PROBE_TEXT if nfc else unicodedata.normalize('NFC', PROBE_TEXT)
-            if self.encode(probe) != reference(probe): return None, "tiktoken and tokenizers disagree on the probe text"
-        return self, 'ok'
-
-    def _pieces(self, text: str):
-        "Text between added tokens NFC-normalised on its own, added tokens untouched (as `tokenizers` does)."
-        pos = 0
-        for mt in self._split.finditer(text) if self._split else ():
-            yield unicodedata.normalize('NFC', text[pos:mt.start()]); yield mt.group(); pos = mt.end()
-        yield unicodedata.normalize('NFC', text[pos:])
-
-    def normalize(self, text: str) -> str:
-        if not self.nfc or text.isascii() or unicodedata.is_normalized('NFC', text): return text  # isascii is O(1)
-        return ''.join(self._pieces(text))
-
-    def encode(self, text: str) -> list[int]:
-        return self.enc._core_bpe.encode(self.normalize(text), self._allowed)  # = enc.encode(text, allowed_special='all')
-
-    def encode_normalized(self, text: str) -> np.ndarray:
-        """`encode` of text that went through `normalize`, as a uint32 array straight from tiktoken's buffer: no Python
-        int per token (a third of the cost)."""
-        return np.frombuffer(self.enc._core_bpe.encode_to_tiktoken_buffer(text, self._allowed), dtype=np.uint32)
-
-    def decode_bytes(self, ids: np.ndarray) -> bytes:
-        "The bytes of token array `ids`, gathered with numpy from one table of all token bytes."
-        if not hasattr(self, '_blob'):
-            ranks, _, added, _ = self.parts
-            table = [b''] * (max(max(ranks.values()), max(added.values(), default=0)) + 1)
-            for b, i in ranks.items(): table[i] = b
-            for t, i in added.items(): table[i] = t.encode()
-            self._lens = np.array([len(b) for b in table], np.int64)
-            self._offs = np.concatenate([[0], np.cumsum(self._lens)[:-1]])
-            self._blob = np.frombuffer(b''.join(table), np.uint8)
-        n = self._lens[ids]
-        starts = np.repeat(self._offs[ids] - (np.cumsum(n) - n), n)
-        return self._blob[starts + np.arange(len(starts))].tobytes()
-
 # %% ../nbs/04_tokenize.ipynb #fa570c02
-ENCODERS = ('auto', 'fastokens', 'tiktoken', 'tokenizers')
-FASTOKENS_CHECKS = 1  # bump when the checks below change: cached verdicts of older checks are then redone
+ENCODERS = ('auto', 'fastokens', 'tokenizers')
+FASTOKENS_CHECKS = 2  # bump when the checks below change: cached verdicts of older checks are then redone
+TABLE_FORMAT = 'dflash_nb.token_bytes/1'
+
+def _cache_warning(f, e: BaseException):
+    warnings.warn(f"{f}: ignoring a damaged or foreign encoder cache file ({' '.join(str(e).split())[:200]}); rebuilding it")
 
 def _probe_texts(added: list[str], n: int = 400, seed: int = 0) -> list[str]:
     """What the run-time probe encodes with both libraries: `PROBE_TEXT`, every added token glued to text on both sides
@@ -149,9 +63,9 @@ def _probe_texts(added: list[str], n: int = 400, seed: int = 0) -> list[str]:
 
 class FastokensEncoder:
     """`fastokens` (a Rust BPE that reads `tokenizer.json` itself) for tokenizers where it provably gives the same ids as
-    the `tokenizers` library. Same interface as `TiktokenEncoder` (`encode`, `normalize`,
-    `decode_bytes`), plus `encode_batch`: a list of texts in one call, one flat buffer back. Unlike tiktoken it is given
-    the raw text: its own NFC is the one `tokenizers` applies, Python's `unicodedata` may be a different Unicode version."""
+    the `tokenizers` library: `encode`, `encode_batch` (a list of texts in one call, one flat buffer back), `normalize`,
+    `decode_bytes`. It is given the raw text: its own NFC is the one `tokenizers` applies, Python's `unicodedata` may be
+    a different Unicode version."""
     def __init__(self, path, nfc: bool, split_special_tokens: bool = False, table_cache=None, sha256: str | None = None):
         self.path, self.nfc, self.split, self.table_cache, self.sha256 = str(path), nfc, split_special_tokens, table_cache, sha256
         self._tok = None
@@ -187,11 +101,17 @@ class FastokensEncoder:
 
     def _table(self):
         """Every token's bytes in one numpy blob (offsets, lengths), for `decode_bytes`: from `table_cache` (an .npz keyed
-        by the file's hash) where it is there, which needs no loaded tokenizer, else from the loaded one (0.3 s)."""
+        by the file's hash, plain arrays read without pickle) where it is there, which needs no loaded tokenizer, else
+        from the loaded one (0.3 s). A damaged or foreign cache file is ignored with a warning and rebuilt."""
+        key = f"{TABLE_FORMAT}:{self.sha256}".encode()
         try:
-            with np.load(self.table_cache) as z: self._blob, self._lens, added = z['blob'], z['lens'], json.loads(bytes(z['added']))
-            added = {int(i): t for i, t in added.items()}
-        except (OSError, ValueError, KeyError, TypeError):
+            with np.load(self.table_cache, allow_pickle=False) as z:
+                if z['key'].tobytes() != key: raise ValueError("it was made for another tokenizer.json")
+                self._blob, self._lens, added = z['blob'], z['lens'], json.loads(z['added'].tobytes())
+            added = {int(i): str(t) for i, t in added.items()}
+            if self._lens.dtype != np.int64 or self._lens.sum() != len(self._blob): raise ValueError("its arrays do not fit")
+        except Exception as e:
+            if self.table_cache is not None and Path(self.table_cache).exists(): _cache_warning(self.table_cache, e)
             tok, byte_of = self.wait(), {c: b for b, c in _bytes_to_unicode().items()}
             added = {t['id']: t['content'] for t in tok.added_tokens()}
             table = [added[i].encode() if i in added else bytes(byte_of[c] for c in (tok.id_to_token(i) or ''))
@@ -200,8 +120,9 @@ class FastokensEncoder:
             self._blob = np.frombuffer(b''.join(table), np.uint8)
             if self.table_cache is not None:
                 try:
-                    tmp = Path(f"{self.table_cache}.{os.getpid()}.tmp.npz")
-                    np.savez(tmp, blob=self._blob, lens=self._lens, added=np.frombuffer(json.dumps(added).encode(), np.uint8))
+                    tmp = Path(f"{self.table_cache}.{os.getpid()}.tmp.npz"); tmp.parent.mkdir(parents=True, exist_ok=True)
+                    np.savez(tmp, key=np.frombuffer(key, np.uint8), blob=self._blob, lens=self._lens,
+                             added=np.frombuffer(json.dumps(added).encode(), np.uint8))
                     os.replace(tmp, self.table_cache)
                 except OSError: pass  # no writable cache: built again next time
         self._offs = np.concatenate([[0], np.cumsum(self._lens)[:-1]])
@@ -256,14 +177,21 @@ def fastokens_verdict(tokenizer_json, sha256: str, reference, split_special_toke
         ver = version('fastokens')
     except Exception: return dict(reason='fastokens is not installed (pip install fastokens)', nfc=False)
     f = cache_dir()/'encoders'/f"{sha256}.fastokens-{ver}-{FASTOKENS_CHECKS}{'-split' if split_special_tokens else ''}.json"
-    try: return json.loads(f.read_text())
-    except (OSError, ValueError): pass  # not checked yet (or a damaged entry): check now
+    if f.exists():
+        try:
+            v = json.loads(f.read_text())
+            if v.get('tokenizer_sha256') != sha256: raise ValueError("it was made for another tokenizer.json")
+            if not (isinstance(v['reason'], str) and isinstance(v['nfc'], bool) and isinstance(v['special_tokens'], list)):
+                raise ValueError("it is not a fastokens verdict")
+            return v
+        except Exception as e: _cache_warning(f, e)  # checked again below
     tj = json.loads(Path(tokenizer_json).read_text(encoding='utf-8'))
     norm = tj.get('normalizer')
-    v = dict(reason=FastokensEncoder.check(tj), nfc=norm is not None and 'NFC' in json.dumps(norm),
+    v = dict(tokenizer_sha256=sha256, reason=FastokensEncoder.check(tj), nfc=norm is not None and 'NFC' in json.dumps(norm),
              special_tokens=[t['content'] for t in tj.get('added_tokens', []) if t.get('special')], vocab_size=None)
     if v['reason'] == 'ok':
-        enc, ref = FastokensEncoder(tokenizer_json, v['nfc'], split_special_tokens, sha256=sha256), reference()
+        enc = FastokensEncoder(tokenizer_json, v['nfc'], split_special_tokens, f.parent/f"{sha256}.fastokens-bytes-1.npz", sha256)
+        ref = reference()
         v['vocab_size'] = ref.get_vocab_size(with_added_tokens=True)
         ref.encode_special_tokens = split_special_tokens
         try:
@@ -296,42 +224,7 @@ class TokenizeError(RuntimeError):
 
 from .storage import cache_root as cache_dir  # the one cache root
 
-ENCODER_CACHE_FORMAT = 'dflash_nb.encoder_cache/2'
 MAX_RENDER_CHARS = 16 << 20  # one rendered conversation; ~50x a 128K-token context
-
-def _ranks_digest(blob: np.ndarray, lens: np.ndarray, ids: np.ndarray) -> str:
-    return hashlib.sha256(blob.tobytes() + lens.astype('<i4').tobytes() + ids.astype('<i8').tobytes()).hexdigest()
-
-def save_encoder_cache(path, info: dict, tokenizer_sha256: str):
-    """Write `ChatTokenizer`'s derived facts as plain arrays + JSON (`.npz`, no pickle): the file's own key
-    (the tokenizer.json hash) and a hash of the ranks go in, so that a damaged or foreign file is detected."""
-    path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
-    ranks, pat, added, nfc = info['fast'] if info['fast'] is not None else ({}, None, {}, False)
-    toks = list(ranks)
-    blob = np.frombuffer(b''.join(toks), np.uint8)
-    lens = np.array([len(t) for t in toks], np.int32); ids = np.array([ranks[t] for t in toks], np.int64)
-    meta = dict(format=ENCODER_CACHE_FORMAT, tokenizer_sha256=tokenizer_sha256, special_tokens=list(info['special_tokens']),
-                vocab_size=info['vocab_size'], reason=info['reason'], fast=info['fast'] is not None, pat=pat, added=added,
-                nfc=nfc, ranks_sha256=_ranks_digest(blob, lens, ids))
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.part")
-    with open(tmp, 'wb') as fh:
-        np.savez(fh, meta=np.frombuffer(json.dumps(meta).encode(), np.uint8), blob=blob, lens=lens, ids=ids)
-    os.replace(tmp, path)
-
-def load_encoder_cache(path, tokenizer_sha256: str) -> dict:
-    "What `save_encoder_cache` wrote, verified (format, key, ranks hash); raises ValueError on anything else."
-    with np.load(path, allow_pickle=False) as z:
-        meta = json.loads(z['meta'].tobytes())
-        blob, lens, ids = z['blob'], z['lens'], z['ids']
-    if not isinstance(meta, dict) or meta.get('format') != ENCODER_CACHE_FORMAT: raise ValueError("not an encoder cache file")
-    if meta.get('tokenizer_sha256') != tokenizer_sha256: raise ValueError("it was made for another tokenizer.json")
-    if _ranks_digest(blob, lens, ids) != meta.get('ranks_sha256'): raise ValueError("its ranks do not match their hash")
-    info = dict(special_tokens=list(meta['special_tokens']), vocab_size=int(meta['vocab_size']), reason=str(meta['reason']), fast=None)
-    if meta['fast']:
-        b, offs = blob.tobytes(), np.concatenate([[0], np.cumsum(lens, dtype=np.int64)]).tolist()
-        ranks = {b[a:e]: i for a, e, i in zip(offs[:-1], offs[1:], ids.tolist())}
-        info['fast'] = (ranks, meta['pat'], {str(k): int(v) for k, v in meta['added'].items()}, bool(meta['nfc']))
-    return info
 
 class ChatTokenizer:
     "Tokenizer, chat template and special tokens of a Hugging Face model directory."
@@ -341,6 +234,8 @@ class ChatTokenizer:
         if not tj.is_file():
             raise FileNotFoundError(f"{tj}: no tokenizer.json; --model-path must be a Hugging Face model or tokenizer "
                                     f"directory (build the default one with `dflash-nb build-tokenizer DIR`)")
+        if encoder == 'tiktoken':
+            raise ValueError("--encoder tiktoken was removed: fastokens gives the same ids faster; use --encoder auto (or fastokens, tokenizers)")
         if encoder not in ENCODERS: raise ValueError(f"encoder must be one of {', '.join(ENCODERS)}, not {encoder!r}")
         self.template = ChatTemplate.from_model_dir(self.model_path)  # with bos_token/eos_token/... as variables
         self.template_source = self.template.source
@@ -357,20 +252,16 @@ class ChatTokenizer:
         self.template_sha256 = hashlib.sha256((self.template_source if len(sources) == 1 else
                                                json.dumps(sources, sort_keys=True)).encode()).hexdigest()
         self.fingerprint = hashlib.sha256(f"{self.tokenizer_sha256}:{self.template_sha256}".encode()).hexdigest()[:16]
-        self.fast, fk = self._fastokens() if encoder in ('auto', 'fastokens') else (None, None)
+        self.fast, v = self._fastokens() if encoder in ('auto', 'fastokens') else (None, None)
         if encoder == 'fastokens' and self.fast is None:
-            raise ValueError(f"{tj}: fastokens cannot reproduce this tokenizer exactly ({fk['reason']}); use --encoder auto")
-        info = self._derived(encoder in ('auto', 'tiktoken')) if self.fast is None else dict(fk, fast=None)
-        self.special_tokens = tuple(info['special_tokens'])  # a tuple: `str.endswith` takes it as it is
-        self.vocab_size, self.encoder_reason = info['vocab_size'], info['reason']
-        if self.fast is None and encoder in ('auto', 'tiktoken') and info['fast'] is not None:
-            ranks, pat, added, nfc = info['fast']
-            self.fast = TiktokenEncoder.from_parts(ranks, pat, added, nfc)
-        if encoder == 'tiktoken' and self.fast is None:
-            raise ValueError(f"{tj}: tiktoken cannot reproduce this tokenizer exactly ({self.encoder_reason}); use --encoder auto")
-        if encoder == 'tokenizers': self.encoder_reason = "encoder='tokenizers' asked for"
-        elif fk is not None and not isinstance(self.fast, FastokensEncoder): self.encoder_reason = f"fastokens: {fk['reason']}; tiktoken: {self.encoder_reason}"
-        self.encoder = 'fastokens' if isinstance(self.fast, FastokensEncoder) else 'tiktoken' if self.fast else 'tokenizers'
+            raise ValueError(f"{tj}: fastokens cannot reproduce this tokenizer exactly ({v['reason']}); use --encoder auto")
+        if self.fast is not None: specials, self.vocab_size, self.encoder_reason = v['special_tokens'], v['vocab_size'], 'ok'
+        else:
+            specials = [t.content for _, t in sorted(self.tokenizer.get_added_tokens_decoder().items()) if t.special]
+            self.vocab_size = self.tokenizer.get_vocab_size(with_added_tokens=True)
+            self.encoder_reason = "encoder='tokenizers' asked for" if v is None else f"fastokens: {v['reason']}"
+        self.special_tokens = tuple(specials)  # a tuple: `str.endswith` takes it as it is
+        self.encoder = 'fastokens' if self.fast is not None else 'tokenizers'
         if renderer not in ('auto', 'jinja'): raise ValueError(f"renderer must be auto or jinja, not {renderer!r}")
         self.fast_render = render_qwen36 if renderer == 'auto' and self.template_sha256 in QWEN36_TEMPLATE_SHA256 else None
         self.renderer = 'qwen36-native' if self.fast_render else 'jinja'
@@ -382,32 +273,12 @@ class ChatTokenizer:
         from tokenizers import Tokenizer
         return Tokenizer.from_file(str(self.tokenizer_json))
 
-    def _derived(self, want_fast: bool) -> dict:
-        """What this class derives from tokenizer.json (special tokens, vocabulary size, the equivalent tiktoken
-        ranks or why there are none), cached by the file's hash: deriving takes about a second, loading 0.1 s.
-        The cache is data, never code (`save_encoder_cache`/`load_encoder_cache`)."""
-        f = cache_dir()/'encoders'/f"{self.tokenizer_sha256}.npz"
-        if f.is_file():
-            try: return load_encoder_cache(f, self.tokenizer_sha256)
-            except Exception as e:
-                import warnings
-                warnings.warn(f"{f}: ignoring a damaged or foreign encoder cache file ({' '.join(str(e).split())[:200]}); rebuilding it")
-        tj = json.loads(self.tokenizer_json.read_text(encoding='utf-8'))
-        info = dict(special_tokens=[t['content'] for t in tj.get('added_tokens', []) if t.get('special')],
-                    vocab_size=self.tokenizer.get_vocab_size(with_added_tokens=True), fast=None, reason='')
-        if not want_fast: return info
-        fast, info['reason'] = TiktokenEncoder.from_tokenizer_json(tj, reference=self._encode_hf)
-        if fast is not None: info['fast'] = fast.parts
-        try: save_encoder_cache(f, info, self.tokenizer_sha256)
-        except OSError: pass  # no writable cache: derive again next time
-        return info
-
-    def _fastokens(self) -> tuple['FastokensEncoder | None', dict]:
+    def _fastokens(self) -> tuple[FastokensEncoder | None, dict]:
         "The fastokens encoder (loaded on first use) where its (cached) verdict is 'ok'; and the verdict."
         v = fastokens_verdict(self.tokenizer_json, self.tokenizer_sha256, lambda: self.tokenizer)
         if v['reason'] != 'ok': return None, v
         enc = v.pop('loaded', None) or FastokensEncoder(self.tokenizer_json, v['nfc'], sha256=self.tokenizer_sha256)
-        enc.table_cache = cache_dir()/'encoders'/f"{self.tokenizer_sha256}.fastokens-bytes.npz"
+        enc.table_cache = cache_dir()/'encoders'/f"{self.tokenizer_sha256}.fastokens-bytes-1.npz"  # -1: TABLE_FORMAT's version
         return enc, v
 
     def _encode_hf(self, text: str) -> list[int]: return self.tokenizer.encode(text, add_special_tokens=False).ids
@@ -456,12 +327,9 @@ class ChatTokenizer:
     def encode_segments(self, texts: list[str]) -> tuple[list[np.ndarray], list]:
         """Token arrays of `texts` (each encoded on its own) and each text as normalised, i.e. what its tokens decode
         back to (the fast path normalises once for both; elsewhere None: the check normalises when it needs to)."""
-        if hasattr(self.fast, 'encode_batch'):  # fastokens: all the record's segments in one call, normalised by fastokens
+        if self.fast is not None:  # fastokens: all the record's segments in one call, normalised by fastokens
             return self.fast.encode_batch(texts), [None] * len(texts)  # same_text normalises only where the bytes differ
-        if not self.fast:
-            return [np.array(e.ids, np.uint32) for e in self.tokenizer.encode_batch_fast(texts, add_special_tokens=False)], [None] * len(texts)
-        norm = [self.fast.normalize(t) for t in texts]
-        return [self.fast.encode_normalized(t) for t in norm], norm
+        return [np.array(e.ids, np.uint32) for e in self.tokenizer.encode_batch_fast(texts, add_special_tokens=False)], [None] * len(texts)
 
     def normalize(self, text: str) -> str:
         "`text` as the tokenizer's normalizer sees it (what decoding the ids gives back)."
@@ -473,13 +341,11 @@ class ChatTokenizer:
 
     def same_text(self, ids: np.ndarray, text: str, normalized: str | None = None) -> bool:
         "Do token array `ids` decode to exactly `text` as normalised (given, or computed here)? Bytes on the fast path."
-        if isinstance(self.fast, FastokensEncoder):  # the text itself, else the text as normalised (see FastokensEncoder.same_text)
+        if self.fast is not None:  # the text itself, else the text as normalised (see FastokensEncoder.same_text)
             got = self.fast.decode_bytes(ids)
             return got == text.encode('utf-8', 'surrogatepass') or (not text.isascii() and self.fast.same_text(
                 got, self.normalize(text) if normalized is None else normalized))
-        normalized = self.normalize(text) if normalized is None else normalized
-        if self.fast: return self.fast.decode_bytes(ids) == normalized.encode('utf-8', 'surrogatepass')
-        return self.decode(ids) == normalized
+        return self.decode(ids) == (self.normalize(text) if normalized is None else normalized)
 
     def describe(self) -> dict:
         "What the manifest records about this tokenizer."
@@ -604,12 +470,15 @@ def reasoning_not_rendered(turns: Turns) -> list[int]:
     "Generated turns (0-based among them) whose reasoning the template does not write into the turn's text."
     return [k for k, (r, t) in enumerate(zip(turns.reasoning, turns.turns)) if (s := r.strip()) and s not in t]
 
-def tokenize_record(ct: ChatTokenizer, record: Record, max_seq_len: int | None = 8192, skip_reasoning_not_rendered: bool = False) -> Sample:
-    "Record -> verified, truncated `Sample`; raises `BadRecord` for anything that cannot become one."
-    turns = render_turns(ct, record)
-    segs = turns.segments
-    try: enc, normalized = ct.encode_segments([t for t, _ in segs])
-    except (ValueError, UnicodeError) as e: raise BadRecord('bad_message', f"text the tokenizer cannot encode ({e})") from None
+def tokenize_record(ct: ChatTokenizer, record: Record, max_seq_len: int | None = 8192, skip_reasoning_not_rendered: bool = False,
+                    turns: Turns | None = None, enc: list | None = None) -> Sample:
+    """Record -> verified, truncated `Sample`; raises `BadRecord` for anything that cannot become one. `turns`, `enc`:
+    its `render_turns` and its segments' token arrays where done already (`tokenize_lines` encodes a batch at once)."""
+    turns = turns or render_turns(ct, record)
+    segs, normalized = turns.segments, None
+    if enc is None:
+        try: enc, normalized = ct.encode_segments([t for t, _ in segs])
+        except (ValueError, UnicodeError) as e: raise BadRecord('bad_message', f"text the tokenizer cannot encode ({e})") from None
     ids = np.concatenate(enc).view(np.int32)  # ids < 2**31: the uint32 buffer read as int32, no copy
     mask = np.repeat(np.array([g for _, g in segs], dtype=bool), [len(e) for e in enc])
     if (err := verify_sample(ct, segs, ids, mask, normalized, turns)) is not None: raise BadRecord('mask_mismatch', err)
@@ -667,20 +536,38 @@ def record_timer():
     try: yield lambda s: signal.setitimer(signal.ITIMER_REAL, s)
     finally: signal.setitimer(signal.ITIMER_REAL, 0); signal.signal(signal.SIGALRM, old)
 
+def _encode_batch(ct: ChatTokenizer, rendered: list) -> list:
+    """Every segment of every rendered record of a batch in one `encode_segments` call (fastokens' per-call cost is paid
+    once a batch); `[None, ...]` where the batch does not encode, so that each record is encoded, and fails, on its own."""
+    try: enc = ct.encode_segments([t for *_, turns in rendered for t, _ in turns.segments])[0]
+    except (ValueError, UnicodeError): return [None] * len(rendered)
+    out, k = [], 0
+    for *_, turns in rendered: out.append(enc[k:k + len(turns.segments)]); k += len(turns.segments)
+    return out
+
 def tokenize_lines(ct: ChatTokenizer, lines, max_seq_len: int | None = 8192, skip_reasoning_not_rendered: bool = False) -> Batch:
-    "Raw `(file, line, bytes)` JSONL lines -> `Batch`."
-    samples, skips, flags = [], [], []
+    "Raw `(file, line, bytes)` JSONL lines -> `Batch`: parsed and rendered, encoded all at once, then checked record by record."
+    samples, skips, flags, rendered = [], [], [], []
+    skip = lambda i, name, n, rec, reason, detail: skips.append((i, Skip(name, n, rec.sample_id, reason, detail).to_dict()))
     with record_timer() as arm:
-        for name, n, raw in lines:
+        for i, (name, n, raw) in enumerate(lines):
             rec = parse_line(raw, name, n)
-            if isinstance(rec, Skip): skips.append(rec.to_dict()); continue
+            if isinstance(rec, Skip): skips.append((i, rec.to_dict())); continue
             try:
                 arm(MAX_RECORD_SECONDS)
-                try: samples.append(s := tokenize_record(ct, rec, max_seq_len, skip_reasoning_not_rendered))
+                try: rendered.append((i, name, n, rec, render_turns(ct, rec)))
+                finally: arm(0)
+            except BadRecord as e: skip(i, name, n, rec, e.reason, e.detail)
+            except RecordTimeout as e: skip(i, name, n, rec, 'template_error', str(e))
+        for (i, name, n, rec, turns), enc in zip(rendered, _encode_batch(ct, rendered)):
+            try:
+                arm(MAX_RECORD_SECONDS)
+                try: samples.append(s := tokenize_record(ct, rec, max_seq_len, skip_reasoning_not_rendered, turns, enc))
                 finally: arm(0)
                 flags += [Skip(name, n, rec.sample_id, reason, detail).to_dict() for reason, detail in s.flags]
-            except BadRecord as e: skips.append(Skip(name, n, rec.sample_id, e.reason, e.detail).to_dict())
-            except RecordTimeout as e: skips.append(Skip(name, n, rec.sample_id, 'template_error', str(e)).to_dict())
+            except BadRecord as e: skip(i, name, n, rec, e.reason, e.detail)
+            except RecordTimeout as e: skip(i, name, n, rec, 'template_error', str(e))
+    skips = [d for _, d in sorted(skips, key=lambda x: x[0])]  # in input order, as if done one record at a time
     lens = np.array([len(s.input_ids) for s in samples], dtype=np.int64)
     cat = lambda xs, dt: np.concatenate(xs) if xs else np.zeros(0, dt)
     return Batch(cat([s.input_ids for s in samples], np.int32), cat([s.loss_mask for s in samples], bool), lens,

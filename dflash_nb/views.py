@@ -97,7 +97,7 @@ def _raw(self: TokenDisplay, i: int):
     "`(bytes or None, text)` of token `i` alone."
     if (r := self._cache.get(i)) is None:
         if i in self.special: r = (None, self.special[i])
-        elif getattr(self.ct, 'fast', None) is not None:  # tokenize's tiktoken encoder: bytes of the token directly
+        elif getattr(self.ct, 'fast', None) is not None:  # tokenize's fast encoder: bytes of the token directly
             try: r = (self.ct.fast.decode_bytes([i]), None)
             except Exception: r = (None, f"‹id {i}›")
         else:

@@ -113,32 +113,36 @@ class _Payload:
     def __reduce__(self): return (open, (self.marker, 'w'))
 
 def test_encoder_cache_runs_no_code_and_rebuilds_bad_files(qwen_dir, tmp_path, monkeypatch):
-    "Issue 15.6: planted pickles never run; corrupt or foreign cache files are rebuilt with a warning."
-    import pickle, warnings
+    "Issue 15.6: planted pickles never run; corrupt or foreign cache files (verdict, byte table) are rebuilt with a warning."
+    import pickle, shutil, warnings, numpy as np
     from dflash_nb.tokenize import ChatTokenizer, sha256_file
     monkeypatch.setenv('DFLASH_NB_CACHE', str(tmp_path/'cache'))
-    key = sha256_file(qwen_dir/'tokenizer.json')
-    enc = tmp_path/'cache'/'encoders'; enc.mkdir(parents=True)
-    marker = tmp_path/'pwned'
-    for name in (f'{key}.pkl', f'{key}.npz'): (enc/name).write_bytes(pickle.dumps(_Payload(str(marker))))
-    with warnings.catch_warnings(record=True) as w:
-        warnings.simplefilter('always')
-        ct = ChatTokenizer(qwen_dir, encoder='tiktoken')  # the derived-ranks cache is tiktoken's
-    assert not marker.exists(), "a planted pickle was executed"
-    assert any('rebuilding it' in str(x.message) and str(enc) in str(x.message) for x in w)
-    good = (enc/f'{key}.npz').read_bytes()
-    ref = ct.encode('Hello, wörld <|im_end|>')
-    import numpy as np, json as _json, io
-    other = sha256_file(ROOT/'settings.ini')  # a well-formed cache file, but made for another tokenizer.json: foreign
-    z = dict(np.load(io.BytesIO(good), allow_pickle=False)); meta = _json.loads(z['meta'].tobytes()); meta['tokenizer_sha256'] = other
-    z['meta'] = np.frombuffer(_json.dumps(meta).encode(), np.uint8); buf = io.BytesIO(); np.savez(buf, **z)
-    for bad in (buf.getvalue(), good[:len(good) // 3]):
-        (enc/f'{key}.npz').write_bytes(bad)
+    text = 'Hello, wörld <|im_end|>'
+    def fresh():
         with warnings.catch_warnings(record=True) as w:
             warnings.simplefilter('always')
-            assert ChatTokenizer(qwen_dir, encoder='tiktoken').encode('Hello, wörld <|im_end|>') == ref
-        assert any('rebuilding it' in str(x.message) for x in w), bad[:20]
-        assert (enc/f'{key}.npz').read_bytes() == good
+            ct = ChatTokenizer(qwen_dir)
+            ok = ct.encoder == 'fastokens' and ct.fast.decode_bytes(np.array(ct.encode(text))) == text.encode()
+        return ok, [str(x.message) for x in w]
+    assert fresh() == (True, [])   # builds both cache files
+    enc = tmp_path/'cache'/'encoders'
+    table, verdict = next(enc.glob('*.fastokens-bytes-*.npz')), next(enc.glob('*.fastokens-*.json'))
+    good = {f: f.read_bytes() for f in (table, verdict)}
+    marker = tmp_path/'pwned'
+    other = tmp_path/'other'; shutil.copytree(qwen_dir, other)   # the same files made for another tokenizer.json: foreign
+    (other/'tokenizer.json').write_text((other/'tokenizer.json').read_text().replace('"<|im_end|>"', '"<|im_end|>" ', 1))
+    monkeypatch.setenv('DFLASH_NB_CACHE', str(tmp_path/'cache2'))
+    ChatTokenizer(other).fast.ready()
+    foreign = {f: next((tmp_path/'cache2'/'encoders').glob(f.name.replace(sha256_file(qwen_dir/'tokenizer.json'), '*'))).read_bytes()
+               for f in (table, verdict)}
+    monkeypatch.setenv('DFLASH_NB_CACHE', str(tmp_path/'cache'))
+    for f in (table, verdict):
+        for bad in (pickle.dumps(_Payload(str(marker))), good[f][:len(good[f]) // 3], foreign[f]):
+            f.write_bytes(bad)
+            ok, msgs = fresh()
+            assert not marker.exists(), "a planted pickle was executed"
+            assert ok and any('rebuilding it' in m and str(f) in m for m in msgs), (f.name, bad[:20], msgs)
+            assert fresh() == (True, [])   # rebuilt
 
 def test_duplicate_ids_counted_and_gated(qwen_dir, tmp_path):
     "Issue 15.12: duplicate ids (also 1 vs \"1\") are counted in stats.json and fail the inspect gate, never silent."
