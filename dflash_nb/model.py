@@ -18,10 +18,9 @@ from .qwen import QWEN36_MASK_TOKEN_ID
 __all__ = ['LAYER_TYPES', 'SCALED_ROPE_TYPES', 'text_config', 'rope_theta_of', 'select_target_layers', 'DFlashConfig', 'RMSNorm',
            'rotary_cos_sin', 'rope_scaling_of', 'rotate_half', 'apply_rotary', 'MLP', 'block_attention_mask',
            'flex_block_mask', 'sliding_window_mask', 'layer_causal', 'flex_layer_masks', 'layer_masks', 'DraftCache',
-           'DFlashAttention', 'DFlashDecoderLayer', 'decoder_layers', 'shared_embeddings', 'final_norm',
-           'tiny_qwen3_target', 'tiny_llama_target', 'tiny_hybrid_target', 'norm_gain', 'TargetFeatures',
-           'build_drafter', 'drafter_hidden', 'DFlashDraftModel', 'check_drafter_fits', 'drafter_readme',
-           'modeling_source']
+           'DFlashAttention', 'DFlashDecoderLayer', 'decoder_layers', 'shared_embeddings', 'final_norm', 'norm_gain',
+           'TargetFeatures', 'build_drafter', 'drafter_hidden', 'DFlashDraftModel', 'check_drafter_fits',
+           'drafter_readme', 'modeling_source']
 
 # %% ../nbs/10_model.ipynb #4a32cb2a
 def _get(cfg, key, default=None):
@@ -411,66 +410,6 @@ def final_norm(target) -> nn.Module:
         if m is not None and isinstance(getattr(m, 'norm', None), nn.Module): return m.norm
     raise ValueError(f"{type(target).__name__}: no final norm (`model.norm`) found")
 
-
-# %% ../nbs/10_model.ipynb #7f85ccf2
-def tiny_qwen3_target(vocab_size: int = 512, seed: int = 0, num_layers: int = 8, hidden_size: int = 64,
-                      num_heads: int = 4, num_kv_heads: int = 2, head_dim: int = 16, intermediate_size: int = 128,
-                      tie_word_embeddings: bool = True, embed_std: float | None = None, dtype=torch.float32):
-    "A small random-init Qwen3ForCausalLM (no download), in eval mode with gradients off."
-    from transformers import Qwen3Config, Qwen3ForCausalLM
-    cfg = Qwen3Config(vocab_size=vocab_size, hidden_size=hidden_size, intermediate_size=intermediate_size,
-                      num_hidden_layers=num_layers, num_attention_heads=num_heads, num_key_value_heads=num_kv_heads,
-                      head_dim=head_dim, max_position_embeddings=8192, tie_word_embeddings=tie_word_embeddings,
-                      attn_implementation='sdpa')
-    g = torch.random.get_rng_state()
-    torch.manual_seed(seed)
-    try:
-        model = Qwen3ForCausalLM(cfg)
-        nn.init.normal_(model.get_input_embeddings().weight, std=embed_std or 2 / math.sqrt(hidden_size))
-    finally: torch.random.set_rng_state(g)
-    model = model.to(dtype)
-    return model.eval().requires_grad_(False)
-
-def tiny_llama_target(vocab_size: int = 512, seed: int = 0, num_layers: int = 8, hidden_size: int = 64,
-                      num_heads: int = 4, num_kv_heads: int = 2, intermediate_size: int = 128,
-                      tie_word_embeddings: bool = True, dtype=torch.float32):
-    "A small random-init LlamaForCausalLM (SmolLM2's architecture: tied embeddings, no q/k norm), eval mode, no grad."
-    from transformers import LlamaConfig, LlamaForCausalLM
-    cfg = LlamaConfig(vocab_size=vocab_size, hidden_size=hidden_size, intermediate_size=intermediate_size,
-                      num_hidden_layers=num_layers, num_attention_heads=num_heads, num_key_value_heads=num_kv_heads,
-                      max_position_embeddings=8192, tie_word_embeddings=tie_word_embeddings, rope_theta=100000.0,
-                      rms_norm_eps=1e-5, attn_implementation='sdpa')
-    g = torch.random.get_rng_state()
-    torch.manual_seed(seed)
-    try:
-        model = LlamaForCausalLM(cfg)
-        nn.init.normal_(model.get_input_embeddings().weight, std=2 / math.sqrt(hidden_size))
-        with torch.no_grad(): model.model.norm.weight.uniform_(0.5, 2.5)   # a trained model's final norm is not all ones
-    finally: torch.random.set_rng_state(g)
-    return model.to(dtype).eval().requires_grad_(False)
-
-
-# %% ../nbs/10_model.ipynb #4e79c9cc
-def tiny_hybrid_target(vocab_size: int = 512, seed: int = 0, num_layers: int = 8, hidden_size: int = 64,
-                       full_attention_interval: int = 4, num_heads: int = 4, num_kv_heads: int = 2, head_dim: int = 16,
-                       linear_heads: int = 4, linear_head_dim: int = 16, intermediate_size: int = 128,
-                       tie_word_embeddings: bool = True, dtype=torch.float32):
-    "A small random-init Qwen3_5ForCausalLM: linear-attention layers, full attention every `full_attention_interval`-th."
-    from transformers import Qwen3_5ForCausalLM, Qwen3_5TextConfig
-    types = ['full_attention' if (i + 1) % full_attention_interval == 0 else 'linear_attention' for i in range(num_layers)]
-    cfg = Qwen3_5TextConfig(vocab_size=vocab_size, hidden_size=hidden_size, intermediate_size=intermediate_size,
-                            num_hidden_layers=num_layers, num_attention_heads=num_heads, num_key_value_heads=num_kv_heads,
-                            head_dim=head_dim, linear_num_key_heads=linear_heads // 2, linear_num_value_heads=linear_heads,
-                            linear_key_head_dim=linear_head_dim, linear_value_head_dim=linear_head_dim, layer_types=types,
-                            max_position_embeddings=8192, tie_word_embeddings=tie_word_embeddings)
-    g = torch.random.get_rng_state()
-    torch.manual_seed(seed)
-    try:
-        model = Qwen3_5ForCausalLM(cfg)
-        nn.init.normal_(model.get_input_embeddings().weight, std=2 / math.sqrt(hidden_size))
-        with torch.no_grad(): model.model.norm.weight.uniform_(-0.5, 1.5)   # (1 + w): per-dimension scales 0.5..2.5
-    finally: torch.random.set_rng_state(g)
-    return model.to(dtype).eval().requires_grad_(False)
 
 # %% ../nbs/10_model.ipynb #f7761e11
 def norm_gain(norm: nn.Module) -> torch.Tensor:

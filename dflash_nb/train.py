@@ -15,16 +15,16 @@ import torch.nn.functional as F
 import torch.utils.checkpoint
 
 from .model import (DFlashConfig, DFlashDraftModel, TargetFeatures, block_attention_mask, check_drafter_fits,
-                             decoder_layers, drafter_readme, flex_block_mask, flex_layer_masks, shared_embeddings, text_config, tiny_qwen3_target)
+                             decoder_layers, drafter_readme, flex_block_mask, flex_layer_masks, shared_embeddings, text_config)
 from .tokenize import SCHEMA, write_dataset_metadata
 
 # %% auto #0
-__all__ = ['DEFAULT_GAMMA', 'write_token_dataset', 'synthetic_dataset', 'toy_dataset_from_samples', 'TokenDataset',
-           'check_token_dataset', 'open_token_dataset', 'token_budget_batches', 'padding_share', 'sample_anchors',
-           'collate', 'make_blocks', 'loss_weights', 'block_loss', 'dflash_forward', 'feature_cache_bytes',
-           'sample_key', 'FeatureCache', 'CachedTargetFeatures', 'fill_feature_cache', 'dist_info', 'setup_device',
-           'load_target', 'shard_target', 'drafter_from_dir', 'latest_checkpoint', 'save_checkpoint', 'load_checkpoint',
-           'add_train_args', 'train_args', 'default_eos_of', 'train', 'train_main', 'run_readme_info']
+__all__ = ['DEFAULT_GAMMA', 'write_token_dataset', 'TokenDataset', 'check_token_dataset', 'open_token_dataset',
+           'token_budget_batches', 'padding_share', 'sample_anchors', 'collate', 'make_blocks', 'loss_weights',
+           'block_loss', 'dflash_forward', 'feature_cache_bytes', 'sample_key', 'FeatureCache', 'CachedTargetFeatures',
+           'fill_feature_cache', 'dist_info', 'setup_device', 'load_target', 'shard_target', 'drafter_from_dir',
+           'latest_checkpoint', 'save_checkpoint', 'load_checkpoint', 'add_train_args', 'train_args', 'default_eos_of',
+           'train', 'train_main', 'run_readme_info']
 
 # %% ../nbs/11_train.ipynb #0982a0bc
 def write_token_dataset(out_dir, samples, vocab_size: int, description: str = '', extra: dict | None = None) -> Path:
@@ -60,47 +60,6 @@ def write_token_dataset(out_dir, samples, vocab_size: int, description: str = ''
     os.replace(tmp, out)
     return out
 
-def synthetic_dataset(out_dir, n_samples: int = 256, vocab_size: int = 128, min_len: int = 48, max_len: int = 160,
-                      noise: float = 0.1, seed: int = 0) -> Path:
-    "Random prompts + responses following a fixed random permutation of the vocabulary (learnable); id vocab_size-1 unused."
-    rng = np.random.default_rng(seed)
-    V = vocab_size - 1                               # the last id is left for the mask token
-    perm = rng.permutation(V)
-    def gen(i):
-        n, p = int(rng.integers(min_len, max_len + 1)), int(rng.integers(8, 25))
-        ids = np.empty(n, np.int64); ids[:p] = rng.integers(0, V, p)
-        for t in range(p, n): ids[t] = perm[ids[t - 1]] if rng.random() > noise else rng.integers(0, V)
-        return ids, np.arange(n) >= p, f"synthetic:{i}", 'synthetic'
-    return write_token_dataset(out_dir, [gen(i) for i in range(n_samples)], vocab_size,
-                               f"synthetic permutation chains, seed {seed}, noise {noise}")
-
-# %% ../nbs/11_train.ipynb #494bdaa4
-def toy_dataset_from_samples(out_dir, vocab_size: int = 1024, completions=None, model_path=None) -> Path:
-    "Tokenize `completions` (default data/samples) with the embedded Qwen3.6 tokenizer; remap ids by frequency into `vocab_size`."
-    from dflash_nb.jobs import SAMPLES_DIR, default_model_path
-    from dflash_nb.tokenize import tokenize_dataset
-    out = Path(out_dir)
-    if out.exists(): raise FileExistsError(f"{out}: already exists; choose a new output directory")
-    work = out.with_name(out.name + f".tok-{os.getpid()}")
-    shutil.rmtree(work, ignore_errors=True)
-    try:
-        tokenize_dataset(model_path or default_model_path(), completions or SAMPLES_DIR, work, progress=False)
-        ds = TokenDataset(work)
-        rows = [ds.sample(i, truncate=False) for i in range(ds.n_rows)]
-        all_ids = np.concatenate([r[0] for r in rows])
-        uniq, counts = np.unique(all_ids, return_counts=True)
-        keep = uniq[np.lexsort((uniq, -counts))][:vocab_size - 2]            # by frequency, ties by id
-        lut = np.full(int(all_ids.max()) + 1, vocab_size - 2, np.int64)
-        lut[keep] = np.arange(len(keep))
-        meta = ds.meta_columns()
-        manifest = json.loads((work/'manifest.json').read_text())
-        samples = [(lut[ids], mask, meta['sample_id'][i], meta['source'][i]) for i, (ids, mask) in enumerate(rows)]
-        out = write_token_dataset(out, samples, vocab_size, f"{completions or SAMPLES_DIR} remapped into {vocab_size} ids",
-            {'remap': {'vocab_size': vocab_size, 'other_id': vocab_size - 2, 'mask_token_id': vocab_size - 1,
-                       'coverage': float(np.isin(all_ids, keep).mean()), 'source_tokenizer': manifest['tokenizer']}})
-        np.save(out/'remap_ids.npy', keep)                                    # new id -> original Qwen3.6 id
-        return out
-    finally: shutil.rmtree(work, ignore_errors=True)
 
 # %% ../nbs/11_train.ipynb #0b8b0172
 class TokenDataset:
@@ -427,11 +386,8 @@ def setup_device(device: str = 'auto'):
 def load_target(spec: str, device, dtype=None, vocab_size: int | None = None):
     "A frozen target in eval mode: `tiny[:k=v,...]` (built in code; `hybrid=1`: Qwen3.5-style) or a local Hugging Face model directory."
     if spec == 'tiny' or spec.startswith('tiny:'):
-        kw = {k: json.loads(v.lower() if v.lower() in ('true', 'false') else v) for k, v in (kv.split('=', 1) for kv in spec[5:].split(',') if kv)}
-        if vocab_size and 'vocab_size' not in kw: kw['vocab_size'] = vocab_size
-        from dflash_nb.model import tiny_hybrid_target
-        make = tiny_hybrid_target if kw.pop('hybrid', False) else tiny_qwen3_target    # tiny:hybrid=1 = Qwen3.5-style
-        return make(**kw).to(device=device, dtype=dtype or torch.float32)
+        from dflash_nb.toy import tiny_target                 # toys are built in code, in their own module
+        return tiny_target(spec, vocab_size).to(device=device, dtype=dtype or torch.float32)
     from transformers import AutoModelForCausalLM
     if not Path(spec).is_dir(): raise FileNotFoundError(f"{spec}: --target must be a local model directory or 'tiny'")
     m = AutoModelForCausalLM.from_pretrained(spec, dtype=dtype or (torch.bfloat16 if device.type == 'cuda' else torch.float32),
