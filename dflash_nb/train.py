@@ -6,6 +6,7 @@
 from __future__ import annotations
 import argparse, json, math, os, random, shutil, sys, time
 from contextlib import nullcontext
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +14,7 @@ import pyarrow as pa
 import torch
 import torch.nn.functional as F
 import torch.utils.checkpoint
+from fastcore.basics import patch
 
 from .model import (DFlashConfig, DFlashDraftModel, TargetFeatures, block_attention_mask, check_drafter_fits,
                              decoder_layers, drafter_readme, flex_block_mask, flex_layer_masks, shared_embeddings, text_config)
@@ -23,8 +25,8 @@ __all__ = ['DEFAULT_GAMMA', 'write_token_dataset', 'TokenDataset', 'check_token_
            'token_budget_batches', 'padding_share', 'sample_anchors', 'collate', 'make_blocks', 'loss_weights',
            'block_loss', 'dflash_forward', 'feature_cache_bytes', 'sample_key', 'FeatureCache', 'CachedTargetFeatures',
            'fill_feature_cache', 'dist_info', 'setup_device', 'load_target', 'shard_target', 'drafter_from_dir',
-           'latest_checkpoint', 'save_checkpoint', 'load_checkpoint', 'add_train_args', 'train_args', 'default_eos_of',
-           'train', 'train_main', 'run_readme_info']
+           'latest_checkpoint', 'save_checkpoint', 'load_checkpoint', 'TrainConfig', 'add_train_args', 'train_args',
+           'default_eos_of', 'train', 'train_main', 'run_readme_info']
 
 # %% ../nbs/11_train.ipynb #0982a0bc
 def write_token_dataset(out_dir, samples, vocab_size: int, description: str = '', extra: dict | None = None) -> Path:
@@ -452,61 +454,77 @@ def load_checkpoint(ckpt, core: DFlashDraftModel, opt, sched, plan: dict) -> int
     if st['rng']['cuda'] is not None and torch.cuda.is_available(): torch.cuda.set_rng_state_all(st['rng']['cuda'])
     return int(st['step'])
 
-# %% ../nbs/11_train.ipynb #3edf9132
+# %% ../nbs/11_train.ipynb #d494cf74
+def _o(default, help: str, group: str = 'run', **argparse_kw):
+    "A `TrainConfig` field: its default, its `--help` line, its option group and any other `add_argument` settings."
+    return field(default=default, metadata={'help': help, 'group': group, **argparse_kw})
+
+@dataclass
+class TrainConfig:
+    "Every parameter of a training run, declared once: `dflash-nb train`'s options and `train_args` are made from it."
+    dataset: str = _o(None, "tokenized dataset directory (or s3:// URL) written by `dflash-nb tokenize`", '', required=True)
+    target: str = _o(None, "target model directory (Hugging Face), or 'tiny' / 'tiny:hidden_size=128,num_layers=8' for a tiny random Qwen3 built in code", '', required=True)
+    output_dir: str = _o(None, "where checkpoints, metrics.jsonl, summary.json and drafter/ go", '', required=True)
+    init_drafter: str | None = _o(None, "start from this drafter directory (e.g. a published DFlash drafter): its shape, tap layers, block size and mask token are kept", 'drafter', metavar='DIR')
+    draft_layers: int = _o(5, "draft decoder layers (default 5)", 'drafter')
+    target_layer_ids: str | None = _o(None, "comma-separated target layers to fuse (default: evenly 1..L-3)", 'drafter')
+    block_size: int = _o(16, "block size (default 16)", 'drafter')
+    mask_token_id: int | None = _o(None, "mask token id (default: 248070 for Qwen3.5/3.6, vocab-1 for tiny)", 'drafter')
+    attention: str = _o('sdpa', "block attention kernel (default sdpa)", 'drafter', choices=['sdpa', 'flex'])
+    norm_init: str = _o('ones', "drafter final norm: all ones (default), or 0.05 x the target's (near-uniform first predictions; see the model notebook)", 'drafter', choices=['ones', 'target'])
+    draft_vocab: str = _o('full', "ids the drafter predicts: the whole vocabulary (default) or those in the dataset's loss tokens (cheaper LM head)", 'drafter', choices=['full', 'data'])
+    max_seq_len: int = _o(3072, "truncate longer samples (default 3072)", 'data')
+    max_tokens: int = _o(8192, "token budget per micro-batch per device, padding included (default 8192)", 'data')
+    max_anchors: int = _o(512, "anchors per sequence (default 512)", 'data')
+    feature_cache: str | None = _o(None, "directory caching the target's features (filled on the first epoch, reused after)", 'data')
+    epochs: int = _o(6, "epochs (default 6)", 'optimisation')
+    max_steps: int | None = _o(None, "stop after this many optimizer steps (the schedule spans them)", 'optimisation')
+    time_budget_s: float | None = _o(None, "fit the run into this many seconds: after 5 steps the step count (and the LR schedule) shrinks to what the budget allows", 'optimisation')
+    lr: float = _o(6e-4, "peak learning rate (default 6e-4)", 'optimisation')
+    warmup_ratio: float = _o(0.04, "linear warmup share of the steps (default 0.04)", 'optimisation')
+    weight_decay: float = _o(0.0, "AdamW weight decay (default 0)", 'optimisation')
+    grad_clip: float = _o(1.0, "gradient norm clip (default 1.0)", 'optimisation')
+    grad_accum: int = _o(1, "micro-batches per optimizer step per device (default 1)", 'optimisation')
+    gamma: float | None = _o(None, "loss decay (default 7/5/4 for block 16/10/8)", 'optimisation')
+    loss_chunk: int = _o(1024, "slots per LM-head chunk in the loss (default 1024)", 'optimisation')
+    seed: int = _o(0, "seed for init, batches and anchors (default 0)")
+    save_every: int = _o(1000, "checkpoint every N steps (default 1000; 0: only at the end)")
+    keep_checkpoints: int = _o(2, "checkpoints kept (default 2)")
+    resume: str = _o('auto', "'auto' (latest checkpoint in --output-dir, if any), 'never', or a checkpoint dir")
+    device: str = _o('auto', "auto | cuda | cpu")
+    target_shard: str = _o('replicate', "target per rank: full copy or FSDP-sharded layers", choices=['replicate', 'fsdp'])
+    save_dtype: str = _o('bfloat16', "dtype of the final drafter/ weights (default bfloat16, what serving engines load; checkpoints stay float32)", choices=['bfloat16', 'float32'])
+    quiet: bool = _o(False, "no progress bar")
+
+# %% ../nbs/11_train.ipynb #8393bd4c
+@patch(cls_method=True)
+def make(cls: TrainConfig, args=None, **kw) -> TrainConfig:
+    "A `TrainConfig` from another one, a Namespace (`dflash-nb train`'s) or a dict, updated by `kw`; unknown names are an error."
+    base = asdict(args) if isinstance(args, TrainConfig) else dict(vars(args) if isinstance(args, argparse.Namespace) else args or {})
+    names = {f.name for f in fields(cls)}
+    if unknown := set(kw) - names: raise TypeError(f"unknown training options: {sorted(unknown)}")
+    return cls(**{k: v for k, v in {**base, **kw}.items() if k in names})   # a Namespace's own extras (the sub-command) are left out
+
+# %% ../nbs/11_train.ipynb #8510ff4a
+def _arg_type(f):
+    "What argparse converts option `f` with: int, float (None: a string), from the field's type."
+    t = f.type if isinstance(f.type, str) else getattr(f.type, '__name__', str(f.type))
+    return {'int': int, 'float': float}.get(t.split(' | ')[0])
+
 def add_train_args(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    "Options of `dflash-nb train`."
-    a = p.add_argument
-    a('--dataset', required=True, help="tokenized dataset directory (or s3:// URL) written by `dflash-nb tokenize`")
-    a('--target', required=True, help="target model directory (Hugging Face), or 'tiny' / 'tiny:hidden_size=128,num_layers=8' for a tiny random Qwen3 built in code")
-    a('--output-dir', required=True, help="where checkpoints, metrics.jsonl, summary.json and drafter/ go")
-    g = p.add_argument_group('drafter')
-    g.add_argument('--init-drafter', default=None, metavar='DIR',
-                   help="start from this drafter directory (e.g. a published DFlash drafter): its shape, tap layers, block size and mask token are kept")
-    g.add_argument('--draft-layers', type=int, default=5, help="draft decoder layers (default 5)")
-    g.add_argument('--target-layer-ids', default=None, help="comma-separated target layers to fuse (default: evenly 1..L-3)")
-    g.add_argument('--block-size', type=int, default=16, help="block size (default 16)")
-    g.add_argument('--mask-token-id', type=int, default=None, help="mask token id (default: 248070 for Qwen3.5/3.6, vocab-1 for tiny)")
-    g.add_argument('--attention', choices=['sdpa', 'flex'], default='sdpa', help="block attention kernel (default sdpa)")
-    g.add_argument('--norm-init', choices=['ones', 'target'], default='ones',
-                   help="drafter final norm: all ones (default), or 0.05 x the target's (near-uniform first predictions; see the model notebook)")
-    g.add_argument('--draft-vocab', choices=['full', 'data'], default='full',
-                   help="ids the drafter predicts: the whole vocabulary (default) or those in the dataset's loss tokens (cheaper LM head)")
-    g = p.add_argument_group('data')
-    g.add_argument('--max-seq-len', type=int, default=3072, help="truncate longer samples (default 3072)")
-    g.add_argument('--max-tokens', type=int, default=8192, help="token budget per micro-batch per device, padding included (default 8192)")
-    g.add_argument('--max-anchors', type=int, default=512, help="anchors per sequence (default 512)")
-    g.add_argument('--feature-cache', default=None, help="directory caching the target's features (filled on the first epoch, reused after)")
-    g = p.add_argument_group('optimisation')
-    g.add_argument('--epochs', type=int, default=6, help="epochs (default 6)")
-    g.add_argument('--max-steps', type=int, default=None, help="stop after this many optimizer steps (the schedule spans them)")
-    g.add_argument('--time-budget-s', type=float, default=None,
-                   help="fit the run into this many seconds: after 5 steps the step count (and the LR schedule) shrinks to what the budget allows")
-    g.add_argument('--lr', type=float, default=6e-4, help="peak learning rate (default 6e-4)")
-    g.add_argument('--warmup-ratio', type=float, default=0.04, help="linear warmup share of the steps (default 0.04)")
-    g.add_argument('--weight-decay', type=float, default=0.0, help="AdamW weight decay (default 0)")
-    g.add_argument('--grad-clip', type=float, default=1.0, help="gradient norm clip (default 1.0)")
-    g.add_argument('--grad-accum', type=int, default=1, help="micro-batches per optimizer step per device (default 1)")
-    g.add_argument('--gamma', type=float, default=None, help="loss decay (default 7/5/4 for block 16/10/8)")
-    g.add_argument('--loss-chunk', type=int, default=1024, help="slots per LM-head chunk in the loss (default 1024)")
-    g = p.add_argument_group('run')
-    g.add_argument('--seed', type=int, default=0, help="seed for init, batches and anchors (default 0)")
-    g.add_argument('--save-every', type=int, default=1000, help="checkpoint every N steps (default 1000; 0: only at the end)")
-    g.add_argument('--keep-checkpoints', type=int, default=2, help="checkpoints kept (default 2)")
-    g.add_argument('--resume', default='auto', help="'auto' (latest checkpoint in --output-dir, if any), 'never', or a checkpoint dir")
-    g.add_argument('--device', default='auto', help="auto | cuda | cpu")
-    g.add_argument('--target-shard', choices=['replicate', 'fsdp'], default='replicate', help="target per rank: full copy or FSDP-sharded layers")
-    g.add_argument('--save-dtype', choices=['bfloat16', 'float32'], default='bfloat16',
-                   help="dtype of the final drafter/ weights (default bfloat16, what serving engines load; checkpoints stay float32)")
-    g.add_argument('--quiet', action='store_true', help="no progress bar")
+    "Options of `dflash-nb train`, one per `TrainConfig` field, in its groups."
+    groups = {'': p}
+    for f in fields(TrainConfig):
+        m = dict(f.metadata); g = m.pop('group')
+        if g not in groups: groups[g] = p.add_argument_group(g)
+        flag = '--' + f.name.replace('_', '-')
+        if f.type in ('bool', bool): groups[g].add_argument(flag, action='store_true', **m)
+        else: groups[g].add_argument(flag, type=_arg_type(f), default=f.default, **m)
     return p
 
-def train_args(**kw) -> argparse.Namespace:
-    "The `dflash-nb train` options as a Namespace: defaults, overridden by `kw` (underscored names)."
-    p = add_train_args(argparse.ArgumentParser(add_help=False))
-    d = {a.dest: a.default for a in p._actions if a.dest != 'help'}
-    unknown = set(kw) - set(d)
-    if unknown: raise TypeError(f"unknown training options: {sorted(unknown)}")
-    return argparse.Namespace(**{**d, **kw})
+def train_args(**kw) -> TrainConfig:
+    "The `dflash-nb train` options as a `TrainConfig`: defaults, overridden by `kw` (underscored names)."
+    return TrainConfig.make(**kw)
 
 # %% ../nbs/11_train.ipynb #33cf01ab
 def _cosine(step: int, total: int, warmup: int) -> float:
@@ -518,8 +536,9 @@ def default_eos_of(target) -> list[int]:
     e = getattr(getattr(target, 'generation_config', None), 'eos_token_id', None)
     return [] if e is None else ([int(e)] if isinstance(e, int) else [int(x) for x in e])
 
-def train(args: argparse.Namespace) -> dict:
+def train(args: TrainConfig | argparse.Namespace) -> dict:
     "Train a DFlash drafter; returns the summary (also written to OUT/summary.json on rank 0)."
+    args = TrainConfig.make(args)
     t_start = time.time()
     dev = setup_device(args.device)
     rank, world, _ = dist_info()
@@ -599,7 +618,7 @@ def train(args: argparse.Namespace) -> dict:
     if rank == 0:  # keep the metrics of the steps the checkpoint contains, drop any later ones of a crashed run
         old = metrics_path.read_text().splitlines() if metrics_path.is_file() and step else []
         metrics_path.write_text(''.join(l + '\n' for l in old if json.loads(l)['step'] <= step))
-        (out/'train_args.json').write_text(json.dumps({**vars(args), 'world_size': world, 'plan': plan}, indent=2, default=str))
+        (out/'train_args.json').write_text(json.dumps({**asdict(args), 'world_size': world, 'plan': plan}, indent=2, default=str))
     autocast = torch.autocast('cuda', dtype=torch.bfloat16) if dev.type == 'cuda' else nullcontext()
     bar = None
     if dev.type == 'cuda': torch.cuda.reset_peak_memory_stats(dev)
