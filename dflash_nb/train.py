@@ -8,6 +8,7 @@ import argparse, json, math, os, random, shutil, sys, time
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pyarrow as pa
@@ -26,7 +27,9 @@ __all__ = ['DEFAULT_GAMMA', 'write_token_dataset', 'TokenDataset', 'check_token_
            'block_loss', 'dflash_forward', 'feature_cache_bytes', 'sample_key', 'FeatureCache', 'CachedTargetFeatures',
            'fill_feature_cache', 'dist_info', 'setup_device', 'load_target', 'shard_target', 'drafter_from_dir',
            'latest_checkpoint', 'save_checkpoint', 'load_checkpoint', 'TrainConfig', 'add_train_args', 'train_args',
-           'default_eos_of', 'train', 'train_main', 'run_readme_info']
+           'default_eos_of', 'setup_run', 'run_target', 'run_drafter', 'run_features', 'plan_run', 'run_optimizer',
+           'resume_run', 'train_step', 'step_metrics', 'log_step', 'run_loop', 'run_summary', 'train', 'train_main',
+           'run_readme_info']
 
 # %% ../nbs/11_train.ipynb #0982a0bc
 def write_token_dataset(out_dir, samples, vocab_size: int, description: str = '', extra: dict | None = None) -> Path:
@@ -526,7 +529,7 @@ def train_args(**kw) -> TrainConfig:
     "The `dflash-nb train` options as a `TrainConfig`: defaults, overridden by `kw` (underscored names)."
     return TrainConfig.make(**kw)
 
-# %% ../nbs/11_train.ipynb #33cf01ab
+# %% ../nbs/11_train.ipynb #4de473b0
 def _cosine(step: int, total: int, warmup: int) -> float:
     if step < warmup: return (step + 1) / warmup
     return 0.5 * (1 + math.cos(math.pi * min(1.0, (step - warmup) / max(1, total - warmup))))
@@ -536,23 +539,23 @@ def default_eos_of(target) -> list[int]:
     e = getattr(getattr(target, 'generation_config', None), 'eos_token_id', None)
     return [] if e is None else ([int(e)] if isinstance(e, int) else [int(x) for x in e])
 
-def train(args: TrainConfig | argparse.Namespace) -> dict:
-    "Train a DFlash drafter; returns the summary (also written to OUT/summary.json on rank 0)."
-    args = TrainConfig.make(args)
-    t_start = time.time()
-    dev = setup_device(args.device)
-    rank, world, _ = dist_info()
-    out = Path(args.output_dir)
-    if rank == 0: out.mkdir(parents=True, exist_ok=True)
+# %% ../nbs/11_train.ipynb #6eda298f
+def setup_run(args: TrainConfig) -> SimpleNamespace:
+    "The run `r`: options, device, rank and world size, output directory and dataset; the options checked first."
+    r = SimpleNamespace(args=args, t_start=time.time(), dev=setup_device(args.device))
+    r.rank, r.world, _ = dist_info()
+    r.out = Path(args.output_dir)
+    if r.rank == 0: r.out.mkdir(parents=True, exist_ok=True)
     if args.grad_accum < 1 or args.max_tokens < 1: raise ValueError("--grad-accum and --max-tokens must be >= 1")
     if args.max_seq_len > args.max_tokens:
         raise ValueError(f"--max-seq-len {args.max_seq_len} exceeds --max-tokens {args.max_tokens}: a sample must fit a micro-batch")
-    ds = open_token_dataset(args.dataset, args.max_seq_len)  # counts, id range, shard named in read errors
-    if not len(ds): raise ValueError(f"{args.dataset}: no sample has a response of two or more tokens; nothing to train on")
-    # the target, the drafter, the shared embedding/head
-    target = load_target(args.target, dev, vocab_size=ds.vocab_size or ds.max_token_id + 2)
-    V = int(getattr(text_config(target.config), 'vocab_size'))
-    if ds.max_token_id >= V: raise ValueError(f"{args.dataset}: token id {ds.max_token_id} is outside the target's vocabulary ({V}); wrong target?")
+    r.ds = open_token_dataset(args.dataset, args.max_seq_len)  # counts, id range, shard named in read errors
+    if not len(r.ds): raise ValueError(f"{args.dataset}: no sample has a response of two or more tokens; nothing to train on")
+    return r
+
+# %% ../nbs/11_train.ipynb #c70ab3fa
+def _mask_token_id(args: TrainConfig, ds: TokenDataset, V: int) -> int | None:
+    "--mask-token-id, else the tiny target's last id, else the default of a target directory (Qwen3.5/3.6: 248070)."
     mask_id = args.mask_token_id
     if mask_id is None and args.target.startswith('tiny'):
         mask_id = V - 1
@@ -562,131 +565,196 @@ def train(args: TrainConfig | argparse.Namespace) -> dict:
     if mask_id is None and Path(args.target).is_dir():
         from dflash_nb.targets import default_mask_token_id
         mask_id = default_mask_token_id(args.target)
-    fsdp = args.target_shard == 'fsdp' and torch.distributed.is_initialized()   # under torchrun (one rank too)
-    if fsdp: target = shard_target(target, dev)
-    else: target = target.to(dev)
-    layer_ids = [int(x) for x in args.target_layer_ids.split(',')] if args.target_layer_ids else None
-    torch.manual_seed(args.seed)
+    return mask_id
+
+def run_target(r: SimpleNamespace) -> None:
+    "The frozen target on the device (FSDP-sharded under torchrun with --target-shard fsdp) and the mask token."
+    a, ds = r.args, r.ds
+    target = load_target(a.target, r.dev, vocab_size=ds.vocab_size or ds.max_token_id + 2)
+    V = int(getattr(text_config(target.config), 'vocab_size'))
+    if ds.max_token_id >= V: raise ValueError(f"{a.dataset}: token id {ds.max_token_id} is outside the target's vocabulary ({V}); wrong target?")
+    r.mask_id = _mask_token_id(a, ds, V)
+    r.fsdp = a.target_shard == 'fsdp' and torch.distributed.is_initialized()   # under torchrun (one rank too)
+    r.target = shard_target(target, r.dev) if r.fsdp else target.to(r.dev)
+
+# %% ../nbs/11_train.ipynb #dba481a6
+def run_drafter(r: SimpleNamespace) -> None:
+    "The drafter `r.core` (fresh and sized for the target, or --init-drafter) and `r.model` (DDP-wrapped over ranks)."
+    a, ds, target = r.args, r.ds, r.target
+    layer_ids = [int(x) for x in a.target_layer_ids.split(',')] if a.target_layer_ids else None
+    torch.manual_seed(a.seed)
     vocab = None
-    if args.draft_vocab == 'data' and not args.init_drafter:
+    if a.draft_vocab == 'data' and not a.init_drafter:
         vocab = np.unique(np.concatenate([ids[m] for ids, m in (ds[i] for i in range(len(ds)))] + [np.array(default_eos_of(target), np.int64)]))
-    if args.init_drafter:
-        core = drafter_from_dir(args.init_drafter, target, args.mask_token_id, layer_ids, args.draft_vocab, args.norm_init)
-        cfg = core.config
+    if a.init_drafter: core = drafter_from_dir(a.init_drafter, target, a.mask_token_id, layer_ids, a.draft_vocab, a.norm_init)
     else:
-        cfg = DFlashConfig.from_target(target.config, args.draft_layers, layer_ids, args.block_size, mask_id,
+        cfg = DFlashConfig.from_target(target.config, a.draft_layers, layer_ids, a.block_size, r.mask_id,
                                        draft_vocab_size=0 if vocab is None else len(vocab))
-        core = DFlashDraftModel(cfg).to(dev).bind_target(target)
+        core = DFlashDraftModel(cfg).to(r.dev).bind_target(target)
         if vocab is not None: core.set_draft_vocab(vocab)
-        if args.norm_init == 'target': core.init_from_target(target)
-    model = core
-    if world > 1:
+        if a.norm_init == 'target': core.init_from_target(target)
+    r.core, r.cfg, r.model = core, core.config, core
+    if r.world > 1:
         from torch.nn.parallel import DistributedDataParallel as DDP
-        model = DDP(core, device_ids=[dev.index] if dev.type == 'cuda' else None)
-    features = TargetFeatures(target, cfg.target_layer_ids, stop_early=not fsdp)
-    cache_info = None
-    if args.feature_cache:
+        r.model = DDP(core, device_ids=[r.dev.index] if r.dev.type == 'cuda' else None)
+
+# %% ../nbs/11_train.ipynb #2998bc24
+def run_features(r: SimpleNamespace) -> None:
+    "Hooks keeping the tap layers' outputs (`r.features`, through the feature cache with --feature-cache) and the loss weights."
+    a, ds, cfg = r.args, r.ds, r.cfg
+    r.features, r.cache_info = TargetFeatures(r.target, cfg.target_layer_ids, stop_early=not r.fsdp), None
+    if a.feature_cache:
         from dflash_nb.targets import target_fingerprint
         est = feature_cache_bytes(ds, len(cfg.target_layer_ids), cfg.hidden_size)
-        fp = target_fingerprint(args.target) if Path(args.target).is_dir() else args.target
-        cache = FeatureCache(args.feature_cache, cfg.target_layer_ids, cfg.hidden_size, fp)
-        cache_info = {'dir': str(args.feature_cache), 'estimated_bytes': est, 'samples_cached_at_start': len(cache),
-                      'samples': len(ds)}
-        if rank == 0: print(f"feature cache {args.feature_cache}: {int(ds.row_lengths.sum()):,} tokens x {len(cfg.target_layer_ids)} layers x "
-                            f"{cfg.hidden_size} x 2 bytes = {est / 1e9:.2f} GB; {len(cache):,} samples cached already",
-                            file=sys.stderr)
-        features = CachedTargetFeatures(features, cache)
-    weights = loss_weights(cfg.block_size, args.gamma, dev)
-    # the data plan: every epoch's batches, known up front (same on every rank)
-    G = world * args.grad_accum
-    plan_batches = [token_budget_batches(ds.lengths, args.max_tokens, args.seed, e) for e in range(args.epochs)]
-    per_epoch = [len(b) // G for b in plan_batches]
-    if min(per_epoch) == 0:
-        raise ValueError(f"{args.dataset}: {min(len(b) for b in plan_batches)} micro-batches per epoch, fewer than ranks x "
+        fp = target_fingerprint(a.target) if Path(a.target).is_dir() else a.target
+        cache = FeatureCache(a.feature_cache, cfg.target_layer_ids, cfg.hidden_size, fp)
+        r.cache_info = {'dir': str(a.feature_cache), 'estimated_bytes': est, 'samples_cached_at_start': len(cache),
+                        'samples': len(ds)}
+        if r.rank == 0: print(f"feature cache {a.feature_cache}: {int(ds.row_lengths.sum()):,} tokens x {len(cfg.target_layer_ids)} layers x "
+                              f"{cfg.hidden_size} x 2 bytes = {est / 1e9:.2f} GB; {len(cache):,} samples cached already",
+                              file=sys.stderr)
+        r.features = CachedTargetFeatures(r.features, cache)
+    r.weights = loss_weights(cfg.block_size, a.gamma, r.dev)
+
+# %% ../nbs/11_train.ipynb #3861cf87
+def plan_run(r: SimpleNamespace) -> None:
+    "Every epoch's batches, known up front (the same on every rank), the steps per epoch and in all, and the plan a resume must match."
+    a, G = r.args, r.world * r.args.grad_accum
+    r.plan_batches = [token_budget_batches(r.ds.lengths, a.max_tokens, a.seed, e) for e in range(a.epochs)]
+    r.per_epoch = [len(b) // G for b in r.plan_batches]
+    if min(r.per_epoch) == 0:
+        raise ValueError(f"{a.dataset}: {min(len(b) for b in r.plan_batches)} micro-batches per epoch, fewer than ranks x "
                          f"--grad-accum = {G}; lower --max-tokens or --grad-accum")
-    total = min(sum(per_epoch), args.max_steps or sum(per_epoch))
-    starts = np.cumsum([0] + per_epoch)
-    plan = {'seed': args.seed, 'max_tokens': args.max_tokens, 'max_seq_len': args.max_seq_len, 'max_anchors': args.max_anchors,
-            'epochs': args.epochs, 'block_size': cfg.block_size, 'global_micro_batches': G, 'total_steps': total}
-    opt = torch.optim.AdamW(core.parameters(), lr=args.lr, weight_decay=args.weight_decay)
-    warm = int(args.warmup_ratio * total)
-    span = {'total': total}   # the schedule's length; a time budget may shorten it after the first steps
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: _cosine(s, span['total'], warm))
-    ckpt = None if args.resume == 'never' else (latest_checkpoint(out) if args.resume == 'auto' else Path(args.resume))
-    step = load_checkpoint(ckpt, core, opt, sched, plan) if ckpt else 0
-    metrics_path = out/'metrics.jsonl'
-    if rank == 0:  # keep the metrics of the steps the checkpoint contains, drop any later ones of a crashed run
-        old = metrics_path.read_text().splitlines() if metrics_path.is_file() and step else []
-        metrics_path.write_text(''.join(l + '\n' for l in old if json.loads(l)['step'] <= step))
-        (out/'train_args.json').write_text(json.dumps({**asdict(args), 'world_size': world, 'plan': plan}, indent=2, default=str))
-    autocast = torch.autocast('cuda', dtype=torch.bfloat16) if dev.type == 'cuda' else nullcontext()
-    bar = None
-    if dev.type == 'cuda': torch.cuda.reset_peak_memory_stats(dev)
-    if rank == 0 and not args.quiet:
+    r.total = min(sum(r.per_epoch), a.max_steps or sum(r.per_epoch))
+    r.starts = np.cumsum([0] + r.per_epoch)
+    r.plan = {'seed': a.seed, 'max_tokens': a.max_tokens, 'max_seq_len': a.max_seq_len, 'max_anchors': a.max_anchors,
+              'epochs': a.epochs, 'block_size': r.cfg.block_size, 'global_micro_batches': G, 'total_steps': r.total}
+
+# %% ../nbs/11_train.ipynb #06e15c01
+def run_optimizer(r: SimpleNamespace) -> None:
+    "AdamW and the cosine schedule with linear warmup; `r.span['total']` is its length, which a time budget may shorten."
+    a = r.args
+    r.opt = torch.optim.AdamW(r.core.parameters(), lr=a.lr, weight_decay=a.weight_decay)
+    warm, span = int(a.warmup_ratio * r.total), {'total': r.total}
+    r.span, r.sched = span, torch.optim.lr_scheduler.LambdaLR(r.opt, lambda s: _cosine(s, span['total'], warm))
+
+def resume_run(r: SimpleNamespace) -> None:
+    "The step to start from (a checkpoint's, per --resume, else 0); rank 0 trims metrics.jsonl to it and writes train_args.json."
+    a = r.args
+    ckpt = None if a.resume == 'never' else (latest_checkpoint(r.out) if a.resume == 'auto' else Path(a.resume))
+    r.step = load_checkpoint(ckpt, r.core, r.opt, r.sched, r.plan) if ckpt else 0
+    r.metrics_path = r.out/'metrics.jsonl'
+    if r.rank == 0:  # keep the metrics of the steps the checkpoint contains, drop any later ones of a crashed run
+        old = r.metrics_path.read_text().splitlines() if r.metrics_path.is_file() and r.step else []
+        r.metrics_path.write_text(''.join(l + '\n' for l in old if json.loads(l)['step'] <= r.step))
+        (r.out/'train_args.json').write_text(json.dumps({**asdict(a), 'world_size': r.world, 'plan': r.plan}, indent=2, default=str))
+
+# %% ../nbs/11_train.ipynb #6a6f2d01
+def train_step(r: SimpleNamespace, epoch: int, s_in: int) -> tuple[torch.Tensor, float, float]:
+    """Optimizer step `s_in` of `epoch`: --grad-accum micro-batches (DDP syncs on the last), clip, AdamW, schedule.
+    Returns the step's summed stats over ranks ([loss, micro-batches, tokens, positions, anchors, correct[k], count[k]]), grad norm and lr."""
+    a, bs = r.args, r.cfg.block_size
+    stats = torch.zeros(5 + 2 * bs, dtype=torch.float64)
+    for k in range(a.grad_accum):
+        idx = r.plan_batches[epoch][(s_in * a.grad_accum + k) * r.world + r.rank]
+        batch = {key: v.to(r.dev) for key, v in collate(r.ds, idx, epoch, a.seed, a.max_anchors).items()}
+        with r.model.no_sync() if (r.world > 1 and k < a.grad_accum - 1) else nullcontext():
+            with r.autocast: loss, st = dflash_forward(r.model, r.features, batch, r.weights, a.attention, a.loss_chunk)
+            (loss / a.grad_accum).backward()
+        stats[:5] += torch.tensor([loss.item(), 1, st['tokens'], st['positions'], st['anchors']], dtype=torch.float64)
+        stats[5:5 + bs] += st['correct'].cpu(); stats[5 + bs:] += st['count'].cpu()
+    gnorm = torch.nn.utils.clip_grad_norm_(r.core.parameters(), a.grad_clip)
+    r.opt.step(); lr = r.sched.get_last_lr()[0]; r.sched.step(); r.opt.zero_grad(set_to_none=True)
+    if r.world > 1:
+        stats = stats.to(r.dev); torch.distributed.all_reduce(stats); stats = stats.cpu()
+    return stats, float(gnorm), lr
+
+# %% ../nbs/11_train.ipynb #bd6ab699
+def step_metrics(r: SimpleNamespace, stats: torch.Tensor, epoch: int, gnorm: float, lr: float, dt: float) -> dict:
+    "The line of metrics.jsonl for the step just done: loss, lr, grad norm, accuracy per position, tokens, throughput, padding."
+    bs = r.cfg.block_size
+    corr, cnt = stats[5:5 + bs], stats[5 + bs:]
+    return {'step': r.step, 'epoch': epoch, 'loss': stats[0].item() / stats[1].item(), 'lr': lr, 'grad_norm': gnorm,
+            'acc': [round((corr[k] / cnt[k]).item(), 5) if cnt[k] else None for k in range(1, bs)],
+            'tokens': int(stats[2]), 'tokens_per_s': stats[2].item() / dt, 'padding_share': 1 - stats[2].item() / stats[3].item(),
+            'anchors': int(stats[4]), 'step_s': dt}
+
+# %% ../nbs/11_train.ipynb #c492ba78
+def log_step(r: SimpleNamespace, stats: torch.Tensor, dt: float) -> None:
+    "Throughput counters (without the first step), the time budget's step count after 5 timed steps, metrics.jsonl and the bar."
+    a = r.args
+    if r.steps_run: r.tok_sum, r.t_train = r.tok_sum + stats[2].item(), r.t_train + dt       # throughput without the first step
+    r.steps_run += 1
+    if a.time_budget_s and r.steps_run == 6 and 'budget_steps' not in r.span:
+        left = a.time_budget_s - (time.time() - r.t_start)
+        r.span['budget_steps'] = r.total = r.span['total'] = max(r.step + 1, min(r.total, r.step + int(left / (r.t_train / 5))))
+        if r.bar: r.bar.total = r.total
+    if r.rank == 0:
+        with open(r.metrics_path, 'a') as f: f.write(json.dumps(r.last) + '\n')
+        if r.bar: r.bar.update(1); r.bar.set_postfix(loss=f"{r.last['loss']:.3f}", acc1=f"{r.last['acc'][0] or 0:.2f}")
+
+# %% ../nbs/11_train.ipynb #9309b9c3
+def run_loop(r: SimpleNamespace) -> None:
+    "Optimizer steps from `r.step` to the planned (or budgeted) total; checkpoints every --save-every steps and at the end."
+    a = r.args
+    r.autocast = torch.autocast('cuda', dtype=torch.bfloat16) if r.dev.type == 'cuda' else nullcontext()
+    r.bar = None
+    if r.dev.type == 'cuda': torch.cuda.reset_peak_memory_stats(r.dev)
+    if r.rank == 0 and not a.quiet:
         from tqdm.auto import tqdm
-        bar = tqdm(total=total, initial=step, desc='train', unit='step')
-    model.train()
-    tok_sum = pos_sum = 0; t_train = 0.0; steps_run = 0; last = {}
-    while step < total:
+        r.bar = tqdm(total=r.total, initial=r.step, desc='train', unit='step')
+    r.model.train()
+    r.tok_sum, r.t_train, r.steps_run, r.last = 0, 0.0, 0, {}
+    while r.step < r.total:
         t0 = time.time()
-        epoch = int(np.searchsorted(starts, step, side='right') - 1)
-        s_in = step - starts[epoch]
-        stats = torch.zeros(5 + 2 * cfg.block_size, dtype=torch.float64)
-        for a in range(args.grad_accum):
-            idx = plan_batches[epoch][(s_in * args.grad_accum + a) * world + rank]
-            batch = {k: v.to(dev) for k, v in collate(ds, idx, epoch, args.seed, args.max_anchors).items()}
-            sync = model.no_sync() if (world > 1 and a < args.grad_accum - 1) else nullcontext()
-            with sync:
-                with autocast: loss, st = dflash_forward(model, features, batch, weights, args.attention, args.loss_chunk)
-                (loss / args.grad_accum).backward()
-            stats[:5] += torch.tensor([loss.item(), 1, st['tokens'], st['positions'], st['anchors']], dtype=torch.float64)
-            stats[5:5 + cfg.block_size] += st['correct'].cpu(); stats[5 + cfg.block_size:] += st['count'].cpu()
-        gnorm = torch.nn.utils.clip_grad_norm_(core.parameters(), args.grad_clip)
-        opt.step(); lr = sched.get_last_lr()[0]; sched.step(); opt.zero_grad(set_to_none=True)
-        step += 1
-        if world > 1:
-            stats = stats.to(dev); torch.distributed.all_reduce(stats); stats = stats.cpu()
+        epoch = int(np.searchsorted(r.starts, r.step, side='right') - 1)
+        stats, gnorm, lr = train_step(r, epoch, r.step - r.starts[epoch])
+        r.step += 1
         dt = time.time() - t0
-        corr, cnt = stats[5:5 + cfg.block_size], stats[5 + cfg.block_size:]
-        last = {'step': step, 'epoch': epoch, 'loss': stats[0].item() / stats[1].item(), 'lr': lr, 'grad_norm': float(gnorm),
-                'acc': [round((corr[k] / cnt[k]).item(), 5) if cnt[k] else None for k in range(1, cfg.block_size)],
-                'tokens': int(stats[2]), 'tokens_per_s': stats[2].item() / dt, 'padding_share': 1 - stats[2].item() / stats[3].item(),
-                'anchors': int(stats[4]), 'step_s': dt}
-        if steps_run: tok_sum, t_train = tok_sum + stats[2].item(), t_train + dt       # throughput without the first step
-        pos_sum += stats[3].item(); steps_run += 1
-        if args.time_budget_s and steps_run == 6 and 'budget_steps' not in span:
-            left = args.time_budget_s - (time.time() - t_start)
-            span['budget_steps'] = total = span['total'] = max(step + 1, min(total, step + int(left / (t_train / 5))))
-            if bar: bar.total = total
-        if rank == 0:
-            with open(metrics_path, 'a') as f: f.write(json.dumps(last) + '\n')
-            if bar: bar.update(1); bar.set_postfix(loss=f"{last['loss']:.3f}", acc1=f"{last['acc'][0] or 0:.2f}")
-        if (args.save_every and step % args.save_every == 0) or step == total:
-            if rank == 0: save_checkpoint(out, core, opt, sched, step, plan, args.keep_checkpoints)
-            if world > 1: torch.distributed.barrier()
-    if bar: bar.close()
-    features.remove()
-    if not last and rank == 0 and metrics_path.is_file() and metrics_path.read_text().strip():  # resumed a finished run
-        last = json.loads(metrics_path.read_text().splitlines()[-1])
-    summary = {'steps': step, 'total_steps': total, 'epochs': args.epochs, 'steps_per_epoch': per_epoch, 'world_size': world,
-               'drafter_parameters': core.num_parameters(), 'target_parameters': sum(p.numel() for p in target.parameters()),
-               'target_layer_ids': cfg.target_layer_ids, 'mask_token_id': cfg.mask_token_id, 'samples': len(ds),
-               'skipped_no_anchor': ds.skipped_no_anchor, 'truncated': ds.truncated,
-               'padding_share_plan': padding_share([b for e in plan_batches for b in e], ds.lengths),
-               'final_loss': last.get('loss'), 'final_acc': last.get('acc'),
-               'tokens_per_s': tok_sum / t_train if t_train else last.get('tokens_per_s'),
-               'steps_per_s': (steps_run - 1) / t_train if t_train else None, 'seconds': time.time() - t_start,
-               'drafter_dir': str(out/'drafter'), 'device': str(dev), 'block_size': cfg.block_size, 'draft_layers': cfg.num_hidden_layers,
-               'draft_vocab_size': cfg.draft_vocab_size, 'time_budget_s': args.time_budget_s, 'planned_steps': plan['total_steps'], 'norm_init': args.norm_init, 'init_drafter': args.init_drafter, 'target_fsdp': fsdp, 'attention': args.attention,
-               'peak_gpu_memory_gb': torch.cuda.max_memory_allocated(dev) / 1e9 if dev.type == 'cuda' else None, 'save_dtype': args.save_dtype, 'feature_cache': cache_info and {
-                   **cache_info, 'samples_computed': features.rows_computed, 'samples_read': features.rows_read,
-                   'target_seconds': round(features.target_seconds, 1)}}
-    if rank == 0:
-        core.save_pretrained(out/'drafter', dtype=getattr(torch, args.save_dtype), readme=drafter_readme(cfg, run_readme_info(args, ds, summary)))
-        (out/'summary.json').write_text(json.dumps(summary, indent=2))
-    if world > 1: torch.distributed.barrier()
+        r.last = step_metrics(r, stats, epoch, gnorm, lr, dt)
+        log_step(r, stats, dt)
+        if (a.save_every and r.step % a.save_every == 0) or r.step == r.total:
+            if r.rank == 0: save_checkpoint(r.out, r.core, r.opt, r.sched, r.step, r.plan, a.keep_checkpoints)
+            if r.world > 1: torch.distributed.barrier()
+    if r.bar: r.bar.close()
+    r.features.remove()
+
+# %% ../nbs/11_train.ipynb #a976e84d
+def run_summary(r: SimpleNamespace) -> dict:
+    "What the run did: steps, data, final loss and accuracy, throughput, memory, and the options that shaped it."
+    a, cfg, ds, last, dev = r.args, r.cfg, r.ds, r.last, r.dev
+    if not last and r.rank == 0 and r.metrics_path.is_file() and r.metrics_path.read_text().strip():  # resumed a finished run
+        last = json.loads(r.metrics_path.read_text().splitlines()[-1])
+    fc = r.cache_info and {**r.cache_info, 'samples_computed': r.features.rows_computed, 'samples_read': r.features.rows_read,
+                           'target_seconds': round(r.features.target_seconds, 1)}
+    return {'steps': r.step, 'total_steps': r.total, 'epochs': a.epochs, 'steps_per_epoch': r.per_epoch, 'world_size': r.world,
+            'drafter_parameters': r.core.num_parameters(), 'target_parameters': sum(p.numel() for p in r.target.parameters()),
+            'target_layer_ids': cfg.target_layer_ids, 'mask_token_id': cfg.mask_token_id, 'samples': len(ds),
+            'skipped_no_anchor': ds.skipped_no_anchor, 'truncated': ds.truncated,
+            'padding_share_plan': padding_share([b for e in r.plan_batches for b in e], ds.lengths),
+            'final_loss': last.get('loss'), 'final_acc': last.get('acc'),
+            'tokens_per_s': r.tok_sum / r.t_train if r.t_train else last.get('tokens_per_s'),
+            'steps_per_s': (r.steps_run - 1) / r.t_train if r.t_train else None, 'seconds': time.time() - r.t_start,
+            'drafter_dir': str(r.out/'drafter'), 'device': str(dev), 'block_size': cfg.block_size, 'draft_layers': cfg.num_hidden_layers,
+            'draft_vocab_size': cfg.draft_vocab_size, 'time_budget_s': a.time_budget_s, 'planned_steps': r.plan['total_steps'],
+            'norm_init': a.norm_init, 'init_drafter': a.init_drafter, 'target_fsdp': r.fsdp, 'attention': a.attention,
+            'peak_gpu_memory_gb': torch.cuda.max_memory_allocated(dev) / 1e9 if dev.type == 'cuda' else None,
+            'save_dtype': a.save_dtype, 'feature_cache': fc}
+
+# %% ../nbs/11_train.ipynb #a3ce2d88
+def train(args: TrainConfig | argparse.Namespace) -> dict:
+    "Train a DFlash drafter; returns the summary (also written to OUT/summary.json on rank 0)."
+    r = setup_run(TrainConfig.make(args))
+    for stage in (run_target, run_drafter, run_features, plan_run, run_optimizer, resume_run, run_loop): stage(r)
+    summary = run_summary(r)
+    if r.rank == 0:
+        readme = drafter_readme(r.cfg, run_readme_info(r.args, r.ds, summary))
+        r.core.save_pretrained(r.out/'drafter', dtype=getattr(torch, r.args.save_dtype), readme=readme)
+        (r.out/'summary.json').write_text(json.dumps(summary, indent=2))
+    if r.world > 1: torch.distributed.barrier()
     return summary
 
+# %% ../nbs/11_train.ipynb #ca7c8540
 def train_main(args: argparse.Namespace) -> int:
     "Entry point of `dflash-nb train` (and `python -m dflash_nb.train`, e.g. under torchrun)."
     s = train(args)
