@@ -189,6 +189,7 @@ def token_budget_batches(lengths, max_tokens: int, seed: int = 0, epoch: int = 0
         if cur: batches.append(np.array(cur))
     return [batches[j] for j in rng.permutation(len(batches))]
 
+# %% ../nbs/11_train.ipynb #14f7502b
 def padding_share(batches, lengths) -> float:
     "Share of padded positions over all positions of `batches`."
     real = sum(int(lengths[b].sum()) for b in batches)
@@ -203,6 +204,7 @@ def sample_anchors(loss_mask, max_anchors: int, rng) -> np.ndarray:
     if len(valid) > max_anchors: valid = np.sort(rng.choice(valid, max_anchors, replace=False))
     return valid
 
+# %% ../nbs/11_train.ipynb #4d28b8b6
 def collate(ds: TokenDataset, idx, epoch: int, seed: int, max_anchors: int, pad_id: int = 0) -> dict:
     "Right-padded tensors of samples `idx` (usable-sample indices) with this epoch's anchors."
     rows = [ds[int(i)] for i in idx]
@@ -233,17 +235,18 @@ def make_blocks(batch: dict, block_size: int, mask_token_id: int):
 
 # %% ../nbs/11_train.ipynb #569451b9
 DEFAULT_GAMMA = {16: 7.0, 10: 5.0, 8: 4.0}
-
 def loss_weights(block_size: int, gamma: float | None = None, device=None) -> torch.Tensor:
     "Per-slot weights: 0 for slot 0, exp(-(k-1)/gamma) for slot k >= 1."
     g = gamma or DEFAULT_GAMMA.get(block_size, 0.44 * block_size)
     k = torch.arange(block_size, dtype=torch.float32, device=device)
     return torch.where(k == 0, torch.zeros_like(k), torch.exp(-(k - 1) / g))
 
+# %% ../nbs/11_train.ipynb #251c14b8
 def _ce_chunk(h, head, y, w):
     logits = F.linear(h, head).float()
     return (F.cross_entropy(logits, y, reduction='none') * w).sum(), logits.argmax(-1)
 
+# %% ../nbs/11_train.ipynb #3d37cdcc
 def block_loss(hidden, head, labels, label_ok, weights, chunk: int = 1024):
     "Weighted block cross-entropy; hidden (B, N, bs, H). Returns (loss, correct per slot, count per slot)."
     bs, H = hidden.shape[-2:]
@@ -289,6 +292,7 @@ def sample_key(ids) -> str:
     import hashlib
     return hashlib.sha256(np.asarray(ids, np.int32).tobytes()).hexdigest()[:24]
 
+# %% ../nbs/11_train.ipynb #cfa15142
 class FeatureCache:
     """Target features of samples, on disk in bfloat16, keyed by the hash of their token ids: filled on first use,
     reused by later epochs, runs, and datasets that share samples (an append-only data file plus an index)."""
@@ -313,46 +317,58 @@ class FeatureCache:
         with open(self.data_file, 'ab') as f: f.truncate(end * self.width * 2)   # drop features written after the last index line
         self.rows = end
 
-    def __contains__(self, key: str) -> bool: return key in self.index
-    def __len__(self) -> int: return len(self.index)
-    @property
-    def tokens(self) -> int: return self.rows
+# %% ../nbs/11_train.ipynb #c5aef7d5
+@patch
+def __contains__(self: FeatureCache, key: str) -> bool: return key in self.index
 
-    def get(self, key: str) -> torch.Tensor:
-        off, n = self.index[key]
-        a = np.fromfile(self.data_file, dtype=np.int16, count=n * self.width, offset=off * self.width * 2)
-        return torch.from_numpy(a).view(torch.bfloat16).view(n, self.width).float()
+@patch
+def __len__(self: FeatureCache) -> int: return len(self.index)
 
-    def put(self, key: str, feats: torch.Tensor):
-        if key in self.index: return
-        if feats.ndim != 2 or feats.shape[1] != self.width: raise ValueError(f"features {tuple(feats.shape)}, expected (n, {self.width})")
-        with open(self.data_file, 'ab') as f:
-            f.write(feats.detach().to(torch.bfloat16).cpu().contiguous().view(torch.int16).numpy().tobytes()); f.flush()
-        with open(self.index_file, 'a') as f: f.write(f"{key}\t{self.rows}\t{feats.shape[0]}\n")
-        self.index[key] = (self.rows, feats.shape[0]); self.rows += feats.shape[0]
+@patch(as_prop=True)
+def tokens(self: FeatureCache) -> int: return self.rows
 
+@patch
+def get(self: FeatureCache, key: str) -> torch.Tensor:
+    off, n = self.index[key]
+    a = np.fromfile(self.data_file, dtype=np.int16, count=n * self.width, offset=off * self.width * 2)
+    return torch.from_numpy(a).view(torch.bfloat16).view(n, self.width).float()
+
+# %% ../nbs/11_train.ipynb #209112a8
+@patch
+def put(self: FeatureCache, key: str, feats: torch.Tensor):
+    if key in self.index: return
+    if feats.ndim != 2 or feats.shape[1] != self.width: raise ValueError(f"features {tuple(feats.shape)}, expected (n, {self.width})")
+    with open(self.data_file, 'ab') as f:
+        f.write(feats.detach().to(torch.bfloat16).cpu().contiguous().view(torch.int16).numpy().tobytes()); f.flush()
+    with open(self.index_file, 'a') as f: f.write(f"{key}\t{self.rows}\t{feats.shape[0]}\n")
+    self.index[key] = (self.rows, feats.shape[0]); self.rows += feats.shape[0]
+
+# %% ../nbs/11_train.ipynb #1313fc5d
 class CachedTargetFeatures:
     "`for_batch(batch)`: features of the batch's samples from `cache`, running the target only for samples not cached yet."
     def __init__(self, features: TargetFeatures, cache: FeatureCache):
         self.features, self.cache, self.rows_computed, self.rows_read, self.target_seconds = features, cache, 0, 0, 0.0
 
-    def for_batch(self, batch: dict) -> torch.Tensor:
-        lens, ids = batch['lengths'].tolist(), batch['input_ids']
-        B, T = ids.shape
-        keys = [sample_key(ids[b, :lens[b]].cpu().numpy()) for b in range(B)]
-        out = torch.zeros(B, T, self.cache.width, dtype=torch.float32)
-        todo = [b for b in range(B) if keys[b] not in self.cache]
-        if todo:
-            t0, Tm = time.time(), max(lens[b] for b in todo)
-            f = self.features(ids[todo, :Tm]).float().cpu()
-            for j, b in enumerate(todo): self.cache.put(keys[b], f[j, :lens[b]])
-            self.rows_computed += len(todo); self.target_seconds += time.time() - t0
-        for b in range(B): out[b, :lens[b]] = self.cache.get(keys[b])
-        self.rows_read += B - len(todo)
-        return out.to(ids.device)
-
     def remove(self): self.features.remove()
 
+# %% ../nbs/11_train.ipynb #1708c0bf
+@patch
+def for_batch(self: CachedTargetFeatures, batch: dict) -> torch.Tensor:
+    lens, ids = batch['lengths'].tolist(), batch['input_ids']
+    B, T = ids.shape
+    keys = [sample_key(ids[b, :lens[b]].cpu().numpy()) for b in range(B)]
+    out = torch.zeros(B, T, self.cache.width, dtype=torch.float32)
+    todo = [b for b in range(B) if keys[b] not in self.cache]
+    if todo:
+        t0, Tm = time.time(), max(lens[b] for b in todo)
+        f = self.features(ids[todo, :Tm]).float().cpu()
+        for j, b in enumerate(todo): self.cache.put(keys[b], f[j, :lens[b]])
+        self.rows_computed += len(todo); self.target_seconds += time.time() - t0
+    for b in range(B): out[b, :lens[b]] = self.cache.get(keys[b])
+    self.rows_read += B - len(todo)
+    return out.to(ids.device)
+
+# %% ../nbs/11_train.ipynb #bdd4453a
 def fill_feature_cache(ds: TokenDataset, features: TargetFeatures, cache: FeatureCache, max_tokens: int = 2048,
                        progress: bool = False) -> dict:
     "Compute and store the features of every usable sample of `ds` not cached yet (what a first epoch does, up front)."
@@ -377,6 +393,7 @@ def dist_info() -> tuple[int, int, int]:
     "(rank, world size, local rank) from torchrun's environment."
     return int(os.environ.get('RANK', 0)), int(os.environ.get('WORLD_SIZE', 1)), int(os.environ.get('LOCAL_RANK', 0))
 
+# %% ../nbs/11_train.ipynb #200c6a95
 def setup_device(device: str = 'auto'):
     "Initialise torch.distributed when launched by torchrun; return this rank's device."
     rank, world, local = dist_info()
@@ -399,6 +416,7 @@ def load_target(spec: str, device, dtype=None, vocab_size: int | None = None):
                                              local_files_only=True)
     return m.eval().requires_grad_(False)
 
+# %% ../nbs/11_train.ipynb #a106204f
 def shard_target(target, device):
     "FSDP2-shard the target's decoder layers over the default process group; embedding and head stay whole."
     from torch.distributed.fsdp import fully_shard
@@ -424,13 +442,13 @@ def drafter_from_dir(path, target, mask_token_id: int | None = None, target_laye
 
 # %% ../nbs/11_train.ipynb #33186de5
 _PLAN_KEYS = ('seed', 'max_tokens', 'max_seq_len', 'max_anchors', 'epochs', 'block_size', 'global_micro_batches')
-
 def latest_checkpoint(out_dir) -> Path | None:
     "The newest complete checkpoint under OUT/checkpoints, if any."
     d = Path(out_dir)/'checkpoints'
     done = sorted(p for p in d.glob('step-*') if p.is_dir() and '.tmp' not in p.name and (p/'train_state.pt').is_file())
     return done[-1] if done else None
 
+# %% ../nbs/11_train.ipynb #b31f48a4
 def save_checkpoint(out_dir, core: DFlashDraftModel, opt, sched, step: int, plan: dict, keep: int = 2) -> Path:
     d = Path(out_dir)/'checkpoints'
     final, tmp = d/f"step-{step:08d}", d/f"step-{step:08d}.tmp"
@@ -443,6 +461,7 @@ def save_checkpoint(out_dir, core: DFlashDraftModel, opt, sched, step: int, plan
     for old in sorted(p for p in d.glob('step-*') if '.tmp' not in p.name)[:-keep] if keep > 0 else []: shutil.rmtree(old, ignore_errors=True)
     return final
 
+# %% ../nbs/11_train.ipynb #e28133a3
 def load_checkpoint(ckpt, core: DFlashDraftModel, opt, sched, plan: dict) -> int:
     "Restore drafter, optimizer, scheduler and RNG states; returns the step to continue from."
     from safetensors.torch import load_file
@@ -514,6 +533,7 @@ def _arg_type(f):
     t = f.type if isinstance(f.type, str) else getattr(f.type, '__name__', str(f.type))
     return {'int': int, 'float': float}.get(t.split(' | ')[0])
 
+# %% ../nbs/11_train.ipynb #55495d46
 def add_train_args(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     "Options of `dflash-nb train`, one per `TrainConfig` field, in its groups."
     groups = {'': p}
@@ -525,6 +545,7 @@ def add_train_args(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
         else: groups[g].add_argument(flag, type=_arg_type(f), default=f.default, **m)
     return p
 
+# %% ../nbs/11_train.ipynb #56682aed
 def train_args(**kw) -> TrainConfig:
     "The `dflash-nb train` options as a `TrainConfig`: defaults, overridden by `kw` (underscored names)."
     return TrainConfig.make(**kw)
@@ -534,6 +555,7 @@ def _cosine(step: int, total: int, warmup: int) -> float:
     if step < warmup: return (step + 1) / warmup
     return 0.5 * (1 + math.cos(math.pi * min(1.0, (step - warmup) / max(1, total - warmup))))
 
+# %% ../nbs/11_train.ipynb #2c095aa1
 def default_eos_of(target) -> list[int]:
     "End ids of the target's generation config (kept in a data-built draft vocabulary)."
     e = getattr(getattr(target, 'generation_config', None), 'eos_token_id', None)
@@ -567,6 +589,7 @@ def _mask_token_id(args: TrainConfig, ds: TokenDataset, V: int) -> int | None:
         mask_id = default_mask_token_id(args.target)
     return mask_id
 
+# %% ../nbs/11_train.ipynb #1a9aded2
 def run_target(r: SimpleNamespace) -> None:
     "The frozen target on the device (FSDP-sharded under torchrun with --target-shard fsdp) and the mask token."
     a, ds = r.args, r.ds
@@ -638,6 +661,7 @@ def run_optimizer(r: SimpleNamespace) -> None:
     warm, span = int(a.warmup_ratio * r.total), {'total': r.total}
     r.span, r.sched = span, torch.optim.lr_scheduler.LambdaLR(r.opt, lambda s: _cosine(s, span['total'], warm))
 
+# %% ../nbs/11_train.ipynb #0c4f71cd
 def resume_run(r: SimpleNamespace) -> None:
     "The step to start from (a checkpoint's, per --resume, else 0); rank 0 trims metrics.jsonl to it and writes train_args.json."
     a = r.args
