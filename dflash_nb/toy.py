@@ -14,8 +14,21 @@ import torch.nn as nn
 from .train import TokenDataset, write_token_dataset
 
 # %% auto #0
-__all__ = ['tiny_qwen3_target', 'tiny_llama_target', 'tiny_hybrid_target', 'tiny_target', 'synthetic_dataset',
+__all__ = ['tiny_qwen3_target', 'tiny_llama_target', 'tiny_hybrid_target', 'tiny_target', 'synthetic_dataset', 'frequency_remap',
            'toy_dataset_from_samples']
+
+# %% ../nbs/97_toy.ipynb #420b64a6
+def _seeded_model(model_cls, cfg, seed: int, embed_std: float, norm_range=None, dtype=torch.float32):
+    "`model_cls(cfg)` initialised under `seed` (the global RNG left as it was): embedding rows of std `embed_std`, final norm uniform in `norm_range`."
+    g = torch.random.get_rng_state()
+    torch.manual_seed(seed)
+    try:
+        model = model_cls(cfg)
+        nn.init.normal_(model.get_input_embeddings().weight, std=embed_std)
+        if norm_range:
+            with torch.no_grad(): model.model.norm.weight.uniform_(*norm_range)
+    finally: torch.random.set_rng_state(g)
+    return model.to(dtype).eval().requires_grad_(False)
 
 # %% ../nbs/97_toy.ipynb #5c6cd2dd
 def tiny_qwen3_target(vocab_size: int = 512, seed: int = 0, num_layers: int = 8, hidden_size: int = 64,
@@ -27,14 +40,7 @@ def tiny_qwen3_target(vocab_size: int = 512, seed: int = 0, num_layers: int = 8,
                       num_hidden_layers=num_layers, num_attention_heads=num_heads, num_key_value_heads=num_kv_heads,
                       head_dim=head_dim, max_position_embeddings=8192, tie_word_embeddings=tie_word_embeddings,
                       attn_implementation='sdpa')
-    g = torch.random.get_rng_state()
-    torch.manual_seed(seed)
-    try:
-        model = Qwen3ForCausalLM(cfg)
-        nn.init.normal_(model.get_input_embeddings().weight, std=embed_std or 2 / math.sqrt(hidden_size))
-    finally: torch.random.set_rng_state(g)
-    model = model.to(dtype)
-    return model.eval().requires_grad_(False)
+    return _seeded_model(Qwen3ForCausalLM, cfg, seed, embed_std or 2 / math.sqrt(hidden_size), dtype=dtype)
 
 
 # %% ../nbs/97_toy.ipynb #70e0f0e1
@@ -47,14 +53,8 @@ def tiny_llama_target(vocab_size: int = 512, seed: int = 0, num_layers: int = 8,
                       num_hidden_layers=num_layers, num_attention_heads=num_heads, num_key_value_heads=num_kv_heads,
                       max_position_embeddings=8192, tie_word_embeddings=tie_word_embeddings, rope_theta=100000.0,
                       rms_norm_eps=1e-5, attn_implementation='sdpa')
-    g = torch.random.get_rng_state()
-    torch.manual_seed(seed)
-    try:
-        model = LlamaForCausalLM(cfg)
-        nn.init.normal_(model.get_input_embeddings().weight, std=2 / math.sqrt(hidden_size))
-        with torch.no_grad(): model.model.norm.weight.uniform_(0.5, 2.5)   # a trained model's final norm is not all ones
-    finally: torch.random.set_rng_state(g)
-    return model.to(dtype).eval().requires_grad_(False)
+    # a trained model's final norm is not all ones
+    return _seeded_model(LlamaForCausalLM, cfg, seed, 2 / math.sqrt(hidden_size), norm_range=(0.5, 2.5), dtype=dtype)
 
 
 # %% ../nbs/97_toy.ipynb #4e79c9cc
@@ -70,14 +70,8 @@ def tiny_hybrid_target(vocab_size: int = 512, seed: int = 0, num_layers: int = 8
                             head_dim=head_dim, linear_num_key_heads=linear_heads // 2, linear_num_value_heads=linear_heads,
                             linear_key_head_dim=linear_head_dim, linear_value_head_dim=linear_head_dim, layer_types=types,
                             max_position_embeddings=8192, tie_word_embeddings=tie_word_embeddings)
-    g = torch.random.get_rng_state()
-    torch.manual_seed(seed)
-    try:
-        model = Qwen3_5ForCausalLM(cfg)
-        nn.init.normal_(model.get_input_embeddings().weight, std=2 / math.sqrt(hidden_size))
-        with torch.no_grad(): model.model.norm.weight.uniform_(-0.5, 1.5)   # (1 + w): per-dimension scales 0.5..2.5
-    finally: torch.random.set_rng_state(g)
-    return model.to(dtype).eval().requires_grad_(False)
+    # its norm applies (1 + w): per-dimension scales 0.5..2.5
+    return _seeded_model(Qwen3_5ForCausalLM, cfg, seed, 2 / math.sqrt(hidden_size), norm_range=(-0.5, 1.5), dtype=dtype)
 
 # %% ../nbs/97_toy.ipynb #dd232ae1
 def tiny_target(spec: str, vocab_size: int | None = None):
@@ -103,6 +97,15 @@ def synthetic_dataset(out_dir, n_samples: int = 256, vocab_size: int = 128, min_
                                f"synthetic permutation chains, seed {seed}, noise {noise}")
 
 
+# %% ../nbs/97_toy.ipynb #440d08ea
+def frequency_remap(ids, vocab_size: int) -> tuple[np.ndarray, np.ndarray]:
+    "The `vocab_size - 2` most frequent of `ids` (ties by id) and a lookup table sending them to 0, 1, ... and all others to `vocab_size - 2`."
+    uniq, counts = np.unique(ids, return_counts=True)
+    keep = uniq[np.lexsort((uniq, -counts))][:vocab_size - 2]            # by frequency, ties by id
+    lut = np.full(int(ids.max()) + 1, vocab_size - 2, np.int64)
+    lut[keep] = np.arange(len(keep))
+    return keep, lut
+
 # %% ../nbs/97_toy.ipynb #ded43e53
 def toy_dataset_from_samples(out_dir, vocab_size: int = 1024, completions=None, model_path=None) -> Path:
     "Tokenize `completions` (default data/samples) with the embedded Qwen3.6 tokenizer; remap ids by frequency into `vocab_size`."
@@ -117,10 +120,7 @@ def toy_dataset_from_samples(out_dir, vocab_size: int = 1024, completions=None, 
         ds = TokenDataset(work)
         rows = [ds.sample(i, truncate=False) for i in range(ds.n_rows)]
         all_ids = np.concatenate([r[0] for r in rows])
-        uniq, counts = np.unique(all_ids, return_counts=True)
-        keep = uniq[np.lexsort((uniq, -counts))][:vocab_size - 2]            # by frequency, ties by id
-        lut = np.full(int(all_ids.max()) + 1, vocab_size - 2, np.int64)
-        lut[keep] = np.arange(len(keep))
+        keep, lut = frequency_remap(all_ids, vocab_size)
         meta = ds.meta_columns()
         manifest = json.loads((work/'manifest.json').read_text())
         samples = [(lut[ids], mask, meta['sample_id'][i], meta['source'][i]) for i, (ids, mask) in enumerate(rows)]
