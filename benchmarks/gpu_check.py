@@ -52,7 +52,7 @@ def get_target(a, work: Path):
         print(f"no SmolLM2 directory and it could not be built (see {work/'build-target.log'}): "
               "using a random-init Llama of SmolLM2's shape", file=sys.stderr)
     import torch
-    from dflash_nb.model import tiny_llama_target
+    from dflash_nb.toy import tiny_llama_target
     shape = TINY_SHAPE if a.dry_run else SMOLLM2_SHAPE
     d = work/'target'
     tiny_llama_target(**shape, dtype=torch.float32 if a.dry_run else torch.bfloat16).save_pretrained(d)
@@ -73,7 +73,7 @@ def main(argv=None):
         sys.exit("gpu_check: no CUDA device here; run with --dry-run on a CPU machine")
     tdir, tlabel, mask = get_target(a, work)
     V = json.loads((tdir/'config.json').read_text())['vocab_size']
-    from dflash_nb.train import synthetic_dataset
+    from dflash_nb.toy import synthetic_dataset
     seq = (48, 96) if a.dry_run else (1024, 2048)
     n = 12 if a.dry_run else 96
     ds = synthetic_dataset(work/'data', n_samples=n, vocab_size=mask if mask else V - 1, min_len=seq[0], max_len=seq[1])

@@ -11,6 +11,7 @@ from pathlib import Path
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from fastcore.basics import patch
 
 from .qwen import QWEN36_MASK_TOKEN_ID
 
@@ -18,10 +19,9 @@ from .qwen import QWEN36_MASK_TOKEN_ID
 __all__ = ['LAYER_TYPES', 'SCALED_ROPE_TYPES', 'text_config', 'rope_theta_of', 'select_target_layers', 'DFlashConfig', 'RMSNorm',
            'rotary_cos_sin', 'rope_scaling_of', 'rotate_half', 'apply_rotary', 'MLP', 'block_attention_mask',
            'flex_block_mask', 'sliding_window_mask', 'layer_causal', 'flex_layer_masks', 'layer_masks', 'DraftCache',
-           'DFlashAttention', 'DFlashDecoderLayer', 'decoder_layers', 'shared_embeddings', 'final_norm',
-           'tiny_qwen3_target', 'tiny_llama_target', 'tiny_hybrid_target', 'norm_gain', 'TargetFeatures',
-           'build_drafter', 'drafter_hidden', 'DFlashDraftModel', 'check_drafter_fits', 'drafter_readme',
-           'modeling_source']
+           'DFlashAttention', 'DFlashDecoderLayer', 'decoder_layers', 'shared_embeddings', 'final_norm', 'norm_gain',
+           'TargetFeatures', 'build_drafter', 'drafter_hidden', 'DFlashDraftModel', 'check_drafter_fits',
+           'drafter_readme', 'modeling_source']
 
 # %% ../nbs/10_model.ipynb #4a32cb2a
 def _get(cfg, key, default=None):
@@ -29,6 +29,7 @@ def _get(cfg, key, default=None):
     if isinstance(cfg, dict): return cfg.get(key, default)
     return getattr(cfg, key, default)
 
+# %% ../nbs/10_model.ipynb #9552a2b4
 def text_config(cfg):
     "The language-model part of a (possibly multimodal) Hugging Face config, as an object or a dict."
     if isinstance(cfg, dict): return cfg.get('text_config') or cfg
@@ -37,6 +38,7 @@ def text_config(cfg):
         except TypeError: return cfg.get_text_config()
     return _get(cfg, 'text_config') or cfg
 
+# %% ../nbs/10_model.ipynb #cb347bb9
 def rope_theta_of(cfg, default: float = 10000.0) -> float:
     "RoPE base of a Qwen-family config: `rope_theta` (transformers 4) or `rope_parameters['rope_theta']` (5)."
     rp = _get(cfg, 'rope_parameters') or _get(cfg, 'rope_scaling') or {}
@@ -60,6 +62,7 @@ LAYER_TYPES = ('full_attention', 'sliding_attention')
 SCALED_ROPE_TYPES = ('linear', 'yarn', 'llama3')   # static scaled RoPE, computed by transformers' ROPE_INIT_FUNCTIONS
 _SAVE_TIME_KEYS = {'torch_dtype', 'dtype', 'auto_map', 'transformers_version'}   # written by save_pretrained itself
 
+# %% ../nbs/10_model.ipynb #77c5c138
 @dataclass
 class DFlashConfig:
     "Shape and DFlash settings of a drafter; `from_target` sizes it from a target config."
@@ -86,48 +89,54 @@ class DFlashConfig:
     rope_scaling: dict | None = None       # a scaled RoPE's parameters ({'rope_type': 'yarn', 'factor': ...}); None: plain
     hf_extra: dict = field(default_factory=dict)   # other config.json fields of a loaded drafter, written back as they were
 
-    def __post_init__(self):
-        self.target_layer_ids = [int(i) for i in self.target_layer_ids]
-        if self.num_attention_heads % self.num_key_value_heads:
-            raise ValueError(f"num_attention_heads={self.num_attention_heads} is not a multiple of "
-                             f"num_key_value_heads={self.num_key_value_heads}")
-        if self.block_size < 2: raise ValueError(f"block_size must be >= 2 (anchor + at least one mask), got {self.block_size}")
-        if not 0 <= self.mask_token_id < self.vocab_size:
-            raise ValueError(f"mask_token_id={self.mask_token_id} is outside the target vocabulary (size {self.vocab_size})")
-        bad = [i for i in self.target_layer_ids if not 0 <= i < self.num_target_layers]
-        if bad or not self.target_layer_ids:
-            raise ValueError(f"target_layer_ids {self.target_layer_ids} must be non-empty and within 0..{self.num_target_layers - 1}")
-        self.layer_types = list(self.layer_types or ['full_attention'] * self.num_hidden_layers)
-        if len(self.layer_types) != self.num_hidden_layers or set(self.layer_types) - set(LAYER_TYPES):
-            raise ValueError(f"layer_types {self.layer_types} must name {self.num_hidden_layers} layers, each one of {LAYER_TYPES}")
-        if 'sliding_attention' in self.layer_types and not (self.sliding_window and self.sliding_window >= self.block_size):
-            raise ValueError(f"sliding_attention layers need sliding_window >= block_size ({self.block_size}), got {self.sliding_window}")
-        if self.rope_scaling and self.rope_scaling.get('rope_type') not in SCALED_ROPE_TYPES:
-            raise ValueError(f"RoPE type {self.rope_scaling.get('rope_type')!r} is not supported (plain, {', '.join(SCALED_ROPE_TYPES)})")
+    def __post_init__(self): _check_config(self)
 
-    @classmethod
-    def from_target(cls, target_config, num_draft_layers: int = 5, target_layer_ids=None, block_size: int = 16,
-                    mask_token_id: int | None = None, **overrides) -> DFlashConfig:
-        "Size a drafter for the (Qwen2/Qwen3/Qwen3.5/Llama-style) target config `target_config` (object or dict)."
-        t = text_config(target_config)
-        H, nh = int(_get(t, 'hidden_size')), int(_get(t, 'num_attention_heads'))
-        L, V = int(_get(t, 'num_hidden_layers')), int(_get(t, 'vocab_size') or _get(target_config, 'vocab_size'))
-        if mask_token_id is None:
-            if V <= QWEN36_MASK_TOKEN_ID:
-                raise ValueError(f"no default mask token for a target with vocab_size {V}: pass mask_token_id "
-                                 "(an id the target's tokenizer never produces)")
-            mask_token_id = QWEN36_MASK_TOKEN_ID
-        tie = _get(target_config, 'tie_word_embeddings', None)
-        if tie is None: tie = _get(t, 'tie_word_embeddings', False)
-        kw = dict(hidden_size=H, num_attention_heads=nh, num_key_value_heads=int(_get(t, 'num_key_value_heads') or nh),
-                  head_dim=int(_get(t, 'head_dim') or H // nh), intermediate_size=int(_get(t, 'intermediate_size')),
-                  vocab_size=V, num_target_layers=L,
-                  target_layer_ids=list(target_layer_ids) if target_layer_ids is not None else select_target_layers(L, num_draft_layers),
-                  mask_token_id=int(mask_token_id), num_hidden_layers=num_draft_layers, block_size=block_size,
-                  rms_norm_eps=float(_get(t, 'rms_norm_eps') or 1e-6), rope_theta=rope_theta_of(t),
-                  max_position_embeddings=int(_get(t, 'max_position_embeddings') or 32768),
-                  target_tie_word_embeddings=bool(tie), target_model_type=str(_get(target_config, 'model_type') or ''))
-        return cls(**{**kw, **overrides})
+# %% ../nbs/10_model.ipynb #2cdf52ce
+def _check_config(self) -> None:
+    "Normalise and check a `DFlashConfig`: one clear ValueError naming the first setting that cannot work."
+    self.target_layer_ids = [int(i) for i in self.target_layer_ids]
+    if self.num_attention_heads % self.num_key_value_heads:
+        raise ValueError(f"num_attention_heads={self.num_attention_heads} is not a multiple of "
+                         f"num_key_value_heads={self.num_key_value_heads}")
+    if self.block_size < 2: raise ValueError(f"block_size must be >= 2 (anchor + at least one mask), got {self.block_size}")
+    if not 0 <= self.mask_token_id < self.vocab_size:
+        raise ValueError(f"mask_token_id={self.mask_token_id} is outside the target vocabulary (size {self.vocab_size})")
+    bad = [i for i in self.target_layer_ids if not 0 <= i < self.num_target_layers]
+    if bad or not self.target_layer_ids:
+        raise ValueError(f"target_layer_ids {self.target_layer_ids} must be non-empty and within 0..{self.num_target_layers - 1}")
+    self.layer_types = list(self.layer_types or ['full_attention'] * self.num_hidden_layers)
+    if len(self.layer_types) != self.num_hidden_layers or set(self.layer_types) - set(LAYER_TYPES):
+        raise ValueError(f"layer_types {self.layer_types} must name {self.num_hidden_layers} layers, each one of {LAYER_TYPES}")
+    if 'sliding_attention' in self.layer_types and not (self.sliding_window and self.sliding_window >= self.block_size):
+        raise ValueError(f"sliding_attention layers need sliding_window >= block_size ({self.block_size}), got {self.sliding_window}")
+    if self.rope_scaling and self.rope_scaling.get('rope_type') not in SCALED_ROPE_TYPES:
+        raise ValueError(f"RoPE type {self.rope_scaling.get('rope_type')!r} is not supported (plain, {', '.join(SCALED_ROPE_TYPES)})")
+
+# %% ../nbs/10_model.ipynb #dda2ee98
+def _from_target(cls, target_config, num_draft_layers: int = 5, target_layer_ids=None, block_size: int = 16,
+                 mask_token_id: int | None = None, **overrides) -> DFlashConfig:
+    "Size a drafter for the (Qwen2/Qwen3/Qwen3.5/Llama-style) target config `target_config` (object or dict)."
+    t = text_config(target_config)
+    H, nh = int(_get(t, 'hidden_size')), int(_get(t, 'num_attention_heads'))
+    L, V = int(_get(t, 'num_hidden_layers')), int(_get(t, 'vocab_size') or _get(target_config, 'vocab_size'))
+    if mask_token_id is None:
+        if V <= QWEN36_MASK_TOKEN_ID:
+            raise ValueError(f"no default mask token for a target with vocab_size {V}: pass mask_token_id "
+                             "(an id the target's tokenizer never produces)")
+        mask_token_id = QWEN36_MASK_TOKEN_ID
+    tie = _get(target_config, 'tie_word_embeddings', None)
+    if tie is None: tie = _get(t, 'tie_word_embeddings', False)
+    kw = dict(hidden_size=H, num_attention_heads=nh, num_key_value_heads=int(_get(t, 'num_key_value_heads') or nh),
+              head_dim=int(_get(t, 'head_dim') or H // nh), intermediate_size=int(_get(t, 'intermediate_size')),
+              vocab_size=V, num_target_layers=L,
+              target_layer_ids=list(target_layer_ids) if target_layer_ids is not None else select_target_layers(L, num_draft_layers),
+              mask_token_id=int(mask_token_id), num_hidden_layers=num_draft_layers, block_size=block_size,
+              rms_norm_eps=float(_get(t, 'rms_norm_eps') or 1e-6), rope_theta=rope_theta_of(t),
+              max_position_embeddings=int(_get(t, 'max_position_embeddings') or 32768),
+              target_tie_word_embeddings=bool(tie), target_model_type=str(_get(target_config, 'model_type') or ''))
+    return cls(**{**kw, **overrides})
+
+DFlashConfig.from_target = classmethod(_from_target)
 
 # %% ../nbs/10_model.ipynb #631b2d0b
 def _to_hf_dict(self) -> dict:
@@ -167,6 +176,7 @@ def _rope_scaling(d: dict) -> dict | None:
         raise ValueError(f"drafter config uses RoPE type {t!r}; supported: plain, {', '.join(SCALED_ROPE_TYPES)}")
     return {**{k: v for k, v in rp.items() if k not in ('rope_theta', 'type')}, 'rope_type': t}
 
+# %% ../nbs/10_model.ipynb #991d17d3
 def _from_hf_dict(cls, d: dict) -> DFlashConfig:
     "Read a drafter `config.json`: written by `to_hf_dict`, or a published DFlash drafter's (own heads, sliding layers)."
     dc = d.get('dflash_config') or {}
@@ -208,6 +218,7 @@ class RMSNorm(nn.Module):
         x = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.variance_epsilon)
         return self.weight * x.to(dtype)
 
+# %% ../nbs/10_model.ipynb #6e713411
 def rotary_cos_sin(positions, head_dim: int, theta: float, dtype=torch.float32, scaling: tuple | None = None):
     "cos and sin of shape (B, 1, S, head_dim) for integer `positions` (B, S); `scaling`: (inv_freq, factor) of a scaled RoPE."
     if scaling is None: inv_freq = 1.0 / theta ** (torch.arange(0, head_dim, 2, device=positions.device, dtype=torch.float32) / head_dim)
@@ -216,7 +227,6 @@ def rotary_cos_sin(positions, head_dim: int, theta: float, dtype=torch.float32, 
     emb = torch.cat([f, f], -1)[:, None]
     if scaling is None: return emb.cos().to(dtype), emb.sin().to(dtype)
     return (emb.cos() * scaling[1]).to(dtype), (emb.sin() * scaling[1]).to(dtype)
-
 
 # %% ../nbs/10_model.ipynb #12d83232
 _ROPE_CACHE = {}
@@ -233,12 +243,13 @@ def rope_scaling_of(c) -> tuple | None:
         _ROPE_CACHE[key] = (inv.float(), float(factor))
     return _ROPE_CACHE[key]
 
+# %% ../nbs/10_model.ipynb #1bb5f05a
 def rotate_half(x):
     x1, x2 = x.chunk(2, -1)
     return torch.cat((-x2, x1), -1)
 
+# %% ../nbs/10_model.ipynb #aab7bfe2
 def apply_rotary(x, cos, sin): return x * cos.to(x.dtype) + rotate_half(x) * sin.to(x.dtype)
-
 class MLP(nn.Module):
     def __init__(self, hidden_size: int, intermediate_size: int):
         super().__init__()
@@ -282,16 +293,19 @@ def sliding_window_mask(q_pos, k_pos, window: int | None, causal: bool = False):
     ok = d.abs() < window if window else torch.ones_like(d, dtype=torch.bool)
     return ok & (d >= 0) if causal else ok
 
+# %% ../nbs/10_model.ipynb #f7c547a1
 def layer_causal(c: DFlashConfig, layer_type: str) -> bool:
     """Whether layers of this type attend causally within the block: the config's explicit `causal` (vLLM's `is_causal` /
     `dflash_config.causal`), else sliding layers causal and full layers not, as vLLM and SGLang read `layer_types`."""
     return c.causal if c.causal is not None else layer_type == 'sliding_attention'
 
+# %% ../nbs/10_model.ipynb #4313abb2
 def flex_layer_masks(c: DFlashConfig, anchors, ctx_len: int) -> dict:
     "One flex BlockMask per layer type of the drafter (training layout)."
     return {t: flex_block_mask(anchors, ctx_len, c.block_size, c.sliding_window if t == 'sliding_attention' else None,
                                layer_causal(c, t)) for t in set(c.layer_types)}
 
+# %% ../nbs/10_model.ipynb #fa85a02e
 def layer_masks(c: DFlashConfig, attn_mask, q_pos, k_pos=None) -> dict:
     """The mask of each layer type: `attn_mask`, and'ed for sliding layers with the window and for causal layers with
     key position <= query position. `attn_mask` may already be such a dict (the flex path: `flex_layer_masks`)."""
@@ -305,7 +319,6 @@ def layer_masks(c: DFlashConfig, attn_mask, q_pos, k_pos=None) -> dict:
         near = sliding_window_mask(q_pos, k_pos, win, causal)
         out[t] = near if attn_mask is None else attn_mask & near
     return out
-
 
 # %% ../nbs/10_model.ipynb #82a9d96c
 class DraftCache:
@@ -334,6 +347,7 @@ def _flex_attention(cuda: bool):
         _FLEX[cuda] = torch.compile(flex_attention) if cuda else flex_attention
     return _FLEX[cuda]
 
+# %% ../nbs/10_model.ipynb #a0350519
 def _attend(q, k, v, mask):
     "Scaled dot-product attention of q (B, h, Q, d) over k, v (B, kvh, K, d) with a bool mask, a BlockMask or none."
     if mask is not None and not isinstance(mask, torch.Tensor):  # a flex-attention BlockMask
@@ -343,6 +357,7 @@ def _attend(q, k, v, mask):
         k, v = (t.repeat_interleave(q.shape[1] // k.shape[1], dim=1) for t in (k, v))
     return F.scaled_dot_product_attention(q, k, v, attn_mask=None if mask is None else mask[:, None])
 
+# %% ../nbs/10_model.ipynb #72567a20
 class DFlashAttention(nn.Module):
     def __init__(self, cfg: DFlashConfig, layer_idx: int):
         super().__init__()
@@ -373,6 +388,7 @@ class DFlashAttention(nn.Module):
         o = _attend(q, k, v, mask)
         return self.o_proj(o.transpose(1, 2).reshape(B, Q, -1))
 
+# %% ../nbs/10_model.ipynb #c136ed29
 class DFlashDecoderLayer(nn.Module):
     def __init__(self, cfg: DFlashConfig, layer_idx: int):
         super().__init__()
@@ -394,6 +410,7 @@ def decoder_layers(target) -> nn.ModuleList:
     if not found: raise ValueError(f"{type(target).__name__}: no decoder layer list of length {L} found")
     return min(found, key=lambda nm: nm[0].count('.'))[1]
 
+# %% ../nbs/10_model.ipynb #e325ad9a
 def shared_embeddings(target) -> tuple[torch.Tensor, torch.Tensor]:
     "(embedding matrix, LM head matrix) of the target; the head IS the embedding when embeddings are tied."
     emb = target.get_input_embeddings().weight
@@ -404,73 +421,13 @@ def shared_embeddings(target) -> tuple[torch.Tensor, torch.Tensor]:
     if head is None: raise ValueError(f"{type(target).__name__}: untied embeddings but no output embeddings (LM head)")
     return emb, head.weight
 
+# %% ../nbs/10_model.ipynb #d43f592e
 def final_norm(target) -> nn.Module:
     "The target's final norm (the one before its LM head): `model.norm` of Qwen/Llama-style models."
     base = target.get_decoder() if hasattr(target, 'get_decoder') else getattr(target, 'model', target)
     for m in (base, getattr(base, 'language_model', None), getattr(target, 'model', None)):
         if m is not None and isinstance(getattr(m, 'norm', None), nn.Module): return m.norm
     raise ValueError(f"{type(target).__name__}: no final norm (`model.norm`) found")
-
-
-# %% ../nbs/10_model.ipynb #7f85ccf2
-def tiny_qwen3_target(vocab_size: int = 512, seed: int = 0, num_layers: int = 8, hidden_size: int = 64,
-                      num_heads: int = 4, num_kv_heads: int = 2, head_dim: int = 16, intermediate_size: int = 128,
-                      tie_word_embeddings: bool = True, embed_std: float | None = None, dtype=torch.float32):
-    "A small random-init Qwen3ForCausalLM (no download), in eval mode with gradients off."
-    from transformers import Qwen3Config, Qwen3ForCausalLM
-    cfg = Qwen3Config(vocab_size=vocab_size, hidden_size=hidden_size, intermediate_size=intermediate_size,
-                      num_hidden_layers=num_layers, num_attention_heads=num_heads, num_key_value_heads=num_kv_heads,
-                      head_dim=head_dim, max_position_embeddings=8192, tie_word_embeddings=tie_word_embeddings,
-                      attn_implementation='sdpa')
-    g = torch.random.get_rng_state()
-    torch.manual_seed(seed)
-    try:
-        model = Qwen3ForCausalLM(cfg)
-        nn.init.normal_(model.get_input_embeddings().weight, std=embed_std or 2 / math.sqrt(hidden_size))
-    finally: torch.random.set_rng_state(g)
-    model = model.to(dtype)
-    return model.eval().requires_grad_(False)
-
-def tiny_llama_target(vocab_size: int = 512, seed: int = 0, num_layers: int = 8, hidden_size: int = 64,
-                      num_heads: int = 4, num_kv_heads: int = 2, intermediate_size: int = 128,
-                      tie_word_embeddings: bool = True, dtype=torch.float32):
-    "A small random-init LlamaForCausalLM (SmolLM2's architecture: tied embeddings, no q/k norm), eval mode, no grad."
-    from transformers import LlamaConfig, LlamaForCausalLM
-    cfg = LlamaConfig(vocab_size=vocab_size, hidden_size=hidden_size, intermediate_size=intermediate_size,
-                      num_hidden_layers=num_layers, num_attention_heads=num_heads, num_key_value_heads=num_kv_heads,
-                      max_position_embeddings=8192, tie_word_embeddings=tie_word_embeddings, rope_theta=100000.0,
-                      rms_norm_eps=1e-5, attn_implementation='sdpa')
-    g = torch.random.get_rng_state()
-    torch.manual_seed(seed)
-    try:
-        model = LlamaForCausalLM(cfg)
-        nn.init.normal_(model.get_input_embeddings().weight, std=2 / math.sqrt(hidden_size))
-        with torch.no_grad(): model.model.norm.weight.uniform_(0.5, 2.5)   # a trained model's final norm is not all ones
-    finally: torch.random.set_rng_state(g)
-    return model.to(dtype).eval().requires_grad_(False)
-
-
-# %% ../nbs/10_model.ipynb #4e79c9cc
-def tiny_hybrid_target(vocab_size: int = 512, seed: int = 0, num_layers: int = 8, hidden_size: int = 64,
-                       full_attention_interval: int = 4, num_heads: int = 4, num_kv_heads: int = 2, head_dim: int = 16,
-                       linear_heads: int = 4, linear_head_dim: int = 16, intermediate_size: int = 128,
-                       tie_word_embeddings: bool = True, dtype=torch.float32):
-    "A small random-init Qwen3_5ForCausalLM: linear-attention layers, full attention every `full_attention_interval`-th."
-    from transformers import Qwen3_5ForCausalLM, Qwen3_5TextConfig
-    types = ['full_attention' if (i + 1) % full_attention_interval == 0 else 'linear_attention' for i in range(num_layers)]
-    cfg = Qwen3_5TextConfig(vocab_size=vocab_size, hidden_size=hidden_size, intermediate_size=intermediate_size,
-                            num_hidden_layers=num_layers, num_attention_heads=num_heads, num_key_value_heads=num_kv_heads,
-                            head_dim=head_dim, linear_num_key_heads=linear_heads // 2, linear_num_value_heads=linear_heads,
-                            linear_key_head_dim=linear_head_dim, linear_value_head_dim=linear_head_dim, layer_types=types,
-                            max_position_embeddings=8192, tie_word_embeddings=tie_word_embeddings)
-    g = torch.random.get_rng_state()
-    torch.manual_seed(seed)
-    try:
-        model = Qwen3_5ForCausalLM(cfg)
-        nn.init.normal_(model.get_input_embeddings().weight, std=2 / math.sqrt(hidden_size))
-        with torch.no_grad(): model.model.norm.weight.uniform_(-0.5, 1.5)   # (1 + w): per-dimension scales 0.5..2.5
-    finally: torch.random.set_rng_state(g)
-    return model.to(dtype).eval().requires_grad_(False)
 
 # %% ../nbs/10_model.ipynb #f7761e11
 def norm_gain(norm: nn.Module) -> torch.Tensor:
@@ -534,6 +491,7 @@ def build_drafter(m: nn.Module, c: DFlashConfig) -> nn.Module:
         if isinstance(mod, nn.Linear): nn.init.normal_(mod.weight, std=0.02)
     return m
 
+# %% ../nbs/10_model.ipynb #37570477
 def drafter_hidden(m: nn.Module, c: DFlashConfig, x, block_pos, ctx_hidden=None, ctx_pos=None, attn_mask=None,
                    cache: DraftCache | None = None):
     "Final normed hidden states of the block embeddings `x` (B, Q, H) given the raw target features `ctx_hidden`."
@@ -572,77 +530,88 @@ class DFlashDraftModel(nn.Module):
         self._shared = (embed.detach(), head.detach())
         return self
 
-    @property
-    def embed_weight(self):
-        if self._shared is None: raise RuntimeError("the drafter has no embedding: call bind_target(target) first")
-        return self._shared[0]
-
-    @property
-    def head_weight(self):
-        if self._shared is None: raise RuntimeError("the drafter has no LM head: call bind_target(target) first")
-        return self._shared[1]
-
-    def init_from_target(self, target, scale: float = 0.05) -> DFlashDraftModel:
-        """Start the drafter's final norm as the target's, times `scale`: the target's per-dimension output scales, with
-        logits small enough that the untrained drafter predicts near-uniformly (loss ~ ln V) instead of confidently wrong."""
-        with torch.no_grad(): self.norm.weight.copy_(norm_gain(final_norm(target)) * scale)
-        return self
-
-    def set_draft_vocab(self, ids) -> DFlashDraftModel:
-        "Restrict drafting to the sorted ids `ids` (the drafter was made with `draft_vocab_size == len(ids)`)."
-        ids = torch.as_tensor(sorted({int(i) for i in ids}), dtype=torch.long)
-        if self.vocab_ids is None or len(ids) != len(self.vocab_ids) or (len(ids) and not 0 <= ids[0] <= ids[-1] < self.config.vocab_size):
-            raise ValueError(f"set_draft_vocab: {len(ids)} distinct ids in [0, {self.config.vocab_size}) needed, "
-                             f"the config says draft_vocab_size={self.config.draft_vocab_size}")
-        self.vocab_ids.copy_(ids.to(self.vocab_ids.device))
-        return self
-
-    @property
-    def draft_head(self):
-        "LM-head rows of the ids the drafter predicts (all of them without a draft vocabulary)."
-        return self.head_weight if self.vocab_ids is None else self.head_weight[self.vocab_ids.to(self.head_weight.device)]
-
-    def fuse(self, ctx_hidden): return self.hidden_norm(self.fc(ctx_hidden))
-
-    def logits(self, hidden):
-        """LM head (the target's, frozen). Under autocast the matmul runs in the autocast dtype; otherwise in the head's.
-        With a draft vocabulary the ids outside it get -inf (the output keeps the full vocabulary)."""
-        W = self.draft_head
-        out = F.linear(hidden, W) if torch.is_autocast_enabled(hidden.device.type) else F.linear(hidden.to(W.dtype), W)
-        if self.vocab_ids is None: return out
-        full = out.new_full((*out.shape[:-1], self.config.vocab_size), -math.inf)
-        return full.index_copy_(-1, self.vocab_ids.to(out.device), out)
-
-    def forward(self, block_ids, block_pos, ctx_hidden=None, ctx_pos=None, attn_mask=None,
-                cache: DraftCache | None = None, return_hidden: bool = False):
-        h = drafter_hidden(self, self.config, F.embedding(block_ids, self.embed_weight), block_pos, ctx_hidden, ctx_pos,
-                           attn_mask, cache)
-        return h if return_hidden else self.logits(h)
-
-    @torch.no_grad()
-    def draft(self, last_token, anchor_pos, ctx_hidden=None, ctx_pos=None, cache: DraftCache | None = None):
-        """Logits (B, block_size - 1, V) for the block [last_token, MASK...] at positions anchor_pos + k.
-        `ctx_hidden` are the target features of all tokens before the anchor — or, with `cache`, of those not yet
-        given to the cache. Greedy draft: `.argmax(-1)`."""
-        c = self.config
-        k = torch.arange(c.block_size, device=last_token.device)
-        ids = torch.full((last_token.shape[0], c.block_size), c.mask_token_id, device=last_token.device, dtype=torch.long)
-        ids[:, 0] = last_token
-        pos = torch.as_tensor(anchor_pos, device=last_token.device).reshape(-1, 1) + k
-        return self(ids, pos.expand(ids.shape[0], -1), ctx_hidden, ctx_pos, None, cache)[:, 1:]
-
     def num_parameters(self) -> int: return sum(p.numel() for p in self.parameters())
 
-    @classmethod
-    def from_target(cls, target, num_draft_layers: int = 5, target_layer_ids=None, block_size: int = 16,
-                    mask_token_id: int | None = None, seed: int | None = None, norm_from_target: bool = False,
-                    **overrides) -> DFlashDraftModel:
-        """A fresh drafter sized for `target` and bound to its embedding/head (fp32 weights, on the target's device);
-        with `norm_from_target`, its final norm starts as 0.05 x the target's (`init_from_target`)."""
-        cfg = DFlashConfig.from_target(target.config, num_draft_layers, target_layer_ids, block_size, mask_token_id, **overrides)
-        if seed is not None: torch.manual_seed(seed)
-        m = cls(cfg).to(target.get_input_embeddings().weight.device).bind_target(target)
-        return m.init_from_target(target) if norm_from_target else m
+# %% ../nbs/10_model.ipynb #3d0a03c3
+@patch(as_prop=True)
+def embed_weight(self: DFlashDraftModel):
+    if self._shared is None: raise RuntimeError("the drafter has no embedding: call bind_target(target) first")
+    return self._shared[0]
+
+@patch(as_prop=True)
+def head_weight(self: DFlashDraftModel):
+    if self._shared is None: raise RuntimeError("the drafter has no LM head: call bind_target(target) first")
+    return self._shared[1]
+
+@patch(as_prop=True)
+def draft_head(self: DFlashDraftModel):
+    "LM-head rows of the ids the drafter predicts (all of them without a draft vocabulary)."
+    return self.head_weight if self.vocab_ids is None else self.head_weight[self.vocab_ids.to(self.head_weight.device)]
+
+# %% ../nbs/10_model.ipynb #df27d42b
+@patch
+def init_from_target(self: DFlashDraftModel, target, scale: float = 0.05) -> DFlashDraftModel:
+    """Start the drafter's final norm as the target's, times `scale`: the target's per-dimension output scales, with
+    logits small enough that the untrained drafter predicts near-uniformly (loss ~ ln V) instead of confidently wrong."""
+    with torch.no_grad(): self.norm.weight.copy_(norm_gain(final_norm(target)) * scale)
+    return self
+
+@patch
+def set_draft_vocab(self: DFlashDraftModel, ids) -> DFlashDraftModel:
+    "Restrict drafting to the sorted ids `ids` (the drafter was made with `draft_vocab_size == len(ids)`)."
+    ids = torch.as_tensor(sorted({int(i) for i in ids}), dtype=torch.long)
+    if self.vocab_ids is None or len(ids) != len(self.vocab_ids) or (len(ids) and not 0 <= ids[0] <= ids[-1] < self.config.vocab_size):
+        raise ValueError(f"set_draft_vocab: {len(ids)} distinct ids in [0, {self.config.vocab_size}) needed, "
+                         f"the config says draft_vocab_size={self.config.draft_vocab_size}")
+    self.vocab_ids.copy_(ids.to(self.vocab_ids.device))
+    return self
+
+# %% ../nbs/10_model.ipynb #7c5e0239
+@patch
+def fuse(self: DFlashDraftModel, ctx_hidden): return self.hidden_norm(self.fc(ctx_hidden))
+
+@patch
+def logits(self: DFlashDraftModel, hidden):
+    """LM head (the target's, frozen). Under autocast the matmul runs in the autocast dtype; otherwise in the head's.
+    With a draft vocabulary the ids outside it get -inf (the output keeps the full vocabulary)."""
+    W = self.draft_head
+    out = F.linear(hidden, W) if torch.is_autocast_enabled(hidden.device.type) else F.linear(hidden.to(W.dtype), W)
+    if self.vocab_ids is None: return out
+    full = out.new_full((*out.shape[:-1], self.config.vocab_size), -math.inf)
+    return full.index_copy_(-1, self.vocab_ids.to(out.device), out)
+
+# %% ../nbs/10_model.ipynb #9e3f5dd2
+@patch
+def forward(self: DFlashDraftModel, block_ids, block_pos, ctx_hidden=None, ctx_pos=None, attn_mask=None,
+            cache: DraftCache | None = None, return_hidden: bool = False):
+    h = drafter_hidden(self, self.config, F.embedding(block_ids, self.embed_weight), block_pos, ctx_hidden, ctx_pos,
+                       attn_mask, cache)
+    return h if return_hidden else self.logits(h)
+
+@patch
+@torch.no_grad()
+def draft(self: DFlashDraftModel, last_token, anchor_pos, ctx_hidden=None, ctx_pos=None, cache: DraftCache | None = None):
+    """Logits (B, block_size - 1, V) for the block [last_token, MASK...] at positions anchor_pos + k.
+    `ctx_hidden` are the target features of all tokens before the anchor — or, with `cache`, of those not yet
+    given to the cache. Greedy draft: `.argmax(-1)`."""
+    c = self.config
+    k = torch.arange(c.block_size, device=last_token.device)
+    ids = torch.full((last_token.shape[0], c.block_size), c.mask_token_id, device=last_token.device, dtype=torch.long)
+    ids[:, 0] = last_token
+    pos = torch.as_tensor(anchor_pos, device=last_token.device).reshape(-1, 1) + k
+    return self(ids, pos.expand(ids.shape[0], -1), ctx_hidden, ctx_pos, None, cache)[:, 1:]
+
+# %% ../nbs/10_model.ipynb #4a5194d2
+@patch(cls_method=True)
+def from_target(cls: DFlashDraftModel, target, num_draft_layers: int = 5, target_layer_ids=None, block_size: int = 16,
+                mask_token_id: int | None = None, seed: int | None = None, norm_from_target: bool = False,
+                **overrides) -> DFlashDraftModel:
+    """A fresh drafter sized for `target` and bound to its embedding/head (fp32 weights, on the target's device);
+    with `norm_from_target`, its final norm starts as 0.05 x the target's (`init_from_target`)."""
+    cfg = DFlashConfig.from_target(target.config, num_draft_layers, target_layer_ids, block_size, mask_token_id, **overrides)
+    if seed is not None: torch.manual_seed(seed)
+    m = cls(cfg).to(target.get_input_embeddings().weight.device).bind_target(target)
+    return m.init_from_target(target) if norm_from_target else m
 
 # %% ../nbs/10_model.ipynb #9a3354fc
 def check_drafter_fits(c: DFlashConfig, target_config, where: str = 'drafter') -> None:
@@ -686,7 +655,7 @@ def drafter_readme(c: DFlashConfig, info: dict | None = None) -> str:
     return '\n'.join(lines)
 
 # %% ../nbs/10_model.ipynb #361c61da
-_MODELING_OBJECTS = ('_get', 'text_config', 'rope_theta_of', 'select_target_layers', 'DFlashConfig', '_to_hf_dict',
+_MODELING_OBJECTS = ('_get', 'text_config', 'rope_theta_of', 'select_target_layers', 'DFlashConfig', '_check_config', '_from_target', '_to_hf_dict',
                      '_rope_scaling', '_from_hf_dict', 'RMSNorm', 'rotary_cos_sin', 'rope_scaling_of', 'rotate_half', 'apply_rotary', 'MLP',
                      'sliding_window_mask', 'layer_causal', 'layer_masks', 'DraftCache', '_flex_attention', '_attend', 'DFlashAttention',
                      'DFlashDecoderLayer', 'build_drafter', 'drafter_hidden')
@@ -713,6 +682,7 @@ class DFlashDraftModel(PreTrainedModel):
                               attention_mask, cache)
 '''
 
+# %% ../nbs/10_model.ipynb #85fa0e73
 def modeling_source() -> str:
     "The self-contained modelling file `dflash.py` (torch + transformers only), generated from this module's source."
     import inspect
@@ -724,7 +694,7 @@ def modeling_source() -> str:
             f'QWEN36_MASK_TOKEN_ID = {QWEN36_MASK_TOKEN_ID}', f'LAYER_TYPES = {LAYER_TYPES!r}', f'SCALED_ROPE_TYPES = {SCALED_ROPE_TYPES!r}',
             f'_SAVE_TIME_KEYS = {sorted(_SAVE_TIME_KEYS)!r}', '_FLEX, _ROPE_CACHE = {}, {}', '']
     body = [inspect.getsource(getattr(pkg, n)) for n in _MODELING_OBJECTS]
-    tail = ['DFlashConfig.to_hf_dict = _to_hf_dict', 'DFlashConfig.from_hf_dict = classmethod(_from_hf_dict)', _HF_WRAPPER]
+    tail = ['DFlashConfig.from_target = classmethod(_from_target)', 'DFlashConfig.to_hf_dict = _to_hf_dict', 'DFlashConfig.from_hf_dict = classmethod(_from_hf_dict)', _HF_WRAPPER]
     return '\n'.join(head) + '\n' + '\n\n'.join(body) + '\n' + '\n'.join(tail)
 
 # %% ../nbs/10_model.ipynb #955ccb61
@@ -744,6 +714,7 @@ def _save_pretrained(self, out_dir, dtype=None, readme: str | None = None) -> Pa
     for name in ['model.safetensors', *files]: os.replace(out/f"{name}{tmp}", out/name)
     return out
 
+# %% ../nbs/10_model.ipynb #b4c99235
 @classmethod
 def _from_pretrained(cls, model_dir, target=None, device=None, dtype='auto') -> DFlashDraftModel:
     "Load a drafter directory (in its saved dtype unless `dtype`); check it fits `target` and bind its embedding and head."

@@ -6,26 +6,31 @@
 from __future__ import annotations
 import argparse, json, math, os, random, shutil, sys, time
 from contextlib import nullcontext
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pyarrow as pa
 import torch
 import torch.nn.functional as F
 import torch.utils.checkpoint
+from fastcore.basics import patch
 
 from .model import (DFlashConfig, DFlashDraftModel, TargetFeatures, block_attention_mask, check_drafter_fits,
-                             decoder_layers, drafter_readme, flex_block_mask, flex_layer_masks, shared_embeddings, text_config, tiny_qwen3_target)
+                             decoder_layers, drafter_readme, flex_block_mask, flex_layer_masks, shared_embeddings, text_config)
 from .dataset import SCHEMA, SHARD_NAME, dataset_manifest, dataset_shards, open_dataset, stream_batches, write_dataset
 
 
 # %% auto #0
-__all__ = ['DEFAULT_GAMMA', 'write_token_dataset', 'synthetic_dataset', 'toy_dataset_from_samples', 'TokenDataset',
-           'check_token_dataset', 'open_token_dataset', 'token_budget_batches', 'padding_share', 'sample_anchors',
-           'collate', 'make_blocks', 'loss_weights', 'block_loss', 'dflash_forward', 'feature_cache_bytes',
-           'sample_key', 'FeatureCache', 'CachedTargetFeatures', 'fill_feature_cache', 'dist_info', 'setup_device',
-           'load_target', 'shard_target', 'drafter_from_dir', 'latest_checkpoint', 'save_checkpoint', 'load_checkpoint',
-           'add_train_args', 'train_args', 'default_eos_of', 'train', 'train_main', 'run_readme_info']
+__all__ = ['DEFAULT_GAMMA', 'write_token_dataset', 'TokenDataset', 'check_token_dataset', 'open_token_dataset',
+           'token_budget_batches', 'padding_share', 'sample_anchors', 'collate', 'make_blocks', 'loss_weights',
+           'block_loss', 'dflash_forward', 'feature_cache_bytes', 'sample_key', 'FeatureCache', 'CachedTargetFeatures',
+           'fill_feature_cache', 'dist_info', 'setup_device', 'load_target', 'shard_target', 'drafter_from_dir',
+           'latest_checkpoint', 'save_checkpoint', 'load_checkpoint', 'TrainConfig', 'add_train_args', 'train_args',
+           'default_eos_of', 'setup_run', 'run_target', 'run_drafter', 'run_features', 'plan_run', 'run_optimizer',
+           'resume_run', 'train_step', 'step_metrics', 'log_step', 'run_loop', 'run_summary', 'train', 'train_main',
+           'run_readme_info']
 
 # %% ../nbs/11_train.ipynb #0982a0bc
 def write_token_dataset(out_dir, samples, vocab_size: int, description: str = '', extra: dict | None = None) -> Path:
@@ -58,48 +63,6 @@ def write_token_dataset(out_dir, samples, vocab_size: int, description: str = ''
     os.replace(tmp, out)
     return out
 
-def synthetic_dataset(out_dir, n_samples: int = 256, vocab_size: int = 128, min_len: int = 48, max_len: int = 160,
-                      noise: float = 0.1, seed: int = 0) -> Path:
-    "Random prompts + responses following a fixed random permutation of the vocabulary (learnable); id vocab_size-1 unused."
-    rng = np.random.default_rng(seed)
-    V = vocab_size - 1                               # the last id is left for the mask token
-    perm = rng.permutation(V)
-    def gen(i):
-        n, p = int(rng.integers(min_len, max_len + 1)), int(rng.integers(8, 25))
-        ids = np.empty(n, np.int64); ids[:p] = rng.integers(0, V, p)
-        for t in range(p, n): ids[t] = perm[ids[t - 1]] if rng.random() > noise else rng.integers(0, V)
-        return ids, np.arange(n) >= p, f"synthetic:{i}", 'synthetic'
-    return write_token_dataset(out_dir, [gen(i) for i in range(n_samples)], vocab_size,
-                               f"synthetic permutation chains, seed {seed}, noise {noise}")
-
-# %% ../nbs/11_train.ipynb #494bdaa4
-def toy_dataset_from_samples(out_dir, vocab_size: int = 1024, completions=None, model_path=None) -> Path:
-    "Tokenize `completions` (default data/samples) with the embedded Qwen3.6 tokenizer; remap ids by frequency into `vocab_size`."
-    from dflash_nb.qwen import default_model_path
-    from dflash_nb.records import SAMPLES_DIR
-    from dflash_nb.tokenize import tokenize_dataset
-    out = Path(out_dir)
-    if out.exists(): raise FileExistsError(f"{out}: already exists; choose a new output directory")
-    work = out.with_name(out.name + f".tok-{os.getpid()}")
-    shutil.rmtree(work, ignore_errors=True)
-    try:
-        tokenize_dataset(model_path or default_model_path(), completions or SAMPLES_DIR, work, progress=False)
-        ds = TokenDataset(work)
-        rows = [ds.sample(i, truncate=False) for i in range(ds.n_rows)]
-        all_ids = np.concatenate([r[0] for r in rows])
-        uniq, counts = np.unique(all_ids, return_counts=True)
-        keep = uniq[np.lexsort((uniq, -counts))][:vocab_size - 2]            # by frequency, ties by id
-        lut = np.full(int(all_ids.max()) + 1, vocab_size - 2, np.int64)
-        lut[keep] = np.arange(len(keep))
-        meta = ds.meta_columns()
-        manifest = json.loads((work/'manifest.json').read_text())
-        samples = [(lut[ids], mask, meta['sample_id'][i], meta['source'][i]) for i, (ids, mask) in enumerate(rows)]
-        out = write_token_dataset(out, samples, vocab_size, f"{completions or SAMPLES_DIR} remapped into {vocab_size} ids",
-            {'remap': {'vocab_size': vocab_size, 'other_id': vocab_size - 2, 'mask_token_id': vocab_size - 1,
-                       'coverage': float(np.isin(all_ids, keep).mean()), 'source_tokenizer': manifest['tokenizer']}})
-        np.save(out/'remap_ids.npy', keep)                                    # new id -> original Qwen3.6 id
-        return out
-    finally: shutil.rmtree(work, ignore_errors=True)
 
 # %% ../nbs/11_train.ipynb #0b8b0172
 class TokenDataset:
@@ -214,6 +177,7 @@ def token_budget_batches(lengths, max_tokens: int, seed: int = 0, epoch: int = 0
         if cur: batches.append(np.array(cur))
     return [batches[j] for j in rng.permutation(len(batches))]
 
+# %% ../nbs/11_train.ipynb #14f7502b
 def padding_share(batches, lengths) -> float:
     "Share of padded positions over all positions of `batches`."
     real = sum(int(lengths[b].sum()) for b in batches)
@@ -228,6 +192,7 @@ def sample_anchors(loss_mask, max_anchors: int, rng) -> np.ndarray:
     if len(valid) > max_anchors: valid = np.sort(rng.choice(valid, max_anchors, replace=False))
     return valid
 
+# %% ../nbs/11_train.ipynb #4d28b8b6
 def collate(ds: TokenDataset, idx, epoch: int, seed: int, max_anchors: int, pad_id: int = 0) -> dict:
     "Right-padded tensors of samples `idx` (usable-sample indices) with this epoch's anchors."
     rows = [ds[int(i)] for i in idx]
@@ -258,17 +223,18 @@ def make_blocks(batch: dict, block_size: int, mask_token_id: int):
 
 # %% ../nbs/11_train.ipynb #569451b9
 DEFAULT_GAMMA = {16: 7.0, 10: 5.0, 8: 4.0}
-
 def loss_weights(block_size: int, gamma: float | None = None, device=None) -> torch.Tensor:
     "Per-slot weights: 0 for slot 0, exp(-(k-1)/gamma) for slot k >= 1."
     g = gamma or DEFAULT_GAMMA.get(block_size, 0.44 * block_size)
     k = torch.arange(block_size, dtype=torch.float32, device=device)
     return torch.where(k == 0, torch.zeros_like(k), torch.exp(-(k - 1) / g))
 
+# %% ../nbs/11_train.ipynb #251c14b8
 def _ce_chunk(h, head, y, w):
     logits = F.linear(h, head).float()
     return (F.cross_entropy(logits, y, reduction='none') * w).sum(), logits.argmax(-1)
 
+# %% ../nbs/11_train.ipynb #3d37cdcc
 def block_loss(hidden, head, labels, label_ok, weights, chunk: int = 1024):
     "Weighted block cross-entropy; hidden (B, N, bs, H). Returns (loss, correct per slot, count per slot)."
     bs, H = hidden.shape[-2:]
@@ -314,6 +280,7 @@ def sample_key(ids) -> str:
     import hashlib
     return hashlib.sha256(np.asarray(ids, np.int32).tobytes()).hexdigest()[:24]
 
+# %% ../nbs/11_train.ipynb #cfa15142
 class FeatureCache:
     """Target features of samples, on disk in bfloat16, keyed by the hash of their token ids: filled on first use,
     reused by later epochs, runs, and datasets that share samples (an append-only data file plus an index)."""
@@ -338,46 +305,58 @@ class FeatureCache:
         with open(self.data_file, 'ab') as f: f.truncate(end * self.width * 2)   # drop features written after the last index line
         self.rows = end
 
-    def __contains__(self, key: str) -> bool: return key in self.index
-    def __len__(self) -> int: return len(self.index)
-    @property
-    def tokens(self) -> int: return self.rows
+# %% ../nbs/11_train.ipynb #c5aef7d5
+@patch
+def __contains__(self: FeatureCache, key: str) -> bool: return key in self.index
 
-    def get(self, key: str) -> torch.Tensor:
-        off, n = self.index[key]
-        a = np.fromfile(self.data_file, dtype=np.int16, count=n * self.width, offset=off * self.width * 2)
-        return torch.from_numpy(a).view(torch.bfloat16).view(n, self.width).float()
+@patch
+def __len__(self: FeatureCache) -> int: return len(self.index)
 
-    def put(self, key: str, feats: torch.Tensor):
-        if key in self.index: return
-        if feats.ndim != 2 or feats.shape[1] != self.width: raise ValueError(f"features {tuple(feats.shape)}, expected (n, {self.width})")
-        with open(self.data_file, 'ab') as f:
-            f.write(feats.detach().to(torch.bfloat16).cpu().contiguous().view(torch.int16).numpy().tobytes()); f.flush()
-        with open(self.index_file, 'a') as f: f.write(f"{key}\t{self.rows}\t{feats.shape[0]}\n")
-        self.index[key] = (self.rows, feats.shape[0]); self.rows += feats.shape[0]
+@patch(as_prop=True)
+def tokens(self: FeatureCache) -> int: return self.rows
 
+@patch
+def get(self: FeatureCache, key: str) -> torch.Tensor:
+    off, n = self.index[key]
+    a = np.fromfile(self.data_file, dtype=np.int16, count=n * self.width, offset=off * self.width * 2)
+    return torch.from_numpy(a).view(torch.bfloat16).view(n, self.width).float()
+
+# %% ../nbs/11_train.ipynb #209112a8
+@patch
+def put(self: FeatureCache, key: str, feats: torch.Tensor):
+    if key in self.index: return
+    if feats.ndim != 2 or feats.shape[1] != self.width: raise ValueError(f"features {tuple(feats.shape)}, expected (n, {self.width})")
+    with open(self.data_file, 'ab') as f:
+        f.write(feats.detach().to(torch.bfloat16).cpu().contiguous().view(torch.int16).numpy().tobytes()); f.flush()
+    with open(self.index_file, 'a') as f: f.write(f"{key}\t{self.rows}\t{feats.shape[0]}\n")
+    self.index[key] = (self.rows, feats.shape[0]); self.rows += feats.shape[0]
+
+# %% ../nbs/11_train.ipynb #1313fc5d
 class CachedTargetFeatures:
     "`for_batch(batch)`: features of the batch's samples from `cache`, running the target only for samples not cached yet."
     def __init__(self, features: TargetFeatures, cache: FeatureCache):
         self.features, self.cache, self.rows_computed, self.rows_read, self.target_seconds = features, cache, 0, 0, 0.0
 
-    def for_batch(self, batch: dict) -> torch.Tensor:
-        lens, ids = batch['lengths'].tolist(), batch['input_ids']
-        B, T = ids.shape
-        keys = [sample_key(ids[b, :lens[b]].cpu().numpy()) for b in range(B)]
-        out = torch.zeros(B, T, self.cache.width, dtype=torch.float32)
-        todo = [b for b in range(B) if keys[b] not in self.cache]
-        if todo:
-            t0, Tm = time.time(), max(lens[b] for b in todo)
-            f = self.features(ids[todo, :Tm]).float().cpu()
-            for j, b in enumerate(todo): self.cache.put(keys[b], f[j, :lens[b]])
-            self.rows_computed += len(todo); self.target_seconds += time.time() - t0
-        for b in range(B): out[b, :lens[b]] = self.cache.get(keys[b])
-        self.rows_read += B - len(todo)
-        return out.to(ids.device)
-
     def remove(self): self.features.remove()
 
+# %% ../nbs/11_train.ipynb #1708c0bf
+@patch
+def for_batch(self: CachedTargetFeatures, batch: dict) -> torch.Tensor:
+    lens, ids = batch['lengths'].tolist(), batch['input_ids']
+    B, T = ids.shape
+    keys = [sample_key(ids[b, :lens[b]].cpu().numpy()) for b in range(B)]
+    out = torch.zeros(B, T, self.cache.width, dtype=torch.float32)
+    todo = [b for b in range(B) if keys[b] not in self.cache]
+    if todo:
+        t0, Tm = time.time(), max(lens[b] for b in todo)
+        f = self.features(ids[todo, :Tm]).float().cpu()
+        for j, b in enumerate(todo): self.cache.put(keys[b], f[j, :lens[b]])
+        self.rows_computed += len(todo); self.target_seconds += time.time() - t0
+    for b in range(B): out[b, :lens[b]] = self.cache.get(keys[b])
+    self.rows_read += B - len(todo)
+    return out.to(ids.device)
+
+# %% ../nbs/11_train.ipynb #bdd4453a
 def fill_feature_cache(ds: TokenDataset, features: TargetFeatures, cache: FeatureCache, max_tokens: int = 2048,
                        progress: bool = False) -> dict:
     "Compute and store the features of every usable sample of `ds` not cached yet (what a first epoch does, up front)."
@@ -402,6 +381,7 @@ def dist_info() -> tuple[int, int, int]:
     "(rank, world size, local rank) from torchrun's environment."
     return int(os.environ.get('RANK', 0)), int(os.environ.get('WORLD_SIZE', 1)), int(os.environ.get('LOCAL_RANK', 0))
 
+# %% ../nbs/11_train.ipynb #200c6a95
 def setup_device(device: str = 'auto'):
     "Initialise torch.distributed when launched by torchrun; return this rank's device."
     rank, world, local = dist_info()
@@ -416,17 +396,15 @@ def setup_device(device: str = 'auto'):
 def load_target(spec: str, device, dtype=None, vocab_size: int | None = None):
     "A frozen target in eval mode: `tiny[:k=v,...]` (built in code; `hybrid=1`: Qwen3.5-style) or a local Hugging Face model directory."
     if spec == 'tiny' or spec.startswith('tiny:'):
-        kw = {k: json.loads(v.lower() if v.lower() in ('true', 'false') else v) for k, v in (kv.split('=', 1) for kv in spec[5:].split(',') if kv)}
-        if vocab_size and 'vocab_size' not in kw: kw['vocab_size'] = vocab_size
-        from dflash_nb.model import tiny_hybrid_target
-        make = tiny_hybrid_target if kw.pop('hybrid', False) else tiny_qwen3_target    # tiny:hybrid=1 = Qwen3.5-style
-        return make(**kw).to(device=device, dtype=dtype or torch.float32)
+        from dflash_nb.toy import tiny_target                 # toys are built in code, in their own module
+        return tiny_target(spec, vocab_size).to(device=device, dtype=dtype or torch.float32)
     from transformers import AutoModelForCausalLM
     if not Path(spec).is_dir(): raise FileNotFoundError(f"{spec}: --target must be a local model directory or 'tiny'")
     m = AutoModelForCausalLM.from_pretrained(spec, dtype=dtype or (torch.bfloat16 if device.type == 'cuda' else torch.float32),
                                              local_files_only=True)
     return m.eval().requires_grad_(False)
 
+# %% ../nbs/11_train.ipynb #a106204f
 def shard_target(target, device):
     "FSDP2-shard the target's decoder layers over the default process group; embedding and head stay whole."
     from torch.distributed.fsdp import fully_shard
@@ -452,13 +430,13 @@ def drafter_from_dir(path, target, mask_token_id: int | None = None, target_laye
 
 # %% ../nbs/11_train.ipynb #33186de5
 _PLAN_KEYS = ('seed', 'max_tokens', 'max_seq_len', 'max_anchors', 'epochs', 'block_size', 'global_micro_batches')
-
 def latest_checkpoint(out_dir) -> Path | None:
     "The newest complete checkpoint under OUT/checkpoints, if any."
     d = Path(out_dir)/'checkpoints'
     done = sorted(p for p in d.glob('step-*') if p.is_dir() and '.tmp' not in p.name and (p/'train_state.pt').is_file())
     return done[-1] if done else None
 
+# %% ../nbs/11_train.ipynb #b31f48a4
 def save_checkpoint(out_dir, core: DFlashDraftModel, opt, sched, step: int, plan: dict, keep: int = 2) -> Path:
     d = Path(out_dir)/'checkpoints'
     final, tmp = d/f"step-{step:08d}", d/f"step-{step:08d}.tmp"
@@ -471,6 +449,7 @@ def save_checkpoint(out_dir, core: DFlashDraftModel, opt, sched, step: int, plan
     for old in sorted(p for p in d.glob('step-*') if '.tmp' not in p.name)[:-keep] if keep > 0 else []: shutil.rmtree(old, ignore_errors=True)
     return final
 
+# %% ../nbs/11_train.ipynb #e28133a3
 def load_checkpoint(ckpt, core: DFlashDraftModel, opt, sched, plan: dict) -> int:
     "Restore drafter, optimizer, scheduler and RNG states; returns the step to continue from."
     from safetensors.torch import load_file
@@ -485,88 +464,108 @@ def load_checkpoint(ckpt, core: DFlashDraftModel, opt, sched, plan: dict) -> int
     if st['rng']['cuda'] is not None and torch.cuda.is_available(): torch.cuda.set_rng_state_all(st['rng']['cuda'])
     return int(st['step'])
 
-# %% ../nbs/11_train.ipynb #3edf9132
+# %% ../nbs/11_train.ipynb #d494cf74
+def _o(default, help: str, group: str = 'run', **argparse_kw):
+    "A `TrainConfig` field: its default, its `--help` line, its option group and any other `add_argument` settings."
+    return field(default=default, metadata={'help': help, 'group': group, **argparse_kw})
+
+@dataclass
+class TrainConfig:
+    "Every parameter of a training run, declared once: `dflash-nb train`'s options and `train_args` are made from it."
+    dataset: str = _o(None, "tokenized dataset directory (or s3:// URL) written by `dflash-nb tokenize`", '', required=True)
+    target: str = _o(None, "target model directory (Hugging Face), or 'tiny' / 'tiny:hidden_size=128,num_layers=8' for a tiny random Qwen3 built in code", '', required=True)
+    output_dir: str = _o(None, "where checkpoints, metrics.jsonl, summary.json and drafter/ go", '', required=True)
+    init_drafter: str | None = _o(None, "start from this drafter directory (e.g. a published DFlash drafter): its shape, tap layers, block size and mask token are kept", 'drafter', metavar='DIR')
+    draft_layers: int = _o(5, "draft decoder layers (default 5)", 'drafter')
+    target_layer_ids: str | None = _o(None, "comma-separated target layers to fuse (default: evenly 1..L-3)", 'drafter')
+    block_size: int = _o(16, "block size (default 16)", 'drafter')
+    mask_token_id: int | None = _o(None, "mask token id (default: 248070 for Qwen3.5/3.6, vocab-1 for tiny)", 'drafter')
+    attention: str = _o('sdpa', "block attention kernel (default sdpa)", 'drafter', choices=['sdpa', 'flex'])
+    norm_init: str = _o('ones', "drafter final norm: all ones (default), or 0.05 x the target's (near-uniform first predictions; see the model notebook)", 'drafter', choices=['ones', 'target'])
+    draft_vocab: str = _o('full', "ids the drafter predicts: the whole vocabulary (default) or those in the dataset's loss tokens (cheaper LM head)", 'drafter', choices=['full', 'data'])
+    max_seq_len: int = _o(3072, "truncate longer samples (default 3072)", 'data')
+    max_tokens: int = _o(8192, "token budget per micro-batch per device, padding included (default 8192)", 'data')
+    max_anchors: int = _o(512, "anchors per sequence (default 512)", 'data')
+    feature_cache: str | None = _o(None, "directory caching the target's features (filled on the first epoch, reused after)", 'data')
+    epochs: int = _o(6, "epochs (default 6)", 'optimisation')
+    max_steps: int | None = _o(None, "stop after this many optimizer steps (the schedule spans them)", 'optimisation')
+    time_budget_s: float | None = _o(None, "fit the run into this many seconds: after 5 steps the step count (and the LR schedule) shrinks to what the budget allows", 'optimisation')
+    lr: float = _o(6e-4, "peak learning rate (default 6e-4)", 'optimisation')
+    warmup_ratio: float = _o(0.04, "linear warmup share of the steps (default 0.04)", 'optimisation')
+    weight_decay: float = _o(0.0, "AdamW weight decay (default 0)", 'optimisation')
+    grad_clip: float = _o(1.0, "gradient norm clip (default 1.0)", 'optimisation')
+    grad_accum: int = _o(1, "micro-batches per optimizer step per device (default 1)", 'optimisation')
+    gamma: float | None = _o(None, "loss decay (default 7/5/4 for block 16/10/8)", 'optimisation')
+    loss_chunk: int = _o(1024, "slots per LM-head chunk in the loss (default 1024)", 'optimisation')
+    seed: int = _o(0, "seed for init, batches and anchors (default 0)")
+    save_every: int = _o(1000, "checkpoint every N steps (default 1000; 0: only at the end)")
+    keep_checkpoints: int = _o(2, "checkpoints kept (default 2)")
+    resume: str = _o('auto', "'auto' (latest checkpoint in --output-dir, if any), 'never', or a checkpoint dir")
+    device: str = _o('auto', "auto | cuda | cpu")
+    target_shard: str = _o('replicate', "target per rank: full copy or FSDP-sharded layers", choices=['replicate', 'fsdp'])
+    save_dtype: str = _o('bfloat16', "dtype of the final drafter/ weights (default bfloat16, what serving engines load; checkpoints stay float32)", choices=['bfloat16', 'float32'])
+    quiet: bool = _o(False, "no progress bar")
+
+# %% ../nbs/11_train.ipynb #8393bd4c
+@patch(cls_method=True)
+def make(cls: TrainConfig, args=None, **kw) -> TrainConfig:
+    "A `TrainConfig` from another one, a Namespace (`dflash-nb train`'s) or a dict, updated by `kw`; unknown names are an error."
+    base = asdict(args) if isinstance(args, TrainConfig) else dict(vars(args) if isinstance(args, argparse.Namespace) else args or {})
+    names = {f.name for f in fields(cls)}
+    if unknown := set(kw) - names: raise TypeError(f"unknown training options: {sorted(unknown)}")
+    return cls(**{k: v for k, v in {**base, **kw}.items() if k in names})   # a Namespace's own extras (the sub-command) are left out
+
+# %% ../nbs/11_train.ipynb #8510ff4a
+def _arg_type(f):
+    "What argparse converts option `f` with: int, float (None: a string), from the field's type."
+    t = f.type if isinstance(f.type, str) else getattr(f.type, '__name__', str(f.type))
+    return {'int': int, 'float': float}.get(t.split(' | ')[0])
+
+# %% ../nbs/11_train.ipynb #55495d46
 def add_train_args(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    "Options of `dflash-nb train`."
-    a = p.add_argument
-    a('--dataset', required=True, help="tokenized dataset directory (or s3:// URL) written by `dflash-nb tokenize`")
-    a('--target', required=True, help="target model directory (Hugging Face), or 'tiny' / 'tiny:hidden_size=128,num_layers=8' for a tiny random Qwen3 built in code")
-    a('--output-dir', required=True, help="where checkpoints, metrics.jsonl, summary.json and drafter/ go")
-    g = p.add_argument_group('drafter')
-    g.add_argument('--init-drafter', default=None, metavar='DIR',
-                   help="start from this drafter directory (e.g. a published DFlash drafter): its shape, tap layers, block size and mask token are kept")
-    g.add_argument('--draft-layers', type=int, default=5, help="draft decoder layers (default 5)")
-    g.add_argument('--target-layer-ids', default=None, help="comma-separated target layers to fuse (default: evenly 1..L-3)")
-    g.add_argument('--block-size', type=int, default=16, help="block size (default 16)")
-    g.add_argument('--mask-token-id', type=int, default=None, help="mask token id (default: 248070 for Qwen3.5/3.6, vocab-1 for tiny)")
-    g.add_argument('--attention', choices=['sdpa', 'flex'], default='sdpa', help="block attention kernel (default sdpa)")
-    g.add_argument('--norm-init', choices=['ones', 'target'], default='ones',
-                   help="drafter final norm: all ones (default), or 0.05 x the target's (near-uniform first predictions; see the model notebook)")
-    g.add_argument('--draft-vocab', choices=['full', 'data'], default='full',
-                   help="ids the drafter predicts: the whole vocabulary (default) or those in the dataset's loss tokens (cheaper LM head)")
-    g = p.add_argument_group('data')
-    g.add_argument('--max-seq-len', type=int, default=3072, help="truncate longer samples (default 3072)")
-    g.add_argument('--max-tokens', type=int, default=8192, help="token budget per micro-batch per device, padding included (default 8192)")
-    g.add_argument('--max-anchors', type=int, default=512, help="anchors per sequence (default 512)")
-    g.add_argument('--feature-cache', default=None, help="directory caching the target's features (filled on the first epoch, reused after)")
-    g = p.add_argument_group('optimisation')
-    g.add_argument('--epochs', type=int, default=6, help="epochs (default 6)")
-    g.add_argument('--max-steps', type=int, default=None, help="stop after this many optimizer steps (the schedule spans them)")
-    g.add_argument('--time-budget-s', type=float, default=None,
-                   help="fit the run into this many seconds: after 5 steps the step count (and the LR schedule) shrinks to what the budget allows")
-    g.add_argument('--lr', type=float, default=6e-4, help="peak learning rate (default 6e-4)")
-    g.add_argument('--warmup-ratio', type=float, default=0.04, help="linear warmup share of the steps (default 0.04)")
-    g.add_argument('--weight-decay', type=float, default=0.0, help="AdamW weight decay (default 0)")
-    g.add_argument('--grad-clip', type=float, default=1.0, help="gradient norm clip (default 1.0)")
-    g.add_argument('--grad-accum', type=int, default=1, help="micro-batches per optimizer step per device (default 1)")
-    g.add_argument('--gamma', type=float, default=None, help="loss decay (default 7/5/4 for block 16/10/8)")
-    g.add_argument('--loss-chunk', type=int, default=1024, help="slots per LM-head chunk in the loss (default 1024)")
-    g = p.add_argument_group('run')
-    g.add_argument('--seed', type=int, default=0, help="seed for init, batches and anchors (default 0)")
-    g.add_argument('--save-every', type=int, default=1000, help="checkpoint every N steps (default 1000; 0: only at the end)")
-    g.add_argument('--keep-checkpoints', type=int, default=2, help="checkpoints kept (default 2)")
-    g.add_argument('--resume', default='auto', help="'auto' (latest checkpoint in --output-dir, if any), 'never', or a checkpoint dir")
-    g.add_argument('--device', default='auto', help="auto | cuda | cpu")
-    g.add_argument('--target-shard', choices=['replicate', 'fsdp'], default='replicate', help="target per rank: full copy or FSDP-sharded layers")
-    g.add_argument('--save-dtype', choices=['bfloat16', 'float32'], default='bfloat16',
-                   help="dtype of the final drafter/ weights (default bfloat16, what serving engines load; checkpoints stay float32)")
-    g.add_argument('--quiet', action='store_true', help="no progress bar")
+    "Options of `dflash-nb train`, one per `TrainConfig` field, in its groups."
+    groups = {'': p}
+    for f in fields(TrainConfig):
+        m = dict(f.metadata); g = m.pop('group')
+        if g not in groups: groups[g] = p.add_argument_group(g)
+        flag = '--' + f.name.replace('_', '-')
+        if f.type in ('bool', bool): groups[g].add_argument(flag, action='store_true', **m)
+        else: groups[g].add_argument(flag, type=_arg_type(f), default=f.default, **m)
     return p
 
-def train_args(**kw) -> argparse.Namespace:
-    "The `dflash-nb train` options as a Namespace: defaults, overridden by `kw` (underscored names)."
-    p = add_train_args(argparse.ArgumentParser(add_help=False))
-    d = {a.dest: a.default for a in p._actions if a.dest != 'help'}
-    unknown = set(kw) - set(d)
-    if unknown: raise TypeError(f"unknown training options: {sorted(unknown)}")
-    return argparse.Namespace(**{**d, **kw})
+# %% ../nbs/11_train.ipynb #56682aed
+def train_args(**kw) -> TrainConfig:
+    "The `dflash-nb train` options as a `TrainConfig`: defaults, overridden by `kw` (underscored names)."
+    return TrainConfig.make(**kw)
 
-# %% ../nbs/11_train.ipynb #33cf01ab
+# %% ../nbs/11_train.ipynb #4de473b0
 def _cosine(step: int, total: int, warmup: int) -> float:
     if step < warmup: return (step + 1) / warmup
     return 0.5 * (1 + math.cos(math.pi * min(1.0, (step - warmup) / max(1, total - warmup))))
 
+# %% ../nbs/11_train.ipynb #2c095aa1
 def default_eos_of(target) -> list[int]:
     "End ids of the target's generation config (kept in a data-built draft vocabulary)."
     e = getattr(getattr(target, 'generation_config', None), 'eos_token_id', None)
     return [] if e is None else ([int(e)] if isinstance(e, int) else [int(x) for x in e])
 
-def train(args: argparse.Namespace) -> dict:
-    "Train a DFlash drafter; returns the summary (also written to OUT/summary.json on rank 0)."
-    t_start = time.time()
-    dev = setup_device(args.device)
-    rank, world, _ = dist_info()
-    out = Path(args.output_dir)
-    if rank == 0: out.mkdir(parents=True, exist_ok=True)
+# %% ../nbs/11_train.ipynb #6eda298f
+def setup_run(args: TrainConfig) -> SimpleNamespace:
+    "The run `r`: options, device, rank and world size, output directory and dataset; the options checked first."
+    r = SimpleNamespace(args=args, t_start=time.time(), dev=setup_device(args.device))
+    r.rank, r.world, _ = dist_info()
+    r.out = Path(args.output_dir)
+    if r.rank == 0: r.out.mkdir(parents=True, exist_ok=True)
     if args.grad_accum < 1 or args.max_tokens < 1: raise ValueError("--grad-accum and --max-tokens must be >= 1")
     if args.max_seq_len > args.max_tokens:
         raise ValueError(f"--max-seq-len {args.max_seq_len} exceeds --max-tokens {args.max_tokens}: a sample must fit a micro-batch")
-    ds = open_token_dataset(args.dataset, args.max_seq_len)  # counts, id range, shard named in read errors
-    if not len(ds): raise ValueError(f"{args.dataset}: no sample has a response of two or more tokens; nothing to train on")
-    # the target, the drafter, the shared embedding/head
-    target = load_target(args.target, dev, vocab_size=ds.vocab_size or ds.max_token_id + 2)
-    V = int(getattr(text_config(target.config), 'vocab_size'))
-    if ds.max_token_id >= V: raise ValueError(f"{args.dataset}: token id {ds.max_token_id} is outside the target's vocabulary ({V}); wrong target?")
+    r.ds = open_token_dataset(args.dataset, args.max_seq_len)  # counts, id range, shard named in read errors
+    if not len(r.ds): raise ValueError(f"{args.dataset}: no sample has a response of two or more tokens; nothing to train on")
+    return r
+
+# %% ../nbs/11_train.ipynb #c70ab3fa
+def _mask_token_id(args: TrainConfig, ds: TokenDataset, V: int) -> int | None:
+    "--mask-token-id, else the tiny target's last id, else the default of a target directory (Qwen3.5/3.6: 248070)."
     mask_id = args.mask_token_id
     if mask_id is None and args.target.startswith('tiny'):
         mask_id = V - 1
@@ -576,131 +575,198 @@ def train(args: argparse.Namespace) -> dict:
     if mask_id is None and Path(args.target).is_dir():
         from dflash_nb.targets import default_mask_token_id
         mask_id = default_mask_token_id(args.target)
-    fsdp = args.target_shard == 'fsdp' and torch.distributed.is_initialized()   # under torchrun (one rank too)
-    if fsdp: target = shard_target(target, dev)
-    else: target = target.to(dev)
-    layer_ids = [int(x) for x in args.target_layer_ids.split(',')] if args.target_layer_ids else None
-    torch.manual_seed(args.seed)
+    return mask_id
+
+# %% ../nbs/11_train.ipynb #1a9aded2
+def run_target(r: SimpleNamespace) -> None:
+    "The frozen target on the device (FSDP-sharded under torchrun with --target-shard fsdp) and the mask token."
+    a, ds = r.args, r.ds
+    target = load_target(a.target, r.dev, vocab_size=ds.vocab_size or ds.max_token_id + 2)
+    V = int(getattr(text_config(target.config), 'vocab_size'))
+    if ds.max_token_id >= V: raise ValueError(f"{a.dataset}: token id {ds.max_token_id} is outside the target's vocabulary ({V}); wrong target?")
+    r.mask_id = _mask_token_id(a, ds, V)
+    r.fsdp = a.target_shard == 'fsdp' and torch.distributed.is_initialized()   # under torchrun (one rank too)
+    r.target = shard_target(target, r.dev) if r.fsdp else target.to(r.dev)
+
+# %% ../nbs/11_train.ipynb #dba481a6
+def run_drafter(r: SimpleNamespace) -> None:
+    "The drafter `r.core` (fresh and sized for the target, or --init-drafter) and `r.model` (DDP-wrapped over ranks)."
+    a, ds, target = r.args, r.ds, r.target
+    layer_ids = [int(x) for x in a.target_layer_ids.split(',')] if a.target_layer_ids else None
+    torch.manual_seed(a.seed)
     vocab = None
-    if args.draft_vocab == 'data' and not args.init_drafter:
+    if a.draft_vocab == 'data' and not a.init_drafter:
         vocab = np.unique(np.concatenate([ids[m] for ids, m in (ds[i] for i in range(len(ds)))] + [np.array(default_eos_of(target), np.int64)]))
-    if args.init_drafter:
-        core = drafter_from_dir(args.init_drafter, target, args.mask_token_id, layer_ids, args.draft_vocab, args.norm_init)
-        cfg = core.config
+    if a.init_drafter: core = drafter_from_dir(a.init_drafter, target, a.mask_token_id, layer_ids, a.draft_vocab, a.norm_init)
     else:
-        cfg = DFlashConfig.from_target(target.config, args.draft_layers, layer_ids, args.block_size, mask_id,
+        cfg = DFlashConfig.from_target(target.config, a.draft_layers, layer_ids, a.block_size, r.mask_id,
                                        draft_vocab_size=0 if vocab is None else len(vocab))
-        core = DFlashDraftModel(cfg).to(dev).bind_target(target)
+        core = DFlashDraftModel(cfg).to(r.dev).bind_target(target)
         if vocab is not None: core.set_draft_vocab(vocab)
-        if args.norm_init == 'target': core.init_from_target(target)
-    model = core
-    if world > 1:
+        if a.norm_init == 'target': core.init_from_target(target)
+    r.core, r.cfg, r.model = core, core.config, core
+    if r.world > 1:
         from torch.nn.parallel import DistributedDataParallel as DDP
-        model = DDP(core, device_ids=[dev.index] if dev.type == 'cuda' else None)
-    features = TargetFeatures(target, cfg.target_layer_ids, stop_early=not fsdp)
-    cache_info = None
-    if args.feature_cache:
+        r.model = DDP(core, device_ids=[r.dev.index] if r.dev.type == 'cuda' else None)
+
+# %% ../nbs/11_train.ipynb #2998bc24
+def run_features(r: SimpleNamespace) -> None:
+    "Hooks keeping the tap layers' outputs (`r.features`, through the feature cache with --feature-cache) and the loss weights."
+    a, ds, cfg = r.args, r.ds, r.cfg
+    r.features, r.cache_info = TargetFeatures(r.target, cfg.target_layer_ids, stop_early=not r.fsdp), None
+    if a.feature_cache:
         from dflash_nb.targets import target_fingerprint
         est = feature_cache_bytes(ds, len(cfg.target_layer_ids), cfg.hidden_size)
-        fp = target_fingerprint(args.target) if Path(args.target).is_dir() else args.target
-        cache = FeatureCache(args.feature_cache, cfg.target_layer_ids, cfg.hidden_size, fp)
-        cache_info = {'dir': str(args.feature_cache), 'estimated_bytes': est, 'samples_cached_at_start': len(cache),
-                      'samples': len(ds)}
-        if rank == 0: print(f"feature cache {args.feature_cache}: {int(ds.row_lengths.sum()):,} tokens x {len(cfg.target_layer_ids)} layers x "
-                            f"{cfg.hidden_size} x 2 bytes = {est / 1e9:.2f} GB; {len(cache):,} samples cached already",
-                            file=sys.stderr)
-        features = CachedTargetFeatures(features, cache)
-    weights = loss_weights(cfg.block_size, args.gamma, dev)
-    # the data plan: every epoch's batches, known up front (same on every rank)
-    G = world * args.grad_accum
-    plan_batches = [token_budget_batches(ds.lengths, args.max_tokens, args.seed, e) for e in range(args.epochs)]
-    per_epoch = [len(b) // G for b in plan_batches]
-    if min(per_epoch) == 0:
-        raise ValueError(f"{args.dataset}: {min(len(b) for b in plan_batches)} micro-batches per epoch, fewer than ranks x "
+        fp = target_fingerprint(a.target) if Path(a.target).is_dir() else a.target
+        cache = FeatureCache(a.feature_cache, cfg.target_layer_ids, cfg.hidden_size, fp)
+        r.cache_info = {'dir': str(a.feature_cache), 'estimated_bytes': est, 'samples_cached_at_start': len(cache),
+                        'samples': len(ds)}
+        if r.rank == 0: print(f"feature cache {a.feature_cache}: {int(ds.row_lengths.sum()):,} tokens x {len(cfg.target_layer_ids)} layers x "
+                              f"{cfg.hidden_size} x 2 bytes = {est / 1e9:.2f} GB; {len(cache):,} samples cached already",
+                              file=sys.stderr)
+        r.features = CachedTargetFeatures(r.features, cache)
+    r.weights = loss_weights(cfg.block_size, a.gamma, r.dev)
+
+# %% ../nbs/11_train.ipynb #3861cf87
+def plan_run(r: SimpleNamespace) -> None:
+    "Every epoch's batches, known up front (the same on every rank), the steps per epoch and in all, and the plan a resume must match."
+    a, G = r.args, r.world * r.args.grad_accum
+    r.plan_batches = [token_budget_batches(r.ds.lengths, a.max_tokens, a.seed, e) for e in range(a.epochs)]
+    r.per_epoch = [len(b) // G for b in r.plan_batches]
+    if min(r.per_epoch) == 0:
+        raise ValueError(f"{a.dataset}: {min(len(b) for b in r.plan_batches)} micro-batches per epoch, fewer than ranks x "
                          f"--grad-accum = {G}; lower --max-tokens or --grad-accum")
-    total = min(sum(per_epoch), args.max_steps or sum(per_epoch))
-    starts = np.cumsum([0] + per_epoch)
-    plan = {'seed': args.seed, 'max_tokens': args.max_tokens, 'max_seq_len': args.max_seq_len, 'max_anchors': args.max_anchors,
-            'epochs': args.epochs, 'block_size': cfg.block_size, 'global_micro_batches': G, 'total_steps': total}
-    opt = torch.optim.AdamW(core.parameters(), lr=args.lr, weight_decay=args.weight_decay)
-    warm = int(args.warmup_ratio * total)
-    span = {'total': total}   # the schedule's length; a time budget may shorten it after the first steps
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: _cosine(s, span['total'], warm))
-    ckpt = None if args.resume == 'never' else (latest_checkpoint(out) if args.resume == 'auto' else Path(args.resume))
-    step = load_checkpoint(ckpt, core, opt, sched, plan) if ckpt else 0
-    metrics_path = out/'metrics.jsonl'
-    if rank == 0:  # keep the metrics of the steps the checkpoint contains, drop any later ones of a crashed run
-        old = metrics_path.read_text().splitlines() if metrics_path.is_file() and step else []
-        metrics_path.write_text(''.join(l + '\n' for l in old if json.loads(l)['step'] <= step))
-        (out/'train_args.json').write_text(json.dumps({**vars(args), 'world_size': world, 'plan': plan}, indent=2, default=str))
-    autocast = torch.autocast('cuda', dtype=torch.bfloat16) if dev.type == 'cuda' else nullcontext()
-    bar = None
-    if dev.type == 'cuda': torch.cuda.reset_peak_memory_stats(dev)
-    if rank == 0 and not args.quiet:
+    r.total = min(sum(r.per_epoch), a.max_steps or sum(r.per_epoch))
+    r.starts = np.cumsum([0] + r.per_epoch)
+    r.plan = {'seed': a.seed, 'max_tokens': a.max_tokens, 'max_seq_len': a.max_seq_len, 'max_anchors': a.max_anchors,
+              'epochs': a.epochs, 'block_size': r.cfg.block_size, 'global_micro_batches': G, 'total_steps': r.total}
+
+# %% ../nbs/11_train.ipynb #06e15c01
+def run_optimizer(r: SimpleNamespace) -> None:
+    "AdamW and the cosine schedule with linear warmup; `r.span['total']` is its length, which a time budget may shorten."
+    a = r.args
+    r.opt = torch.optim.AdamW(r.core.parameters(), lr=a.lr, weight_decay=a.weight_decay)
+    warm, span = int(a.warmup_ratio * r.total), {'total': r.total}
+    r.span, r.sched = span, torch.optim.lr_scheduler.LambdaLR(r.opt, lambda s: _cosine(s, span['total'], warm))
+
+# %% ../nbs/11_train.ipynb #0c4f71cd
+def resume_run(r: SimpleNamespace) -> None:
+    "The step to start from (a checkpoint's, per --resume, else 0); rank 0 trims metrics.jsonl to it and writes train_args.json."
+    a = r.args
+    ckpt = None if a.resume == 'never' else (latest_checkpoint(r.out) if a.resume == 'auto' else Path(a.resume))
+    r.step = load_checkpoint(ckpt, r.core, r.opt, r.sched, r.plan) if ckpt else 0
+    r.metrics_path = r.out/'metrics.jsonl'
+    if r.rank == 0:  # keep the metrics of the steps the checkpoint contains, drop any later ones of a crashed run
+        old = r.metrics_path.read_text().splitlines() if r.metrics_path.is_file() and r.step else []
+        r.metrics_path.write_text(''.join(l + '\n' for l in old if json.loads(l)['step'] <= r.step))
+        (r.out/'train_args.json').write_text(json.dumps({**asdict(a), 'world_size': r.world, 'plan': r.plan}, indent=2, default=str))
+
+# %% ../nbs/11_train.ipynb #6a6f2d01
+def train_step(r: SimpleNamespace, epoch: int, s_in: int) -> tuple[torch.Tensor, float, float]:
+    """Optimizer step `s_in` of `epoch`: --grad-accum micro-batches (DDP syncs on the last), clip, AdamW, schedule.
+    Returns the step's summed stats over ranks ([loss, micro-batches, tokens, positions, anchors, correct[k], count[k]]), grad norm and lr."""
+    a, bs = r.args, r.cfg.block_size
+    stats = torch.zeros(5 + 2 * bs, dtype=torch.float64)
+    for k in range(a.grad_accum):
+        idx = r.plan_batches[epoch][(s_in * a.grad_accum + k) * r.world + r.rank]
+        batch = {key: v.to(r.dev) for key, v in collate(r.ds, idx, epoch, a.seed, a.max_anchors).items()}
+        with r.model.no_sync() if (r.world > 1 and k < a.grad_accum - 1) else nullcontext():
+            with r.autocast: loss, st = dflash_forward(r.model, r.features, batch, r.weights, a.attention, a.loss_chunk)
+            (loss / a.grad_accum).backward()
+        stats[:5] += torch.tensor([loss.item(), 1, st['tokens'], st['positions'], st['anchors']], dtype=torch.float64)
+        stats[5:5 + bs] += st['correct'].cpu(); stats[5 + bs:] += st['count'].cpu()
+    gnorm = torch.nn.utils.clip_grad_norm_(r.core.parameters(), a.grad_clip)
+    r.opt.step(); lr = r.sched.get_last_lr()[0]; r.sched.step(); r.opt.zero_grad(set_to_none=True)
+    if r.world > 1:
+        stats = stats.to(r.dev); torch.distributed.all_reduce(stats); stats = stats.cpu()
+    return stats, float(gnorm), lr
+
+# %% ../nbs/11_train.ipynb #bd6ab699
+def step_metrics(r: SimpleNamespace, stats: torch.Tensor, epoch: int, gnorm: float, lr: float, dt: float) -> dict:
+    "The line of metrics.jsonl for the step just done: loss, lr, grad norm, accuracy per position, tokens, throughput, padding."
+    bs = r.cfg.block_size
+    corr, cnt = stats[5:5 + bs], stats[5 + bs:]
+    return {'step': r.step, 'epoch': epoch, 'loss': stats[0].item() / stats[1].item(), 'lr': lr, 'grad_norm': gnorm,
+            'acc': [round((corr[k] / cnt[k]).item(), 5) if cnt[k] else None for k in range(1, bs)],
+            'tokens': int(stats[2]), 'tokens_per_s': stats[2].item() / dt, 'padding_share': 1 - stats[2].item() / stats[3].item(),
+            'anchors': int(stats[4]), 'step_s': dt}
+
+# %% ../nbs/11_train.ipynb #c492ba78
+def log_step(r: SimpleNamespace, stats: torch.Tensor, dt: float) -> None:
+    "Throughput counters (without the first step), the time budget's step count after 5 timed steps, metrics.jsonl and the bar."
+    a = r.args
+    if r.steps_run: r.tok_sum, r.t_train = r.tok_sum + stats[2].item(), r.t_train + dt       # throughput without the first step
+    r.steps_run += 1
+    if a.time_budget_s and r.steps_run == 6 and 'budget_steps' not in r.span:
+        left = a.time_budget_s - (time.time() - r.t_start)
+        r.span['budget_steps'] = r.total = r.span['total'] = max(r.step + 1, min(r.total, r.step + int(left / (r.t_train / 5))))
+        if r.bar: r.bar.total = r.total
+    if r.rank == 0:
+        with open(r.metrics_path, 'a') as f: f.write(json.dumps(r.last) + '\n')
+        if r.bar: r.bar.update(1); r.bar.set_postfix(loss=f"{r.last['loss']:.3f}", acc1=f"{r.last['acc'][0] or 0:.2f}")
+
+# %% ../nbs/11_train.ipynb #9309b9c3
+def run_loop(r: SimpleNamespace) -> None:
+    "Optimizer steps from `r.step` to the planned (or budgeted) total; checkpoints every --save-every steps and at the end."
+    a = r.args
+    r.autocast = torch.autocast('cuda', dtype=torch.bfloat16) if r.dev.type == 'cuda' else nullcontext()
+    r.bar = None
+    if r.dev.type == 'cuda': torch.cuda.reset_peak_memory_stats(r.dev)
+    if r.rank == 0 and not a.quiet:
         from tqdm.auto import tqdm
-        bar = tqdm(total=total, initial=step, desc='train', unit='step')
-    model.train()
-    tok_sum = pos_sum = 0; t_train = 0.0; steps_run = 0; last = {}
-    while step < total:
+        r.bar = tqdm(total=r.total, initial=r.step, desc='train', unit='step')
+    r.model.train()
+    r.tok_sum, r.t_train, r.steps_run, r.last = 0, 0.0, 0, {}
+    while r.step < r.total:
         t0 = time.time()
-        epoch = int(np.searchsorted(starts, step, side='right') - 1)
-        s_in = step - starts[epoch]
-        stats = torch.zeros(5 + 2 * cfg.block_size, dtype=torch.float64)
-        for a in range(args.grad_accum):
-            idx = plan_batches[epoch][(s_in * args.grad_accum + a) * world + rank]
-            batch = {k: v.to(dev) for k, v in collate(ds, idx, epoch, args.seed, args.max_anchors).items()}
-            sync = model.no_sync() if (world > 1 and a < args.grad_accum - 1) else nullcontext()
-            with sync:
-                with autocast: loss, st = dflash_forward(model, features, batch, weights, args.attention, args.loss_chunk)
-                (loss / args.grad_accum).backward()
-            stats[:5] += torch.tensor([loss.item(), 1, st['tokens'], st['positions'], st['anchors']], dtype=torch.float64)
-            stats[5:5 + cfg.block_size] += st['correct'].cpu(); stats[5 + cfg.block_size:] += st['count'].cpu()
-        gnorm = torch.nn.utils.clip_grad_norm_(core.parameters(), args.grad_clip)
-        opt.step(); lr = sched.get_last_lr()[0]; sched.step(); opt.zero_grad(set_to_none=True)
-        step += 1
-        if world > 1:
-            stats = stats.to(dev); torch.distributed.all_reduce(stats); stats = stats.cpu()
+        epoch = int(np.searchsorted(r.starts, r.step, side='right') - 1)
+        stats, gnorm, lr = train_step(r, epoch, r.step - r.starts[epoch])
+        r.step += 1
         dt = time.time() - t0
-        corr, cnt = stats[5:5 + cfg.block_size], stats[5 + cfg.block_size:]
-        last = {'step': step, 'epoch': epoch, 'loss': stats[0].item() / stats[1].item(), 'lr': lr, 'grad_norm': float(gnorm),
-                'acc': [round((corr[k] / cnt[k]).item(), 5) if cnt[k] else None for k in range(1, cfg.block_size)],
-                'tokens': int(stats[2]), 'tokens_per_s': stats[2].item() / dt, 'padding_share': 1 - stats[2].item() / stats[3].item(),
-                'anchors': int(stats[4]), 'step_s': dt}
-        if steps_run: tok_sum, t_train = tok_sum + stats[2].item(), t_train + dt       # throughput without the first step
-        pos_sum += stats[3].item(); steps_run += 1
-        if args.time_budget_s and steps_run == 6 and 'budget_steps' not in span:
-            left = args.time_budget_s - (time.time() - t_start)
-            span['budget_steps'] = total = span['total'] = max(step + 1, min(total, step + int(left / (t_train / 5))))
-            if bar: bar.total = total
-        if rank == 0:
-            with open(metrics_path, 'a') as f: f.write(json.dumps(last) + '\n')
-            if bar: bar.update(1); bar.set_postfix(loss=f"{last['loss']:.3f}", acc1=f"{last['acc'][0] or 0:.2f}")
-        if (args.save_every and step % args.save_every == 0) or step == total:
-            if rank == 0: save_checkpoint(out, core, opt, sched, step, plan, args.keep_checkpoints)
-            if world > 1: torch.distributed.barrier()
-    if bar: bar.close()
-    features.remove()
-    if not last and rank == 0 and metrics_path.is_file() and metrics_path.read_text().strip():  # resumed a finished run
-        last = json.loads(metrics_path.read_text().splitlines()[-1])
-    summary = {'steps': step, 'total_steps': total, 'epochs': args.epochs, 'steps_per_epoch': per_epoch, 'world_size': world,
-               'drafter_parameters': core.num_parameters(), 'target_parameters': sum(p.numel() for p in target.parameters()),
-               'target_layer_ids': cfg.target_layer_ids, 'mask_token_id': cfg.mask_token_id, 'samples': len(ds),
-               'skipped_no_anchor': ds.skipped_no_anchor, 'truncated': ds.truncated,
-               'padding_share_plan': padding_share([b for e in plan_batches for b in e], ds.lengths),
-               'final_loss': last.get('loss'), 'final_acc': last.get('acc'),
-               'tokens_per_s': tok_sum / t_train if t_train else last.get('tokens_per_s'),
-               'steps_per_s': (steps_run - 1) / t_train if t_train else None, 'seconds': time.time() - t_start,
-               'drafter_dir': str(out/'drafter'), 'device': str(dev), 'block_size': cfg.block_size, 'draft_layers': cfg.num_hidden_layers,
-               'draft_vocab_size': cfg.draft_vocab_size, 'time_budget_s': args.time_budget_s, 'planned_steps': plan['total_steps'], 'norm_init': args.norm_init, 'init_drafter': args.init_drafter, 'target_fsdp': fsdp, 'attention': args.attention,
-               'peak_gpu_memory_gb': torch.cuda.max_memory_allocated(dev) / 1e9 if dev.type == 'cuda' else None, 'save_dtype': args.save_dtype, 'feature_cache': cache_info and {
-                   **cache_info, 'samples_computed': features.rows_computed, 'samples_read': features.rows_read,
-                   'target_seconds': round(features.target_seconds, 1)}}
-    if rank == 0:
-        core.save_pretrained(out/'drafter', dtype=getattr(torch, args.save_dtype), readme=drafter_readme(cfg, run_readme_info(args, ds, summary)))
-        (out/'summary.json').write_text(json.dumps(summary, indent=2))
-    if world > 1: torch.distributed.barrier()
+        r.last = step_metrics(r, stats, epoch, gnorm, lr, dt)
+        log_step(r, stats, dt)
+        if (a.save_every and r.step % a.save_every == 0) or r.step == r.total:
+            if r.rank == 0: save_checkpoint(r.out, r.core, r.opt, r.sched, r.step, r.plan, a.keep_checkpoints)
+            if r.world > 1: torch.distributed.barrier()
+    if r.bar: r.bar.close()
+    r.features.remove()
+
+# %% ../nbs/11_train.ipynb #a976e84d
+def run_summary(r: SimpleNamespace) -> dict:
+    "What the run did: steps, data, final loss and accuracy, throughput, memory, and the options that shaped it."
+    a, cfg, ds, last, dev = r.args, r.cfg, r.ds, r.last, r.dev
+    if not last and r.rank == 0 and r.metrics_path.is_file() and r.metrics_path.read_text().strip():  # resumed a finished run
+        last = json.loads(r.metrics_path.read_text().splitlines()[-1])
+    fc = r.cache_info and {**r.cache_info, 'samples_computed': r.features.rows_computed, 'samples_read': r.features.rows_read,
+                           'target_seconds': round(r.features.target_seconds, 1)}
+    return {'steps': r.step, 'total_steps': r.total, 'epochs': a.epochs, 'steps_per_epoch': r.per_epoch, 'world_size': r.world,
+            'drafter_parameters': r.core.num_parameters(), 'target_parameters': sum(p.numel() for p in r.target.parameters()),
+            'target_layer_ids': cfg.target_layer_ids, 'mask_token_id': cfg.mask_token_id, 'samples': len(ds),
+            'skipped_no_anchor': ds.skipped_no_anchor, 'truncated': ds.truncated,
+            'padding_share_plan': padding_share([b for e in r.plan_batches for b in e], ds.lengths),
+            'final_loss': last.get('loss'), 'final_acc': last.get('acc'),
+            'tokens_per_s': r.tok_sum / r.t_train if r.t_train else last.get('tokens_per_s'),
+            'steps_per_s': (r.steps_run - 1) / r.t_train if r.t_train else None, 'seconds': time.time() - r.t_start,
+            'drafter_dir': str(r.out/'drafter'), 'device': str(dev), 'block_size': cfg.block_size, 'draft_layers': cfg.num_hidden_layers,
+            'draft_vocab_size': cfg.draft_vocab_size, 'time_budget_s': a.time_budget_s, 'planned_steps': r.plan['total_steps'],
+            'norm_init': a.norm_init, 'init_drafter': a.init_drafter, 'target_fsdp': r.fsdp, 'attention': a.attention,
+            'peak_gpu_memory_gb': torch.cuda.max_memory_allocated(dev) / 1e9 if dev.type == 'cuda' else None,
+            'save_dtype': a.save_dtype, 'feature_cache': fc}
+
+# %% ../nbs/11_train.ipynb #a3ce2d88
+def train(args: TrainConfig | argparse.Namespace) -> dict:
+    "Train a DFlash drafter; returns the summary (also written to OUT/summary.json on rank 0)."
+    r = setup_run(TrainConfig.make(args))
+    for stage in (run_target, run_drafter, run_features, plan_run, run_optimizer, resume_run, run_loop): stage(r)
+    summary = run_summary(r)
+    if r.rank == 0:
+        readme = drafter_readme(r.cfg, run_readme_info(r.args, r.ds, summary))
+        r.core.save_pretrained(r.out/'drafter', dtype=getattr(torch, r.args.save_dtype), readme=readme)
+        (r.out/'summary.json').write_text(json.dumps(summary, indent=2))
+    if r.world > 1: torch.distributed.barrier()
     return summary
 
+# %% ../nbs/11_train.ipynb #ca7c8540
 def train_main(args: argparse.Namespace) -> int:
     "Entry point of `dflash-nb train` (and `python -m dflash_nb.train`, e.g. under torchrun)."
     s = train(args)

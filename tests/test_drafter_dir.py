@@ -9,8 +9,9 @@ import torch
 
 from conftest import cli
 
-from dflash_nb.model import DFlashDraftModel, TargetFeatures, tiny_qwen3_target
-from dflash_nb.train import synthetic_dataset, train, train_args
+from dflash_nb.model import DFlashDraftModel, TargetFeatures
+from dflash_nb.toy import synthetic_dataset, tiny_qwen3_target
+from dflash_nb.train import train, train_args
 
 torch.set_num_threads(1)
 EXTRA = {'bos_token_id': 1, 'initializer_range': 0.02, 'attention_dropout': 0.0}

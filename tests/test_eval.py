@@ -11,7 +11,8 @@ from dflash_nb.eval import (TargetSession, add_eval_args, add_generate_args, cro
                             generate_token_dataset, generate_tokens, greedy_generate, random_prompts, read_prompts,
                             speculative_generate)
 import dflash_nb.eval as ev
-from dflash_nb.model import DFlashDraftModel, tiny_qwen3_target
+from dflash_nb.model import DFlashDraftModel
+from dflash_nb.toy import tiny_qwen3_target
 from dflash_nb.train import TokenDataset, load_target, train, train_args
 
 torch.set_num_threads(1)

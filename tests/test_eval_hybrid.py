@@ -7,7 +7,8 @@ import torch
 
 from dflash_nb.eval import (TargetSession, add_eval_args, eval_main, generate_token_dataset, greedy_generate,
                             prompt_lookup_generate, random_prompts, speculative_generate)
-from dflash_nb.model import DFlashDraftModel, TargetFeatures, tiny_hybrid_target
+from dflash_nb.model import DFlashDraftModel, TargetFeatures
+from dflash_nb.toy import tiny_hybrid_target
 from dflash_nb.train import load_target, train, train_args
 
 torch.set_num_threads(1)

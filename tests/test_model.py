@@ -5,7 +5,8 @@ import pytest
 import torch
 
 from dflash_nb.model import (DFlashConfig, DFlashDraftModel, DraftCache, TargetFeatures, block_attention_mask,
-                             decoder_layers, flex_block_mask, select_target_layers, shared_embeddings, tiny_qwen3_target)
+                             decoder_layers, flex_block_mask, select_target_layers, shared_embeddings)
+from dflash_nb.toy import tiny_qwen3_target
 
 torch.set_num_threads(1)
 

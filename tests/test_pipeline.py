@@ -47,7 +47,7 @@ def test_eval_job_on_the_pipeline_outputs(pipeline, tmp_path):
 def test_pipeline_chat_path(tmp_path, qwen_dir):
     "The chat path of the same job: prompt records -> records by a (tiny, Qwen-vocabulary) model dir -> tokenize -> inspect -> train -> eval."
     import shutil
-    from dflash_nb.model import tiny_qwen3_target
+    from dflash_nb.toy import tiny_qwen3_target
     from dflash_nb.tokenize import ChatTokenizer
     ct = ChatTokenizer(qwen_dir)
     tgt = tiny_qwen3_target(vocab_size=ct.vocab_size, num_layers=4, hidden_size=16, num_heads=2, num_kv_heads=1, head_dim=8,

@@ -123,8 +123,9 @@ def test_speculative_decoding_on_smollm2_is_lossless(trained, smol, smol_dir):
 
 
 def test_tiny_llama_target_trains_and_decodes_losslessly():
-    from dflash_nb.model import DFlashDraftModel, TargetFeatures, tiny_llama_target, shared_embeddings
-    from dflash_nb.train import collate, dflash_forward, loss_weights, synthetic_dataset, TokenDataset
+    from dflash_nb.model import DFlashDraftModel, TargetFeatures, shared_embeddings
+    from dflash_nb.toy import synthetic_dataset, tiny_llama_target
+    from dflash_nb.train import collate, dflash_forward, loss_weights, TokenDataset
     from dflash_nb.eval import speculative_generate, greedy_generate
     import tempfile
     tgt = tiny_llama_target(vocab_size=64)

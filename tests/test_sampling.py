@@ -7,7 +7,8 @@ import pytest
 import torch
 
 from dflash_nb.eval import evaluate, sample_verify, speculative_generate, tempered_probs
-from dflash_nb.model import DFlashDraftModel, TargetFeatures, tiny_qwen3_target
+from dflash_nb.model import DFlashDraftModel, TargetFeatures
+from dflash_nb.toy import tiny_qwen3_target
 
 torch.set_num_threads(1)
 V, MASK, PROMPT = 8, 7, [1, 2, 3]          # 7 usable ids: 343 sequences of 3 tokens

@@ -6,10 +6,11 @@ import numpy as np
 import pytest
 import torch
 
-from dflash_nb.model import DFlashDraftModel, TargetFeatures, tiny_qwen3_target
+from dflash_nb.model import DFlashDraftModel, TargetFeatures
+from dflash_nb.toy import synthetic_dataset, tiny_qwen3_target, toy_dataset_from_samples
 from dflash_nb.train import (TokenDataset, add_train_args, collate, dflash_forward, latest_checkpoint, loss_weights,
-                             make_blocks, padding_share, sample_anchors, synthetic_dataset, token_budget_batches,
-                             toy_dataset_from_samples, train, train_args, train_main, write_token_dataset)
+                             make_blocks, padding_share, sample_anchors, token_budget_batches,
+                             train, train_args, train_main, write_token_dataset)
 
 torch.set_num_threads(1)
 
