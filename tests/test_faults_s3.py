@@ -72,9 +72,12 @@ class Proxy:
     def endpoint(self): return f"http://127.0.0.1:{self.port}"
     def up(self):
         s = self.socket.socket(); s.setsockopt(self.socket.SOL_SOCKET, self.socket.SO_REUSEADDR, 1)
-        s.bind(('127.0.0.1', self.port)); s.listen(64); self.listener = s
+        s.bind(('127.0.0.1', self.port)); s.listen(64); self.listener, self.is_up = s, True
         self.threading.Thread(target=self._accept, args=(s,), daemon=True).start()
     def down(self):
+        self.is_up = False
+        try: self.listener.shutdown(self.socket.SHUT_RDWR)   # wakes a blocked accept(); close() alone does not on Linux
+        except OSError: pass
         self.listener.close()
         with self.lock:
             for c in self.conns:
@@ -86,6 +89,7 @@ class Proxy:
         while True:
             try: a, _ = s.accept()
             except OSError: return
+            if not self.is_up or s is not self.listener: a.close(); return   # accepted as the outage began: refuse it
             b = self.socket.create_connection(('127.0.0.1', self.upstream))
             with self.lock: self.conns += [a, b]
             for x, y in ((a, b), (b, a)): self.threading.Thread(target=self._pump, args=(x, y), daemon=True).start()
