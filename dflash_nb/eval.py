@@ -12,14 +12,14 @@ import numpy as np
 import torch
 
 from .model import DFlashDraftModel, DraftCache, TargetFeatures, text_config
-from .generate import (_eos_set, _ids, _int_list, _is_tiny, _pick_device, dataset_prompts, default_eos_ids,
-                                random_prompts, read_prompts)
+from .generate import (_eos_set, _ids, _int_list, _is_tiny, _pick_device, add_config_args, config_from_args, dataset_prompts,
+                                default_eos_ids, opt, random_prompts, read_prompts)
 
 # %% auto #0
 __all__ = ['PROMPT_LOOKUP', 'new_kv_cache', 'crop_kv_cache', 'TargetSession', 'Generation', 'greedy_generate', 'tempered_probs',
            'sample_verify', 'speculative_generate', 'EvalResult', 'evaluate', 'lookup_draft', 'prompt_lookup_generate',
-           'compare_methods', 'comparison_rows', 'comparison_table', 'plot_eval', 'FakeChatServer', 'add_eval_args',
-           'prepare_eval', 'eval_main']
+           'compare_methods', 'comparison_rows', 'comparison_table', 'plot_eval', 'FakeChatServer', 'EvalConfig',
+           'add_eval_args', 'prepare_eval', 'eval_main']
 
 # %% ../nbs/12_eval.ipynb #8945b4f1
 def _cache_kwarg(model) -> str:
@@ -526,40 +526,41 @@ class FakeChatServer:
     def __enter__(self): self._thread.start(); return self
     def __exit__(self, *exc): self.httpd.shutdown(); self.httpd.server_close()
 
-# %% ../nbs/12_eval.ipynb #73d51811
-def add_eval_args(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    "Options of `dflash-nb eval`."
-    a = p.add_argument
-    a('--target', required=True, help="target model directory (Hugging Face), or tiny[:key=value,...] for a tiny random Qwen3 "
-      "built in code (tiny:hybrid=1: a Qwen3.5-style hybrid)")
-    a('--drafter', required=True, help="drafter directory (config.json + model.safetensors, as train writes it), or 'untrained'")
-    g = p.add_argument_group('prompts (one of)')
-    g.add_argument('--dataset', help="tokenized dataset (local or s3://): each sample's tokens before its first masked token")
-    g.add_argument('--prompts', help="prompt records (JSONL file or folder), rendered with the chat template of --tokenizer")
-    g.add_argument('--random-prompts', type=int, metavar='N', help="N random token sequences (tiny targets)")
-    g.add_argument('--tokenizer', help="tokenizer/model dir for --prompts (default: --target)")
-    g.add_argument('--prompt-len', default='8,32', help="MIN,MAX tokens of --random-prompts (default 8,32)")
-    g.add_argument('--limit', type=int, help="use at most this many prompts")
-    g.add_argument('--max-prompt-len', type=int, help="keep only the last N prompt tokens")
-    g = p.add_argument_group('decoding')
-    g.add_argument('--max-new-tokens', type=int, default=256, help="new tokens per prompt (default 256)")
-    g.add_argument('--eos-token-id', help="comma-separated end ids (default: the target's generation config)")
-    g.add_argument('--ignore-eos', action='store_true', help="always generate --max-new-tokens")
-    g.add_argument('--suppress-token-ids', help="ids never generated (default: the mask token for tiny targets, none otherwise)")
-    g.add_argument('--no-reference', action='store_true', help="skip plain greedy decoding (no lossless check, faster)")
-    g.add_argument('--temperature', default='0', help="comma-separated temperatures, e.g. 0,1 (default 0 = greedy, lossless); "
-                   "T > 0 = speculative sampling, seeded by --seed; eval.json's main numbers are the first T's")
-    g.add_argument('--top-p', type=float, default=1.0, help="nucleus of the sampled runs (default 1.0)")
-    g.add_argument('--no-draft-cache', action='store_true', help="recompute the drafter's context keys/values every step")
-    g.add_argument('--draft-layers', type=int, default=5, help="layers of an untrained drafter (default 5)")
-    g.add_argument('--mask-token-id', type=int, help="mask id of an untrained drafter (default: 248070, or the last id of a tiny target)")
-    g.add_argument('--vocab-size', type=int, help="vocabulary of a tiny target (default: the drafter's, else 512)")
-    p.add_argument('--output-dir', help="write eval.json here")
-    p.add_argument('--device', default='auto', help="auto | cuda | cpu")
-    p.add_argument('--seed', type=int, default=0, help="seed of random prompts and of an untrained drafter")
-    p.add_argument('--quiet', action='store_true', help="no progress bar")
-    return p
+# %% ../nbs/12_eval.ipynb #f9a52c68
+@dataclass
+class EvalConfig:
+    "Every parameter of `dflash-nb eval`, declared once: name, type, default, help and --help group."
+    target: str | None = opt(None, 'target model directory (Hugging Face), or tiny[:key=value,...] for a tiny random Qwen3 built in code (tiny:hybrid=1: a Qwen3.5-style hybrid)', required=True)
+    drafter: str | None = opt(None, "drafter directory (config.json + model.safetensors, as train writes it), or 'untrained'", required=True)
+    dataset: str | None = opt(None, "tokenized dataset (local or s3://): each sample's tokens before its first masked token", 'prompts (one of)')
+    prompts: str | None = opt(None, 'prompt records (JSONL file or folder), rendered with the chat template of --tokenizer', 'prompts (one of)')
+    random_prompts: int | None = opt(None, 'N random token sequences (tiny targets)', 'prompts (one of)', metavar='N')
+    tokenizer: str | None = opt(None, 'tokenizer/model dir for --prompts (default: --target)', 'prompts (one of)')
+    prompt_len: str = opt('8,32', 'MIN,MAX tokens of --random-prompts (default {default})', 'prompts (one of)')
+    limit: int | None = opt(None, 'use at most this many prompts', 'prompts (one of)')
+    max_prompt_len: int | None = opt(None, 'keep only the last N prompt tokens', 'prompts (one of)')
+    max_new_tokens: int = opt(256, 'new tokens per prompt (default {default})', 'decoding')
+    eos_token_id: str | None = opt(None, "comma-separated end ids (default: the target's generation config)", 'decoding')
+    ignore_eos: bool = opt(False, 'always generate --max-new-tokens', 'decoding')
+    suppress_token_ids: str | None = opt(None, 'ids never generated (default: the mask token for tiny targets, none otherwise)', 'decoding')
+    no_reference: bool = opt(False, 'skip plain greedy decoding (no lossless check, faster)', 'decoding')
+    temperature: str = opt('0', "comma-separated temperatures, e.g. 0,1 (default 0 = greedy, lossless); T > 0 = speculative sampling, seeded by --seed; eval.json's main numbers are the first T's", 'decoding')
+    top_p: float = opt(1.0, 'nucleus of the sampled runs (default {default})', 'decoding')
+    no_draft_cache: bool = opt(False, "recompute the drafter's context keys/values every step", 'decoding')
+    draft_layers: int = opt(5, 'layers of an untrained drafter (default {default})', 'decoding')
+    mask_token_id: int | None = opt(None, 'mask id of an untrained drafter (default: 248070, or the last id of a tiny target)', 'decoding')
+    vocab_size: int | None = opt(None, "vocabulary of a tiny target (default: the drafter's, else 512)", 'decoding')
+    output_dir: str | None = opt(None, 'write eval.json here')
+    device: str = opt('auto', 'auto | cuda | cpu')
+    seed: int = opt(0, 'seed of random prompts and of an untrained drafter')
+    quiet: bool = opt(False, 'no progress bar')
 
+def add_eval_args(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    "Options of `dflash-nb eval`: one per `EvalConfig` field."
+    return add_config_args(p, EvalConfig)
+
+
+# %% ../nbs/12_eval.ipynb #91c0cedb
 def prepare_eval(target: str, drafter: str = 'untrained', dataset=None, prompts=None, n_random: int | None = None,
                  tokenizer=None, prompt_len=(8, 32), limit: int | None = None, max_prompt_len: int | None = None,
                  eos_token_id=None, ignore_eos: bool = False, suppress_token_ids=None, draft_layers: int = 5,
@@ -608,7 +609,7 @@ def prepare_eval(target: str, drafter: str = 'untrained', dataset=None, prompts=
 
 def eval_main(args: argparse.Namespace) -> int:
     "Entry point of `dflash-nb eval`: 0 when every output equals plain greedy decoding (or was not checked), else 1."
-    a = args
+    a = config_from_args(EvalConfig, args)
     e = prepare_eval(a.target, a.drafter, a.dataset, a.prompts, a.random_prompts, a.tokenizer, a.prompt_len, a.limit, a.max_prompt_len,
                      a.eos_token_id, a.ignore_eos, a.suppress_token_ids, a.draft_layers, a.mask_token_id, a.vocab_size, a.device, a.seed)
     temps = [float(t) for t in str(a.temperature).replace(',', ' ').split()] or [0.0]

@@ -6,6 +6,7 @@
 from __future__ import annotations
 import argparse, json, os, shutil, sys, time, urllib.error, urllib.request
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +19,8 @@ from .records import BadRecord, is_user_query, list_completion_files, normalize_
 # %% auto #0
 __all__ = ['default_eos_ids', 'random_prompts', 'dataset_prompts', 'generate_tokens', 'generate_token_dataset', 'parse_prompt',
            'read_prompts', 'split_reasoning', 'generate_records', 'api_models', 'chat_completion',
-           'generate_records_api', 'add_generate_args', 'generate_main']
+           'generate_records_api', 'opt', 'add_config_args', 'config_from_args', 'GenerateConfig', 'add_generate_args',
+           'generate_main']
 
 # %% ../nbs/11a_generate.ipynb #cae762d4
 def _ids(x) -> list[int]: return [int(t) for t in (x.tolist() if isinstance(x, torch.Tensor) else x)]
@@ -346,49 +348,71 @@ def _pick_device(name: str = 'auto') -> torch.device:
     return torch.device(name)
 
 
-# %% ../nbs/11a_generate.ipynb #71351176
-def add_generate_args(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    "Options of `dflash-nb generate`."
-    a = p.add_argument
-    a('--output', required=True, help="records JSONL file to write (chat prompts), or dataset directory (token level)")
-    g = p.add_argument_group('the target (one of)')
-    g.add_argument('--api-base', help="OpenAI-compatible server, e.g. http://localhost:30000/v1 (SGLang, vLLM)")
-    g.add_argument('--target', help="Hugging Face model directory, or tiny[:key=value,...] (token level)")
-    g = p.add_argument_group('prompts (one of)')
-    g.add_argument('--prompts', help="prompt records: JSONL file or folder ({messages|conversations|prompt, tools?, id?, source?})")
-    g.add_argument('--random-prompts', type=int, metavar='N', help="token level: N random token sequences")
-    g.add_argument('--prompt-dataset', help="token level: the prompts (tokens before the first masked token) of a tokenized dataset")
-    g.add_argument('--prompt-len', default='8,32', help="MIN,MAX tokens of --random-prompts (default 8,32)")
-    g.add_argument('--limit', type=int, help="use at most this many prompts")
-    g = p.add_argument_group('sampling')
-    g.add_argument('--max-new-tokens', type=int, default=2048, help="new tokens per prompt (default 2048)")
-    g.add_argument('--temperature', type=float, default=0.0, help="0 = greedy (default)")
-    g.add_argument('--top-p', type=float, default=1.0, help="nucleus sampling (default 1.0)")
-    g.add_argument('--seed', type=int, default=0, help="seed (sampling, random prompts)")
-    g.add_argument('--eos-token-id', help="comma-separated end ids (default: the target's generation config)")
-    g.add_argument('--suppress-token-ids', help="ids never generated (default: the mask token = last id for tiny targets)")
-    g = p.add_argument_group('local (Hugging Face generate)')
-    g.add_argument('--tokenizer', help="tokenizer/model dir with the chat template (default: --target)")
-    g.add_argument('--batch-size', type=int, default=16, help="prompts per generate call (default 16)")
-    g.add_argument('--vocab-size', type=int, default=512, help="vocabulary of a tiny target (default 512)")
-    g.add_argument('--device', default='auto', help="auto | cuda | cpu")
-    g = p.add_argument_group('server')
-    g.add_argument('--api-model', help="model name (default: the first of GET /models)")
-    g.add_argument('--api-key-env', default='OPENAI_API_KEY', help="environment variable holding the API key (default OPENAI_API_KEY)")
-    g.add_argument('--concurrency', type=int, default=16, help="requests in flight (default 16)")
-    g.add_argument('--timeout', type=float, default=600, help="seconds per request (default 600)")
-    g.add_argument('--retries', type=int, default=3, help="retries of a failed request (default 3)")
-    g.add_argument('--extra-body', help="JSON object merged into every request, e.g. '{\"top_k\": 20}'")
-    p.add_argument('--source', help="`source` field of every record (default: the prompt's)")
-    p.add_argument('--overwrite', action='store_true', help="replace an existing --output")
-    p.add_argument('--restart', action='store_true', help="discard an interrupted run's OUTPUT.partial instead of resuming it")
-    p.add_argument('--quiet', action='store_true', help="no progress bar")
+# %% ../nbs/11a_generate.ipynb #698f64a4
+def opt(default=None, help: str = '', group: str | None = None, **argparse_kw):
+    "A config field that is also the option `--name`: its default, help (`{default}` is filled in), --help group, other argparse keywords."
+    return field(default=default, metadata={'help': help, 'group': group, 'kw': argparse_kw})
+
+_ARG_TYPES = {'int': int, 'float': float, 'str': None}
+
+def add_config_args(p: argparse.ArgumentParser, config) -> argparse.ArgumentParser:
+    "One option `--name` per field of the dataclass `config`, in declaration order and --help groups; a `bool` field is a flag."
+    groups = {None: p}
+    for f in fields(config):
+        m = f.metadata
+        if m['group'] not in groups: groups[m['group']] = p.add_argument_group(m['group'])
+        kw = {'action': 'store_true'} if f.type == 'bool' else {'type': _ARG_TYPES[f.type.replace(' | None', '')], 'default': f.default}
+        groups[m['group']].add_argument('--' + f.name.replace('_', '-'), help=m['help'].replace('{default}', str(f.default)), **kw, **m['kw'])
     return p
 
+def config_from_args(config, args: argparse.Namespace):
+    "The `config` dataclass of parsed command-line `args` (its fields; other attributes are ignored)."
+    return config(**{f.name: getattr(args, f.name) for f in fields(config)})
+
+
+# %% ../nbs/11a_generate.ipynb #bd67e612
+@dataclass
+class GenerateConfig:
+    "Every parameter of `dflash-nb generate`, declared once: name, type, default, help and --help group."
+    output: str | None = opt(None, 'records JSONL file to write (chat prompts), or dataset directory (token level)', required=True)
+    api_base: str | None = opt(None, 'OpenAI-compatible server, e.g. http://localhost:30000/v1 (SGLang, vLLM)', 'the target (one of)')
+    target: str | None = opt(None, 'Hugging Face model directory, or tiny[:key=value,...] (token level)', 'the target (one of)')
+    prompts: str | None = opt(None, 'prompt records: JSONL file or folder ({messages|conversations|prompt, tools?, id?, source?})', 'prompts (one of)')
+    random_prompts: int | None = opt(None, 'token level: N random token sequences', 'prompts (one of)', metavar='N')
+    prompt_dataset: str | None = opt(None, 'token level: the prompts (tokens before the first masked token) of a tokenized dataset', 'prompts (one of)')
+    prompt_len: str = opt('8,32', 'MIN,MAX tokens of --random-prompts (default {default})', 'prompts (one of)')
+    limit: int | None = opt(None, 'use at most this many prompts', 'prompts (one of)')
+    max_new_tokens: int = opt(2048, 'new tokens per prompt (default {default})', 'sampling')
+    temperature: float = opt(0.0, '0 = greedy (default)', 'sampling')
+    top_p: float = opt(1.0, 'nucleus sampling (default {default})', 'sampling')
+    seed: int = opt(0, 'seed (sampling, random prompts)', 'sampling')
+    eos_token_id: str | None = opt(None, "comma-separated end ids (default: the target's generation config)", 'sampling')
+    suppress_token_ids: str | None = opt(None, 'ids never generated (default: the mask token = last id for tiny targets)', 'sampling')
+    tokenizer: str | None = opt(None, 'tokenizer/model dir with the chat template (default: --target)', 'local (Hugging Face generate)')
+    batch_size: int = opt(16, 'prompts per generate call (default {default})', 'local (Hugging Face generate)')
+    vocab_size: int = opt(512, 'vocabulary of a tiny target (default {default})', 'local (Hugging Face generate)')
+    device: str = opt('auto', 'auto | cuda | cpu', 'local (Hugging Face generate)')
+    api_model: str | None = opt(None, 'model name (default: the first of GET /models)', 'server')
+    api_key_env: str = opt('OPENAI_API_KEY', 'environment variable holding the API key (default {default})', 'server')
+    concurrency: int = opt(16, 'requests in flight (default {default})', 'server')
+    timeout: float = opt(600, 'seconds per request (default {default})', 'server')
+    retries: int = opt(3, 'retries of a failed request (default {default})', 'server')
+    extra_body: str | None = opt(None, 'JSON object merged into every request, e.g. \'{"top_k": 20}\'', 'server')
+    source: str | None = opt(None, "`source` field of every record (default: the prompt's)")
+    overwrite: bool = opt(False, 'replace an existing --output')
+    restart: bool = opt(False, "discard an interrupted run's OUTPUT.partial instead of resuming it")
+    quiet: bool = opt(False, 'no progress bar')
+
+def add_generate_args(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    "Options of `dflash-nb generate`: one per `GenerateConfig` field."
+    return add_config_args(p, GenerateConfig)
+
+
+# %% ../nbs/11a_generate.ipynb #a92fde83
 def generate_main(args: argparse.Namespace) -> int:
     "Entry point of `dflash-nb generate`."
     from dflash_nb.train import load_target
-    a = args
+    a = config_from_args(GenerateConfig, args)
     if (a.api_base is None) == (a.target is None): raise ValueError("give exactly one of --api-base and --target")
     token_level = a.random_prompts is not None or a.prompt_dataset is not None
     if token_level == (a.prompts is not None): raise ValueError("give exactly one of --prompts, --random-prompts, --prompt-dataset")
