@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from fastcore.basics import patch
 
 from .model import DFlashDraftModel, DraftCache, TargetFeatures, text_config
 from .generate import (_eos_set, _ids, _int_list, _is_tiny, _pick_device, add_config_args, config_from_args, dataset_prompts,
@@ -40,7 +41,7 @@ def crop_kv_cache(cache, keep: int):
     if 'tokens_to_remove' in inspect.signature(cache.crop).parameters: cache.crop(-n)   # transformers 5: remove n
     elif n: cache.crop(keep)                                                             # transformers 4: keep `keep`
 
-# %% ../nbs/12_eval.ipynb #4f7f27c3
+# %% ../nbs/12_eval.ipynb #332bc0e8
 def _linear_layers(cache) -> list:
     "Cache layers holding a linear-attention state (conv window + recurrent matrix): restorable, never croppable."
     return [l for l in getattr(cache, 'layers', None) or [] if hasattr(l, 'recurrent_states')]
@@ -59,30 +60,35 @@ class TargetSession:
     @property
     def length(self) -> int: return self.cache.get_seq_length() + len(self.pending)
 
-    @torch.no_grad()
-    def logits(self, ids, all_logits: bool = True):
-        "Feed `ids` after the kept positions; -> (float logits after each position, suppressed ids -inf; features or None)."
-        if self.linear: self._before_forward([int(t) for t in ids])
-        x = torch.as_tensor(ids, dtype=torch.long, device=self.device).view(1, -1)
-        out = self.target(input_ids=x, use_cache=True, logits_to_keep=0 if all_logits else 1, **{self._kw: self.cache})
-        self.forwards += 1; self.tokens_in += x.shape[1]
-        if self.forwards == 1 and not self.linear:
-            if getattr(self.cache, 'is_croppable', True) is False:
-                raise ValueError(f"{type(self.target).__name__}: its cache cannot be rolled back (linear-attention layers keep a "
-                                 "recurrent state); speculative verification needs a croppable KV cache")
-            if hasattr(self.cache, 'activate_past_recording'): self.cache.activate_past_recording()  # after the prefill, as HF does
-        logits = out.logits[0].float()
-        if self.suppress is not None: logits[:, self.suppress] = -math.inf
-        return logits, (self.features.pop()[0] if self.features is not None else None)
-
-    def __call__(self, ids, all_logits: bool = True):
-        "Feed `ids` after the kept positions; -> (greedy next token after each position, their features or None)."
-        logits, h = self.logits(ids, all_logits)
-        return logits.argmax(-1), h
-
-# %% ../nbs/12_eval.ipynb #d25e47f7
+# %% ../nbs/12_eval.ipynb #87e6f83e
+@patch
 @torch.no_grad()
-def _before_forward(self, x: list):
+def logits(self: TargetSession, ids, all_logits: bool = True):
+    "Feed `ids` after the kept positions; -> (float logits after each position, suppressed ids -inf; features or None)."
+    if self.linear: self._before_forward([int(t) for t in ids])
+    x = torch.as_tensor(ids, dtype=torch.long, device=self.device).view(1, -1)
+    out = self.target(input_ids=x, use_cache=True, logits_to_keep=0 if all_logits else 1, **{self._kw: self.cache})
+    self.forwards += 1; self.tokens_in += x.shape[1]
+    if self.forwards == 1 and not self.linear:
+        if getattr(self.cache, 'is_croppable', True) is False:
+            raise ValueError(f"{type(self.target).__name__}: its cache cannot be rolled back (linear-attention layers keep a "
+                             "recurrent state); speculative verification needs a croppable KV cache")
+        if hasattr(self.cache, 'activate_past_recording'): self.cache.activate_past_recording()  # after the prefill, as HF does
+    logits = out.logits[0].float()
+    if self.suppress is not None: logits[:, self.suppress] = -math.inf
+    return logits, (self.features.pop()[0] if self.features is not None else None)
+
+# %% ../nbs/12_eval.ipynb #bb3f650c
+@patch
+def __call__(self: TargetSession, ids, all_logits: bool = True):
+    "Feed `ids` after the kept positions; -> (greedy next token after each position, their features or None)."
+    logits, h = self.logits(ids, all_logits)
+    return logits.argmax(-1), h
+
+# %% ../nbs/12_eval.ipynb #e1329d75
+@patch
+@torch.no_grad()
+def _before_forward(self: TargetSession, x: list):
     "Hybrid target: feed the tokens kept by the last restore; snapshot the states before a forward that may be rolled back."
     if self.pending:
         self.target(input_ids=torch.tensor([self.pending], device=self.device), use_cache=True, logits_to_keep=1,
@@ -96,8 +102,10 @@ def _before_forward(self, x: list):
                                                      for i in range(l.number_of_states) if l.is_recurrent_states_initialized[i]}
                                                     for l in self.linear])
 
+# %% ../nbs/12_eval.ipynb #08805e27
+@patch
 @torch.no_grad()
-def _crop(self, keep: int):
+def crop(self: TargetSession, keep: int):
     "Keep the first `keep` positions: crop the KV cache; on a hybrid target restore the snapshot, queue the kept tokens."
     if not self.linear: return crop_kv_cache(self.cache, keep)
     n = self.length
@@ -112,9 +120,7 @@ def _crop(self, keep: int):
         if isinstance(l, DynamicLayer): DynamicLayer.crop(l, -(l.get_seq_length() - start))
     self.pending, self._snap = self._fed[:keep - start], None
 
-TargetSession._before_forward, TargetSession.crop = _before_forward, _crop
-
-# %% ../nbs/12_eval.ipynb #803eb3e9
+# %% ../nbs/12_eval.ipynb #f1ba11db
 @dataclass
 class Generation:
     "Tokens decoded for one prompt, with the bookkeeping of how they were obtained."
@@ -143,6 +149,7 @@ class Generation:
         "Target forwards of autoregressive decoding (one per new token) / target forwards used here."
         return len(self.tokens) / self.target_forwards if self.target_forwards else float('nan')
 
+# %% ../nbs/12_eval.ipynb #327bdffb
 @torch.no_grad()
 def greedy_generate(target, prompt_ids, max_new_tokens: int = 256, eos_token_id=None, suppress_ids=()) -> Generation:
     "Plain greedy decoding with a KV cache: one target forward per new token."
@@ -158,7 +165,7 @@ def greedy_generate(target, prompt_ids, max_new_tokens: int = 256, eos_token_id=
     stop = 'eos' if out and out[-1] in eos else 'length'
     return Generation(out, len(prompt), sess.forwards, sess.tokens_in, stop, time.perf_counter() - t0)
 
-# %% ../nbs/12_eval.ipynb #7900027f
+# %% ../nbs/12_eval.ipynb #a370b87f
 def tempered_probs(logits, temperature: float = 1.0, top_p: float = 1.0):
     "softmax(logits / T) over the last axis, restricted to the top-p nucleus (the smallest set of mass >= top_p) and renormalised."
     p = torch.softmax(logits.float() / temperature, -1)
@@ -169,6 +176,7 @@ def tempered_probs(logits, temperature: float = 1.0, top_p: float = 1.0):
         p = p / p.sum(-1, keepdim=True)
     return p
 
+# %% ../nbs/12_eval.ipynb #946fe71a
 def sample_verify(draft: list, q, p, generator=None, residual: bool = True) -> tuple[list, int]:
     """Speculative sampling of one block: `draft` (K ids) drawn from q (K, V), p (K + 1, V) the target's distributions after
     the anchor and after each draft. Draft i is kept with probability min(1, p_i(x)/q_i(x)); at the first rejection the
@@ -185,7 +193,7 @@ def sample_verify(draft: list, q, p, generator=None, residual: bool = True) -> t
     if float(r.sum()) <= 0: r = p[m]                  # p == q at this slot: a rejection has probability 0
     return list(draft[:m]) + [int(torch.multinomial(r / r.sum(), 1, generator=generator))], m
 
-# %% ../nbs/12_eval.ipynb #e8934d44
+# %% ../nbs/12_eval.ipynb #1a062802
 def _first_token(sess: TargetSession, prompt: list, T: float, top_p: float, generator):
     "Prefill: the target reads the prompt; -> (its first new token, greedy or sampled; the prompt's features)."
     if T <= 0:
@@ -194,6 +202,7 @@ def _first_token(sess: TargetSession, prompt: list, T: float, top_p: float, gene
     lg, h = sess.logits(prompt, all_logits=False)
     return int(torch.multinomial(tempered_probs(lg[-1], T, top_p), 1, generator=generator)), h
 
+# %% ../nbs/12_eval.ipynb #7c938903
 def _verify_block(sess: TargetSession, anchor: int, logits, T: float, top_p: float, generator, verify):
     "One verification of the drafter's `logits` (L - 1, V); -> (tokens to commit, drafts kept, target features)."
     if T > 0:
@@ -250,7 +259,7 @@ def speculative_generate(target, drafter: DFlashDraftModel, prompt_ids, max_new_
     return Generation(out, len(prompt), sess.forwards if n else 0, sess.tokens_in if n else 0, stop, time.perf_counter() - t0,
                       accepted, matched, drafted, draft_forwards, sess.extra_tokens if n else 0, sess.extra_forwards if n else 0, T)
 
-# %% ../nbs/12_eval.ipynb #40eea334
+# %% ../nbs/12_eval.ipynb #171e743d
 def _pct(x) -> str: return '-' if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.1f}%"
 
 @dataclass
@@ -282,64 +291,75 @@ class EvalResult:
         return all(v) if v else None
     @property
     def mismatches(self) -> list: return [r for r in self.rows if r['lossless'] is False]
-    @property
-    def accept_hist(self) -> np.ndarray:
-        "Steps that committed n tokens, n = 1..block_size (index n - 1)."
-        a = np.array([x for r in self.rows for x in r['accepted']], np.int64) + 1
-        return np.bincount(a, minlength=self.block_size + 1)[1:self.block_size + 1]
-    def _pos(self):
-        m = np.array([x for r in self.rows for x in r['matched']], np.int64)
-        d = np.array([x for r in self.rows for x in r['drafted']], np.int64)
-        k = np.arange(1, self.block_size)[:, None]
-        return (m[None] >= k).sum(1), (d[None] >= k).sum(1), ((m[None] >= k - 1) & (d[None] >= k)).sum(1)
-    @property
-    def position_acceptance(self) -> np.ndarray:
-        "k = 1..bs-1: share of steps (that drafted k tokens) whose first k drafts were all accepted."
-        ok, n, _ = self._pos(); return np.where(n > 0, ok / np.maximum(n, 1), np.nan)
-    @property
-    def conditional_acceptance(self) -> np.ndarray:
-        "k = 1..bs-1: P(draft k accepted | drafts 1..k-1 accepted)."
-        ok, _, n = self._pos(); return np.where(n > 0, ok / np.maximum(n, 1), np.nan)
 
-    def summary(self) -> dict:
-        sp, gr = self._sum('spec_seconds'), sum(r['greedy_seconds'] or 0 for r in self.rows)
-        return {'label': self.label, 'prompts': self.prompts, 'mean_tau': self.mean_tau, 'pooled_tau': self.pooled_tau,
-                'speedup_target_forwards': self.speedup, 'new_tokens': self._sum('new_tokens'), 'steps': self._sum('steps'),
-                'target_forwards': self._sum('target_forwards'), 'autoregressive_forwards': self._sum('new_tokens'),
-                'target_forwards_saved': self.forwards_saved, 'target_tokens': self._sum('target_tokens'),
-                'extra_target_tokens': self._sum('extra_target_tokens'), 'extra_target_forwards': self._sum('extra_target_forwards'),
-                'temperature': self.temperature,
-                'extra_target_tokens_per_step': self._sum('extra_target_tokens') / max(1, self._sum('steps')),
-                'lossless': self.lossless, 'mismatches': len(self.mismatches), 'block_size': self.block_size,
-                'max_new_tokens': self.max_new_tokens, 'accept_hist': self.accept_hist.tolist(),
-                'position_acceptance': [None if math.isnan(x) else round(float(x), 5) for x in self.position_acceptance],
-                'conditional_acceptance': [None if math.isnan(x) else round(float(x), 5) for x in self.conditional_acceptance],
-                'spec_seconds': sp, 'greedy_seconds': gr if any(r['greedy_seconds'] is not None for r in self.rows) else None,
-                'wall_speedup': gr / sp if sp and gr else None}
+# %% ../nbs/12_eval.ipynb #3798c9b1
+@patch(as_prop=True)
+def accept_hist(self: EvalResult) -> np.ndarray:
+    "Steps that committed n tokens, n = 1..block_size (index n - 1)."
+    a = np.array([x for r in self.rows for x in r['accepted']], np.int64) + 1
+    return np.bincount(a, minlength=self.block_size + 1)[1:self.block_size + 1]
+@patch
+def _pos(self: EvalResult):
+    m = np.array([x for r in self.rows for x in r['matched']], np.int64)
+    d = np.array([x for r in self.rows for x in r['drafted']], np.int64)
+    k = np.arange(1, self.block_size)[:, None]
+    return (m[None] >= k).sum(1), (d[None] >= k).sum(1), ((m[None] >= k - 1) & (d[None] >= k)).sum(1)
+@patch(as_prop=True)
+def position_acceptance(self: EvalResult) -> np.ndarray:
+    "k = 1..bs-1: share of steps (that drafted k tokens) whose first k drafts were all accepted."
+    ok, n, _ = self._pos(); return np.where(n > 0, ok / np.maximum(n, 1), np.nan)
+@patch(as_prop=True)
+def conditional_acceptance(self: EvalResult) -> np.ndarray:
+    "k = 1..bs-1: P(draft k accepted | drafts 1..k-1 accepted)."
+    ok, _, n = self._pos(); return np.where(n > 0, ok / np.maximum(n, 1), np.nan)
 
-    def to_dict(self) -> dict: return {**self.summary(), 'per_prompt': self.rows}
-    def save(self, out_dir) -> Path:
-        "Write eval.json (summary + per prompt) to `out_dir`."
-        out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
-        (out/'eval.json').write_text(json.dumps(self.to_dict(), indent=1))
-        return out/'eval.json'
+# %% ../nbs/12_eval.ipynb #cf573b5d
+@patch
+def summary(self: EvalResult) -> dict:
+    sp, gr = self._sum('spec_seconds'), sum(r['greedy_seconds'] or 0 for r in self.rows)
+    return {'label': self.label, 'prompts': self.prompts, 'mean_tau': self.mean_tau, 'pooled_tau': self.pooled_tau,
+            'speedup_target_forwards': self.speedup, 'new_tokens': self._sum('new_tokens'), 'steps': self._sum('steps'),
+            'target_forwards': self._sum('target_forwards'), 'autoregressive_forwards': self._sum('new_tokens'),
+            'target_forwards_saved': self.forwards_saved, 'target_tokens': self._sum('target_tokens'),
+            'extra_target_tokens': self._sum('extra_target_tokens'), 'extra_target_forwards': self._sum('extra_target_forwards'),
+            'temperature': self.temperature,
+            'extra_target_tokens_per_step': self._sum('extra_target_tokens') / max(1, self._sum('steps')),
+            'lossless': self.lossless, 'mismatches': len(self.mismatches), 'block_size': self.block_size,
+            'max_new_tokens': self.max_new_tokens, 'accept_hist': self.accept_hist.tolist(),
+            'position_acceptance': [None if math.isnan(x) else round(float(x), 5) for x in self.position_acceptance],
+            'conditional_acceptance': [None if math.isnan(x) else round(float(x), 5) for x in self.conditional_acceptance],
+            'spec_seconds': sp, 'greedy_seconds': gr if any(r['greedy_seconds'] is not None for r in self.rows) else None,
+            'wall_speedup': gr / sp if sp and gr else None}
 
-    def table(self) -> str:
-        s = self.summary()
-        lines = [f"{self.label or 'drafter'}{f' at T={self.temperature:g}' if self.temperature else ''}: {s['prompts']} prompts, {s['new_tokens']:,} new tokens (max {self.max_new_tokens}/prompt)",
-                 f"  mean tau {s['mean_tau']:.3f} (pooled {s['pooled_tau']:.3f}); speed-up in target forwards {s['speedup_target_forwards']:.2f}x "
-                 f"({s['target_forwards']:,} forwards vs {s['autoregressive_forwards']:,} autoregressive, {s['target_forwards_saved']:,} saved)",
-                 *([f"  hybrid target: {s['extra_target_tokens']:,} kept tokens fed again after state restores, in "
-                    f"{s['extra_target_forwards']:,} extra forwards ({s['extra_target_tokens_per_step']:.2f} tokens per step)"]
-                   if s['extra_target_tokens'] else []),
-                 f"  lossless vs plain greedy: " + ('sampled (T > 0): see the distribution test' if self.temperature else 'not checked' if s['lossless'] is None else 'yes, every prompt' if s['lossless']
-                                                   else f"NO: {s['mismatches']} prompts differ"),
-                 '  accepted length (tokens/step) ' + ' '.join(f"{n}:{c}" for n, c in enumerate(s['accept_hist'], 1) if c),
-                 '  acceptance by position k      ' + ' '.join(f"{k}:{_pct(x)}" for k, x in enumerate(self.position_acceptance, 1))]
-        return '\n'.join(lines)
-    def __repr__(self) -> str: return self.table()
+# %% ../nbs/12_eval.ipynb #cae85444
+@patch
+def to_dict(self: EvalResult) -> dict: return {**self.summary(), 'per_prompt': self.rows}
+@patch
+def save(self: EvalResult, out_dir) -> Path:
+    "Write eval.json (summary + per prompt) to `out_dir`."
+    out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
+    (out/'eval.json').write_text(json.dumps(self.to_dict(), indent=1))
+    return out/'eval.json'
 
-# %% ../nbs/12_eval.ipynb #29f380e2
+# %% ../nbs/12_eval.ipynb #6f511aa8
+@patch
+def table(self: EvalResult) -> str:
+    s = self.summary()
+    lines = [f"{self.label or 'drafter'}{f' at T={self.temperature:g}' if self.temperature else ''}: {s['prompts']} prompts, {s['new_tokens']:,} new tokens (max {self.max_new_tokens}/prompt)",
+             f"  mean tau {s['mean_tau']:.3f} (pooled {s['pooled_tau']:.3f}); speed-up in target forwards {s['speedup_target_forwards']:.2f}x "
+             f"({s['target_forwards']:,} forwards vs {s['autoregressive_forwards']:,} autoregressive, {s['target_forwards_saved']:,} saved)",
+             *([f"  hybrid target: {s['extra_target_tokens']:,} kept tokens fed again after state restores, in "
+                f"{s['extra_target_forwards']:,} extra forwards ({s['extra_target_tokens_per_step']:.2f} tokens per step)"]
+               if s['extra_target_tokens'] else []),
+             f"  lossless vs plain greedy: " + ('sampled (T > 0): see the distribution test' if self.temperature else 'not checked' if s['lossless'] is None else 'yes, every prompt' if s['lossless']
+                                               else f"NO: {s['mismatches']} prompts differ"),
+             '  accepted length (tokens/step) ' + ' '.join(f"{n}:{c}" for n, c in enumerate(s['accept_hist'], 1) if c),
+             '  acceptance by position k      ' + ' '.join(f"{k}:{_pct(x)}" for k, x in enumerate(self.position_acceptance, 1))]
+    return '\n'.join(lines)
+@patch
+def __repr__(self: EvalResult) -> str: return self.table()
+
+# %% ../nbs/12_eval.ipynb #f39321a9
 def _prompt_items(prompts) -> list[tuple[str, list]]:
     "`prompts` as (id, token ids): a list of id lists / tensors, or of dicts with `input_ids` and optional `id`."
     items = []
@@ -348,6 +368,7 @@ def _prompt_items(prompts) -> list[tuple[str, list]]:
         else: items.append((str(i), _ids(p)))
     return items
 
+# %% ../nbs/12_eval.ipynb #de01e34b
 def _eval_row(pid, ids, s: Generation, g: Generation | None) -> dict:
     "One prompt's row of an `EvalResult`: speculative run `s` checked against the greedy run `g`."
     diff = None
@@ -360,6 +381,7 @@ def _eval_row(pid, ids, s: Generation, g: Generation | None) -> dict:
             'accepted': s.accepted, 'matched': s.matched, 'drafted': s.drafted, 'lossless': None if g is None else diff is None, 'first_difference': diff,
             'spec_seconds': s.seconds, 'greedy_seconds': None if g is None else g.seconds, 'tokens': s.tokens}
 
+# %% ../nbs/12_eval.ipynb #daba7522
 def evaluate(target, drafter: DFlashDraftModel, prompts, max_new_tokens: int = 128, eos_token_id=None, suppress_ids=(),
              reference: bool = True, draft_cache: bool = True, label: str = '', progress: bool = False,
              temperature: float = 0.0, top_p: float = 1.0, seed: int = 0) -> EvalResult:
@@ -381,7 +403,7 @@ def evaluate(target, drafter: DFlashDraftModel, prompts, max_new_tokens: int = 1
     finally: drafter.train(was_training)
     return EvalResult(rows, drafter.config.block_size, max_new_tokens, label, float(temperature))
 
-# %% ../nbs/12_eval.ipynb #999366be
+# %% ../nbs/12_eval.ipynb #a330dda4
 def lookup_draft(seq: list, k: int = 10, ngram_max: int = 3, ngram_min: int = 1) -> list:
     "Prompt-lookup draft for `seq`: the <= k tokens after the earliest earlier match of its last n tokens (n = max..min)."
     for n in range(min(ngram_max, len(seq) - 1), ngram_min - 1, -1):
@@ -390,6 +412,7 @@ def lookup_draft(seq: list, k: int = 10, ngram_max: int = 3, ngram_min: int = 1)
             if seq[i:i + n] == tail: return seq[i + n:i + n + k]
     return []
 
+# %% ../nbs/12_eval.ipynb #0ade83d2
 @torch.no_grad()
 def prompt_lookup_generate(target, prompt_ids, max_new_tokens: int = 256, eos_token_id=None, suppress_ids=(),
                            k: int = 10, ngram_max: int = 3, ngram_min: int = 1) -> Generation:
@@ -416,7 +439,7 @@ def prompt_lookup_generate(target, prompt_ids, max_new_tokens: int = 256, eos_to
     return Generation(out, len(prompt), sess.forwards, sess.tokens_in, stop, time.perf_counter() - t0, accepted, matched, drafted, 0,
                       sess.extra_tokens, sess.extra_forwards)
 
-# %% ../nbs/12_eval.ipynb #62b5bc88
+# %% ../nbs/12_eval.ipynb #6c998847
 PROMPT_LOOKUP = 'prompt-lookup'
 
 def compare_methods(target, methods: dict, prompts, max_new_tokens: int = 128, eos_token_id=None, suppress_ids=(),
@@ -442,6 +465,7 @@ def compare_methods(target, methods: dict, prompts, max_new_tokens: int = 128, e
             out[label] = EvalResult(rows, m.config.block_size, max_new_tokens, label)
     return out
 
+# %% ../nbs/12_eval.ipynb #e605b1ff
 def comparison_rows(results: dict, sampled: dict | None = None) -> list[dict]:
     "One summary dict per method: mean tau (and `sampled_mean_tau` of `sampled`, {label: EvalResult at T > 0}), target forwards (saved), seconds per token, lossless."
     g = results['greedy']
@@ -458,6 +482,7 @@ def comparison_rows(results: dict, sampled: dict | None = None) -> list[dict]:
                                     sampled_mean_tau=sampled[label].mean_tau if label in sampled else None)
     return rows
 
+# %% ../nbs/12_eval.ipynb #759402d8
 def comparison_table(results: dict, sampled: dict | None = None) -> str:
     "The comparison as a fixed-width text table (with a tau column for the sampled runs `sampled`)."
     T = f"tau T={next(iter(sampled.values())).temperature:g}" if sampled else ''
@@ -560,7 +585,48 @@ def add_eval_args(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     return add_config_args(p, EvalConfig)
 
 
-# %% ../nbs/12_eval.ipynb #91c0cedb
+# %% ../nbs/12_eval.ipynb #4cfea72f
+def _drafter_config(drafter: str) -> dict | None:
+    "config.json of a drafter directory (as train writes it); None for 'untrained'."
+    if drafter == 'untrained': return None
+    cj = Path(drafter)/'config.json'
+    if not cj.is_file(): raise FileNotFoundError(f"{cj}: missing; --drafter is a directory written by `dflash-nb train` (or 'untrained')")
+    return json.loads(cj.read_text())
+
+def _make_drafter(tgt, target: str, drafter: str, cfg: dict | None, draft_layers: int, mask_token_id, seed: int) -> DFlashDraftModel:
+    "The drafter of directory `drafter`, or (no `cfg`) an untrained one of `draft_layers` layers with the target's mask id."
+    if cfg is not None: return DFlashDraftModel.from_pretrained(drafter, target=tgt)
+    V, tiny = int(getattr(text_config(tgt.config), 'vocab_size')), _is_tiny(target)
+    mask = mask_token_id if mask_token_id is not None else (V - 1 if tiny else None)
+    if mask is None and Path(target).is_dir():
+        from dflash_nb.targets import default_mask_token_id
+        mask = default_mask_token_id(target)
+    return DFlashDraftModel.from_target(tgt, draft_layers, mask_token_id=mask, seed=seed)
+
+# %% ../nbs/12_eval.ipynb #adb26e98
+def _chat_prompts(prompts, tok, limit: int | None, max_prompt_len: int | None) -> list[dict]:
+    "Prompt records rendered with the chat template of tokenizer dir `tok` (generation prompt added), as token ids."
+    from dflash_nb.tokenize import ChatTokenizer
+    if tok is None or not (Path(tok)/'tokenizer.json').is_file():
+        raise FileNotFoundError(f"{tok}: no tokenizer.json; --prompts needs --tokenizer DIR (or a --target directory with one)")
+    ct, (recs, skipped) = ChatTokenizer(tok), read_prompts(prompts, limit)
+    for s in skipped: print(f"skipped {s['file']}:{s['line']} ({s['id']}): {s['reason']}: {s['detail']}", file=sys.stderr)
+    ps = []
+    for r in recs:
+        ids = ct.encode(ct.template.render(r['messages'], r.get('tools'), add_generation_prompt=True))
+        ps.append({'id': r['id'], 'input_ids': ids[-max_prompt_len:] if max_prompt_len else ids})
+    return ps
+
+# %% ../nbs/12_eval.ipynb #c7e5bc7b
+def _eval_prompts(target: str, V: int, dataset, prompts, n_random, tokenizer, prompt_len, limit, max_prompt_len, seed: int, suppress) -> list[dict]:
+    "The prompts of `dflash-nb eval`: of a dataset, of prompt records, or random token sequences."
+    if dataset is not None: return dataset_prompts(dataset, limit, max_prompt_len)
+    if prompts is not None: return _chat_prompts(prompts, tokenizer or (None if _is_tiny(target) else target), limit, max_prompt_len)
+    lo, hi = (_int_list(prompt_len) + [32])[:2] if isinstance(prompt_len, str) else prompt_len
+    ps = [{'id': f"random:{seed}:{i}", 'input_ids': p} for i, p in enumerate(random_prompts(n_random, V, lo, hi, seed, suppress))]
+    return ps[:limit or None]
+
+# %% ../nbs/12_eval.ipynb #e29f4887
 def prepare_eval(target: str, drafter: str = 'untrained', dataset=None, prompts=None, n_random: int | None = None,
                  tokenizer=None, prompt_len=(8, 32), limit: int | None = None, max_prompt_len: int | None = None,
                  eos_token_id=None, ignore_eos: bool = False, suppress_token_ids=None, draft_layers: int = 5,
@@ -569,59 +635,43 @@ def prepare_eval(target: str, drafter: str = 'untrained', dataset=None, prompts=
     from dflash_nb.train import load_target
     if sum(x is not None for x in (dataset, prompts, n_random)) != 1:
         raise ValueError("give exactly one of --dataset, --prompts, --random-prompts")
-    cfg = None
-    if drafter != 'untrained':
-        cj = Path(drafter)/'config.json'
-        if not cj.is_file(): raise FileNotFoundError(f"{cj}: missing; --drafter is a directory written by `dflash-nb train` (or 'untrained')")
-        cfg = json.loads(cj.read_text())
-    tiny = _is_tiny(target)
+    cfg, tiny = _drafter_config(drafter), _is_tiny(target)
     V = vocab_size or (cfg or {}).get('vocab_size') or (512 if tiny else None)
     tgt = load_target(target, _pick_device(device), vocab_size=V if tiny else None)
     V = int(getattr(text_config(tgt.config), 'vocab_size'))
-    if cfg is None:
-        mask = mask_token_id if mask_token_id is not None else (V - 1 if tiny else None)
-        if mask is None and Path(target).is_dir():
-            from dflash_nb.targets import default_mask_token_id
-            mask = default_mask_token_id(target)
-        d = DFlashDraftModel.from_target(tgt, draft_layers, mask_token_id=mask, seed=seed)
-    else: d = DFlashDraftModel.from_pretrained(drafter, target=tgt)
+    d = _make_drafter(tgt, target, drafter, cfg, draft_layers, mask_token_id, seed)
     suppress = _int_list(suppress_token_ids) if suppress_token_ids is not None else ([d.config.mask_token_id] if tiny else [])
-    if dataset is not None: ps = dataset_prompts(dataset, limit, max_prompt_len)
-    elif prompts is not None:
-        from dflash_nb.tokenize import ChatTokenizer
-        tok = tokenizer or (None if tiny else target)
-        if tok is None or not (Path(tok)/'tokenizer.json').is_file():
-            raise FileNotFoundError(f"{tok}: no tokenizer.json; --prompts needs --tokenizer DIR (or a --target directory with one)")
-        ct, (recs, skipped) = ChatTokenizer(tok), read_prompts(prompts, limit)
-        for s in skipped: print(f"skipped {s['file']}:{s['line']} ({s['id']}): {s['reason']}: {s['detail']}", file=sys.stderr)
-        ps = []
-        for r in recs:
-            ids = ct.encode(ct.template.render(r['messages'], r.get('tools'), add_generation_prompt=True))
-            ps.append({'id': r['id'], 'input_ids': ids[-max_prompt_len:] if max_prompt_len else ids})
-    else:
-        lo, hi = (_int_list(prompt_len) + [32])[:2] if isinstance(prompt_len, str) else prompt_len
-        ps = [{'id': f"random:{seed}:{i}", 'input_ids': p} for i, p in enumerate(random_prompts(n_random, V, lo, hi, seed, suppress))]
-        ps = ps[:limit or None]
+    ps = _eval_prompts(target, V, dataset, prompts, n_random, tokenizer, prompt_len, limit, max_prompt_len, seed, suppress)
     if not ps: raise ValueError("no prompts to evaluate")
     eos = [] if ignore_eos else (_int_list(eos_token_id) if eos_token_id is not None else default_eos_ids(tgt))
     return {'target': tgt, 'drafter': d, 'prompts': ps, 'eos_token_id': eos, 'suppress_ids': suppress,
             'label': Path(drafter).name if cfg else 'untrained'}
 
+# %% ../nbs/12_eval.ipynb #e3859baa
+def _temperatures(temperature, top_p: float) -> list[float]:
+    "The temperatures of --temperature (comma-separated; none: 0), checked with --top-p."
+    temps = [float(t) for t in str(temperature).replace(',', ' ').split()] or [0.0]
+    if any(t < 0 for t in temps) or not 0 < top_p <= 1: raise ValueError("--temperature must be >= 0 and --top-p in (0, 1]")
+    return temps
+
+def _write_eval_json(runs: list, top_p: float, output_dir) -> Path:
+    "eval.json: the first run's summary and rows, and each temperature's summary."
+    d = {**runs[0].to_dict(), 'top_p': top_p, 'by_temperature': {f"{r.temperature:g}": r.summary() for r in runs}}
+    out = Path(output_dir); out.mkdir(parents=True, exist_ok=True); (out/'eval.json').write_text(json.dumps(d, indent=1))
+    return out/'eval.json'
+
+# %% ../nbs/12_eval.ipynb #a8e3dc0d
 def eval_main(args: argparse.Namespace) -> int:
     "Entry point of `dflash-nb eval`: 0 when every output equals plain greedy decoding (or was not checked), else 1."
     a = config_from_args(EvalConfig, args)
     e = prepare_eval(a.target, a.drafter, a.dataset, a.prompts, a.random_prompts, a.tokenizer, a.prompt_len, a.limit, a.max_prompt_len,
                      a.eos_token_id, a.ignore_eos, a.suppress_token_ids, a.draft_layers, a.mask_token_id, a.vocab_size, a.device, a.seed)
-    temps = [float(t) for t in str(a.temperature).replace(',', ' ').split()] or [0.0]
-    if any(t < 0 for t in temps) or not 0 < a.top_p <= 1: raise ValueError("--temperature must be >= 0 and --top-p in (0, 1]")
+    temps = _temperatures(a.temperature, a.top_p)
     runs = [evaluate(e['target'], e['drafter'], e['prompts'], a.max_new_tokens, e['eos_token_id'], e['suppress_ids'],
                      reference=not a.no_reference, draft_cache=not a.no_draft_cache, label=e['label'], progress=not a.quiet,
                      temperature=t, top_p=a.top_p, seed=a.seed) for t in temps]
     res = runs[0]
     for r in runs: print(r.table())
-    if a.output_dir:
-        d = {**res.to_dict(), 'top_p': a.top_p, 'by_temperature': {f"{r.temperature:g}": r.summary() for r in runs}}
-        out = Path(a.output_dir); out.mkdir(parents=True, exist_ok=True); (out/'eval.json').write_text(json.dumps(d, indent=1))
-        print(f"-> {out/'eval.json'}")
+    if a.output_dir: print(f"-> {_write_eval_json(runs, a.top_p, a.output_dir)}")
     for r in res.mismatches[:5]: print(f"NOT LOSSLESS: prompt {r['id']} differs from greedy decoding at new token {r['first_difference']}", file=sys.stderr)
     return 1 if res.lossless is False else 0

@@ -17,7 +17,7 @@ from .records import BadRecord, is_user_query, list_completion_files, normalize_
 
 
 # %% auto #0
-__all__ = ['default_eos_ids', 'random_prompts', 'dataset_prompts', 'generate_tokens', 'generate_token_dataset', 'parse_prompt',
+__all__ = ['default_eos_ids', 'random_prompts', 'generate_tokens', 'generate_token_dataset', 'dataset_prompts', 'parse_prompt',
            'read_prompts', 'split_reasoning', 'generate_records', 'api_models', 'chat_completion',
            'generate_records_api', 'opt', 'add_config_args', 'config_from_args', 'GenerateConfig', 'add_generate_args',
            'generate_main']
@@ -39,13 +39,76 @@ def default_eos_ids(target=None, tokenizer=None) -> list[int]:
     return []
 
 
-# %% ../nbs/11a_generate.ipynb #b0e21723
+# %% ../nbs/11a_generate.ipynb #d205dc20
 def random_prompts(n: int, vocab_size: int, min_len: int = 8, max_len: int = 32, seed: int = 0, exclude_ids=()) -> list[list[int]]:
     "`n` random token sequences of `min_len..max_len` tokens, ids in [0, vocab_size) except `exclude_ids`."
     rng = np.random.default_rng(seed)
     allowed = np.setdiff1d(np.arange(vocab_size), np.asarray(list(exclude_ids), np.int64))
     return [rng.choice(allowed, int(rng.integers(min_len, max_len + 1))).tolist() for _ in range(n)]
 
+# %% ../nbs/11a_generate.ipynb #9e257530
+def _device_of(model): return model.get_input_embeddings().weight.device
+
+def _length_batches(lengths: list, batch_size: int) -> list[list[int]]:
+    "Indices sorted by length (then index), in batches of `batch_size`: a batch of similar lengths wastes little padding."
+    order = sorted(range(len(lengths)), key=lambda i: (lengths[i], i))
+    return [order[s:s + batch_size] for s in range(0, len(order), batch_size)]
+
+def _left_pad(seqs: list, pad: int):
+    "(input ids, attention mask) of token-id lists, left-padded with `pad`: every prompt ends where the new tokens begin."
+    T = max(len(s) for s in seqs)
+    x = torch.full((len(seqs), T), pad, dtype=torch.long)
+    att = torch.zeros((len(seqs), T), dtype=torch.long)
+    for r, s in enumerate(seqs): x[r, T - len(s):] = torch.tensor(s); att[r, T - len(s):] = 1
+    return x, att
+
+def _cut_at_eos(seq: list, eos) -> list:
+    "`seq` up to and including its first end id."
+    hit = next((j for j, t in enumerate(seq) if t in eos), None)
+    return seq[:hit + 1] if hit is not None else seq
+
+# %% ../nbs/11a_generate.ipynb #5a9cd528
+@torch.no_grad()
+def generate_tokens(target, prompts, max_new_tokens: int = 256, batch_size: int = 32, do_sample: bool = False,
+                    temperature: float = 1.0, top_p: float = 1.0, top_k: int = 0, seed: int = 0, eos_token_id=None,
+                    suppress_ids=(), pad_token_id: int | None = None, progress: bool = False) -> list[list[int]]:
+    "Completions (new token ids, cut after the first EOS) of token-id `prompts` by Hugging Face `generate`, batched."
+    prompts = [_ids(p) for p in prompts]
+    if any(not p for p in prompts): raise ValueError("an empty prompt: every prompt needs at least one token")
+    eos = sorted(_eos_set(eos_token_id)) if eos_token_id is not None else default_eos_ids(target)
+    pad = pad_token_id if pad_token_id is not None else (eos[0] if eos else 0)
+    dev, out = _device_of(target), [None] * len(prompts)
+    kw = dict(max_new_tokens=max_new_tokens, do_sample=do_sample, pad_token_id=pad, eos_token_id=eos or None,
+              suppress_tokens=sorted({int(i) for i in suppress_ids}) or None)
+    if do_sample: kw.update(temperature=temperature, top_p=top_p, top_k=top_k or None)
+    batches = _length_batches([len(p) for p in prompts], batch_size)
+    if progress:
+        from tqdm.auto import tqdm
+        batches = tqdm(batches, desc='generate', unit='batch')
+    for bi, idx in enumerate(batches):
+        x, att = _left_pad([prompts[i] for i in idx], pad)
+        with torch.random.fork_rng(devices=[dev] if dev.type == 'cuda' else []):
+            torch.manual_seed(seed * 1_000_003 + bi)
+            y = target.generate(input_ids=x.to(dev), attention_mask=att.to(dev), **kw)[:, x.shape[1]:].tolist()
+        for r, i in enumerate(idx): out[i] = _cut_at_eos(y[r], eos)
+    return out
+
+# %% ../nbs/11a_generate.ipynb #4ccff5bc
+def generate_token_dataset(target, prompts, out_dir, max_new_tokens: int = 256, sample_ids=None, source: str = 'generated',
+                           vocab_size: int | None = None, **kw) -> Path:
+    "Target completions of token-id `prompts`, written as a dataset (prompt + completion, loss mask on the completion)."
+    from dflash_nb.train import write_token_dataset
+    prompts = [_ids(p) for p in prompts]
+    comps = generate_tokens(target, prompts, max_new_tokens, **kw)
+    V = vocab_size or int(getattr(text_config(target.config), 'vocab_size'))
+    sids = list(sample_ids) if sample_ids is not None else [f"{source}:{i}" for i in range(len(prompts))]
+    samples = [(p + c, [False] * len(p) + [True] * len(c), sid, source) for p, c, sid in zip(prompts, comps, sids)]
+    gen = {k: v for k, v in kw.items() if k in ('do_sample', 'temperature', 'top_p', 'top_k', 'seed', 'eos_token_id', 'suppress_ids')}
+    return write_token_dataset(out_dir, samples, V, f"completions of {len(prompts)} prompts by the target (token level)",
+                               {'generation': {'backend': 'hf-generate', 'level': 'token', 'max_new_tokens': max_new_tokens,
+                                               **{k: (list(v) if isinstance(v, (tuple, set)) else v) for k, v in gen.items()}}})
+
+# %% ../nbs/11a_generate.ipynb #9a264cd3
 def dataset_prompts(dataset, limit: int | None = None, max_prompt_len: int | None = None) -> list[dict]:
     "Prompts of a tokenized dataset: each sample's tokens before its first loss-mask token (`id` = sample_id)."
     from dflash_nb.train import TokenDataset
@@ -62,57 +125,7 @@ def dataset_prompts(dataset, limit: int | None = None, max_prompt_len: int | Non
         if limit and len(out) >= limit: break
     return out
 
-# %% ../nbs/11a_generate.ipynb #37e32d24
-def _device_of(model): return model.get_input_embeddings().weight.device
-
-@torch.no_grad()
-def generate_tokens(target, prompts, max_new_tokens: int = 256, batch_size: int = 32, do_sample: bool = False,
-                    temperature: float = 1.0, top_p: float = 1.0, top_k: int = 0, seed: int = 0, eos_token_id=None,
-                    suppress_ids=(), pad_token_id: int | None = None, progress: bool = False) -> list[list[int]]:
-    "Completions (new token ids, cut after the first EOS) of token-id `prompts` by Hugging Face `generate`, batched."
-    prompts = [_ids(p) for p in prompts]
-    if any(not p for p in prompts): raise ValueError("an empty prompt: every prompt needs at least one token")
-    eos = sorted(_eos_set(eos_token_id)) if eos_token_id is not None else default_eos_ids(target)
-    pad = pad_token_id if pad_token_id is not None else (eos[0] if eos else 0)
-    order = sorted(range(len(prompts)), key=lambda i: (len(prompts[i]), i))
-    dev, out = _device_of(target), [None] * len(prompts)
-    kw = dict(max_new_tokens=max_new_tokens, do_sample=do_sample, pad_token_id=pad, eos_token_id=eos or None,
-              suppress_tokens=sorted({int(i) for i in suppress_ids}) or None)
-    if do_sample: kw.update(temperature=temperature, top_p=top_p, top_k=top_k or None)
-    batches = [order[s:s + batch_size] for s in range(0, len(order), batch_size)]
-    if progress:
-        from tqdm.auto import tqdm
-        batches = tqdm(batches, desc='generate', unit='batch')
-    for bi, idx in enumerate(batches):
-        T = max(len(prompts[i]) for i in idx)
-        x = torch.full((len(idx), T), pad, dtype=torch.long)
-        att = torch.zeros((len(idx), T), dtype=torch.long)
-        for r, i in enumerate(idx):
-            x[r, T - len(prompts[i]):] = torch.tensor(prompts[i]); att[r, T - len(prompts[i]):] = 1
-        with torch.random.fork_rng(devices=[dev] if dev.type == 'cuda' else []):
-            torch.manual_seed(seed * 1_000_003 + bi)
-            y = target.generate(input_ids=x.to(dev), attention_mask=att.to(dev), **kw)[:, T:].tolist()
-        for r, i in enumerate(idx):
-            seq = y[r]
-            hit = next((j for j, t in enumerate(seq) if t in eos), None)
-            out[i] = seq[:hit + 1] if hit is not None else seq
-    return out
-
-def generate_token_dataset(target, prompts, out_dir, max_new_tokens: int = 256, sample_ids=None, source: str = 'generated',
-                           vocab_size: int | None = None, **kw) -> Path:
-    "Target completions of token-id `prompts`, written as a dataset (prompt + completion, loss mask on the completion)."
-    from dflash_nb.train import write_token_dataset
-    prompts = [_ids(p) for p in prompts]
-    comps = generate_tokens(target, prompts, max_new_tokens, **kw)
-    V = vocab_size or int(getattr(text_config(target.config), 'vocab_size'))
-    sids = list(sample_ids) if sample_ids is not None else [f"{source}:{i}" for i in range(len(prompts))]
-    samples = [(p + c, [False] * len(p) + [True] * len(c), sid, source) for p, c, sid in zip(prompts, comps, sids)]
-    gen = {k: v for k, v in kw.items() if k in ('do_sample', 'temperature', 'top_p', 'top_k', 'seed', 'eos_token_id', 'suppress_ids')}
-    return write_token_dataset(out_dir, samples, V, f"completions of {len(prompts)} prompts by the target (token level)",
-                               {'generation': {'backend': 'hf-generate', 'level': 'token', 'max_new_tokens': max_new_tokens,
-                                               **{k: (list(v) if isinstance(v, (tuple, set)) else v) for k, v in gen.items()}}})
-
-# %% ../nbs/11a_generate.ipynb #11df7a2d
+# %% ../nbs/11a_generate.ipynb #4dafa4b7
 def parse_prompt(obj, file: str = '', line: int = 0) -> dict:
     "One JSON prompt record -> {id, messages (through the last user query), tools, source, meta}; raises `BadRecord`."
     if not isinstance(obj, dict): raise BadRecord('not_an_object', f"got a JSON {type(obj).__name__}")
@@ -129,6 +142,7 @@ def parse_prompt(obj, file: str = '', line: int = 0) -> dict:
     meta = {k: v for k, v in obj.items() if k not in ('id', 'prompt', 'messages', 'conversations', 'completion', 'tools', 'source')}
     return {'id': sid, 'messages': msgs[:last + 1], 'tools': tools or None, 'source': '' if src is None else str(src), 'meta': meta}
 
+# %% ../nbs/11a_generate.ipynb #4655c0be
 def read_prompts(src, limit: int | None = None) -> tuple[list[dict], list[dict]]:
     "(prompts, skipped) of a JSONL file or folder of them; skipped entries name the file, line, id and reason."
     prompts, skipped = [], []
@@ -142,7 +156,7 @@ def read_prompts(src, limit: int | None = None) -> tuple[list[dict], list[dict]]
             if limit and len(prompts) >= limit: return prompts, skipped
     return prompts, skipped
 
-# %% ../nbs/11a_generate.ipynb #0d0b0060
+# %% ../nbs/11a_generate.ipynb #b46116b6
 def split_reasoning(text: str, open_tag: str = '<think>', close_tag: str = '</think>') -> tuple[str | None, str]:
     "(reasoning or None, content) of generated text, split at the first `close_tag`."
     if close_tag not in text: return None, text.strip()
@@ -151,19 +165,13 @@ def split_reasoning(text: str, open_tag: str = '<think>', close_tag: str = '</th
     if r.startswith(open_tag): r = r[len(open_tag):]
     return r.strip(), c.strip()
 
+# %% ../nbs/11a_generate.ipynb #5706beaf
 def _write_jsonl_atomic(path: Path, rows) -> Path:
     tmp = path.with_name(path.name + f".tmp-{os.getpid()}")
     with open(tmp, 'w', encoding='utf-8') as f:
         for r in rows: f.write(json.dumps(r, ensure_ascii=False) + '\n')
     os.replace(tmp, path)
     return path
-
-def _record(p: dict, completion: dict, finish: str, generator: dict, source: str | None) -> dict:
-    r = {'id': p['id'], 'messages': p['messages']}
-    if p.get('tools'): r['tools'] = p['tools']
-    r.update({'completion': completion, 'source': source if source is not None else p.get('source', ''),
-              'finish_reason': finish, 'generator': generator})
-    return {**p.get('meta', {}), **r}
 
 def _read_partial(path: Path) -> list[dict]:
     "Rows of an interrupted run's partial file; a last line cut by a kill is dropped (and rewritten away)."
@@ -177,11 +185,65 @@ def _read_partial(path: Path) -> list[dict]:
     _write_jsonl_atomic(path, rows)
     return rows
 
+# %% ../nbs/11a_generate.ipynb #9f163b3a
+def _record(p: dict, completion: dict, finish: str, generator: dict, source: str | None) -> dict:
+    r = {'id': p['id'], 'messages': p['messages']}
+    if p.get('tools'): r['tools'] = p['tools']
+    r.update({'completion': completion, 'source': source if source is not None else p.get('source', ''),
+              'finish_reason': finish, 'generator': generator})
+    return {**p.get('meta', {}), **r}
+
 def _target_fingerprint(target) -> str:
     from dflash_nb.targets import target_fingerprint
     p = Path(str(getattr(target, 'name_or_path', '') or ''))
     return target_fingerprint(p) if p.is_dir() and (p/'config.json').is_file() else ''
 
+def _counts(values) -> dict:
+    "{value: how often}, in order of first appearance."
+    out = {}
+    for v in values: out[v] = out.get(v, 0) + 1
+    return out
+
+# %% ../nbs/11a_generate.ipynb #f8a6eec4
+def _start_output(out_path, overwrite: bool, restart: bool = False) -> tuple[Path, Path]:
+    "(OUT, OUT.partial) of a run writing `out_path`: an existing OUT is refused unless `overwrite`; `restart` drops the partial file."
+    out = Path(out_path)
+    if out.exists() and not overwrite: raise FileExistsError(f"{out}: already exists; pass overwrite=True (--overwrite) or a new path")
+    partial = out.with_name(out.name + '.partial')
+    if restart: partial.unlink(missing_ok=True)
+    return out, partial
+
+def _encode_prompts(ct, prompts, done: dict, skipped: list) -> tuple[list, list]:
+    "(token ids, prompts) of the prompts not `done`, rendered with the generation prompt; one the template refuses goes to `skipped`."
+    ids, keep = [], []
+    for p in prompts:
+        if p['id'] in done: continue
+        try: ids.append(ct.encode(ct.template.render(p['messages'], p.get('tools'), add_generation_prompt=True))); keep.append(p)
+        except Exception as e:
+            skipped.append({'file': '', 'line': 0, 'id': p['id'], 'reason': 'template_error', 'detail': str(e)[:300]})
+    return ids, keep
+
+# %% ../nbs/11a_generate.ipynb #22761a2b
+def _hf_generator(target, tokenizer_dir, max_new_tokens: int, do_sample: bool, temperature: float, top_p: float, seed: int) -> dict:
+    "The `generator` field of the records a Hugging Face target writes."
+    return {'backend': 'hf-generate', 'model': str(getattr(target, 'name_or_path', '') or type(target).__name__),
+            'target_fingerprint': _target_fingerprint(target), 'tokenizer': str(tokenizer_dir), 'max_new_tokens': max_new_tokens,
+            'do_sample': do_sample, 'temperature': temperature if do_sample else 0.0, 'top_p': top_p, 'seed': seed}
+
+def _chat_record(ct, p: dict, c: list, eos, gen: dict, source) -> dict:
+    "The shape-3 record of prompt `p` answered by new tokens `c` (an end id that stopped it is not part of the text)."
+    stop = bool(c) and c[-1] in eos
+    text = ct.tokenizer.decode(c[:-1] if stop else c, skip_special_tokens=False)
+    reasoning, content = split_reasoning(text)
+    comp = {'role': 'assistant', 'content': content, **({'reasoning_content': reasoning} if reasoning is not None else {})}
+    return _record(p, comp, 'stop' if stop else 'length', {**gen, 'completion_tokens': len(c)}, source)
+
+def _in_prompt_order(prompts, done: dict) -> list:
+    "The records of `done` in the order of `prompts` (those of the partial file for other prompts at the end)."
+    order_ids = [p['id'] for p in prompts]
+    return [done[i] for i in order_ids if i in done] + [r for i, r in done.items() if i not in set(order_ids)]
+
+# %% ../nbs/11a_generate.ipynb #df7ae82e
 def generate_records(target, tokenizer_dir, prompts, out_path, max_new_tokens: int = 2048, batch_size: int = 8,
                      do_sample: bool = False, temperature: float = 1.0, top_p: float = 1.0, seed: int = 0,
                      eos_token_id=None, suppress_ids=(), source: str | None = None, overwrite: bool = False,
@@ -190,27 +252,16 @@ def generate_records(target, tokenizer_dir, prompts, out_path, max_new_tokens: i
     `out_path`. Batches are appended to `OUT.partial` as they finish: an interrupted run resumes where it stopped
     (prompts already answered are skipped; `restart=True` discards the partial file)."""
     from dflash_nb.tokenize import ChatTokenizer
-    t0, out = time.perf_counter(), Path(out_path)
-    if out.exists() and not overwrite: raise FileExistsError(f"{out}: already exists; pass overwrite=True (--overwrite) or a new path")
-    partial = out.with_name(out.name + '.partial')
-    if restart: partial.unlink(missing_ok=True)
+    t0, (out, partial) = time.perf_counter(), _start_output(out_path, overwrite, restart)
     out.parent.mkdir(parents=True, exist_ok=True)
     skipped = []
     if isinstance(prompts, (str, Path)): prompts, skipped = read_prompts(prompts)
     ct = ChatTokenizer(tokenizer_dir)
     eos = sorted(_eos_set(eos_token_id)) if eos_token_id is not None else default_eos_ids(target, ct.tokenizer)
-    gen = {'backend': 'hf-generate', 'model': str(getattr(target, 'name_or_path', '') or type(target).__name__),
-           'target_fingerprint': _target_fingerprint(target), 'tokenizer': str(tokenizer_dir), 'max_new_tokens': max_new_tokens,
-           'do_sample': do_sample, 'temperature': temperature if do_sample else 0.0, 'top_p': top_p, 'seed': seed}
+    gen = _hf_generator(target, tokenizer_dir, max_new_tokens, do_sample, temperature, top_p, seed)
     done = {r['id']: r for r in _read_partial(partial)}
-    ids, keep = [], []
-    for p in prompts:
-        if p['id'] in done: continue
-        try: ids.append(ct.encode(ct.template.render(p['messages'], p.get('tools'), add_generation_prompt=True))); keep.append(p)
-        except Exception as e:
-            skipped.append({'file': '', 'line': 0, 'id': p['id'], 'reason': 'template_error', 'detail': str(e)[:300]})
-    order = sorted(range(len(ids)), key=lambda i: (len(ids[i]), i))
-    batches = [order[s:s + batch_size] for s in range(0, len(order), batch_size)]
+    ids, keep = _encode_prompts(ct, prompts, done, skipped)
+    batches = _length_batches([len(x) for x in ids], batch_size)
     if progress and batches:
         from tqdm.auto import tqdm
         batches = tqdm(batches, desc='generate', unit='batch')
@@ -220,27 +271,18 @@ def generate_records(target, tokenizer_dir, prompts, out_path, max_new_tokens: i
             comps = generate_tokens(target, [ids[i] for i in idx], max_new_tokens, batch_size, do_sample, temperature, top_p, 0,
                                     seed * 7919 + resumed + bi, eos, suppress_ids)
             for i, c in zip(idx, comps):
-                p, stop = keep[i], bool(c) and c[-1] in eos
-                text = ct.tokenizer.decode(c[:-1] if stop else c, skip_special_tokens=False)
-                reasoning, content = split_reasoning(text)
-                comp = {'role': 'assistant', 'content': content, **({'reasoning_content': reasoning} if reasoning is not None else {})}
-                r = _record(p, comp, 'stop' if stop else 'length', {**gen, 'completion_tokens': len(c)}, source)
-                done[p['id']] = r; new_tokens += len(c)
+                done[keep[i]['id']] = r = _chat_record(ct, keep[i], c, eos, gen, source); new_tokens += len(c)
                 f.write(json.dumps(r, ensure_ascii=False) + '\n')
             f.flush(); os.fsync(f.fileno())
-    order_ids = [p['id'] for p in prompts]
-    rows = [done[i] for i in order_ids if i in done] + [r for i, r in done.items() if i not in set(order_ids)]
-    finish = {}
-    for r in rows: finish[r['finish_reason']] = finish.get(r['finish_reason'], 0) + 1
+    rows = _in_prompt_order(prompts, done)
     _write_jsonl_atomic(out, rows)
     partial.unlink(missing_ok=True)
     secs = time.perf_counter() - t0
     return {'output': str(out), 'prompts': len(prompts), 'written': len(rows), 'resumed': resumed, 'skipped': skipped,
-            'finish_reasons': finish, 'completion_tokens': sum(r['generator']['completion_tokens'] for r in rows),
+            'finish_reasons': _counts(r['finish_reason'] for r in rows), 'completion_tokens': sum(r['generator']['completion_tokens'] for r in rows),
             'new_tokens': new_tokens, 'seconds': secs, 'tokens_per_second': new_tokens / secs if secs else None}
 
-
-# %% ../nbs/11a_generate.ipynb #3e2e1a9e
+# %% ../nbs/11a_generate.ipynb #02ffc3e8
 def _http_json(url: str, payload: dict | None = None, api_key: str | None = None, timeout: float = 600) -> dict:
     headers = {'Content-Type': 'application/json', 'Accept': 'application/json'}
     if api_key: headers['Authorization'] = f"Bearer {api_key}"
@@ -259,6 +301,7 @@ def _http_retry(url, payload=None, api_key=None, timeout=600, retries=3, backoff
             if attempt == retries or not _retryable(e): raise
             time.sleep(backoff * 2 ** attempt)
 
+# %% ../nbs/11a_generate.ipynb #61cb41e5
 def api_models(api_base: str, api_key: str | None = None, timeout: float = 30) -> list[str]:
     "Model ids served at `api_base` (GET /models)."
     return [m['id'] for m in _http_retry(api_base.rstrip('/') + '/models', None, api_key, timeout).get('data', [])]
@@ -276,6 +319,7 @@ def chat_completion(api_base: str, model: str, messages: list, tools=None, api_k
     if msg.get('tool_calls'): comp['tool_calls'] = msg['tool_calls']
     return {'completion': comp, 'finish_reason': ch.get('finish_reason'), 'usage': r.get('usage'), 'model': r.get('model', model)}
 
+# %% ../nbs/11a_generate.ipynb #1b13278c
 def _api_error(e: Exception) -> str:
     if isinstance(e, urllib.error.HTTPError):
         try: body = e.read().decode('utf-8', 'replace')[:300]
@@ -283,29 +327,57 @@ def _api_error(e: Exception) -> str:
         return f"HTTP {e.code} {e.reason}: {body}"
     return f"{type(e).__name__}: {e}"
 
-def generate_records_api(prompts, out_path, api_base: str, model: str | None = None, api_key: str | None = None,
-                         max_tokens: int = 2048, temperature: float = 0.0, top_p: float | None = None, seed: int | None = None,
-                         concurrency: int = 8, timeout: float = 600, retries: int = 3, extra_body: dict | None = None,
-                         source: str | None = None, overwrite: bool = False, progress: bool = False) -> dict:
-    "Completions of prompt records (list, or a JSONL path) by an OpenAI-compatible server, written as shape-3 records."
-    t0, out = time.perf_counter(), Path(out_path)
-    if out.exists() and not overwrite: raise FileExistsError(f"{out}: already exists; pass overwrite=True (--overwrite) or a new path")
-    skipped = []
-    if isinstance(prompts, (str, Path)): prompts, skipped = read_prompts(prompts)
-    api_key = api_key or os.environ.get('OPENAI_API_KEY')
-    if model is None:
-        names = api_models(api_base, api_key)
-        if not names: raise ValueError(f"{api_base}/models lists no model; pass --api-model")
-        model = names[0]
-    partial, errors_path = out.with_name(out.name + '.partial'), out.with_name(out.stem + '.errors.jsonl')
-    out.parent.mkdir(parents=True, exist_ok=True)
+def _error_row(p: dict, e: Exception) -> dict:
+    "A prompt that failed, as a prompt record with its error: `OUT.errors.jsonl` is a valid --prompts file."
+    return {'id': p['id'], 'messages': p['messages'], **({'tools': p['tools']} if p.get('tools') else {}),
+            'source': p.get('source', ''), 'error': _api_error(e)}
+
+def _api_model(api_base: str, model: str | None, api_key: str | None) -> str:
+    "`model`, else the first model the server lists."
+    if model is not None: return model
+    names = api_models(api_base, api_key)
+    if not names: raise ValueError(f"{api_base}/models lists no model; pass --api-model")
+    return names[0]
+
+def _resume_ids(partial: Path) -> set:
+    "Ids answered in an interrupted run's partial file; a line cut by the interruption is dropped (and rewritten away)."
     done = set()
-    if partial.exists():   # resume an interrupted run
+    if partial.exists():
         good = []
         for l in partial.read_text(encoding='utf-8').splitlines():
             try: rec = json.loads(l); done.add(rec['id']); good.append(l)
             except (json.JSONDecodeError, KeyError, TypeError): pass     # a line cut by the interruption
         partial.write_text(''.join(l + '\n' for l in good), encoding='utf-8')
+    return done
+
+# %% ../nbs/11a_generate.ipynb #d90ffe01
+def _add_answer(f, p: dict, r: dict, gen: dict, source, finish: dict, usage: dict):
+    "Append the record of prompt `p` answered `r` to the open partial file `f`; count its finish reason and token usage."
+    fr = r['finish_reason'] or 'unknown'
+    finish[fr] = finish.get(fr, 0) + 1
+    for k in usage: usage[k] += int((r['usage'] or {}).get(k) or 0)
+    f.write(json.dumps(_record(p, r['completion'], fr, {**gen, 'model': r['model'], 'usage': r['usage']}, source),
+                       ensure_ascii=False) + '\n'); f.flush()
+
+def _write_errors(errors_path: Path, errors: list):
+    "The prompts that failed, to `OUT.errors.jsonl` (feed it back as --prompts); a stale one goes when none failed."
+    if errors: _write_jsonl_atomic(errors_path, errors)
+    elif errors_path.exists(): errors_path.unlink()
+
+# %% ../nbs/11a_generate.ipynb #2b3fe67d
+def generate_records_api(prompts, out_path, api_base: str, model: str | None = None, api_key: str | None = None,
+                         max_tokens: int = 2048, temperature: float = 0.0, top_p: float | None = None, seed: int | None = None,
+                         concurrency: int = 8, timeout: float = 600, retries: int = 3, extra_body: dict | None = None,
+                         source: str | None = None, overwrite: bool = False, progress: bool = False) -> dict:
+    "Completions of prompt records (list, or a JSONL path) by an OpenAI-compatible server, written as shape-3 records."
+    t0, (out, partial) = time.perf_counter(), _start_output(out_path, overwrite)
+    skipped = []
+    if isinstance(prompts, (str, Path)): prompts, skipped = read_prompts(prompts)
+    api_key = api_key or os.environ.get('OPENAI_API_KEY')
+    model = _api_model(api_base, model, api_key)
+    errors_path = out.with_name(out.stem + '.errors.jsonl')
+    out.parent.mkdir(parents=True, exist_ok=True)
+    done = _resume_ids(partial)
     todo = [p for p in prompts if p['id'] not in done]
     gen = {'backend': 'openai-api', 'api_base': api_base, 'model': model, 'max_tokens': max_tokens, 'temperature': temperature,
            'top_p': top_p, 'seed': seed}
@@ -321,24 +393,15 @@ def generate_records_api(prompts, out_path, api_base: str, model: str | None = N
         for fut in as_completed(futs):
             p = futs[fut]
             try: r = fut.result()
-            except Exception as e:
-                errors.append({'id': p['id'], 'messages': p['messages'], **({'tools': p['tools']} if p.get('tools') else {}),
-                               'source': p.get('source', ''), 'error': _api_error(e)})
-            else:
-                fr = r['finish_reason'] or 'unknown'
-                finish[fr] = finish.get(fr, 0) + 1
-                for k in usage: usage[k] += int((r['usage'] or {}).get(k) or 0)
-                f.write(json.dumps(_record(p, r['completion'], fr, {**gen, 'model': r['model'], 'usage': r['usage']}, source),
-                                   ensure_ascii=False) + '\n'); f.flush()
+            except Exception as e: errors.append(_error_row(p, e))
+            else: _add_answer(f, p, r, gen, source, finish, usage)
             if bar: bar.update(1)
     if bar: bar.close()
-    if errors: _write_jsonl_atomic(errors_path, errors)
-    elif errors_path.exists(): errors_path.unlink()
+    _write_errors(errors_path, errors)
     os.replace(partial, out)
-    secs = time.perf_counter() - t0
     return {'output': str(out), 'model': model, 'prompts': len(prompts), 'resumed': len(done), 'written': len(done) + len(todo) - len(errors),
             'errors': len(errors), 'errors_file': str(errors_path) if errors else None, 'skipped': skipped, 'finish_reasons': finish,
-            **usage, 'seconds': secs}
+            **usage, 'seconds': time.perf_counter() - t0}
 
 # %% ../nbs/11a_generate.ipynb #dc01acb6
 def _int_list(s) -> list[int]: return [int(x) for x in str(s).replace(',', ' ').split()] if s not in (None, '') else []
@@ -348,13 +411,14 @@ def _pick_device(name: str = 'auto') -> torch.device:
     return torch.device(name)
 
 
-# %% ../nbs/11a_generate.ipynb #698f64a4
+# %% ../nbs/11a_generate.ipynb #e3b7e5bd
 def opt(default=None, help: str = '', group: str | None = None, **argparse_kw):
     "A config field that is also the option `--name`: its default, help (`{default}` is filled in), --help group, other argparse keywords."
     return field(default=default, metadata={'help': help, 'group': group, 'kw': argparse_kw})
 
 _ARG_TYPES = {'int': int, 'float': float, 'str': None}
 
+# %% ../nbs/11a_generate.ipynb #6f11aaa2
 def add_config_args(p: argparse.ArgumentParser, config) -> argparse.ArgumentParser:
     "One option `--name` per field of the dataclass `config`, in declaration order and --help groups; a `bool` field is a flag."
     groups = {None: p}
@@ -368,7 +432,6 @@ def add_config_args(p: argparse.ArgumentParser, config) -> argparse.ArgumentPars
 def config_from_args(config, args: argparse.Namespace):
     "The `config` dataclass of parsed command-line `args` (its fields; other attributes are ignored)."
     return config(**{f.name: getattr(args, f.name) for f in fields(config)})
-
 
 # %% ../nbs/11a_generate.ipynb #bd67e612
 @dataclass
@@ -408,52 +471,69 @@ def add_generate_args(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     return add_config_args(p, GenerateConfig)
 
 
-# %% ../nbs/11a_generate.ipynb #a92fde83
+# %% ../nbs/11a_generate.ipynb #555c5d1b
+def _generate_api(a: GenerateConfig, token_level: bool) -> dict:
+    "`dflash-nb generate --api-base`: prompt records answered by a server."
+    if token_level: raise ValueError("--api-base works with chat prompt records (--prompts), not token-level prompts")
+    prompts, skipped = read_prompts(a.prompts, a.limit)
+    s = generate_records_api(prompts, a.output, a.api_base, a.api_model, os.environ.get(a.api_key_env), a.max_new_tokens,
+                             a.temperature, a.top_p if a.top_p < 1 else None, a.seed, a.concurrency, a.timeout, a.retries,
+                             json.loads(a.extra_body) if a.extra_body else None, a.source, a.overwrite, not a.quiet)
+    s['skipped'] = skipped + s['skipped']
+    return s
+
+def _token_prompts(a: GenerateConfig, V: int, supp: list) -> tuple[list, list]:
+    "(prompts, sample ids) of --random-prompts or --prompt-dataset."
+    if a.random_prompts is not None:
+        lo, hi = (_int_list(a.prompt_len) + [32])[:2]
+        prompts = random_prompts(a.random_prompts, V, lo, hi, a.seed, supp)[:a.limit or None]
+        return prompts, [f"random:{a.seed}:{i}" for i in range(len(prompts))]
+    dp = dataset_prompts(a.prompt_dataset, a.limit)
+    return [p['input_ids'] for p in dp], [p['id'] for p in dp]
+
+# %% ../nbs/11a_generate.ipynb #e99710e2
+def _generate_token_level(a: GenerateConfig, tgt, V: int, supp: list, eos, samp: dict) -> dict:
+    "`dflash-nb generate --random-prompts/--prompt-dataset`: a token-level dataset of the target's completions."
+    prompts, sids = _token_prompts(a, V, supp)
+    out = Path(a.output)
+    if out.exists():
+        if not a.overwrite: raise FileExistsError(f"{out}: already exists; pass --overwrite or a new path")
+        shutil.rmtree(out)
+    t0 = time.perf_counter()
+    generate_token_dataset(tgt, prompts, out, a.max_new_tokens, sids, a.source or 'generated', batch_size=a.batch_size,
+                           eos_token_id=eos if eos is not None else (default_eos_ids(tgt) or None), suppress_ids=supp,
+                           progress=not a.quiet, **samp)
+    st = json.loads((out/'stats.json').read_text())
+    return {'output': str(out), 'prompts': len(prompts), 'written': st['samples'], 'completion_tokens': st['loss_tokens'],
+            'seconds': time.perf_counter() - t0, 'skipped': []}
+
+def _generate_local(a: GenerateConfig, token_level: bool, samp: dict) -> dict:
+    "`dflash-nb generate --target`: completions by a Hugging Face model (records) or a tiny target (token level)."
+    from dflash_nb.train import load_target
+    tgt = load_target(a.target, _pick_device(a.device), vocab_size=a.vocab_size if _is_tiny(a.target) else None)
+    V = int(getattr(text_config(tgt.config), 'vocab_size'))
+    supp = _int_list(a.suppress_token_ids) if a.suppress_token_ids is not None else ([V - 1] if _is_tiny(a.target) else [])
+    eos = _int_list(a.eos_token_id) if a.eos_token_id else None
+    if token_level: return _generate_token_level(a, tgt, V, supp, eos, samp)
+    return generate_records(tgt, a.tokenizer or a.target, a.prompts if not a.limit else read_prompts(a.prompts, a.limit)[0],
+                            a.output, a.max_new_tokens, a.batch_size, eos_token_id=eos, suppress_ids=supp,
+                            source=a.source, overwrite=a.overwrite, progress=not a.quiet, restart=a.restart, **samp)
+
+# %% ../nbs/11a_generate.ipynb #955aae36
+def _generate_summary(s: dict) -> str:
+    "The one line `dflash-nb generate` prints at the end."
+    return (f"{s['written']:,} of {s['prompts']:,} prompts -> {s['output']}" + (f"; {s['errors']} failed, see {s['errors_file']}" if s.get('errors') else '')
+            + (f"; finish reasons {s['finish_reasons']}" if s.get('finish_reasons') else '')
+            + (f"; {s['resumed']:,} resumed from {s['output']}.partial" if s.get('resumed') else '') + f" ({s['seconds']:.1f} s)")
+
 def generate_main(args: argparse.Namespace) -> int:
     "Entry point of `dflash-nb generate`."
-    from dflash_nb.train import load_target
     a = config_from_args(GenerateConfig, args)
     if (a.api_base is None) == (a.target is None): raise ValueError("give exactly one of --api-base and --target")
     token_level = a.random_prompts is not None or a.prompt_dataset is not None
     if token_level == (a.prompts is not None): raise ValueError("give exactly one of --prompts, --random-prompts, --prompt-dataset")
     samp = dict(do_sample=a.temperature > 0, temperature=a.temperature or 1.0, top_p=a.top_p, seed=a.seed)
-    if a.api_base:
-        if token_level: raise ValueError("--api-base works with chat prompt records (--prompts), not token-level prompts")
-        prompts, skipped = read_prompts(a.prompts, a.limit)
-        s = generate_records_api(prompts, a.output, a.api_base, a.api_model, os.environ.get(a.api_key_env), a.max_new_tokens,
-                                 a.temperature, a.top_p if a.top_p < 1 else None, a.seed, a.concurrency, a.timeout, a.retries,
-                                 json.loads(a.extra_body) if a.extra_body else None, a.source, a.overwrite, not a.quiet)
-        s['skipped'] = skipped + s['skipped']
-    else:
-        tgt = load_target(a.target, _pick_device(a.device), vocab_size=a.vocab_size if _is_tiny(a.target) else None)
-        V = int(getattr(text_config(tgt.config), 'vocab_size'))
-        supp = _int_list(a.suppress_token_ids) if a.suppress_token_ids is not None else ([V - 1] if _is_tiny(a.target) else [])
-        eos = _int_list(a.eos_token_id) if a.eos_token_id else None
-        if token_level:
-            if a.random_prompts is not None:
-                lo, hi = (_int_list(a.prompt_len) + [32])[:2]
-                prompts = random_prompts(a.random_prompts, V, lo, hi, a.seed, supp)[:a.limit or None]
-                sids = [f"random:{a.seed}:{i}" for i in range(len(prompts))]
-            else:
-                dp = dataset_prompts(a.prompt_dataset, a.limit)
-                prompts, sids = [p['input_ids'] for p in dp], [p['id'] for p in dp]
-            out = Path(a.output)
-            if out.exists():
-                if not a.overwrite: raise FileExistsError(f"{out}: already exists; pass --overwrite or a new path")
-                shutil.rmtree(out)
-            t0 = time.perf_counter()
-            generate_token_dataset(tgt, prompts, out, a.max_new_tokens, sids, a.source or 'generated', batch_size=a.batch_size,
-                                   eos_token_id=eos if eos is not None else (default_eos_ids(tgt) or None), suppress_ids=supp,
-                                   progress=not a.quiet, **samp)
-            st = json.loads((out/'stats.json').read_text())
-            s = {'output': str(out), 'prompts': len(prompts), 'written': st['samples'], 'completion_tokens': st['loss_tokens'],
-                 'seconds': time.perf_counter() - t0, 'skipped': []}
-        else:
-            s = generate_records(tgt, a.tokenizer or a.target, a.prompts if not a.limit else read_prompts(a.prompts, a.limit)[0],
-                                 a.output, a.max_new_tokens, a.batch_size, eos_token_id=eos, suppress_ids=supp,
-                                 source=a.source, overwrite=a.overwrite, progress=not a.quiet, restart=a.restart, **samp)
+    s = _generate_api(a, token_level) if a.api_base else _generate_local(a, token_level, samp)
     for k in s['skipped'][:20]: print(f"skipped {k['file']}:{k['line']} ({k['id']}): {k['reason']}: {k['detail']}", file=sys.stderr)
-    print(f"{s['written']:,} of {s['prompts']:,} prompts -> {s['output']}" + (f"; {s['errors']} failed, see {s['errors_file']}" if s.get('errors') else '')
-          + (f"; finish reasons {s['finish_reasons']}" if s.get('finish_reasons') else '')
-          + (f"; {s['resumed']:,} resumed from {s['output']}.partial" if s.get('resumed') else '') + f" ({s['seconds']:.1f} s)")
+    print(_generate_summary(s))
     return 1 if s.get('errors') else 0
