@@ -61,7 +61,7 @@ STAGE_COMMANDS = {  # name: (module, its add-arguments function, its main functi
               "train a DFlash drafter online from a target's hidden states (torchrun for multi-GPU)"),
     'eval': ('dflash_nb.eval', 'add_eval_args', 'eval_main',
              "acceptance length: lossless speculative decoding with a drafter against the target's greedy decoding"),
-    'generate': ('dflash_nb.eval', 'add_generate_args', 'generate_main',
+    'generate': ('dflash_nb.generate', 'add_generate_args', 'generate_main',
                  "completions from the target itself (HF generate) or from an OpenAI-compatible server"),
     'export': ('dflash_nb.export', 'add_export_args', 'export_main',
                "a dataset as another tool reads it: --format speculators (speculators 0.9's torch-format view, shards linked)"),

@@ -1,4 +1,4 @@
-"Tests of DFlash speculative decoding, evaluation and on-policy generation (dflash_nb.eval), CPU, tiny targets."
+"Tests of DFlash speculative decoding, evaluation and on-policy generation (dflash_nb.eval, dflash_nb.generate), CPU, tiny targets."
 import argparse, json, warnings
 
 import numpy as np
@@ -6,10 +6,9 @@ import pytest
 import torch
 
 from dflash_nb.testing import FakeChatServer
-from dflash_nb.eval import (TargetSession, add_eval_args, add_generate_args, crop_kv_cache,
-                            dataset_prompts, eval_main, evaluate, generate_main, generate_records, generate_records_api,
-                            generate_token_dataset, generate_tokens, greedy_generate, random_prompts, read_prompts,
-                            speculative_generate)
+from dflash_nb.eval import TargetSession, add_eval_args, crop_kv_cache, eval_main, evaluate, greedy_generate, speculative_generate
+from dflash_nb.generate import (add_generate_args, dataset_prompts, generate_main, generate_records, generate_records_api,
+                                generate_token_dataset, generate_tokens, random_prompts, read_prompts)
 import dflash_nb.eval as ev
 from dflash_nb.model import DFlashDraftModel
 from dflash_nb.toy import tiny_qwen3_target

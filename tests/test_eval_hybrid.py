@@ -5,8 +5,8 @@ import argparse, json, warnings
 import pytest
 import torch
 
-from dflash_nb.eval import (TargetSession, add_eval_args, eval_main, generate_token_dataset, greedy_generate,
-                            prompt_lookup_generate, random_prompts, speculative_generate)
+from dflash_nb.eval import TargetSession, add_eval_args, eval_main, greedy_generate, prompt_lookup_generate, speculative_generate
+from dflash_nb.generate import generate_token_dataset, random_prompts
 from dflash_nb.model import DFlashDraftModel, TargetFeatures
 from dflash_nb.toy import tiny_hybrid_target
 from dflash_nb.train import load_target, train, train_args

@@ -147,7 +147,7 @@ def test_tiny_llama_target_trains_and_decodes_losslessly():
 
 
 def test_generate_resumes_from_a_partial_file_cut_by_a_kill(smol, smol_dir, tmp_path):
-    from dflash_nb.eval import generate_records
+    from dflash_nb.generate import generate_records
     from dflash_nb.prompts import packaged_prompts
     ps = [p for p in packaged_prompts(['gsm8k'])][:4]
     first = generate_records(smol, smol_dir, ps[:2], tmp_path/'a.jsonl', max_new_tokens=6, batch_size=2)
