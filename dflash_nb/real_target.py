@@ -16,8 +16,8 @@ __all__ = ['shipped_dir', 'ship_completions', 'shipped_completions', 'prompt_tok
 # %% ../nbs/13_real_target.ipynb #90bec12f
 def shipped_dir() -> Path:
     "Where the generated completions ship (`data/smollm2` in the repository)."
-    from dflash_nb.jobs import REPO_ROOT
-    return REPO_ROOT/'data'/'smollm2'
+    from dflash_nb.records import SAMPLES_DIR    # data/samples: the shipped data's folder is beside it
+    return SAMPLES_DIR.parent/'smollm2'
 
 def ship_completions(jsonl, out_dir, meta: dict, name: str = 'completions-train') -> Path:
     "Compress completion records `jsonl` to OUT/NAME.jsonl.zst and write OUT/NAME.json (`meta` + counts)."
