@@ -934,7 +934,7 @@ def _write_manifest(tmp: Path, ct, completions, files, metas, result: dict, shar
     return flags, flagged
 
 
-# %% ../nbs/04_tokenize.ipynb #0bfe7e51
+# %% ../nbs/04_tokenize.ipynb #1e5f0b26
 def _run_key(ct, files, max_seq_len, batch_size, shard_tokens, skip_reasoning_not_rendered) -> dict:
     "What a resumed run must share with the interrupted one (`run.json`)."
     run_key = dict(format_version=1, tokenizer=ct.fingerprint, inputs=files, max_seq_len=max_seq_len,
@@ -945,6 +945,13 @@ def _run_key(ct, files, max_seq_len, batch_size, shard_tokens, skip_reasoning_no
 def _say_flagged(flags: list, flagged: dict, out: Path):
     print(f"tokenize: {len(flags)} sample(s) kept but flagged {flagged}: listed in {out/'flagged.jsonl'} "
           "(--skip-reasoning-not-rendered skips them instead)", file=sys.stderr)
+
+
+# %% ../nbs/04_tokenize.ipynb #74c925ea
+def _disk_full_in(e: OSError, tmp: Path, files: list, read: int) -> DiskFull:
+    "The full-disk error of a run that wrote `tmp` after tokenizing `read` bytes of the input `files`."
+    total = sum(f['size'] for f in files)
+    return disk_full(e, tmp, dir_bytes(tmp), read / total if total else None)
 
 
 # %% ../nbs/04_tokenize.ipynb #f15878f9
@@ -985,8 +992,7 @@ def tokenize_dataset(model_path, completions, output_dir, max_seq_len: int | Non
             for f in (FINISH, 'run.json'): (out/f).unlink(missing_ok=True)
         except OSError as e:
             if not is_disk_full(e): raise
-            total = sum(f['size'] for f in files)
-            raise disk_full(e, tmp, dir_bytes(tmp), read['bytes'] / total if total else None) from None
+            raise _disk_full_in(e, tmp, files, read['bytes']) from None
     if flags: _say_flagged(flags, flagged, out)
     return _checked(result, out, completions, ignored)
 
