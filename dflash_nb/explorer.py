@@ -57,13 +57,10 @@ def explore_select(rep: 'InspectReport', mode: str, value=None, n: int = 3, seed
     idx = t.select(None, n=n, seed=seed)
     return idx, f"{len(idx)} random sample(s), seed {seed}"
 
-# %% ../nbs/05b_explorer.ipynb #d25e9c77
-def mask_explorer(dataset=None, model_path=None, root='outputs', n: int = 3):
-    """An interactive mask explorer (ipywidgets): choose a dataset, select samples by id, by a filter, by source, by a
-    warning/failing gate or at random with a seed, and see their coloured token views. Returns the widget."""
+# %% ../nbs/05b_explorer.ipynb #cfafc3fb
+def _explorer_controls(choices: list[str], n: int) -> tuple:
+    "The explorer's widgets: dataset box, open button, selection mode, id/filter/source/gate, seed, count, status, output."
     import ipywidgets as W
-    from IPython.display import display
-    choices = list(dict.fromkeys([str(dataset)] * (dataset is not None) + find_datasets(root)))
     ds_box = W.Combobox(value=choices[0] if choices else '', options=choices, placeholder='dataset folder', description='dataset',
                         ensure_option=False, layout=W.Layout(width='60%'))
     open_btn = W.Button(description='open', button_style='primary')
@@ -74,7 +71,17 @@ def mask_explorer(dataset=None, model_path=None, root='outputs', n: int = 3):
     gate = W.Dropdown(options=[], description='gate')
     seed = W.IntText(value=0, description='seed', layout=W.Layout(width='160px'))
     count = W.IntSlider(value=n, min=1, max=20, description='samples')
-    status, out = W.HTML(), W.Output()
+    return ds_box, open_btn, mode, sid, flt, src, gate, seed, count, W.HTML(), W.Output()
+
+
+# %% ../nbs/05b_explorer.ipynb #d25e9c77
+def mask_explorer(dataset=None, model_path=None, root='outputs', n: int = 3):
+    """An interactive mask explorer (ipywidgets): choose a dataset, select samples by id, by a filter, by source, by a
+    warning/failing gate or at random with a seed, and see their coloured token views. Returns the widget."""
+    import ipywidgets as W
+    from IPython.display import display
+    choices = list(dict.fromkeys([str(dataset)] * (dataset is not None) + find_datasets(root)))
+    ds_box, open_btn, mode, sid, flt, src, gate, seed, count, status, out = _explorer_controls(choices, n)
     state = {}
     def show(*_):
         rep = state.get('rep')

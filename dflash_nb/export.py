@@ -32,10 +32,9 @@ def link_file(src: Path, dst: Path) -> str:
 def _schema_names(shard) -> list[str]:
     with pa.memory_map(str(shard), 'r') as m: return pa.ipc.open_stream(m).schema.names
 
-# %% ../nbs/08_export.ipynb #77e93416
-def export_speculators(dataset, output_dir, overwrite: bool = False) -> dict:
-    """Write the speculators 0.9 view of `dataset` at `output_dir` (atomically); returns what was written:
-    `{'rows', 'shards', 'how': {shard: 'hardlink'|'symlink'|'rewritten'}}`."""
+# %% ../nbs/08_export.ipynb #6df24765
+def _export_inputs(dataset, output_dir, overwrite: bool) -> tuple[list, list]:
+    "The dataset's shards and each one's column names, after the one-line errors for what cannot be exported."
     from dflash_nb.dataset import dataset_shards
     src, out = Path(dataset), Path(output_dir)
     if str(dataset).startswith('s3://') or str(output_dir).startswith('s3://'):
@@ -49,31 +48,50 @@ def export_speculators(dataset, output_dir, overwrite: bool = False) -> dict:
     names = [_schema_names(s) for s in shards]
     if missing := [c for c in ('input_ids', 'loss_mask') if c not in names[0]]:
         raise ValueError(f"{src}: no {' or '.join(missing)} column (columns: {', '.join(names[0])}); not a tokenized dataset")
+    return shards, names
+
+
+# %% ../nbs/08_export.ipynb #f8248d2d
+def _linked_view(src: Path, shards: list, tmp: Path, how: dict) -> tuple[list[str], int]:
+    "The dataset's shards linked into `tmp` (`how` records how), with its dataset_info.json; the shard names and rows."
+    rows, out_names = 0, [s.name for s in shards]
+    for s in shards: how[s.name] = link_file(s, tmp/s.name)
+    with open(src/'dataset_info.json', 'rb') if (src/'dataset_info.json').is_file() else open(os.devnull, 'rb') as f:
+        info = f.read()
+    if info: (tmp/'dataset_info.json').write_bytes(info)
+    else: _write_info(tmp)
+    for s in shards:
+        with pa.memory_map(str(s), 'r') as m: rows += sum(b.num_rows for b in pa.ipc.open_stream(m))
+    return out_names, rows
+
+def _rewritten_view(src: Path, shards: list, tmp: Path, how: dict) -> tuple[list[str], int]:
+    "Pre-tokenized rows without seq_len, rewritten into one shard with the dataset's columns; the shard names and rows."
+    from dflash_nb.dataset import with_dataset_columns, stream_batches
+    from dflash_nb.dataset import SCHEMA
+    rows, out_names = 0, ['data-00000-of-00001.arrow']
+    with pa.ipc.new_stream(str(tmp/out_names[0]), SCHEMA) as w:
+        for s in shards:
+            for b in stream_batches(s):
+                w.write_batch(pa.RecordBatch.from_arrays(with_dataset_columns(b, src.name, rows).columns, schema=SCHEMA))
+                rows += b.num_rows
+    how[out_names[0]] = 'rewritten'
+    _write_info(tmp)
+    return out_names, rows
+
+
+# %% ../nbs/08_export.ipynb #77e93416
+def export_speculators(dataset, output_dir, overwrite: bool = False) -> dict:
+    """Write the speculators 0.9 view of `dataset` at `output_dir` (atomically); returns what was written:
+    `{'rows', 'shards', 'how': {shard: 'hardlink'|'symlink'|'rewritten'}}`."""
+    src, out = Path(dataset), Path(output_dir)
+    shards, names = _export_inputs(dataset, output_dir, overwrite)
     tmp = out.with_name(out.name + '.partial')
     if tmp.exists(): shutil.rmtree(tmp)
     tmp.mkdir(parents=True)
     how, rows = {}, 0
     try:
-        if all('seq_len' in n for n in names):
-            out_names = [s.name for s in shards]
-            for s in shards: how[s.name] = link_file(s, tmp/s.name)
-            with open(src/'dataset_info.json', 'rb') if (src/'dataset_info.json').is_file() else open(os.devnull, 'rb') as f:
-                info = f.read()
-            if info: (tmp/'dataset_info.json').write_bytes(info)
-            else: _write_info(tmp)
-            for s in shards:
-                with pa.memory_map(str(s), 'r') as m: rows += sum(b.num_rows for b in pa.ipc.open_stream(m))
-        else:  # pre-tokenized rows without seq_len: rewritten with the dataset's columns
-            from dflash_nb.dataset import with_dataset_columns, stream_batches
-            from dflash_nb.dataset import SCHEMA
-            out_names = ['data-00000-of-00001.arrow']
-            with pa.ipc.new_stream(str(tmp/out_names[0]), SCHEMA) as w:
-                for s in shards:
-                    for b in stream_batches(s):
-                        w.write_batch(pa.RecordBatch.from_arrays(with_dataset_columns(b, src.name, rows).columns, schema=SCHEMA))
-                        rows += b.num_rows
-            how[out_names[0]] = 'rewritten'
-            _write_info(tmp)
+        if all('seq_len' in n for n in names): out_names, rows = _linked_view(src, shards, tmp, how)
+        else: out_names, rows = _rewritten_view(src, shards, tmp, how)  # pre-tokenized rows without seq_len
         (tmp/'state.json').write_text(json.dumps(speculators_state(out_names), indent=2))
         if out.exists(): shutil.rmtree(out)
         os.replace(tmp, out)

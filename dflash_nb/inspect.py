@@ -185,6 +185,80 @@ def max_repeats(samples: np.ndarray, hashes: np.ndarray, n: int) -> np.ndarray:
     out[ks[seg]] = np.maximum.reduceat(cnt, seg)
     return out
 
+# %% ../nbs/05a_inspect.ipynb #a3e3cdde
+def _check_bits(ids, mask, sid, rs, re_, rsamp, first, last, trunc, bad_len, nm, facts: TemplateFacts, vocab_size):
+    """Per sample: the failed checks' `CHECK_BITS`, the first bad run's last token (else -1) and, per masked run
+    (`rs`..`re_` of sample `rsamp`), whether truncation cut it before its end-of-turn token."""
+    n = len(nm)
+    fails = np.where(bad_len, CHECK_BITS['lengths'], 0) | np.where((nm == 0) & ~bad_len, CHECK_BITS['has_loss'], 0)
+    bad_end_tok = np.full(n, -1, np.int64)
+    cut = (re_ == last[rsamp]) & trunc[rsamp]
+    if facts.eot_ids:
+        end_ok = np.isin(ids[re_], facts.eot_ids)
+        bad = ~end_ok & ~cut
+        fails |= np.where(np.bincount(rsamp[bad], minlength=n) > 0, CHECK_BITS['span_end'], 0)
+        bad_end_tok[rsamp[bad][::-1]] = ids[re_][bad][::-1]  # the first bad run's last token
+        cut &= ~end_ok
+    if facts.turn_start_ids:
+        bad = mask & np.isin(ids, facts.turn_start_ids)
+        fails |= np.where(np.bincount(sid[bad], minlength=n) > 0, CHECK_BITS['turn_start'], 0)
+    if facts.gen_prompt_ids:
+        k = len(facts.gen_prompt_ids)
+        ok = _match_at(ids, rs - k, facts.gen_prompt_ids, first[rsamp], rs)
+        fails |= np.where(np.bincount(rsamp[~ok], minlength=n) > 0, CHECK_BITS['gen_prompt'], 0)
+    if vocab_size:
+        bad = (ids < 0) | (ids >= vocab_size)
+        fails |= np.where(np.bincount(sid[bad], minlength=n) > 0, CHECK_BITS['vocab'], 0)
+    return fails, bad_end_tok, cut
+
+
+# %% ../nbs/05a_inspect.ipynb #d33f48a6
+def _repeats(hx, msid, rs, rlen, rsamp, n: int, thr: Thresholds):
+    """Per sample of the masked stream (token hashes `hx`, sample `msid`; runs of length `rlen`): the most repeats of
+    one `thr.loop_ngram` window inside a run, of one whole run, and the loop kind (0 none, 1 windows, 2 runs)."""
+    M = len(hx)
+    rid = np.repeat(np.arange(len(rs)), rlen)
+    mrs = np.zeros(len(rs), np.int64); np.cumsum(rlen[:-1], out=mrs[1:])  # run starts in the masked stream
+    w = thr.loop_ngram
+    win = np.zeros(n, np.int32)
+    if M >= w:
+        ok = rid[:M - w + 1] == rid[w - 1:]
+        win = max_repeats(msid[:M - w + 1][ok], window_hashes(hx, w)[ok], n)
+    runs = np.zeros(n, np.int32)
+    if len(rs):
+        rh = np.add.reduceat(_mix(hx ^ ((np.arange(M) - mrs[rid]).astype(np.uint64) * _U64(0xD6E8FEB86659FD93))), mrs) ^ _mix(rlen)
+        runs = max_repeats(rsamp, rh, n)
+    loop_kind = np.where((runs >= 2) & ((runs >= win) | (runs >= thr.loop_repeats)), 2, np.where(win >= 2, 1, 0)).astype(np.int8)
+    return win, runs, loop_kind
+
+
+# %% ../nbs/05a_inspect.ipynb #537163a2
+def _masked_runs(mask, sid, first, last, L, n: int):
+    """The masked runs of a batch's token stream (sample `sid`, samples from `first` to `last`, `L` tokens): run
+    starts and ends, lengths and samples, and per sample the number of runs and the shortest one."""
+    N = len(mask)
+    prev = np.zeros(N, bool); prev[1:] = mask[:-1]; prev[first[L > 0]] = False
+    nxt = np.zeros(N, bool); nxt[:-1] = mask[1:]; nxt[last[L > 0]] = False
+    rs, re_ = np.flatnonzero(mask & ~prev), np.flatnonzero(mask & ~nxt)
+    rlen, rsamp = re_ - rs + 1, sid[rs]
+    n_runs = np.bincount(rsamp, minlength=n)
+    min_run = np.zeros(n, np.int64)
+    if len(rs): min_run[n_runs > 0] = np.minimum.reduceat(rlen, np.flatnonzero(np.r_[True, rsamp[1:] != rsamp[:-1]]))
+    return rs, re_, rlen, rsamp, n_runs, min_run
+
+def _answer_hashes(mids, msid, nm):
+    """The masked stream (every sample's generated tokens `mids`, run after run; sample `msid`; `nm` a sample): its
+    token hashes, samples, and per sample one hash of its whole answer (position-aware)."""
+    n, M = len(nm), len(mids)
+    mfirst = np.zeros(n, np.int64); np.cumsum(nm[:-1], out=mfirst[1:])
+    mpos = np.arange(M) - mfirst[msid]
+    hx = _mix(mids)
+    ah = np.zeros(n, np.uint64)
+    if M: ah[nm > 0] = np.add.reduceat(_mix(hx ^ (mpos.astype(np.uint64) * _U64(0xD6E8FEB86659FD93))), mfirst[nm > 0])
+    ah ^= _mix(nm)
+    return hx, msid, ah
+
+
 # %% ../nbs/05a_inspect.ipynb #d6b93d34
 def scan_batch(b: pa.RecordBatch, facts: TemplateFacts, thr: Thresholds, max_seq_len: int | None = None,
                vocab_size: int | None = None) -> dict:
@@ -207,59 +281,16 @@ def scan_batch(b: pa.RecordBatch, facts: TemplateFacts, thr: Thresholds, max_seq
     sid = np.repeat(np.arange(n), L)
     nm = np.bincount(sid[mask], minlength=n)
     trunc = (seq >= max_seq_len) if max_seq_len else np.zeros(n, bool)
-    # masked runs
-    prev = np.zeros(N, bool); prev[1:] = mask[:-1]; prev[first[L > 0]] = False
-    nxt = np.zeros(N, bool); nxt[:-1] = mask[1:]; nxt[last[L > 0]] = False
-    rs, re_ = np.flatnonzero(mask & ~prev), np.flatnonzero(mask & ~nxt)
-    rlen, rsamp = re_ - rs + 1, sid[rs]
-    n_runs = np.bincount(rsamp, minlength=n)
-    min_run = np.zeros(n, np.int64)
-    if len(rs): min_run[n_runs > 0] = np.minimum.reduceat(rlen, np.flatnonzero(np.r_[True, rsamp[1:] != rsamp[:-1]]))
-    fails = np.where(bad_len, CHECK_BITS['lengths'], 0) | np.where((nm == 0) & ~bad_len, CHECK_BITS['has_loss'], 0)
-    bad_end_tok = np.full(n, -1, np.int64)
-    cut = (re_ == last[rsamp]) & trunc[rsamp]
-    if facts.eot_ids:
-        end_ok = np.isin(ids[re_], facts.eot_ids)
-        bad = ~end_ok & ~cut
-        fails |= np.where(np.bincount(rsamp[bad], minlength=n) > 0, CHECK_BITS['span_end'], 0)
-        bad_end_tok[rsamp[bad][::-1]] = ids[re_][bad][::-1]  # the first bad run's last token
-        cut &= ~end_ok
-    if facts.turn_start_ids:
-        bad = mask & np.isin(ids, facts.turn_start_ids)
-        fails |= np.where(np.bincount(sid[bad], minlength=n) > 0, CHECK_BITS['turn_start'], 0)
-    if facts.gen_prompt_ids:
-        k = len(facts.gen_prompt_ids)
-        ok = _match_at(ids, rs - k, facts.gen_prompt_ids, first[rsamp], rs)
-        fails |= np.where(np.bincount(rsamp[~ok], minlength=n) > 0, CHECK_BITS['gen_prompt'], 0)
-    if vocab_size:
-        bad = (ids < 0) | (ids >= vocab_size)
-        fails |= np.where(np.bincount(sid[bad], minlength=n) > 0, CHECK_BITS['vocab'], 0)
+    rs, re_, rlen, rsamp, n_runs, min_run = _masked_runs(mask, sid, first, last, L, n)
+    fails, bad_end_tok, cut = _check_bits(ids, mask, sid, rs, re_, rsamp, first, last, trunc, bad_len, nm, facts, vocab_size)
     # the masked stream: every sample's generated tokens, run after run
-    mids, msid = ids[mask], sid[mask]
-    M = len(mids)
-    mfirst = np.zeros(n, np.int64); np.cumsum(nm[:-1], out=mfirst[1:])
-    mpos = np.arange(M) - mfirst[msid]
-    hx = _mix(mids)
-    ah = np.zeros(n, np.uint64)
-    if M: ah[nm > 0] = np.add.reduceat(_mix(hx ^ (mpos.astype(np.uint64) * _U64(0xD6E8FEB86659FD93))), mfirst[nm > 0])
-    ah ^= _mix(nm)
+    hx, msid, ah = _answer_hashes(ids[mask], sid[mask], nm)
     empty = np.zeros(n, bool)
     if facts.empty_think_ids:
         e = _match_at(ids, rs, facts.empty_think_ids, rs, re_ + 1)
         empty = (np.bincount(rsamp[e], minlength=n) == n_runs) & (n_runs > 0)
     # repetition: windows inside one run, and identical whole runs
-    rid = np.repeat(np.arange(len(rs)), rlen)
-    mrs = np.zeros(len(rs), np.int64); np.cumsum(rlen[:-1], out=mrs[1:])  # run starts in the masked stream
-    w = thr.loop_ngram
-    win = np.zeros(n, np.int32)
-    if M >= w:
-        ok = rid[:M - w + 1] == rid[w - 1:]
-        win = max_repeats(msid[:M - w + 1][ok], window_hashes(hx, w)[ok], n)
-    runs = np.zeros(n, np.int32)
-    if len(rs):
-        rh = np.add.reduceat(_mix(hx ^ ((np.arange(M) - mrs[rid]).astype(np.uint64) * _U64(0xD6E8FEB86659FD93))), mrs) ^ _mix(rlen)
-        runs = max_repeats(rsamp, rh, n)
-    loop_kind = np.where((runs >= 2) & ((runs >= win) | (runs >= thr.loop_repeats)), 2, np.where(win >= 2, 1, 0)).astype(np.int8)
+    win, runs, loop_kind = _repeats(hx, msid, rs, rlen, rsamp, n, thr)
     src = b.column('source')
     src = pc.fill_null(src, '') if src.null_count else src
     enc = src.dictionary_encode()

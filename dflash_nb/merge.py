@@ -330,19 +330,14 @@ def _append_jsonl(dst, src, extra: dict | None = None):
         for line in f:
             if line.strip(): dst.write((json.dumps({**json.loads(line), **extra}, ensure_ascii=False) + '\n').encode())
 
-# %% ../nbs/07_merge.ipynb #58c95003
-def _merge_into(tmp: Path, ex: DatasetDir, nd: DatasetDir, owned: bool, link: bool, progress: bool, new_label: str | None = None) -> dict:
-    "Write the merged dataset into `tmp`; returns what the manifest and stats.json need."
+# %% ../nbs/07_merge.ipynb #31fc1f68
+def _scan_existing(ex: DatasetDir, new_ids, progress: bool):
+    """`(id_hits, lens, rows)` of the existing dataset, streamed: the first row of each new sample id found there (position
+    ids never match), the seq_len arrays and the row count."""
     from tqdm import tqdm
-    new = read_part(nd, full=True, progress=progress, desc='merge: read new')
-    new_st = input_stats(nd, new)
-    new_h, new_h_computed = dataset_content_hashes(nd, len(new.lens), progress)
-    new_h = np.asarray(new_h)
-    # existing: sample_id + seq_len columns and content hashes, streamed; memory grows with the new data only
-    value_set = pa.array(sorted({s for s in new.ids if not is_position_id(s)}), pa.string()).cast(ex.schema.field('sample_id').type)
+    value_set = pa.array(sorted({s for s in new_ids if not is_position_id(s)}), pa.string()).cast(ex.schema.field('sample_id').type)
     id_hits, lens, row = {}, [], 0
     for s in tqdm(ex.shards, desc='merge: scan existing', disable=not progress):
-        n0 = row
         for b in stream_batches(s):
             lens.append(b.column('seq_len').to_numpy(zero_copy_only=False).astype(np.int64))
             if len(value_set):
@@ -350,19 +345,15 @@ def _merge_into(tmp: Path, ex: DatasetDir, nd: DatasetDir, owned: bool, link: bo
                 for r in np.flatnonzero(idx.is_valid().to_numpy(zero_copy_only=False)).tolist():
                     id_hits.setdefault(value_set[idx[r].as_py()].as_py(), row + r)
             row += len(b)
-    ex_part = Part(np.concatenate(lens) if lens else np.zeros(0, np.int64), [])
-    ex_st = input_stats(ex, ex_part, progress)
-    ex_h, ex_h_computed = dataset_content_hashes(ex, row, progress)
-    uniq, hash_hits, step = np.unique(new_h), {}, 1 << 20
-    for s0 in range(0, row, step):
-        c = np.asarray(ex_h[s0:s0 + step])
-        for r in np.flatnonzero(np.isin(c, uniq)).tolist(): hash_hits.setdefault(int(c[r]), s0 + r)
-    dup = find_duplicates(new.ids, new_h, new.sources, id_hits, hash_hits)
+    return id_hits, lens, row
 
-    # shards: existing ones reused, then the new ones filtered
-    plan, bounds = [], np.cumsum([0, *new.shard_rows])
+def _write_shards(tmp: Path, ex: DatasetDir, nd: DatasetDir, keep, shard_rows, owned: bool, link: bool, progress: bool):
+    """The merged shards in `tmp`: the existing ones linked (or copied), then the new ones with rows `keep` (moved where
+    `owned` and whole, else linked or filtered); returns the shard names and how each was placed."""
+    from tqdm import tqdm
+    plan, bounds = [], np.cumsum([0, *shard_rows])
     for i, s in enumerate(nd.shards):
-        k = dup.keep[bounds[i]:bounds[i + 1]]
+        k = keep[bounds[i]:bounds[i + 1]]
         if k.any(): plan.append((s, k))
     n_shards = len(ex.shards) + len(plan)
     names = [f"data-{i:05d}-of-{n_shards:05d}.arrow" for i in range(n_shards)]
@@ -374,6 +365,30 @@ def _merge_into(tmp: Path, ex: DatasetDir, nd: DatasetDir, owned: bool, link: bo
             if owned: os.replace(s, tmp/name); how['move'] += 1
             else: how[link_or_copy(s, tmp/name, link)] += 1
         else: write_filtered(s, tmp/name, k, ex.schema); how['write'] += 1
+    return names, how
+
+
+# %% ../nbs/07_merge.ipynb #58c95003
+def _merge_into(tmp: Path, ex: DatasetDir, nd: DatasetDir, owned: bool, link: bool, progress: bool, new_label: str | None = None) -> dict:
+    "Write the merged dataset into `tmp`; returns what the manifest and stats.json need."
+    from tqdm import tqdm
+    new = read_part(nd, full=True, progress=progress, desc='merge: read new')
+    new_st = input_stats(nd, new)
+    new_h, new_h_computed = dataset_content_hashes(nd, len(new.lens), progress)
+    new_h = np.asarray(new_h)
+    # existing: sample_id + seq_len columns and content hashes, streamed; memory grows with the new data only
+    id_hits, lens, row = _scan_existing(ex, new.ids, progress)
+    ex_part = Part(np.concatenate(lens) if lens else np.zeros(0, np.int64), [])
+    ex_st = input_stats(ex, ex_part, progress)
+    ex_h, ex_h_computed = dataset_content_hashes(ex, row, progress)
+    uniq, hash_hits, step = np.unique(new_h), {}, 1 << 20
+    for s0 in range(0, row, step):
+        c = np.asarray(ex_h[s0:s0 + step])
+        for r in np.flatnonzero(np.isin(c, uniq)).tolist(): hash_hits.setdefault(int(c[r]), s0 + r)
+    dup = find_duplicates(new.ids, new_h, new.sources, id_hits, hash_hits)
+
+    # shards: existing ones reused, then the new ones filtered
+    names, how = _write_shards(tmp, ex, nd, dup.keep, new.shard_rows, owned, link, progress)
 
     write_hashes(tmp/'content_hashes.npy', ex_h, new_h[dup.keep])
     with open(tmp/'skipped.jsonl', 'wb') as f:
@@ -422,11 +437,70 @@ def merge_datasets(existing, new, output_dir, model_path=None, allow_mismatch: b
             raise disk_full(e, Path(output_dir).with_name(Path(output_dir).name + '.partial'),
                             then="rerun the same command (the merge starts over; OUT was not touched)") from None
 
-# %% ../nbs/07_merge.ipynb #73e1c1fd
-def _merge_locked(existing, new, output_dir, model_path, allow_mismatch, workers, progress, overwrite, link) -> dict:
-    t0 = time.perf_counter()
-    existing, new = _local_inputs(existing, new, progress)
-    out = Path(output_dir)
+# %% ../nbs/07_merge.ipynb #3c2cec55
+def _differences(ex, new, new_is_ds: bool, model_path):
+    """`(mismatches, ct, nd, new_schema)`: how the new side's tokenizer and params differ from the existing dataset's,
+    the tokenizer that tokenizes new completions (else None), the new dataset (else None) and its schema."""
+    mismatches, ct, nd = [], None, None
+    if model_path is not None or not new_is_ds:
+        ct = _tokenizer_for_completions(ex, model_path)
+        label = f"tokenizer at {ct.model_path}" if model_path is not None else f"tokenizer at {ct.model_path} now (recorded in the existing manifest)"
+        mismatches += tokenizer_differences(ex.tokenizer, ct.describe(), label)
+    if not new_is_ds: return mismatches, ct, nd, SCHEMA
+    nd = open_dataset_dir(new, 'new')
+    if nd.manifest is None:  # pre-tokenized rows from another tool: conformed below, inside the partial folder
+        mismatches.append(f"{nd.path} has no manifest.json, so the tokenizer its rows were made with is not recorded "
+                          "(pre-tokenized rows from another tool?); pass --allow-mismatch if it is the existing dataset's")
+        return mismatches, ct, nd, SCHEMA
+    mismatches += tokenizer_differences(ex.tokenizer, nd.tokenizer, 'new') + param_differences(ex.params, nd.params)
+    return mismatches, ct, nd, nd.schema
+
+def _schema_fits(ex, new, new_schema) -> list[str]:
+    "The castable schema differences (mismatches); an error where the schemas cannot be merged at all."
+    castable, fatal = schema_differences(ex.schema, new_schema)
+    if fatal:
+        raise MergeError(f"{new}: its schema cannot be merged into {ex.path}: {'; '.join(fatal)}. The merged dataset must have one "
+                         "schema; rebuild one side with the same columns")
+    return [f"schema differs: {c}" for c in castable]
+
+def _does_not_fit(ex, new, mismatches: list) -> MergeError:
+    fix = (f"re-tokenize the new data with the existing dataset's tokenizer (--model-path {ex.tokenizer.get('model_path')})"
+           if any('differ' in m and 'fingerprint' in m for m in mismatches) else "rebuild the new data to match")
+    return MergeError(f"{new} does not fit {ex.path}: {' | '.join(mismatches)}. Either {fix}, or pass --allow-mismatch "
+                      "to merge anyway (recorded in the output manifest)")
+
+
+# %% ../nbs/07_merge.ipynb #0bd60307
+def _merged_stats(r: dict, seconds: float) -> dict:
+    "stats.json of the merged dataset from `_merge_into`'s result `r`: the existing rows plus the new rows kept."
+    ex_st, new_st, dup, newp, ex_part = r['ex_st'], r['new_st'], r['dup'], r['new'], r['ex_part']
+    k = dup.keep
+    sources = Counter(ex_st['sources']); sources.update(s for s, kk in zip(newp.sources, k.tolist()) if kk)
+    skipped = Counter(ex_st['skipped']); skipped.update(new_st['skipped'])
+    skipped.update({f'duplicate_{kind}': n for kind, n in dup.counts.items() if n})  # dropped rows are skips too
+    stats = summarize(np.concatenate([ex_part.lens, newp.lens[k]]), ex_st['loss_tokens'] + int(newp.loss[k].sum()),
+                      ex_st['truncated'] + r['truncated_new'], dict(skipped), ex_st['records_read'] + new_st['records_read'],
+                      dict(sources), seconds, int(newp.lens[k].sum()))
+    stats['duplicates'] = {kind: skipped.get(f'duplicate_{kind}', 0) for kind in ('sample_id', 'content')}  # incl. earlier merges'
+    if stats['samples'] != ex_st['samples'] + new_st['samples'] - dup.total:  # the invariant, checked, not assumed
+        raise RuntimeError(f"merge bug: {stats['samples']} != {ex_st['samples']} + {new_st['samples']} - {dup.total}")
+    return stats
+
+def _write_merge_manifest(tmp: Path, ex, inputs: dict, stats: dict, r: dict, allow_mismatch, mismatches: list, seconds: float):
+    "The merged dataset's manifest.json: the existing tokenizer and params, both inputs, and how the merge went."
+    dup = r['dup']
+    manifest = dict(format='dflash_nb.dataset', format_version=1, created_utc=time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
+                    tokenizer=ex.tokenizer, inputs=inputs, params=ex.params, shards=r['names'],
+                    counts={k_: stats[k_] for k_ in ('samples', 'total_tokens', 'loss_tokens', 'records_read')},
+                    merge=dict(allow_mismatch=bool(allow_mismatch), overridden=mismatches, duplicates=dup.counts,
+                               duplicates_by_origin=dup.by_origin, kept_new=int(dup.keep.sum()), shards=dict(r['how']),
+                               hashes_computed=r['hashes_computed'], seconds=round(seconds, 3)))
+    (tmp/'manifest.json').write_text(json.dumps(manifest, indent=2))
+
+
+# %% ../nbs/07_merge.ipynb #89c86238
+def _open_existing(existing, new, out: Path, overwrite: bool):
+    "The existing dataset, after the one-line errors for a missing --new, clashing paths and a dataset without manifest."
     ex = open_dataset_dir(existing, 'existing')
     if not is_s3_url(new) and not Path(new).exists():
         raise FileNotFoundError(f"{new}: no such file or folder; --new must be JSONL completions (a file or a folder of them) "
@@ -435,71 +509,48 @@ def _merge_locked(existing, new, output_dir, model_path, allow_mismatch, workers
     if ex.manifest is None:
         raise MergeError(f"{ex.path}: no manifest.json, so its tokenizer is unknown; --existing must be a dataset written by "
                          "`dflash-nb tokenize` or `dflash-nb merge`")
+    return ex
+
+def _new_rows(ex, nd, new, new_is_ds: bool, ct, tmp: Path, workers: int, progress: bool):
+    """`(nd, extra)`: the new side as a dataset (pre-tokenized rows conformed, completions tokenized with the existing
+    dataset's params, both inside `tmp`) and what the manifest records about it."""
+    extra = {}
+    if new_is_ds and nd.manifest is None:
+        nd = conform_rows(nd, tmp/'_rows', ex.tokenizer.get('vocab_size'))
+        extra = dict(pretokenized=True)
+    if not new_is_ds:
+        tokenize_dataset(ct.model_path, new, tmp/'_new', max_seq_len=ex.params.get('max_seq_len', 8192), workers=workers,
+                         batch_size=ex.params.get('batch_size', 64), shard_tokens=ex.params.get('shard_tokens', 100_000_000),
+                         progress=progress)
+        nd = open_dataset_dir(tmp/'_new', 'new')
+        extra = dict(model_path=str(ct.model_path), files=nd.manifest['inputs']['files'])
+    return nd, extra
+
+
+# %% ../nbs/07_merge.ipynb #73e1c1fd
+def _merge_locked(existing, new, output_dir, model_path, allow_mismatch, workers, progress, overwrite, link) -> dict:
+    t0 = time.perf_counter()
+    existing, new = _local_inputs(existing, new, progress)
+    out = Path(output_dir)
+    ex = _open_existing(existing, new, out, overwrite)
     new_is_ds = is_dataset_dir(new)
-    mismatches, ct = [], None
-    if model_path is not None or not new_is_ds:
-        ct = _tokenizer_for_completions(ex, model_path)
-        label = f"tokenizer at {ct.model_path}" if model_path is not None else f"tokenizer at {ct.model_path} now (recorded in the existing manifest)"
-        mismatches += tokenizer_differences(ex.tokenizer, ct.describe(), label)
-    if new_is_ds:
-        nd = open_dataset_dir(new, 'new')
-        if nd.manifest is None:  # pre-tokenized rows from another tool: conformed below, inside the partial folder
-            mismatches.append(f"{nd.path} has no manifest.json, so the tokenizer its rows were made with is not recorded "
-                              "(pre-tokenized rows from another tool?); pass --allow-mismatch if it is the existing dataset's")
-            new_schema = SCHEMA
-        else:
-            mismatches += tokenizer_differences(ex.tokenizer, nd.tokenizer, 'new') + param_differences(ex.params, nd.params)
-            new_schema = nd.schema
-    else: new_schema = SCHEMA
-    castable, fatal = schema_differences(ex.schema, new_schema)
-    if fatal:
-        raise MergeError(f"{new}: its schema cannot be merged into {ex.path}: {'; '.join(fatal)}. The merged dataset must have one "
-                         "schema; rebuild one side with the same columns")
-    mismatches += [f"schema differs: {c}" for c in castable]
-    if mismatches and not allow_mismatch:
-        fix = (f"re-tokenize the new data with the existing dataset's tokenizer (--model-path {ex.tokenizer.get('model_path')})"
-               if any('differ' in m and 'fingerprint' in m for m in mismatches) else "rebuild the new data to match")
-        raise MergeError(f"{new} does not fit {ex.path}: {' | '.join(mismatches)}. Either {fix}, or pass --allow-mismatch "
-                         "to merge anyway (recorded in the output manifest)")
+    mismatches, ct, nd, new_schema = _differences(ex, new, new_is_ds, model_path)
+    mismatches += _schema_fits(ex, new, new_schema)
+    if mismatches and not allow_mismatch: raise _does_not_fit(ex, new, mismatches)
     tmp = out.with_name(out.name + '.partial')
     if tmp.exists(): shutil.rmtree(tmp)
     tmp.mkdir(parents=True)
     try:
-        extra = {}
-        if new_is_ds and nd.manifest is None:
-            nd = conform_rows(nd, tmp/'_rows', ex.tokenizer.get('vocab_size'))
-            extra = dict(pretokenized=True)
-        if not new_is_ds:
-            tokenize_dataset(ct.model_path, new, tmp/'_new', max_seq_len=ex.params.get('max_seq_len', 8192), workers=workers,
-                             batch_size=ex.params.get('batch_size', 64), shard_tokens=ex.params.get('shard_tokens', 100_000_000),
-                             progress=progress)
-            nd = open_dataset_dir(tmp/'_new', 'new')
-            extra = dict(model_path=str(ct.model_path), files=nd.manifest['inputs']['files'])
+        nd, extra = _new_rows(ex, nd, new, new_is_ds, ct, tmp, workers, progress)
         r = _merge_into(tmp, ex, nd, owned=not new_is_ds, link=link, progress=progress, new_label=str(new))
         if not new_is_ds: shutil.rmtree(tmp/'_new')
         if (tmp/'_rows').exists(): shutil.rmtree(tmp/'_rows')
-        ex_st, new_st, dup, newp, ex_part = r['ex_st'], r['new_st'], r['dup'], r['new'], r['ex_part']
-        k = dup.keep
-        sources = Counter(ex_st['sources']); sources.update(s for s, kk in zip(newp.sources, k.tolist()) if kk)
-        skipped = Counter(ex_st['skipped']); skipped.update(new_st['skipped'])
-        skipped.update({f'duplicate_{kind}': n for kind, n in dup.counts.items() if n})  # dropped rows are skips too
         seconds = time.perf_counter() - t0
-        stats = summarize(np.concatenate([ex_part.lens, newp.lens[k]]), ex_st['loss_tokens'] + int(newp.loss[k].sum()),
-                          ex_st['truncated'] + r['truncated_new'], dict(skipped), ex_st['records_read'] + new_st['records_read'],
-                          dict(sources), seconds, int(newp.lens[k].sum()))
-        stats['duplicates'] = {kind: skipped.get(f'duplicate_{kind}', 0) for kind in ('sample_id', 'content')}  # incl. earlier merges'
-        if stats['samples'] != ex_st['samples'] + new_st['samples'] - dup.total:  # the invariant, checked, not assumed
-            raise RuntimeError(f"merge bug: {stats['samples']} != {ex_st['samples']} + {new_st['samples']} - {dup.total}")
+        stats = _merged_stats(r, seconds)
         (tmp/'stats.json').write_text(json.dumps(stats, indent=2))
-        inputs = dict(existing=_describe_input(ex, 'dataset', existing, ex_st),
-                      new=_describe_input(nd, 'dataset' if new_is_ds else 'completions', new, new_st, extra))
-        manifest = dict(format='dflash_nb.dataset', format_version=1, created_utc=time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
-                        tokenizer=ex.tokenizer, inputs=inputs, params=ex.params, shards=r['names'],
-                        counts={k_: stats[k_] for k_ in ('samples', 'total_tokens', 'loss_tokens', 'records_read')},
-                        merge=dict(allow_mismatch=bool(allow_mismatch), overridden=mismatches, duplicates=dup.counts,
-                                   duplicates_by_origin=dup.by_origin, kept_new=int(k.sum()), shards=dict(r['how']),
-                                   hashes_computed=r['hashes_computed'], seconds=round(seconds, 3)))
-        (tmp/'manifest.json').write_text(json.dumps(manifest, indent=2))
+        inputs = dict(existing=_describe_input(ex, 'dataset', existing, r['ex_st']),
+                      new=_describe_input(nd, 'dataset' if new_is_ds else 'completions', new, r['new_st'], extra))
+        _write_merge_manifest(tmp, ex, inputs, stats, r, allow_mismatch, mismatches, seconds)
         _commit(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)

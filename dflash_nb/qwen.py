@@ -119,7 +119,7 @@ def qwen36_tokenizer():
         if tok.token_to_id(t) != i: raise RuntimeError(f"added token {t!r} got id {tok.token_to_id(t)}, expected {i}")
     return tok
 
-# %% ../nbs/03_qwen.ipynb #e0c34622
+# %% ../nbs/03_qwen.ipynb #cd1514f9
 QWEN36_TOOL_GUIDE = """If you choose to call a function ONLY reply in the following format with NO suffix:
 
 <tool_call>
@@ -143,7 +143,9 @@ Reminder:
 - If there is no function call available, answer the question like normal with your current knowledge and do not tell the user about function calls
 </IMPORTANT>"""
 
-QWEN36_CHAT_TEMPLATE: str = r"""{#- Qwen3.6 chat format, written for dflash_nb.
+
+# %% ../nbs/03_qwen.ipynb #6a1fda8f
+_QT_HEAD = r"""{#- Qwen3.6 chat format, written for dflash_nb.
     Turns are <|im_start|>ROLE\n...<|im_end|>\n. The system turn carries the tool list when tools are given.
     Assistant turns after the last real user query show their reasoning in a <think> block; earlier ones
     drop it (unless preserve_thinking is true). Consecutive tool results share one user turn. -#}
@@ -155,7 +157,11 @@ QWEN36_CHAT_TEMPLATE: str = r"""{#- Qwen3.6 chat format, written for dflash_nb.
 __TOOL_GUIDE__
 {%- endset %}
 
-{#- An image or video part: its placeholder tokens, numbered when add_vision_id is set. -#}
+"""
+
+
+# %% ../nbs/03_qwen.ipynb #c63af39b
+_QT_MEDIA = r"""{#- An image or video part: its placeholder tokens, numbered when add_vision_id is set. -#}
 {%- macro media_part(kind, label, counted, in_system) %}
     {%- if in_system %}
         {{- raise_exception('System message cannot contain ' ~ kind ~ 's.') }}
@@ -171,7 +177,11 @@ __TOOL_GUIDE__
     {{- '<|vision_start|><|' ~ kind ~ '_pad|><|vision_end|>' }}
 {%- endmacro %}
 
-{#- The text of a message's content: a string, or a list of text / image / video parts. -#}
+"""
+
+
+# %% ../nbs/03_qwen.ipynb #5f05c588
+_QT_CONTENT = r"""{#- The text of a message's content: a string, or a list of text / image / video parts. -#}
 {%- macro content_text(content, counted=false, in_system=false) %}
     {%- if content is string %}
         {{- content }}
@@ -193,7 +203,11 @@ __TOOL_GUIDE__
     {%- endif %}
 {%- endmacro %}
 
-{#- One tool call: <tool_call><function=NAME><parameter=ARG>VALUE</parameter>...; strings verbatim, other values as JSON. -#}
+"""
+
+
+# %% ../nbs/03_qwen.ipynb #d052d4ad
+_QT_TOOL_CALL = r"""{#- One tool call: <tool_call><function=NAME><parameter=ARG>VALUE</parameter>...; strings verbatim, other values as JSON. -#}
 {%- macro tool_call_block(call) %}
     {{- '<tool_call>\n<function=' + call.name + '>\n' }}
     {%- if call.arguments is defined %}
@@ -209,7 +223,11 @@ __TOOL_GUIDE__
     {{- '</function>\n</tool_call>' }}
 {%- endmacro %}
 
-{#- An assistant turn. Reasoning comes from reasoning_content, else from a <think>...</think> prefix of the content. -#}
+"""
+
+
+# %% ../nbs/03_qwen.ipynb #d4454711
+_QT_ASSISTANT = r"""{#- An assistant turn. Reasoning comes from reasoning_content, else from a <think>...</think> prefix of the content. -#}
 {%- macro assistant_turn(message, text, show_thinking) %}
     {%- set turn = namespace(reasoning='', answer=text) %}
     {%- if message.reasoning_content is string %}
@@ -236,7 +254,11 @@ __TOOL_GUIDE__
     {{- '<|im_end|>\n' }}
 {%- endmacro %}
 
-{#- System turn: the tool list and its instructions, then the system message. -#}
+"""
+
+
+# %% ../nbs/03_qwen.ipynb #91e2dfab
+_QT_SYSTEM = r"""{#- System turn: the tool list and its instructions, then the system message. -#}
 {%- set has_tools = tools and tools is iterable and tools is not mapping %}
 {%- set system_text = content_text(messages[0].content, false, true)|trim if messages[0].role == 'system' else none %}
 {%- if has_tools or system_text is not none %}
@@ -256,7 +278,11 @@ __TOOL_GUIDE__
     {{- '<|im_end|>\n' }}
 {%- endif %}
 
-{#- The last real user query: a user turn that is not just wrapped tool output. -#}
+"""
+
+
+# %% ../nbs/03_qwen.ipynb #7bf23427
+_QT_QUERY = r"""{#- The last real user query: a user turn that is not just wrapped tool output. -#}
 {%- set query = namespace(index=-1) %}
 {%- for message in messages[::-1] %}
     {%- if query.index < 0 and message.role == 'user' %}
@@ -270,7 +296,11 @@ __TOOL_GUIDE__
     {{- raise_exception('No user query found in messages.') }}
 {%- endif %}
 
-{%- for message in messages %}
+"""
+
+
+# %% ../nbs/03_qwen.ipynb #9def99eb
+_QT_MESSAGES = r"""{%- for message in messages %}
     {%- set text = content_text(message.content, true)|trim %}
     {%- if message.role == 'system' %}
         {%- if not loop.first %}
@@ -293,13 +323,23 @@ __TOOL_GUIDE__
     {%- endif %}
 {%- endfor %}
 
-{%- if add_generation_prompt %}
+"""
+
+
+# %% ../nbs/03_qwen.ipynb #052f8f33
+_QT_GEN_PROMPT = r"""{%- if add_generation_prompt %}
     {{- '<|im_start|>assistant\n<think>\n' }}
     {%- if enable_thinking is false %}
         {{- '\n</think>\n\n' }}
     {%- endif %}
 {%- endif %}
-""".replace('__TOOL_GUIDE__', QWEN36_TOOL_GUIDE)
+"""
+
+
+# %% ../nbs/03_qwen.ipynb #6f294a80
+QWEN36_CHAT_TEMPLATE: str = (_QT_HEAD + _QT_MEDIA + _QT_CONTENT + _QT_TOOL_CALL + _QT_ASSISTANT + _QT_SYSTEM + _QT_QUERY
+                             + _QT_MESSAGES + _QT_GEN_PROMPT).replace('__TOOL_GUIDE__', QWEN36_TOOL_GUIDE)
+
 
 # %% ../nbs/03_qwen.ipynb #824b4cb4
 from .chat_template import _tojson
@@ -330,20 +370,73 @@ def render_qwen36(messages: list, tools=None, add_generation_prompt: bool = Fals
 
 class _Unsupported(Exception): pass
 
-# %% ../nbs/03_qwen.ipynb #4d501cb8
+# %% ../nbs/03_qwen.ipynb #4caf2891
+def _qwen_system(first_role: str, first_text: str, tools) -> list[str]:
+    "The system turn: the tools block (with the system message after it) where there are tools, else the system message."
+    out = []
+    if tools:
+        if not isinstance(tools, list): raise _Unsupported
+        out += ['<|im_start|>system\n', _TOOLS_HEADER, *('\n' + _tojson(t) for t in tools), '\n</tools>', _TOOLS_INSTRUCTIONS]
+        if first_role == 'system' and first_text: out.append('\n\n' + first_text)
+        out.append('<|im_end|>\n')
+    elif first_role == 'system':
+        out.append('<|im_start|>system\n' + first_text + '<|im_end|>\n')
+    return out
+
+# %% ../nbs/03_qwen.ipynb #11bf8f0b
+def _qwen_reasoning(m: dict, content: str) -> tuple[str, str]:
+    "`(reasoning, content)` of an assistant message: `reasoning_content`, else the `<think>` block cut out of the content."
+    reasoning = m.get('reasoning_content')
+    if not isinstance(reasoning, str):
+        if reasoning is not None: raise _Unsupported
+        reasoning = ''
+        if '</think>' in content:
+            reasoning = content.split('</think>')[0].rstrip('\n').split('<think>')[-1].lstrip('\n')
+            content = content.split('</think>')[-1].lstrip('\n')
+    return reasoning.strip(), content
+
+# %% ../nbs/03_qwen.ipynb #42edb2e2
+def _qwen_call(call, k: int, content: str) -> list[str]:
+    "The `k`-th tool call of an assistant message with text `content`: the function and its parameters."
+    if not isinstance(call, dict): raise _Unsupported
+    if 'function' in call: call = call['function']
+    if not isinstance(call, dict) or not isinstance(call.get('name'), str): raise _Unsupported
+    head = '<tool_call>\n<function=' + call['name'] + '>\n'
+    out = [('\n' + head) if k else ('\n\n' + head if content.strip() else head)]
+    if 'arguments' in call:
+        args = call['arguments']
+        if not isinstance(args, dict) or not all(isinstance(a, str) for a in args): raise _Unsupported
+        for name, value in args.items():
+            out.append('<parameter=' + name + '>\n' + (value if isinstance(value, str) else _tojson(value)) + '\n</parameter>\n')
+    return out + ['</function>\n</tool_call>']
+
+# %% ../nbs/03_qwen.ipynb #e84ba70b
+def _qwen_assistant(m: dict, content: str, show_thinking: bool) -> list[str]:
+    "An assistant turn: its think block where `show_thinking` (after the last user query, or preserved), text, tool calls."
+    reasoning, content = _qwen_reasoning(m, content)
+    if show_thinking: out = ['<|im_start|>assistant\n<think>\n' + reasoning + '\n</think>\n\n' + content]
+    else: out = ['<|im_start|>assistant\n' + content]
+    calls = m.get('tool_calls')
+    if calls:
+        if not isinstance(calls, list): raise _Unsupported
+        for k, call in enumerate(calls): out += _qwen_call(call, k, content)
+    return out + ['<|im_end|>\n']
+
+# %% ../nbs/03_qwen.ipynb #8b27f095
+def _qwen_tool(messages: list, i: int, content: str) -> list[str]:
+    "A tool response: consecutive tool messages share one user turn."
+    out = ['<|im_start|>user'] if i and messages[i - 1]['role'] != 'tool' else []
+    out.append('\n<tool_response>\n' + content + '\n</tool_response>')
+    if i == len(messages) - 1 or messages[i + 1]['role'] != 'tool': out.append('<|im_end|>\n')
+    return out
+
+# %% ../nbs/03_qwen.ipynb #8865bd16
 def _render_qwen36(messages, tools, add_generation_prompt, enable_thinking, preserve_thinking) -> str:
     if not messages or not all(isinstance(m, dict) and isinstance(m.get('role'), str) for m in messages): raise _Unsupported
     texts = [_qwen_text(m.get('content')) for m in messages]
     if any(t is None for t in texts): raise _Unsupported
     texts = [t.strip() for t in texts]
-    out = []
-    if tools:
-        if not isinstance(tools, list): raise _Unsupported
-        out += ['<|im_start|>system\n', _TOOLS_HEADER, *('\n' + _tojson(t) for t in tools), '\n</tools>', _TOOLS_INSTRUCTIONS]
-        if messages[0]['role'] == 'system' and texts[0]: out.append('\n\n' + texts[0])
-        out.append('<|im_end|>\n')
-    elif messages[0]['role'] == 'system':
-        out.append('<|im_start|>system\n' + texts[0] + '<|im_end|>\n')
+    out = _qwen_system(messages[0]['role'], texts[0], tools)
     last_query = next((i for i in range(len(messages) - 1, -1, -1) if messages[i]['role'] == 'user'
                        and not (texts[i].startswith('<tool_response>') and texts[i].endswith('</tool_response>'))), None)
     if last_query is None: raise _Unsupported  # the template raises "No user query found in messages."
@@ -353,39 +446,8 @@ def _render_qwen36(messages, tools, add_generation_prompt, enable_thinking, pres
             if i: raise _Unsupported  # "System message must be at the beginning."
         elif role == 'user':
             out.append('<|im_start|>user\n' + content + '<|im_end|>\n')
-        elif role == 'assistant':
-            reasoning = m.get('reasoning_content')
-            if not isinstance(reasoning, str):
-                if reasoning is not None: raise _Unsupported
-                reasoning = ''
-                if '</think>' in content:
-                    reasoning = content.split('</think>')[0].rstrip('\n').split('<think>')[-1].lstrip('\n')
-                    content = content.split('</think>')[-1].lstrip('\n')
-            reasoning = reasoning.strip()
-            if preserve_thinking is True or i > last_query:
-                out.append('<|im_start|>assistant\n<think>\n' + reasoning + '\n</think>\n\n' + content)
-            else:
-                out.append('<|im_start|>assistant\n' + content)
-            calls = m.get('tool_calls')
-            if calls:
-                if not isinstance(calls, list): raise _Unsupported
-                for k, call in enumerate(calls):
-                    if not isinstance(call, dict): raise _Unsupported
-                    if 'function' in call: call = call['function']
-                    if not isinstance(call, dict) or not isinstance(call.get('name'), str): raise _Unsupported
-                    head = '<tool_call>\n<function=' + call['name'] + '>\n'
-                    out.append(('\n' + head) if k else ('\n\n' + head if content.strip() else head))
-                    if 'arguments' in call:
-                        args = call['arguments']
-                        if not isinstance(args, dict) or not all(isinstance(a, str) for a in args): raise _Unsupported
-                        for name, value in args.items():
-                            out.append('<parameter=' + name + '>\n' + (value if isinstance(value, str) else _tojson(value)) + '\n</parameter>\n')
-                    out.append('</function>\n</tool_call>')
-            out.append('<|im_end|>\n')
-        elif role == 'tool':
-            if i and messages[i - 1]['role'] != 'tool': out.append('<|im_start|>user')
-            out.append('\n<tool_response>\n' + content + '\n</tool_response>')
-            if i == len(messages) - 1 or messages[i + 1]['role'] != 'tool': out.append('<|im_end|>\n')
+        elif role == 'assistant': out += _qwen_assistant(m, content, preserve_thinking is True or i > last_query)
+        elif role == 'tool': out += _qwen_tool(messages, i, content)
         else: raise _Unsupported  # "Unexpected message role."
     if add_generation_prompt:
         out.append('<|im_start|>assistant\n<think>\n\n</think>\n\n' if enable_thinking is False else '<|im_start|>assistant\n<think>\n')

@@ -174,14 +174,12 @@ def _result_or_error(path):
     try: return _scan_shard(path)
     except Exception as e: return e
 
-# %% ../nbs/06_stats.ipynb #ec906e74
-def scan_token_counts(dataset_dir, num_layers: int = 5, hidden_size: int = 5120, progress: bool = False, threads: int = 8,
-                 client=None) -> DatasetStats:
-    "Statistics of every sample of the dataset at `dataset_dir` (a directory with input_ids and loss_mask, or s3://)."
+# %% ../nbs/06_stats.ipynb #89618265
+def _scan_shards(d: Path, shards: list, threads: int, progress: bool):
+    """Every shard's lengths and loss counts (in order, read by `threads` threads), the columns, per-source sums
+    `source -> [samples, tokens, loss_tokens]` and whether every shard has `source` and `seq_len`. A corrupt row is
+    one error line naming the shard, the row and the sample."""
     from concurrent.futures import ThreadPoolExecutor
-    t0 = time.perf_counter()
-    d = local_dataset(dataset_dir, client=client, progress=progress)  # s3://: a verified cached copy
-    shards = dataset_shards(d)
     lens, loss, columns = [], [], None
     per_src = {}  # source -> [samples, tokens, loss_tokens]
     has_source = has_seq_len = True
@@ -203,6 +201,34 @@ def scan_token_counts(dataset_dir, num_layers: int = 5, hidden_size: int = 5120,
                 acc = per_src.setdefault(s, [0, 0, 0]); acc[0] += v[0]; acc[1] += v[1]; acc[2] += v[2]
             lens.append(r['lens']); loss.append(r['loss'])
     finally: pool.shutdown(wait=True, cancel_futures=True)
+    return lens, loss, columns, per_src, has_source, has_seq_len
+
+
+# %% ../nbs/06_stats.ipynb #20f76975
+def _per_source(per_src: dict) -> dict:
+    "Per-source statistics from `source -> [samples, tokens, loss_tokens]`, the largest source first."
+    return {s: dict(samples=v[0], tokens=v[1], loss_tokens=v[2], loss_token_fraction=v[2] / v[1] if v[1] else 0.0,
+                    mean_seq_len=v[1] / v[0] if v[0] else 0.0)
+            for s, v in sorted(per_src.items(), key=lambda kv: (-kv[1][0], kv[0]))}
+
+def _missing_warnings(d: Path, run: dict, has_source: bool, has_seq_len: bool) -> list[str]:
+    "What the report cannot know about the dataset at `d`, and why."
+    warnings = []
+    if not has_source: warnings.append("no 'source' column: per-source statistics are unknown")
+    if not has_seq_len: warnings.append("no 'seq_len' column: lengths come from input_ids (the speculators pipeline reads seq_len)")
+    if not (d/'stats.json').is_file():
+        warnings.append("no stats.json from `dflash-nb tokenize`: " + ', '.join(k for k in RUN_KEYS if run[k] is None) + " unknown")
+    return warnings
+
+
+# %% ../nbs/06_stats.ipynb #ec906e74
+def scan_token_counts(dataset_dir, num_layers: int = 5, hidden_size: int = 5120, progress: bool = False, threads: int = 8,
+                 client=None) -> DatasetStats:
+    "Statistics of every sample of the dataset at `dataset_dir` (a directory with input_ids and loss_mask, or s3://)."
+    t0 = time.perf_counter()
+    d = local_dataset(dataset_dir, client=client, progress=progress)  # s3://: a verified cached copy
+    shards = dataset_shards(d)
+    lens, loss, columns, per_src, has_source, has_seq_len = _scan_shards(d, shards, threads, progress)
     lens = np.concatenate(lens) if lens else np.zeros(0, np.int32)
     loss = np.concatenate(loss) if loss else np.zeros(0, np.int32)
     n, total, lt = len(lens), int(lens.sum(dtype=np.int64)), int(loss.sum(dtype=np.int64))
@@ -218,9 +244,7 @@ def scan_token_counts(dataset_dir, num_layers: int = 5, hidden_size: int = 5120,
               truncated=run['truncated'], skipped=run['skipped'], records_read=run['records_read'], sources=sources,
               seconds=run['seconds'], tokens_per_second=run['tokens_per_second'],
               p50_seq_len=float(q[0]), p99_seq_len=float(q[2]),
-              per_source={s: dict(samples=v[0], tokens=v[1], loss_tokens=v[2], loss_token_fraction=v[2] / v[1] if v[1] else 0.0,
-                                  mean_seq_len=v[1] / v[0] if v[0] else 0.0)
-                          for s, v in sorted(per_src.items(), key=lambda kv: (-kv[1][0], kv[0]))} if has_source else None,
+              per_source=_per_source(per_src) if has_source else None,
               loss_tokens_per_sample=_dist(loss), loss_fraction_per_sample=_dist(np.divide(loss, lens, out=np.zeros(n), where=lens > 0)),
               samples_without_loss=int((loss == 0).sum()),
               max_seq_len_limit=limit, samples_at_limit=int((lens == limit).sum()) if limit else None,
@@ -229,11 +253,7 @@ def scan_token_counts(dataset_dir, num_layers: int = 5, hidden_size: int = 5120,
               offline_hidden_states=dict(num_layers=num_layers, hidden_size=hidden_size, bytes_per_value=2,
                                          bytes=hidden_state_bytes(total, num_layers, hidden_size)))
     st['unknown'] = [k for k in STATS_KEYS if st[k] is None] + ([] if limit_known else ['max_seq_len_limit'])
-    if not has_source: warnings.append("no 'source' column: per-source statistics are unknown")
-    if not has_seq_len: warnings.append("no 'seq_len' column: lengths come from input_ids (the speculators pipeline reads seq_len)")
-    if not (d/'stats.json').is_file():
-        warnings.append("no stats.json from `dflash-nb tokenize`: " + ', '.join(k for k in RUN_KEYS if run[k] is None) + " unknown")
-    st['warnings'] = warnings
+    st['warnings'] = warnings + _missing_warnings(d, run, has_source, has_seq_len)
     st['scan_seconds'] = round(time.perf_counter() - t0, 3)
     st['scan_tokens_per_second'] = round(total / st['scan_seconds'], 1) if st['scan_seconds'] > 0 else 0.0
     return DatasetStats(st, lens, loss)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from fastcore.basics import patch
 import pyarrow as pa
 
 from .records import BadRecord, JSONL_SUFFIXES, Record, Skip, generated_turns, list_completion_files, parse_line, read_lines
@@ -43,7 +44,7 @@ PROBE_TEXT = ("def f(x):\n    return {'a': [1, 2.5e-3]}  # café naïve Ελλη
               "<|im_start|>user\nHi<|im_end|>\n<think>\n\n</think>\n\n<tool_call>\n{\"k\": \"v\"}\n</tool_call> "
               "I'm we'LL they'd SHOULDN'T http://example.com/a?b=c&d=e ```js\nconst x = () => x ?? 0;\n```")
 
-# %% ../nbs/04_tokenize.ipynb #fa570c02
+# %% ../nbs/04_tokenize.ipynb #2bb9497c
 ENCODERS = ('auto', 'fastokens', 'tokenizers')
 FASTOKENS_CHECKS = 2  # bump when the checks below change: cached verdicts of older checks are then redone
 TABLE_FORMAT = 'dflash_nb.token_bytes/1'
@@ -51,6 +52,7 @@ TABLE_FORMAT = 'dflash_nb.token_bytes/1'
 def _cache_warning(f, e: BaseException):
     warnings.warn(f"{f}: ignoring a damaged or foreign encoder cache file ({' '.join(str(e).split())[:200]}); rebuilding it")
 
+# %% ../nbs/04_tokenize.ipynb #bd26357b
 def _probe_texts(added: list[str], n: int = 400, seed: int = 0) -> list[str]:
     """What the run-time probe encodes with both libraries: `PROBE_TEXT`, every added token glued to text on both sides
     and to itself, and `n` random strings mixing whitespace runs, scripts, combining marks and added tokens."""
@@ -61,6 +63,7 @@ def _probe_texts(added: list[str], n: int = 400, seed: int = 0) -> list[str]:
     return ([PROBE_TEXT] + [f"x{t}y {t}\n{t}{t} " for t in added] +
             [''.join(r.choice(alphabet) for _ in range(r.randint(1, 40))) for _ in range(n)])
 
+# %% ../nbs/04_tokenize.ipynb #e96b3fbd
 class FastokensEncoder:
     """`fastokens` (a Rust BPE that reads `tokenizer.json` itself) for tokenizers where it provably gives the same ids as
     the `tokenizers` library: `encode`, `encode_batch` (a list of texts in one call, one flat buffer back), `normalize`,
@@ -69,21 +72,6 @@ class FastokensEncoder:
     def __init__(self, path, nfc: bool, split_special_tokens: bool = False, table_cache=None, sha256: str | None = None):
         self.path, self.nfc, self.split, self.table_cache, self.sha256 = str(path), nfc, split_special_tokens, table_cache, sha256
         self._tok = None
-
-    def wait(self):
-        """The loaded `fastokens.Tokenizer`, loaded on first use (seconds for a 20 MB file; once per file content in a
-        process). Not in a background thread: a process that exits mid-load would abort inside the Rust code."""
-        if self._tok is None:
-            try: self._tok = _load_fastokens(self.path, self.sha256)
-            except Exception as e: raise TokenizeError(f"{self.path}: fastokens could not load it ({e}); use --encoder tokenizers") from None
-        return self._tok
-
-    def ready(self) -> 'FastokensEncoder':
-        "Loaded, with its byte table built: what `worker_pool` calls before forking, so every worker shares both."
-        if not hasattr(self, '_blob'): self._table()
-        self.wait()
-        return self
-
     @staticmethod
     def check(tj: dict) -> str:
         "'ok' where the structure of `tokenizer.json` allows the fast path (encoding and the byte-level mask check), else why not."
@@ -99,75 +87,130 @@ class FastokensEncoder:
         if (tj.get('decoder') or {}).get('type') != 'ByteLevel': return "the decoder is not ByteLevel (vocabulary not byte-level)"
         return 'ok'
 
-    def _table(self):
-        """Every token's bytes in one numpy blob (offsets, lengths), for `decode_bytes`: from `table_cache` (an .npz keyed
-        by the file's hash, plain arrays read without pickle) where it is there, which needs no loaded tokenizer, else
-        from the loaded one (0.3 s). A damaged or foreign cache file is ignored with a warning and rebuilt."""
-        key = f"{TABLE_FORMAT}:{self.sha256}".encode()
-        try:
-            with np.load(self.table_cache, allow_pickle=False) as z:
-                if z['key'].tobytes() != key: raise ValueError("it was made for another tokenizer.json")
-                self._blob, self._lens, added = z['blob'], z['lens'], json.loads(z['added'].tobytes())
-            added = {int(i): str(t) for i, t in added.items()}
-            if self._lens.dtype != np.int64 or self._lens.sum() != len(self._blob): raise ValueError("its arrays do not fit")
-        except Exception as e:
-            if self.table_cache is not None and Path(self.table_cache).exists(): _cache_warning(self.table_cache, e)
-            tok, byte_of = self.wait(), {c: b for b, c in _bytes_to_unicode().items()}
-            added = {t['id']: t['content'] for t in tok.added_tokens()}
-            table = [added[i].encode() if i in added else bytes(byte_of[c] for c in (tok.id_to_token(i) or ''))
-                     for i in range(tok.vocab_size)]
-            self._lens = np.array([len(b) for b in table], np.int64)
-            self._blob = np.frombuffer(b''.join(table), np.uint8)
-            if self.table_cache is not None:
-                try:
-                    tmp = Path(f"{self.table_cache}.{os.getpid()}.tmp.npz"); tmp.parent.mkdir(parents=True, exist_ok=True)
-                    np.savez(tmp, key=np.frombuffer(key, np.uint8), blob=self._blob, lens=self._lens,
-                             added=np.frombuffer(json.dumps(added).encode(), np.uint8))
-                    os.replace(tmp, self.table_cache)
-                except OSError: pass  # no writable cache: built again next time
-        self._offs = np.concatenate([[0], np.cumsum(self._lens)[:-1]])
-        self._split_re = (re.compile('|'.join(map(re.escape, sorted(added.values(), key=len, reverse=True)))) if added else None)
+# %% ../nbs/04_tokenize.ipynb #a6b00c37
+@patch
+def wait(self: FastokensEncoder):
+    """The loaded `fastokens.Tokenizer`, loaded on first use (seconds for a 20 MB file; once per file content in a
+    process). Not in a background thread: a process that exits mid-load would abort inside the Rust code."""
+    if self._tok is None:
+        try: self._tok = _load_fastokens(self.path, self.sha256)
+        except Exception as e: raise TokenizeError(f"{self.path}: fastokens could not load it ({e}); use --encoder tokenizers") from None
+    return self._tok
 
-    def normalize(self, text: str) -> str:
-        "`text` as the tokenizer normalises it: NFC between added tokens, never across one (as `tokenizers` does)."
-        if not self.nfc or text.isascii() or unicodedata.is_normalized('NFC', text): return text
-        if not hasattr(self, '_blob'): self._table()
-        out, pos = [], 0
-        for mt in self._split_re.finditer(text) if self._split_re else ():
-            out += [unicodedata.normalize('NFC', text[pos:mt.start()]), mt.group()]; pos = mt.end()
-        return ''.join(out + [unicodedata.normalize('NFC', text[pos:])])
+@patch
+def ready(self: FastokensEncoder) -> 'FastokensEncoder':
+    "Loaded, with its byte table built: what `worker_pool` calls before forking, so every worker shares both."
+    if not hasattr(self, '_blob'): self._table()
+    self.wait()
+    return self
 
-    def same_text(self, decoded: bytes, normalized: str) -> bool:
-        """Do the bytes of a token array equal `normalized` up to NFC? fastokens normalises with the Rust
-        `unicode-normalization` tables, Python with its own Unicode version: for combining marks one of them does not
-        know yet they order differently, so the two NFCs can differ while both are canonically the same text."""
-        try: return self.normalize(decoded.decode('utf-8')) == normalized
-        except UnicodeDecodeError: return False
+# %% ../nbs/04_tokenize.ipynb #2b791d3b
+@patch
+def _table(self: FastokensEncoder):
+    """Every token's bytes in one numpy blob (offsets, lengths), for `decode_bytes`: from `table_cache` (an .npz keyed
+    by the file's hash, plain arrays read without pickle) where it is there, which needs no loaded tokenizer, else
+    from the loaded one (0.3 s). A damaged or foreign cache file is ignored with a warning and rebuilt."""
+    key = f"{TABLE_FORMAT}:{self.sha256}".encode()
+    try:
+        with np.load(self.table_cache, allow_pickle=False) as z:
+            if z['key'].tobytes() != key: raise ValueError("it was made for another tokenizer.json")
+            self._blob, self._lens, added = z['blob'], z['lens'], json.loads(z['added'].tobytes())
+        added = {int(i): str(t) for i, t in added.items()}
+        if self._lens.dtype != np.int64 or self._lens.sum() != len(self._blob): raise ValueError("its arrays do not fit")
+    except Exception as e:
+        if self.table_cache is not None and Path(self.table_cache).exists(): _cache_warning(self.table_cache, e)
+        tok, byte_of = self.wait(), {c: b for b, c in _bytes_to_unicode().items()}
+        added = {t['id']: t['content'] for t in tok.added_tokens()}
+        table = [added[i].encode() if i in added else bytes(byte_of[c] for c in (tok.id_to_token(i) or ''))
+                 for i in range(tok.vocab_size)]
+        self._lens = np.array([len(b) for b in table], np.int64)
+        self._blob = np.frombuffer(b''.join(table), np.uint8)
+        if self.table_cache is not None:
+            try:
+                tmp = Path(f"{self.table_cache}.{os.getpid()}.tmp.npz"); tmp.parent.mkdir(parents=True, exist_ok=True)
+                np.savez(tmp, key=np.frombuffer(key, np.uint8), blob=self._blob, lens=self._lens,
+                         added=np.frombuffer(json.dumps(added).encode(), np.uint8))
+                os.replace(tmp, self.table_cache)
+            except OSError: pass  # no writable cache: built again next time
+    self._offs = np.concatenate([[0], np.cumsum(self._lens)[:-1]])
+    self._split_re = (re.compile('|'.join(map(re.escape, sorted(added.values(), key=len, reverse=True)))) if added else None)
 
-    def encode(self, text: str) -> list[int]:
-        "Token ids of the raw text: fastokens normalises it itself, exactly as `tokenizers` does (never pre-normalised here)."
-        return self.wait().encode(text, split_special_tokens=self.split).ids
+# %% ../nbs/04_tokenize.ipynb #bd6b2875
+@patch
+def normalize(self: FastokensEncoder, text: str) -> str:
+    "`text` as the tokenizer normalises it: NFC between added tokens, never across one (as `tokenizers` does)."
+    if not self.nfc or text.isascii() or unicodedata.is_normalized('NFC', text): return text
+    if not hasattr(self, '_blob'): self._table()
+    out, pos = [], 0
+    for mt in self._split_re.finditer(text) if self._split_re else ():
+        out += [unicodedata.normalize('NFC', text[pos:mt.start()]), mt.group()]; pos = mt.end()
+    return ''.join(out + [unicodedata.normalize('NFC', text[pos:])])
 
-    def encode_batch(self, texts: list[str]) -> list[np.ndarray]:
-        "Token arrays of `texts`, each encoded on its own, in one call (one buffer of uint32 ids, no Python int per token)."
-        ids, offs = self.wait().encode_batch_flat(texts, split_special_tokens=self.split)
-        ids, offs = np.frombuffer(ids, np.uint32), np.frombuffer(offs, np.uint64).astype(np.int64)
-        return [ids[a:b] for a, b in zip(offs[:-1], offs[1:])]
+# %% ../nbs/04_tokenize.ipynb #c6fa305b
+@patch
+def same_text(self: FastokensEncoder, decoded: bytes, normalized: str) -> bool:
+    """Do the bytes of a token array equal `normalized` up to NFC? fastokens normalises with the Rust
+    `unicode-normalization` tables, Python with its own Unicode version: for combining marks one of them does not
+    know yet they order differently, so the two NFCs can differ while both are canonically the same text."""
+    try: return self.normalize(decoded.decode('utf-8')) == normalized
+    except UnicodeDecodeError: return False
 
+@patch
+def encode(self: FastokensEncoder, text: str) -> list[int]:
+    "Token ids of the raw text: fastokens normalises it itself, exactly as `tokenizers` does (never pre-normalised here)."
+    return self.wait().encode(text, split_special_tokens=self.split).ids
 
-    def decode_bytes(self, ids: np.ndarray) -> bytes:
-        "The bytes of token array `ids`, gathered with numpy from one table of all token bytes."
-        if not hasattr(self, '_blob'): self._table()
-        n = self._lens[ids]
-        starts = np.repeat(self._offs[ids] - (np.cumsum(n) - n), n)
-        return self._blob[starts + np.arange(len(starts))].tobytes()
+# %% ../nbs/04_tokenize.ipynb #6fe0acb8
+@patch
+def encode_batch(self: FastokensEncoder, texts: list[str]) -> list[np.ndarray]:
+    "Token arrays of `texts`, each encoded on its own, in one call (one buffer of uint32 ids, no Python int per token)."
+    ids, offs = self.wait().encode_batch_flat(texts, split_special_tokens=self.split)
+    ids, offs = np.frombuffer(ids, np.uint32), np.frombuffer(offs, np.uint64).astype(np.int64)
+    return [ids[a:b] for a, b in zip(offs[:-1], offs[1:])]
 
+@patch
+def decode_bytes(self: FastokensEncoder, ids: np.ndarray) -> bytes:
+    "The bytes of token array `ids`, gathered with numpy from one table of all token bytes."
+    if not hasattr(self, '_blob'): self._table()
+    n = self._lens[ids]
+    starts = np.repeat(self._offs[ids] - (np.cumsum(n) - n), n)
+    return self._blob[starts + np.arange(len(starts))].tobytes()
+
+# %% ../nbs/04_tokenize.ipynb #8856494d
 @functools.lru_cache(maxsize=2)
 def _load_fastokens(path: str, sha256: str | None):
     "The loaded `fastokens.Tokenizer`, once per file content in a process (tests and notebooks build many ChatTokenizers)."
     import fastokens
     return fastokens.Tokenizer.from_file(path)
 
+# %% ../nbs/04_tokenize.ipynb #995bc9f3
+def _cached_verdict(f: Path, sha256: str) -> dict | None:
+    "The verdict cached in `f`, or None (with a warning) where the file is damaged or foreign: it is checked again."
+    try:
+        v = json.loads(f.read_text())
+        if v.get('tokenizer_sha256') != sha256: raise ValueError("it was made for another tokenizer.json")
+        if not (isinstance(v['reason'], str) and isinstance(v['nfc'], bool) and isinstance(v['special_tokens'], list)):
+            raise ValueError("it is not a fastokens verdict")
+        return v
+    except Exception as e: _cache_warning(f, e)
+
+def _probe(enc: FastokensEncoder, ref, tj: dict, split_special_tokens: bool) -> str:
+    "'ok' where fastokens `enc` gives the ids of `tokenizers` `ref` on the probe texts and decodes them back, else why not."
+    ref.encode_special_tokens = split_special_tokens
+    try:
+        texts = _probe_texts([t['content'] for t in tj.get('added_tokens', [])])
+        want = [e.ids for e in ref.encode_batch(texts, add_special_tokens=False)]
+        got = [a.tolist() for a in enc.encode_batch(texts)]
+        if got != want: return f"fastokens and tokenizers disagree on probe text {next(i for i, (a, b) in enumerate(zip(got, want)) if a != b)}"
+        if any(not enc.same_text(enc.decode_bytes(np.array(g, np.int64)), enc.normalize(t))
+               for t, g in zip(texts, got) if not split_special_tokens):
+            return "the byte table does not decode the probe back to its text"
+        return 'ok'
+    except Exception as e: return f"fastokens failed on this tokenizer ({type(e).__name__}: {e})"
+    finally: ref.encode_special_tokens = False
+
+
+# %% ../nbs/04_tokenize.ipynb #312dfd71
 def fastokens_verdict(tokenizer_json, sha256: str, reference, split_special_tokens: bool = False) -> dict:
     """Whether fastokens may encode for `tokenizer_json`: `{'reason': 'ok' or why not, 'nfc': ...}`, cached by the file's
     hash, the fastokens version and `FASTOKENS_CHECKS` (the checks parse the 20 MB JSON and load both libraries: seconds).
@@ -177,14 +220,7 @@ def fastokens_verdict(tokenizer_json, sha256: str, reference, split_special_toke
         ver = version('fastokens')
     except Exception: return dict(reason='fastokens is not installed (pip install fastokens)', nfc=False)
     f = cache_dir()/'encoders'/f"{sha256}.fastokens-{ver}-{FASTOKENS_CHECKS}{'-split' if split_special_tokens else ''}.json"
-    if f.exists():
-        try:
-            v = json.loads(f.read_text())
-            if v.get('tokenizer_sha256') != sha256: raise ValueError("it was made for another tokenizer.json")
-            if not (isinstance(v['reason'], str) and isinstance(v['nfc'], bool) and isinstance(v['special_tokens'], list)):
-                raise ValueError("it is not a fastokens verdict")
-            return v
-        except Exception as e: _cache_warning(f, e)  # checked again below
+    if f.exists() and (v := _cached_verdict(f, sha256)) is not None: return v
     tj = json.loads(Path(tokenizer_json).read_text(encoding='utf-8'))
     norm = tj.get('normalizer')
     v = dict(tokenizer_sha256=sha256, reason=FastokensEncoder.check(tj), nfc=norm is not None and 'NFC' in json.dumps(norm),
@@ -193,17 +229,7 @@ def fastokens_verdict(tokenizer_json, sha256: str, reference, split_special_toke
         enc = FastokensEncoder(tokenizer_json, v['nfc'], split_special_tokens, f.parent/f"{sha256}.fastokens-bytes-1.npz", sha256)
         ref = reference()
         v['vocab_size'] = ref.get_vocab_size(with_added_tokens=True)
-        ref.encode_special_tokens = split_special_tokens
-        try:
-            texts = _probe_texts([t['content'] for t in tj.get('added_tokens', [])])
-            want = [e.ids for e in ref.encode_batch(texts, add_special_tokens=False)]
-            got = [a.tolist() for a in enc.encode_batch(texts)]
-            if got != want: v['reason'] = f"fastokens and tokenizers disagree on probe text {next(i for i, (a, b) in enumerate(zip(got, want)) if a != b)}"
-            elif any(not enc.same_text(enc.decode_bytes(np.array(g, np.int64)), enc.normalize(t))
-                     for t, g in zip(texts, got) if not split_special_tokens):
-                v['reason'] = "the byte table does not decode the probe back to its text"
-        except Exception as e: v['reason'] = f"fastokens failed on this tokenizer ({type(e).__name__}: {e})"
-        finally: ref.encode_special_tokens = False
+        v['reason'] = _probe(enc, ref, tj, split_special_tokens)
         v['loaded'] = enc  # handed to the caller, not cached
     try:
         f.parent.mkdir(parents=True, exist_ok=True)
@@ -212,7 +238,7 @@ def fastokens_verdict(tokenizer_json, sha256: str, reference, split_special_toke
     except OSError: pass  # no writable cache: check again next time
     return v
 
-# %% ../nbs/04_tokenize.ipynb #4fb7014d
+# %% ../nbs/04_tokenize.ipynb #a54ffb8f
 def sha256_file(path, chunk=1 << 20) -> str:
     h = hashlib.sha256()
     with open(path, 'rb') as f:
@@ -224,6 +250,7 @@ class TokenizeError(RuntimeError):
 
 from .storage import cache_root as cache_dir  # the one cache root
 
+# %% ../nbs/04_tokenize.ipynb #7ba5123b
 MAX_RENDER_CHARS = 16 << 20  # one rendered conversation; ~50x a 128K-token context
 
 class ChatTokenizer:
@@ -237,127 +264,160 @@ class ChatTokenizer:
         if encoder == 'tiktoken':
             raise ValueError("--encoder tiktoken was removed: fastokens gives the same ids faster; use --encoder auto (or fastokens, tokenizers)")
         if encoder not in ENCODERS: raise ValueError(f"encoder must be one of {', '.join(ENCODERS)}, not {encoder!r}")
-        self.template = ChatTemplate.from_model_dir(self.model_path)  # with bos_token/eos_token/... as variables
-        self.template_source = self.template.source
-        sources = load_chat_templates(self.model_path)  # named templates (`default`, `tool_use`, ...) or just `default`
-        self.templates = {n: self.template if n == 'default' else ChatTemplate(s, self.template.special_tokens, f"{self.model_path} [{n}]")
-                          for n, s in sources.items()}
-        self.stop_tokens = tuple(load_end_of_turn_tokens(self.model_path))  # the model's own stop tokens
-        if not self.stop_tokens:
-            warnings.warn(f"{self.model_path}: no stop tokens (no generation_config.json eos_token_id, no eos_token in "
-                          "tokenizer_config.json): every generated turn ends where its own rendering ends. Add the model's "
-                          "generation_config.json if its turns end with a stop token")
+        sources = self._load_templates()
         self._forms = {}  # template source -> TemplateForm, found once per template
         self.tokenizer_sha256 = sha256_file(tj)
         self.template_sha256 = hashlib.sha256((self.template_source if len(sources) == 1 else
                                                json.dumps(sources, sort_keys=True)).encode()).hexdigest()
         self.fingerprint = hashlib.sha256(f"{self.tokenizer_sha256}:{self.template_sha256}".encode()).hexdigest()[:16]
-        self.fast, v = self._fastokens() if encoder in ('auto', 'fastokens') else (None, None)
-        if encoder == 'fastokens' and self.fast is None:
-            raise ValueError(f"{tj}: fastokens cannot reproduce this tokenizer exactly ({v['reason']}); use --encoder auto")
-        if self.fast is not None: specials, self.vocab_size, self.encoder_reason = v['special_tokens'], v['vocab_size'], 'ok'
-        else:
-            specials = [t.content for _, t in sorted(self.tokenizer.get_added_tokens_decoder().items()) if t.special]
-            self.vocab_size = self.tokenizer.get_vocab_size(with_added_tokens=True)
-            self.encoder_reason = "encoder='tokenizers' asked for" if v is None else f"fastokens: {v['reason']}"
-        self.special_tokens = tuple(specials)  # a tuple: `str.endswith` takes it as it is
-        self.encoder = 'fastokens' if self.fast is not None else 'tokenizers'
+        self._choose_encoder(encoder)
         if renderer not in ('auto', 'jinja'): raise ValueError(f"renderer must be auto or jinja, not {renderer!r}")
         self.fast_render = render_qwen36 if renderer == 'auto' and self.template_sha256 in QWEN36_TEMPLATE_SHA256 else None
         self.renderer = 'qwen36-native' if self.fast_render else 'jinja'
         self._renders = 0
-
     @functools.cached_property
     def tokenizer(self):
         "The directory's Hugging Face `tokenizers.Tokenizer` (loaded on first use: the fast path rarely needs it)."
         from tokenizers import Tokenizer
         return Tokenizer.from_file(str(self.tokenizer_json))
 
-    def _fastokens(self) -> tuple[FastokensEncoder | None, dict]:
-        "The fastokens encoder (loaded on first use) where its (cached) verdict is 'ok'; and the verdict."
-        v = fastokens_verdict(self.tokenizer_json, self.tokenizer_sha256, lambda: self.tokenizer)
-        if v['reason'] != 'ok': return None, v
-        enc = v.pop('loaded', None) or FastokensEncoder(self.tokenizer_json, v['nfc'], sha256=self.tokenizer_sha256)
-        enc.table_cache = cache_dir()/'encoders'/f"{self.tokenizer_sha256}.fastokens-bytes-1.npz"  # -1: TABLE_FORMAT's version
-        return enc, v
+# %% ../nbs/04_tokenize.ipynb #8507d224
+@patch
+def _load_templates(self: ChatTokenizer) -> dict:
+    "The default template, the named ones and the stop tokens (a warning where there are none); returns the named sources."
+    self.template = ChatTemplate.from_model_dir(self.model_path)  # with bos_token/eos_token/... as variables
+    self.template_source = self.template.source
+    sources = load_chat_templates(self.model_path)  # named templates (`default`, `tool_use`, ...) or just `default`
+    self.templates = {n: self.template if n == 'default' else ChatTemplate(s, self.template.special_tokens, f"{self.model_path} [{n}]")
+                      for n, s in sources.items()}
+    self.stop_tokens = tuple(load_end_of_turn_tokens(self.model_path))  # the model's own stop tokens
+    if not self.stop_tokens:
+        warnings.warn(f"{self.model_path}: no stop tokens (no generation_config.json eos_token_id, no eos_token in "
+                      "tokenizer_config.json): every generated turn ends where its own rendering ends. Add the model's "
+                      "generation_config.json if its turns end with a stop token")
+    return sources
 
-    def _encode_hf(self, text: str) -> list[int]: return self.tokenizer.encode(text, add_special_tokens=False).ids
+@patch
+def _choose_encoder(self: ChatTokenizer, encoder: str):
+    "fastokens where it is asked for or `auto` and provably exact, else `tokenizers`; with the vocabulary and special tokens."
+    self.fast, v = self._fastokens() if encoder in ('auto', 'fastokens') else (None, None)
+    if encoder == 'fastokens' and self.fast is None:
+        raise ValueError(f"{self.tokenizer_json}: fastokens cannot reproduce this tokenizer exactly ({v['reason']}); use --encoder auto")
+    if self.fast is not None: specials, self.vocab_size, self.encoder_reason = v['special_tokens'], v['vocab_size'], 'ok'
+    else:
+        specials = [t.content for _, t in sorted(self.tokenizer.get_added_tokens_decoder().items()) if t.special]
+        self.vocab_size = self.tokenizer.get_vocab_size(with_added_tokens=True)
+        self.encoder_reason = "encoder='tokenizers' asked for" if v is None else f"fastokens: {v['reason']}"
+    self.special_tokens = tuple(specials)  # a tuple: `str.endswith` takes it as it is
+    self.encoder = 'fastokens' if self.fast is not None else 'tokenizers'
 
-    def template_for(self, record) -> tuple[ChatTemplate, TemplateForm]:
-        "The template transformers would use for `record` (`tool_use` when it has tools and there is one) and its form."
-        name = select_template_name(self.templates, bool(record.tools)) if len(self.templates) > 1 else 'default'
-        tpl = self.template if name == 'default' else self.templates[name]
-        if (form := self._forms.get(tpl.source)) is None: form = self._forms[tpl.source] = detect_form(tpl, self.stop_tokens, name)
-        return tpl, form
 
-    def forms(self) -> dict[str, TemplateForm | None]:
-        "Every template's form, by name (what the manifest records); None where probing it ran out of time."
-        return {n: self._bounded_form(n) for n in self.templates if n in ('default', 'tool_use')}
+# %% ../nbs/04_tokenize.ipynb #b8bb44a9
+@patch
+def _fastokens(self: ChatTokenizer) -> tuple[FastokensEncoder | None, dict]:
+    "The fastokens encoder (loaded on first use) where its (cached) verdict is 'ok'; and the verdict."
+    v = fastokens_verdict(self.tokenizer_json, self.tokenizer_sha256, lambda: self.tokenizer)
+    if v['reason'] != 'ok': return None, v
+    enc = v.pop('loaded', None) or FastokensEncoder(self.tokenizer_json, v['nfc'], sha256=self.tokenizer_sha256)
+    enc.table_cache = cache_dir()/'encoders'/f"{self.tokenizer_sha256}.fastokens-bytes-1.npz"  # -1: TABLE_FORMAT's version
+    return enc, v
 
-    def _bounded_form(self, name: str) -> TemplateForm | None:
-        try:
-            with record_timer() as arm:  # a template that loops for ever must not hang the manifest either
-                arm(MAX_RECORD_SECONDS)
-                return self.template_for(Record('probe', [], tools=[{}] if name == 'tool_use' else None))[1]
-        except RecordTimeout: return None
+@patch
+def _encode_hf(self: ChatTokenizer, text: str) -> list[int]: return self.tokenizer.encode(text, add_special_tokens=False).ids
 
-    def render(self, msgs: list, tools=None, add_generation_prompt: bool = False, template: ChatTemplate | None = None) -> str:
-        "Render prepared messages: natively where that is provably the template's text, else with Jinja (`template`: a named one; size-capped)."
-        text = self._render(msgs, tools, add_generation_prompt, template)
-        if len(text) > MAX_RENDER_CHARS:
-            raise BadRecord('template_error', f"the chat template rendered {len(text):,} characters (limit {MAX_RENDER_CHARS:,})")
+# %% ../nbs/04_tokenize.ipynb #98c45878
+@patch
+def template_for(self: ChatTokenizer, record) -> tuple[ChatTemplate, TemplateForm]:
+    "The template transformers would use for `record` (`tool_use` when it has tools and there is one) and its form."
+    name = select_template_name(self.templates, bool(record.tools)) if len(self.templates) > 1 else 'default'
+    tpl = self.template if name == 'default' else self.templates[name]
+    if (form := self._forms.get(tpl.source)) is None: form = self._forms[tpl.source] = detect_form(tpl, self.stop_tokens, name)
+    return tpl, form
+
+@patch
+def forms(self: ChatTokenizer) -> dict[str, TemplateForm | None]:
+    "Every template's form, by name (what the manifest records); None where probing it ran out of time."
+    return {n: self._bounded_form(n) for n in self.templates if n in ('default', 'tool_use')}
+
+# %% ../nbs/04_tokenize.ipynb #78ac7722
+@patch
+def _bounded_form(self: ChatTokenizer, name: str) -> TemplateForm | None:
+    try:
+        with record_timer() as arm:  # a template that loops for ever must not hang the manifest either
+            arm(MAX_RECORD_SECONDS)
+            return self.template_for(Record('probe', [], tools=[{}] if name == 'tool_use' else None))[1]
+    except RecordTimeout: return None
+
+@patch
+def render(self: ChatTokenizer, msgs: list, tools=None, add_generation_prompt: bool = False, template: ChatTemplate | None = None) -> str:
+    "Render prepared messages: natively where that is provably the template's text, else with Jinja (`template`: a named one; size-capped)."
+    text = self._render(msgs, tools, add_generation_prompt, template)
+    if len(text) > MAX_RENDER_CHARS:
+        raise BadRecord('template_error', f"the chat template rendered {len(text):,} characters (limit {MAX_RENDER_CHARS:,})")
+    return text
+
+# %% ../nbs/04_tokenize.ipynb #1585cb27
+@patch
+def _render(self: ChatTokenizer, msgs: list, tools=None, add_generation_prompt: bool = False, template: ChatTemplate | None = None) -> str:
+    if template is not None and template is not self.template: return template.render_prepared(msgs, tools, add_generation_prompt)
+    if self.fast_render is not None and (text := self.fast_render(msgs, tools, add_generation_prompt)) is not None:
+        self._renders += 1
+        if self._renders <= 64 or self._renders % 256 == 0:  # spot-check the native renderer against the template
+            if text != (ref := self.template.render_prepared(msgs, tools, add_generation_prompt)):
+                raise TokenizeError(f"the native Qwen3.6 renderer disagrees with {self.model_path}'s chat template "
+                                    f"(first difference at char {next(i for i, (a, b) in enumerate(zip(text + chr(0), ref + chr(1))) if a != b)}); "
+                                    "rerun with --renderer jinja and report this")
         return text
+    return self.template.render_prepared(msgs, tools, add_generation_prompt)
 
-    def _render(self, msgs: list, tools=None, add_generation_prompt: bool = False, template: ChatTemplate | None = None) -> str:
-        if template is not None and template is not self.template: return template.render_prepared(msgs, tools, add_generation_prompt)
-        if self.fast_render is not None and (text := self.fast_render(msgs, tools, add_generation_prompt)) is not None:
-            self._renders += 1
-            if self._renders <= 64 or self._renders % 256 == 0:  # spot-check the native renderer against the template
-                if text != (ref := self.template.render_prepared(msgs, tools, add_generation_prompt)):
-                    raise TokenizeError(f"the native Qwen3.6 renderer disagrees with {self.model_path}'s chat template "
-                                        f"(first difference at char {next(i for i, (a, b) in enumerate(zip(text + chr(0), ref + chr(1))) if a != b)}); "
-                                        "rerun with --renderer jinja and report this")
-            return text
-        return self.template.render_prepared(msgs, tools, add_generation_prompt)
+# %% ../nbs/04_tokenize.ipynb #d740dc9d
+@patch
+def encode(self: ChatTokenizer, text: str) -> list[int]:
+    "Token ids of `text` alone, no special tokens added (the template already wrote them)."
+    return self.fast.encode(text) if self.fast else self._encode_hf(text)
 
-    def encode(self, text: str) -> list[int]:
-        "Token ids of `text` alone, no special tokens added (the template already wrote them)."
-        return self.fast.encode(text) if self.fast else self._encode_hf(text)
+@patch
+def encode_segments(self: ChatTokenizer, texts: list[str]) -> tuple[list[np.ndarray], list]:
+    """Token arrays of `texts` (each encoded on its own) and each text as normalised, i.e. what its tokens decode
+    back to (the fast path normalises once for both; elsewhere None: the check normalises when it needs to)."""
+    if self.fast is not None:  # fastokens: all the record's segments in one call, normalised by fastokens
+        return self.fast.encode_batch(texts), [None] * len(texts)  # same_text normalises only where the bytes differ
+    return [np.array(e.ids, np.uint32) for e in self.tokenizer.encode_batch_fast(texts, add_special_tokens=False)], [None] * len(texts)
 
-    def encode_segments(self, texts: list[str]) -> tuple[list[np.ndarray], list]:
-        """Token arrays of `texts` (each encoded on its own) and each text as normalised, i.e. what its tokens decode
-        back to (the fast path normalises once for both; elsewhere None: the check normalises when it needs to)."""
-        if self.fast is not None:  # fastokens: all the record's segments in one call, normalised by fastokens
-            return self.fast.encode_batch(texts), [None] * len(texts)  # same_text normalises only where the bytes differ
-        return [np.array(e.ids, np.uint32) for e in self.tokenizer.encode_batch_fast(texts, add_special_tokens=False)], [None] * len(texts)
+# %% ../nbs/04_tokenize.ipynb #ae899142
+@patch
+def normalize(self: ChatTokenizer, text: str) -> str:
+    "`text` as the tokenizer's normalizer sees it (what decoding the ids gives back)."
+    if self.fast: return self.fast.normalize(text)
+    norm = self.tokenizer.normalizer
+    return norm.normalize_str(text) if norm is not None else text
 
-    def normalize(self, text: str) -> str:
-        "`text` as the tokenizer's normalizer sees it (what decoding the ids gives back)."
-        if self.fast: return self.fast.normalize(text)
-        norm = self.tokenizer.normalizer
-        return norm.normalize_str(text) if norm is not None else text
+@patch
+def decode(self: ChatTokenizer, ids) -> str: return self.tokenizer.decode(list(map(int, ids)), skip_special_tokens=False)
 
-    def decode(self, ids) -> str: return self.tokenizer.decode(list(map(int, ids)), skip_special_tokens=False)
+# %% ../nbs/04_tokenize.ipynb #ab5de58c
+@patch
+def same_text(self: ChatTokenizer, ids: np.ndarray, text: str, normalized: str | None = None) -> bool:
+    "Do token array `ids` decode to exactly `text` as normalised (given, or computed here)? Bytes on the fast path."
+    if self.fast is not None:  # the text itself, else the text as normalised (see FastokensEncoder.same_text)
+        got = self.fast.decode_bytes(ids)
+        return got == text.encode('utf-8', 'surrogatepass') or (not text.isascii() and self.fast.same_text(
+            got, self.normalize(text) if normalized is None else normalized))
+    return self.decode(ids) == (self.normalize(text) if normalized is None else normalized)
 
-    def same_text(self, ids: np.ndarray, text: str, normalized: str | None = None) -> bool:
-        "Do token array `ids` decode to exactly `text` as normalised (given, or computed here)? Bytes on the fast path."
-        if self.fast is not None:  # the text itself, else the text as normalised (see FastokensEncoder.same_text)
-            got = self.fast.decode_bytes(ids)
-            return got == text.encode('utf-8', 'surrogatepass') or (not text.isascii() and self.fast.same_text(
-                got, self.normalize(text) if normalized is None else normalized))
-        return self.decode(ids) == (self.normalize(text) if normalized is None else normalized)
+# %% ../nbs/04_tokenize.ipynb #2a73820f
+@patch
+def describe(self: ChatTokenizer) -> dict:
+    "What the manifest records about this tokenizer."
+    # model_path absolute: a merge run from another folder must find it
+    return dict(model_path=str(self.model_path.resolve()), fingerprint=self.fingerprint, tokenizer_sha256=self.tokenizer_sha256,
+                chat_template_sha256=self.template_sha256, vocab_size=self.vocab_size, encoder=self.encoder,
+                encoder_reason=self.encoder_reason, renderer=self.renderer, stop_tokens=list(self.stop_tokens),
+                template_selection="tool_use for records with tools where the directory names one, else default",
+                chat_templates={n: f.to_dict() if f else {'error': f'probing it took longer than {MAX_RECORD_SECONDS:g} s'}
+                                for n, f in self.forms().items()})
 
-    def describe(self) -> dict:
-        "What the manifest records about this tokenizer."
-        # model_path absolute: a merge run from another folder must find it
-        return dict(model_path=str(self.model_path.resolve()), fingerprint=self.fingerprint, tokenizer_sha256=self.tokenizer_sha256,
-                    chat_template_sha256=self.template_sha256, vocab_size=self.vocab_size, encoder=self.encoder,
-                    encoder_reason=self.encoder_reason, renderer=self.renderer, stop_tokens=list(self.stop_tokens),
-                    template_selection="tool_use for records with tools where the directory names one, else default",
-                    chat_templates={n: f.to_dict() if f else {'error': f'probing it took longer than {MAX_RECORD_SECONDS:g} s'}
-                                    for n, f in self.forms().items()})
-
-# %% ../nbs/04_tokenize.ipynb #f111cdf2
+# %% ../nbs/04_tokenize.ipynb #2f9d9081
 def _first_end(text: str, tokens) -> int | None:
     "Offset just after the first of `tokens` in `text` (the longest where two start at the same place), else None."
     if len(tokens) == 1: return None if (i := text.find(tokens[0])) < 0 else i + len(tokens[0])  # the usual case
@@ -366,6 +426,7 @@ def _first_end(text: str, tokens) -> int | None:
         if (i := text.find(t)) >= 0 and (best is None or i < best[0] or (i == best[0] and len(t) > best[1])): best = (i, len(t))
     return None if best is None else best[0] + best[1]
 
+# %% ../nbs/04_tokenize.ipynb #1eaf11b6
 @dataclass
 class Turns:
     "A record as the template rendered it: `segments` alternate prompt and generated text; per generated turn, `turns`."
@@ -374,6 +435,7 @@ class Turns:
     reasoning: list  # the turn's reasoning ('' when none)
     template: str = 'default'
 
+# %% ../nbs/04_tokenize.ipynb #89cae4b7
 def render_turns(ct: ChatTokenizer, record: Record) -> Turns:
     """The rule of DESIGN.md: generated turn j runs from the end of `render(messages[:j], add_generation_prompt=True)`
     to the end of its end-of-turn token (the first the template writes after the prompt's end), else to where
@@ -412,12 +474,12 @@ def render_turns(ct: ChatTokenizer, record: Record) -> Turns:
     segs.append((full[pos:], False))
     return Turns([s for s in segs if s[0] or s[1]], turns, reasoning, form.name)
 
+# %% ../nbs/04_tokenize.ipynb #37db7142
 def render_segments(ct: ChatTokenizer, record: Record) -> list[tuple[str, bool]]:
     "The rendered conversation as `(text, generated)` segments, alternating prompt and generated text."
     return [s for s in render_turns(ct, record).segments if s[0]]
 
-
-# %% ../nbs/04_tokenize.ipynb #77636111
+# %% ../nbs/04_tokenize.ipynb #3c8d31a2
 @dataclass
 class Sample:
     "One tokenized training sample; `flags`: what was noticed but kept (e.g. `reasoning_not_rendered`)."
@@ -429,6 +491,7 @@ class Sample:
     flags: tuple = ()
     template: str = 'default'
 
+# %% ../nbs/04_tokenize.ipynb #beb50ea3
 def _masked_runs(mask: np.ndarray) -> list[tuple[int, int]]:
     "`(start, end)` of each run of True in `mask`."
     edges = np.flatnonzero(mask[1:] != mask[:-1]) + 1  # where the value changes: one pass over the mask
@@ -436,12 +499,14 @@ def _masked_runs(mask: np.ndarray) -> list[tuple[int, int]]:
     first = 0 if len(mask) and mask[0] else 1  # runs of True are every other interval, from the first or the second
     return [(bounds[k], bounds[k + 1]) for k in range(first, len(bounds) - 1, 2)]
 
+# %% ../nbs/04_tokenize.ipynb #fbace1b7
 def generated_text(turn_text: str, stop_tokens) -> str:
     """What the model generates for a turn the template rendered as `turn_text` (from the prompt's end): everything up
     to and including the first of the model's stop tokens, where generation stops; all of it where there is none."""
     end = _first_end(turn_text, stop_tokens)
     return turn_text if end is None else turn_text[:end]
 
+# %% ../nbs/04_tokenize.ipynb #9a7502f7
 def verify_sample(ct: ChatTokenizer, segs, ids: np.ndarray, mask: np.ndarray, normalized: list | None = None,
                   turns: Turns | None = None) -> str | None:
     """None when the mask is exact, else what is wrong. `normalized`: the segments' texts as normalised, where known.
@@ -466,10 +531,12 @@ def verify_sample(ct: ChatTokenizer, segs, ids: np.ndarray, mask: np.ndarray, no
             return f"masked run {k} decodes to {ct.decode(ids[a:b])[:80]!r}... but the template rendered {text[:80]!r}..."
     return None
 
+# %% ../nbs/04_tokenize.ipynb #399356d8
 def reasoning_not_rendered(turns: Turns) -> list[int]:
     "Generated turns (0-based among them) whose reasoning the template does not write into the turn's text."
     return [k for k, (r, t) in enumerate(zip(turns.reasoning, turns.turns)) if (s := r.strip()) and s not in t]
 
+# %% ../nbs/04_tokenize.ipynb #ff0b9791
 def tokenize_record(ct: ChatTokenizer, record: Record, max_seq_len: int | None = 8192, skip_reasoning_not_rendered: bool = False,
                     turns: Turns | None = None, enc: list | None = None) -> Sample:
     """Record -> verified, truncated `Sample`; raises `BadRecord` for anything that cannot become one. `turns`, `enc`:
@@ -494,14 +561,14 @@ def tokenize_record(ct: ChatTokenizer, record: Record, max_seq_len: int | None =
         if not mask.any(): raise BadRecord('no_loss_after_truncation', f"all generated tokens lie beyond --max-seq-len {max_seq_len}")
     return Sample(record.sample_id, record.source, ids, mask, truncated, flags, turns.template)
 
-
-# %% ../nbs/04_tokenize.ipynb #60c63e11
+# %% ../nbs/04_tokenize.ipynb #abe5971f
 def content_hash(input_ids: np.ndarray, loss_mask: np.ndarray) -> int:
     "64-bit hash of a sample's tokens and mask: the key that finds duplicate samples (merge) without reading tokens."
     h = hashlib.blake2b(np.asarray(input_ids, '<i4').tobytes(), digest_size=8)
     h.update(np.packbits(np.asarray(loss_mask, bool)).tobytes()); h.update(len(input_ids).to_bytes(8, 'little'))
     return int.from_bytes(h.digest(), 'little')
 
+# %% ../nbs/04_tokenize.ipynb #c019def2
 @dataclass
 class Batch:
     "A batch of tokenized samples as flat columns, plus the batch's skips."
@@ -517,6 +584,7 @@ class Batch:
     flags: list = field(default_factory=list)  # kept samples flagged (e.g. reasoning_not_rendered), as skips are listed
     templates: Counter = field(default_factory=Counter)  # samples per chat template name
 
+# %% ../nbs/04_tokenize.ipynb #45624f98
 from contextlib import contextmanager
 
 MAX_RECORD_SECONDS = 30.0  # render + encode + check of one record; a template that loops for ever is a template_error
@@ -524,6 +592,7 @@ MAX_RECORD_SECONDS = 30.0  # render + encode + check of one record; a template t
 class RecordTimeout(BaseException):
     "A record took longer than MAX_RECORD_SECONDS (a BaseException, so no `except Exception` in a template probe swallows it)."
 
+# %% ../nbs/04_tokenize.ipynb #1c9bc07a
 @contextmanager
 def record_timer():
     """Yield `arm(seconds)`: after `arm(s)`, `RecordTimeout` is raised in this thread once `s` seconds pass (`arm(0)`
@@ -536,6 +605,7 @@ def record_timer():
     try: yield lambda s: signal.setitimer(signal.ITIMER_REAL, s)
     finally: signal.setitimer(signal.ITIMER_REAL, 0); signal.signal(signal.SIGALRM, old)
 
+# %% ../nbs/04_tokenize.ipynb #d05e5306
 def _encode_batch(ct: ChatTokenizer, rendered: list) -> list:
     """Every segment of every rendered record of a batch in one `encode_segments` call (fastokens' per-call cost is paid
     once a batch); `[None, ...]` where the batch does not encode, so that each record is encoded, and fails, on its own."""
@@ -545,6 +615,7 @@ def _encode_batch(ct: ChatTokenizer, rendered: list) -> list:
     for *_, turns in rendered: out.append(enc[k:k + len(turns.segments)]); k += len(turns.segments)
     return out
 
+# %% ../nbs/04_tokenize.ipynb #21b041b2
 def tokenize_lines(ct: ChatTokenizer, lines, max_seq_len: int | None = 8192, skip_reasoning_not_rendered: bool = False) -> Batch:
     "Raw `(file, line, bytes)` JSONL lines -> `Batch`: parsed and rendered, encoded all at once, then checked record by record."
     samples, skips, flags, rendered = [], [], [], []
@@ -575,7 +646,9 @@ def tokenize_lines(ct: ChatTokenizer, lines, max_seq_len: int | None = 8192, ski
                  np.array([content_hash(s.input_ids, s.loss_mask) for s in samples], dtype=np.uint64), flags,
                  Counter(s.template for s in samples))
 
+# %% ../nbs/04_tokenize.ipynb #03972e7c
 _worker_ct = None
+
 def _init_worker(model_path, encoder='auto', renderer='auto'):
     global _worker_ct
     os.environ['TOKENIZERS_PARALLELISM'] = 'false'
@@ -585,6 +658,7 @@ def _work(args):
     lines, max_seq_len, *opt = args
     return tokenize_lines(_worker_ct, lines, max_seq_len, *opt)
 
+# %% ../nbs/04_tokenize.ipynb #304de621
 def worker_pool(workers: int, ct: ChatTokenizer) -> ProcessPoolExecutor:
     "Worker processes holding `ct`: forked from this one where possible (no second load), else each loads it."
     global _worker_ct
@@ -614,12 +688,13 @@ def batch_to_arrow(b: Batch) -> pa.RecordBatch:
         pa.ListArray.from_arrays(offsets, mask), _arrow(pa.int64(), b.seq_len),
         _strings(b.sample_ids), _strings(b.sources)], schema=SCHEMA)
 
-# %% ../nbs/04_tokenize.ipynb #ff26867c
+# %% ../nbs/04_tokenize.ipynb #fed9f953
 def id_hashes(sample_ids: list[str]) -> np.ndarray:
     "64-bit hashes of sample ids (8 bytes a sample, so duplicates are counted without keeping the ids)."
     return np.array([int.from_bytes(hashlib.blake2b(s.encode('utf-8', 'surrogatepass'), digest_size=8).digest(), 'little')
                      for s in sample_ids], dtype=np.uint64)
 
+# %% ../nbs/04_tokenize.ipynb #d8e4c0d3
 class Chunk:
     "Batches being collected into shard `index` of the temporary output folder."
     def __init__(self, tmp, index: int):
@@ -629,37 +704,44 @@ class Chunk:
         self.lens, self.loss, self.hashes, self.skips, self.sources = [], [], [], [], Counter()
         self.flags, self.templates = [], Counter()
         self.id_hashes = []  # 64-bit hashes of the sample ids: what counts duplicate ids over the whole run
-    def add(self, b: Batch):
-        if len(b.seq_len):
-            self.hashes.append(b.hashes); self.id_hashes.append(id_hashes(b.sample_ids))
-            if self._w is None: self._w = pa.ipc.new_stream(str(self.tmp/self.arrow), SCHEMA)
-            self._w.write_batch(batch_to_arrow(b))
-            self.lens.append(b.seq_len)
-            self.loss.append(np.add.reduceat(b.loss_mask, np.concatenate([[0], np.cumsum(b.seq_len)[:-1]])).astype(np.int64))
-        self.tokens += len(b.input_ids); self.records += b.records; self.truncated += b.truncated
-        self.skips += b.skips; self.sources.update(b.sources); self.flags += b.flags; self.templates.update(b.templates)
-    def commit(self, end: tuple[int, int]) -> dict:
-        "Close the shard and write the chunk's commit record; `end` = (file index, line) after which it ends."
-        if self._w is not None: self._w.close()
-        cat = lambda xs, dt=np.int64: np.concatenate(xs) if xs else np.zeros(0, dt)
-        np.savez(self.tmp/f"chunk-{self.index:05d}.npz", seq_len=cat(self.lens), loss_tokens=cat(self.loss), content_hash=cat(self.hashes, np.uint64),
-                 id_hash=cat(self.id_hashes, np.uint64))
-        with open(self.tmp/f"chunk-{self.index:05d}.skipped.jsonl", 'w', encoding='utf-8') as f:
-            for s in self.skips: f.write(json.dumps(s, ensure_ascii=False) + '\n')
-        meta = dict(index=self.index, arrow=self.arrow if self._w is not None else None, end=list(end), records=self.records,
-                    truncated=self.truncated, skipped=dict(Counter(s['reason'] for s in self.skips)), sources=dict(self.sources),
-                    seconds=time.perf_counter() - self.t0, flags=self.flags, templates=dict(self.templates))
-        part = self.tmp/f"chunk-{self.index:05d}.json.part"
-        part.write_text(json.dumps(meta)); os.replace(part, self.tmp/f"chunk-{self.index:05d}.json")
-        return meta
 
+# %% ../nbs/04_tokenize.ipynb #be7cbf7e
+@patch
+def add(self: Chunk, b: Batch):
+    if len(b.seq_len):
+        self.hashes.append(b.hashes); self.id_hashes.append(id_hashes(b.sample_ids))
+        if self._w is None: self._w = pa.ipc.new_stream(str(self.tmp/self.arrow), SCHEMA)
+        self._w.write_batch(batch_to_arrow(b))
+        self.lens.append(b.seq_len)
+        self.loss.append(np.add.reduceat(b.loss_mask, np.concatenate([[0], np.cumsum(b.seq_len)[:-1]])).astype(np.int64))
+    self.tokens += len(b.input_ids); self.records += b.records; self.truncated += b.truncated
+    self.skips += b.skips; self.sources.update(b.sources); self.flags += b.flags; self.templates.update(b.templates)
+
+# %% ../nbs/04_tokenize.ipynb #96c74293
+@patch
+def commit(self: Chunk, end: tuple[int, int]) -> dict:
+    "Close the shard and write the chunk's commit record; `end` = (file index, line) after which it ends."
+    if self._w is not None: self._w.close()
+    cat = lambda xs, dt=np.int64: np.concatenate(xs) if xs else np.zeros(0, dt)
+    np.savez(self.tmp/f"chunk-{self.index:05d}.npz", seq_len=cat(self.lens), loss_tokens=cat(self.loss), content_hash=cat(self.hashes, np.uint64),
+             id_hash=cat(self.id_hashes, np.uint64))
+    with open(self.tmp/f"chunk-{self.index:05d}.skipped.jsonl", 'w', encoding='utf-8') as f:
+        for s in self.skips: f.write(json.dumps(s, ensure_ascii=False) + '\n')
+    meta = dict(index=self.index, arrow=self.arrow if self._w is not None else None, end=list(end), records=self.records,
+                truncated=self.truncated, skipped=dict(Counter(s['reason'] for s in self.skips)), sources=dict(self.sources),
+                seconds=time.perf_counter() - self.t0, flags=self.flags, templates=dict(self.templates))
+    part = self.tmp/f"chunk-{self.index:05d}.json.part"
+    part.write_text(json.dumps(meta)); os.replace(part, self.tmp/f"chunk-{self.index:05d}.json")
+    return meta
+
+# %% ../nbs/04_tokenize.ipynb #a8429cf9
 def committed_chunks(tmp) -> list[dict]:
     "Commit records of the chunks a previous run finished, in order."
     metas = []
     while (f := Path(tmp)/f"chunk-{len(metas):05d}.json").is_file(): metas.append(json.loads(f.read_text()))
     return metas
 
-# %% ../nbs/04_tokenize.ipynb #1d6f1489
+# %% ../nbs/04_tokenize.ipynb #48352594
 def chunk_stats(tmp, metas: list[dict]) -> dict:
     "stats.json's dict from the committed chunks of a run."
     arrs = [np.load(Path(tmp)/f"chunk-{m['index']:05d}.npz") for m in metas]
@@ -678,18 +760,21 @@ def chunk_stats(tmp, metas: list[dict]) -> dict:
                 seconds=round(secs, 3), tokens_per_second=round(total / secs, 1) if secs > 0 else 0.0,
                 duplicate_ids=None if ids is None else int(len(ids) - len(np.unique(ids))))
 
-# %% ../nbs/04_tokenize.ipynb #6bfe2cec
-FINISH = 'finish.json'
-
+# %% ../nbs/04_tokenize.ipynb #66a86371
 from .dataset import atomic_write as _atomic_write, write_dataset_metadata
+
 from .dataset import OutputLocked, clean_asides, output_lock, replace_dir  # the one writer and the swap
+
 import errno
+
+FINISH = 'finish.json'
 
 def finish_plan(tmp) -> dict | None:
     "The journaled plan of a finish step that started (`finish.json`), else None."
     f = Path(tmp)/FINISH
     return json.loads(f.read_text()) if f.is_file() else None
 
+# %% ../nbs/04_tokenize.ipynb #7565adb2
 def finish_chunks(tmp, metas: list[dict], stats: dict | None = None) -> list[str]:
     """Turn a folder of committed chunks into the dataset layout; returns the shard names. Safe to rerun after a
     kill at any point: the plan is journaled in `finish.json` first, and each step is done or redone."""
@@ -719,7 +804,7 @@ def finish_chunks(tmp, metas: list[dict], stats: dict | None = None) -> list[str
     for f in sorted(tmp.glob('chunk-*')): f.unlink()  # last: the steps above may need them again
     return names
 
-# %% ../nbs/04_tokenize.ipynb #979e2c07
+# %% ../nbs/04_tokenize.ipynb #b6781164
 class DiskFull(TokenizeError, OSError):
     "The disk filled up; the message says where, how much more is needed (if known), and what a rerun does."
 
@@ -730,6 +815,7 @@ def is_disk_full(e: BaseException) -> bool:
 
 def _mb(n: float) -> str: return f"{n / 1e6:,.1f} MB"
 
+# %% ../nbs/04_tokenize.ipynb #4c01fc6f
 RESUMES = "rerun the same command: it resumes from the last committed chunk"
 
 def disk_full(e: OSError, where, written: int | None = None, done: float | None = None, then: str = RESUMES) -> DiskFull:
@@ -746,16 +832,18 @@ def disk_full(e: OSError, where, written: int | None = None, done: float | None 
     return DiskFull(f"{where}: no space left on device ({free}{why}){need}. Free some space (or choose another --output-dir) "
                     f"and {then}")
 
+# %% ../nbs/04_tokenize.ipynb #318fa6b6
 def dir_bytes(path) -> int:
     "Bytes of the files under `path` (0 if absent)."
     return sum(f.stat().st_size for f in Path(path).rglob('*') if f.is_file()) if Path(path).is_dir() else 0
 
-# %% ../nbs/04_tokenize.ipynb #d7fd9b06
+# %% ../nbs/04_tokenize.ipynb #00b84515
 def _input_files(paths) -> list[dict]:
     return [dict(name=name, size=(st := input_stat(p))[0], mtime_ns=st[1]) for name, p in paths]
 
 def is_s3(path) -> bool: return str(path).startswith('s3://')
 
+# %% ../nbs/04_tokenize.ipynb #0868c1a3
 def _sources(completions, s3_endpoint=None, download_workers: int = 32, progress: bool = True):
     """`(files, open_files, ignored)`: what identifies the inputs (name, size and mtime or ETag) for the resume check, a
     function that yields `(name, local path)` in order, and the `(name, reason)` of every file that is not completions. s3:// objects are downloaded in parallel into the cache and
@@ -774,6 +862,7 @@ def _sources(completions, s3_endpoint=None, download_workers: int = 32, progress
     return files, lambda: storage.download_objects(str(completions), storage.default_cache_dir(), download_workers,
                                                    JSONL_SUFFIXES, client, progress), ignored
 
+# %% ../nbs/04_tokenize.ipynb #6315d13e
 def _batches(paths, batch_size: int, start=(0, 0)):
     "Fixed-size batches of `(name, line, raw)` over all files, after `start` = (file index, last line done)."
     batch, fi = [], 0
@@ -785,6 +874,7 @@ def _batches(paths, batch_size: int, start=(0, 0)):
             if len(batch) >= batch_size: yield batch, (fi, n); batch = []
     if batch: yield batch, (fi, batch[-1][1])
 
+# %% ../nbs/04_tokenize.ipynb #145b4869
 def _prepare_tmp(tmp: Path, run_key: dict, restart: bool) -> list[dict]:
     "Committed chunks to resume from (after checking the earlier run was the same run), or [] for a fresh start."
     rk = tmp/'run.json'
@@ -806,6 +896,7 @@ def _prepare_tmp(tmp: Path, run_key: dict, restart: bool) -> list[dict]:
     _atomic_write(rk, json.dumps(run_key, indent=2))
     return []
 
+# %% ../nbs/04_tokenize.ipynb #b7f10e70
 def _committed_run(out: Path) -> dict | None:
     """The run key of a run that put its dataset at `out` but was killed before removing its bookkeeping
     (`run.json`, `finish.json`), which this removes; None when there is none."""
@@ -815,6 +906,7 @@ def _committed_run(out: Path) -> dict | None:
     for m in marks: m.unlink(missing_ok=True)
     return key
 
+# %% ../nbs/04_tokenize.ipynb #c33e6779
 def _checked(result: dict, out: Path, completions, ignored) -> dict:
     "The run's stats, or the one-line error of a run that wrote a sample with a wrong mask or no sample at all."
     if n := result['skipped'].get('mask_mismatch'):
@@ -826,6 +918,43 @@ def _checked(result: dict, out: Path, completions, ignored) -> dict:
                             + (f"; {ignored_line(ignored)}" if ignored else '') + f"); see {out/'skipped.jsonl'}")
     return result
 
+# %% ../nbs/04_tokenize.ipynb #e84ee3a4
+def _write_manifest(tmp: Path, ct, completions, files, metas, result: dict, shards, params: dict) -> tuple[list, dict]:
+    """Write `flagged.jsonl` (kept but flagged samples, listed like skipped.jsonl) and `manifest.json` into `tmp`;
+    returns the flags and their counts by reason."""
+    if flags := [f for m in metas for f in m.get('flags', [])]:
+        _atomic_write(tmp/'flagged.jsonl', ''.join(json.dumps(f, ensure_ascii=False) + '\n' for f in flags))
+    used = sum((Counter(m.get('templates', {})) for m in metas), Counter())
+    flagged = dict(sorted(Counter(f['reason'] for f in flags).items()))
+    manifest = dict(format='dflash_nb.dataset', format_version=1, created_utc=time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
+                    tokenizer=ct.describe(), inputs=dict(completions=str(completions), files=files),
+                    params=params, shards=shards, chat_templates_used=dict(sorted(used.items())), flagged=flagged,
+                    counts={k: result[k] for k in ('samples', 'total_tokens', 'loss_tokens', 'records_read')})
+    _atomic_write(tmp/'manifest.json', json.dumps(manifest, indent=2))
+    return flags, flagged
+
+
+# %% ../nbs/04_tokenize.ipynb #1e5f0b26
+def _run_key(ct, files, max_seq_len, batch_size, shard_tokens, skip_reasoning_not_rendered) -> dict:
+    "What a resumed run must share with the interrupted one (`run.json`)."
+    run_key = dict(format_version=1, tokenizer=ct.fingerprint, inputs=files, max_seq_len=max_seq_len,
+                   batch_size=batch_size, shard_tokens=shard_tokens)
+    if skip_reasoning_not_rendered: run_key['skip_reasoning_not_rendered'] = True  # absent when off: old partial runs still resume
+    return run_key
+
+def _say_flagged(flags: list, flagged: dict, out: Path):
+    print(f"tokenize: {len(flags)} sample(s) kept but flagged {flagged}: listed in {out/'flagged.jsonl'} "
+          "(--skip-reasoning-not-rendered skips them instead)", file=sys.stderr)
+
+
+# %% ../nbs/04_tokenize.ipynb #74c925ea
+def _disk_full_in(e: OSError, tmp: Path, files: list, read: int) -> DiskFull:
+    "The full-disk error of a run that wrote `tmp` after tokenizing `read` bytes of the input `files`."
+    total = sum(f['size'] for f in files)
+    return disk_full(e, tmp, dir_bytes(tmp), read / total if total else None)
+
+
+# %% ../nbs/04_tokenize.ipynb #f15878f9
 def tokenize_dataset(model_path, completions, output_dir, max_seq_len: int | None = 8192, workers: int = 1,
                      batch_size: int = 64, shard_tokens: int = 100_000_000, overwrite: bool = False,
                      restart: bool = False, encoder: str = 'auto', renderer: str = 'auto', s3_endpoint: str | None = None,
@@ -841,9 +970,7 @@ def tokenize_dataset(model_path, completions, output_dir, max_seq_len: int | Non
         if out.exists() and not overwrite and done is None: raise exists()
         ct = ChatTokenizer(model_path, encoder, renderer)
         files, open_files, ignored = _sources(completions, s3_endpoint, download_workers, progress)
-        run_key = dict(format_version=1, tokenizer=ct.fingerprint, inputs=files, max_seq_len=max_seq_len,
-                       batch_size=batch_size, shard_tokens=shard_tokens)
-        if skip_reasoning_not_rendered: run_key['skip_reasoning_not_rendered'] = True  # absent when off: old partial runs still resume
+        run_key = _run_key(ct, files, max_seq_len, batch_size, shard_tokens, skip_reasoning_not_rendered)
         if done is not None:  # a finished run whose last tidying-up was killed
             if tmp.exists() and not (tmp/'run.json').is_file(): shutil.rmtree(tmp)  # what the swap moved out
             if done == run_key: return _checked(json.loads((out/'stats.json').read_text()), out, completions, ignored)
@@ -858,28 +985,18 @@ def tokenize_dataset(model_path, completions, output_dir, max_seq_len: int | Non
                                           progress, read, skip_reasoning_not_rendered)
                 result['ignored'] = ignored_summary(ignored)  # before finish_chunks: journaled with the plan
             shards = finish_chunks(tmp, metas, result)
-            if flags := [f for m in metas for f in m.get('flags', [])]:  # kept but flagged samples, listed like skipped.jsonl
-                _atomic_write(tmp/'flagged.jsonl', ''.join(json.dumps(f, ensure_ascii=False) + '\n' for f in flags))
-            used = sum((Counter(m.get('templates', {})) for m in metas), Counter())
-            flagged = dict(sorted(Counter(f['reason'] for f in flags).items()))
-            manifest = dict(format='dflash_nb.dataset', format_version=1, created_utc=time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
-                            tokenizer=ct.describe(), inputs=dict(completions=str(completions), files=files),
-                            params=dict(max_seq_len=max_seq_len, batch_size=batch_size, shard_tokens=shard_tokens,
-                                        skip_reasoning_not_rendered=skip_reasoning_not_rendered), shards=shards,
-                            chat_templates_used=dict(sorted(used.items())), flagged=flagged,
-                            counts={k: result[k] for k in ('samples', 'total_tokens', 'loss_tokens', 'records_read')})
-            _atomic_write(tmp/'manifest.json', json.dumps(manifest, indent=2))
+            flags, flagged = _write_manifest(tmp, ct, completions, files, metas, result, shards, dict(
+                max_seq_len=max_seq_len, batch_size=batch_size, shard_tokens=shard_tokens,
+                skip_reasoning_not_rendered=skip_reasoning_not_rendered))
             replace_dir(tmp, out)
             for f in (FINISH, 'run.json'): (out/f).unlink(missing_ok=True)
         except OSError as e:
             if not is_disk_full(e): raise
-            total = sum(f['size'] for f in files)
-            raise disk_full(e, tmp, dir_bytes(tmp), read['bytes'] / total if total else None) from None
-    if flags:
-        print(f"tokenize: {len(flags)} sample(s) kept but flagged {flagged}: listed in {out/'flagged.jsonl'} "
-              "(--skip-reasoning-not-rendered skips them instead)", file=sys.stderr)
+            raise _disk_full_in(e, tmp, files, read['bytes']) from None
+    if flags: _say_flagged(flags, flagged, out)
     return _checked(result, out, completions, ignored)
 
+# %% ../nbs/04_tokenize.ipynb #b4142d7d
 def _tokenize_chunks(ct, tmp: Path, metas: list, files, open_files, max_seq_len, workers, batch_size, shard_tokens,
                      progress, read: dict | None = None, skip_reasoning_not_rendered: bool = False) -> dict:
     "Tokenize the input after the committed `metas` into new chunks (appended to `metas`); returns the stats."
@@ -909,6 +1026,7 @@ def _tokenize_chunks(ct, tmp: Path, metas: list, files, open_files, max_seq_len,
     pbar.close()
     return chunk_stats(tmp, metas)
 
+# %% ../nbs/04_tokenize.ipynb #cbf45a58
 def _tokenize_to_s3(output_dir, overwrite, s3_endpoint, download_workers, progress, **kw) -> dict:
     """Tokenize into a local staging folder (kept under the cache, so a killed run resumes), then upload it with
     `manifest.json` last: readers treat a prefix without a manifest as incomplete."""
