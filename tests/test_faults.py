@@ -80,7 +80,7 @@ def tokenize_cmd(qwen_dir, src, out, *extra):
 
 def test_second_run_on_one_output_fails_at_once_naming_the_holder(qwen_dir, tmp_path):
     "Issue 15.3: two real concurrent runs on one OUT; the second exits 1 at once with one line naming the first's pid."
-    src = tmp_path/'c.jsonl'; make_input(src, copies=12)
+    src = tmp_path/'c.jsonl'; make_input(src, copies=48)   # long enough to outlast two CLI start-ups (fastokens made it 3x faster)
     ref = tmp_path/'ref'; cli(*tokenize_cmd(qwen_dir, src, ref)[1:])
     out = tmp_path/'out'
     first = subprocess.Popen(tokenize_cmd(qwen_dir, src, out), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
