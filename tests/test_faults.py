@@ -94,6 +94,7 @@ def test_second_run_on_one_output_fails_at_once_naming_the_holder(qwen_dir, tmp_
     assert first.poll() is None, "the first run ended before the merge tried; make the input larger"
     assert merge.returncode == 1 and f"another run (pid {first.pid})" in merge.stderr, merge.stderr
     assert first.wait() == 0, first.stderr.read()
+    first.stderr.close()
     same_dataset(out, ref)  # the first run's dataset, untouched by the others: no stray chunk or shard files
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith('out')) == ['out']  # lock file removed too
 

@@ -123,7 +123,7 @@ def test_encoder_cache_runs_no_code_and_rebuilds_bad_files(qwen_dir, tmp_path, m
             warnings.simplefilter('always')
             ct = ChatTokenizer(qwen_dir)
             ok = ct.encoder == 'fastokens' and ct.fast.decode_bytes(np.array(ct.encode(text))) == text.encode()
-        return ok, [str(x.message) for x in w]
+        return ok, [str(x.message) for x in w if not issubclass(x.category, ResourceWarning)]   # another test's unclosed pipe may be collected here
     assert fresh() == (True, [])   # builds both cache files
     enc = tmp_path/'cache'/'encoders'
     table, verdict = next(enc.glob('*.fastokens-bytes-*.npz')), next(enc.glob('*.fastokens-*.json'))
