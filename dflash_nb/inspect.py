@@ -5,20 +5,20 @@
 # %% ../nbs/05a_inspect.ipynb #4e6f2c63
 from __future__ import annotations
 from fastcore.basics import patch
-import argparse, codecs, difflib, html, json, mmap, os, sys, time, unicodedata, warnings
+import argparse, html, json, sys, time
 from collections import Counter
 from dataclasses import dataclass, field, fields, asdict
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .dataset import DATASET_COLUMNS, dataset_shards, open_dataset, read_json, stream_batches, with_dataset_columns
-from .records import Record, parse_record
+from .dataset import SCHEMA
+from .records import Record
 from .tokenize import ChatTokenizer, tokenize_record
-from .views import (TokenDisplay, TokenView, TokenViews, MaskDataset, load_tokenizer, cached_tokenizer, special_ids)
+from .views import TokenDisplay, TokenViews, MaskDataset, special_ids
 
 # %% auto #0
 __all__ = ['CHECK_BITS', 'ORDERS', 'DUPLICATE_IDS_WARN', 'DUPLICATE_IDS_FAIL', 'GATES', 'TemplateFacts', 'template_summary',
@@ -72,8 +72,7 @@ class TemplateFacts:
 
 # %% ../nbs/05a_inspect.ipynb #0c1c811b
 def template_summary(manifest: dict | None) -> str:
-    """How tokenize used the dataset's chat template(s), from its manifest: per template the end-of-turn token(s), the
-    tool-argument form and the reasoning field, the samples made with it, the model's stop tokens and the flagged counts."""
+    "How tokenize used the dataset's chat template(s), in words, from its manifest (see the prose above)"
     man = manifest or {}
     tok = man.get('tokenizer') or {}
     if not (forms := tok.get('chat_templates')):
@@ -153,8 +152,6 @@ class Thresholds:
         return cls(**base)
 
 # %% ../nbs/05a_inspect.ipynb #53066708
-_EMPTY_SCHEMA = pa.schema([('input_ids', pa.list_(pa.int32())), ('loss_mask', pa.list_(pa.bool_())), ('seq_len', pa.int64()),
-                           ('sample_id', pa.string()), ('source', pa.string())])
 # bits of SampleTable.fails, one per mask check
 CHECK_BITS = {'lengths': 1, 'has_loss': 2, 'span_end': 4, 'turn_start': 8, 'gen_prompt': 16, 'vocab': 32}
 
@@ -187,8 +184,7 @@ def max_repeats(samples: np.ndarray, hashes: np.ndarray, n: int) -> np.ndarray:
 
 # %% ../nbs/05a_inspect.ipynb #a3e3cdde
 def _check_bits(ids, mask, sid, rs, re_, rsamp, first, last, trunc, bad_len, nm, facts: TemplateFacts, vocab_size):
-    """Per sample: the failed checks' `CHECK_BITS`, the first bad run's last token (else -1) and, per masked run
-    (`rs`..`re_` of sample `rsamp`), whether truncation cut it before its end-of-turn token."""
+    "Per sample: failed `CHECK_BITS` and the first bad run's last token (else -1); per masked run: cut by truncation?"
     n = len(nm)
     fails = np.where(bad_len, CHECK_BITS['lengths'], 0) | np.where((nm == 0) & ~bad_len, CHECK_BITS['has_loss'], 0)
     bad_end_tok = np.full(n, -1, np.int64)
@@ -214,8 +210,7 @@ def _check_bits(ids, mask, sid, rs, re_, rsamp, first, last, trunc, bad_len, nm,
 
 # %% ../nbs/05a_inspect.ipynb #d33f48a6
 def _repeats(hx, msid, rs, rlen, rsamp, n: int, thr: Thresholds):
-    """Per sample of the masked stream (token hashes `hx`, sample `msid`; runs of length `rlen`): the most repeats of
-    one `thr.loop_ngram` window inside a run, of one whole run, and the loop kind (0 none, 1 windows, 2 runs)."""
+    "Per sample: the most repeats of one `loop_ngram` window in a run, of one whole run, and the loop kind (0, 1, 2)."
     M = len(hx)
     rid = np.repeat(np.arange(len(rs)), rlen)
     mrs = np.zeros(len(rs), np.int64); np.cumsum(rlen[:-1], out=mrs[1:])  # run starts in the masked stream
@@ -234,8 +229,7 @@ def _repeats(hx, msid, rs, rlen, rsamp, n: int, thr: Thresholds):
 
 # %% ../nbs/05a_inspect.ipynb #537163a2
 def _masked_runs(mask, sid, first, last, L, n: int):
-    """The masked runs of a batch's token stream (sample `sid`, samples from `first` to `last`, `L` tokens): run
-    starts and ends, lengths and samples, and per sample the number of runs and the shortest one."""
+    "A batch's masked runs (starts, ends, lengths, samples) and per sample the number of runs and the shortest one."
     N = len(mask)
     prev = np.zeros(N, bool); prev[1:] = mask[:-1]; prev[first[L > 0]] = False
     nxt = np.zeros(N, bool); nxt[:-1] = mask[1:]; nxt[last[L > 0]] = False
@@ -247,8 +241,7 @@ def _masked_runs(mask, sid, first, last, L, n: int):
     return rs, re_, rlen, rsamp, n_runs, min_run
 
 def _answer_hashes(mids, msid, nm):
-    """The masked stream (every sample's generated tokens `mids`, run after run; sample `msid`; `nm` a sample): its
-    token hashes, samples, and per sample one hash of its whole answer (position-aware)."""
+    "Token hashes of the masked stream (`mids` of samples `msid`), and per sample one position-aware answer hash."
     n, M = len(nm), len(mids)
     mfirst = np.zeros(n, np.int64); np.cumsum(nm[:-1], out=mfirst[1:])
     mpos = np.arange(M) - mfirst[msid]
@@ -368,7 +361,7 @@ def scan_masks(ds: MaskDataset, facts: TemplateFacts, thr: Thresholds, progress:
         pos += b.num_rows; bar.update(b.num_rows)
     bar.close()
     if not parts:
-        r = scan_batch(pa.RecordBatch.from_pylist([], schema=_EMPTY_SCHEMA), facts, thr)
+        r = scan_batch(pa.RecordBatch.from_pylist([], schema=SCHEMA), facts, thr)
         r['source_code'] = np.zeros(0, np.int32); parts.append(r)
     arrays = {k: np.concatenate([p[k] for p in parts]) for k in parts[0] if not k.startswith('_')}
     return SampleTable(arrays, pa.chunked_array(ids, pa.string()), list(names), starts, thr)
@@ -388,26 +381,21 @@ class Check:
 def _tok(disp: TokenDisplay, ids) -> str:
     "Token ids in words: `'<|im_end|>'` (id 248046)."
     ids = [int(i) for i in ids]
-    if disp.ct is None: return f"id{'s' * (len(ids) > 1)} {', '.join(map(str, ids))}"
-    return f"{''.join(disp.pieces(ids))!r} (id{'s' * (len(ids) > 1)} {', '.join(map(str, ids))})"
+    what = f"id{'s' * (len(ids) > 1)} {', '.join(map(str, ids))}"
+    return what if disp.ct is None else f"{''.join(disp.pieces(ids))!r} ({what})"
 
 # %% ../nbs/05a_inspect.ipynb #8af249e2
 def mask_checks(t: SampleTable, facts: TemplateFacts, disp: TokenDisplay, vocab_size: int | None, examples: int = 5) -> list[Check]:
     "The mask checks' results from a scanned `SampleTable`."
-    why = lambda what: f"skipped: {what}"
     need_tok = "no tokenizer/template to learn it from (pass --model-path)"
-    titles = {
-        'lengths': ("input_ids, loss_mask and seq_len have one length", None),
-        'has_loss': ("at least one masked token per sample", None),
-        'span_end': (f"every masked run ends with the end-of-turn token {_tok(disp, facts.eot_ids)}" if facts.eot_ids else
-                     "every masked run ends with the end-of-turn token", None if facts.eot_ids else why("the end-of-turn token is unknown")),
-        'turn_start': (f"no masked turn-opening token {_tok(disp, facts.turn_start_ids)} (masked framing or prompt turns)" if facts.turn_start_ids
-                       else "no masked turn-opening token", None if facts.turn_start_ids else why(f"the turn-opening token is unknown: {need_tok}")),
-        'gen_prompt': (f"every masked run follows the generation prompt {_tok(disp, facts.gen_prompt_ids)}" if facts.gen_prompt_ids
-                       else "every masked run follows the generation prompt", None if facts.gen_prompt_ids else why(f"the generation prompt is unknown: {need_tok}")),
-        'vocab': (f"ids within the vocabulary [0, {vocab_size:,})" if vocab_size else "ids within the vocabulary",
-                  None if vocab_size else why("the vocabulary size is unknown (no manifest, no tokenizer)")),
-    }
+    known = lambda ids, title, unknown, tail='': (f"{title} {_tok(disp, ids)}{tail}", None) if ids else (title, f"skipped: {unknown}")
+    titles = dict(lengths=("input_ids, loss_mask and seq_len have one length", None), has_loss=("at least one masked token per sample", None),
+        span_end=known(facts.eot_ids, "every masked run ends with the end-of-turn token", "the end-of-turn token is unknown"),
+        turn_start=known(facts.turn_start_ids, "no masked turn-opening token", f"the turn-opening token is unknown: {need_tok}",
+                         " (masked framing or prompt turns)"),
+        gen_prompt=known(facts.gen_prompt_ids, "every masked run follows the generation prompt", f"the generation prompt is unknown: {need_tok}"),
+        vocab=(f"ids within the vocabulary [0, {vocab_size:,})", None) if vocab_size else
+              ("ids within the vocabulary", "skipped: the vocabulary size is unknown (no manifest, no tokenizer)"))
     out = []
     for name, bit in CHECK_BITS.items():
         title, skip = titles[name]
@@ -486,14 +474,17 @@ def describe_loop(ids: np.ndarray, mask: np.ndarray, thr: Thresholds, disp: Toke
     return ("the same generated turn " if run else '') + repr(text if len(text) <= 80 else text[:77] + '…'), times
 
 # %% ../nbs/05a_inspect.ipynb #a41c0046
+def _share_below(g: GateInput, name: str, x: np.ndarray, thr: str, unit: str, verb: str, least: str) -> Gate:
+    "The share of samples whose `x` is below the threshold `{thr}_tokens` (warn/fail: `{thr}_warn`/`_fail`), smallest first."
+    limit, warn, fail = (getattr(g.thr, f"{thr}_{k}") for k in ('tokens', 'warn', 'fail'))
+    below, order = x < limit, np.argsort(x, kind='stable')
+    k = int(below.sum())
+    return g.gate(name, f"samples with < {limit} {unit}", below.mean(), warn, fail,
+                  f"{k:,} of {g.n:,} samples {verb} {limit} {unit} (the {least}: {int(x[order[0]])})", order[:k])
+
 def tiny_span_gate(g: GateInput) -> Gate:
     "Samples with fewer than `tiny_span_tokens` generated tokens (an answer of a word or two)."
-    t, thr, n = g.t, g.thr, g.n
-    tiny = t.n_masked < thr.tiny_span_tokens
-    order = np.argsort(t.n_masked, kind='stable')
-    return g.gate('tiny_span', f"samples with < {thr.tiny_span_tokens} generated tokens", tiny.mean(), thr.tiny_span_warn, thr.tiny_span_fail,
-         f"{int(tiny.sum()):,} of {n:,} samples have fewer than {thr.tiny_span_tokens} generated tokens (the smallest: {int(t.n_masked[order[0]])})",
-         order[:int(tiny.sum())])
+    return _share_below(g, 'tiny_span', g.t.n_masked, 'tiny_span', 'generated tokens', 'have fewer than', 'smallest')
 
 # %% ../nbs/05a_inspect.ipynb #b47d0538
 def _top_answers(t, thr):
@@ -546,12 +537,7 @@ def repetition_gate(g: GateInput) -> Gate:
 # %% ../nbs/05a_inspect.ipynb #888c69de
 def short_samples_gate(g: GateInput) -> Gate:
     "Samples shorter than `short_sample_tokens` tokens, prompt included."
-    t, thr, n = g.t, g.thr, g.n
-    short = t.seq_len < thr.short_sample_tokens
-    order = np.argsort(t.seq_len, kind='stable')
-    return g.gate('short_samples', f"samples with < {thr.short_sample_tokens} tokens", short.mean(), thr.short_sample_warn, thr.short_sample_fail,
-         f"{int(short.sum()):,} of {n:,} samples are shorter than {thr.short_sample_tokens} tokens (the shortest: {int(t.seq_len[order[0]])})",
-         order[:int(short.sum())])
+    return _share_below(g, 'short_samples', g.t.seq_len, 'short_sample', 'tokens', 'are shorter than', 'shortest')
 
 # %% ../nbs/05a_inspect.ipynb #d2fa8063
 def truncated_gate(g: GateInput) -> Gate:
@@ -789,10 +775,8 @@ def inspect_main(args: argparse.Namespace) -> int:
     ds = MaskDataset(args.dataset, args.model_path, not args.no_tokenizer, args.ignore_fingerprint, progress=not args.quiet)
     kw = dict(context=args.context, max_tokens=args.max_tokens)
     if args.ids or args.index:
-        idx, missing = list(args.index or []), []
-        for sid, pos in ds.indices_of(args.ids or []).items():
-            if pos: idx += pos
-            else: missing.append(sid)
+        found = ds.indices_of(args.ids or [])
+        idx, missing = list(args.index or []) + [p for pos in found.values() for p in pos], [s for s, pos in found.items() if not pos]
         if idx: print(ds.views(idx, **kw).to_text(color))
         for sid in missing: print(f"{ds.path}: no sample with id {sid!r}", file=sys.stderr)
         return 1 if missing else 0
