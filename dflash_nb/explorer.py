@@ -4,20 +4,9 @@
 
 # %% ../nbs/05b_explorer.ipynb #f22bbd0a
 from __future__ import annotations
-import codecs, difflib, html, json, mmap, os, sys, time, unicodedata, warnings
-from collections import Counter
-from dataclasses import dataclass, field, fields, asdict
+import html
 from pathlib import Path
-from typing import Callable, Iterator
 
-import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
-
-from .dataset import DATASET_COLUMNS, dataset_shards, open_dataset, read_json, stream_batches, with_dataset_columns
-from .records import Record, parse_record
-from .tokenize import ChatTokenizer, tokenize_record
-from .views import MaskDataset, TokenViews
 from .inspect import ORDERS, InspectReport, inspect_dataset
 
 # %% auto #0
@@ -76,8 +65,7 @@ def _explorer_controls(choices: list[str], n: int) -> tuple:
 
 # %% ../nbs/05b_explorer.ipynb #d25e9c77
 def mask_explorer(dataset=None, model_path=None, root='outputs', n: int = 3):
-    """An interactive mask explorer (ipywidgets): choose a dataset, select samples by id, by a filter, by source, by a
-    warning/failing gate or at random with a seed, and see their coloured token views. Returns the widget."""
+    "The mask explorer widget (ipywidgets): a dataset, a selection (id, filter, source, failing gate, random) and its views."
     import ipywidgets as W
     from IPython.display import display
     choices = list(dict.fromkeys([str(dataset)] * (dataset is not None) + find_datasets(root)))

@@ -5,17 +5,16 @@
 # %% ../nbs/05_views.ipynb #83879833
 from __future__ import annotations
 from fastcore.basics import patch
-import codecs, difflib, html, json, mmap, os, sys, time, unicodedata, warnings
-from collections import Counter
-from dataclasses import dataclass, field, fields, asdict
+import codecs, dataclasses, difflib, html, itertools, unicodedata, warnings
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .dataset import DATASET_COLUMNS, dataset_shards, open_dataset, read_json, stream_batches, with_dataset_columns
+from .dataset import dataset_shards, open_dataset, read_json, stream_batches, with_dataset_columns
 from .records import Record, parse_record
 from .tokenize import ChatTokenizer, tokenize_record
 
@@ -69,15 +68,11 @@ def load_tokenizer(manifest: dict | None, model_path=None, ignore_fingerprint: b
 
 # %% ../nbs/05_views.ipynb #f7150a74
 _WS = {' ': '·', '\t': '→', '\r': '␍', '\n': '↵', '\u00a0': '⍽'}
+_INVISIBLE = ('Cc', 'Cf', 'Zs', 'Zl', 'Zp', 'Co', 'Cn')
 
 def visible(s: str) -> str:
     "`s` with whitespace and invisible characters made visible (one marker per character)."
-    out = []
-    for c in s:
-        if c in _WS: out.append(_WS[c])
-        elif unicodedata.category(c) in ('Cc', 'Cf', 'Zs', 'Zl', 'Zp', 'Co', 'Cn'): out.append(f"‹U+{ord(c):04X}›")
-        else: out.append(c)
-    return ''.join(out)
+    return ''.join(_WS.get(c) or (f"‹U+{ord(c):04X}›" if unicodedata.category(c) in _INVISIBLE else c) for c in s)
 
 # %% ../nbs/05_views.ipynb #14f8da99
 class TokenDisplay:
@@ -137,15 +132,15 @@ def text(self: TokenDisplay, ids) -> str:
 # %% ../nbs/05_views.ipynb #b698a4d6
 _MASKED_BG, _PROMPT_BG = ('#a8e6b4', '#cdf2d4'), ('#e3e3e3', '#f3f3f3')
 _DIFF_STYLE = {'changed': 'outline:2px solid #d62728;outline-offset:-1px;', 'mask': 'outline:2px dashed #ff7f0e;outline-offset:-1px;'}
-_VIEW_CSS = ("<style>.dfk-view{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px;line-height:1.9;"
-             "word-break:break-all;border:1px solid #ccc;border-radius:4px;padding:6px 8px;margin:4px 0 10px 0;background:#fff;color:#111}"
-             ".dfk-view span.t{border-radius:3px;padding:1px 1px;margin-right:1px}.dfk-view .w{color:#7a7a7a}"
-             ".dfk-head{font-family:system-ui,sans-serif;font-size:12.5px;margin-bottom:4px}</style>")
-
-# the same, inline: JupyterLab drops <style> from an untrusted notebook (one executed elsewhere), and a dark theme
-# would otherwise give the view its light text on these light chips
+# inline as well as in <style>: JupyterLab drops <style> from an untrusted notebook (one executed elsewhere), and a dark
+# theme would otherwise give the view its light text on these light chips
 _VIEW_STYLE = ("font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px;line-height:1.9;word-break:break-all;"
                "border:1px solid #ccc;border-radius:4px;padding:6px 8px;margin:4px 0 10px 0;background:#fff;color:#111")
+_VIEW_CSS = (f"<style>.dfk-view{{{_VIEW_STYLE}}}.dfk-view span.t{{border-radius:3px;padding:1px 1px;margin-right:1px}}"
+             ".dfk-view .w{color:#7a7a7a}.dfk-head{font-family:system-ui,sans-serif;font-size:12.5px;margin-bottom:4px}</style>")
+_LEGEND = (f'<span style="background:{_MASKED_BG[0]};color:#111;padding:0 4px">masked</span> '
+           f'<span style="background:{_PROMPT_BG[0]};color:#111;padding:0 4px">not masked</span> '
+           '<span style="background:#fff;color:#6a1b9a;font-weight:bold;border:1px solid #6a1b9a;padding:0 3px">special</span>')
 
 def _keep_ranges(points, n: int, context: int) -> list[tuple[int, int]]:
     "Merged `[a, b)` ranges of `context` tokens around each point, plus the first and last `context` tokens."
@@ -165,17 +160,9 @@ def _chip(piece: str, pos: int, tid: int, masked: bool, special: bool, extra: st
     bg = (_MASKED_BG if masked else _PROMPT_BG)[pos % 2]
     style = f"background:{bg};color:#111;" + ("color:#6a1b9a;font-weight:bold;border:1px solid #6a1b9a;" if special else '') + extra
     title = f"#{pos} id {tid}" + (" masked" if masked else "") + (" special" if special else "")
-    if special: body = html.escape(piece)
-    else:
-        body, run = [], []
-        for c in piece:
-            v = visible(c)
-            if v != c: run.append(v)
-            else:
-                if run: body.append(f'<span class="w" style="color:#7a7a7a">{html.escape("".join(run))}</span>'); run = []
-                body.append(html.escape(c))
-        if run: body.append(f'<span class="w" style="color:#7a7a7a">{html.escape("".join(run))}</span>')
-        body = ''.join(body)
+    body = html.escape(piece) if special else ''.join(  # runs of plain characters and runs of invisible ones
+        html.escape(s) if plain else f'<span class="w" style="color:#7a7a7a">{html.escape(visible(s))}</span>'
+        for plain, s in ((p, ''.join(cs)) for p, cs in itertools.groupby(piece, key=lambda c: visible(c) == c)))
     br = '<br>' if not special and piece.endswith('\n') else ''
     return f'<span class="t" style="{style}" title="{title}">{body}</span>{br}'
 
@@ -239,26 +226,24 @@ def header(self: TokenView) -> str:
     bits.append(f"{n:,} tokens, {k:,} masked ({k / n:.1%}) in {runs} run{'s' * (runs != 1)}" if n else "0 tokens")
     if self.truncated: bits.append('<span style="color:#b00020;font-weight:bold">truncated</span>')
     if self.display.ct is None: bits.append('<i>no tokenizer: token ids</i>')
-    legend = (f'<span style="background:{_MASKED_BG[0]};color:#111;padding:0 4px">masked</span> '
-              f'<span style="background:{_PROMPT_BG[0]};color:#111;padding:0 4px">not masked</span> '
-              '<span style="background:#fff;color:#6a1b9a;font-weight:bold;border:1px solid #6a1b9a;padding:0 3px">special</span>')
-    return f'<div class="dfk-head" style="font-family:system-ui,sans-serif;font-size:12.5px;margin-bottom:4px">{" · ".join(bits)} &nbsp; {legend}</div>'
+    return f'<div class="dfk-head" style="font-family:system-ui,sans-serif;font-size:12.5px;margin-bottom:4px">{" · ".join(bits)} &nbsp; {_LEGEND}</div>'
 
 # %% ../nbs/05_views.ipynb #13ba7015
 @patch
+def _chips(self: TokenView, a: int, b: int) -> str:
+    "The chips of tokens `a` to `b`, diff marks included."
+    ids, marks = self.input_ids, self.marks or {}
+    return ''.join(_chip(s, p, int(ids[p]), bool(self.loss_mask[p]), int(ids[p]) in self.display.special, _DIFF_STYLE.get(marks.get(p), ''))
+                   for p, s in zip(range(a, b), self.display.pieces(ids[a:b])))
+
+@patch
 def chips_html(self: TokenView) -> str:
-    ids, mask, marks = self.input_ids, self.loss_mask, self.marks or {}
-    ranges, out, prev = self._ranges(), [], 0
-    pieces = {}
-    for a, b in ranges:
-        for p, s in zip(range(a, b), self.display.pieces(ids[a:b])): pieces[p] = s
-    for a, b in ranges:
-        if a > prev: out.append(_gap(prev, a, mask))
-        for p in range(a, b):
-            tid = int(ids[p])
-            out.append(_chip(pieces[p], p, tid, bool(mask[p]), tid in self.display.special, _DIFF_STYLE.get(marks.get(p), '')))
+    out, prev = [], 0
+    for a, b in self._ranges():
+        if a > prev: out.append(_gap(prev, a, self.loss_mask))
+        out.append(self._chips(a, b))
         prev = b
-    if prev < len(ids): out.append(_gap(prev, len(ids), mask))
+    if prev < len(self.input_ids): out.append(_gap(prev, len(self.input_ids), self.loss_mask))
     return ''.join(out)
 
 # %% ../nbs/05_views.ipynb #cfbaca7c
@@ -380,16 +365,11 @@ def rows(self: MaskDataset, indices) -> list[dict]:
 def indices_of(self: MaskDataset, sample_ids) -> dict:
     "`{sample_id: [positions]}` for the given ids (absent ids map to [])."
     want = list(dict.fromkeys(map(str, sample_ids)))
-    res, pos = {s: [] for s in want}, 0
-    if self.summary is not None:
-        found = pc.is_in(self.summary.sample_ids, value_set=pa.array(want, pa.string()))
-        for i in np.flatnonzero(found.to_numpy(zero_copy_only=False)): res[self.summary.sample_ids[int(i)].as_py()].append(int(i))
-        return res
-    vs = pa.array(want, pa.string())
-    for _, _, b in self.batches():
-        col = b.column('sample_id')
+    res, pos, vs = {s: [] for s in want}, 0, pa.array(want, pa.string())
+    cols = [self.summary.sample_ids] if self.summary is not None else (b.column('sample_id') for _, _, b in self.batches())
+    for col in cols:
         for i in np.flatnonzero(pc.is_in(col, value_set=vs).to_numpy(zero_copy_only=False)): res[col[int(i)].as_py()].append(pos + int(i))
-        pos += b.num_rows
+        pos += len(col)
     return res
 
 # %% ../nbs/05_views.ipynb #d118718f
@@ -457,12 +437,6 @@ def summary(self: DiffView) -> str:
     if not self.changed and not self.mask_diffs: return "identical tokens and masks"
     return f"{self.changed:,} token(s) differ, {self.mask_diffs:,} token(s) masked differently"
 
-@patch
-def _side(self: DiffView, v: TokenView, a: int, b: int) -> str:
-    ids, marks = v.input_ids, v.marks or {}
-    return ''.join(_chip(s, p, int(ids[p]), bool(v.loss_mask[p]), int(ids[p]) in v.display.special, _DIFF_STYLE.get(marks.get(p), ''))
-                   for p, s in zip(range(a, b), v.display.pieces(ids[a:b])))
-
 # %% ../nbs/05_views.ipynb #02065944
 @patch
 def _rows(self: DiffView) -> list[str]:
@@ -478,20 +452,17 @@ def _rows(self: DiffView) -> list[str]:
     for op, a0, a1, b0, b1 in ops:
         hot = op != 'equal' or any(p in (self.a.marks or {}) for p in range(a0, a1))
         if op == 'equal' and not hot and a1 - a0 > 2 * ctx + 4:
-            rows.append(row(self._side(self.a, a0, a0 + ctx), self._side(self.b, b0, b0 + ctx), False))
+            rows.append(row(self.a._chips(a0, a0 + ctx), self.b._chips(b0, b0 + ctx), False))
             rows.append(gap(a1 - a0 - 2 * ctx))
-            rows.append(row(self._side(self.a, a1 - ctx, a1), self._side(self.b, b1 - ctx, b1), False))
-        else: rows.append(row(self._side(self.a, a0, a1), self._side(self.b, b0, b1), hot))
+            rows.append(row(self.a._chips(a1 - ctx, a1), self.b._chips(b1 - ctx, b1), False))
+        else: rows.append(row(self.a._chips(a0, a1), self.b._chips(b0, b1), hot))
     return rows
 
 # %% ../nbs/05_views.ipynb #c3488e0b
 @patch
 def _repr_html_(self: DiffView) -> str:
     "Both sides in one table, aligned segment by segment, with one legend for every colour and outline used."
-    key = (f'<span style="background:{_MASKED_BG[0]};color:#111;padding:0 4px">masked</span> '
-           f'<span style="background:{_PROMPT_BG[0]};color:#111;padding:0 4px">not masked</span> '
-           '<span style="background:#fff;color:#6a1b9a;font-weight:bold;border:1px solid #6a1b9a;padding:0 3px">special</span> '
-           '<span style="background:#fff;color:#111;outline:2px solid #d62728;outline-offset:-1px;padding:0 3px">differs</span> '
+    key = (_LEGEND + ' <span style="background:#fff;color:#111;outline:2px solid #d62728;outline-offset:-1px;padding:0 3px">differs</span> '
            '<span style="background:#fff;color:#111;outline:2px dashed #ff7f0e;outline-offset:-1px;padding:0 3px">masked differently</span> '
            '<span style="background:#fff;color:#111;border-left:3px solid #d62728;padding:0 3px">row with a difference</span>')
     head = ''.join(f'<th style="text-align:left;vertical-align:top;width:50%;padding:2px 6px;font:12.5px system-ui,sans-serif">'
@@ -522,8 +493,7 @@ def diff_views(a: TokenView, b: TokenView, labels=('A', 'B'), context: int = 16)
             for p in range(a0, a1): ma[p] = 'changed'
             for p in range(b0, b1): mb[p] = 'changed'
             changed += max(a1 - a0, b1 - b0)
-    mk = lambda v, m: TokenView(v.input_ids, v.loss_mask, v.sample_id, v.source, v.index, v.display, v.truncated, v.title,
-                                context, v.max_tokens, m or None)
+    mk = lambda v, m: dataclasses.replace(v, context=context, marks=m or None)
     return DiffView(mk(a, ma), mk(b, mb), tuple(labels), changed, maskd, ops)
 
 # %% ../nbs/05_views.ipynb #4ce7c921
