@@ -389,11 +389,13 @@ def mask_checks(t: SampleTable, facts: TemplateFacts, disp: TokenDisplay, vocab_
     "The mask checks' results from a scanned `SampleTable`."
     need_tok = "no tokenizer/template to learn it from (pass --model-path)"
     known = lambda ids, title, unknown, tail='': (f"{title} {_tok(disp, ids)}{tail}", None) if ids else (title, f"skipped: {unknown}")
-    titles = dict(lengths=("input_ids, loss_mask and seq_len have one length", None), has_loss=("at least one masked token per sample", None),
+    titles = dict(lengths=("input_ids, loss_mask and seq_len have one length", None),
+        has_loss=("at least one masked token per sample", None),
         span_end=known(facts.eot_ids, "every masked run ends with the end-of-turn token", "the end-of-turn token is unknown"),
         turn_start=known(facts.turn_start_ids, "no masked turn-opening token", f"the turn-opening token is unknown: {need_tok}",
                          " (masked framing or prompt turns)"),
-        gen_prompt=known(facts.gen_prompt_ids, "every masked run follows the generation prompt", f"the generation prompt is unknown: {need_tok}"),
+        gen_prompt=known(facts.gen_prompt_ids, "every masked run follows the generation prompt",
+                         f"the generation prompt is unknown: {need_tok}"),
         vocab=(f"ids within the vocabulary [0, {vocab_size:,})", None) if vocab_size else
               ("ids within the vocabulary", "skipped: the vocabulary size is unknown (no manifest, no tokenizer)"))
     out = []

@@ -13,7 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .dataset import dataset_shards, read_json as _read_json, read_shard
+from .dataset import atomic_write, dataset_shards, read_json as _read_json, read_shard
 from .storage import is_s3_url, local_dataset
 
 # %% auto #0
@@ -106,9 +106,8 @@ def recorded_run_stats(dataset_dir, samples: int, total_tokens: int) -> tuple[di
 def _dist(x: np.ndarray) -> dict:
     "Summary of a per-sample distribution."
     if not len(x): return dict.fromkeys(('mean', 'min', 'p10', 'p50', 'p90', 'p99', 'max'), 0.0)
-    q = np.percentile(x, [10, 50, 90, 99])
-    return dict(mean=float(x.mean()), min=float(x.min()), p10=float(q[0]), p50=float(q[1]), p90=float(q[2]),
-                p99=float(q[3]), max=float(x.max()))
+    q = dict(zip(('p10', 'p50', 'p90', 'p99'), map(float, np.percentile(x, [10, 50, 90, 99]))))
+    return dict(mean=float(x.mean()), min=float(x.min()), **q, max=float(x.max()))
 
 class _RowError(Exception):
     "A per-sample inconsistency in a shard; the scan adds the shard and the dataset row."
@@ -176,9 +175,7 @@ def _result_or_error(path):
 
 # %% ../nbs/06_stats.ipynb #89618265
 def _scan_shards(d: Path, shards: list, threads: int, progress: bool):
-    """Every shard's lengths and loss counts (in order, read by `threads` threads), the columns, per-source sums
-    `source -> [samples, tokens, loss_tokens]` and whether every shard has `source` and `seq_len`. A corrupt row is
-    one error line naming the shard, the row and the sample."""
+    "Per shard (in order, `threads` at a time): lengths, loss counts, columns, per-source sums, has source/seq_len?"
     from concurrent.futures import ThreadPoolExecutor
     lens, loss, columns = [], [], None
     per_src = {}  # source -> [samples, tokens, loss_tokens]
@@ -304,7 +301,7 @@ def stats_rows(stats: dict) -> list[tuple[str, str]]:
     "The headline statistics as (label, value) rows."
     s, lt, lf = stats, stats['loss_tokens_per_sample'], stats['loss_fraction_per_sample']
     skipped = s['skipped']
-    rows = [('samples', _fmt(s['samples'])), ('tokens', _fmt(s['total_tokens'])),
+    return [('samples', _fmt(s['samples'])), ('tokens', _fmt(s['total_tokens'])),
             ('loss (masked) tokens', _fmt(s['loss_tokens'])), ('loss-token fraction', f"{s['loss_token_fraction']:.1%}"),
             ('sequence length: mean', _fmt(s['mean_seq_len'])),
             ('sequence length: min / p50 / p90 / p99 / max',
@@ -321,7 +318,6 @@ def stats_rows(stats: dict) -> list[tuple[str, str]]:
             ('sources', _fmt(None if s['sources'] is None else len(s['sources']))),
             ('shards / size on disk', f"{s['shards']:,} / {human_bytes(s['size_on_disk_bytes'])}"),
             ('this scan', f"{s['scan_seconds']:.2f} s ({human_count(s['scan_tokens_per_second'])} tokens/s)")]
-    return rows
 
 # %% ../nbs/06_stats.ipynb #e39a1a23
 def source_rows(stats: dict) -> list[tuple]:
@@ -475,27 +471,22 @@ def ratio_words(before, after, noun: str) -> str:
 # %% ../nbs/06_stats.ipynb #97707da5
 def compare_rows(before: dict, after: dict) -> list[tuple[str, str, str, str]]:
     "(metric, before, after, in words) for two stats dicts."
-    pct = lambda v: f"{v:.1%}"
-    rows = []
-    def count(label, key, noun, get=lambda s, k: s[k], fmt=_fmt):
-        a, b = get(before, key), get(after, key)
-        rows.append((label, fmt(a), fmt(b), ratio_words(a, b, noun)))
-    def frac(label, key, words, get=lambda s, k: s[k]):
-        a, b = get(before, key), get(after, key)
-        rows.append((label, pct(a), pct(b), f"{words} {pct(b)} vs {pct(a)}"))
-    count('samples', 'samples', 'samples'); count('tokens', 'total_tokens', 'tokens'); count('loss (masked) tokens', 'loss_tokens', 'masked tokens')
-    frac('loss-token fraction', 'loss_token_fraction', 'masked fraction')
-    count('mean sequence length', 'mean_seq_len', 'tokens per sample on average')
-    count('median sequence length', 'median_seq_len', 'tokens in the median sample')
-    count('p90 sequence length', 'p90_seq_len', 'tokens at p90')
-    count('max sequence length', 'max_seq_len', 'tokens at the longest')
-    p50 = lambda s, k: s[k]['p50']
-    count('median masked tokens per sample', 'loss_tokens_per_sample', 'masked tokens in the median sample', p50)
-    frac('median masked fraction per sample', 'loss_fraction_per_sample', 'median sample masked', p50)
-    nz = lambda s, k: s[k] / s['samples'] if s['samples'] else 0.0
-    a, b = nz(before, 'samples_without_loss'), nz(after, 'samples_without_loss')
-    rows.append(('samples without masked tokens', pct(a), pct(b), f"{pct(b)} vs {pct(a)} of samples"))
-    count('offline hidden states', 'offline_hidden_states', 'hidden-state storage', lambda s, k: s[k]['bytes'], human_bytes)
+    pct, at = (lambda v: f"{v:.1%}"), (lambda k, sub=None: lambda s: s[k] if sub is None else s[k][sub])
+    nz = lambda s: s['samples_without_loss'] / s['samples'] if s['samples'] else 0.0
+    rows = []  # a fraction's words are a format of the two values; a count's are a noun for ratio_words
+    for label, get, words, fmt in (('samples', at('samples'), 'samples', _fmt), ('tokens', at('total_tokens'), 'tokens', _fmt),
+            ('loss (masked) tokens', at('loss_tokens'), 'masked tokens', _fmt),
+            ('loss-token fraction', at('loss_token_fraction'), 'masked fraction {b} vs {a}', pct),
+            ('mean sequence length', at('mean_seq_len'), 'tokens per sample on average', _fmt),
+            ('median sequence length', at('median_seq_len'), 'tokens in the median sample', _fmt),
+            ('p90 sequence length', at('p90_seq_len'), 'tokens at p90', _fmt),
+            ('max sequence length', at('max_seq_len'), 'tokens at the longest', _fmt),
+            ('median masked tokens per sample', at('loss_tokens_per_sample', 'p50'), 'masked tokens in the median sample', _fmt),
+            ('median masked fraction per sample', at('loss_fraction_per_sample', 'p50'), 'median sample masked {b} vs {a}', pct),
+            ('samples without masked tokens', nz, '{b} vs {a} of samples', pct),
+            ('offline hidden states', at('offline_hidden_states', 'bytes'), 'hidden-state storage', human_bytes)):
+        a, b = get(before), get(after)
+        rows.append((label, fmt(a), fmt(b), words.format(a=pct(a), b=pct(b)) if fmt is pct else ratio_words(a, b, words)))
     return rows
 
 # %% ../nbs/06_stats.ipynb #60b24e8a
@@ -561,7 +552,7 @@ def stats_main(args: argparse.Namespace) -> int:
         table += f"\nplots: {', '.join(str(p) for p in pngs.values())}"
     if args.output:
         out = Path(args.output); out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out.with_name(out.name + '.partial'); tmp.write_text(text + '\n'); os.replace(tmp, out)
+        atomic_write(out, text + '\n')
         print(table + f"\nwrote {out}")
     else:
         print(table, file=sys.stderr); print(text)
