@@ -13,12 +13,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from tqdm import tqdm
+
 from .storage import is_s3_url
-from .dataset import (SCHEMA, dataset_manifest, dataset_shards, read_json, read_schema, stream_batches,
-                               write_dataset_metadata)
-from .tokenize import ChatTokenizer, content_hash, tokenize_dataset
-from .dataset import clean_asides, output_lock, replace_dir
-from .tokenize import DiskFull, disk_full, is_disk_full
+from .dataset import (SCHEMA, clean_asides, dataset_manifest, dataset_shards, output_lock, read_json, read_schema,
+                               replace_dir, stream_batches, with_dataset_columns, write_dataset_metadata)
+from .tokenize import ChatTokenizer, DiskFull, content_hash, disk_full, is_disk_full, tokenize_dataset
 
 # %% auto #0
 __all__ = ['BATCH_ROWS', 'POSITION_ID', 'MergeError', 'DatasetDir', 'is_dataset_dir', 'open_dataset_dir', 'tokenizer_differences',
@@ -40,7 +40,6 @@ class DatasetDir:
     manifest: dict | None
     shards: list
     schema: pa.Schema
-    def read_json(self, name): return read_json(self.path/name)
     @property
     def tokenizer(self) -> dict: return (self.manifest or {}).get('tokenizer') or {}
     @property
@@ -115,9 +114,8 @@ def _list_parts(col: pa.ListArray) -> tuple[np.ndarray, np.ndarray]:
 def row_true_counts(col: pa.ListArray) -> np.ndarray:
     "Number of True values in each row of a list<bool> column (loss tokens per sample)."
     offs, v = _list_parts(col)  # one byte a token, for this batch only
-    cs = np.cumsum(v, dtype=np.int32 if len(v) < 2**31 else np.int64)
-    upto = lambda o: np.where(o > 0, cs[np.maximum(o - 1, 0)] if len(cs) else 0, 0).astype(np.int64)  # Trues before offset o
-    return upto(offs[1:]) - upto(offs[:-1])
+    cs = np.r_[0, np.cumsum(v, dtype=np.int64)]  # Trues before each offset
+    return cs[offs[1:]] - cs[offs[:-1]]
 
 # %% ../nbs/07_merge.ipynb #d496d176
 def batch_content_hashes(b: pa.RecordBatch) -> np.ndarray:
@@ -131,7 +129,6 @@ def dataset_content_hashes(ds: DatasetDir, rows: int, progress: bool = False) ->
     if f.is_file():
         h = np.load(f, mmap_mode='r')
         if h.dtype == np.uint64 and h.shape == (rows,): return h, False
-    from tqdm import tqdm
     out = np.empty(rows, np.uint64); i = 0
     for s in tqdm(ds.shards, desc=f"content hashes of {ds.path.name}", disable=not progress):
         for b in stream_batches(s, BATCH_ROWS): out[i:i + len(b)] = batch_content_hashes(b); i += len(b)
@@ -218,7 +215,6 @@ class Part:
 # %% ../nbs/07_merge.ipynb #16b31faa
 def read_part(ds: DatasetDir, full: bool, progress: bool = False, desc: str = 'read') -> Part:
     "`seq_len` (+ `sample_id`, `source`, loss tokens when `full`) of every row of `ds`, streamed."
-    from tqdm import tqdm
     lens, rows, ids, srcs, loss = [], [], [], [], []
     for s in tqdm(ds.shards, desc=desc, disable=not progress):
         n = 0
@@ -234,7 +230,7 @@ def read_part(ds: DatasetDir, full: bool, progress: bool = False, desc: str = 'r
 # %% ../nbs/07_merge.ipynb #fd781e07
 def input_stats(ds: DatasetDir, part: Part, progress: bool = False) -> dict:
     "The input's stats.json facts merge needs, checked against its shards; computed by streaming when absent."
-    st, n, total = ds.read_json('stats.json'), len(part.lens), int(part.lens.sum())
+    st, n, total = read_json(ds.path/'stats.json'), len(part.lens), int(part.lens.sum())
     if st is not None:
         if (st.get('samples'), st.get('total_tokens')) != (n, total):
             raise MergeError(f"{ds.path/'stats.json'}: says {st.get('samples')} samples / {st.get('total_tokens')} tokens but the "
@@ -243,7 +239,6 @@ def input_stats(ds: DatasetDir, part: Part, progress: bool = False) -> dict:
         return dict(samples=n, total_tokens=total, loss_tokens=int(st['loss_tokens']), truncated=int(st.get('truncated', 0)),
                     skipped=dict(st.get('skipped', {})), records_read=int(st.get('records_read', n)), sources=dict(st.get('sources', {})),
                     duplicates=dict(st.get('duplicates', {})))
-    from tqdm import tqdm
     loss, sources = 0, Counter()
     for s in tqdm(ds.shards, desc=f"stats of {ds.path.name}", disable=not progress):
         for b in stream_batches(s):
@@ -281,8 +276,7 @@ def _check_paths(existing: Path, new: Path, out: Path, overwrite: bool):
 
 # %% ../nbs/07_merge.ipynb #99b7adae
 def _local_inputs(existing, new, progress: bool = True) -> tuple[Path, object]:
-    """s3:// inputs as local paths: a dataset is downloaded into the cache (verified, complete datasets only); new
-    completions at s3:// stay a URL, which tokenize downloads and streams itself."""
+    "s3:// inputs as local paths: a dataset downloaded into the cache; new completions stay a URL (tokenize streams them)."
     from dflash_nb.storage import list_objects, local_dataset
     existing = local_dataset(existing, progress=progress)
     if is_s3_url(new) and list_objects(str(new).rstrip('/') + '/manifest.json', None): new = local_dataset(new, progress=progress)
@@ -332,9 +326,7 @@ def _append_jsonl(dst, src, extra: dict | None = None):
 
 # %% ../nbs/07_merge.ipynb #31fc1f68
 def _scan_existing(ex: DatasetDir, new_ids, progress: bool):
-    """`(id_hits, lens, rows)` of the existing dataset, streamed: the first row of each new sample id found there (position
-    ids never match), the seq_len arrays and the row count."""
-    from tqdm import tqdm
+    "`(id_hits, lens, rows)`, streamed: the first existing row of each new (non-position) sample id, seq_lens, row count."
     value_set = pa.array(sorted({s for s in new_ids if not is_position_id(s)}), pa.string()).cast(ex.schema.field('sample_id').type)
     id_hits, lens, row = {}, [], 0
     for s in tqdm(ex.shards, desc='merge: scan existing', disable=not progress):
@@ -348,9 +340,7 @@ def _scan_existing(ex: DatasetDir, new_ids, progress: bool):
     return id_hits, lens, row
 
 def _write_shards(tmp: Path, ex: DatasetDir, nd: DatasetDir, keep, shard_rows, owned: bool, link: bool, progress: bool):
-    """The merged shards in `tmp`: the existing ones linked (or copied), then the new ones with rows `keep` (moved where
-    `owned` and whole, else linked or filtered); returns the shard names and how each was placed."""
-    from tqdm import tqdm
+    "The merged shards in `tmp` (existing linked, new moved/linked/filtered to `keep`): their names and how each was placed."
     plan, bounds = [], np.cumsum([0, *shard_rows])
     for i, s in enumerate(nd.shards):
         k = keep[bounds[i]:bounds[i + 1]]
@@ -371,7 +361,6 @@ def _write_shards(tmp: Path, ex: DatasetDir, nd: DatasetDir, keep, shard_rows, o
 # %% ../nbs/07_merge.ipynb #58c95003
 def _merge_into(tmp: Path, ex: DatasetDir, nd: DatasetDir, owned: bool, link: bool, progress: bool, new_label: str | None = None) -> dict:
     "Write the merged dataset into `tmp`; returns what the manifest and stats.json need."
-    from tqdm import tqdm
     new = read_part(nd, full=True, progress=progress, desc='merge: read new')
     new_st = input_stats(nd, new)
     new_h, new_h_computed = dataset_content_hashes(nd, len(new.lens), progress)
@@ -407,7 +396,6 @@ def _merge_into(tmp: Path, ex: DatasetDir, nd: DatasetDir, owned: bool, link: bo
 # %% ../nbs/07_merge.ipynb #de8a0815
 def conform_rows(nd: DatasetDir, dst: Path, vocab_size: int | None = None) -> DatasetDir:
     "The pre-tokenized dataset `nd` rewritten at `dst` with the dataset's five columns; ids checked against `vocab_size`."
-    from dflash_nb.dataset import with_dataset_columns
     dst.mkdir(parents=True)
     name, pos = 'data-00000-of-00001.arrow', 0
     with pa.ipc.new_stream(str(dst/name), SCHEMA) as w:
@@ -439,8 +427,7 @@ def merge_datasets(existing, new, output_dir, model_path=None, allow_mismatch: b
 
 # %% ../nbs/07_merge.ipynb #3c2cec55
 def _differences(ex, new, new_is_ds: bool, model_path):
-    """`(mismatches, ct, nd, new_schema)`: how the new side's tokenizer and params differ from the existing dataset's,
-    the tokenizer that tokenizes new completions (else None), the new dataset (else None) and its schema."""
+    "`(mismatches, ct, nd, new_schema)`: the new side's differences, its tokenizer (completions), dataset and schema."
     mismatches, ct, nd = [], None, None
     if model_path is not None or not new_is_ds:
         ct = _tokenizer_for_completions(ex, model_path)
@@ -512,8 +499,7 @@ def _open_existing(existing, new, out: Path, overwrite: bool):
     return ex
 
 def _new_rows(ex, nd, new, new_is_ds: bool, ct, tmp: Path, workers: int, progress: bool):
-    """`(nd, extra)`: the new side as a dataset (pre-tokenized rows conformed, completions tokenized with the existing
-    dataset's params, both inside `tmp`) and what the manifest records about it."""
+    "`(nd, extra)`: the new side as a dataset inside `tmp` (rows conformed or completions tokenized) and its manifest facts."
     extra = {}
     if new_is_ds and nd.manifest is None:
         nd = conform_rows(nd, tmp/'_rows', ex.tokenizer.get('vocab_size'))
