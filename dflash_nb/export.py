@@ -9,6 +9,9 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from .dataset import (SCHEMA, dataset_shards, read_schema, replace_dir, stream_batches, with_dataset_columns,
+                               write_dataset_metadata)
+
 # %% auto #0
 __all__ = ['SPECULATORS_COLUMNS', 'speculators_state', 'link_file', 'export_speculators', 'add_export_args', 'export_main']
 
@@ -28,14 +31,9 @@ def link_file(src: Path, dst: Path) -> str:
     except OSError:
         os.symlink(Path(src).resolve(), dst); return 'symlink'
 
-# %% ../nbs/08_export.ipynb #dd31e354
-def _schema_names(shard) -> list[str]:
-    with pa.memory_map(str(shard), 'r') as m: return pa.ipc.open_stream(m).schema.names
-
 # %% ../nbs/08_export.ipynb #6df24765
 def _export_inputs(dataset, output_dir, overwrite: bool) -> tuple[list, list]:
     "The dataset's shards and each one's column names, after the one-line errors for what cannot be exported."
-    from dflash_nb.dataset import dataset_shards
     src, out = Path(dataset), Path(output_dir)
     if str(dataset).startswith('s3://') or str(output_dir).startswith('s3://'):
         raise ValueError(f"{dataset if str(dataset).startswith('s3://') else output_dir}: export works on local folders; "
@@ -45,7 +43,7 @@ def _export_inputs(dataset, output_dir, overwrite: bool) -> tuple[list, list]:
         raise FileExistsError(f"{out}: output already exists; choose a new --output-dir or pass --overwrite")
     if out.resolve() == src.resolve() or src.resolve() in out.resolve().parents:
         raise ValueError(f"{out}: inside the dataset {src}; export to a folder of its own")
-    names = [_schema_names(s) for s in shards]
+    names = [read_schema(s).names for s in shards]
     if missing := [c for c in ('input_ids', 'loss_mask') if c not in names[0]]:
         raise ValueError(f"{src}: no {' or '.join(missing)} column (columns: {', '.join(names[0])}); not a tokenized dataset")
     return shards, names
@@ -54,20 +52,15 @@ def _export_inputs(dataset, output_dir, overwrite: bool) -> tuple[list, list]:
 # %% ../nbs/08_export.ipynb #f8248d2d
 def _linked_view(src: Path, shards: list, tmp: Path, how: dict) -> tuple[list[str], int]:
     "The dataset's shards linked into `tmp` (`how` records how), with its dataset_info.json; the shard names and rows."
-    rows, out_names = 0, [s.name for s in shards]
+    out_names = [s.name for s in shards]
     for s in shards: how[s.name] = link_file(s, tmp/s.name)
-    with open(src/'dataset_info.json', 'rb') if (src/'dataset_info.json').is_file() else open(os.devnull, 'rb') as f:
-        info = f.read()
+    info = (src/'dataset_info.json').read_bytes() if (src/'dataset_info.json').is_file() else b''
     if info: (tmp/'dataset_info.json').write_bytes(info)
-    else: _write_info(tmp)
-    for s in shards:
-        with pa.memory_map(str(s), 'r') as m: rows += sum(b.num_rows for b in pa.ipc.open_stream(m))
-    return out_names, rows
+    else: write_dataset_metadata(tmp, out_names)  # its state.json is replaced by the speculators one
+    return out_names, sum(b.num_rows for s in shards for b in stream_batches(s))
 
 def _rewritten_view(src: Path, shards: list, tmp: Path, how: dict) -> tuple[list[str], int]:
     "Pre-tokenized rows without seq_len, rewritten into one shard with the dataset's columns; the shard names and rows."
-    from dflash_nb.dataset import with_dataset_columns, stream_batches
-    from dflash_nb.dataset import SCHEMA
     rows, out_names = 0, ['data-00000-of-00001.arrow']
     with pa.ipc.new_stream(str(tmp/out_names[0]), SCHEMA) as w:
         for s in shards:
@@ -75,14 +68,13 @@ def _rewritten_view(src: Path, shards: list, tmp: Path, how: dict) -> tuple[list
                 w.write_batch(pa.RecordBatch.from_arrays(with_dataset_columns(b, src.name, rows).columns, schema=SCHEMA))
                 rows += b.num_rows
     how[out_names[0]] = 'rewritten'
-    _write_info(tmp)
+    write_dataset_metadata(tmp, out_names)
     return out_names, rows
 
 
 # %% ../nbs/08_export.ipynb #77e93416
 def export_speculators(dataset, output_dir, overwrite: bool = False) -> dict:
-    """Write the speculators 0.9 view of `dataset` at `output_dir` (atomically); returns what was written:
-    `{'rows', 'shards', 'how': {shard: 'hardlink'|'symlink'|'rewritten'}}`."""
+    "Write the speculators 0.9 view of `dataset` at `output_dir` (atomically); returns `{'rows', 'shards', 'how'}`."
     src, out = Path(dataset), Path(output_dir)
     shards, names = _export_inputs(dataset, output_dir, overwrite)
     tmp = out.with_name(out.name + '.partial')
@@ -93,16 +85,10 @@ def export_speculators(dataset, output_dir, overwrite: bool = False) -> dict:
         if all('seq_len' in n for n in names): out_names, rows = _linked_view(src, shards, tmp, how)
         else: out_names, rows = _rewritten_view(src, shards, tmp, how)  # pre-tokenized rows without seq_len
         (tmp/'state.json').write_text(json.dumps(speculators_state(out_names), indent=2))
-        if out.exists(): shutil.rmtree(out)
-        os.replace(tmp, out)
+        replace_dir(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True); raise
     return dict(rows=rows, shards=out_names, how=how)
-
-# %% ../nbs/08_export.ipynb #1660dffa
-def _write_info(d: Path):
-    from dflash_nb.tokenize import FEATURES
-    (d/'dataset_info.json').write_text(json.dumps({'citation': '', 'description': '', 'features': FEATURES, 'homepage': '', 'license': ''}, indent=2))
 
 # %% ../nbs/08_export.ipynb #b9ab81bb
 def add_export_args(p: argparse.ArgumentParser) -> argparse.ArgumentParser:

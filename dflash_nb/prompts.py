@@ -4,7 +4,7 @@
 
 # %% ../nbs/08_prompts.ipynb #ce515d3b
 from __future__ import annotations
-import gzip, hashlib, json, re
+import gzip, hashlib, itertools, json, re
 from pathlib import Path
 
 # %% auto #0
@@ -103,11 +103,7 @@ def interleave_sources(prompts) -> list[dict]:
     "Prompts reordered round-robin over their sources (keeping each source's order): the first n are a mixed sample."
     by = {}
     for p in prompts: by.setdefault(p.get('source', ''), []).append(p)
-    out, queues = [], list(by.values())
-    while any(queues):
-        for q in queues:
-            if q: out.append(q.pop(0))
-    return out
+    return [p for turn in itertools.zip_longest(*by.values()) for p in turn if p is not None]
 
 def write_prompts(prompts, path) -> Path:
     "Prompt records as JSONL (readable by `dflash-nb generate --prompts`)."

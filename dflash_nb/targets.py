@@ -40,11 +40,8 @@ def packaged_file(name: str) -> Path:
     return p
 
 # %% ../nbs/09_targets.ipynb #954a512f
-def _sha256(path, chunk: int = 1 << 22) -> str:
-    h = hashlib.sha256()
-    with open(path, 'rb') as f:
-        while b := f.read(chunk): h.update(b)
-    return h.hexdigest()
+def _sha256(path) -> str:
+    with open(path, 'rb') as f: return hashlib.file_digest(f, 'sha256').hexdigest()
 
 def target_record(model_dir) -> dict | None:
     "The `dflash_target.json` of a directory written by `build_target`, or None."
@@ -66,7 +63,7 @@ def build_target(name: str, out_dir, overwrite: bool = False, progress: bool = F
         raise FileExistsError(f"{out}: exists and is not a target directory written by build-target; pass --overwrite or a new path")
     _missing_converters(name)
     import torch, transformers
-    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer, GenerationConfig
+    from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig
     t0 = time.perf_counter()
     if not progress: transformers.logging.disable_progress_bar()
     tok = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
