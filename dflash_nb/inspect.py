@@ -688,7 +688,6 @@ def _repr_html_(self: InspectReport) -> str:
     e = html.escape
     cell = lambda s: f'<td style="background:{_STATUS_BG[s]};color:#111;font-weight:bold;text-align:center;padding:2px 8px">{s.upper()}</td>'
     td = lambda x, a='left': f'<td style="text-align:{a};padding:2px 8px;vertical-align:top{";white-space:nowrap" if a == "right" else ""}">{x}</td>'
-    th = ''.join
     f = lambda v: '–' if v is None else _pct(v)
     grow = ''.join(f"<tr>{td('<code>' + e(g.name) + '</code><br><small>' + e(g.title) + '</small>')}{cell(g.status)}{td(f(g.value), 'right')}"
                    f"{td('&gt; ' + _pct(g.warn), 'right')}{td('&gt; ' + _pct(g.fail), 'right')}{td(e(g.message))}"
@@ -707,12 +706,9 @@ def _repr_html_(self: InspectReport) -> str:
 @patch
 def example_views(self: InspectReport, n: int = 3, include_passing: bool = False, **kw) -> dict:
     "`{title: TokenViews}`: the worst examples of each failed check and each warning/failing gate."
-    out = {}
-    for c in self.checks:
-        if c.indices and (c.status == 'fail' or include_passing): out[f"check {c.name}: {c.title}"] = self.dataset.views(c.indices[:n], **kw)
-    for g in self.gates:
-        if g.indices and (g.status in ('warn', 'fail') or include_passing): out[f"gate {g.name}: {g.message}"] = self.dataset.views(g.indices[:n], **kw)
-    return out
+    shown = [(f"check {c.name}: {c.title}", c) for c in self.checks if c.status == 'fail' or include_passing]
+    shown += [(f"gate {g.name}: {g.message}", g) for g in self.gates if g.status in ('warn', 'fail') or include_passing]
+    return {title: self.dataset.views(x.indices[:n], **kw) for title, x in shown if x.indices}
 
 @patch
 def select(self: InspectReport, by=None, source=None, where=None, n: int = 5, seed: int | None = 0, **kw) -> TokenViews:

@@ -226,8 +226,7 @@ def scan_token_counts(dataset_dir, num_layers: int = 5, hidden_size: int = 5120,
     d = local_dataset(dataset_dir, client=client, progress=progress)  # s3://: a verified cached copy
     shards = dataset_shards(d)
     lens, loss, columns, per_src, has_source, has_seq_len = _scan_shards(d, shards, threads, progress)
-    lens = np.concatenate(lens) if lens else np.zeros(0, np.int32)
-    loss = np.concatenate(loss) if loss else np.zeros(0, np.int32)
+    lens, loss = (np.concatenate(x) if x else np.zeros(0, np.int32) for x in (lens, loss))
     n, total, lt = len(lens), int(lens.sum(dtype=np.int64)), int(loss.sum(dtype=np.int64))
     q = np.percentile(lens, [50, 90, 99]) if n else np.zeros(3)
     run, warnings = recorded_run_stats(d, n, total)

@@ -374,13 +374,11 @@ def indices_of(self: MaskDataset, sample_ids) -> dict:
 
 # %% ../nbs/05_views.ipynb #d118718f
 @patch
-def _truncated(self: MaskDataset, n: int) -> bool: return self.max_seq_len is not None and n >= self.max_seq_len
-
-@patch
 def views(self: MaskDataset, indices, **kw) -> TokenViews:
     "Token views of the samples at `indices`."
+    m = self.max_seq_len
     return TokenViews(TokenView(r['input_ids'], r['loss_mask'], r['sample_id'], r['source'], r['index'], self.display,
-                                self._truncated(len(r['input_ids'])), **kw) for r in self.rows(indices))
+                                m is not None and len(r['input_ids']) >= m, **kw) for r in self.rows(indices))
 
 @patch
 def view(self: MaskDataset, index: int, **kw) -> TokenView: return self.views([index], **kw)[0]
