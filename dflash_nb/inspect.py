@@ -604,14 +604,14 @@ def quality_gates(t: SampleTable, ds: MaskDataset, facts: TemplateFacts, thr: Th
 _STATUS_BG = {'pass': '#d4edda', 'warn': '#fff3cd', 'fail': '#f8d7da', 'n/a': '#eeeeee', 'skipped': '#eeeeee'}
 _STATUS_ANSI = {'pass': '\x1b[32m', 'warn': '\x1b[33m', 'fail': '\x1b[1;31m', 'n/a': '\x1b[2m', 'skipped': '\x1b[2m'}
 
-def _text_table(head, rows, statuses, color: bool) -> list[str]:
+def _text_table(head, rows, color: bool) -> list[str]:
     "Aligned columns; the last column is free text; column 1 is the status (coloured with `color`)."
     widths = [max([len(head[i])] + [len(r[i]) for r in rows]) for i in range(len(head) - 1)]
     out = ['  '.join(h.ljust(w) for h, w in zip(head, widths)) + '  ' + head[-1],
            '  '.join('-' * w for w in widths) + '  ' + '-' * len(head[-1])]
-    for r, s in zip(rows, statuses):
+    for r in rows:
         cells = [c.ljust(w) for c, w in zip(r, widths)]
-        if color: cells[1] = _STATUS_ANSI[s] + cells[1] + '\x1b[0m'
+        if color: cells[1] = _STATUS_ANSI[r[1].lower()] + cells[1] + '\x1b[0m'
         out.append('  '.join(cells) + '  ' + r[-1])
     return out
 
@@ -662,12 +662,10 @@ def table(self: InspectReport, color: bool = False) -> str:
     "Plain-text tables of the checks and gates (ANSI colours with `color=True`), as `dflash-nb inspect` prints them."
     eg = lambda xs: f"  e.g. {', '.join(xs)}" if xs else ''
     f = lambda v: '-' if v is None else _pct(v)
-    checks = _text_table(('check', 'status', 'failures', 'what'),
-                         [(c.name, c.status.upper(), f"{c.failures:,}", c.title + (f" [{c.note}]" if c.note else '') + eg(c.examples))
-                          for c in self.checks], [c.status for c in self.checks], color)
-    gates = _text_table(('gate', 'status', 'value', 'warn', 'fail', 'what'),
-                        [(g.name, g.status.upper(), f(g.value), '> ' + _pct(g.warn), '> ' + _pct(g.fail), g.message + eg(g.examples[:3]))
-                         for g in self.gates], [g.status for g in self.gates], color)
+    checks = _text_table(('check', 'status', 'failures', 'what'), [(c.name, c.status.upper(), f"{c.failures:,}",
+                         c.title + (f" [{c.note}]" if c.note else '') + eg(c.examples)) for c in self.checks], color)
+    gates = _text_table(('gate', 'status', 'value', 'warn', 'fail', 'what'), [(g.name, g.status.upper(), f(g.value), '> ' + _pct(g.warn),
+                        '> ' + _pct(g.fail), g.message + eg(g.examples[:3])) for g in self.gates], color)
     return '\n'.join([self.headline(), f"tokenizer: {self.tokenizer}", *([f"chat template: {self.chat_template}"] if self.chat_template else []), '', 'MASK CHECKS', *checks, '', 'QUALITY GATES', *gates]) + '\n'
 
 # %% ../nbs/05a_inspect.ipynb #dffa2ec6

@@ -570,8 +570,7 @@ def add_merge_args(p):
 # %% ../nbs/07_merge.ipynb #01c97e1f
 def merge_main(args) -> int:
     "Run `dflash-nb merge` with parsed `args`; prints the count equation. Errors propagate as exceptions."
-    g = lambda k, d=None: getattr(args, k, d)
-    st = merge_datasets(args.existing, args.new, args.output_dir, model_path=g('model_path'), allow_mismatch=g('allow_mismatch', False),
-                        workers=g('workers', 1), progress=not g('quiet', False), overwrite=g('overwrite', False), link=not g('copy', False))
+    st = merge_datasets(args.existing, args.new, args.output_dir, model_path=args.model_path, allow_mismatch=args.allow_mismatch,
+                        workers=args.workers, progress=not args.quiet, overwrite=args.overwrite, link=not args.copy)
     print(f"{st.get('count_equation') or count_equation(args.output_dir)} -> {args.output_dir}")
     return 0

@@ -346,10 +346,8 @@ def rows(self: MaskDataset, indices) -> list[dict]:
     want = sorted(set(int(i) for i in indices))
     got, pos, it = {}, 0, iter(want)
     nxt = next(it, None)
-    loc = self.summary.batch_starts if self.summary is not None else None
-    for si, bi, b in self.batches():
+    for _, _, b in self.batches():  # `pos`: the position of the batch's first row
         if nxt is None: break
-        if loc is not None and (si, bi) in loc: pos = loc[(si, bi)]
         while nxt is not None and nxt < pos + b.num_rows:
             r = nxt - pos
             got[nxt] = dict(index=nxt, input_ids=np.array(b.column('input_ids')[r].values.to_numpy(zero_copy_only=False)),
