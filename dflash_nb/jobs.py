@@ -4,7 +4,7 @@
 
 # %% ../nbs/90_jobs.ipynb #24fb3eae
 from __future__ import annotations
-import contextlib, json, os, sys, time, traceback
+import contextlib, json, os, sys, time
 from dataclasses import dataclass
 from pathlib import Path
 import numpy as np
@@ -13,8 +13,9 @@ import numpy as np
 __all__ = ['REPO_ROOT', 'JOBS_DIR', 'SET_BY_RUN', 'KERNEL_NAME', 'job_names', 'job_notebook', 'parse_param', 'JobParam',
            'job_parameters', 'job_params_for', 'job_title', 'job_help', 'jobs_help', 'project_kernel', 'git_commit',
            'machine', 'run_header', 'header_html', 'render_report', 'show', 'job_setup', 'tokenize_samples',
-           'skip_rows', 'show_dataset', 'show_tokenize_run', 'job_train', 'train_rows', 'plot_training', 'run_evals',
-           'eval_rows', 'show_eval', 'CellProgress', 'JobRun', 'run_job', 'run_jobs']
+           'skip_rows', 'show_dataset', 'show_tokenize_run', 'show_examples', 'inspect_verdict', 'job_train',
+           'train_rows', 'plot_training', 'run_evals', 'eval_rows', 'show_eval', 'merge_rows', 'merge_facts',
+           'plot_source_mix', 'show_merge', 'CellProgress', 'JobRun', 'run_job', 'run_jobs']
 
 # %% ../nbs/90_jobs.ipynb #c8aca57f
 REPO_ROOT = Path(__file__).resolve().parent.parent if '__file__' in globals() else Path.cwd().parent
@@ -177,7 +178,7 @@ def show(*items, header=None, **table_kw):
     from dflash_nb.stats import html_table
     for x in items:
         display(Markdown(x) if isinstance(x, str) else Image(filename=str(x)) if isinstance(x, Path)
-                else HTML(html_table(x, header, **table_kw)) if isinstance(x, list) else x)
+                else HTML(html_table(x, header, **table_kw)) if type(x) is list else x)
 
 def job_setup(out_dir, torch_threads: int | None = None) -> Path:
     "A job's run folder (made), quiet libraries (no tqdm/ipywidgets or HF loading bars), torch on `torch_threads` threads."
@@ -220,6 +221,35 @@ def show_tokenize_run(stats: dict, dataset_dir):
          header=('file', 'line', 'sample_id', 'reason', 'detail'), align='lrlll')
     show(f"**Files not read as completions:** {ign['count']:,}" + (" (names and reasons in `stats.json`)" if ign['count'] else ''))
     if ign['files']: show([(f['name'], f['reason']) for f in ign['files'][:50]], header=('file', 'why not read'))
+
+# %% ../nbs/90_jobs.ipynb #d6570b24
+def _h3(title):
+    from IPython.display import HTML
+    show(HTML(f"<h3 style='font-family:system-ui,sans-serif'>{__import__('html').escape(title)}</h3>"))
+
+def show_examples(report, n: int = 2):
+    "The worst samples of the gates that warned or failed and the checks that failed (else of every gate), each once."
+    from dflash_nb.views import TokenViews
+    if not (views := report.example_views(n=n)):
+        show("_No gate warned or failed and no mask check failed; the worst sample of each gate instead._")
+        views = report.example_views(n=1, include_passing=True)
+    shown = set()
+    for title, vs in views.items():
+        _h3(title)
+        if again := [v.sample_id for v in vs if v.index in shown]: show(f"_{', '.join(again)}: shown above._")
+        if new := TokenViews(v for v in vs if v.index not in shown): show(new)
+        shown |= {v.index for v in vs}
+    for title, key, k in (('Shortest masked runs', 'shortest_span', 2), ('Most truncated (least generated text left)', 'truncated', 2),
+                          ('Longest sample', 'longest', 1)):
+        _h3(title); show(report.select(key, n=k) or ('_No truncated samples._' if key == 'truncated' else '_No samples._'))
+
+# %% ../nbs/90_jobs.ipynb #d56c6f44
+def inspect_verdict(report, fail_on: str = 'fail'):
+    "Print the verdict table; raise one line naming the gates and checks when `fail_on` ('fail', 'warn', 'never') says so."
+    print(report.table())
+    bad = [f"gate {g.name}: {g.message}" for g in report.gates if g.status == 'fail' or (fail_on == 'warn' and g.status == 'warn')]
+    bad += [f"check {c.name}: {c.failures:,} sample(s)" for c in report.checks if c.status == 'fail']
+    if fail_on != 'never' and bad: raise RuntimeError(f"inspect: {report.status.upper()}: " + '; '.join(bad))
 
 # %% ../nbs/90_jobs.ipynb #578c78c4
 def job_train(params: dict, **kw) -> dict:
@@ -306,6 +336,61 @@ def show_eval(results: dict, sampled: dict | None, out_dir):
     for i, r in enumerate(results.values()): ax.text(i, r.mean_tau, f"{r.mean_tau:.2f}", ha='center', va='bottom')
     ax.set(ylabel='mean tau', title=f"tau on {next(iter(results.values())).prompts} prompts"); fig.tight_layout()
     fig.savefig(Path(out_dir)/'tau.png', dpi=110); plt.show()
+
+# %% ../nbs/90_jobs.ipynb #20b0157c
+def merge_rows(stats: dict, man: dict) -> list[tuple]:
+    "Where the samples of a merge went, from its stats and the merged manifest."
+    ins, o, n = man['inputs'], man['merge']['duplicates_by_origin'], lambda x: f"{x:,}"
+    return [('existing samples', n(ins['existing']['samples'])), ('new samples', n(ins['new']['samples'])),
+            *[(f"dropped: same {'sample_id' if k == 'sample_id' else 'tokens'} as {'an existing' if w == 'existing' else 'an earlier new'} sample",
+               n(o[w][k])) for w in ('existing', 'new') for k in ('sample_id', 'content')],
+            ('merged samples', n(stats['samples'])), ('records read (existing + new)', n(stats['records_read'])),
+            ('skipped (bad records of both inputs, and duplicates)', n(sum(stats['skipped'].values())))]
+
+def merge_facts(man: dict) -> list[tuple]:
+    "Tokenizer, parameters and shards of a merged dataset."
+    ins, tk, m = man['inputs'], man['tokenizer'], man['merge']
+    return [('tokenizer fingerprint (existing)', ins['existing']['fingerprint']), ('tokenizer fingerprint (new)', ins['new']['fingerprint']),
+            ('chat_template_sha256', tk.get('chat_template_sha256', '')[:16]), ('tokenizer_sha256', tk.get('tokenizer_sha256', '')[:16]),
+            ('max_seq_len', man['params'].get('max_seq_len')), ('--allow-mismatch', m['allow_mismatch']),
+            ('shards (how each got into the output)', ', '.join(f"{v} {k}" for k, v in m['shards'].items())),
+            ('merge time', f"{m['seconds']:.2f} s"), *[('overridden mismatch', x) for x in m['overridden']]]
+
+# %% ../nbs/90_jobs.ipynb #70797b63
+def plot_source_mix(before, after, path) -> list[tuple]:
+    "Samples and share per source before and after (two `DatasetStats`) as table rows; the shares as bars in `path`."
+    import matplotlib.pyplot as plt
+    per = [(ds.stats['per_source'] or {}, max(ds.stats['samples'], 1)) for ds in (before, after)]
+    names = sorted(set(per[0][0]) | set(per[1][0]), key=lambda s: -per[1][0].get(s, {}).get('samples', 0))
+    count, y = lambda i, s: per[i][0].get(s, {}).get('samples', 0), np.arange(len(names))
+    fig, ax = plt.subplots(figsize=(8, 0.8 + 0.45 * max(len(names), 1)))
+    for i, (ds, dy, color, label) in enumerate(((before, -0.2, '#8c8c8c', 'existing'), (after, 0.2, '#4c72b0', 'merged'))):
+        ax.barh(y + dy, [count(i, s) / per[i][1] for s in names], 0.4, color=color, label=f"{label} ({ds.stats['samples']:,})")
+    ax.set_yticks(y, [s or '(empty)' for s in names]); ax.invert_yaxis()
+    ax.set(xlabel='share of samples', title='Source mix before and after the merge'); ax.legend(fontsize=8); ax.grid(axis='x', alpha=0.3)
+    fig.tight_layout(); fig.savefig(path, dpi=110); plt.close(fig)
+    return [(s or '(empty)', *(x for i in (0, 1) for x in (f"{count(i, s):,}", f"{count(i, s) / per[i][1]:.1%}"))) for s in names]
+
+# %% ../nbs/90_jobs.ipynb #9ae823e3
+def show_merge(stats: dict, output_dir, existing, out_dir):
+    "The merge job's report (sections with headings); plots into `out_dir`."
+    from dflash_nb.merge import count_equation
+    from dflash_nb.stats import COMPARE_HEADER, compare_rows, plot_compare, scan_token_counts
+    out, man = Path(out_dir), json.loads((Path(output_dir)/'manifest.json').read_text())
+    show('## Counts', f"### {count_equation(output_dir)}", merge_rows(stats, man), header=('', 'count'))
+    show(f"The existing copy always wins; within the new data the first occurrence wins. Every dropped row is listed in "
+         f"`{Path(output_dir)/'duplicates.jsonl'}` and counted among the skips. Records read = samples + skipped: "
+         f"{stats['records_read']:,} = {stats['samples']:,} + {sum(stats['skipped'].values()):,}.")
+    show('## Tokenizer, parameters and shards', merge_facts(man), header=('', ''))
+    before, after = scan_token_counts(existing), scan_token_counts(output_dir)
+    plot_compare(before, after, names=('existing', 'merged')).save(out/'compare_hist.png')
+    show('## Before and after: whole-dataset statistics', compare_rows(before.stats, after.stats), out/'compare_hist.png', header=COMPARE_HEADER)
+    mix = plot_source_mix(before, after, out/'source_mix.png')
+    show('## Source mix, before and after', mix, out/'source_mix.png',
+         header=('source', 'existing samples', 'existing share', 'merged samples', 'merged share'))
+    dl = [json.loads(l) for l in (Path(output_dir)/'duplicates.jsonl').read_text().splitlines()[:50]]
+    show('## Dropped duplicates (first 50)', [(d['row'], d['sample_id'], d['source'], d['kind'], d['duplicate_of'], d['other_row'])
+         for d in dl] or [('none', '', '', '', '', '')], header=('new row', 'sample_id', 'source', 'kind', 'copy kept is in', 'at row'))
 
 # %% ../nbs/90_jobs.ipynb #beb1938f
 class CellProgress:
