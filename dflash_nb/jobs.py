@@ -13,9 +13,9 @@ import numpy as np
 __all__ = ['REPO_ROOT', 'JOBS_DIR', 'SET_BY_RUN', 'KERNEL_NAME', 'job_names', 'job_notebook', 'parse_param', 'JobParam',
            'job_parameters', 'job_params_for', 'job_title', 'job_help', 'jobs_help', 'project_kernel', 'git_commit',
            'machine', 'run_header', 'header_html', 'render_report', 'show', 'job_setup', 'tokenize_samples',
-           'skip_rows', 'show_dataset', 'show_tokenize_run', 'show_examples', 'inspect_verdict', 'job_train',
-           'train_rows', 'plot_training', 'run_evals', 'eval_rows', 'show_eval', 'merge_rows', 'merge_facts',
-           'plot_source_mix', 'show_merge', 'CellProgress', 'JobRun', 'run_job', 'run_jobs']
+           'skip_rows', 'job_path', 'show_dataset', 'show_tokenize_run', 'show_examples', 'inspect_verdict',
+           'job_train', 'train_rows', 'plot_training', 'run_evals', 'eval_rows', 'show_eval', 'merge_rows',
+           'merge_facts', 'plot_source_mix', 'show_merge', 'CellProgress', 'JobRun', 'run_job', 'run_jobs']
 
 # %% ../nbs/90_jobs.ipynb #c8aca57f
 REPO_ROOT = Path(__file__).resolve().parent.parent if '__file__' in globals() else Path.cwd().parent
@@ -200,6 +200,13 @@ def tokenize_samples(dataset_dir, model_path=None, completions=None, **kw) -> di
 def skip_rows(skipped: dict) -> list[tuple]:
     "Skip reasons, most frequent first (`none` when nothing was skipped)."
     return sorted(skipped.items(), key=lambda kv: -kv[1]) or [('none', 0)]
+
+def job_path(p):
+    "A path as the user meant it: papermill runs a job in nbs/jobs, so a relative path is tried from the caller's directory."
+    from dflash_nb.storage import is_s3_url
+    if is_s3_url(str(p)): return str(p)
+    p, here = Path(p).expanduser(), Path(os.environ.get('PWD') or Path.cwd())
+    return p if p.is_absolute() else next((b/p for b in (here, REPO_ROOT, Path.cwd()) if (b/p).exists()), here/p)
 
 # %% ../nbs/90_jobs.ipynb #0e7442cc
 def show_dataset(dataset_dir, out_dir) -> dict:
