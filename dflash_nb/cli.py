@@ -49,6 +49,32 @@ def _run(a):
     for r in runs: print(f"{'ok    ' if r.ok else 'FAILED'} {r.job}: {r.report}" + (f"  ({r.error})" if r.error else ''))
     if not all(r.ok for r in runs): return 1
 
+# %% ../nbs/99_cli.ipynb #6bded441
+def _add_tokenize(sub):
+    "`dflash-nb tokenize`: its options (the stage's `tokenize_dataset` parameters)."
+    s = sub.add_parser('tokenize', help="completions -> tokenized dataset with loss masks")
+    s.add_argument('--model-path', help="HF model or tokenizer directory (default: the embedded Qwen3.6 tokenizer)")
+    s.add_argument('--completions', required=True, help="JSONL file, folder of them, or s3://bucket/prefix")
+    s.add_argument('--output-dir', required=True, help="dataset directory to create (local or s3://bucket/prefix)")
+    s.add_argument('--workers', type=int, default=1, help="tokenizer processes (default 1)")
+    s.add_argument('--max-seq-len', type=int, default=8192, help="truncate longer samples (0: never; default 8192)")
+    s.add_argument('--overwrite', action='store_true', help="replace an existing --output-dir")
+    s.add_argument('--restart', action='store_true', help="discard an interrupted run's partial output instead of resuming it")
+    s.add_argument('--batch-size', type=int, default=64, help="records per work unit (default 64)")
+    s.add_argument('--shard-tokens', type=int, default=100_000_000, help="tokens per Arrow shard / resume chunk (default 1e8)")
+    s.add_argument('--encoder', choices=('auto', 'fastokens', 'tokenizers', 'tiktoken'), default='auto',  # tiktoken: removed, one-line error
+                   metavar='{auto,fastokens,tokenizers}',
+                   help="auto: fastokens where it provably gives the HF tokenizer's ids, else HF tokenizers "
+                        "(default); the choice and why are in the manifest")
+    s.add_argument('--renderer', choices=('auto', 'jinja'), default='auto',
+                   help="auto: native Python for the known Qwen3.6 templates, else Jinja (default)")
+    s.add_argument('--skip-reasoning-not-rendered', action='store_true',
+                   help="skip samples whose generated reasoning the chat template does not render (default: keep them, flagged)")
+    s.add_argument('--s3-endpoint', help="S3-compatible endpoint URL (default: AWS_ENDPOINT_URL / the AWS configuration)")
+    s.add_argument('--download-workers', type=int, default=32, help="parallel S3 downloads (default 32)")
+    s.add_argument('--quiet', action='store_true', help="no progress bar")
+    s.set_defaults(fn=_tokenize)
+
 # %% ../nbs/99_cli.ipynb #440abc3f
 STAGE_COMMANDS = {  # name: (module, its add-arguments function, its main function, help)
     'inspect': ('dflash_nb.inspect', 'add_inspect_args', 'inspect_main',
@@ -79,28 +105,7 @@ def make_parser(command: str | None = None) -> argparse.ArgumentParser:
     s.add_argument('--overwrite', action='store_true', help="rebuild even when OUT already holds this model")
     s.add_argument('--quiet', action='store_true', help="no progress bar"); s.set_defaults(fn=_build_target)
 
-    s = sub.add_parser('tokenize', help="completions -> tokenized dataset with loss masks")
-    s.add_argument('--model-path', help="HF model or tokenizer directory (default: the embedded Qwen3.6 tokenizer)")
-    s.add_argument('--completions', required=True, help="JSONL file, folder of them, or s3://bucket/prefix")
-    s.add_argument('--output-dir', required=True, help="dataset directory to create (local or s3://bucket/prefix)")
-    s.add_argument('--workers', type=int, default=1, help="tokenizer processes (default 1)")
-    s.add_argument('--max-seq-len', type=int, default=8192, help="truncate longer samples (0: never; default 8192)")
-    s.add_argument('--overwrite', action='store_true', help="replace an existing --output-dir")
-    s.add_argument('--restart', action='store_true', help="discard an interrupted run's partial output instead of resuming it")
-    s.add_argument('--batch-size', type=int, default=64, help="records per work unit (default 64)")
-    s.add_argument('--shard-tokens', type=int, default=100_000_000, help="tokens per Arrow shard / resume chunk (default 1e8)")
-    s.add_argument('--encoder', choices=('auto', 'fastokens', 'tokenizers', 'tiktoken'), default='auto',  # tiktoken: removed, one-line error
-                   metavar='{auto,fastokens,tokenizers}',
-                   help="auto: fastokens where it provably gives the HF tokenizer's ids, else HF tokenizers "
-                        "(default); the choice and why are in the manifest")
-    s.add_argument('--renderer', choices=('auto', 'jinja'), default='auto',
-                   help="auto: native Python for the known Qwen3.6 templates, else Jinja (default)")
-    s.add_argument('--skip-reasoning-not-rendered', action='store_true',
-                   help="skip samples whose generated reasoning the chat template does not render (default: keep them, flagged)")
-    s.add_argument('--s3-endpoint', help="S3-compatible endpoint URL (default: AWS_ENDPOINT_URL / the AWS configuration)")
-    s.add_argument('--download-workers', type=int, default=32, help="parallel S3 downloads (default 32)")
-    s.add_argument('--quiet', action='store_true', help="no progress bar")
-    s.set_defaults(fn=_tokenize)
+    _add_tokenize(sub)
 
     for name, (module, add_args, fn, help) in STAGE_COMMANDS.items():
         s = sub.add_parser(name, help=help)

@@ -78,12 +78,9 @@ def job_params_for(jobs: list[str], params: dict, jobs_dir=None) -> dict[str, di
 # %% ../nbs/90_jobs.ipynb #581ff377
 def job_title(job: str, jobs_dir=None) -> str:
     "The first heading of the job notebook."
-    nb = json.loads(job_notebook(job, jobs_dir).read_text(encoding='utf-8'))
-    for c in nb['cells']:
-        if c['cell_type'] == 'markdown':
-            for line in ''.join(c['source']).splitlines():
-                if line.startswith('#'): return line.lstrip('#').strip()
-    return ''
+    cells = json.loads(job_notebook(job, jobs_dir).read_text(encoding='utf-8'))['cells']
+    lines = (l for c in cells if c['cell_type'] == 'markdown' for l in ''.join(c['source']).splitlines())
+    return next((l.lstrip('#').strip() for l in lines if l.startswith('#')), '')
 
 # %% ../nbs/90_jobs.ipynb #77999e0e
 def job_help(job: str, jobs_dir=None) -> str:
@@ -91,8 +88,9 @@ def job_help(job: str, jobs_dir=None) -> str:
     ps = [p for p in job_parameters(job, jobs_dir) if p.name not in SET_BY_RUN]
     w = max([len(p.name) for p in ps] + [4])
     rows = [f"  -p {p.name:<{w}} {p.default}" + (f"\n     {'':<{w}} {p.help}" if p.help else '') for p in ps]
+    nb = job_notebook(job, jobs_dir)
     return (f"dflash-nb run {job} [-p NAME VALUE ...]: {job_title(job, jobs_dir)}\n\nparameters (default as written in "
-            f"{job_notebook(job, jobs_dir).relative_to(REPO_ROOT) if job_notebook(job, jobs_dir).is_relative_to(REPO_ROOT) else job_notebook(job, jobs_dir)}):\n"
+            f"{nb.relative_to(REPO_ROOT) if nb.is_relative_to(REPO_ROOT) else nb}):\n"
             + ('\n'.join(rows) or '  none'))
 
 def jobs_help(jobs_dir=None) -> str:
