@@ -4,8 +4,7 @@
 
 # %% ../nbs/99_cli.ipynb #4fc4f5fb
 from __future__ import annotations
-import argparse, importlib, json, sys
-from pathlib import Path
+import argparse, importlib, sys
 
 # %% auto #0
 __all__ = ['STAGE_COMMANDS', 'EXPECTED_ERRORS', 'make_parser', 'main']

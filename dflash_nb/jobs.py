@@ -229,8 +229,8 @@ def show_tokenize_run(stats: dict, dataset_dir):
 
 # %% ../nbs/90_jobs.ipynb #d6570b24
 def _h3(title):
-    from IPython.display import HTML
-    show(HTML(f"<h3 style='font-family:system-ui,sans-serif'>{__import__('html').escape(title)}</h3>"))
+    import html; from IPython.display import HTML
+    show(HTML(f"<h3 style='font-family:system-ui,sans-serif'>{html.escape(title)}</h3>"))
 
 def show_examples(report, n: int = 2):
     "The worst samples of the gates that warned or failed and the checks that failed (else of every gate), each once."
