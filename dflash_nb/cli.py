@@ -92,6 +92,8 @@ STAGE_COMMANDS = {  # name: (module, its add-arguments function, its main functi
                "a dataset as another tool reads it: --format speculators (speculators 0.9's torch-format view, shards linked)"),
 }
 
+
+# %% ../nbs/99_cli.ipynb #83f18a11
 def make_parser(command: str | None = None) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser('dflash-nb', description="Prepare data for, train and evaluate DFlash drafters.")
     sub = p.add_subparsers(dest='command', required=True, metavar='COMMAND')
