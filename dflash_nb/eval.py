@@ -13,8 +13,9 @@ import torch
 from fastcore.basics import patch
 
 from .model import DFlashDraftModel, DraftCache, TargetFeatures, text_config
-from .generate import (_eos_set, _ids, _int_list, _is_tiny, _pick_device, add_config_args, config_from_args, dataset_prompts,
-                                default_eos_ids, opt, random_prompts, read_prompts)
+from .config import add_config_args, make_config, opt
+from .generate import (_eos_set, _ids, _int_list, _is_tiny, _pick_device, dataset_prompts, default_eos_ids,
+                                random_prompts, read_prompts)
 
 # %% auto #0
 __all__ = ['PROMPT_LOOKUP', 'new_kv_cache', 'crop_kv_cache', 'TargetSession', 'Generation', 'greedy_generate', 'tempered_probs',
@@ -628,7 +629,7 @@ def _write_eval_json(runs: list, top_p: float, output_dir) -> Path:
 # %% ../nbs/12_eval.ipynb #a8e3dc0d
 def eval_main(args: argparse.Namespace) -> int:
     "Entry point of `dflash-nb eval`: 0 when every output equals plain greedy decoding (or was not checked), else 1."
-    a = config_from_args(EvalConfig, args)
+    a = make_config(EvalConfig, args)
     e = prepare_eval(a.target, a.drafter, a.dataset, a.prompts, a.random_prompts, a.tokenizer, a.prompt_len, a.limit, a.max_prompt_len,
                      a.eos_token_id, a.ignore_eos, a.suppress_token_ids, a.draft_layers, a.mask_token_id, a.vocab_size, a.device, a.seed)
     temps = _temperatures(a.temperature, a.top_p)

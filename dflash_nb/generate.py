@@ -6,12 +6,13 @@
 from __future__ import annotations
 import argparse, json, os, shutil, sys, time, urllib.error, urllib.request
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
 
+from .config import add_config_args, make_config, opt
 from .model import text_config
 from .records import BadRecord, is_user_query, list_completion_files, normalize_message, read_lines
 
@@ -19,8 +20,7 @@ from .records import BadRecord, is_user_query, list_completion_files, normalize_
 # %% auto #0
 __all__ = ['default_eos_ids', 'random_prompts', 'generate_tokens', 'generate_token_dataset', 'dataset_prompts', 'parse_prompt',
            'read_prompts', 'split_reasoning', 'generate_records', 'api_models', 'chat_completion',
-           'generate_records_api', 'opt', 'add_config_args', 'config_from_args', 'GenerateConfig', 'add_generate_args',
-           'generate_main']
+           'generate_records_api', 'GenerateConfig', 'add_generate_args', 'generate_main']
 
 # %% ../nbs/11a_generate.ipynb #cae762d4
 def _ids(x) -> list[int]: return [int(t) for t in (x.tolist() if isinstance(x, torch.Tensor) else x)]
@@ -97,7 +97,7 @@ def generate_tokens(target, prompts, max_new_tokens: int = 256, batch_size: int 
 def generate_token_dataset(target, prompts, out_dir, max_new_tokens: int = 256, sample_ids=None, source: str = 'generated',
                            vocab_size: int | None = None, **kw) -> Path:
     "Target completions of token-id `prompts`, written as a dataset (prompt + completion, loss mask on the completion)."
-    from dflash_nb.train import write_token_dataset
+    from dflash_nb.toy import write_token_dataset
     prompts = [_ids(p) for p in prompts]
     comps = generate_tokens(target, prompts, max_new_tokens, **kw)
     V = vocab_size or int(getattr(text_config(target.config), 'vocab_size'))
@@ -411,28 +411,6 @@ def _pick_device(name: str = 'auto') -> torch.device:
     return torch.device(name)
 
 
-# %% ../nbs/11a_generate.ipynb #e3b7e5bd
-def opt(default=None, help: str = '', group: str | None = None, **argparse_kw):
-    "A config field that is also the option `--name`: its default, help (`{default}` is filled in), --help group, other argparse keywords."
-    return field(default=default, metadata={'help': help, 'group': group, 'kw': argparse_kw})
-
-_ARG_TYPES = {'int': int, 'float': float, 'str': None}
-
-# %% ../nbs/11a_generate.ipynb #6f11aaa2
-def add_config_args(p: argparse.ArgumentParser, config) -> argparse.ArgumentParser:
-    "One option `--name` per field of the dataclass `config`, in declaration order and --help groups; a `bool` field is a flag."
-    groups = {None: p}
-    for f in fields(config):
-        m = f.metadata
-        if m['group'] not in groups: groups[m['group']] = p.add_argument_group(m['group'])
-        kw = {'action': 'store_true'} if f.type == 'bool' else {'type': _ARG_TYPES[f.type.replace(' | None', '')], 'default': f.default}
-        groups[m['group']].add_argument('--' + f.name.replace('_', '-'), help=m['help'].replace('{default}', str(f.default)), **kw, **m['kw'])
-    return p
-
-def config_from_args(config, args: argparse.Namespace):
-    "The `config` dataclass of parsed command-line `args` (its fields; other attributes are ignored)."
-    return config(**{f.name: getattr(args, f.name) for f in fields(config)})
-
 # %% ../nbs/11a_generate.ipynb #bd67e612
 @dataclass
 class GenerateConfig:
@@ -528,7 +506,7 @@ def _generate_summary(s: dict) -> str:
 
 def generate_main(args: argparse.Namespace) -> int:
     "Entry point of `dflash-nb generate`."
-    a = config_from_args(GenerateConfig, args)
+    a = make_config(GenerateConfig, args)
     if (a.api_base is None) == (a.target is None): raise ValueError("give exactly one of --api-base and --target")
     token_level = a.random_prompts is not None or a.prompt_dataset is not None
     if token_level == (a.prompts is not None): raise ValueError("give exactly one of --prompts, --random-prompts, --prompt-dataset")

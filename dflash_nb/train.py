@@ -6,7 +6,7 @@
 from __future__ import annotations
 import argparse, json, math, os, random, shutil, sys, time
 from contextlib import nullcontext
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -19,50 +19,20 @@ from fastcore.basics import patch
 
 from .model import (DFlashConfig, DFlashDraftModel, TargetFeatures, block_attention_mask, check_drafter_fits,
                              decoder_layers, drafter_readme, flex_block_mask, flex_layer_masks, shared_embeddings, text_config)
-from .dataset import SCHEMA, SHARD_NAME, dataset_manifest, dataset_shards, open_dataset, stream_batches, write_dataset
+from .config import add_config_args, make_config, opt
+from .dataset import dataset_manifest, dataset_shards, open_dataset, stream_batches
+from .toy import tiny_target, write_token_dataset   # write_token_dataset: re-exported for the tests
 
 
 # %% auto #0
-__all__ = ['DEFAULT_GAMMA', 'write_token_dataset', 'TokenDataset', 'check_token_dataset', 'open_token_dataset',
-           'token_budget_batches', 'padding_share', 'sample_anchors', 'collate', 'make_blocks', 'loss_weights',
-           'block_loss', 'dflash_forward', 'feature_cache_bytes', 'sample_key', 'FeatureCache', 'CachedTargetFeatures',
-           'fill_feature_cache', 'dist_info', 'setup_device', 'load_target', 'shard_target', 'drafter_from_dir',
-           'latest_checkpoint', 'save_checkpoint', 'load_checkpoint', 'TrainConfig', 'add_train_args', 'train_args',
-           'default_eos_of', 'setup_run', 'run_target', 'run_drafter', 'run_features', 'plan_run', 'run_optimizer',
-           'resume_run', 'train_step', 'step_metrics', 'log_step', 'run_loop', 'run_summary', 'train', 'train_main',
+__all__ = ['DEFAULT_GAMMA', 'TokenDataset', 'check_token_dataset', 'open_token_dataset', 'token_budget_batches', 'padding_share',
+           'sample_anchors', 'collate', 'make_blocks', 'loss_weights', 'block_loss', 'dflash_forward',
+           'feature_cache_bytes', 'sample_key', 'FeatureCache', 'CachedTargetFeatures', 'fill_feature_cache',
+           'dist_info', 'setup_device', 'load_target', 'shard_target', 'drafter_from_dir', 'latest_checkpoint',
+           'save_checkpoint', 'load_checkpoint', 'TrainConfig', 'add_train_args', 'train_args', 'default_eos_of',
+           'setup_run', 'run_target', 'run_drafter', 'run_features', 'plan_run', 'run_optimizer', 'resume_run',
+           'train_step', 'step_metrics', 'log_step', 'run_loop', 'run_summary', 'train', 'train_main',
            'run_readme_info']
-
-# %% ../nbs/11_train.ipynb #0982a0bc
-def write_token_dataset(out_dir, samples, vocab_size: int, description: str = '', extra: dict | None = None) -> Path:
-    "Write `(input_ids, loss_mask, sample_id, source)` samples as a dataset of this project (one shard), atomically."
-    out = Path(out_dir)
-    if out.exists(): raise FileExistsError(f"{out}: already exists; choose a new output directory")
-    tmp = out.with_name(out.name + f".tmp-{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True); tmp.mkdir(parents=True)
-    ids_l, mask_l, sid_l, src_l = [], [], [], []
-    for ids, mask, sid, src in samples:
-        ids, mask = np.asarray(ids, np.int32), np.asarray(mask, bool)
-        if ids.shape != mask.shape or (len(ids) and (ids.min() < 0 or ids.max() >= vocab_size)):
-            raise ValueError(f"sample {sid}: ids must lie in [0, {vocab_size}) and match the mask's length")
-        ids_l.append(ids); mask_l.append(mask); sid_l.append(sid); src_l.append(src)
-    lens = np.array([len(i) for i in ids_l], np.int64)
-    offsets = pa.array(np.concatenate([[0], np.cumsum(lens)]).astype(np.int32))
-    flat = lambda xs, dt: np.concatenate(xs) if xs else np.zeros(0, dt)
-    rb = pa.RecordBatch.from_arrays([pa.ListArray.from_arrays(offsets, pa.array(flat(ids_l, np.int32))),
-                                     pa.ListArray.from_arrays(offsets, pa.array(flat(mask_l, bool))), pa.array(lens),
-                                     pa.array(sid_l, pa.string()), pa.array(src_l, pa.string())], schema=SCHEMA)
-    name = SHARD_NAME
-    loss_tokens = int(sum(m.sum() for m in mask_l))
-    stats = {'samples': len(lens), 'total_tokens': int(lens.sum()), 'loss_tokens': loss_tokens,
-             'loss_token_fraction': loss_tokens / max(1, int(lens.sum())), 'mean_seq_len': float(lens.mean()) if len(lens) else 0.0,
-             'max_seq_len': int(lens.max()) if len(lens) else 0, 'min_seq_len': int(lens.min()) if len(lens) else 0}
-    manifest = {'format': 'dflash_nb.dataset', 'format_version': 1, 'created_utc': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
-                'description': description, 'tokenizer': {'vocab_size': vocab_size}, 'shards': [name],
-                'counts': {'samples': len(lens), 'total_tokens': int(lens.sum()), 'loss_tokens': loss_tokens}, **(extra or {})}
-    write_dataset(tmp, [rb], manifest, stats)
-    os.replace(tmp, out)
-    return out
-
 
 # %% ../nbs/11_train.ipynb #0b8b0172
 class TokenDataset:
@@ -395,8 +365,7 @@ def setup_device(device: str = 'auto'):
 # %% ../nbs/11_train.ipynb #24dc9e6a
 def load_target(spec: str, device, dtype=None, vocab_size: int | None = None):
     "A frozen target in eval mode: `tiny[:k=v,...]` (built in code; `hybrid=1`: Qwen3.5-style) or a local Hugging Face model directory."
-    if spec == 'tiny' or spec.startswith('tiny:'):
-        from dflash_nb.toy import tiny_target                 # toys are built in code, in their own module
+    if spec == 'tiny' or spec.startswith('tiny:'):   # toys are built in code, in their own module
         return tiny_target(spec, vocab_size).to(device=device, dtype=dtype or torch.float32)
     from transformers import AutoModelForCausalLM
     if not Path(spec).is_dir(): raise FileNotFoundError(f"{spec}: --target must be a local model directory or 'tiny'")
@@ -465,78 +434,52 @@ def load_checkpoint(ckpt, core: DFlashDraftModel, opt, sched, plan: dict) -> int
     return int(st['step'])
 
 # %% ../nbs/11_train.ipynb #d494cf74
-def _o(default, help: str, group: str = 'run', **argparse_kw):
-    "A `TrainConfig` field: its default, its `--help` line, its option group and any other `add_argument` settings."
-    return field(default=default, metadata={'help': help, 'group': group, **argparse_kw})
-
 @dataclass
 class TrainConfig:
     "Every parameter of a training run, declared once: `dflash-nb train`'s options and `train_args` are made from it."
-    dataset: str = _o(None, "tokenized dataset directory (or s3:// URL) written by `dflash-nb tokenize`", '', required=True)
-    target: str = _o(None, "target model directory (Hugging Face), or 'tiny' / 'tiny:hidden_size=128,num_layers=8' for a tiny random Qwen3 built in code", '', required=True)
-    output_dir: str = _o(None, "where checkpoints, metrics.jsonl, summary.json and drafter/ go", '', required=True)
-    init_drafter: str | None = _o(None, "start from this drafter directory (e.g. a published DFlash drafter): its shape, tap layers, block size and mask token are kept", 'drafter', metavar='DIR')
-    draft_layers: int = _o(5, "draft decoder layers (default 5)", 'drafter')
-    target_layer_ids: str | None = _o(None, "comma-separated target layers to fuse (default: evenly 1..L-3)", 'drafter')
-    block_size: int = _o(16, "block size (default 16)", 'drafter')
-    mask_token_id: int | None = _o(None, "mask token id (default: 248070 for Qwen3.5/3.6, vocab-1 for tiny)", 'drafter')
-    attention: str = _o('sdpa', "block attention kernel (default sdpa)", 'drafter', choices=['sdpa', 'flex'])
-    norm_init: str = _o('ones', "drafter final norm: all ones (default), or 0.05 x the target's (near-uniform first predictions; see the model notebook)", 'drafter', choices=['ones', 'target'])
-    draft_vocab: str = _o('full', "ids the drafter predicts: the whole vocabulary (default) or those in the dataset's loss tokens (cheaper LM head)", 'drafter', choices=['full', 'data'])
-    max_seq_len: int = _o(3072, "truncate longer samples (default 3072)", 'data')
-    max_tokens: int = _o(8192, "token budget per micro-batch per device, padding included (default 8192)", 'data')
-    max_anchors: int = _o(512, "anchors per sequence (default 512)", 'data')
-    feature_cache: str | None = _o(None, "directory caching the target's features (filled on the first epoch, reused after)", 'data')
-    epochs: int = _o(6, "epochs (default 6)", 'optimisation')
-    max_steps: int | None = _o(None, "stop after this many optimizer steps (the schedule spans them)", 'optimisation')
-    time_budget_s: float | None = _o(None, "fit the run into this many seconds: after 5 steps the step count (and the LR schedule) shrinks to what the budget allows", 'optimisation')
-    lr: float = _o(6e-4, "peak learning rate (default 6e-4)", 'optimisation')
-    warmup_ratio: float = _o(0.04, "linear warmup share of the steps (default 0.04)", 'optimisation')
-    weight_decay: float = _o(0.0, "AdamW weight decay (default 0)", 'optimisation')
-    grad_clip: float = _o(1.0, "gradient norm clip (default 1.0)", 'optimisation')
-    grad_accum: int = _o(1, "micro-batches per optimizer step per device (default 1)", 'optimisation')
-    gamma: float | None = _o(None, "loss decay (default 7/5/4 for block 16/10/8)", 'optimisation')
-    loss_chunk: int = _o(1024, "slots per LM-head chunk in the loss (default 1024)", 'optimisation')
-    seed: int = _o(0, "seed for init, batches and anchors (default 0)")
-    save_every: int = _o(1000, "checkpoint every N steps (default 1000; 0: only at the end)")
-    keep_checkpoints: int = _o(2, "checkpoints kept (default 2)")
-    resume: str = _o('auto', "'auto' (latest checkpoint in --output-dir, if any), 'never', or a checkpoint dir")
-    device: str = _o('auto', "auto | cuda | cpu")
-    target_shard: str = _o('replicate', "target per rank: full copy or FSDP-sharded layers", choices=['replicate', 'fsdp'])
-    save_dtype: str = _o('bfloat16', "dtype of the final drafter/ weights (default bfloat16, what serving engines load; checkpoints stay float32)", choices=['bfloat16', 'float32'])
-    quiet: bool = _o(False, "no progress bar")
-
-# %% ../nbs/11_train.ipynb #8393bd4c
-@patch(cls_method=True)
-def make(cls: TrainConfig, args=None, **kw) -> TrainConfig:
-    "A `TrainConfig` from another one, a Namespace (`dflash-nb train`'s) or a dict, updated by `kw`; unknown names are an error."
-    base = asdict(args) if isinstance(args, TrainConfig) else dict(vars(args) if isinstance(args, argparse.Namespace) else args or {})
-    names = {f.name for f in fields(cls)}
-    if unknown := set(kw) - names: raise TypeError(f"unknown training options: {sorted(unknown)}")
-    return cls(**{k: v for k, v in {**base, **kw}.items() if k in names})   # a Namespace's own extras (the sub-command) are left out
-
-# %% ../nbs/11_train.ipynb #8510ff4a
-def _arg_type(f):
-    "What argparse converts option `f` with: int, float (None: a string), from the field's type."
-    t = f.type if isinstance(f.type, str) else getattr(f.type, '__name__', str(f.type))
-    return {'int': int, 'float': float}.get(t.split(' | ')[0])
+    kind = 'training'   # what make_config's error calls them
+    dataset: str = opt(None, "tokenized dataset directory (or s3:// URL) written by `dflash-nb tokenize`", required=True)
+    target: str = opt(None, "target model directory (Hugging Face), or 'tiny' / 'tiny:hidden_size=128,num_layers=8' for a tiny random Qwen3 built in code", required=True)
+    output_dir: str = opt(None, "where checkpoints, metrics.jsonl, summary.json and drafter/ go", required=True)
+    init_drafter: str | None = opt(None, "start from this drafter directory (e.g. a published DFlash drafter): its shape, tap layers, block size and mask token are kept", 'drafter', metavar='DIR')
+    draft_layers: int = opt(5, "draft decoder layers (default 5)", 'drafter')
+    target_layer_ids: str | None = opt(None, "comma-separated target layers to fuse (default: evenly 1..L-3)", 'drafter')
+    block_size: int = opt(16, "block size (default 16)", 'drafter')
+    mask_token_id: int | None = opt(None, "mask token id (default: 248070 for Qwen3.5/3.6, vocab-1 for tiny)", 'drafter')
+    attention: str = opt('sdpa', "block attention kernel (default sdpa)", 'drafter', choices=['sdpa', 'flex'])
+    norm_init: str = opt('ones', "drafter final norm: all ones (default), or 0.05 x the target's (near-uniform first predictions; see the model notebook)", 'drafter', choices=['ones', 'target'])
+    draft_vocab: str = opt('full', "ids the drafter predicts: the whole vocabulary (default) or those in the dataset's loss tokens (cheaper LM head)", 'drafter', choices=['full', 'data'])
+    max_seq_len: int = opt(3072, "truncate longer samples (default 3072)", 'data')
+    max_tokens: int = opt(8192, "token budget per micro-batch per device, padding included (default 8192)", 'data')
+    max_anchors: int = opt(512, "anchors per sequence (default 512)", 'data')
+    feature_cache: str | None = opt(None, "directory caching the target's features (filled on the first epoch, reused after)", 'data')
+    epochs: int = opt(6, "epochs (default 6)", 'optimisation')
+    max_steps: int | None = opt(None, "stop after this many optimizer steps (the schedule spans them)", 'optimisation')
+    time_budget_s: float | None = opt(None, "fit the run into this many seconds: after 5 steps the step count (and the LR schedule) shrinks to what the budget allows", 'optimisation')
+    lr: float = opt(6e-4, "peak learning rate (default 6e-4)", 'optimisation')
+    warmup_ratio: float = opt(0.04, "linear warmup share of the steps (default 0.04)", 'optimisation')
+    weight_decay: float = opt(0.0, "AdamW weight decay (default 0)", 'optimisation')
+    grad_clip: float = opt(1.0, "gradient norm clip (default 1.0)", 'optimisation')
+    grad_accum: int = opt(1, "micro-batches per optimizer step per device (default 1)", 'optimisation')
+    gamma: float | None = opt(None, "loss decay (default 7/5/4 for block 16/10/8)", 'optimisation')
+    loss_chunk: int = opt(1024, "slots per LM-head chunk in the loss (default 1024)", 'optimisation')
+    seed: int = opt(0, "seed for init, batches and anchors (default 0)", 'run')
+    save_every: int = opt(1000, "checkpoint every N steps (default 1000; 0: only at the end)", 'run')
+    keep_checkpoints: int = opt(2, "checkpoints kept (default 2)", 'run')
+    resume: str = opt('auto', "'auto' (latest checkpoint in --output-dir, if any), 'never', or a checkpoint dir", 'run')
+    device: str = opt('auto', "auto | cuda | cpu", 'run')
+    target_shard: str = opt('replicate', "target per rank: full copy or FSDP-sharded layers", 'run', choices=['replicate', 'fsdp'])
+    save_dtype: str = opt('bfloat16', "dtype of the final drafter/ weights (default bfloat16, what serving engines load; checkpoints stay float32)", 'run', choices=['bfloat16', 'float32'])
+    quiet: bool = opt(False, "no progress bar", 'run')
 
 # %% ../nbs/11_train.ipynb #55495d46
 def add_train_args(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     "Options of `dflash-nb train`, one per `TrainConfig` field, in its groups."
-    groups = {'': p}
-    for f in fields(TrainConfig):
-        m = dict(f.metadata); g = m.pop('group')
-        if g not in groups: groups[g] = p.add_argument_group(g)
-        flag = '--' + f.name.replace('_', '-')
-        if f.type in ('bool', bool): groups[g].add_argument(flag, action='store_true', **m)
-        else: groups[g].add_argument(flag, type=_arg_type(f), default=f.default, **m)
-    return p
+    return add_config_args(p, TrainConfig)
 
-# %% ../nbs/11_train.ipynb #56682aed
 def train_args(**kw) -> TrainConfig:
     "The `dflash-nb train` options as a `TrainConfig`: defaults, overridden by `kw` (underscored names)."
-    return TrainConfig.make(**kw)
+    return make_config(TrainConfig, **kw)
 
 # %% ../nbs/11_train.ipynb #4de473b0
 def _cosine(step: int, total: int, warmup: int) -> float:
@@ -756,7 +699,7 @@ def run_summary(r: SimpleNamespace) -> dict:
 # %% ../nbs/11_train.ipynb #a3ce2d88
 def train(args: TrainConfig | argparse.Namespace) -> dict:
     "Train a DFlash drafter; returns the summary (also written to OUT/summary.json on rank 0)."
-    r = setup_run(TrainConfig.make(args))
+    r = setup_run(make_config(TrainConfig, args))
     for stage in (run_target, run_drafter, run_features, plan_run, run_optimizer, resume_run, run_loop): stage(r)
     summary = run_summary(r)
     if r.rank == 0:
