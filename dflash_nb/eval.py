@@ -5,17 +5,19 @@
 # %% ../nbs/12_eval.ipynb #e7c670c2
 from __future__ import annotations
 import argparse, inspect, json, math, sys, threading, time
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import torch
 from fastcore.basics import patch
+from tqdm.auto import tqdm
 
 from .model import DFlashDraftModel, DraftCache, TargetFeatures, text_config
 from .config import add_config_args, make_config, opt
-from .generate import (_eos_set, _ids, _int_list, _is_tiny, _pick_device, dataset_prompts, default_eos_ids,
-                                random_prompts, read_prompts)
+from .generate import (_cut_at_eos, _eos_set, _ids, _int_list, _is_tiny, _pick_device, dataset_prompts,
+                                default_eos_ids, random_prompts, read_prompts)
 
 # %% auto #0
 __all__ = ['PROMPT_LOOKUP', 'new_kv_cache', 'crop_kv_cache', 'TargetSession', 'Generation', 'greedy_generate', 'tempered_probs',
@@ -204,6 +206,10 @@ def _first_token(sess: TargetSession, prompt: list, T: float, top_p: float, gene
     return int(torch.multinomial(tempered_probs(lg[-1], T, top_p), 1, generator=generator)), h
 
 # %% ../nbs/12_eval.ipynb #7c938903
+def _agree(draft: list, target: list) -> int:
+    "How many leading draft tokens equal the target's choices."
+    return next((i for i, (d, t) in enumerate(zip(draft, target)) if d != t), len(draft))
+
 def _verify_block(sess: TargetSession, anchor: int, logits, T: float, top_p: float, generator, verify):
     "One verification of the drafter's `logits` (L - 1, V); -> (tokens to commit, drafts kept, target features)."
     if T > 0:
@@ -214,10 +220,8 @@ def _verify_block(sess: TargetSession, anchor: int, logits, T: float, top_p: flo
         return commit, m, h
     d = logits.argmax(-1).tolist()
     y, h = sess([anchor] + d)
-    y = y.tolist()
-    m = 0
-    while m < len(d) and d[m] == y[m]: m += 1
-    return y[:m + 1], m, h
+    m = _agree(d, y.tolist())
+    return y.tolist()[:m + 1], m, h
 
 # %% ../nbs/12_eval.ipynb #efdf6eca
 @torch.no_grad()
@@ -250,8 +254,7 @@ def speculative_generate(target, drafter: DFlashDraftModel, prompt_ids, max_new_
             if dcache is not None: ctx, ctx_start = [], ctx_start + new.shape[0]
             if supp is not None: logits[:, supp] = -math.inf
             commit, m, h = _verify_block(sess, out[-1], logits, T, top_p, generator, verify)
-            hit = next((i for i, t in enumerate(commit) if t in eos), None)
-            if hit is not None: commit = commit[:hit + 1]
+            commit = _cut_at_eos(commit, eos)
             out += commit
             accepted.append(len(commit) - 1); matched.append(m); drafted.append(L - 1)
             ctx.append(h[:len(commit)])                 # the anchor and the accepted drafts: positions a .. a + len(commit) - 1
@@ -327,8 +330,8 @@ def summary(self: EvalResult) -> dict:
             'extra_target_tokens_per_step': self._sum('extra_target_tokens') / max(1, self._sum('steps')),
             'lossless': self.lossless, 'mismatches': len(self.mismatches), 'block_size': self.block_size,
             'max_new_tokens': self.max_new_tokens, 'accept_hist': self.accept_hist.tolist(),
-            'position_acceptance': [None if math.isnan(x) else round(float(x), 5) for x in self.position_acceptance],
-            'conditional_acceptance': [None if math.isnan(x) else round(float(x), 5) for x in self.conditional_acceptance],
+            **{k: [None if math.isnan(x) else round(float(x), 5) for x in getattr(self, k)]
+               for k in ('position_acceptance', 'conditional_acceptance')},
             'spec_seconds': sp, 'greedy_seconds': gr if any(r['greedy_seconds'] is not None for r in self.rows) else None,
             'wall_speedup': gr / sp if sp and gr else None}
 
@@ -363,13 +366,16 @@ def __repr__(self: EvalResult) -> str: return self.table()
 # %% ../nbs/12_eval.ipynb #f39321a9
 def _prompt_items(prompts) -> list[tuple[str, list]]:
     "`prompts` as (id, token ids): a list of id lists / tensors, or of dicts with `input_ids` and optional `id`."
-    items = []
-    for i, p in enumerate(prompts):
-        if isinstance(p, dict): items.append((str(p.get('id', i)), _ids(p['input_ids'])))
-        else: items.append((str(i), _ids(p)))
-    return items
+    return [(str(p.get('id', i)), _ids(p['input_ids'])) if isinstance(p, dict) else (str(i), _ids(p)) for i, p in enumerate(prompts)]
 
 # %% ../nbs/12_eval.ipynb #de01e34b
+@contextmanager
+def _eval_mode(model):
+    "`model` in eval mode for the `with` block, then back in the mode it was in."
+    was = model.training; model.eval()
+    try: yield model
+    finally: model.train(was)
+
 def _eval_row(pid, ids, s: Generation, g: Generation | None) -> dict:
     "One prompt's row of an `EvalResult`: speculative run `s` checked against the greedy run `g`."
     diff = None
@@ -388,20 +394,14 @@ def evaluate(target, drafter: DFlashDraftModel, prompts, max_new_tokens: int = 1
              temperature: float = 0.0, top_p: float = 1.0, seed: int = 0) -> EvalResult:
     """Speculative decoding of every prompt (token ids) with `drafter`; with `reference` (T = 0 only), checked against plain
     greedy decoding. At T > 0 prompt i is sampled with a generator seeded `seed + i` (reproducible)."""
-    items = _prompt_items(prompts)
-    if progress:
-        from tqdm.auto import tqdm
-        items = tqdm(items, desc=f"eval {label}".strip(), unit='prompt')
-    was_training, rows = drafter.training, []
-    drafter.eval()
-    try:
-        dev = target.get_input_embeddings().weight.device
+    items = tqdm(_prompt_items(prompts), desc=f"eval {label}".strip(), unit='prompt', disable=not progress)
+    dev, rows = target.get_input_embeddings().weight.device, []
+    with _eval_mode(drafter):
         for i, (pid, ids) in enumerate(items):
             gen = torch.Generator(dev).manual_seed(seed + i) if temperature > 0 else None
             s = speculative_generate(target, drafter, ids, max_new_tokens, eos_token_id, suppress_ids, draft_cache, temperature, top_p, gen)
             g = greedy_generate(target, ids, max_new_tokens, eos_token_id, suppress_ids) if reference and not temperature else None
             rows.append(_eval_row(pid, ids, s, g))
-    finally: drafter.train(was_training)
     return EvalResult(rows, drafter.config.block_size, max_new_tokens, label, float(temperature))
 
 # %% ../nbs/12_eval.ipynb #a330dda4
@@ -428,11 +428,8 @@ def prompt_lookup_generate(target, prompt_ids, max_new_tokens: int = 256, eos_to
         a = len(prompt) + len(out) - 1
         d = lookup_draft(prompt + out, k, ngram_max, ngram_min)[:max_new_tokens - len(out) - 1]
         y = sess([out[-1]] + d)[0].tolist()
-        m = 0
-        while m < len(d) and d[m] == y[m]: m += 1
-        commit = y[:m + 1]
-        hit = next((i for i, t in enumerate(commit) if t in eos), None)
-        if hit is not None: commit = commit[:hit + 1]
+        m = _agree(d, y)
+        commit = _cut_at_eos(y[:m + 1], eos)
         out += commit
         accepted.append(len(commit) - 1); matched.append(m); drafted.append(len(d))
         sess.crop(a + len(commit))
@@ -448,22 +445,16 @@ def compare_methods(target, methods: dict, prompts, max_new_tokens: int = 128, e
     """{label: EvalResult} of every method (a `DFlashDraftModel`, or `PROMPT_LOOKUP`) on the same prompts, each
     checked against one plain greedy run per prompt; the greedy runs are under the label 'greedy'."""
     items, lk = _prompt_items(prompts), {'k': 10, 'ngram_max': 3, 'ngram_min': 1, **(lookup or {})}
-    bar = lambda xs, d: __import__('tqdm.auto', fromlist=['tqdm']).tqdm(xs, desc=d, unit='prompt') if progress else xs
-    refs = [greedy_generate(target, ids, max_new_tokens, eos_token_id, suppress_ids) for _, ids in bar(items, 'greedy')]
+    bar = lambda label: tqdm(items, desc=label, unit='prompt', disable=not progress)
+    refs = [greedy_generate(target, ids, max_new_tokens, eos_token_id, suppress_ids) for _, ids in bar('greedy')]
     out = {'greedy': EvalResult([_eval_row(pid, ids, g, g) for (pid, ids), g in zip(items, refs)], 1, max_new_tokens, 'greedy')}
     for label, m in methods.items():
-        rows = []
-        if m == PROMPT_LOOKUP:
-            for (pid, ids), g in zip(bar(items, label), refs):
-                rows.append(_eval_row(pid, ids, prompt_lookup_generate(target, ids, max_new_tokens, eos_token_id, suppress_ids, **lk), g))
-            out[label] = EvalResult(rows, lk['k'] + 1, max_new_tokens, label)
-        else:
-            was = m.training; m.eval()
-            try:
-                for (pid, ids), g in zip(bar(items, label), refs):
-                    rows.append(_eval_row(pid, ids, speculative_generate(target, m, ids, max_new_tokens, eos_token_id, suppress_ids), g))
-            finally: m.train(was)
-            out[label] = EvalResult(rows, m.config.block_size, max_new_tokens, label)
+        look = m == PROMPT_LOOKUP
+        run = (lambda ids: prompt_lookup_generate(target, ids, max_new_tokens, eos_token_id, suppress_ids, **lk)) if look else (
+               lambda ids: speculative_generate(target, m, ids, max_new_tokens, eos_token_id, suppress_ids))
+        with nullcontext() if look else _eval_mode(m):
+            rows = [_eval_row(pid, ids, run(ids), g) for (pid, ids), g in zip(bar(label), refs)]
+        out[label] = EvalResult(rows, lk['k'] + 1 if look else m.config.block_size, max_new_tokens, label)
     return out
 
 # %% ../nbs/12_eval.ipynb #e605b1ff

@@ -5,12 +5,14 @@
 # %% ../nbs/11a_generate.ipynb #86a2f493
 from __future__ import annotations
 import argparse, json, os, shutil, sys, time, urllib.error, urllib.request
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
+from tqdm.auto import tqdm
 
 from .config import add_config_args, make_config, opt
 from .model import text_config
@@ -81,10 +83,7 @@ def generate_tokens(target, prompts, max_new_tokens: int = 256, batch_size: int 
     kw = dict(max_new_tokens=max_new_tokens, do_sample=do_sample, pad_token_id=pad, eos_token_id=eos or None,
               suppress_tokens=sorted({int(i) for i in suppress_ids}) or None)
     if do_sample: kw.update(temperature=temperature, top_p=top_p, top_k=top_k or None)
-    batches = _length_batches([len(p) for p in prompts], batch_size)
-    if progress:
-        from tqdm.auto import tqdm
-        batches = tqdm(batches, desc='generate', unit='batch')
+    batches = tqdm(_length_batches([len(p) for p in prompts], batch_size), desc='generate', unit='batch', disable=not progress)
     for bi, idx in enumerate(batches):
         x, att = _left_pad([prompts[i] for i in idx], pad)
         with torch.random.fork_rng(devices=[dev] if dev.type == 'cuda' else []):
@@ -149,10 +148,9 @@ def read_prompts(src, limit: int | None = None) -> tuple[list[dict], list[dict]]
     for name, path in list_completion_files(src):
         for n, raw in read_lines(path):
             try: prompts.append(parse_prompt(json.loads(raw), name, n))
-            except (json.JSONDecodeError, UnicodeError) as e:
-                skipped.append({'file': name, 'line': n, 'id': f"{name}:{n}", 'reason': 'invalid_json', 'detail': str(e)})
-            except BadRecord as e:
-                skipped.append({'file': name, 'line': n, 'id': f"{name}:{n}", 'reason': e.reason, 'detail': e.detail})
+            except (json.JSONDecodeError, UnicodeError, BadRecord) as e:
+                bad = (e.reason, e.detail) if isinstance(e, BadRecord) else ('invalid_json', str(e))
+                skipped.append({'file': name, 'line': n, 'id': f"{name}:{n}", 'reason': bad[0], 'detail': bad[1]})
             if limit and len(prompts) >= limit: return prompts, skipped
     return prompts, skipped
 
@@ -197,12 +195,6 @@ def _target_fingerprint(target) -> str:
     from dflash_nb.targets import target_fingerprint
     p = Path(str(getattr(target, 'name_or_path', '') or ''))
     return target_fingerprint(p) if p.is_dir() and (p/'config.json').is_file() else ''
-
-def _counts(values) -> dict:
-    "{value: how often}, in order of first appearance."
-    out = {}
-    for v in values: out[v] = out.get(v, 0) + 1
-    return out
 
 # %% ../nbs/11a_generate.ipynb #f8a6eec4
 def _start_output(out_path, overwrite: bool, restart: bool = False) -> tuple[Path, Path]:
@@ -261,10 +253,7 @@ def generate_records(target, tokenizer_dir, prompts, out_path, max_new_tokens: i
     gen = _hf_generator(target, tokenizer_dir, max_new_tokens, do_sample, temperature, top_p, seed)
     done = {r['id']: r for r in _read_partial(partial)}
     ids, keep = _encode_prompts(ct, prompts, done, skipped)
-    batches = _length_batches([len(x) for x in ids], batch_size)
-    if progress and batches:
-        from tqdm.auto import tqdm
-        batches = tqdm(batches, desc='generate', unit='batch')
+    batches = tqdm(_length_batches([len(x) for x in ids], batch_size), desc='generate', unit='batch', disable=not (progress and ids))
     resumed, new_tokens = len(done), 0
     with open(partial, 'a', encoding='utf-8') as f:
         for bi, idx in enumerate(batches):
@@ -279,7 +268,7 @@ def generate_records(target, tokenizer_dir, prompts, out_path, max_new_tokens: i
     partial.unlink(missing_ok=True)
     secs = time.perf_counter() - t0
     return {'output': str(out), 'prompts': len(prompts), 'written': len(rows), 'resumed': resumed, 'skipped': skipped,
-            'finish_reasons': _counts(r['finish_reason'] for r in rows), 'completion_tokens': sum(r['generator']['completion_tokens'] for r in rows),
+            'finish_reasons': dict(Counter(r['finish_reason'] for r in rows)), 'completion_tokens': sum(r['generator']['completion_tokens'] for r in rows),
             'new_tokens': new_tokens, 'seconds': secs, 'tokens_per_second': new_tokens / secs if secs else None}
 
 # %% ../nbs/11a_generate.ipynb #02ffc3e8
@@ -339,22 +328,11 @@ def _api_model(api_base: str, model: str | None, api_key: str | None) -> str:
     if not names: raise ValueError(f"{api_base}/models lists no model; pass --api-model")
     return names[0]
 
-def _resume_ids(partial: Path) -> set:
-    "Ids answered in an interrupted run's partial file; a line cut by the interruption is dropped (and rewritten away)."
-    done = set()
-    if partial.exists():
-        good = []
-        for l in partial.read_text(encoding='utf-8').splitlines():
-            try: rec = json.loads(l); done.add(rec['id']); good.append(l)
-            except (json.JSONDecodeError, KeyError, TypeError): pass     # a line cut by the interruption
-        partial.write_text(''.join(l + '\n' for l in good), encoding='utf-8')
-    return done
-
 # %% ../nbs/11a_generate.ipynb #d90ffe01
 def _add_answer(f, p: dict, r: dict, gen: dict, source, finish: dict, usage: dict):
     "Append the record of prompt `p` answered `r` to the open partial file `f`; count its finish reason and token usage."
     fr = r['finish_reason'] or 'unknown'
-    finish[fr] = finish.get(fr, 0) + 1
+    finish[fr] += 1
     for k in usage: usage[k] += int((r['usage'] or {}).get(k) or 0)
     f.write(json.dumps(_record(p, r['completion'], fr, {**gen, 'model': r['model'], 'usage': r['usage']}, source),
                        ensure_ascii=False) + '\n'); f.flush()
@@ -377,16 +355,13 @@ def generate_records_api(prompts, out_path, api_base: str, model: str | None = N
     model = _api_model(api_base, model, api_key)
     errors_path = out.with_name(out.stem + '.errors.jsonl')
     out.parent.mkdir(parents=True, exist_ok=True)
-    done = _resume_ids(partial)
+    done = {r['id'] for r in _read_partial(partial)}   # a line cut by an interruption is dropped
     todo = [p for p in prompts if p['id'] not in done]
     gen = {'backend': 'openai-api', 'api_base': api_base, 'model': model, 'max_tokens': max_tokens, 'temperature': temperature,
            'top_p': top_p, 'seed': seed}
     params = dict(max_tokens=max_tokens, temperature=temperature, top_p=top_p, seed=seed, **(extra_body or {}))
-    finish, errors, usage = {}, [], {'prompt_tokens': 0, 'completion_tokens': 0}
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-        bar = tqdm(total=len(todo), desc='generate (api)', unit='prompt')
+    finish, errors, usage = Counter(), [], {'prompt_tokens': 0, 'completion_tokens': 0}
+    bar = tqdm(total=len(todo), desc='generate (api)', unit='prompt', disable=not progress)
     with open(partial, 'a', encoding='utf-8') as f, ThreadPoolExecutor(max(1, concurrency)) as pool:
         futs = {pool.submit(chat_completion, api_base, model, p['messages'], p.get('tools'), api_key, timeout, retries, **params): p
                 for p in todo}
@@ -395,12 +370,12 @@ def generate_records_api(prompts, out_path, api_base: str, model: str | None = N
             try: r = fut.result()
             except Exception as e: errors.append(_error_row(p, e))
             else: _add_answer(f, p, r, gen, source, finish, usage)
-            if bar: bar.update(1)
-    if bar: bar.close()
+            bar.update(1)
+    bar.close()
     _write_errors(errors_path, errors)
     os.replace(partial, out)
     return {'output': str(out), 'model': model, 'prompts': len(prompts), 'resumed': len(done), 'written': len(done) + len(todo) - len(errors),
-            'errors': len(errors), 'errors_file': str(errors_path) if errors else None, 'skipped': skipped, 'finish_reasons': finish,
+            'errors': len(errors), 'errors_file': str(errors_path) if errors else None, 'skipped': skipped, 'finish_reasons': dict(finish),
             **usage, 'seconds': time.perf_counter() - t0}
 
 # %% ../nbs/11a_generate.ipynb #dc01acb6
