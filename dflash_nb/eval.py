@@ -181,10 +181,7 @@ def tempered_probs(logits, temperature: float = 1.0, top_p: float = 1.0):
 
 # %% ../nbs/12_eval.ipynb #946fe71a
 def sample_verify(draft: list, q, p, generator=None, residual: bool = True) -> tuple[list, int]:
-    """Speculative sampling of one block: `draft` (K ids) drawn from q (K, V), p (K + 1, V) the target's distributions after
-    the anchor and after each draft. Draft i is kept with probability min(1, p_i(x)/q_i(x)); at the first rejection the
-    token comes from the residual max(0, p - q) renormalised (`residual=False`: from p — wrong, for tests); when all K are
-    kept, from p_K. -> (committed tokens: the kept drafts + that one, number kept)."""
+    "Speculative sampling of one block `draft` (drawn from q) against the target's p -> (committed tokens, drafts kept)."
     K = len(draft)
     if K:
         d = torch.as_tensor(draft, device=p.device)
@@ -228,8 +225,7 @@ def _verify_block(sess: TargetSession, anchor: int, logits, T: float, top_p: flo
 def speculative_generate(target, drafter: DFlashDraftModel, prompt_ids, max_new_tokens: int = 256, eos_token_id=None,
                          suppress_ids=(), draft_cache: bool = True, temperature: float = 0.0, top_p: float = 1.0,
                          generator=None, verify=sample_verify) -> Generation:
-    """DFlash speculative decoding: one drafter and one target forward per step. At temperature 0 greedy and lossless;
-    above it speculative sampling (`verify`, seeded by `generator`), distributed as the target's own sampling."""
+    "DFlash speculative decoding: greedy and lossless at temperature 0, speculative sampling above it."
     t0, prompt, eos = time.perf_counter(), _ids(prompt_ids), _eos_set(eos_token_id)
     if not prompt: raise ValueError("empty prompt: give at least one token")
     c, T = drafter.config, float(temperature)
@@ -392,8 +388,7 @@ def _eval_row(pid, ids, s: Generation, g: Generation | None) -> dict:
 def evaluate(target, drafter: DFlashDraftModel, prompts, max_new_tokens: int = 128, eos_token_id=None, suppress_ids=(),
              reference: bool = True, draft_cache: bool = True, label: str = '', progress: bool = False,
              temperature: float = 0.0, top_p: float = 1.0, seed: int = 0) -> EvalResult:
-    """Speculative decoding of every prompt (token ids) with `drafter`; with `reference` (T = 0 only), checked against plain
-    greedy decoding. At T > 0 prompt i is sampled with a generator seeded `seed + i` (reproducible)."""
+    "Speculative decoding of every prompt (token ids) with `drafter`, checked against plain greedy decoding (`reference`, T = 0)."
     items = tqdm(_prompt_items(prompts), desc=f"eval {label}".strip(), unit='prompt', disable=not progress)
     dev, rows = target.get_input_embeddings().weight.device, []
     with _eval_mode(drafter):
@@ -442,8 +437,7 @@ PROMPT_LOOKUP = 'prompt-lookup'
 
 def compare_methods(target, methods: dict, prompts, max_new_tokens: int = 128, eos_token_id=None, suppress_ids=(),
                     lookup: dict | None = None, progress: bool = False) -> dict:
-    """{label: EvalResult} of every method (a `DFlashDraftModel`, or `PROMPT_LOOKUP`) on the same prompts, each
-    checked against one plain greedy run per prompt; the greedy runs are under the label 'greedy'."""
+    "{label: EvalResult} of every method (a `DFlashDraftModel`, or `PROMPT_LOOKUP`) on the same prompts, checked against greedy."
     items, lk = _prompt_items(prompts), {'k': 10, 'ngram_max': 3, 'ngram_min': 1, **(lookup or {})}
     bar = lambda label: tqdm(items, desc=label, unit='prompt', disable=not progress)
     refs = [greedy_generate(target, ids, max_new_tokens, eos_token_id, suppress_ids) for _, ids in bar('greedy')]

@@ -240,9 +240,7 @@ def generate_records(target, tokenizer_dir, prompts, out_path, max_new_tokens: i
                      do_sample: bool = False, temperature: float = 1.0, top_p: float = 1.0, seed: int = 0,
                      eos_token_id=None, suppress_ids=(), source: str | None = None, overwrite: bool = False,
                      progress: bool = False, restart: bool = False) -> dict:
-    """Completions of prompt records (list, or a JSONL path) by a Hugging Face target, written as shape-3 records to
-    `out_path`. Batches are appended to `OUT.partial` as they finish: an interrupted run resumes where it stopped
-    (prompts already answered are skipped; `restart=True` discards the partial file)."""
+    "Completions of prompt records (list, or a JSONL path) by a Hugging Face target, as shape-3 records; resumable."
     from dflash_nb.tokenize import ChatTokenizer
     t0, (out, partial) = time.perf_counter(), _start_output(out_path, overwrite, restart)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -252,8 +252,7 @@ def sample_key(ids) -> str:
 
 # %% ../nbs/11_train.ipynb #cfa15142
 class FeatureCache:
-    """Target features of samples, on disk in bfloat16, keyed by the hash of their token ids: filled on first use,
-    reused by later epochs, runs, and datasets that share samples (an append-only data file plus an index)."""
+    "Target features of samples, on disk in bfloat16, keyed by the hash of their token ids (an append-only file + index)."
     def __init__(self, path, layer_ids, hidden_size: int, target_fingerprint: str):
         self.path, self.width = Path(path), len(layer_ids) * hidden_size
         meta = {'target': target_fingerprint, 'layer_ids': [int(i) for i in layer_ids], 'width': self.width, 'dtype': 'bfloat16'}
@@ -606,8 +605,7 @@ def resume_run(r: SimpleNamespace) -> None:
 
 # %% ../nbs/11_train.ipynb #6a6f2d01
 def train_step(r: SimpleNamespace, epoch: int, s_in: int) -> tuple[torch.Tensor, float, float]:
-    """Optimizer step `s_in` of `epoch`: --grad-accum micro-batches (DDP syncs on the last), clip, AdamW, schedule.
-    Returns the step's summed stats over ranks ([loss, micro-batches, tokens, positions, anchors, correct[k], count[k]]), grad norm and lr."""
+    "Optimizer step `s_in` of `epoch` -> (its stats summed over ranks, grad norm, lr)."
     a, bs = r.args, r.cfg.block_size
     stats = torch.zeros(5 + 2 * bs, dtype=torch.float64)
     for k in range(a.grad_accum):
