@@ -124,8 +124,7 @@ def _from_target(cls, target_config, num_draft_layers: int = 5, target_layer_ids
             raise ValueError(f"no default mask token for a target with vocab_size {V}: pass mask_token_id "
                              "(an id the target's tokenizer never produces)")
         mask_token_id = QWEN36_MASK_TOKEN_ID
-    tie = _get(target_config, 'tie_word_embeddings', None)
-    if tie is None: tie = _get(t, 'tie_word_embeddings', False)
+    tie = next((v for v in (_get(target_config, 'tie_word_embeddings'), _get(t, 'tie_word_embeddings')) if v is not None), False)
     kw = dict(hidden_size=H, num_attention_heads=nh, num_key_value_heads=int(_get(t, 'num_key_value_heads') or nh),
               head_dim=int(_get(t, 'head_dim') or H // nh), intermediate_size=int(_get(t, 'intermediate_size')),
               vocab_size=V, num_target_layers=L,
@@ -213,10 +212,8 @@ class RMSNorm(nn.Module):
         self.weight, self.variance_epsilon = nn.Parameter(torch.ones(dim)), eps
 
     def forward(self, x):
-        dtype = x.dtype
-        x = x.float()
-        x = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.variance_epsilon)
-        return self.weight * x.to(dtype)
+        h = x.float()
+        return self.weight * (h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + self.variance_epsilon)).to(x.dtype)
 
 # %% ../nbs/10_model.ipynb #6e713411
 def rotary_cos_sin(positions, head_dim: int, theta: float, dtype=torch.float32, scaling: tuple | None = None):
@@ -409,9 +406,8 @@ def decoder_layers(target) -> nn.ModuleList:
 def shared_embeddings(target) -> tuple[torch.Tensor, torch.Tensor]:
     "(embedding matrix, LM head matrix) of the target; the head IS the embedding when embeddings are tied."
     emb = target.get_input_embeddings().weight
-    tie = _get(target.config, 'tie_word_embeddings', None)
-    if tie is None: tie = _get(text_config(target.config), 'tie_word_embeddings', False)
-    if tie: return emb, emb
+    cfgs = (target.config, text_config(target.config))
+    if next((v for v in (_get(c, 'tie_word_embeddings') for c in cfgs) if v is not None), False): return emb, emb
     head = target.get_output_embeddings()
     if head is None: raise ValueError(f"{type(target).__name__}: untied embeddings but no output embeddings (LM head)")
     return emb, head.weight
@@ -527,15 +523,12 @@ class DFlashDraftModel(nn.Module):
     def num_parameters(self) -> int: return sum(p.numel() for p in self.parameters())
 
 # %% ../nbs/10_model.ipynb #3d0a03c3
-@patch(as_prop=True)
-def embed_weight(self: DFlashDraftModel):
-    if self._shared is None: raise RuntimeError("the drafter has no embedding: call bind_target(target) first")
-    return self._shared[0]
+def _shared_weight(m: DFlashDraftModel, i: int, what: str):
+    if m._shared is None: raise RuntimeError(f"the drafter has no {what}: call bind_target(target) first")
+    return m._shared[i]
 
-@patch(as_prop=True)
-def head_weight(self: DFlashDraftModel):
-    if self._shared is None: raise RuntimeError("the drafter has no LM head: call bind_target(target) first")
-    return self._shared[1]
+DFlashDraftModel.embed_weight = property(lambda self: _shared_weight(self, 0, 'embedding'))
+DFlashDraftModel.head_weight = property(lambda self: _shared_weight(self, 1, 'LM head'))
 
 @patch(as_prop=True)
 def draft_head(self: DFlashDraftModel):

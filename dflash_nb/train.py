@@ -16,11 +16,13 @@ import torch
 import torch.nn.functional as F
 import torch.utils.checkpoint
 from fastcore.basics import patch
+from torch.nn.utils.rnn import pad_sequence
+from tqdm.auto import tqdm
 
 from .model import (DFlashConfig, DFlashDraftModel, TargetFeatures, block_attention_mask, check_drafter_fits,
-                             decoder_layers, drafter_readme, flex_block_mask, flex_layer_masks, shared_embeddings, text_config)
+                             decoder_layers, drafter_readme, flex_layer_masks, text_config)
 from .config import add_config_args, make_config, opt
-from .dataset import dataset_manifest, dataset_shards, open_dataset, stream_batches
+from .dataset import dataset_manifest, dataset_shards, dataset_stats, open_dataset, stream_batches
 from .toy import tiny_target, write_token_dataset   # write_token_dataset: re-exported for the tests
 
 
@@ -102,9 +104,7 @@ def _unreadable_shard(path: Path):
 
 def check_token_dataset(ds: TokenDataset, vocab_size: int | None = None) -> TokenDataset:
     "`ds` if its row count matches its manifest/stats.json and its ids lie in [0, vocab_size); else a ValueError with the numbers."
-    said = {}
-    if (ds.manifest.get('counts') or {}).get('samples') is not None: said['manifest.json'] = ds.manifest['counts']['samples']
-    if (ds.path/'stats.json').is_file(): said['stats.json'] = json.loads((ds.path/'stats.json').read_text()).get('samples')
+    said = {'manifest.json': (ds.manifest.get('counts') or {}).get('samples'), 'stats.json': (dataset_stats(ds.path) or {}).get('samples')}
     for name, n in said.items():
         if n is not None and n != ds.n_rows:
             raise ValueError(f"{ds.path}: its shards hold {ds.n_rows:,} rows but {name} says {n:,}: a shard is truncated or "
@@ -167,14 +167,10 @@ def collate(ds: TokenDataset, idx, epoch: int, seed: int, max_anchors: int, pad_
     "Right-padded tensors of samples `idx` (usable-sample indices) with this epoch's anchors."
     rows = [ds[int(i)] for i in idx]
     anch = [sample_anchors(m, max_anchors, np.random.default_rng([seed, epoch, int(ds.rows[i])])) for i, (_, m) in zip(idx, rows)]
-    B, T, N = len(rows), max(len(r[0]) for r in rows), max(len(a) for a in anch)
-    out = {'input_ids': torch.full((B, T), pad_id, dtype=torch.long), 'loss_mask': torch.zeros(B, T, dtype=torch.bool),
-           'lengths': torch.zeros(B, dtype=torch.long), 'anchors': torch.zeros(B, N, dtype=torch.long),
-           'anchor_valid': torch.zeros(B, N, dtype=torch.bool)}
-    for b, ((ids, m), a) in enumerate(zip(rows, anch)):
-        out['input_ids'][b, :len(ids)] = torch.from_numpy(ids); out['loss_mask'][b, :len(m)] = torch.from_numpy(m)
-        out['lengths'][b] = len(ids); out['anchors'][b, :len(a)] = torch.from_numpy(a); out['anchor_valid'][b, :len(a)] = True
-    return out
+    pad = lambda xs, v=0: pad_sequence([torch.from_numpy(x) for x in xs], batch_first=True, padding_value=v)
+    return {'input_ids': pad([ids for ids, _ in rows], pad_id), 'loss_mask': pad([m for _, m in rows]),
+            'lengths': torch.tensor([len(ids) for ids, _ in rows]), 'anchors': pad(anch),
+            'anchor_valid': pad([np.ones(len(a), bool) for a in anch])}
 
 # %% ../nbs/11_train.ipynb #c4d232dc
 def make_blocks(batch: dict, block_size: int, mask_token_id: int):
@@ -330,18 +326,12 @@ def fill_feature_cache(ds: TokenDataset, features: TargetFeatures, cache: Featur
                        progress: bool = False) -> dict:
     "Compute and store the features of every usable sample of `ds` not cached yet (what a first epoch does, up front)."
     cf = CachedTargetFeatures(features, cache)
-    batches = token_budget_batches(ds.lengths, max_tokens, 0, 0)
-    if progress:
-        from tqdm.auto import tqdm
-        batches = tqdm(batches, desc='features', unit='batch')
-    for idx in batches:
+    for idx in tqdm(token_budget_batches(ds.lengths, max_tokens, 0, 0), desc='features', unit='batch', disable=not progress):
         rows = [ds[int(i)][0] for i in idx]
         keys = [sample_key(r) for r in rows]
         todo = [r for r, k in zip(rows, keys) if k not in cache]
         if not todo: continue
-        T = max(len(r) for r in todo)
-        x = torch.zeros(len(todo), T, dtype=torch.long)
-        for j, r in enumerate(todo): x[j, :len(r)] = torch.from_numpy(r)
+        x = pad_sequence([torch.from_numpy(r) for r in todo], batch_first=True)
         cf.for_batch({'input_ids': x.to(features.target.get_input_embeddings().weight.device), 'lengths': torch.tensor([len(r) for r in todo])})
     return {'samples': len(cache), 'tokens': cache.tokens, 'computed': cf.rows_computed, 'target_seconds': round(cf.target_seconds, 1)}
 
@@ -653,9 +643,7 @@ def run_loop(r: SimpleNamespace) -> None:
     r.autocast = torch.autocast('cuda', dtype=torch.bfloat16) if r.dev.type == 'cuda' else nullcontext()
     r.bar = None
     if r.dev.type == 'cuda': torch.cuda.reset_peak_memory_stats(r.dev)
-    if r.rank == 0 and not a.quiet:
-        from tqdm.auto import tqdm
-        r.bar = tqdm(total=r.total, initial=r.step, desc='train', unit='step')
+    if r.rank == 0 and not a.quiet: r.bar = tqdm(total=r.total, initial=r.step, desc='train', unit='step')
     r.model.train()
     r.tok_sum, r.t_train, r.steps_run, r.last = 0, 0.0, 0, {}
     while r.step < r.total:
@@ -722,8 +710,7 @@ def train_main(args: argparse.Namespace) -> int:
 def run_readme_info(args, ds, summary: dict) -> dict:
     "What the drafter's README.md says about this run: target, training data statistics, training outcome."
     n_tok, pairs = int(ds.lengths.sum()), int(ds.row_anchors.sum())
-    st = Path(str(args.dataset))/'stats.json'
-    loss_tok = json.loads(st.read_text()).get('loss_tokens') if st.is_file() else None
+    loss_tok = (dataset_stats(str(args.dataset)) or {}).get('loss_tokens')
     data = (f"`{args.dataset}`: {len(ds):,} samples, {n_tok:,} tokens (max length {args.max_seq_len}, {ds.truncated} truncated, "
             f"{ds.skipped_no_anchor} without a response skipped), {pairs:,} anchor positions"
             + (f", {loss_tok:,} loss tokens" if loss_tok else ''))
