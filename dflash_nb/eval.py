@@ -16,8 +16,8 @@ from tqdm.auto import tqdm
 
 from .model import DFlashDraftModel, DraftCache, TargetFeatures, text_config
 from .config import add_config_args, make_config, opt
-from .generate import (_cut_at_eos, _eos_set, _ids, _int_list, _is_tiny, _pick_device, dataset_prompts,
-                                default_eos_ids, random_prompts, read_prompts)
+from .generate import (_cut_at_eos, _eos_set, _ids, _int_list, _is_tiny, _pick_device, _token_prompts,
+                                default_eos_ids, read_prompts)
 
 # %% auto #0
 __all__ = ['PROMPT_LOOKUP', 'new_kv_cache', 'crop_kv_cache', 'TargetSession', 'Generation', 'greedy_generate', 'tempered_probs',
@@ -571,11 +571,8 @@ def _chat_prompts(prompts, tok, limit: int | None, max_prompt_len: int | None) -
 # %% ../nbs/12_eval.ipynb #c7e5bc7b
 def _eval_prompts(target: str, V: int, dataset, prompts, n_random, tokenizer, prompt_len, limit, max_prompt_len, seed: int, suppress) -> list[dict]:
     "The prompts of `dflash-nb eval`: of a dataset, of prompt records, or random token sequences."
-    if dataset is not None: return dataset_prompts(dataset, limit, max_prompt_len)
     if prompts is not None: return _chat_prompts(prompts, tokenizer or (None if _is_tiny(target) else target), limit, max_prompt_len)
-    lo, hi = (_int_list(prompt_len) + [32])[:2] if isinstance(prompt_len, str) else prompt_len
-    ps = [{'id': f"random:{seed}:{i}", 'input_ids': p} for i, p in enumerate(random_prompts(n_random, V, lo, hi, seed, suppress))]
-    return ps[:limit or None]
+    return _token_prompts(V, dataset, n_random, prompt_len, limit, seed, suppress, max_prompt_len)
 
 # %% ../nbs/12_eval.ipynb #e29f4887
 def prepare_eval(target: str, drafter: str = 'untrained', dataset=None, prompts=None, n_random: int | None = None,

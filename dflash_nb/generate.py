@@ -197,13 +197,14 @@ def _target_fingerprint(target) -> str:
     return target_fingerprint(p) if p.is_dir() and (p/'config.json').is_file() else ''
 
 # %% ../nbs/11a_generate.ipynb #f8a6eec4
-def _start_output(out_path, overwrite: bool, restart: bool = False) -> tuple[Path, Path]:
-    "(OUT, OUT.partial) of a run writing `out_path`: an existing OUT is refused unless `overwrite`; `restart` drops the partial file."
+def _start_output(out_path, overwrite: bool, prompts, restart: bool = False) -> tuple[Path, Path, list, list]:
+    "(OUT, OUT.partial, prompts, skipped) of a run writing `out_path` (refused if OUT exists unless `overwrite`), its folder made."
     out = Path(out_path)
     if out.exists() and not overwrite: raise FileExistsError(f"{out}: already exists; pass overwrite=True (--overwrite) or a new path")
     partial = out.with_name(out.name + '.partial')
-    if restart: partial.unlink(missing_ok=True)
-    return out, partial
+    if restart: partial.unlink(missing_ok=True)   # `restart`: the partial file goes
+    out.parent.mkdir(parents=True, exist_ok=True)
+    return out, partial, *(read_prompts(prompts) if isinstance(prompts, (str, Path)) else (prompts, []))
 
 def _encode_prompts(ct, prompts, done: dict, skipped: list) -> tuple[list, list]:
     "(token ids, prompts) of the prompts not `done`, rendered with the generation prompt; one the template refuses goes to `skipped`."
@@ -242,10 +243,7 @@ def generate_records(target, tokenizer_dir, prompts, out_path, max_new_tokens: i
                      progress: bool = False, restart: bool = False) -> dict:
     "Completions of prompt records (list, or a JSONL path) by a Hugging Face target, as shape-3 records; resumable."
     from dflash_nb.tokenize import ChatTokenizer
-    t0, (out, partial) = time.perf_counter(), _start_output(out_path, overwrite, restart)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    skipped = []
-    if isinstance(prompts, (str, Path)): prompts, skipped = read_prompts(prompts)
+    t0, (out, partial, prompts, skipped) = time.perf_counter(), _start_output(out_path, overwrite, prompts, restart)
     ct = ChatTokenizer(tokenizer_dir)
     eos = sorted(_eos_set(eos_token_id)) if eos_token_id is not None else default_eos_ids(target, ct.tokenizer)
     gen = _hf_generator(target, tokenizer_dir, max_new_tokens, do_sample, temperature, top_p, seed)
@@ -346,13 +344,10 @@ def generate_records_api(prompts, out_path, api_base: str, model: str | None = N
                          concurrency: int = 8, timeout: float = 600, retries: int = 3, extra_body: dict | None = None,
                          source: str | None = None, overwrite: bool = False, progress: bool = False) -> dict:
     "Completions of prompt records (list, or a JSONL path) by an OpenAI-compatible server, written as shape-3 records."
-    t0, (out, partial) = time.perf_counter(), _start_output(out_path, overwrite)
-    skipped = []
-    if isinstance(prompts, (str, Path)): prompts, skipped = read_prompts(prompts)
+    t0, (out, partial, prompts, skipped) = time.perf_counter(), _start_output(out_path, overwrite, prompts)
     api_key = api_key or os.environ.get('OPENAI_API_KEY')
     model = _api_model(api_base, model, api_key)
     errors_path = out.with_name(out.stem + '.errors.jsonl')
-    out.parent.mkdir(parents=True, exist_ok=True)
     done = {r['id'] for r in _read_partial(partial)}   # a line cut by an interruption is dropped
     todo = [p for p in prompts if p['id'] not in done]
     gen = {'backend': 'openai-api', 'api_base': api_base, 'model': model, 'max_tokens': max_tokens, 'temperature': temperature,
@@ -433,19 +428,18 @@ def _generate_api(a: GenerateConfig, token_level: bool) -> dict:
     s['skipped'] = skipped + s['skipped']
     return s
 
-def _token_prompts(a: GenerateConfig, V: int, supp: list) -> tuple[list, list]:
-    "(prompts, sample ids) of --random-prompts or --prompt-dataset."
-    if a.random_prompts is not None:
-        lo, hi = (_int_list(a.prompt_len) + [32])[:2]
-        prompts = random_prompts(a.random_prompts, V, lo, hi, a.seed, supp)[:a.limit or None]
-        return prompts, [f"random:{a.seed}:{i}" for i in range(len(prompts))]
-    dp = dataset_prompts(a.prompt_dataset, a.limit)
-    return [p['input_ids'] for p in dp], [p['id'] for p in dp]
+def _token_prompts(V: int, dataset=None, n_random: int | None = None, prompt_len='8,32', limit: int | None = None,
+                   seed: int = 0, exclude=(), max_prompt_len: int | None = None) -> list[dict]:
+    "Prompts {id, input_ids}: `n_random` random token sequences, else those of a tokenized dataset."
+    if n_random is None: return dataset_prompts(dataset, limit, max_prompt_len)
+    lo, hi = (_int_list(prompt_len) + [32])[:2] if isinstance(prompt_len, str) else prompt_len
+    return [{'id': f"random:{seed}:{i}", 'input_ids': p} for i, p in enumerate(random_prompts(n_random, V, lo, hi, seed, exclude))][:limit or None]
 
 # %% ../nbs/11a_generate.ipynb #e99710e2
 def _generate_token_level(a: GenerateConfig, tgt, V: int, supp: list, eos, samp: dict) -> dict:
     "`dflash-nb generate --random-prompts/--prompt-dataset`: a token-level dataset of the target's completions."
-    prompts, sids = _token_prompts(a, V, supp)
+    ps = _token_prompts(V, a.prompt_dataset, a.random_prompts, a.prompt_len, a.limit, a.seed, supp)
+    prompts, sids = [p['input_ids'] for p in ps], [p['id'] for p in ps]
     out = Path(a.output)
     if out.exists():
         if not a.overwrite: raise FileExistsError(f"{out}: already exists; pass --overwrite or a new path")
