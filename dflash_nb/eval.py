@@ -335,10 +335,10 @@ def summary(self: EvalResult) -> dict:
 @patch
 def to_dict(self: EvalResult) -> dict: return {**self.summary(), 'per_prompt': self.rows}
 @patch
-def save(self: EvalResult, out_dir) -> Path:
-    "Write eval.json (summary + per prompt) to `out_dir`."
+def save(self: EvalResult, out_dir, **extra) -> Path:
+    "Write eval.json (summary + per prompt, + `extra`) to `out_dir`."
     out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
-    (out/'eval.json').write_text(json.dumps(self.to_dict(), indent=1))
+    (out/'eval.json').write_text(json.dumps({**self.to_dict(), **extra}, indent=1))
     return out/'eval.json'
 
 # %% ../nbs/12_eval.ipynb #6f511aa8
@@ -602,12 +602,6 @@ def _temperatures(temperature, top_p: float) -> list[float]:
     if any(t < 0 for t in temps) or not 0 < top_p <= 1: raise ValueError("--temperature must be >= 0 and --top-p in (0, 1]")
     return temps
 
-def _write_eval_json(runs: list, top_p: float, output_dir) -> Path:
-    "eval.json: the first run's summary and rows, and each temperature's summary."
-    d = {**runs[0].to_dict(), 'top_p': top_p, 'by_temperature': {f"{r.temperature:g}": r.summary() for r in runs}}
-    out = Path(output_dir); out.mkdir(parents=True, exist_ok=True); (out/'eval.json').write_text(json.dumps(d, indent=1))
-    return out/'eval.json'
-
 # %% ../nbs/12_eval.ipynb #a8e3dc0d
 def eval_main(args: argparse.Namespace) -> int:
     "Entry point of `dflash-nb eval`: 0 when every output equals plain greedy decoding (or was not checked), else 1."
@@ -620,6 +614,7 @@ def eval_main(args: argparse.Namespace) -> int:
                      temperature=t, top_p=a.top_p, seed=a.seed) for t in temps]
     res = runs[0]
     for r in runs: print(r.table())
-    if a.output_dir: print(f"-> {_write_eval_json(runs, a.top_p, a.output_dir)}")
+    if a.output_dir:   # eval.json: the first temperature's summary and rows, and each temperature's summary
+        print(f"-> {res.save(a.output_dir, top_p=a.top_p, by_temperature={f'{r.temperature:g}': r.summary() for r in runs})}")
     for r in res.mismatches[:5]: print(f"NOT LOSSLESS: prompt {r['id']} differs from greedy decoding at new token {r['first_difference']}", file=sys.stderr)
     return 1 if res.lossless is False else 0

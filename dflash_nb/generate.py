@@ -17,6 +17,8 @@ from tqdm.auto import tqdm
 from .config import add_config_args, make_config, opt
 from .model import text_config
 from .records import BadRecord, is_user_query, list_completion_files, normalize_message, read_lines
+from .toy import write_token_dataset
+from .train import TokenDataset, load_target
 
 
 # %% auto #0
@@ -96,7 +98,6 @@ def generate_tokens(target, prompts, max_new_tokens: int = 256, batch_size: int 
 def generate_token_dataset(target, prompts, out_dir, max_new_tokens: int = 256, sample_ids=None, source: str = 'generated',
                            vocab_size: int | None = None, **kw) -> Path:
     "Target completions of token-id `prompts`, written as a dataset (prompt + completion, loss mask on the completion)."
-    from dflash_nb.toy import write_token_dataset
     prompts = [_ids(p) for p in prompts]
     comps = generate_tokens(target, prompts, max_new_tokens, **kw)
     V = vocab_size or int(getattr(text_config(target.config), 'vocab_size'))
@@ -110,7 +111,6 @@ def generate_token_dataset(target, prompts, out_dir, max_new_tokens: int = 256, 
 # %% ../nbs/11a_generate.ipynb #9a264cd3
 def dataset_prompts(dataset, limit: int | None = None, max_prompt_len: int | None = None) -> list[dict]:
     "Prompts of a tokenized dataset: each sample's tokens before its first loss-mask token (`id` = sample_id)."
-    from dflash_nb.train import TokenDataset
     ds = TokenDataset(dataset)
     sids = ds.meta_columns()['sample_id']
     out = []
@@ -159,9 +159,7 @@ def split_reasoning(text: str, open_tag: str = '<think>', close_tag: str = '</th
     "(reasoning or None, content) of generated text, split at the first `close_tag`."
     if close_tag not in text: return None, text.strip()
     r, c = text.split(close_tag, 1)
-    r = r.strip()
-    if r.startswith(open_tag): r = r[len(open_tag):]
-    return r.strip(), c.strip()
+    return r.strip().removeprefix(open_tag).strip(), c.strip()
 
 # %% ../nbs/11a_generate.ipynb #5706beaf
 def _write_jsonl_atomic(path: Path, rows) -> Path:
@@ -174,22 +172,19 @@ def _write_jsonl_atomic(path: Path, rows) -> Path:
 def _read_partial(path: Path) -> list[dict]:
     "Rows of an interrupted run's partial file; a last line cut by a kill is dropped (and rewritten away)."
     if not path.is_file(): return []
-    rows, good = [], 0
-    with open(path, 'rb') as f: lines = f.read().split(b'\n')
-    for l in lines:
+    rows = []
+    for l in path.read_bytes().split(b'\n'):
         if not l.strip(): continue
-        try: rows.append(json.loads(l)); good += 1
+        try: rows.append(json.loads(l))
         except (json.JSONDecodeError, UnicodeError): break
     _write_jsonl_atomic(path, rows)
     return rows
 
 # %% ../nbs/11a_generate.ipynb #9f163b3a
 def _record(p: dict, completion: dict, finish: str, generator: dict, source: str | None) -> dict:
-    r = {'id': p['id'], 'messages': p['messages']}
-    if p.get('tools'): r['tools'] = p['tools']
-    r.update({'completion': completion, 'source': source if source is not None else p.get('source', ''),
-              'finish_reason': finish, 'generator': generator})
-    return {**p.get('meta', {}), **r}
+    return {**p.get('meta', {}), 'id': p['id'], 'messages': p['messages'], **({'tools': p['tools']} if p.get('tools') else {}),
+            'completion': completion, 'source': source if source is not None else p.get('source', ''), 'finish_reason': finish,
+            'generator': generator}
 
 def _target_fingerprint(target) -> str:
     from dflash_nb.targets import target_fingerprint
@@ -433,7 +428,8 @@ def _token_prompts(V: int, dataset=None, n_random: int | None = None, prompt_len
     "Prompts {id, input_ids}: `n_random` random token sequences, else those of a tokenized dataset."
     if n_random is None: return dataset_prompts(dataset, limit, max_prompt_len)
     lo, hi = (_int_list(prompt_len) + [32])[:2] if isinstance(prompt_len, str) else prompt_len
-    return [{'id': f"random:{seed}:{i}", 'input_ids': p} for i, p in enumerate(random_prompts(n_random, V, lo, hi, seed, exclude))][:limit or None]
+    ps = random_prompts(n_random, V, lo, hi, seed, exclude)
+    return [{'id': f"random:{seed}:{i}", 'input_ids': p} for i, p in enumerate(ps)][:limit or None]
 
 # %% ../nbs/11a_generate.ipynb #e99710e2
 def _generate_token_level(a: GenerateConfig, tgt, V: int, supp: list, eos, samp: dict) -> dict:
@@ -454,7 +450,6 @@ def _generate_token_level(a: GenerateConfig, tgt, V: int, supp: list, eos, samp:
 
 def _generate_local(a: GenerateConfig, token_level: bool, samp: dict) -> dict:
     "`dflash-nb generate --target`: completions by a Hugging Face model (records) or a tiny target (token level)."
-    from dflash_nb.train import load_target
     tgt = load_target(a.target, _pick_device(a.device), vocab_size=a.vocab_size if _is_tiny(a.target) else None)
     V = int(getattr(text_config(tgt.config), 'vocab_size'))
     supp = _int_list(a.suppress_token_ids) if a.suppress_token_ids is not None else ([V - 1] if _is_tiny(a.target) else [])

@@ -101,7 +101,8 @@ def write_token_dataset(out_dir, samples, vocab_size: int, description: str = ''
                                      pa.array(sid_l, pa.string()), pa.array(src_l, pa.string())], schema=SCHEMA)
     n, tokens, loss = len(lens), int(lens.sum()), int(sum(m.sum() for m in mask_l))
     stats = {'samples': n, 'total_tokens': tokens, 'loss_tokens': loss, 'loss_token_fraction': loss / max(1, tokens),
-             'mean_seq_len': float(lens.mean()) if n else 0.0, 'max_seq_len': int(lens.max()) if n else 0, 'min_seq_len': int(lens.min()) if n else 0}
+             'mean_seq_len': float(lens.mean()) if n else 0.0, 'max_seq_len': int(lens.max()) if n else 0,
+             'min_seq_len': int(lens.min()) if n else 0}
     manifest = {'format': 'dflash_nb.dataset', 'format_version': 1, 'created_utc': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
                 'description': description, 'tokenizer': {'vocab_size': vocab_size}, 'shards': [SHARD_NAME],
                 'counts': {'samples': n, 'total_tokens': tokens, 'loss_tokens': loss}, **(extra or {})}

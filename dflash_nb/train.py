@@ -36,6 +36,22 @@ __all__ = ['DEFAULT_GAMMA', 'TokenDataset', 'check_token_dataset', 'open_token_d
            'train_step', 'step_metrics', 'log_step', 'run_loop', 'run_summary', 'train', 'train_main',
            'run_readme_info']
 
+# %% ../nbs/11_train.ipynb #44204f08
+def _index_batch(f, rb, max_seq_len: int | None):
+    "(ids, loss-mask values, offsets, truncated lengths, anchor counts, max id) of record batch `rb` of shard `f`, checked."
+    for col in ('input_ids', 'loss_mask'):
+        if col not in rb.schema.names: raise ValueError(f"{f}: no `{col}` column; not a tokenized dataset")
+    ids, mask = rb.column('input_ids'), rb.column('loss_mask')
+    off = ids.offsets.to_numpy().astype(np.int64)
+    if not np.array_equal(off, mask.offsets.to_numpy()):
+        raise ValueError(f"{f}: input_ids and loss_mask lengths differ; the dataset is corrupt")
+    vals, m = ids.values.to_numpy(zero_copy_only=False), mask.values.to_numpy(zero_copy_only=False)
+    n_t = np.minimum(np.diff(off), max_seq_len) if max_seq_len else np.diff(off)
+    pair = np.concatenate([[0], np.cumsum(m[:-1] & m[1:])]) if len(m) > 1 else np.zeros(len(m) + 1, np.int64)
+    end = np.maximum(off[:-1] + n_t - 1, off[:-1])                   # pairs (p, p+1) with p+1 < length
+    anchors = pair[np.minimum(end, len(pair) - 1)] - pair[np.minimum(off[:-1], len(pair) - 1)]
+    return vals, mask.values, off, n_t, anchors, int(vals[off[0]:off[-1]].max()) if len(vals) else -1
+
 # %% ../nbs/11_train.ipynb #0b8b0172
 class TokenDataset:
     "Memory-mapped samples of a tokenized dataset; `ds[i]` -> (input_ids int64, loss_mask bool), truncated to max_seq_len."
@@ -46,23 +62,10 @@ class TokenDataset:
         self._batches, where, lens, anchors, self.max_token_id = [], [], [], [], -1
         for f in files:
             for rb in stream_batches(f):
-                for col in ('input_ids', 'loss_mask'):
-                    if col not in rb.schema.names: raise ValueError(f"{f}: no `{col}` column; not a tokenized dataset")
-                ids, mask = rb.column('input_ids'), rb.column('loss_mask')
-                off = ids.offsets.to_numpy().astype(np.int64)
-                if not np.array_equal(off, mask.offsets.to_numpy()):
-                    raise ValueError(f"{f}: input_ids and loss_mask lengths differ; the dataset is corrupt")
-                vals = ids.values.to_numpy(zero_copy_only=False)
-                m = mask.values.to_numpy(zero_copy_only=False)
-                if len(vals): self.max_token_id = max(self.max_token_id, int(vals[off[0]:off[-1]].max()))
-                n = np.diff(off)
-                n_t = np.minimum(n, max_seq_len) if max_seq_len else n
-                pair = np.concatenate([[0], np.cumsum(m[:-1] & m[1:])]) if len(m) > 1 else np.zeros(len(m) + 1, np.int64)
-                end = np.maximum(off[:-1] + n_t - 1, off[:-1])                   # pairs (p, p+1) with p+1 < length
-                anchors.append(pair[np.minimum(end, len(pair) - 1)] - pair[np.minimum(off[:-1], len(pair) - 1)])
-                b = len(self._batches)
-                self._batches.append((rb, vals, mask.values, off))
-                where.append(np.stack([np.full(len(n), b), np.arange(len(n))], 1)); lens.append(n_t)
+                vals, mvals, off, n_t, anch, top = _index_batch(f, rb, max_seq_len)
+                self.max_token_id = max(self.max_token_id, top)
+                where.append(np.stack([np.full(len(n_t), len(self._batches)), np.arange(len(n_t))], 1))
+                self._batches.append((rb, vals, mvals, off)); lens.append(n_t); anchors.append(anch)
         self._where = np.concatenate(where) if where else np.zeros((0, 2), np.int64)
         self.row_lengths = np.concatenate(lens) if lens else np.zeros(0, np.int64)
         self.row_anchors = np.concatenate(anchors) if anchors else np.zeros(0, np.int64)
