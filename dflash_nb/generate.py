@@ -328,11 +328,6 @@ def _add_answer(f, p: dict, r: dict, gen: dict, source, finish: dict, usage: dic
     f.write(json.dumps(_record(p, r['completion'], fr, {**gen, 'model': r['model'], 'usage': r['usage']}, source),
                        ensure_ascii=False) + '\n'); f.flush()
 
-def _write_errors(errors_path: Path, errors: list):
-    "The prompts that failed, to `OUT.errors.jsonl` (feed it back as --prompts); a stale one goes when none failed."
-    if errors: _write_jsonl_atomic(errors_path, errors)
-    elif errors_path.exists(): errors_path.unlink()
-
 # %% ../nbs/11a_generate.ipynb #2b3fe67d
 def generate_records_api(prompts, out_path, api_base: str, model: str | None = None, api_key: str | None = None,
                          max_tokens: int = 2048, temperature: float = 0.0, top_p: float | None = None, seed: int | None = None,
@@ -360,7 +355,8 @@ def generate_records_api(prompts, out_path, api_base: str, model: str | None = N
             else: _add_answer(f, p, r, gen, source, finish, usage)
             bar.update(1)
     bar.close()
-    _write_errors(errors_path, errors)
+    if errors: _write_jsonl_atomic(errors_path, errors)   # the prompts that failed: feed OUT.errors.jsonl back as --prompts
+    elif errors_path.exists(): errors_path.unlink()      # a stale one goes when none failed
     os.replace(partial, out)
     return {'output': str(out), 'model': model, 'prompts': len(prompts), 'resumed': len(done), 'written': len(done) + len(todo) - len(errors),
             'errors': len(errors), 'errors_file': str(errors_path) if errors else None, 'skipped': skipped, 'finish_reasons': dict(finish),

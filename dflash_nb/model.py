@@ -5,7 +5,7 @@
 # %% ../nbs/10_model.ipynb #294652ba
 from __future__ import annotations
 import json, math, os
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
@@ -553,9 +553,6 @@ def set_draft_vocab(self: DFlashDraftModel, ids) -> DFlashDraftModel:
     return self
 
 # %% ../nbs/10_model.ipynb #7c5e0239
-@patch
-def fuse(self: DFlashDraftModel, ctx_hidden): return self.hidden_norm(self.fc(ctx_hidden))
-
 @patch
 def logits(self: DFlashDraftModel, hidden):
     "LM head (the target's, frozen), in the autocast dtype under autocast; ids outside a draft vocabulary get -inf."

@@ -273,16 +273,11 @@ class FeatureCache:
         with open(self.data_file, 'ab') as f: f.truncate(end * self.width * 2)   # drop features written after the last index line
         self.rows = end
 
+    def __contains__(self, key: str) -> bool: return key in self.index
+    def __len__(self) -> int: return len(self.index)
+    tokens = property(lambda self: self.rows, doc="feature rows (tokens) stored")
+
 # %% ../nbs/11_train.ipynb #c5aef7d5
-@patch
-def __contains__(self: FeatureCache, key: str) -> bool: return key in self.index
-
-@patch
-def __len__(self: FeatureCache) -> int: return len(self.index)
-
-@patch(as_prop=True)
-def tokens(self: FeatureCache) -> int: return self.rows
-
 @patch
 def get(self: FeatureCache, key: str) -> torch.Tensor:
     off, n = self.index[key]
