@@ -5,7 +5,7 @@
 # %% ../nbs/10_model.ipynb #294652ba
 from __future__ import annotations
 import json, math, os
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 import torch
