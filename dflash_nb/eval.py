@@ -159,12 +159,9 @@ def greedy_generate(target, prompt_ids, max_new_tokens: int = 256, eos_token_id=
     t0, prompt, eos = time.perf_counter(), _ids(prompt_ids), _eos_set(eos_token_id)
     if not prompt: raise ValueError("empty prompt: give at least one token")
     sess, out = TargetSession(target, None, suppress_ids), []
-    if max_new_tokens > 0:
-        nxt, _ = sess(prompt, all_logits=False)
+    while len(out) < max_new_tokens and not (out and out[-1] in eos):   # the prompt first, then the last new token
+        nxt, _ = sess(out[-1:] or prompt, all_logits=False)
         out.append(int(nxt[-1]))
-        while out[-1] not in eos and len(out) < max_new_tokens:
-            nxt, _ = sess([out[-1]], all_logits=False)
-            out.append(int(nxt[-1]))
     stop = 'eos' if out and out[-1] in eos else 'length'
     return Generation(out, len(prompt), sess.forwards, sess.tokens_in, stop, time.perf_counter() - t0)
 
@@ -416,9 +413,7 @@ def prompt_lookup_generate(target, prompt_ids, max_new_tokens: int = 256, eos_to
     t0, prompt, eos = time.perf_counter(), _ids(prompt_ids), _eos_set(eos_token_id)
     if not prompt: raise ValueError("empty prompt: give at least one token")
     sess, out, accepted, matched, drafted = TargetSession(target, None, suppress_ids), [], [], [], []
-    if max_new_tokens > 0:
-        nxt, _ = sess(prompt, all_logits=False)
-        out.append(int(nxt[-1]))
+    if max_new_tokens > 0: out.append(_first_token(sess, prompt, 0, 1.0, None)[0])
     while out and out[-1] not in eos and len(out) < max_new_tokens:
         a = len(prompt) + len(out) - 1
         d = lookup_draft(prompt + out, k, ngram_max, ngram_min)[:max_new_tokens - len(out) - 1]

@@ -61,10 +61,8 @@ def _length_batches(lengths: list, batch_size: int) -> list[list[int]]:
 def _left_pad(seqs: list, pad: int):
     "(input ids, attention mask) of token-id lists, left-padded with `pad`: every prompt ends where the new tokens begin."
     T = max(len(s) for s in seqs)
-    x = torch.full((len(seqs), T), pad, dtype=torch.long)
-    att = torch.zeros((len(seqs), T), dtype=torch.long)
-    for r, s in enumerate(seqs): x[r, T - len(s):] = torch.tensor(s); att[r, T - len(s):] = 1
-    return x, att
+    x = torch.tensor([[pad] * (T - len(s)) + list(s) for s in seqs], dtype=torch.long)
+    return x, torch.tensor([[0] * (T - len(s)) + [1] * len(s) for s in seqs], dtype=torch.long)
 
 def _cut_at_eos(seq: list, eos) -> list:
     "`seq` up to and including its first end id."
