@@ -5,16 +5,19 @@
 # %% ../nbs/12_eval.ipynb #e7c670c2
 from __future__ import annotations
 import argparse, inspect, json, math, sys, threading, time
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import torch
 from fastcore.basics import patch
+from tqdm.auto import tqdm
 
 from .model import DFlashDraftModel, DraftCache, TargetFeatures, text_config
-from .generate import (_eos_set, _ids, _int_list, _is_tiny, _pick_device, add_config_args, config_from_args, dataset_prompts,
-                                default_eos_ids, opt, random_prompts, read_prompts)
+from .config import add_config_args, make_config, opt
+from .generate import (_cut_at_eos, _eos_set, _ids, _int_list, _is_tiny, _pick_device, _token_prompts,
+                                default_eos_ids, read_prompts)
 
 # %% auto #0
 __all__ = ['PROMPT_LOOKUP', 'new_kv_cache', 'crop_kv_cache', 'TargetSession', 'Generation', 'greedy_generate', 'tempered_probs',
@@ -156,12 +159,9 @@ def greedy_generate(target, prompt_ids, max_new_tokens: int = 256, eos_token_id=
     t0, prompt, eos = time.perf_counter(), _ids(prompt_ids), _eos_set(eos_token_id)
     if not prompt: raise ValueError("empty prompt: give at least one token")
     sess, out = TargetSession(target, None, suppress_ids), []
-    if max_new_tokens > 0:
-        nxt, _ = sess(prompt, all_logits=False)
+    while len(out) < max_new_tokens and not (out and out[-1] in eos):   # the prompt first, then the last new token
+        nxt, _ = sess(out[-1:] or prompt, all_logits=False)
         out.append(int(nxt[-1]))
-        while out[-1] not in eos and len(out) < max_new_tokens:
-            nxt, _ = sess([out[-1]], all_logits=False)
-            out.append(int(nxt[-1]))
     stop = 'eos' if out and out[-1] in eos else 'length'
     return Generation(out, len(prompt), sess.forwards, sess.tokens_in, stop, time.perf_counter() - t0)
 
@@ -178,10 +178,7 @@ def tempered_probs(logits, temperature: float = 1.0, top_p: float = 1.0):
 
 # %% ../nbs/12_eval.ipynb #946fe71a
 def sample_verify(draft: list, q, p, generator=None, residual: bool = True) -> tuple[list, int]:
-    """Speculative sampling of one block: `draft` (K ids) drawn from q (K, V), p (K + 1, V) the target's distributions after
-    the anchor and after each draft. Draft i is kept with probability min(1, p_i(x)/q_i(x)); at the first rejection the
-    token comes from the residual max(0, p - q) renormalised (`residual=False`: from p — wrong, for tests); when all K are
-    kept, from p_K. -> (committed tokens: the kept drafts + that one, number kept)."""
+    "Speculative sampling of one block `draft` (drawn from q) against the target's p -> (committed tokens, drafts kept)."
     K = len(draft)
     if K:
         d = torch.as_tensor(draft, device=p.device)
@@ -203,6 +200,10 @@ def _first_token(sess: TargetSession, prompt: list, T: float, top_p: float, gene
     return int(torch.multinomial(tempered_probs(lg[-1], T, top_p), 1, generator=generator)), h
 
 # %% ../nbs/12_eval.ipynb #7c938903
+def _agree(draft: list, target: list) -> int:
+    "How many leading draft tokens equal the target's choices."
+    return next((i for i, (d, t) in enumerate(zip(draft, target)) if d != t), len(draft))
+
 def _verify_block(sess: TargetSession, anchor: int, logits, T: float, top_p: float, generator, verify):
     "One verification of the drafter's `logits` (L - 1, V); -> (tokens to commit, drafts kept, target features)."
     if T > 0:
@@ -213,18 +214,15 @@ def _verify_block(sess: TargetSession, anchor: int, logits, T: float, top_p: flo
         return commit, m, h
     d = logits.argmax(-1).tolist()
     y, h = sess([anchor] + d)
-    y = y.tolist()
-    m = 0
-    while m < len(d) and d[m] == y[m]: m += 1
-    return y[:m + 1], m, h
+    m = _agree(d, y.tolist())
+    return y.tolist()[:m + 1], m, h
 
 # %% ../nbs/12_eval.ipynb #efdf6eca
 @torch.no_grad()
 def speculative_generate(target, drafter: DFlashDraftModel, prompt_ids, max_new_tokens: int = 256, eos_token_id=None,
                          suppress_ids=(), draft_cache: bool = True, temperature: float = 0.0, top_p: float = 1.0,
                          generator=None, verify=sample_verify) -> Generation:
-    """DFlash speculative decoding: one drafter and one target forward per step. At temperature 0 greedy and lossless;
-    above it speculative sampling (`verify`, seeded by `generator`), distributed as the target's own sampling."""
+    "DFlash speculative decoding: greedy and lossless at temperature 0, speculative sampling above it."
     t0, prompt, eos = time.perf_counter(), _ids(prompt_ids), _eos_set(eos_token_id)
     if not prompt: raise ValueError("empty prompt: give at least one token")
     c, T = drafter.config, float(temperature)
@@ -249,8 +247,7 @@ def speculative_generate(target, drafter: DFlashDraftModel, prompt_ids, max_new_
             if dcache is not None: ctx, ctx_start = [], ctx_start + new.shape[0]
             if supp is not None: logits[:, supp] = -math.inf
             commit, m, h = _verify_block(sess, out[-1], logits, T, top_p, generator, verify)
-            hit = next((i for i, t in enumerate(commit) if t in eos), None)
-            if hit is not None: commit = commit[:hit + 1]
+            commit = _cut_at_eos(commit, eos)
             out += commit
             accepted.append(len(commit) - 1); matched.append(m); drafted.append(L - 1)
             ctx.append(h[:len(commit)])                 # the anchor and the accepted drafts: positions a .. a + len(commit) - 1
@@ -326,8 +323,8 @@ def summary(self: EvalResult) -> dict:
             'extra_target_tokens_per_step': self._sum('extra_target_tokens') / max(1, self._sum('steps')),
             'lossless': self.lossless, 'mismatches': len(self.mismatches), 'block_size': self.block_size,
             'max_new_tokens': self.max_new_tokens, 'accept_hist': self.accept_hist.tolist(),
-            'position_acceptance': [None if math.isnan(x) else round(float(x), 5) for x in self.position_acceptance],
-            'conditional_acceptance': [None if math.isnan(x) else round(float(x), 5) for x in self.conditional_acceptance],
+            **{k: [None if math.isnan(x) else round(float(x), 5) for x in getattr(self, k)]
+               for k in ('position_acceptance', 'conditional_acceptance')},
             'spec_seconds': sp, 'greedy_seconds': gr if any(r['greedy_seconds'] is not None for r in self.rows) else None,
             'wall_speedup': gr / sp if sp and gr else None}
 
@@ -335,10 +332,10 @@ def summary(self: EvalResult) -> dict:
 @patch
 def to_dict(self: EvalResult) -> dict: return {**self.summary(), 'per_prompt': self.rows}
 @patch
-def save(self: EvalResult, out_dir) -> Path:
-    "Write eval.json (summary + per prompt) to `out_dir`."
+def save(self: EvalResult, out_dir, **extra) -> Path:
+    "Write eval.json (summary + per prompt, + `extra`) to `out_dir`."
     out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
-    (out/'eval.json').write_text(json.dumps(self.to_dict(), indent=1))
+    (out/'eval.json').write_text(json.dumps({**self.to_dict(), **extra}, indent=1))
     return out/'eval.json'
 
 # %% ../nbs/12_eval.ipynb #6f511aa8
@@ -362,13 +359,16 @@ def __repr__(self: EvalResult) -> str: return self.table()
 # %% ../nbs/12_eval.ipynb #f39321a9
 def _prompt_items(prompts) -> list[tuple[str, list]]:
     "`prompts` as (id, token ids): a list of id lists / tensors, or of dicts with `input_ids` and optional `id`."
-    items = []
-    for i, p in enumerate(prompts):
-        if isinstance(p, dict): items.append((str(p.get('id', i)), _ids(p['input_ids'])))
-        else: items.append((str(i), _ids(p)))
-    return items
+    return [(str(p.get('id', i)), _ids(p['input_ids'])) if isinstance(p, dict) else (str(i), _ids(p)) for i, p in enumerate(prompts)]
 
 # %% ../nbs/12_eval.ipynb #de01e34b
+@contextmanager
+def _eval_mode(model):
+    "`model` in eval mode for the `with` block, then back in the mode it was in."
+    was = model.training; model.eval()
+    try: yield model
+    finally: model.train(was)
+
 def _eval_row(pid, ids, s: Generation, g: Generation | None) -> dict:
     "One prompt's row of an `EvalResult`: speculative run `s` checked against the greedy run `g`."
     diff = None
@@ -385,22 +385,15 @@ def _eval_row(pid, ids, s: Generation, g: Generation | None) -> dict:
 def evaluate(target, drafter: DFlashDraftModel, prompts, max_new_tokens: int = 128, eos_token_id=None, suppress_ids=(),
              reference: bool = True, draft_cache: bool = True, label: str = '', progress: bool = False,
              temperature: float = 0.0, top_p: float = 1.0, seed: int = 0) -> EvalResult:
-    """Speculative decoding of every prompt (token ids) with `drafter`; with `reference` (T = 0 only), checked against plain
-    greedy decoding. At T > 0 prompt i is sampled with a generator seeded `seed + i` (reproducible)."""
-    items = _prompt_items(prompts)
-    if progress:
-        from tqdm.auto import tqdm
-        items = tqdm(items, desc=f"eval {label}".strip(), unit='prompt')
-    was_training, rows = drafter.training, []
-    drafter.eval()
-    try:
-        dev = target.get_input_embeddings().weight.device
+    "Speculative decoding of every prompt (token ids) with `drafter`, checked against plain greedy decoding (`reference`, T = 0)."
+    items = tqdm(_prompt_items(prompts), desc=f"eval {label}".strip(), unit='prompt', disable=not progress)
+    dev, rows = target.get_input_embeddings().weight.device, []
+    with _eval_mode(drafter):
         for i, (pid, ids) in enumerate(items):
             gen = torch.Generator(dev).manual_seed(seed + i) if temperature > 0 else None
             s = speculative_generate(target, drafter, ids, max_new_tokens, eos_token_id, suppress_ids, draft_cache, temperature, top_p, gen)
             g = greedy_generate(target, ids, max_new_tokens, eos_token_id, suppress_ids) if reference and not temperature else None
             rows.append(_eval_row(pid, ids, s, g))
-    finally: drafter.train(was_training)
     return EvalResult(rows, drafter.config.block_size, max_new_tokens, label, float(temperature))
 
 # %% ../nbs/12_eval.ipynb #a330dda4
@@ -420,18 +413,13 @@ def prompt_lookup_generate(target, prompt_ids, max_new_tokens: int = 256, eos_to
     t0, prompt, eos = time.perf_counter(), _ids(prompt_ids), _eos_set(eos_token_id)
     if not prompt: raise ValueError("empty prompt: give at least one token")
     sess, out, accepted, matched, drafted = TargetSession(target, None, suppress_ids), [], [], [], []
-    if max_new_tokens > 0:
-        nxt, _ = sess(prompt, all_logits=False)
-        out.append(int(nxt[-1]))
+    if max_new_tokens > 0: out.append(_first_token(sess, prompt, 0, 1.0, None)[0])
     while out and out[-1] not in eos and len(out) < max_new_tokens:
         a = len(prompt) + len(out) - 1
         d = lookup_draft(prompt + out, k, ngram_max, ngram_min)[:max_new_tokens - len(out) - 1]
         y = sess([out[-1]] + d)[0].tolist()
-        m = 0
-        while m < len(d) and d[m] == y[m]: m += 1
-        commit = y[:m + 1]
-        hit = next((i for i, t in enumerate(commit) if t in eos), None)
-        if hit is not None: commit = commit[:hit + 1]
+        m = _agree(d, y)
+        commit = _cut_at_eos(y[:m + 1], eos)
         out += commit
         accepted.append(len(commit) - 1); matched.append(m); drafted.append(len(d))
         sess.crop(a + len(commit))
@@ -444,25 +432,18 @@ PROMPT_LOOKUP = 'prompt-lookup'
 
 def compare_methods(target, methods: dict, prompts, max_new_tokens: int = 128, eos_token_id=None, suppress_ids=(),
                     lookup: dict | None = None, progress: bool = False) -> dict:
-    """{label: EvalResult} of every method (a `DFlashDraftModel`, or `PROMPT_LOOKUP`) on the same prompts, each
-    checked against one plain greedy run per prompt; the greedy runs are under the label 'greedy'."""
+    "{label: EvalResult} of every method (a `DFlashDraftModel`, or `PROMPT_LOOKUP`) on the same prompts, checked against greedy."
     items, lk = _prompt_items(prompts), {'k': 10, 'ngram_max': 3, 'ngram_min': 1, **(lookup or {})}
-    bar = lambda xs, d: __import__('tqdm.auto', fromlist=['tqdm']).tqdm(xs, desc=d, unit='prompt') if progress else xs
-    refs = [greedy_generate(target, ids, max_new_tokens, eos_token_id, suppress_ids) for _, ids in bar(items, 'greedy')]
+    bar = lambda label: tqdm(items, desc=label, unit='prompt', disable=not progress)
+    refs = [greedy_generate(target, ids, max_new_tokens, eos_token_id, suppress_ids) for _, ids in bar('greedy')]
     out = {'greedy': EvalResult([_eval_row(pid, ids, g, g) for (pid, ids), g in zip(items, refs)], 1, max_new_tokens, 'greedy')}
     for label, m in methods.items():
-        rows = []
-        if m == PROMPT_LOOKUP:
-            for (pid, ids), g in zip(bar(items, label), refs):
-                rows.append(_eval_row(pid, ids, prompt_lookup_generate(target, ids, max_new_tokens, eos_token_id, suppress_ids, **lk), g))
-            out[label] = EvalResult(rows, lk['k'] + 1, max_new_tokens, label)
-        else:
-            was = m.training; m.eval()
-            try:
-                for (pid, ids), g in zip(bar(items, label), refs):
-                    rows.append(_eval_row(pid, ids, speculative_generate(target, m, ids, max_new_tokens, eos_token_id, suppress_ids), g))
-            finally: m.train(was)
-            out[label] = EvalResult(rows, m.config.block_size, max_new_tokens, label)
+        look = m == PROMPT_LOOKUP
+        run = (lambda ids: prompt_lookup_generate(target, ids, max_new_tokens, eos_token_id, suppress_ids, **lk)) if look else (
+               lambda ids: speculative_generate(target, m, ids, max_new_tokens, eos_token_id, suppress_ids))
+        with nullcontext() if look else _eval_mode(m):
+            rows = [_eval_row(pid, ids, run(ids), g) for (pid, ids), g in zip(bar(label), refs)]
+        out[label] = EvalResult(rows, lk['k'] + 1 if look else m.config.block_size, max_new_tokens, label)
     return out
 
 # %% ../nbs/12_eval.ipynb #e605b1ff
@@ -585,11 +566,8 @@ def _chat_prompts(prompts, tok, limit: int | None, max_prompt_len: int | None) -
 # %% ../nbs/12_eval.ipynb #c7e5bc7b
 def _eval_prompts(target: str, V: int, dataset, prompts, n_random, tokenizer, prompt_len, limit, max_prompt_len, seed: int, suppress) -> list[dict]:
     "The prompts of `dflash-nb eval`: of a dataset, of prompt records, or random token sequences."
-    if dataset is not None: return dataset_prompts(dataset, limit, max_prompt_len)
     if prompts is not None: return _chat_prompts(prompts, tokenizer or (None if _is_tiny(target) else target), limit, max_prompt_len)
-    lo, hi = (_int_list(prompt_len) + [32])[:2] if isinstance(prompt_len, str) else prompt_len
-    ps = [{'id': f"random:{seed}:{i}", 'input_ids': p} for i, p in enumerate(random_prompts(n_random, V, lo, hi, seed, suppress))]
-    return ps[:limit or None]
+    return _token_prompts(V, dataset, n_random, prompt_len, limit, seed, suppress, max_prompt_len)
 
 # %% ../nbs/12_eval.ipynb #e29f4887
 def prepare_eval(target: str, drafter: str = 'untrained', dataset=None, prompts=None, n_random: int | None = None,
@@ -619,16 +597,10 @@ def _temperatures(temperature, top_p: float) -> list[float]:
     if any(t < 0 for t in temps) or not 0 < top_p <= 1: raise ValueError("--temperature must be >= 0 and --top-p in (0, 1]")
     return temps
 
-def _write_eval_json(runs: list, top_p: float, output_dir) -> Path:
-    "eval.json: the first run's summary and rows, and each temperature's summary."
-    d = {**runs[0].to_dict(), 'top_p': top_p, 'by_temperature': {f"{r.temperature:g}": r.summary() for r in runs}}
-    out = Path(output_dir); out.mkdir(parents=True, exist_ok=True); (out/'eval.json').write_text(json.dumps(d, indent=1))
-    return out/'eval.json'
-
 # %% ../nbs/12_eval.ipynb #a8e3dc0d
 def eval_main(args: argparse.Namespace) -> int:
     "Entry point of `dflash-nb eval`: 0 when every output equals plain greedy decoding (or was not checked), else 1."
-    a = config_from_args(EvalConfig, args)
+    a = make_config(EvalConfig, args)
     e = prepare_eval(a.target, a.drafter, a.dataset, a.prompts, a.random_prompts, a.tokenizer, a.prompt_len, a.limit, a.max_prompt_len,
                      a.eos_token_id, a.ignore_eos, a.suppress_token_ids, a.draft_layers, a.mask_token_id, a.vocab_size, a.device, a.seed)
     temps = _temperatures(a.temperature, a.top_p)
@@ -637,6 +609,7 @@ def eval_main(args: argparse.Namespace) -> int:
                      temperature=t, top_p=a.top_p, seed=a.seed) for t in temps]
     res = runs[0]
     for r in runs: print(r.table())
-    if a.output_dir: print(f"-> {_write_eval_json(runs, a.top_p, a.output_dir)}")
+    if a.output_dir:   # eval.json: the first temperature's summary and rows, and each temperature's summary
+        print(f"-> {res.save(a.output_dir, top_p=a.top_p, by_temperature={f'{r.temperature:g}': r.summary() for r in runs})}")
     for r in res.mismatches[:5]: print(f"NOT LOSSLESS: prompt {r['id']} differs from greedy decoding at new token {r['first_difference']}", file=sys.stderr)
     return 1 if res.lossless is False else 0

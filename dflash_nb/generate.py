@@ -5,22 +5,26 @@
 # %% ../nbs/11a_generate.ipynb #86a2f493
 from __future__ import annotations
 import argparse, json, os, shutil, sys, time, urllib.error, urllib.request
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
+from tqdm.auto import tqdm
 
+from .config import add_config_args, make_config, opt
 from .model import text_config
 from .records import BadRecord, is_user_query, list_completion_files, normalize_message, read_lines
+from .toy import write_token_dataset
+from .train import TokenDataset, load_target
 
 
 # %% auto #0
 __all__ = ['default_eos_ids', 'random_prompts', 'generate_tokens', 'generate_token_dataset', 'dataset_prompts', 'parse_prompt',
            'read_prompts', 'split_reasoning', 'generate_records', 'api_models', 'chat_completion',
-           'generate_records_api', 'opt', 'add_config_args', 'config_from_args', 'GenerateConfig', 'add_generate_args',
-           'generate_main']
+           'generate_records_api', 'GenerateConfig', 'add_generate_args', 'generate_main']
 
 # %% ../nbs/11a_generate.ipynb #cae762d4
 def _ids(x) -> list[int]: return [int(t) for t in (x.tolist() if isinstance(x, torch.Tensor) else x)]
@@ -57,10 +61,8 @@ def _length_batches(lengths: list, batch_size: int) -> list[list[int]]:
 def _left_pad(seqs: list, pad: int):
     "(input ids, attention mask) of token-id lists, left-padded with `pad`: every prompt ends where the new tokens begin."
     T = max(len(s) for s in seqs)
-    x = torch.full((len(seqs), T), pad, dtype=torch.long)
-    att = torch.zeros((len(seqs), T), dtype=torch.long)
-    for r, s in enumerate(seqs): x[r, T - len(s):] = torch.tensor(s); att[r, T - len(s):] = 1
-    return x, att
+    x = torch.tensor([[pad] * (T - len(s)) + list(s) for s in seqs], dtype=torch.long)
+    return x, torch.tensor([[0] * (T - len(s)) + [1] * len(s) for s in seqs], dtype=torch.long)
 
 def _cut_at_eos(seq: list, eos) -> list:
     "`seq` up to and including its first end id."
@@ -81,10 +83,7 @@ def generate_tokens(target, prompts, max_new_tokens: int = 256, batch_size: int 
     kw = dict(max_new_tokens=max_new_tokens, do_sample=do_sample, pad_token_id=pad, eos_token_id=eos or None,
               suppress_tokens=sorted({int(i) for i in suppress_ids}) or None)
     if do_sample: kw.update(temperature=temperature, top_p=top_p, top_k=top_k or None)
-    batches = _length_batches([len(p) for p in prompts], batch_size)
-    if progress:
-        from tqdm.auto import tqdm
-        batches = tqdm(batches, desc='generate', unit='batch')
+    batches = tqdm(_length_batches([len(p) for p in prompts], batch_size), desc='generate', unit='batch', disable=not progress)
     for bi, idx in enumerate(batches):
         x, att = _left_pad([prompts[i] for i in idx], pad)
         with torch.random.fork_rng(devices=[dev] if dev.type == 'cuda' else []):
@@ -97,7 +96,6 @@ def generate_tokens(target, prompts, max_new_tokens: int = 256, batch_size: int 
 def generate_token_dataset(target, prompts, out_dir, max_new_tokens: int = 256, sample_ids=None, source: str = 'generated',
                            vocab_size: int | None = None, **kw) -> Path:
     "Target completions of token-id `prompts`, written as a dataset (prompt + completion, loss mask on the completion)."
-    from dflash_nb.train import write_token_dataset
     prompts = [_ids(p) for p in prompts]
     comps = generate_tokens(target, prompts, max_new_tokens, **kw)
     V = vocab_size or int(getattr(text_config(target.config), 'vocab_size'))
@@ -111,7 +109,6 @@ def generate_token_dataset(target, prompts, out_dir, max_new_tokens: int = 256, 
 # %% ../nbs/11a_generate.ipynb #9a264cd3
 def dataset_prompts(dataset, limit: int | None = None, max_prompt_len: int | None = None) -> list[dict]:
     "Prompts of a tokenized dataset: each sample's tokens before its first loss-mask token (`id` = sample_id)."
-    from dflash_nb.train import TokenDataset
     ds = TokenDataset(dataset)
     sids = ds.meta_columns()['sample_id']
     out = []
@@ -149,10 +146,9 @@ def read_prompts(src, limit: int | None = None) -> tuple[list[dict], list[dict]]
     for name, path in list_completion_files(src):
         for n, raw in read_lines(path):
             try: prompts.append(parse_prompt(json.loads(raw), name, n))
-            except (json.JSONDecodeError, UnicodeError) as e:
-                skipped.append({'file': name, 'line': n, 'id': f"{name}:{n}", 'reason': 'invalid_json', 'detail': str(e)})
-            except BadRecord as e:
-                skipped.append({'file': name, 'line': n, 'id': f"{name}:{n}", 'reason': e.reason, 'detail': e.detail})
+            except (json.JSONDecodeError, UnicodeError, BadRecord) as e:
+                bad = (e.reason, e.detail) if isinstance(e, BadRecord) else ('invalid_json', str(e))
+                skipped.append({'file': name, 'line': n, 'id': f"{name}:{n}", 'reason': bad[0], 'detail': bad[1]})
             if limit and len(prompts) >= limit: return prompts, skipped
     return prompts, skipped
 
@@ -161,9 +157,7 @@ def split_reasoning(text: str, open_tag: str = '<think>', close_tag: str = '</th
     "(reasoning or None, content) of generated text, split at the first `close_tag`."
     if close_tag not in text: return None, text.strip()
     r, c = text.split(close_tag, 1)
-    r = r.strip()
-    if r.startswith(open_tag): r = r[len(open_tag):]
-    return r.strip(), c.strip()
+    return r.strip().removeprefix(open_tag).strip(), c.strip()
 
 # %% ../nbs/11a_generate.ipynb #5706beaf
 def _write_jsonl_atomic(path: Path, rows) -> Path:
@@ -176,42 +170,34 @@ def _write_jsonl_atomic(path: Path, rows) -> Path:
 def _read_partial(path: Path) -> list[dict]:
     "Rows of an interrupted run's partial file; a last line cut by a kill is dropped (and rewritten away)."
     if not path.is_file(): return []
-    rows, good = [], 0
-    with open(path, 'rb') as f: lines = f.read().split(b'\n')
-    for l in lines:
+    rows = []
+    for l in path.read_bytes().split(b'\n'):
         if not l.strip(): continue
-        try: rows.append(json.loads(l)); good += 1
+        try: rows.append(json.loads(l))
         except (json.JSONDecodeError, UnicodeError): break
     _write_jsonl_atomic(path, rows)
     return rows
 
 # %% ../nbs/11a_generate.ipynb #9f163b3a
 def _record(p: dict, completion: dict, finish: str, generator: dict, source: str | None) -> dict:
-    r = {'id': p['id'], 'messages': p['messages']}
-    if p.get('tools'): r['tools'] = p['tools']
-    r.update({'completion': completion, 'source': source if source is not None else p.get('source', ''),
-              'finish_reason': finish, 'generator': generator})
-    return {**p.get('meta', {}), **r}
+    return {**p.get('meta', {}), 'id': p['id'], 'messages': p['messages'], **({'tools': p['tools']} if p.get('tools') else {}),
+            'completion': completion, 'source': source if source is not None else p.get('source', ''), 'finish_reason': finish,
+            'generator': generator}
 
 def _target_fingerprint(target) -> str:
     from dflash_nb.targets import target_fingerprint
     p = Path(str(getattr(target, 'name_or_path', '') or ''))
     return target_fingerprint(p) if p.is_dir() and (p/'config.json').is_file() else ''
 
-def _counts(values) -> dict:
-    "{value: how often}, in order of first appearance."
-    out = {}
-    for v in values: out[v] = out.get(v, 0) + 1
-    return out
-
 # %% ../nbs/11a_generate.ipynb #f8a6eec4
-def _start_output(out_path, overwrite: bool, restart: bool = False) -> tuple[Path, Path]:
-    "(OUT, OUT.partial) of a run writing `out_path`: an existing OUT is refused unless `overwrite`; `restart` drops the partial file."
+def _start_output(out_path, overwrite: bool, prompts, restart: bool = False) -> tuple[Path, Path, list, list]:
+    "(OUT, OUT.partial, prompts, skipped) of a run writing `out_path` (refused if OUT exists unless `overwrite`), its folder made."
     out = Path(out_path)
     if out.exists() and not overwrite: raise FileExistsError(f"{out}: already exists; pass overwrite=True (--overwrite) or a new path")
     partial = out.with_name(out.name + '.partial')
-    if restart: partial.unlink(missing_ok=True)
-    return out, partial
+    if restart: partial.unlink(missing_ok=True)   # `restart`: the partial file goes
+    out.parent.mkdir(parents=True, exist_ok=True)
+    return out, partial, *(read_prompts(prompts) if isinstance(prompts, (str, Path)) else (prompts, []))
 
 def _encode_prompts(ct, prompts, done: dict, skipped: list) -> tuple[list, list]:
     "(token ids, prompts) of the prompts not `done`, rendered with the generation prompt; one the template refuses goes to `skipped`."
@@ -248,23 +234,15 @@ def generate_records(target, tokenizer_dir, prompts, out_path, max_new_tokens: i
                      do_sample: bool = False, temperature: float = 1.0, top_p: float = 1.0, seed: int = 0,
                      eos_token_id=None, suppress_ids=(), source: str | None = None, overwrite: bool = False,
                      progress: bool = False, restart: bool = False) -> dict:
-    """Completions of prompt records (list, or a JSONL path) by a Hugging Face target, written as shape-3 records to
-    `out_path`. Batches are appended to `OUT.partial` as they finish: an interrupted run resumes where it stopped
-    (prompts already answered are skipped; `restart=True` discards the partial file)."""
+    "Completions of prompt records (list, or a JSONL path) by a Hugging Face target, as shape-3 records; resumable."
     from dflash_nb.tokenize import ChatTokenizer
-    t0, (out, partial) = time.perf_counter(), _start_output(out_path, overwrite, restart)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    skipped = []
-    if isinstance(prompts, (str, Path)): prompts, skipped = read_prompts(prompts)
+    t0, (out, partial, prompts, skipped) = time.perf_counter(), _start_output(out_path, overwrite, prompts, restart)
     ct = ChatTokenizer(tokenizer_dir)
     eos = sorted(_eos_set(eos_token_id)) if eos_token_id is not None else default_eos_ids(target, ct.tokenizer)
     gen = _hf_generator(target, tokenizer_dir, max_new_tokens, do_sample, temperature, top_p, seed)
     done = {r['id']: r for r in _read_partial(partial)}
     ids, keep = _encode_prompts(ct, prompts, done, skipped)
-    batches = _length_batches([len(x) for x in ids], batch_size)
-    if progress and batches:
-        from tqdm.auto import tqdm
-        batches = tqdm(batches, desc='generate', unit='batch')
+    batches = tqdm(_length_batches([len(x) for x in ids], batch_size), desc='generate', unit='batch', disable=not (progress and ids))
     resumed, new_tokens = len(done), 0
     with open(partial, 'a', encoding='utf-8') as f:
         for bi, idx in enumerate(batches):
@@ -279,7 +257,7 @@ def generate_records(target, tokenizer_dir, prompts, out_path, max_new_tokens: i
     partial.unlink(missing_ok=True)
     secs = time.perf_counter() - t0
     return {'output': str(out), 'prompts': len(prompts), 'written': len(rows), 'resumed': resumed, 'skipped': skipped,
-            'finish_reasons': _counts(r['finish_reason'] for r in rows), 'completion_tokens': sum(r['generator']['completion_tokens'] for r in rows),
+            'finish_reasons': dict(Counter(r['finish_reason'] for r in rows)), 'completion_tokens': sum(r['generator']['completion_tokens'] for r in rows),
             'new_tokens': new_tokens, 'seconds': secs, 'tokens_per_second': new_tokens / secs if secs else None}
 
 # %% ../nbs/11a_generate.ipynb #02ffc3e8
@@ -339,30 +317,14 @@ def _api_model(api_base: str, model: str | None, api_key: str | None) -> str:
     if not names: raise ValueError(f"{api_base}/models lists no model; pass --api-model")
     return names[0]
 
-def _resume_ids(partial: Path) -> set:
-    "Ids answered in an interrupted run's partial file; a line cut by the interruption is dropped (and rewritten away)."
-    done = set()
-    if partial.exists():
-        good = []
-        for l in partial.read_text(encoding='utf-8').splitlines():
-            try: rec = json.loads(l); done.add(rec['id']); good.append(l)
-            except (json.JSONDecodeError, KeyError, TypeError): pass     # a line cut by the interruption
-        partial.write_text(''.join(l + '\n' for l in good), encoding='utf-8')
-    return done
-
 # %% ../nbs/11a_generate.ipynb #d90ffe01
 def _add_answer(f, p: dict, r: dict, gen: dict, source, finish: dict, usage: dict):
     "Append the record of prompt `p` answered `r` to the open partial file `f`; count its finish reason and token usage."
     fr = r['finish_reason'] or 'unknown'
-    finish[fr] = finish.get(fr, 0) + 1
+    finish[fr] += 1
     for k in usage: usage[k] += int((r['usage'] or {}).get(k) or 0)
     f.write(json.dumps(_record(p, r['completion'], fr, {**gen, 'model': r['model'], 'usage': r['usage']}, source),
                        ensure_ascii=False) + '\n'); f.flush()
-
-def _write_errors(errors_path: Path, errors: list):
-    "The prompts that failed, to `OUT.errors.jsonl` (feed it back as --prompts); a stale one goes when none failed."
-    if errors: _write_jsonl_atomic(errors_path, errors)
-    elif errors_path.exists(): errors_path.unlink()
 
 # %% ../nbs/11a_generate.ipynb #2b3fe67d
 def generate_records_api(prompts, out_path, api_base: str, model: str | None = None, api_key: str | None = None,
@@ -370,23 +332,17 @@ def generate_records_api(prompts, out_path, api_base: str, model: str | None = N
                          concurrency: int = 8, timeout: float = 600, retries: int = 3, extra_body: dict | None = None,
                          source: str | None = None, overwrite: bool = False, progress: bool = False) -> dict:
     "Completions of prompt records (list, or a JSONL path) by an OpenAI-compatible server, written as shape-3 records."
-    t0, (out, partial) = time.perf_counter(), _start_output(out_path, overwrite)
-    skipped = []
-    if isinstance(prompts, (str, Path)): prompts, skipped = read_prompts(prompts)
+    t0, (out, partial, prompts, skipped) = time.perf_counter(), _start_output(out_path, overwrite, prompts)
     api_key = api_key or os.environ.get('OPENAI_API_KEY')
     model = _api_model(api_base, model, api_key)
     errors_path = out.with_name(out.stem + '.errors.jsonl')
-    out.parent.mkdir(parents=True, exist_ok=True)
-    done = _resume_ids(partial)
+    done = {r['id'] for r in _read_partial(partial)}   # a line cut by an interruption is dropped
     todo = [p for p in prompts if p['id'] not in done]
     gen = {'backend': 'openai-api', 'api_base': api_base, 'model': model, 'max_tokens': max_tokens, 'temperature': temperature,
            'top_p': top_p, 'seed': seed}
     params = dict(max_tokens=max_tokens, temperature=temperature, top_p=top_p, seed=seed, **(extra_body or {}))
-    finish, errors, usage = {}, [], {'prompt_tokens': 0, 'completion_tokens': 0}
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-        bar = tqdm(total=len(todo), desc='generate (api)', unit='prompt')
+    finish, errors, usage = Counter(), [], {'prompt_tokens': 0, 'completion_tokens': 0}
+    bar = tqdm(total=len(todo), desc='generate (api)', unit='prompt', disable=not progress)
     with open(partial, 'a', encoding='utf-8') as f, ThreadPoolExecutor(max(1, concurrency)) as pool:
         futs = {pool.submit(chat_completion, api_base, model, p['messages'], p.get('tools'), api_key, timeout, retries, **params): p
                 for p in todo}
@@ -395,12 +351,13 @@ def generate_records_api(prompts, out_path, api_base: str, model: str | None = N
             try: r = fut.result()
             except Exception as e: errors.append(_error_row(p, e))
             else: _add_answer(f, p, r, gen, source, finish, usage)
-            if bar: bar.update(1)
-    if bar: bar.close()
-    _write_errors(errors_path, errors)
+            bar.update(1)
+    bar.close()
+    if errors: _write_jsonl_atomic(errors_path, errors)   # the prompts that failed: feed OUT.errors.jsonl back as --prompts
+    elif errors_path.exists(): errors_path.unlink()      # a stale one goes when none failed
     os.replace(partial, out)
     return {'output': str(out), 'model': model, 'prompts': len(prompts), 'resumed': len(done), 'written': len(done) + len(todo) - len(errors),
-            'errors': len(errors), 'errors_file': str(errors_path) if errors else None, 'skipped': skipped, 'finish_reasons': finish,
+            'errors': len(errors), 'errors_file': str(errors_path) if errors else None, 'skipped': skipped, 'finish_reasons': dict(finish),
             **usage, 'seconds': time.perf_counter() - t0}
 
 # %% ../nbs/11a_generate.ipynb #dc01acb6
@@ -410,28 +367,6 @@ def _pick_device(name: str = 'auto') -> torch.device:
     if name in ('auto', 'cuda'): return torch.device('cuda' if torch.cuda.is_available() else 'cpu')
     return torch.device(name)
 
-
-# %% ../nbs/11a_generate.ipynb #e3b7e5bd
-def opt(default=None, help: str = '', group: str | None = None, **argparse_kw):
-    "A config field that is also the option `--name`: its default, help (`{default}` is filled in), --help group, other argparse keywords."
-    return field(default=default, metadata={'help': help, 'group': group, 'kw': argparse_kw})
-
-_ARG_TYPES = {'int': int, 'float': float, 'str': None}
-
-# %% ../nbs/11a_generate.ipynb #6f11aaa2
-def add_config_args(p: argparse.ArgumentParser, config) -> argparse.ArgumentParser:
-    "One option `--name` per field of the dataclass `config`, in declaration order and --help groups; a `bool` field is a flag."
-    groups = {None: p}
-    for f in fields(config):
-        m = f.metadata
-        if m['group'] not in groups: groups[m['group']] = p.add_argument_group(m['group'])
-        kw = {'action': 'store_true'} if f.type == 'bool' else {'type': _ARG_TYPES[f.type.replace(' | None', '')], 'default': f.default}
-        groups[m['group']].add_argument('--' + f.name.replace('_', '-'), help=m['help'].replace('{default}', str(f.default)), **kw, **m['kw'])
-    return p
-
-def config_from_args(config, args: argparse.Namespace):
-    "The `config` dataclass of parsed command-line `args` (its fields; other attributes are ignored)."
-    return config(**{f.name: getattr(args, f.name) for f in fields(config)})
 
 # %% ../nbs/11a_generate.ipynb #bd67e612
 @dataclass
@@ -482,19 +417,19 @@ def _generate_api(a: GenerateConfig, token_level: bool) -> dict:
     s['skipped'] = skipped + s['skipped']
     return s
 
-def _token_prompts(a: GenerateConfig, V: int, supp: list) -> tuple[list, list]:
-    "(prompts, sample ids) of --random-prompts or --prompt-dataset."
-    if a.random_prompts is not None:
-        lo, hi = (_int_list(a.prompt_len) + [32])[:2]
-        prompts = random_prompts(a.random_prompts, V, lo, hi, a.seed, supp)[:a.limit or None]
-        return prompts, [f"random:{a.seed}:{i}" for i in range(len(prompts))]
-    dp = dataset_prompts(a.prompt_dataset, a.limit)
-    return [p['input_ids'] for p in dp], [p['id'] for p in dp]
+def _token_prompts(V: int, dataset=None, n_random: int | None = None, prompt_len='8,32', limit: int | None = None,
+                   seed: int = 0, exclude=(), max_prompt_len: int | None = None) -> list[dict]:
+    "Prompts {id, input_ids}: `n_random` random token sequences, else those of a tokenized dataset."
+    if n_random is None: return dataset_prompts(dataset, limit, max_prompt_len)
+    lo, hi = (_int_list(prompt_len) + [32])[:2] if isinstance(prompt_len, str) else prompt_len
+    ps = random_prompts(n_random, V, lo, hi, seed, exclude)
+    return [{'id': f"random:{seed}:{i}", 'input_ids': p} for i, p in enumerate(ps)][:limit or None]
 
 # %% ../nbs/11a_generate.ipynb #e99710e2
 def _generate_token_level(a: GenerateConfig, tgt, V: int, supp: list, eos, samp: dict) -> dict:
     "`dflash-nb generate --random-prompts/--prompt-dataset`: a token-level dataset of the target's completions."
-    prompts, sids = _token_prompts(a, V, supp)
+    ps = _token_prompts(V, a.prompt_dataset, a.random_prompts, a.prompt_len, a.limit, a.seed, supp)
+    prompts, sids = [p['input_ids'] for p in ps], [p['id'] for p in ps]
     out = Path(a.output)
     if out.exists():
         if not a.overwrite: raise FileExistsError(f"{out}: already exists; pass --overwrite or a new path")
@@ -509,7 +444,6 @@ def _generate_token_level(a: GenerateConfig, tgt, V: int, supp: list, eos, samp:
 
 def _generate_local(a: GenerateConfig, token_level: bool, samp: dict) -> dict:
     "`dflash-nb generate --target`: completions by a Hugging Face model (records) or a tiny target (token level)."
-    from dflash_nb.train import load_target
     tgt = load_target(a.target, _pick_device(a.device), vocab_size=a.vocab_size if _is_tiny(a.target) else None)
     V = int(getattr(text_config(tgt.config), 'vocab_size'))
     supp = _int_list(a.suppress_token_ids) if a.suppress_token_ids is not None else ([V - 1] if _is_tiny(a.target) else [])
@@ -528,7 +462,7 @@ def _generate_summary(s: dict) -> str:
 
 def generate_main(args: argparse.Namespace) -> int:
     "Entry point of `dflash-nb generate`."
-    a = config_from_args(GenerateConfig, args)
+    a = make_config(GenerateConfig, args)
     if (a.api_base is None) == (a.target is None): raise ValueError("give exactly one of --api-base and --target")
     token_level = a.random_prompts is not None or a.prompt_dataset is not None
     if token_level == (a.prompts is not None): raise ValueError("give exactly one of --prompts, --random-prompts, --prompt-dataset")

@@ -124,8 +124,7 @@ def _from_target(cls, target_config, num_draft_layers: int = 5, target_layer_ids
             raise ValueError(f"no default mask token for a target with vocab_size {V}: pass mask_token_id "
                              "(an id the target's tokenizer never produces)")
         mask_token_id = QWEN36_MASK_TOKEN_ID
-    tie = _get(target_config, 'tie_word_embeddings', None)
-    if tie is None: tie = _get(t, 'tie_word_embeddings', False)
+    tie = next((v for v in (_get(target_config, 'tie_word_embeddings'), _get(t, 'tie_word_embeddings')) if v is not None), False)
     kw = dict(hidden_size=H, num_attention_heads=nh, num_key_value_heads=int(_get(t, 'num_key_value_heads') or nh),
               head_dim=int(_get(t, 'head_dim') or H // nh), intermediate_size=int(_get(t, 'intermediate_size')),
               vocab_size=V, num_target_layers=L,
@@ -213,10 +212,8 @@ class RMSNorm(nn.Module):
         self.weight, self.variance_epsilon = nn.Parameter(torch.ones(dim)), eps
 
     def forward(self, x):
-        dtype = x.dtype
-        x = x.float()
-        x = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.variance_epsilon)
-        return self.weight * x.to(dtype)
+        h = x.float()
+        return self.weight * (h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + self.variance_epsilon)).to(x.dtype)
 
 # %% ../nbs/10_model.ipynb #6e713411
 def rotary_cos_sin(positions, head_dim: int, theta: float, dtype=torch.float32, scaling: tuple | None = None):
@@ -270,9 +267,7 @@ def block_attention_mask(anchors, ctx_len: int, block_size: int):
 
 # %% ../nbs/10_model.ipynb #a26e45d0
 def flex_block_mask(anchors, ctx_len: int, block_size: int, sliding_window: int | None = None, causal: bool = False):
-    """The block attention rule as a flex-attention BlockMask (same semantics as `block_attention_mask`); with
-    `sliding_window`, a context key must also lie within the window of the query (training layout: context
-    position = key index); with `causal`, a block slot sees only the slots up to itself."""
+    "The block attention rule as a flex-attention BlockMask (`block_attention_mask`'s), with an optional window and causality."
     from torch.nn.attention.flex_attention import create_block_mask
     B, N = anchors.shape
     Q = N * block_size
@@ -287,16 +282,14 @@ def flex_block_mask(anchors, ctx_len: int, block_size: int, sliding_window: int 
 
 # %% ../nbs/10_model.ipynb #2129b6eb
 def sliding_window_mask(q_pos, k_pos, window: int | None, causal: bool = False):
-    """Boolean (B, Q, K) from positions: key within `window` of the query (|q - k| < window, flash attention's window;
-    None: no window) and, with `causal`, not after it (0 <= q - k)."""
+    "Boolean (B, Q, K) from positions: key within `window` of the query (None: no window), with `causal` not after it."
     d = q_pos[:, :, None] - k_pos[:, None, :]
     ok = d.abs() < window if window else torch.ones_like(d, dtype=torch.bool)
     return ok & (d >= 0) if causal else ok
 
 # %% ../nbs/10_model.ipynb #f7c547a1
 def layer_causal(c: DFlashConfig, layer_type: str) -> bool:
-    """Whether layers of this type attend causally within the block: the config's explicit `causal` (vLLM's `is_causal` /
-    `dflash_config.causal`), else sliding layers causal and full layers not, as vLLM and SGLang read `layer_types`."""
+    "Whether layers of this type attend causally within the block: the config's `causal`, else sliding layers only."
     return c.causal if c.causal is not None else layer_type == 'sliding_attention'
 
 # %% ../nbs/10_model.ipynb #4313abb2
@@ -307,8 +300,7 @@ def flex_layer_masks(c: DFlashConfig, anchors, ctx_len: int) -> dict:
 
 # %% ../nbs/10_model.ipynb #fa85a02e
 def layer_masks(c: DFlashConfig, attn_mask, q_pos, k_pos=None) -> dict:
-    """The mask of each layer type: `attn_mask`, and'ed for sliding layers with the window and for causal layers with
-    key position <= query position. `attn_mask` may already be such a dict (the flex path: `flex_layer_masks`)."""
+    "The mask of each layer type: `attn_mask`, and'ed with the window (sliding layers) and causality (causal layers)."
     if isinstance(attn_mask, dict): return attn_mask
     out = {}
     for t in set(c.layer_types):
@@ -414,9 +406,8 @@ def decoder_layers(target) -> nn.ModuleList:
 def shared_embeddings(target) -> tuple[torch.Tensor, torch.Tensor]:
     "(embedding matrix, LM head matrix) of the target; the head IS the embedding when embeddings are tied."
     emb = target.get_input_embeddings().weight
-    tie = _get(target.config, 'tie_word_embeddings', None)
-    if tie is None: tie = _get(text_config(target.config), 'tie_word_embeddings', False)
-    if tie: return emb, emb
+    cfgs = (target.config, text_config(target.config))
+    if next((v for v in (_get(c, 'tie_word_embeddings') for c in cfgs) if v is not None), False): return emb, emb
     head = target.get_output_embeddings()
     if head is None: raise ValueError(f"{type(target).__name__}: untied embeddings but no output embeddings (LM head)")
     return emb, head.weight
@@ -431,8 +422,7 @@ def final_norm(target) -> nn.Module:
 
 # %% ../nbs/10_model.ipynb #f7761e11
 def norm_gain(norm: nn.Module) -> torch.Tensor:
-    """The per-dimension gain an RMSNorm applies: its output on a unit-RMS input, in float32. That is `weight` for
-    Llama/Qwen3 norms and `1 + weight` for Qwen3.5/3.6's offset form, whose `weight` starts at zero."""
+    "The per-dimension gain an RMSNorm applies: its output on a unit-RMS input, in float32."
     w = norm.weight
     eps = float(getattr(norm, 'variance_epsilon', getattr(norm, 'eps', 0.0)) or 0.0)
     with torch.no_grad(): out = norm(torch.ones(1, w.shape[-1], dtype=w.dtype, device=w.device))
@@ -533,15 +523,12 @@ class DFlashDraftModel(nn.Module):
     def num_parameters(self) -> int: return sum(p.numel() for p in self.parameters())
 
 # %% ../nbs/10_model.ipynb #3d0a03c3
-@patch(as_prop=True)
-def embed_weight(self: DFlashDraftModel):
-    if self._shared is None: raise RuntimeError("the drafter has no embedding: call bind_target(target) first")
-    return self._shared[0]
+def _shared_weight(m: DFlashDraftModel, i: int, what: str):
+    if m._shared is None: raise RuntimeError(f"the drafter has no {what}: call bind_target(target) first")
+    return m._shared[i]
 
-@patch(as_prop=True)
-def head_weight(self: DFlashDraftModel):
-    if self._shared is None: raise RuntimeError("the drafter has no LM head: call bind_target(target) first")
-    return self._shared[1]
+DFlashDraftModel.embed_weight = property(lambda self: _shared_weight(self, 0, 'embedding'))
+DFlashDraftModel.head_weight = property(lambda self: _shared_weight(self, 1, 'LM head'))
 
 @patch(as_prop=True)
 def draft_head(self: DFlashDraftModel):
@@ -551,8 +538,7 @@ def draft_head(self: DFlashDraftModel):
 # %% ../nbs/10_model.ipynb #df27d42b
 @patch
 def init_from_target(self: DFlashDraftModel, target, scale: float = 0.05) -> DFlashDraftModel:
-    """Start the drafter's final norm as the target's, times `scale`: the target's per-dimension output scales, with
-    logits small enough that the untrained drafter predicts near-uniformly (loss ~ ln V) instead of confidently wrong."""
+    "Start the drafter's final norm as the target's, times `scale`."
     with torch.no_grad(): self.norm.weight.copy_(norm_gain(final_norm(target)) * scale)
     return self
 
@@ -568,12 +554,8 @@ def set_draft_vocab(self: DFlashDraftModel, ids) -> DFlashDraftModel:
 
 # %% ../nbs/10_model.ipynb #7c5e0239
 @patch
-def fuse(self: DFlashDraftModel, ctx_hidden): return self.hidden_norm(self.fc(ctx_hidden))
-
-@patch
 def logits(self: DFlashDraftModel, hidden):
-    """LM head (the target's, frozen). Under autocast the matmul runs in the autocast dtype; otherwise in the head's.
-    With a draft vocabulary the ids outside it get -inf (the output keeps the full vocabulary)."""
+    "LM head (the target's, frozen), in the autocast dtype under autocast; ids outside a draft vocabulary get -inf."
     W = self.draft_head
     out = F.linear(hidden, W) if torch.is_autocast_enabled(hidden.device.type) else F.linear(hidden.to(W.dtype), W)
     if self.vocab_ids is None: return out
@@ -591,9 +573,7 @@ def forward(self: DFlashDraftModel, block_ids, block_pos, ctx_hidden=None, ctx_p
 @patch
 @torch.no_grad()
 def draft(self: DFlashDraftModel, last_token, anchor_pos, ctx_hidden=None, ctx_pos=None, cache: DraftCache | None = None):
-    """Logits (B, block_size - 1, V) for the block [last_token, MASK...] at positions anchor_pos + k.
-    `ctx_hidden` are the target features of all tokens before the anchor — or, with `cache`, of those not yet
-    given to the cache. Greedy draft: `.argmax(-1)`."""
+    "Logits (B, block_size - 1, V) for the block [last_token, MASK...] at positions anchor_pos + k."
     c = self.config
     k = torch.arange(c.block_size, device=last_token.device)
     ids = torch.full((last_token.shape[0], c.block_size), c.mask_token_id, device=last_token.device, dtype=torch.long)
@@ -606,8 +586,7 @@ def draft(self: DFlashDraftModel, last_token, anchor_pos, ctx_hidden=None, ctx_p
 def from_target(cls: DFlashDraftModel, target, num_draft_layers: int = 5, target_layer_ids=None, block_size: int = 16,
                 mask_token_id: int | None = None, seed: int | None = None, norm_from_target: bool = False,
                 **overrides) -> DFlashDraftModel:
-    """A fresh drafter sized for `target` and bound to its embedding/head (fp32 weights, on the target's device);
-    with `norm_from_target`, its final norm starts as 0.05 x the target's (`init_from_target`)."""
+    "A fresh drafter sized for `target` and bound to its embedding/head (fp32 weights, on the target's device)."
     cfg = DFlashConfig.from_target(target.config, num_draft_layers, target_layer_ids, block_size, mask_token_id, **overrides)
     if seed is not None: torch.manual_seed(seed)
     m = cls(cfg).to(target.get_input_embeddings().weight.device).bind_target(target)
@@ -628,8 +607,7 @@ def check_drafter_fits(c: DFlashConfig, target_config, where: str = 'drafter') -
 
 # %% ../nbs/10_model.ipynb #2d0940b2
 def drafter_readme(c: DFlashConfig, info: dict | None = None) -> str:
-    """README.md of a drafter directory: target, tap layers, block size, mask token, training data, tau, and how to serve it
-    (launch options as in z-lab/dflash's README: vLLM `--speculative-config` method `dflash`, SGLang `DFLASH`)."""
+    "README.md of a drafter directory: target, tap layers, block size, mask token, training data, tau, how to serve it."
     i = info or {}
     tgt, d = i.get('target', '<target model>'), i.get('drafter_dir', '<this directory>')
     tau = i.get('tau')
@@ -699,8 +677,7 @@ def modeling_source() -> str:
 
 # %% ../nbs/10_model.ipynb #955ccb61
 def _save_pretrained(self, out_dir, dtype=None, readme: str | None = None) -> Path:
-    """Write `config.json` + `model.safetensors` (drafter weights only, cast to `dtype` if given) + the modelling file
-    `dflash.py` (+ `README.md` when given) to `out_dir`."""
+    "Write `config.json`, `model.safetensors` (cast to `dtype` if given), `dflash.py` and `README.md` to `out_dir`."
     from safetensors.torch import save_file
     out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
     sd = {k: (v.to(dtype) if dtype is not None and v.is_floating_point() else v).detach().cpu().contiguous() for k, v in self.state_dict().items()}

@@ -53,8 +53,6 @@ class MotoServer:
         "SIGKILL the server (a crash, not a shutdown)."
         if self.proc is not None: self._reap(self.proc)
 
-    stop = kill
-
     def client(self, **kwargs):
         "An `s3_client` for this server with its test credentials."
         return s3_client(self.endpoint, **{"region": "us-east-1", **self.credentials, **kwargs})

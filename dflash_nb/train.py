@@ -6,7 +6,7 @@
 from __future__ import annotations
 import argparse, json, math, os, random, shutil, sys, time
 from contextlib import nullcontext
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -16,53 +16,41 @@ import torch
 import torch.nn.functional as F
 import torch.utils.checkpoint
 from fastcore.basics import patch
+from torch.nn.utils.rnn import pad_sequence
+from tqdm.auto import tqdm
 
 from .model import (DFlashConfig, DFlashDraftModel, TargetFeatures, block_attention_mask, check_drafter_fits,
-                             decoder_layers, drafter_readme, flex_block_mask, flex_layer_masks, shared_embeddings, text_config)
-from .dataset import SCHEMA, SHARD_NAME, dataset_manifest, dataset_shards, open_dataset, stream_batches, write_dataset
+                             decoder_layers, drafter_readme, flex_layer_masks, text_config)
+from .config import add_config_args, make_config, opt
+from .dataset import dataset_manifest, dataset_shards, dataset_stats, open_dataset, stream_batches
+from .toy import tiny_target, write_token_dataset   # write_token_dataset: re-exported for the tests
 
 
 # %% auto #0
-__all__ = ['DEFAULT_GAMMA', 'write_token_dataset', 'TokenDataset', 'check_token_dataset', 'open_token_dataset',
-           'token_budget_batches', 'padding_share', 'sample_anchors', 'collate', 'make_blocks', 'loss_weights',
-           'block_loss', 'dflash_forward', 'feature_cache_bytes', 'sample_key', 'FeatureCache', 'CachedTargetFeatures',
-           'fill_feature_cache', 'dist_info', 'setup_device', 'load_target', 'shard_target', 'drafter_from_dir',
-           'latest_checkpoint', 'save_checkpoint', 'load_checkpoint', 'TrainConfig', 'add_train_args', 'train_args',
-           'default_eos_of', 'setup_run', 'run_target', 'run_drafter', 'run_features', 'plan_run', 'run_optimizer',
-           'resume_run', 'train_step', 'step_metrics', 'log_step', 'run_loop', 'run_summary', 'train', 'train_main',
+__all__ = ['DEFAULT_GAMMA', 'TokenDataset', 'check_token_dataset', 'open_token_dataset', 'token_budget_batches', 'padding_share',
+           'sample_anchors', 'collate', 'make_blocks', 'loss_weights', 'block_loss', 'dflash_forward',
+           'feature_cache_bytes', 'sample_key', 'FeatureCache', 'CachedTargetFeatures', 'fill_feature_cache',
+           'dist_info', 'setup_device', 'load_target', 'shard_target', 'drafter_from_dir', 'latest_checkpoint',
+           'save_checkpoint', 'load_checkpoint', 'TrainConfig', 'add_train_args', 'train_args', 'default_eos_of',
+           'setup_run', 'run_target', 'run_drafter', 'run_features', 'plan_run', 'run_optimizer', 'resume_run',
+           'train_step', 'step_metrics', 'log_step', 'run_loop', 'run_summary', 'train', 'train_main',
            'run_readme_info']
 
-# %% ../nbs/11_train.ipynb #0982a0bc
-def write_token_dataset(out_dir, samples, vocab_size: int, description: str = '', extra: dict | None = None) -> Path:
-    "Write `(input_ids, loss_mask, sample_id, source)` samples as a dataset of this project (one shard), atomically."
-    out = Path(out_dir)
-    if out.exists(): raise FileExistsError(f"{out}: already exists; choose a new output directory")
-    tmp = out.with_name(out.name + f".tmp-{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True); tmp.mkdir(parents=True)
-    ids_l, mask_l, sid_l, src_l = [], [], [], []
-    for ids, mask, sid, src in samples:
-        ids, mask = np.asarray(ids, np.int32), np.asarray(mask, bool)
-        if ids.shape != mask.shape or (len(ids) and (ids.min() < 0 or ids.max() >= vocab_size)):
-            raise ValueError(f"sample {sid}: ids must lie in [0, {vocab_size}) and match the mask's length")
-        ids_l.append(ids); mask_l.append(mask); sid_l.append(sid); src_l.append(src)
-    lens = np.array([len(i) for i in ids_l], np.int64)
-    offsets = pa.array(np.concatenate([[0], np.cumsum(lens)]).astype(np.int32))
-    flat = lambda xs, dt: np.concatenate(xs) if xs else np.zeros(0, dt)
-    rb = pa.RecordBatch.from_arrays([pa.ListArray.from_arrays(offsets, pa.array(flat(ids_l, np.int32))),
-                                     pa.ListArray.from_arrays(offsets, pa.array(flat(mask_l, bool))), pa.array(lens),
-                                     pa.array(sid_l, pa.string()), pa.array(src_l, pa.string())], schema=SCHEMA)
-    name = SHARD_NAME
-    loss_tokens = int(sum(m.sum() for m in mask_l))
-    stats = {'samples': len(lens), 'total_tokens': int(lens.sum()), 'loss_tokens': loss_tokens,
-             'loss_token_fraction': loss_tokens / max(1, int(lens.sum())), 'mean_seq_len': float(lens.mean()) if len(lens) else 0.0,
-             'max_seq_len': int(lens.max()) if len(lens) else 0, 'min_seq_len': int(lens.min()) if len(lens) else 0}
-    manifest = {'format': 'dflash_nb.dataset', 'format_version': 1, 'created_utc': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
-                'description': description, 'tokenizer': {'vocab_size': vocab_size}, 'shards': [name],
-                'counts': {'samples': len(lens), 'total_tokens': int(lens.sum()), 'loss_tokens': loss_tokens}, **(extra or {})}
-    write_dataset(tmp, [rb], manifest, stats)
-    os.replace(tmp, out)
-    return out
-
+# %% ../nbs/11_train.ipynb #44204f08
+def _index_batch(f, rb, max_seq_len: int | None):
+    "(ids, loss-mask values, offsets, truncated lengths, anchor counts, max id) of record batch `rb` of shard `f`, checked."
+    for col in ('input_ids', 'loss_mask'):
+        if col not in rb.schema.names: raise ValueError(f"{f}: no `{col}` column; not a tokenized dataset")
+    ids, mask = rb.column('input_ids'), rb.column('loss_mask')
+    off = ids.offsets.to_numpy().astype(np.int64)
+    if not np.array_equal(off, mask.offsets.to_numpy()):
+        raise ValueError(f"{f}: input_ids and loss_mask lengths differ; the dataset is corrupt")
+    vals, m = ids.values.to_numpy(zero_copy_only=False), mask.values.to_numpy(zero_copy_only=False)
+    n_t = np.minimum(np.diff(off), max_seq_len) if max_seq_len else np.diff(off)
+    pair = np.concatenate([[0], np.cumsum(m[:-1] & m[1:])]) if len(m) > 1 else np.zeros(len(m) + 1, np.int64)
+    end = np.maximum(off[:-1] + n_t - 1, off[:-1])                   # pairs (p, p+1) with p+1 < length
+    anchors = pair[np.minimum(end, len(pair) - 1)] - pair[np.minimum(off[:-1], len(pair) - 1)]
+    return vals, mask.values, off, n_t, anchors, int(vals[off[0]:off[-1]].max()) if len(vals) else -1
 
 # %% ../nbs/11_train.ipynb #0b8b0172
 class TokenDataset:
@@ -74,23 +62,10 @@ class TokenDataset:
         self._batches, where, lens, anchors, self.max_token_id = [], [], [], [], -1
         for f in files:
             for rb in stream_batches(f):
-                for col in ('input_ids', 'loss_mask'):
-                    if col not in rb.schema.names: raise ValueError(f"{f}: no `{col}` column; not a tokenized dataset")
-                ids, mask = rb.column('input_ids'), rb.column('loss_mask')
-                off = ids.offsets.to_numpy().astype(np.int64)
-                if not np.array_equal(off, mask.offsets.to_numpy()):
-                    raise ValueError(f"{f}: input_ids and loss_mask lengths differ; the dataset is corrupt")
-                vals = ids.values.to_numpy(zero_copy_only=False)
-                m = mask.values.to_numpy(zero_copy_only=False)
-                if len(vals): self.max_token_id = max(self.max_token_id, int(vals[off[0]:off[-1]].max()))
-                n = np.diff(off)
-                n_t = np.minimum(n, max_seq_len) if max_seq_len else n
-                pair = np.concatenate([[0], np.cumsum(m[:-1] & m[1:])]) if len(m) > 1 else np.zeros(len(m) + 1, np.int64)
-                end = np.maximum(off[:-1] + n_t - 1, off[:-1])                   # pairs (p, p+1) with p+1 < length
-                anchors.append(pair[np.minimum(end, len(pair) - 1)] - pair[np.minimum(off[:-1], len(pair) - 1)])
-                b = len(self._batches)
-                self._batches.append((rb, vals, mask.values, off))
-                where.append(np.stack([np.full(len(n), b), np.arange(len(n))], 1)); lens.append(n_t)
+                vals, mvals, off, n_t, anch, top = _index_batch(f, rb, max_seq_len)
+                self.max_token_id = max(self.max_token_id, top)
+                where.append(np.stack([np.full(len(n_t), len(self._batches)), np.arange(len(n_t))], 1))
+                self._batches.append((rb, vals, mvals, off)); lens.append(n_t); anchors.append(anch)
         self._where = np.concatenate(where) if where else np.zeros((0, 2), np.int64)
         self.row_lengths = np.concatenate(lens) if lens else np.zeros(0, np.int64)
         self.row_anchors = np.concatenate(anchors) if anchors else np.zeros(0, np.int64)
@@ -132,9 +107,7 @@ def _unreadable_shard(path: Path):
 
 def check_token_dataset(ds: TokenDataset, vocab_size: int | None = None) -> TokenDataset:
     "`ds` if its row count matches its manifest/stats.json and its ids lie in [0, vocab_size); else a ValueError with the numbers."
-    said = {}
-    if (ds.manifest.get('counts') or {}).get('samples') is not None: said['manifest.json'] = ds.manifest['counts']['samples']
-    if (ds.path/'stats.json').is_file(): said['stats.json'] = json.loads((ds.path/'stats.json').read_text()).get('samples')
+    said = {'manifest.json': (ds.manifest.get('counts') or {}).get('samples'), 'stats.json': (dataset_stats(ds.path) or {}).get('samples')}
     for name, n in said.items():
         if n is not None and n != ds.n_rows:
             raise ValueError(f"{ds.path}: its shards hold {ds.n_rows:,} rows but {name} says {n:,}: a shard is truncated or "
@@ -197,14 +170,10 @@ def collate(ds: TokenDataset, idx, epoch: int, seed: int, max_anchors: int, pad_
     "Right-padded tensors of samples `idx` (usable-sample indices) with this epoch's anchors."
     rows = [ds[int(i)] for i in idx]
     anch = [sample_anchors(m, max_anchors, np.random.default_rng([seed, epoch, int(ds.rows[i])])) for i, (_, m) in zip(idx, rows)]
-    B, T, N = len(rows), max(len(r[0]) for r in rows), max(len(a) for a in anch)
-    out = {'input_ids': torch.full((B, T), pad_id, dtype=torch.long), 'loss_mask': torch.zeros(B, T, dtype=torch.bool),
-           'lengths': torch.zeros(B, dtype=torch.long), 'anchors': torch.zeros(B, N, dtype=torch.long),
-           'anchor_valid': torch.zeros(B, N, dtype=torch.bool)}
-    for b, ((ids, m), a) in enumerate(zip(rows, anch)):
-        out['input_ids'][b, :len(ids)] = torch.from_numpy(ids); out['loss_mask'][b, :len(m)] = torch.from_numpy(m)
-        out['lengths'][b] = len(ids); out['anchors'][b, :len(a)] = torch.from_numpy(a); out['anchor_valid'][b, :len(a)] = True
-    return out
+    pad = lambda xs, v=0: pad_sequence([torch.from_numpy(x) for x in xs], batch_first=True, padding_value=v)
+    return {'input_ids': pad([ids for ids, _ in rows], pad_id), 'loss_mask': pad([m for _, m in rows]),
+            'lengths': torch.tensor([len(ids) for ids, _ in rows]), 'anchors': pad(anch),
+            'anchor_valid': pad([np.ones(len(a), bool) for a in anch])}
 
 # %% ../nbs/11_train.ipynb #c4d232dc
 def make_blocks(batch: dict, block_size: int, mask_token_id: int):
@@ -282,8 +251,7 @@ def sample_key(ids) -> str:
 
 # %% ../nbs/11_train.ipynb #cfa15142
 class FeatureCache:
-    """Target features of samples, on disk in bfloat16, keyed by the hash of their token ids: filled on first use,
-    reused by later epochs, runs, and datasets that share samples (an append-only data file plus an index)."""
+    "Target features of samples, on disk in bfloat16, keyed by the hash of their token ids (an append-only file + index)."
     def __init__(self, path, layer_ids, hidden_size: int, target_fingerprint: str):
         self.path, self.width = Path(path), len(layer_ids) * hidden_size
         meta = {'target': target_fingerprint, 'layer_ids': [int(i) for i in layer_ids], 'width': self.width, 'dtype': 'bfloat16'}
@@ -305,16 +273,11 @@ class FeatureCache:
         with open(self.data_file, 'ab') as f: f.truncate(end * self.width * 2)   # drop features written after the last index line
         self.rows = end
 
+    def __contains__(self, key: str) -> bool: return key in self.index
+    def __len__(self) -> int: return len(self.index)
+    tokens = property(lambda self: self.rows, doc="feature rows (tokens) stored")
+
 # %% ../nbs/11_train.ipynb #c5aef7d5
-@patch
-def __contains__(self: FeatureCache, key: str) -> bool: return key in self.index
-
-@patch
-def __len__(self: FeatureCache) -> int: return len(self.index)
-
-@patch(as_prop=True)
-def tokens(self: FeatureCache) -> int: return self.rows
-
 @patch
 def get(self: FeatureCache, key: str) -> torch.Tensor:
     off, n = self.index[key]
@@ -361,18 +324,12 @@ def fill_feature_cache(ds: TokenDataset, features: TargetFeatures, cache: Featur
                        progress: bool = False) -> dict:
     "Compute and store the features of every usable sample of `ds` not cached yet (what a first epoch does, up front)."
     cf = CachedTargetFeatures(features, cache)
-    batches = token_budget_batches(ds.lengths, max_tokens, 0, 0)
-    if progress:
-        from tqdm.auto import tqdm
-        batches = tqdm(batches, desc='features', unit='batch')
-    for idx in batches:
+    for idx in tqdm(token_budget_batches(ds.lengths, max_tokens, 0, 0), desc='features', unit='batch', disable=not progress):
         rows = [ds[int(i)][0] for i in idx]
         keys = [sample_key(r) for r in rows]
         todo = [r for r, k in zip(rows, keys) if k not in cache]
         if not todo: continue
-        T = max(len(r) for r in todo)
-        x = torch.zeros(len(todo), T, dtype=torch.long)
-        for j, r in enumerate(todo): x[j, :len(r)] = torch.from_numpy(r)
+        x = pad_sequence([torch.from_numpy(r) for r in todo], batch_first=True)
         cf.for_batch({'input_ids': x.to(features.target.get_input_embeddings().weight.device), 'lengths': torch.tensor([len(r) for r in todo])})
     return {'samples': len(cache), 'tokens': cache.tokens, 'computed': cf.rows_computed, 'target_seconds': round(cf.target_seconds, 1)}
 
@@ -395,8 +352,7 @@ def setup_device(device: str = 'auto'):
 # %% ../nbs/11_train.ipynb #24dc9e6a
 def load_target(spec: str, device, dtype=None, vocab_size: int | None = None):
     "A frozen target in eval mode: `tiny[:k=v,...]` (built in code; `hybrid=1`: Qwen3.5-style) or a local Hugging Face model directory."
-    if spec == 'tiny' or spec.startswith('tiny:'):
-        from dflash_nb.toy import tiny_target                 # toys are built in code, in their own module
+    if spec == 'tiny' or spec.startswith('tiny:'):   # toys are built in code, in their own module
         return tiny_target(spec, vocab_size).to(device=device, dtype=dtype or torch.float32)
     from transformers import AutoModelForCausalLM
     if not Path(spec).is_dir(): raise FileNotFoundError(f"{spec}: --target must be a local model directory or 'tiny'")
@@ -465,78 +421,52 @@ def load_checkpoint(ckpt, core: DFlashDraftModel, opt, sched, plan: dict) -> int
     return int(st['step'])
 
 # %% ../nbs/11_train.ipynb #d494cf74
-def _o(default, help: str, group: str = 'run', **argparse_kw):
-    "A `TrainConfig` field: its default, its `--help` line, its option group and any other `add_argument` settings."
-    return field(default=default, metadata={'help': help, 'group': group, **argparse_kw})
-
 @dataclass
 class TrainConfig:
     "Every parameter of a training run, declared once: `dflash-nb train`'s options and `train_args` are made from it."
-    dataset: str = _o(None, "tokenized dataset directory (or s3:// URL) written by `dflash-nb tokenize`", '', required=True)
-    target: str = _o(None, "target model directory (Hugging Face), or 'tiny' / 'tiny:hidden_size=128,num_layers=8' for a tiny random Qwen3 built in code", '', required=True)
-    output_dir: str = _o(None, "where checkpoints, metrics.jsonl, summary.json and drafter/ go", '', required=True)
-    init_drafter: str | None = _o(None, "start from this drafter directory (e.g. a published DFlash drafter): its shape, tap layers, block size and mask token are kept", 'drafter', metavar='DIR')
-    draft_layers: int = _o(5, "draft decoder layers (default 5)", 'drafter')
-    target_layer_ids: str | None = _o(None, "comma-separated target layers to fuse (default: evenly 1..L-3)", 'drafter')
-    block_size: int = _o(16, "block size (default 16)", 'drafter')
-    mask_token_id: int | None = _o(None, "mask token id (default: 248070 for Qwen3.5/3.6, vocab-1 for tiny)", 'drafter')
-    attention: str = _o('sdpa', "block attention kernel (default sdpa)", 'drafter', choices=['sdpa', 'flex'])
-    norm_init: str = _o('ones', "drafter final norm: all ones (default), or 0.05 x the target's (near-uniform first predictions; see the model notebook)", 'drafter', choices=['ones', 'target'])
-    draft_vocab: str = _o('full', "ids the drafter predicts: the whole vocabulary (default) or those in the dataset's loss tokens (cheaper LM head)", 'drafter', choices=['full', 'data'])
-    max_seq_len: int = _o(3072, "truncate longer samples (default 3072)", 'data')
-    max_tokens: int = _o(8192, "token budget per micro-batch per device, padding included (default 8192)", 'data')
-    max_anchors: int = _o(512, "anchors per sequence (default 512)", 'data')
-    feature_cache: str | None = _o(None, "directory caching the target's features (filled on the first epoch, reused after)", 'data')
-    epochs: int = _o(6, "epochs (default 6)", 'optimisation')
-    max_steps: int | None = _o(None, "stop after this many optimizer steps (the schedule spans them)", 'optimisation')
-    time_budget_s: float | None = _o(None, "fit the run into this many seconds: after 5 steps the step count (and the LR schedule) shrinks to what the budget allows", 'optimisation')
-    lr: float = _o(6e-4, "peak learning rate (default 6e-4)", 'optimisation')
-    warmup_ratio: float = _o(0.04, "linear warmup share of the steps (default 0.04)", 'optimisation')
-    weight_decay: float = _o(0.0, "AdamW weight decay (default 0)", 'optimisation')
-    grad_clip: float = _o(1.0, "gradient norm clip (default 1.0)", 'optimisation')
-    grad_accum: int = _o(1, "micro-batches per optimizer step per device (default 1)", 'optimisation')
-    gamma: float | None = _o(None, "loss decay (default 7/5/4 for block 16/10/8)", 'optimisation')
-    loss_chunk: int = _o(1024, "slots per LM-head chunk in the loss (default 1024)", 'optimisation')
-    seed: int = _o(0, "seed for init, batches and anchors (default 0)")
-    save_every: int = _o(1000, "checkpoint every N steps (default 1000; 0: only at the end)")
-    keep_checkpoints: int = _o(2, "checkpoints kept (default 2)")
-    resume: str = _o('auto', "'auto' (latest checkpoint in --output-dir, if any), 'never', or a checkpoint dir")
-    device: str = _o('auto', "auto | cuda | cpu")
-    target_shard: str = _o('replicate', "target per rank: full copy or FSDP-sharded layers", choices=['replicate', 'fsdp'])
-    save_dtype: str = _o('bfloat16', "dtype of the final drafter/ weights (default bfloat16, what serving engines load; checkpoints stay float32)", choices=['bfloat16', 'float32'])
-    quiet: bool = _o(False, "no progress bar")
-
-# %% ../nbs/11_train.ipynb #8393bd4c
-@patch(cls_method=True)
-def make(cls: TrainConfig, args=None, **kw) -> TrainConfig:
-    "A `TrainConfig` from another one, a Namespace (`dflash-nb train`'s) or a dict, updated by `kw`; unknown names are an error."
-    base = asdict(args) if isinstance(args, TrainConfig) else dict(vars(args) if isinstance(args, argparse.Namespace) else args or {})
-    names = {f.name for f in fields(cls)}
-    if unknown := set(kw) - names: raise TypeError(f"unknown training options: {sorted(unknown)}")
-    return cls(**{k: v for k, v in {**base, **kw}.items() if k in names})   # a Namespace's own extras (the sub-command) are left out
-
-# %% ../nbs/11_train.ipynb #8510ff4a
-def _arg_type(f):
-    "What argparse converts option `f` with: int, float (None: a string), from the field's type."
-    t = f.type if isinstance(f.type, str) else getattr(f.type, '__name__', str(f.type))
-    return {'int': int, 'float': float}.get(t.split(' | ')[0])
+    kind = 'training'   # what make_config's error calls them
+    dataset: str = opt(None, "tokenized dataset directory (or s3:// URL) written by `dflash-nb tokenize`", required=True)
+    target: str = opt(None, "target model directory (Hugging Face), or 'tiny' / 'tiny:hidden_size=128,num_layers=8' for a tiny random Qwen3 built in code", required=True)
+    output_dir: str = opt(None, "where checkpoints, metrics.jsonl, summary.json and drafter/ go", required=True)
+    init_drafter: str | None = opt(None, "start from this drafter directory (e.g. a published DFlash drafter): its shape, tap layers, block size and mask token are kept", 'drafter', metavar='DIR')
+    draft_layers: int = opt(5, "draft decoder layers (default 5)", 'drafter')
+    target_layer_ids: str | None = opt(None, "comma-separated target layers to fuse (default: evenly 1..L-3)", 'drafter')
+    block_size: int = opt(16, "block size (default 16)", 'drafter')
+    mask_token_id: int | None = opt(None, "mask token id (default: 248070 for Qwen3.5/3.6, vocab-1 for tiny)", 'drafter')
+    attention: str = opt('sdpa', "block attention kernel (default sdpa)", 'drafter', choices=['sdpa', 'flex'])
+    norm_init: str = opt('ones', "drafter final norm: all ones (default), or 0.05 x the target's (near-uniform first predictions; see the model notebook)", 'drafter', choices=['ones', 'target'])
+    draft_vocab: str = opt('full', "ids the drafter predicts: the whole vocabulary (default) or those in the dataset's loss tokens (cheaper LM head)", 'drafter', choices=['full', 'data'])
+    max_seq_len: int = opt(3072, "truncate longer samples (default 3072)", 'data')
+    max_tokens: int = opt(8192, "token budget per micro-batch per device, padding included (default 8192)", 'data')
+    max_anchors: int = opt(512, "anchors per sequence (default 512)", 'data')
+    feature_cache: str | None = opt(None, "directory caching the target's features (filled on the first epoch, reused after)", 'data')
+    epochs: int = opt(6, "epochs (default 6)", 'optimisation')
+    max_steps: int | None = opt(None, "stop after this many optimizer steps (the schedule spans them)", 'optimisation')
+    time_budget_s: float | None = opt(None, "fit the run into this many seconds: after 5 steps the step count (and the LR schedule) shrinks to what the budget allows", 'optimisation')
+    lr: float = opt(6e-4, "peak learning rate (default 6e-4)", 'optimisation')
+    warmup_ratio: float = opt(0.04, "linear warmup share of the steps (default 0.04)", 'optimisation')
+    weight_decay: float = opt(0.0, "AdamW weight decay (default 0)", 'optimisation')
+    grad_clip: float = opt(1.0, "gradient norm clip (default 1.0)", 'optimisation')
+    grad_accum: int = opt(1, "micro-batches per optimizer step per device (default 1)", 'optimisation')
+    gamma: float | None = opt(None, "loss decay (default 7/5/4 for block 16/10/8)", 'optimisation')
+    loss_chunk: int = opt(1024, "slots per LM-head chunk in the loss (default 1024)", 'optimisation')
+    seed: int = opt(0, "seed for init, batches and anchors (default 0)", 'run')
+    save_every: int = opt(1000, "checkpoint every N steps (default 1000; 0: only at the end)", 'run')
+    keep_checkpoints: int = opt(2, "checkpoints kept (default 2)", 'run')
+    resume: str = opt('auto', "'auto' (latest checkpoint in --output-dir, if any), 'never', or a checkpoint dir", 'run')
+    device: str = opt('auto', "auto | cuda | cpu", 'run')
+    target_shard: str = opt('replicate', "target per rank: full copy or FSDP-sharded layers", 'run', choices=['replicate', 'fsdp'])
+    save_dtype: str = opt('bfloat16', "dtype of the final drafter/ weights (default bfloat16, what serving engines load; checkpoints stay float32)", 'run', choices=['bfloat16', 'float32'])
+    quiet: bool = opt(False, "no progress bar", 'run')
 
 # %% ../nbs/11_train.ipynb #55495d46
 def add_train_args(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     "Options of `dflash-nb train`, one per `TrainConfig` field, in its groups."
-    groups = {'': p}
-    for f in fields(TrainConfig):
-        m = dict(f.metadata); g = m.pop('group')
-        if g not in groups: groups[g] = p.add_argument_group(g)
-        flag = '--' + f.name.replace('_', '-')
-        if f.type in ('bool', bool): groups[g].add_argument(flag, action='store_true', **m)
-        else: groups[g].add_argument(flag, type=_arg_type(f), default=f.default, **m)
-    return p
+    return add_config_args(p, TrainConfig)
 
-# %% ../nbs/11_train.ipynb #56682aed
 def train_args(**kw) -> TrainConfig:
     "The `dflash-nb train` options as a `TrainConfig`: defaults, overridden by `kw` (underscored names)."
-    return TrainConfig.make(**kw)
+    return make_config(TrainConfig, **kw)
 
 # %% ../nbs/11_train.ipynb #4de473b0
 def _cosine(step: int, total: int, warmup: int) -> float:
@@ -663,8 +593,7 @@ def resume_run(r: SimpleNamespace) -> None:
 
 # %% ../nbs/11_train.ipynb #6a6f2d01
 def train_step(r: SimpleNamespace, epoch: int, s_in: int) -> tuple[torch.Tensor, float, float]:
-    """Optimizer step `s_in` of `epoch`: --grad-accum micro-batches (DDP syncs on the last), clip, AdamW, schedule.
-    Returns the step's summed stats over ranks ([loss, micro-batches, tokens, positions, anchors, correct[k], count[k]]), grad norm and lr."""
+    "Optimizer step `s_in` of `epoch` -> (its stats summed over ranks, grad norm, lr)."
     a, bs = r.args, r.cfg.block_size
     stats = torch.zeros(5 + 2 * bs, dtype=torch.float64)
     for k in range(a.grad_accum):
@@ -712,9 +641,7 @@ def run_loop(r: SimpleNamespace) -> None:
     r.autocast = torch.autocast('cuda', dtype=torch.bfloat16) if r.dev.type == 'cuda' else nullcontext()
     r.bar = None
     if r.dev.type == 'cuda': torch.cuda.reset_peak_memory_stats(r.dev)
-    if r.rank == 0 and not a.quiet:
-        from tqdm.auto import tqdm
-        r.bar = tqdm(total=r.total, initial=r.step, desc='train', unit='step')
+    if r.rank == 0 and not a.quiet: r.bar = tqdm(total=r.total, initial=r.step, desc='train', unit='step')
     r.model.train()
     r.tok_sum, r.t_train, r.steps_run, r.last = 0, 0.0, 0, {}
     while r.step < r.total:
@@ -756,7 +683,7 @@ def run_summary(r: SimpleNamespace) -> dict:
 # %% ../nbs/11_train.ipynb #a3ce2d88
 def train(args: TrainConfig | argparse.Namespace) -> dict:
     "Train a DFlash drafter; returns the summary (also written to OUT/summary.json on rank 0)."
-    r = setup_run(TrainConfig.make(args))
+    r = setup_run(make_config(TrainConfig, args))
     for stage in (run_target, run_drafter, run_features, plan_run, run_optimizer, resume_run, run_loop): stage(r)
     summary = run_summary(r)
     if r.rank == 0:
@@ -781,8 +708,7 @@ def train_main(args: argparse.Namespace) -> int:
 def run_readme_info(args, ds, summary: dict) -> dict:
     "What the drafter's README.md says about this run: target, training data statistics, training outcome."
     n_tok, pairs = int(ds.lengths.sum()), int(ds.row_anchors.sum())
-    st = Path(str(args.dataset))/'stats.json'
-    loss_tok = json.loads(st.read_text()).get('loss_tokens') if st.is_file() else None
+    loss_tok = (dataset_stats(str(args.dataset)) or {}).get('loss_tokens')
     data = (f"`{args.dataset}`: {len(ds):,} samples, {n_tok:,} tokens (max length {args.max_seq_len}, {ds.truncated} truncated, "
             f"{ds.skipped_no_anchor} without a response skipped), {pairs:,} anchor positions"
             + (f", {loss_tok:,} loss tokens" if loss_tok else ''))
