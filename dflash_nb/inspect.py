@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .dataset import SCHEMA
+from .dataset import SCHEMA, list_parts
 from .records import Record
 from .tokenize import ChatTokenizer, tokenize_record
 from .views import TokenDisplay, TokenViews, MaskDataset, special_ids
@@ -155,12 +155,6 @@ class Thresholds:
 # bits of SampleTable.fails, one per mask check
 CHECK_BITS = {'lengths': 1, 'has_loss': 2, 'span_end': 4, 'turn_start': 8, 'gen_prompt': 16, 'vocab': 32}
 
-def _list_parts(col):
-    "`(offsets from 0, values array)` of a list column."
-    if isinstance(col, pa.ChunkedArray): col = col.combine_chunks()
-    off = np.asarray(col.offsets, dtype=np.int64)
-    return off - off[0], col.values.slice(int(off[0]), int(off[-1] - off[0]))
-
 def _match_at(ids: np.ndarray, pos: np.ndarray, pattern, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     "For each start in `pos`: does `ids[pos:pos+len(pattern)]` equal `pattern`, staying within [lo, hi)?"
     k = len(pattern)
@@ -257,8 +251,8 @@ def scan_batch(b: pa.RecordBatch, facts: TemplateFacts, thr: Thresholds, max_seq
                vocab_size: int | None = None) -> dict:
     "Per-sample summary arrays of one record batch (see the prose above); all numpy, no loop over tokens or samples."
     n = b.num_rows
-    off_i, vi = _list_parts(b.column('input_ids'))
-    off_m, vm = _list_parts(b.column('loss_mask'))
+    off_i, vi = list_parts(b.column('input_ids'))
+    off_m, vm = list_parts(b.column('loss_mask'))
     li, lm = np.diff(off_i), np.diff(off_m)
     seq = b.column('seq_len').to_numpy(zero_copy_only=False).astype(np.int64) if 'seq_len' in b.schema.names else li
     bad_len = (li != lm) | (li != seq)
@@ -718,7 +712,7 @@ def infer_facts(ds: MaskDataset, samples: int = 2000) -> TemplateFacts:
     ends, seen = Counter(), 0
     for _, _, b in ds.batches():
         r = b.slice(0, min(b.num_rows, samples - seen))
-        off, vi = _list_parts(r.column('input_ids')); _, vm = _list_parts(r.column('loss_mask'))
+        off, vi = list_parts(r.column('input_ids')); _, vm = list_parts(r.column('loss_mask'))
         ids, m = vi.to_numpy(zero_copy_only=False), vm.to_numpy(zero_copy_only=False).astype(bool)
         if len(ids) == len(m) and len(m):
             nxt = np.r_[m[1:], False]; nxt[off[1:] - 1] = False
