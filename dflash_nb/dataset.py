@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 __all__ = ['FEATURES', 'SCHEMA', 'DATASET_COLUMNS', 'SHARD_NAME', 'read_json', 'dataset_manifest', 'dataset_stats',
            'dataset_shards', 'open_dataset', 'stream_batches', 'read_shard', 'read_schema', 'with_dataset_columns',
            'atomic_write', 'write_dataset_metadata', 'write_shard', 'write_dataset', 'OutputLocked', 'output_lock',
-           'replace_dir', 'clean_asides', 'list_parts', 'true_counts']
+           'replace_dir', 'clean_asides', 'list_parts', 'true_counts', 'write_pretokenized']
 
 # %% ../nbs/03a_dataset.ipynb #c0c263ab
 FEATURES = {
@@ -279,3 +279,20 @@ def true_counts(col, group_elements: int = 1 << 27) -> np.ndarray:
         group.append(c); n += m
     flush()
     return np.concatenate(out) if out else np.zeros(0, np.int64)
+
+# %% ../nbs/03a_dataset.ipynb #f678a389
+def write_pretokenized(out_dir, shards, name: str, max_rows: int | None = None,
+                       check=None,  # called with each conformed batch and its first row; raises to refuse the rows
+                      ) -> int:
+    "The rows of `shards` (dataset `name`, from another tool) as a one-shard dataset in `out_dir`; the rows written."
+    rows = 0
+    def batches():
+        nonlocal rows
+        for s in shards:
+            for b in stream_batches(s, max_rows):
+                b = with_dataset_columns(b, name, rows)
+                if check: check(b, rows)
+                yield pa.RecordBatch.from_arrays(b.columns, schema=SCHEMA)
+                rows += b.num_rows
+    write_dataset(out_dir, batches())
+    return rows

@@ -17,7 +17,7 @@ from tqdm import tqdm
 
 from .storage import is_s3_url
 from .dataset import (SCHEMA, clean_asides, dataset_manifest, dataset_shards, list_parts, output_lock, read_json,
-    read_schema, replace_dir, stream_batches, true_counts, with_dataset_columns, write_dataset_metadata)
+    read_schema, replace_dir, stream_batches, true_counts, write_dataset_metadata, write_pretokenized)
 from .tokenize import ChatTokenizer, DiskFull, content_hash, disk_full, is_disk_full, tokenize_dataset
 
 # %% auto #0
@@ -386,18 +386,12 @@ def _merge_into(tmp: Path, ex: DatasetDir, nd: DatasetDir, owned: bool, link: bo
 # %% ../nbs/07_merge.ipynb #de8a0815
 def conform_rows(nd: DatasetDir, dst: Path, vocab_size: int | None = None) -> DatasetDir:
     "The pre-tokenized dataset `nd` rewritten at `dst` with the dataset's five columns; ids checked against `vocab_size`."
-    dst.mkdir(parents=True)
-    name, pos = 'data-00000-of-00001.arrow', 0
-    with pa.ipc.new_stream(str(dst/name), SCHEMA) as w:
-        for shard in nd.shards:
-            for b in stream_batches(shard, BATCH_ROWS):
-                b = with_dataset_columns(b, nd.path.name, pos)
-                if vocab_size and b.num_rows and (hi := pc.max(pc.list_flatten(b.column('input_ids'))).as_py()) is not None and hi >= vocab_size:
-                    row = pos + next(i for i, r in enumerate(b.column('input_ids').to_pylist()) if r and max(r) >= vocab_size)
-                    raise MergeError(f"{nd.path}: row {row}: token id {hi:,} is outside the existing tokenizer's vocabulary "
-                                     f"({vocab_size:,} ids); these rows were made with another tokenizer")
-                w.write_batch(pa.RecordBatch.from_arrays(b.columns, schema=SCHEMA)); pos += b.num_rows
-    write_dataset_metadata(dst, [name])
+    def check(b, pos):
+        if vocab_size and b.num_rows and (hi := pc.max(pc.list_flatten(b.column('input_ids'))).as_py()) is not None and hi >= vocab_size:
+            row = pos + next(i for i, r in enumerate(b.column('input_ids').to_pylist()) if r and max(r) >= vocab_size)
+            raise MergeError(f"{nd.path}: row {row}: token id {hi:,} is outside the existing tokenizer's vocabulary "
+                             f"({vocab_size:,} ids); these rows were made with another tokenizer")
+    write_pretokenized(dst, nd.shards, nd.path.name, BATCH_ROWS, check)
     return open_dataset_dir(dst, 'new')
 
 # %% ../nbs/07_merge.ipynb #bf7fd27e
