@@ -281,10 +281,8 @@ def true_counts(col, group_elements: int = 1 << 27) -> np.ndarray:
     return np.concatenate(out) if out else np.zeros(0, np.int64)
 
 # %% ../nbs/03a_dataset.ipynb #f678a389
-def write_pretokenized(out_dir, shards, name: str, max_rows: int | None = None,
-                       check=None,  # called with each conformed batch and its first row; raises to refuse the rows
-                      ) -> int:
-    "The rows of `shards` (dataset `name`, from another tool) as a one-shard dataset in `out_dir`; the rows written."
+def write_pretokenized(out_dir, shards, name: str, max_rows: int | None = None, check=None) -> int:
+    "The rows of `shards` (dataset `name`, another tool's) as a one-shard dataset in `out_dir`; `check(batch, row)` may refuse."
     rows = 0
     def batches():
         nonlocal rows
