@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 __all__ = ['FEATURES', 'SCHEMA', 'DATASET_COLUMNS', 'SHARD_NAME', 'read_json', 'dataset_manifest', 'dataset_stats',
            'dataset_shards', 'open_dataset', 'stream_batches', 'read_shard', 'read_schema', 'with_dataset_columns',
            'atomic_write', 'write_dataset_metadata', 'write_shard', 'write_dataset', 'OutputLocked', 'output_lock',
-           'replace_dir', 'clean_asides']
+           'replace_dir', 'clean_asides', 'list_parts', 'true_counts', 'write_pretokenized']
 
 # %% ../nbs/03a_dataset.ipynb #c0c263ab
 FEATURES = {
@@ -228,3 +228,69 @@ def clean_asides(out) -> list[str]:
     if asides and not out.exists(): os.replace(asides.pop(), out)
     for a in asides: shutil.rmtree(a, ignore_errors=True)
     return [a.name for a in asides]
+
+# %% ../nbs/03a_dataset.ipynb #8a5105b7
+def list_parts(col) -> tuple[np.ndarray, pa.Array]:
+    "`(offsets from 0, values)` of a list column, for its own rows only (also when it is a slice or chunked)."
+    if isinstance(col, pa.ChunkedArray): col = col.combine_chunks()
+    off = np.asarray(col.offsets, dtype=np.int64)
+    return off - off[0], col.values.slice(int(off[0]), int(off[-1] - off[0]))
+
+# %% ../nbs/03a_dataset.ipynb #72ea686e
+def _bool_list_counts(arr: pa.Array) -> np.ndarray:
+    offs = np.asarray(arr.offsets, dtype=np.int64)
+    child = arr.values
+    nbytes = (child.offset + len(child) + 7) // 8
+    raw = np.frombuffer(child.buffers()[1], np.uint8, count=nbytes) if nbytes else np.zeros(0, np.uint8)
+    if child.null_count: raw = raw & np.frombuffer(child.buffers()[0], np.uint8, count=nbytes)
+    words = np.zeros(nbytes // 8 + 1, np.uint64)          # padded: a position at the very end has a word to look at
+    words.view(np.uint8)[:nbytes] = raw
+    csum = np.zeros(len(words) + 1, np.int64)
+    np.cumsum(np.bitwise_count(words), out=csum[1:])
+    def prefix(pos):
+        pos = pos + child.offset
+        w, r = pos >> 6, (pos & 63).astype(np.uint64)
+        return csum[w] + np.bitwise_count(words[w] & ((np.uint64(1) << r) - np.uint64(1)))
+    return prefix(offs[1:]) - prefix(offs[:-1])
+
+# %% ../nbs/03a_dataset.ipynb #81fecaab
+def _int_list_counts(arr: pa.Array) -> np.ndarray:
+    offs = np.asarray(arr.offsets, dtype=np.int64)
+    nz = arr.values.fill_null(0).to_numpy(zero_copy_only=False) != 0
+    csum = np.zeros(len(nz) + 1, np.int64)
+    np.cumsum(nz, out=csum[1:])
+    return csum[offs[1:]] - csum[offs[:-1]]
+
+def _is_list(t) -> bool: return pa.types.is_list(t) or pa.types.is_large_list(t)
+
+# %% ../nbs/03a_dataset.ipynb #cbdb4c7a
+def true_counts(col, group_elements: int = 1 << 27) -> np.ndarray:
+    "How many elements of each list of `col` (list<bool> or list<int>, Array or ChunkedArray) are true / non-zero."
+    if not _is_list(col.type) or not (pa.types.is_boolean(col.type.value_type) or pa.types.is_integer(col.type.value_type)):
+        raise ValueError(f"expected a list of bool or int, got {col.type}")
+    chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
+    count = _bool_list_counts if pa.types.is_boolean(col.type.value_type) else _int_list_counts
+    out, group, n = [], [], 0
+    def flush():
+        if group: out.append(count(pa.concat_arrays(group) if len(group) > 1 else group[0]))
+    for c in chunks:
+        m = len(c.values) if len(c) else 0
+        if group and n + m > group_elements: flush(); group, n = [], 0
+        group.append(c); n += m
+    flush()
+    return np.concatenate(out) if out else np.zeros(0, np.int64)
+
+# %% ../nbs/03a_dataset.ipynb #f678a389
+def write_pretokenized(out_dir, shards, name: str, max_rows: int | None = None, check=None) -> int:
+    "The rows of `shards` (dataset `name`, another tool's) as a one-shard dataset in `out_dir`; `check(batch, row)` may refuse."
+    rows = 0
+    def batches():
+        nonlocal rows
+        for s in shards:
+            for b in stream_batches(s, max_rows):
+                b = with_dataset_columns(b, name, rows)
+                if check: check(b, rows)
+                yield pa.RecordBatch.from_arrays(b.columns, schema=SCHEMA)
+                rows += b.num_rows
+    write_dataset(out_dir, batches())
+    return rows

@@ -7,10 +7,8 @@ from __future__ import annotations
 import argparse, hashlib, json, os, shutil
 from pathlib import Path
 
-import pyarrow as pa
-
-from .dataset import (SCHEMA, dataset_shards, read_schema, replace_dir, stream_batches, with_dataset_columns,
-                               write_dataset_metadata)
+from .dataset import (SHARD_NAME, dataset_shards, read_schema, replace_dir, stream_batches, write_dataset_metadata,
+                               write_pretokenized)
 
 # %% auto #0
 __all__ = ['SPECULATORS_COLUMNS', 'speculators_state', 'link_file', 'export_speculators', 'add_export_args', 'export_main']
@@ -59,18 +57,6 @@ def _linked_view(src: Path, shards: list, tmp: Path, how: dict) -> tuple[list[st
     else: write_dataset_metadata(tmp, out_names)  # its state.json is replaced by the speculators one
     return out_names, sum(b.num_rows for s in shards for b in stream_batches(s))
 
-def _rewritten_view(src: Path, shards: list, tmp: Path, how: dict) -> tuple[list[str], int]:
-    "Pre-tokenized rows without seq_len, rewritten into one shard with the dataset's columns; the shard names and rows."
-    rows, out_names = 0, ['data-00000-of-00001.arrow']
-    with pa.ipc.new_stream(str(tmp/out_names[0]), SCHEMA) as w:
-        for s in shards:
-            for b in stream_batches(s):
-                w.write_batch(pa.RecordBatch.from_arrays(with_dataset_columns(b, src.name, rows).columns, schema=SCHEMA))
-                rows += b.num_rows
-    how[out_names[0]] = 'rewritten'
-    write_dataset_metadata(tmp, out_names)
-    return out_names, rows
-
 
 # %% ../nbs/08_export.ipynb #77e93416
 def export_speculators(dataset, output_dir, overwrite: bool = False) -> dict:
@@ -80,10 +66,11 @@ def export_speculators(dataset, output_dir, overwrite: bool = False) -> dict:
     tmp = out.with_name(out.name + '.partial')
     if tmp.exists(): shutil.rmtree(tmp)
     tmp.mkdir(parents=True)
-    how, rows = {}, 0
+    how = {}
     try:
         if all('seq_len' in n for n in names): out_names, rows = _linked_view(src, shards, tmp, how)
-        else: out_names, rows = _rewritten_view(src, shards, tmp, how)  # pre-tokenized rows without seq_len
+        else:  # pre-tokenized rows without seq_len: rewritten into one shard with the dataset's columns
+            out_names, rows, how[SHARD_NAME] = [SHARD_NAME], write_pretokenized(tmp, shards, src.name), 'rewritten'
         (tmp/'state.json').write_text(json.dumps(speculators_state(out_names), indent=2))
         replace_dir(tmp, out)
     except BaseException:

@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .dataset import SCHEMA
+from .dataset import SCHEMA, list_parts
 from .records import Record
 from .tokenize import ChatTokenizer, tokenize_record
 from .views import TokenDisplay, TokenViews, MaskDataset, special_ids
@@ -155,12 +155,6 @@ class Thresholds:
 # bits of SampleTable.fails, one per mask check
 CHECK_BITS = {'lengths': 1, 'has_loss': 2, 'span_end': 4, 'turn_start': 8, 'gen_prompt': 16, 'vocab': 32}
 
-def _list_parts(col):
-    "`(offsets from 0, values array)` of a list column."
-    if isinstance(col, pa.ChunkedArray): col = col.combine_chunks()
-    off = np.asarray(col.offsets, dtype=np.int64)
-    return off - off[0], col.values.slice(int(off[0]), int(off[-1] - off[0]))
-
 def _match_at(ids: np.ndarray, pos: np.ndarray, pattern, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     "For each start in `pos`: does `ids[pos:pos+len(pattern)]` equal `pattern`, staying within [lo, hi)?"
     k = len(pattern)
@@ -257,8 +251,8 @@ def scan_batch(b: pa.RecordBatch, facts: TemplateFacts, thr: Thresholds, max_seq
                vocab_size: int | None = None) -> dict:
     "Per-sample summary arrays of one record batch (see the prose above); all numpy, no loop over tokens or samples."
     n = b.num_rows
-    off_i, vi = _list_parts(b.column('input_ids'))
-    off_m, vm = _list_parts(b.column('loss_mask'))
+    off_i, vi = list_parts(b.column('input_ids'))
+    off_m, vm = list_parts(b.column('loss_mask'))
     li, lm = np.diff(off_i), np.diff(off_m)
     seq = b.column('seq_len').to_numpy(zero_copy_only=False).astype(np.int64) if 'seq_len' in b.schema.names else li
     bad_len = (li != lm) | (li != seq)
@@ -657,16 +651,23 @@ def headline(self: InspectReport) -> str:
             f"{self.status.upper()}")
 
 # %% ../nbs/05a_inspect.ipynb #5c46a819
+def _report_rows(rep: InspectReport, none: str) -> tuple[list, list]:
+    "Check and gate rows as both tables show them: `(name, under the name, status, numbers, what, note, examples)`."
+    checks = [(c.name, '', c.status, [f"{c.failures:,}"], c.title, c.note, c.examples) for c in rep.checks]
+    gates = [(g.name, g.title, g.status, [none if g.value is None else _pct(g.value), '> ' + _pct(g.warn), '> ' + _pct(g.fail)],
+              g.message, '', g.examples[:3]) for g in rep.gates]
+    return checks, gates
+
 @patch
 def table(self: InspectReport, color: bool = False) -> str:
     "Plain-text tables of the checks and gates (ANSI colours with `color=True`), as `dflash-nb inspect` prints them."
-    eg = lambda xs: f"  e.g. {', '.join(xs)}" if xs else ''
-    f = lambda v: '-' if v is None else _pct(v)
-    checks = _text_table(('check', 'status', 'failures', 'what'), [(c.name, c.status.upper(), f"{c.failures:,}",
-                         c.title + (f" [{c.note}]" if c.note else '') + eg(c.examples)) for c in self.checks], color)
-    gates = _text_table(('gate', 'status', 'value', 'warn', 'fail', 'what'), [(g.name, g.status.upper(), f(g.value), '> ' + _pct(g.warn),
-                        '> ' + _pct(g.fail), g.message + eg(g.examples[:3])) for g in self.gates], color)
-    return '\n'.join([self.headline(), f"tokenizer: {self.tokenizer}", *([f"chat template: {self.chat_template}"] if self.chat_template else []), '', 'MASK CHECKS', *checks, '', 'QUALITY GATES', *gates]) + '\n'
+    rows = lambda rs: [(n, s.upper(), *nums, what + (f" [{note}]" if note else '') + (f"  e.g. {', '.join(ex)}" if ex else ''))
+                       for n, _, s, nums, what, note, ex in rs]
+    checks, gates = _report_rows(self, '-')
+    checks = _text_table(('check', 'status', 'failures', 'what'), rows(checks), color)
+    gates = _text_table(('gate', 'status', 'value', 'warn', 'fail', 'what'), rows(gates), color)
+    chat = [f"chat template: {self.chat_template}"] if self.chat_template else []
+    return '\n'.join([self.headline(), f"tokenizer: {self.tokenizer}", *chat, '', 'MASK CHECKS', *checks, '', 'QUALITY GATES', *gates]) + '\n'
 
 # %% ../nbs/05a_inspect.ipynb #dffa2ec6
 @patch
@@ -686,19 +687,17 @@ def _repr_html_(self: InspectReport) -> str:
     e = html.escape
     cell = lambda s: f'<td style="background:{_STATUS_BG[s]};color:#111;font-weight:bold;text-align:center;padding:2px 8px">{s.upper()}</td>'
     td = lambda x, a='left': f'<td style="text-align:{a};padding:2px 8px;vertical-align:top{";white-space:nowrap" if a == "right" else ""}">{x}</td>'
-    f = lambda v: '–' if v is None else _pct(v)
-    grow = ''.join(f"<tr>{td('<code>' + e(g.name) + '</code><br><small>' + e(g.title) + '</small>')}{cell(g.status)}{td(f(g.value), 'right')}"
-                   f"{td('&gt; ' + _pct(g.warn), 'right')}{td('&gt; ' + _pct(g.fail), 'right')}{td(e(g.message))}"
-                   f"{td('<small>' + e(', '.join(g.examples[:3])) + '</small>')}</tr>" for g in self.gates)
-    crow = ''.join(f"<tr>{td('<code>' + e(c.name) + '</code>')}{cell(c.status)}{td(f'{c.failures:,}', 'right')}"
-                   f"{td(e(c.title) + ('<br><small>' + e(c.note) + '</small>' if c.note else ''))}{td('<small>' + e(', '.join(c.examples)) + '</small>')}</tr>"
-                   for c in self.checks)
+    small = lambda x: f'<br><small>{e(x)}</small>' if x else ''
+    tr = lambda rs: ''.join(f"<tr>{td('<code>' + e(n) + '</code>' + small(sub))}{cell(s)}{''.join(td(e(x), 'right') for x in nums)}"
+                            f"{td(e(what) + small(note))}{td('<small>' + e(', '.join(ex)) + '</small>')}</tr>"
+                            for n, sub, s, nums, what, note, ex in rs)
+    checks, gates = _report_rows(self, '–')
     tstyle = 'border-collapse:collapse;font:13px system-ui,sans-serif;margin:6px 0 14px 0'
     hd = lambda *hs: '<tr style="border-bottom:2px solid #999">' + ''.join(f'<th style="text-align:left;padding:2px 8px">{h}</th>' for h in hs) + '</tr>'
     return (f'<div class="dfk-report"><div style="font:14px system-ui,sans-serif;margin:4px 0"><b>{e(self.headline())}</b><br>'
             f'<small>{e(self.tokenizer)}</small>' + (f'<br><small>chat template: {e(self.chat_template)}</small>' if self.chat_template else '') + '</div>'
-            f'<table class="dfk-gates" style="{tstyle}">{hd("quality gate", "status", "value", "warn", "fail", "what", "examples")}{grow}</table>'
-            f'<table class="dfk-checks" style="{tstyle}">{hd("mask check", "status", "failures", "what", "examples")}{crow}</table></div>')
+            f'<table class="dfk-gates" style="{tstyle}">{hd("quality gate", "status", "value", "warn", "fail", "what", "examples")}{tr(gates)}</table>'
+            f'<table class="dfk-checks" style="{tstyle}">{hd("mask check", "status", "failures", "what", "examples")}{tr(checks)}</table></div>')
 
 # %% ../nbs/05a_inspect.ipynb #5ef1167e
 @patch
@@ -718,7 +717,7 @@ def infer_facts(ds: MaskDataset, samples: int = 2000) -> TemplateFacts:
     ends, seen = Counter(), 0
     for _, _, b in ds.batches():
         r = b.slice(0, min(b.num_rows, samples - seen))
-        off, vi = _list_parts(r.column('input_ids')); _, vm = _list_parts(r.column('loss_mask'))
+        off, vi = list_parts(r.column('input_ids')); _, vm = list_parts(r.column('loss_mask'))
         ids, m = vi.to_numpy(zero_copy_only=False), vm.to_numpy(zero_copy_only=False).astype(bool)
         if len(ids) == len(m) and len(m):
             nxt = np.r_[m[1:], False]; nxt[off[1:] - 1] = False

@@ -16,16 +16,16 @@ import pyarrow.compute as pc
 from tqdm import tqdm
 
 from .storage import is_s3_url
-from .dataset import (SCHEMA, clean_asides, dataset_manifest, dataset_shards, output_lock, read_json, read_schema,
-                               replace_dir, stream_batches, with_dataset_columns, write_dataset_metadata)
+from .dataset import (SCHEMA, clean_asides, dataset_manifest, dataset_shards, list_parts, output_lock, read_json,
+    read_schema, replace_dir, stream_batches, true_counts, write_dataset_metadata, write_pretokenized)
 from .tokenize import ChatTokenizer, DiskFull, content_hash, disk_full, is_disk_full, tokenize_dataset
 
 # %% auto #0
 __all__ = ['BATCH_ROWS', 'POSITION_ID', 'MergeError', 'DatasetDir', 'is_dataset_dir', 'open_dataset_dir', 'tokenizer_differences',
-           'param_differences', 'schema_differences', 'conform_batch', 'is_position_id', 'row_true_counts',
-           'batch_content_hashes', 'dataset_content_hashes', 'Duplicates', 'find_duplicates', 'link_or_copy',
-           'write_hashes', 'write_filtered', 'Part', 'read_part', 'input_stats', 'summarize', 'conform_rows',
-           'merge_datasets', 'count_equation', 'add_merge_args', 'merge_main']
+           'param_differences', 'schema_differences', 'conform_batch', 'is_position_id', 'batch_content_hashes',
+           'dataset_content_hashes', 'Duplicates', 'find_duplicates', 'link_or_copy', 'write_hashes', 'write_filtered',
+           'Part', 'read_part', 'input_stats', 'summarize', 'conform_rows', 'merge_datasets', 'count_equation',
+           'add_merge_args', 'merge_main']
 
 # %% ../nbs/07_merge.ipynb #c94daf34
 BATCH_ROWS = 1024  # rows per step when merge reads tokens (new data, hashes): memory stays flat whatever the shards' batches
@@ -105,22 +105,12 @@ def is_position_id(sample_id: str) -> bool:
     "True for the `<file>:<line>` ids tokenize gives records that have no `id`."
     return bool(POSITION_ID.fullmatch(sample_id))
 
-def _list_parts(col: pa.ListArray) -> tuple[np.ndarray, np.ndarray]:
-    "`(offsets from 0, values as numpy)` of a list column, for its own rows only (also when it is a slice)."
-    offs = np.asarray(col.offsets, dtype=np.int64)
-    vals = col.values.slice(int(offs[0]), int(offs[-1] - offs[0])).to_numpy(zero_copy_only=False)
-    return offs - offs[0], vals
-
-def row_true_counts(col: pa.ListArray) -> np.ndarray:
-    "Number of True values in each row of a list<bool> column (loss tokens per sample)."
-    offs, v = _list_parts(col)  # one byte a token, for this batch only
-    cs = np.r_[0, np.cumsum(v, dtype=np.int64)]  # Trues before each offset
-    return cs[offs[1:]] - cs[offs[:-1]]
 
 # %% ../nbs/07_merge.ipynb #d496d176
 def batch_content_hashes(b: pa.RecordBatch) -> np.ndarray:
     "`content_hash` of every row of a batch, as tokenize computes it."
-    (io_, iv), (mo, mv) = _list_parts(b.column('input_ids')), _list_parts(b.column('loss_mask'))
+    (io_, iv), (mo, mv) = list_parts(b.column('input_ids')), list_parts(b.column('loss_mask'))
+    iv, mv = iv.to_numpy(zero_copy_only=False), mv.to_numpy(zero_copy_only=False)
     return np.fromiter((content_hash(iv[io_[i]:io_[i + 1]], mv[mo[i]:mo[i + 1]]) for i in range(len(b))), np.uint64, len(b))
 
 def dataset_content_hashes(ds: DatasetDir, rows: int, progress: bool = False) -> tuple[np.ndarray, bool]:
@@ -222,7 +212,7 @@ def read_part(ds: DatasetDir, full: bool, progress: bool = False, desc: str = 'r
             lens.append(b.column('seq_len').to_numpy(zero_copy_only=False).astype(np.int64)); n += len(b)
             if full:
                 ids += b.column('sample_id').to_pylist(); srcs += b.column('source').to_pylist()
-                loss.append(row_true_counts(b.column('loss_mask')))
+                loss.append(true_counts(b.column('loss_mask')))
         rows.append(n)
     cat = lambda xs: np.concatenate(xs) if xs else np.zeros(0, np.int64)
     return Part(cat(lens), rows, ids if full else None, srcs if full else None, cat(loss) if full else None)
@@ -396,18 +386,12 @@ def _merge_into(tmp: Path, ex: DatasetDir, nd: DatasetDir, owned: bool, link: bo
 # %% ../nbs/07_merge.ipynb #de8a0815
 def conform_rows(nd: DatasetDir, dst: Path, vocab_size: int | None = None) -> DatasetDir:
     "The pre-tokenized dataset `nd` rewritten at `dst` with the dataset's five columns; ids checked against `vocab_size`."
-    dst.mkdir(parents=True)
-    name, pos = 'data-00000-of-00001.arrow', 0
-    with pa.ipc.new_stream(str(dst/name), SCHEMA) as w:
-        for shard in nd.shards:
-            for b in stream_batches(shard, BATCH_ROWS):
-                b = with_dataset_columns(b, nd.path.name, pos)
-                if vocab_size and b.num_rows and (hi := pc.max(pc.list_flatten(b.column('input_ids'))).as_py()) is not None and hi >= vocab_size:
-                    row = pos + next(i for i, r in enumerate(b.column('input_ids').to_pylist()) if r and max(r) >= vocab_size)
-                    raise MergeError(f"{nd.path}: row {row}: token id {hi:,} is outside the existing tokenizer's vocabulary "
-                                     f"({vocab_size:,} ids); these rows were made with another tokenizer")
-                w.write_batch(pa.RecordBatch.from_arrays(b.columns, schema=SCHEMA)); pos += b.num_rows
-    write_dataset_metadata(dst, [name])
+    def check(b, pos):
+        if vocab_size and b.num_rows and (hi := pc.max(pc.list_flatten(b.column('input_ids'))).as_py()) is not None and hi >= vocab_size:
+            row = pos + next(i for i, r in enumerate(b.column('input_ids').to_pylist()) if r and max(r) >= vocab_size)
+            raise MergeError(f"{nd.path}: row {row}: token id {hi:,} is outside the existing tokenizer's vocabulary "
+                             f"({vocab_size:,} ids); these rows were made with another tokenizer")
+    write_pretokenized(dst, nd.shards, nd.path.name, BATCH_ROWS, check)
     return open_dataset_dir(dst, 'new')
 
 # %% ../nbs/07_merge.ipynb #bf7fd27e

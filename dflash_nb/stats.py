@@ -4,7 +4,7 @@
 
 # %% ../nbs/06_stats.ipynb #11a96f9c
 from __future__ import annotations
-import argparse, html, io, json, os, sys, time
+import argparse, html, io, json, sys, time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,59 +13,15 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .dataset import atomic_write, dataset_shards, read_json as _read_json, read_shard
+from .dataset import _is_list, atomic_write, dataset_shards, read_json as _read_json, read_shard, true_counts
 from .storage import is_s3_url, local_dataset
 
 # %% auto #0
-__all__ = ['STATS_KEYS', 'RUN_KEYS', 'SOURCE_HEADER', 'COMPARE_HEADER', 'true_counts', 'list_lengths', 'recorded_run_stats',
+__all__ = ['STATS_KEYS', 'RUN_KEYS', 'SOURCE_HEADER', 'COMPARE_HEADER', 'list_lengths', 'recorded_run_stats',
            'hidden_state_bytes', 'dir_size', 'DatasetStats', 'scan_token_counts', 'compute_stats', 'human_bytes',
            'human_count', 'storage_rows', 'stats_rows', 'source_rows', 'html_table', 'text_table', 'stats_table_html',
            'StatsFigure', 'plot_seq_len', 'plot_loss_tokens', 'plot_loss_fraction', 'plot_sources', 'save_plots',
            'ratio_words', 'compare_rows', 'plot_compare', 'add_stats_args', 'stats_main']
-
-# %% ../nbs/06_stats.ipynb #b9aee31a
-def _bool_list_counts(arr: pa.Array) -> np.ndarray:
-    offs = np.asarray(arr.offsets, dtype=np.int64)
-    child = arr.values
-    nbytes = (child.offset + len(child) + 7) // 8
-    raw = np.frombuffer(child.buffers()[1], np.uint8, count=nbytes) if nbytes else np.zeros(0, np.uint8)
-    if child.null_count: raw = raw & np.frombuffer(child.buffers()[0], np.uint8, count=nbytes)
-    words = np.zeros(nbytes // 8 + 1, np.uint64)          # padded: a position at the very end has a word to look at
-    words.view(np.uint8)[:nbytes] = raw
-    csum = np.zeros(len(words) + 1, np.int64)
-    np.cumsum(np.bitwise_count(words), out=csum[1:])
-    def prefix(pos):
-        pos = pos + child.offset
-        w, r = pos >> 6, (pos & 63).astype(np.uint64)
-        return csum[w] + np.bitwise_count(words[w] & ((np.uint64(1) << r) - np.uint64(1)))
-    return prefix(offs[1:]) - prefix(offs[:-1])
-
-# %% ../nbs/06_stats.ipynb #17e31697
-def _int_list_counts(arr: pa.Array) -> np.ndarray:
-    offs = np.asarray(arr.offsets, dtype=np.int64)
-    nz = arr.values.fill_null(0).to_numpy(zero_copy_only=False) != 0
-    csum = np.zeros(len(nz) + 1, np.int64)
-    np.cumsum(nz, out=csum[1:])
-    return csum[offs[1:]] - csum[offs[:-1]]
-
-def _is_list(t) -> bool: return pa.types.is_list(t) or pa.types.is_large_list(t)
-
-# %% ../nbs/06_stats.ipynb #496fc3e8
-def true_counts(col, group_elements: int = 1 << 27) -> np.ndarray:
-    "How many elements of each list of `col` (list<bool> or list<int>, Array or ChunkedArray) are true / non-zero."
-    if not _is_list(col.type) or not (pa.types.is_boolean(col.type.value_type) or pa.types.is_integer(col.type.value_type)):
-        raise ValueError(f"expected a list of bool or int, got {col.type}")
-    chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
-    count = _bool_list_counts if pa.types.is_boolean(col.type.value_type) else _int_list_counts
-    out, group, n = [], [], 0
-    def flush():
-        if group: out.append(count(pa.concat_arrays(group) if len(group) > 1 else group[0]))
-    for c in chunks:
-        m = len(c.values) if len(c) else 0
-        if group and n + m > group_elements: flush(); group, n = [], 0
-        group.append(c); n += m
-    flush()
-    return np.concatenate(out) if out else np.zeros(0, np.int64)
 
 # %% ../nbs/06_stats.ipynb #473f3a68
 def list_lengths(col) -> np.ndarray:
