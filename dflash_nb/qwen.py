@@ -5,13 +5,7 @@
 # %% ../nbs/03_qwen.ipynb #25155d0b
 from __future__ import annotations
 
-import base64
-import hashlib
-import json
-import os
-import shutil
-import tempfile
-import uuid
+import base64, hashlib, json, os, shutil, tempfile, uuid
 from functools import lru_cache
 from importlib.resources import files
 from pathlib import Path
