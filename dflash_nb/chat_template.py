@@ -156,8 +156,7 @@ def _strftime_now(format): return datetime.now().strftime(format)
 # %% ../nbs/02_chat_template.ipynb #4fc70bb6
 class _TemplateDict:
     "`dict(...)` and `dict.fromkeys(...)` for templates, without the rest of the `dict` type."
-    def __call__(self, *args, **kwargs): return dict(*args, **kwargs)
-    def fromkeys(self, *args, **kwargs): return dict.fromkeys(*args, **kwargs)
+    __call__, fromkeys = staticmethod(dict), staticmethod(dict.fromkeys)
 
 # %% ../nbs/02_chat_template.ipynb #202bc3c3
 class _TemplateNamespace(jinja2.utils.Namespace):
@@ -187,8 +186,7 @@ class _Sandbox(ImmutableSandboxedEnvironment):
 
 def make_environment() -> ImmutableSandboxedEnvironment:
     "A sandboxed jinja environment configured as `transformers` configures it for chat templates."
-    env = _Sandbox(trim_blocks=True, lstrip_blocks=True,
-                                        extensions=[_GenerationTag, jinja2.ext.loopcontrols])
+    env = _Sandbox(trim_blocks=True, lstrip_blocks=True, extensions=[_GenerationTag, jinja2.ext.loopcontrols])
     env.filters["tojson"] = _tojson
     env.globals.update(raise_exception=_raise_exception, strftime_now=_strftime_now,
                        dict=_TemplateDict(), namespace=_TemplateNamespace)
@@ -358,17 +356,14 @@ def detect_form(template, stop_tokens=(), name: str = "default") -> TemplateForm
     "The `TemplateForm` of `template` (a `ChatTemplate`), given the model's stop tokens (`load_end_of_turn_tokens`)."
     u, s = {"role": "user", "content": "Hi"}, {"role": "system", "content": "Be brief."}
     def answer(**kw): return {"role": "assistant", "content": "Yes.", **kw}
-    # reasoning: which field name (given alone, as the record has it) reaches the rendered text, last turn or history
     field = next((f for f in REASONING_FIELDS for conv in ([s, u, answer(**{f: _PROBE_REASONING})],
                   [s, u, answer(**{f: _PROBE_REASONING}), u, answer()]) if _PROBE_REASONING in (_probe(template, conv) or "")), None)
-    # tool-call arguments: a dict where the template renders the dict, else the JSON string where it renders that
     def loop(args):
         call = {"id": "call_1", "type": "function", "function": {"name": "probe_tool", "arguments": args}}
         return [s, u, {"role": "assistant", "content": "", "tool_calls": [call]},
                 {"role": "tool", "tool_call_id": "call_1", "name": "probe_tool", "content": "ok"}, answer()]
     as_dict, as_string = (_probe(template, loop(a), _PROBE_TOOLS) for a in ({"q": _PROBE_ARG}, json.dumps({"q": _PROBE_ARG})))
     args = "dict" if _PROBE_ARG in (as_dict or "") else "string" if _PROBE_ARG in (as_string or "") else None
-    # end of turn: the stop tokens the template writes inside an assistant turn's own rendering
     eot = set()
     convs = [([s, u, answer()], None), ([s, u, answer(**({field: "r"} if field else {}))], None)]
     if args: convs.append((loop({"q": "v"} if args == "dict" else '{"q": "v"}')[:3], _PROBE_TOOLS))

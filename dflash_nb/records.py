@@ -123,13 +123,12 @@ def _norm_tool_call(tc, i: int) -> dict:
 # %% ../nbs/01_records.ipynb #fb85310b
 REASONING_FIELDS = ('reasoning_content', 'thinking', 'reasoning')  # the names servers emit reasoning under, in transformers' order
 
-def _content_ok(c) -> bool:
-    return c is None or isinstance(c, str) or (isinstance(c, list) and all(isinstance(p, (dict, str)) for p in c))
-
 TEXT_PARTS = {None, 'text', 'input_text', 'output_text'}
 
-def _check_parts(content, i: int, role: str):
-    "Content parts must be text: an image rendered as a bare pad token is not what the target saw."
+def _check_content(content, i: int, role: str):
+    "Content is text or a list of text parts: an image rendered as a bare pad token is not what the target saw."
+    if not (content is None or isinstance(content, str) or (isinstance(content, list) and all(isinstance(p, (dict, str)) for p in content))):
+        raise BadRecord('bad_message', f"message {i} ({role}) has content of type {type(content).__name__}")
     for p in content if isinstance(content, list) else ():
         if isinstance(p, dict) and (p.get('type') not in TEXT_PARTS or 'text' not in p and p.get('type') is None):
             raise BadRecord('unsupported_content', f"message {i} ({role}) has a {p.get('type') or 'non-text'!r} part; only "
@@ -144,8 +143,7 @@ def normalize_message(m, i: int) -> dict:
     if role not in ROLE_ALIASES: raise BadRecord('unknown_role', f"message {i} has role {role!r}")
     role = ROLE_ALIASES[role]
     content = m['content'] if 'content' in m else m.get('value')
-    if not _content_ok(content): raise BadRecord('bad_message', f"message {i} ({role}) has content of type {type(content).__name__}")
-    _check_parts(content, i, role)
+    _check_content(content, i, role)
     if isinstance(content, list): check_depth(content, f"message {i} content")
     out = {'role': role, 'content': content if content is not None else ''}
     if role == 'assistant':
@@ -305,14 +303,12 @@ def _arrow_batches(path: Path):
 def _rows(path: Path):
     n = 0
     try:
-        for rb in _arrow_batches(path):
-            for row in rb.to_pylist():
-                n += 1
-                row = _drop_nulls(row)
-                if isinstance(row.get('tools'), str):  # kept as a JSON string: nested tool schemas fit no single Arrow type
-                    try: row['tools'] = json.loads(row['tools'])
-                    except json.JSONDecodeError: pass  # parse_record reports it
-                yield n, json.dumps(row, ensure_ascii=False, default=str).encode()
+        for n, row in enumerate((r for rb in _arrow_batches(path) for r in rb.to_pylist()), 1):
+            row = _drop_nulls(row)
+            if isinstance(row.get('tools'), str):  # kept as a JSON string: nested tool schemas fit no single Arrow type
+                try: row['tools'] = json.loads(row['tools'])
+                except json.JSONDecodeError: pass  # parse_record reports it
+            yield n, json.dumps(row, ensure_ascii=False, default=str).encode()
     except (OSError, ValueError) as e:
         if isinstance(e, InputError): raise
         raise InputError(f"{path}: cannot be read after row {n} ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}); the file is corrupt or truncated") from None
@@ -445,5 +441,4 @@ def parse_line(text: str | bytes, name: str, line: int) -> Record | Skip:
 def read_records(src) -> Iterator[Record | Skip]:
     "Every record of a JSONL file or folder, in deterministic order, as `Record` or `Skip`."
     for name, path in list_completion_files(src):
-        for n, text in read_lines(path):
-            yield parse_line(text, name, n)
+        for n, text in read_lines(path): yield parse_line(text, name, n)

@@ -128,8 +128,7 @@ def storage_error(e: BaseException, url: str, client=None, attempts: int | None 
     elif code in _DENIED_CODES:
         msg = (f"{url}: access denied by {ep} ({code}); check the credentials (AWS_ACCESS_KEY_ID / AWS_PROFILE) "
                "and that their policy allows s3:ListBucket, s3:GetObject and s3:PutObject here")
-    elif code in _MISSING_CODES:
-        msg = f"{url}: no such object; check the key (list the prefix with `aws s3 ls`)"
+    elif code in _MISSING_CODES: msg = f"{url}: no such object; check the key (list the prefix with `aws s3 ls`)"
     elif isinstance(e, (bce.NoCredentialsError, bce.PartialCredentialsError)):
         msg = (f"{url}: no usable AWS credentials ({e}); set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, "
                "or AWS_PROFILE")
@@ -141,8 +140,7 @@ def storage_error(e: BaseException, url: str, client=None, attempts: int | None 
     elif isinstance(e, bce.ClientError):
         err = e.response.get("Error", {})
         msg = f"{url}: {code or _status(e)} from {ep}{tries}: {err.get('Message', e)}"
-    else:
-        msg = f"{url}: {type(e).__name__}: {e}"
+    else: msg = f"{url}: {type(e).__name__}: {e}"
     return StorageError(msg, url, code or type(e).__name__)
 
 # %% ../nbs/00_storage.ipynb #ae69bc50
@@ -403,8 +401,7 @@ def _upload(client, files: list[tuple[str, Path]], bucket: str, prefix: str, wor
         futs = [(rel, tm.upload(str(p), bucket, prefix + rel, subscribers=[sub])) for rel, p in files]
         for rel, f in futs:
             try: f.result()
-            except Exception as e:
-                raise storage_error(e, _url(bucket, prefix + rel), client) from e
+            except Exception as e: raise storage_error(e, _url(bucket, prefix + rel), client) from e
 
 # %% ../nbs/00_storage.ipynb #26e17d9e
 DATA_PREFIX_META = "dflash-data-prefix"  # user metadata of the commit file: where its data objects live

@@ -20,8 +20,8 @@ from .records import discover_inputs, ignored_line, ignored_summary, input_stat,
 from .chat_template import (ChatTemplate, ChatTemplateError, TemplateForm, adapt_messages, detect_form,
     load_chat_templates, load_end_of_turn_tokens, select_template_name)
 from .qwen import QWEN36_TEMPLATE_SHA256, bytes_to_unicode, render_qwen36
-from .dataset import (SCHEMA, OutputLocked, atomic_write as _atomic_write, clean_asides, output_lock, replace_dir,
-    write_dataset_metadata)  # the dataset's columns, the one writer and the swap
+from .dataset import (SCHEMA, OutputLocked, atomic_write as _atomic_write, clean_asides, output_lock, read_json,
+    replace_dir, write_dataset_metadata)  # the dataset's columns, the one writer and the swap
 
 # %% auto #0
 __all__ = ['PROBE_TEXT', 'ENCODERS', 'FASTOKENS_CHECKS', 'TABLE_FORMAT', 'MAX_RENDER_CHARS', 'MAX_RECORD_SECONDS', 'FINISH',
@@ -279,7 +279,12 @@ def _load_templates(self: ChatTokenizer) -> dict:
 @patch
 def _choose_encoder(self: ChatTokenizer, encoder: str):
     "fastokens where it is asked for or `auto` and provably exact, else `tokenizers`; with the vocabulary and special tokens."
-    self.fast, v = self._fastokens() if encoder in ('auto', 'fastokens') else (None, None)
+    self.fast, v = None, None
+    if encoder in ('auto', 'fastokens'):  # where its (cached) verdict is 'ok'
+        v = fastokens_verdict(self.tokenizer_json, self.tokenizer_sha256, lambda: self.tokenizer)
+        if v['reason'] == 'ok':
+            self.fast = v.pop('loaded', None) or FastokensEncoder(self.tokenizer_json, v['nfc'], sha256=self.tokenizer_sha256)
+            self.fast.table_cache = cache_dir()/'encoders'/f"{self.tokenizer_sha256}.fastokens-bytes-1.npz"  # -1: TABLE_FORMAT's version
     if encoder == 'fastokens' and self.fast is None:
         raise ValueError(f"{self.tokenizer_json}: fastokens cannot reproduce this tokenizer exactly ({v['reason']}); use --encoder auto")
     if self.fast is not None: specials, self.vocab_size, self.encoder_reason = v['special_tokens'], v['vocab_size'], 'ok'
@@ -289,17 +294,6 @@ def _choose_encoder(self: ChatTokenizer, encoder: str):
         self.encoder_reason = "encoder='tokenizers' asked for" if v is None else f"fastokens: {v['reason']}"
     self.special_tokens = tuple(specials)  # a tuple: `str.endswith` takes it as it is
     self.encoder = 'fastokens' if self.fast is not None else 'tokenizers'
-
-
-# %% ../nbs/04_tokenize.ipynb #b8bb44a9
-@patch
-def _fastokens(self: ChatTokenizer) -> tuple[FastokensEncoder | None, dict]:
-    "The fastokens encoder (loaded on first use) where its (cached) verdict is 'ok'; and the verdict."
-    v = fastokens_verdict(self.tokenizer_json, self.tokenizer_sha256, lambda: self.tokenizer)
-    if v['reason'] != 'ok': return None, v
-    enc = v.pop('loaded', None) or FastokensEncoder(self.tokenizer_json, v['nfc'], sha256=self.tokenizer_sha256)
-    enc.table_cache = cache_dir()/'encoders'/f"{self.tokenizer_sha256}.fastokens-bytes-1.npz"  # -1: TABLE_FORMAT's version
-    return enc, v
 
 
 # %% ../nbs/04_tokenize.ipynb #98c45878
@@ -328,24 +322,19 @@ def _bounded_form(self: ChatTokenizer, name: str) -> TemplateForm | None:
 @patch
 def render(self: ChatTokenizer, msgs: list, tools=None, add_generation_prompt: bool = False, template: ChatTemplate | None = None) -> str:
     "Render prepared messages: natively where that is provably the template's text, else with Jinja (`template`: a named one; size-capped)."
-    text = self._render(msgs, tools, add_generation_prompt, template)
-    if len(text) > MAX_RENDER_CHARS:
-        raise BadRecord('template_error', f"the chat template rendered {len(text):,} characters (limit {MAX_RENDER_CHARS:,})")
-    return text
-
-# %% ../nbs/04_tokenize.ipynb #1585cb27
-@patch
-def _render(self: ChatTokenizer, msgs: list, tools=None, add_generation_prompt: bool = False, template: ChatTemplate | None = None) -> str:
-    if template is not None and template is not self.template: return template.render_prepared(msgs, tools, add_generation_prompt)
-    if self.fast_render is not None and (text := self.fast_render(msgs, tools, add_generation_prompt)) is not None:
+    tpl = template or self.template
+    text = self.fast_render(msgs, tools, add_generation_prompt) if self.fast_render and tpl is self.template else None
+    if text is None: text = tpl.render_prepared(msgs, tools, add_generation_prompt)
+    else:
         self._renders += 1
         if self._renders <= 64 or self._renders % 256 == 0:  # spot-check the native renderer against the template
-            if text != (ref := self.template.render_prepared(msgs, tools, add_generation_prompt)):
+            if text != (ref := tpl.render_prepared(msgs, tools, add_generation_prompt)):
                 raise TokenizeError(f"the native Qwen3.6 renderer disagrees with {self.model_path}'s chat template "
                                     f"(first difference at char {next(i for i, (a, b) in enumerate(zip(text + chr(0), ref + chr(1))) if a != b)}); "
                                     "rerun with --renderer jinja and report this")
-        return text
-    return self.template.render_prepared(msgs, tools, add_generation_prompt)
+    if len(text) > MAX_RENDER_CHARS:
+        raise BadRecord('template_error', f"the chat template rendered {len(text):,} characters (limit {MAX_RENDER_CHARS:,})")
+    return text
 
 # %% ../nbs/04_tokenize.ipynb #d740dc9d
 @patch
@@ -384,7 +373,6 @@ def same_text(self: ChatTokenizer, ids: np.ndarray, text: str) -> bool:
 @patch
 def describe(self: ChatTokenizer) -> dict:
     "What the manifest records about this tokenizer."
-    # model_path absolute: a merge run from another folder must find it
     return dict(model_path=str(self.model_path.resolve()), fingerprint=self.fingerprint, tokenizer_sha256=self.tokenizer_sha256,
                 chat_template_sha256=self.template_sha256, vocab_size=self.vocab_size, encoder=self.encoder,
                 encoder_reason=self.encoder_reason, renderer=self.renderer, stop_tokens=list(self.stop_tokens),
@@ -611,9 +599,7 @@ def _init_worker(model_path, encoder='auto', renderer='auto'):
     os.environ['TOKENIZERS_PARALLELISM'] = 'false'
     _worker_ct = ChatTokenizer(model_path, encoder, renderer)
 
-def _work(args):
-    lines, max_seq_len, *opt = args
-    return tokenize_lines(_worker_ct, lines, max_seq_len, *opt)
+def _work(args): return tokenize_lines(_worker_ct, *args)
 
 # %% ../nbs/04_tokenize.ipynb #304de621
 def worker_pool(workers: int, ct: ChatTokenizer) -> ProcessPoolExecutor:
@@ -701,8 +687,7 @@ def chunk_stats(tmp, metas: list[dict]) -> dict:
     arrs = [np.load(Path(tmp)/f"chunk-{m['index']:05d}.npz") for m in metas]
     lens = np.concatenate([a['seq_len'] for a in arrs]) if arrs else np.zeros(0, np.int64)
     loss = int(sum(int(a['loss_tokens'].sum()) for a in arrs))
-    skipped, sources = Counter(), Counter()
-    for m in metas: skipped.update(m['skipped']); sources.update(m['sources'])
+    skipped, sources = (sum((Counter(m[k]) for m in metas), Counter()) for k in ('skipped', 'sources'))
     total, secs, n = int(lens.sum()), sum(m['seconds'] for m in metas), len(lens)
     ids = np.concatenate([a['id_hash'] for a in arrs]) if arrs and all('id_hash' in a.files for a in arrs) else None
     q = lambda p: float(np.percentile(lens, p)) if n else 0.0
@@ -719,8 +704,7 @@ FINISH = 'finish.json'
 
 def finish_plan(tmp) -> dict | None:
     "The journaled plan of a finish step that started (`finish.json`), else None."
-    f = Path(tmp)/FINISH
-    return json.loads(f.read_text()) if f.is_file() else None
+    return read_json(Path(tmp)/FINISH)
 
 # %% ../nbs/04_tokenize.ipynb #7565adb2
 def finish_chunks(tmp, metas: list[dict], stats: dict | None = None) -> list[str]:
@@ -858,12 +842,13 @@ def _checked(result: dict, out: Path, completions, ignored) -> dict:
     return result
 
 # %% ../nbs/04_tokenize.ipynb #e84ee3a4
-def _write_manifest(tmp: Path, ct, completions, files, metas, result: dict, shards, params: dict) -> tuple[list, dict]:
-    "Write `flagged.jsonl` and `manifest.json` into `tmp`; returns the flags and their counts."
+def _write_manifest(tmp: Path, ct, completions, files, metas, result: dict, shards, run_key: dict) -> tuple[list, dict]:
+    "Write `flagged.jsonl` and `manifest.json` into `tmp` (its `params` from the run key); returns the flags and their counts."
     if flags := [f for m in metas for f in m.get('flags', [])]:
         _atomic_write(tmp/'flagged.jsonl', ''.join(json.dumps(f, ensure_ascii=False) + '\n' for f in flags))
     used = sum((Counter(m.get('templates', {})) for m in metas), Counter())
     flagged = dict(sorted(Counter(f['reason'] for f in flags).items()))
+    params = {k: run_key.get(k, False) for k in ('max_seq_len', 'batch_size', 'shard_tokens', 'skip_reasoning_not_rendered')}
     manifest = dict(format='dflash_nb.dataset', format_version=1, created_utc=time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
                     tokenizer=ct.describe(), inputs=dict(completions=str(completions), files=files),
                     params=params, shards=shards, chat_templates_used=dict(sorted(used.items())), flagged=flagged,
@@ -921,9 +906,7 @@ def tokenize_dataset(model_path, completions, output_dir, max_seq_len: int | Non
                                           progress, read, skip_reasoning_not_rendered)
                 result['ignored'] = ignored_summary(ignored)  # before finish_chunks: journaled with the plan
             shards = finish_chunks(tmp, metas, result)
-            flags, flagged = _write_manifest(tmp, ct, completions, files, metas, result, shards, dict(
-                max_seq_len=max_seq_len, batch_size=batch_size, shard_tokens=shard_tokens,
-                skip_reasoning_not_rendered=skip_reasoning_not_rendered))
+            flags, flagged = _write_manifest(tmp, ct, completions, files, metas, result, shards, run_key)
             replace_dir(tmp, out)
             for f in (FINISH, 'run.json'): (out/f).unlink(missing_ok=True)
         except OSError as e:
