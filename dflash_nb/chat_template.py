@@ -6,19 +6,14 @@
 from __future__ import annotations
 from fastcore.basics import patch
 
-import dataclasses
-import json
-import os
+import dataclasses, json, os
 from collections.abc import Mapping
 from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import jinja2
-import jinja2.ext
-import jinja2.nodes
-import jinja2.utils
+import jinja2, jinja2.ext, jinja2.nodes, jinja2.utils
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 # %% auto #0
@@ -93,9 +88,7 @@ def load_special_tokens(model_dir: str | Path) -> dict[str, str]:
 
 # %% ../nbs/02_chat_template.ipynb #aafeeaa3
 def load_chat_templates(model_dir: str | Path) -> dict[str, str]:
-    """Every chat template of a model directory by name: `{'default': source}` for a single template; a named list
-    (`tokenizer_config.json` `chat_template: [{name, template}]`, or `additional_chat_templates/NAME.jinja` beside
-    `chat_template.jinja`, as transformers 5.x saves them) gives one entry per name."""
+    "Every chat template of a model directory by name (`default` first)."
     d = Path(model_dir)
     out: dict[str, str] = {}
     for name in ("chat_template.json", "tokenizer_config.json"):  # tokenizer_config wins over chat_template.json
@@ -119,9 +112,7 @@ def select_template_name(names, has_tools: bool) -> str:
 
 # %% ../nbs/02_chat_template.ipynb #54aad41c
 def load_end_of_turn_tokens(model_dir: str | Path) -> list[str]:
-    """The tokens the model stops generating at, from its own files: `generation_config.json` `eos_token_id` (an id
-    or a list, read through `tokenizer_config.json` `added_tokens_decoder`, else the `tokenizer.json` added tokens),
-    then the tokenizer's `eos_token`. In that order, without repeats; [] when the directory names none."""
+    "The tokens the model stops generating at, from its own files, in order, without repeats."
     d, ids, out = Path(model_dir), [], []
     if (gc := d / "generation_config.json").is_file():
         eos = _read_json(gc).get("eos_token_id")
@@ -165,8 +156,7 @@ def _strftime_now(format): return datetime.now().strftime(format)
 # %% ../nbs/02_chat_template.ipynb #4fc70bb6
 class _TemplateDict:
     "`dict(...)` and `dict.fromkeys(...)` for templates, without the rest of the `dict` type."
-    def __call__(self, *args, **kwargs): return dict(*args, **kwargs)
-    def fromkeys(self, *args, **kwargs): return dict.fromkeys(*args, **kwargs)
+    __call__, fromkeys = staticmethod(dict), staticmethod(dict.fromkeys)
 
 # %% ../nbs/02_chat_template.ipynb #202bc3c3
 class _TemplateNamespace(jinja2.utils.Namespace):
@@ -196,8 +186,7 @@ class _Sandbox(ImmutableSandboxedEnvironment):
 
 def make_environment() -> ImmutableSandboxedEnvironment:
     "A sandboxed jinja environment configured as `transformers` configures it for chat templates."
-    env = _Sandbox(trim_blocks=True, lstrip_blocks=True,
-                                        extensions=[_GenerationTag, jinja2.ext.loopcontrols])
+    env = _Sandbox(trim_blocks=True, lstrip_blocks=True, extensions=[_GenerationTag, jinja2.ext.loopcontrols])
     env.filters["tojson"] = _tojson
     env.globals.update(raise_exception=_raise_exception, strftime_now=_strftime_now,
                        dict=_TemplateDict(), namespace=_TemplateNamespace)
@@ -226,7 +215,7 @@ def _compile(source: str) -> jinja2.Template:
     return make_environment().from_string(source)
 
 # %% ../nbs/02_chat_template.ipynb #2b1fd825
-_REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
+REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")  # the names a record may give reasoning under, in transformers' order
 
 def _plain(value: Any) -> Any:
     "`value` rebuilt from plain JSON types; other objects become a placeholder naming their type."
@@ -259,7 +248,7 @@ def _prepare_messages(messages, copy: bool = True) -> list[dict]:
                                     reason="message not a dict")
         m = {k: v for k, v in m.items() if v is not None}
         if copy: m = _plain(m)
-        reasoning = next((m[k] for k in _REASONING_FIELDS if m.get(k) is not None), None)
+        reasoning = next((m[k] for k in REASONING_FIELDS if m.get(k) is not None), None)
         if reasoning is not None: m = {"thinking": reasoning, **m, "reasoning_content": reasoning}
         out.append(m)
     return out
@@ -295,8 +284,9 @@ class ChatTemplate:
         msgs, tools = self.prepare(messages, tools)
         return self.render_prepared(msgs, tools, add_generation_prompt, documents, **kwargs)
 
-
     __call__ = render
+    def __reduce__(self): return (ChatTemplate, (self.source, self.special_tokens, self.origin))
+    def __repr__(self): return f"ChatTemplate({self.origin}, {len(self.source)} chars)"
 
 # %% ../nbs/02_chat_template.ipynb #f6287f3b
 @patch(cls_method=True)
@@ -309,8 +299,7 @@ def from_model_dir(cls: ChatTemplate, model_dir: str | Path) -> ChatTemplate:
 # %% ../nbs/02_chat_template.ipynb #949d7222
 @patch
 def prepare(self: ChatTemplate, messages, tools=None, copy: bool = True) -> tuple[list, list | None]:
-    """Messages and tools as the template sees them (plain copies); slices of them render like slices of the input.
-    `copy=False` skips the deep copy into plain types, for input that is already plain JSON (records read from JSONL)."""
+    "Messages and tools as the template sees them (plain copies); slices of them render like slices of the input."
     msgs = _prepare_messages(messages, copy)
     if tools is not None:
         if isinstance(tools, (str, Mapping)) or not all(isinstance(t, Mapping) for t in tools):
@@ -340,25 +329,14 @@ def render_prepared(self: ChatTemplate, msgs: list, tools=None, add_generation_p
                                 "template does not handle; fix the record or the template.",
                                 reason=f"{type(e).__name__}: {e}") from e
 
-# %% ../nbs/02_chat_template.ipynb #fa6b0e7c
-@patch
-def __reduce__(self: ChatTemplate): return (ChatTemplate, (self.source, self.special_tokens, self.origin))
-
-@patch
-def __repr__(self: ChatTemplate): return f"ChatTemplate({self.origin}, {len(self.source)} chars)"
-
 # %% ../nbs/02_chat_template.ipynb #83d2cacd
-REASONING_FIELDS = _REASONING_FIELDS  # the names a record may give reasoning under, in the order transformers reads them
 _PROBE_REASONING, _PROBE_ARG = "probe-reasoning-7f3a", "probe-value-7f3a"
 _PROBE_TOOLS = [{"type": "function", "function": {"name": "probe_tool", "description": "d",
                  "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}}}]
 
 @dataclasses.dataclass(frozen=True)
 class TemplateForm:
-    """How one chat template wants a record, found once per template by rendering probes: the template's `name` (in a
-    named list), the `reasoning_field` it reads (None: it renders no reasoning field), the form of tool-call
-    arguments it renders (`tool_args`: 'dict', 'string' (a JSON string it concatenates), None: it writes no tool
-    calls), and the stop tokens it writes at the end of an assistant turn (`end_of_turn`, empty: it writes none)."""
+    "How one chat template wants a record, found once per template by rendering probes."
     name: str = "default"
     reasoning_field: str | None = None
     tool_args: str | None = None
@@ -378,17 +356,14 @@ def detect_form(template, stop_tokens=(), name: str = "default") -> TemplateForm
     "The `TemplateForm` of `template` (a `ChatTemplate`), given the model's stop tokens (`load_end_of_turn_tokens`)."
     u, s = {"role": "user", "content": "Hi"}, {"role": "system", "content": "Be brief."}
     def answer(**kw): return {"role": "assistant", "content": "Yes.", **kw}
-    # reasoning: which field name (given alone, as the record has it) reaches the rendered text, last turn or history
     field = next((f for f in REASONING_FIELDS for conv in ([s, u, answer(**{f: _PROBE_REASONING})],
                   [s, u, answer(**{f: _PROBE_REASONING}), u, answer()]) if _PROBE_REASONING in (_probe(template, conv) or "")), None)
-    # tool-call arguments: a dict where the template renders the dict, else the JSON string where it renders that
     def loop(args):
         call = {"id": "call_1", "type": "function", "function": {"name": "probe_tool", "arguments": args}}
         return [s, u, {"role": "assistant", "content": "", "tool_calls": [call]},
                 {"role": "tool", "tool_call_id": "call_1", "name": "probe_tool", "content": "ok"}, answer()]
     as_dict, as_string = (_probe(template, loop(a), _PROBE_TOOLS) for a in ({"q": _PROBE_ARG}, json.dumps({"q": _PROBE_ARG})))
     args = "dict" if _PROBE_ARG in (as_dict or "") else "string" if _PROBE_ARG in (as_string or "") else None
-    # end of turn: the stop tokens the template writes inside an assistant turn's own rendering
     eot = set()
     convs = [([s, u, answer()], None), ([s, u, answer(**({field: "r"} if field else {}))], None)]
     if args: convs.append((loop({"q": "v"} if args == "dict" else '{"q": "v"}')[:3], _PROBE_TOOLS))
@@ -411,9 +386,7 @@ def _call_in_form(call, want_string: bool):
 
 # %% ../nbs/02_chat_template.ipynb #4eedd3c3
 def adapt_messages(msgs: list, form: TemplateForm) -> list:
-    """Prepared messages in the template's `form`: tool-call arguments as a dict or as the JSON string (a record's own
-    string is kept byte for byte), and reasoning also under `reasoning` for a template that reads only that name
-    (`prepare` already fills `reasoning_content` and `thinking`). The same list when nothing changes."""
+    "Prepared messages in the template's `form`; the same list when nothing changes."
     want_string, reads_reasoning, out = form.tool_args == "string", form.reasoning_field == "reasoning", None
     for i, m in enumerate(msgs):
         calls = m.get("tool_calls")

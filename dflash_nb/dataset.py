@@ -108,8 +108,7 @@ def read_schema(shard) -> pa.Schema:
         raise ValueError(f"{shard}: not a readable Arrow stream shard ({e}); the dataset is damaged or incomplete") from None
 
 # %% ../nbs/03a_dataset.ipynb #f756e1c8
-DATASET_COLUMNS = pa.schema([('input_ids', pa.list_(pa.int32())), ('loss_mask', pa.list_(pa.bool_())), ('seq_len', pa.int64()),
-                             ('sample_id', pa.string()), ('source', pa.string())])
+DATASET_COLUMNS = SCHEMA.remove_metadata()  # the five columns, for comparing a batch's schema
 
 def with_dataset_columns(b: pa.RecordBatch, name: str, start: int) -> pa.RecordBatch:
     "Batch `b` (rows `start`.. of dataset `name`) with exactly the five dataset columns; pre-tokenized rows completed."

@@ -5,13 +5,7 @@
 # %% ../nbs/03_qwen.ipynb #25155d0b
 from __future__ import annotations
 
-import base64
-import hashlib
-import json
-import os
-import shutil
-import tempfile
-import uuid
+import base64, hashlib, json, os, shutil, tempfile, uuid
 from functools import lru_cache
 from importlib.resources import files
 from pathlib import Path
@@ -82,11 +76,8 @@ def unmergeable_tokens(ranks: dict[bytes, int] | None = None) -> list[int]:
 def bytes_to_unicode() -> dict[int, str]:
     "GPT-2's byte -> printable character table used by byte-level BPE vocabularies."
     keep = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
-    table, shifted = {}, 0
-    for b in range(256):
-        if b in keep: table[b] = chr(b)
-        else: table[b], shifted = chr(256 + shifted), shifted + 1
-    return table
+    moved = [b for b in range(256) if b not in keep]  # the n-th of them becomes chr(256 + n)
+    return {b: chr(b) if b in keep else chr(256 + moved.index(b)) for b in range(256)}
 
 # %% ../nbs/03_qwen.ipynb #ea7ae542
 def _byte_level_flags(component):
@@ -349,7 +340,6 @@ QWEN36_TEMPLATE_SHA256 = {
     "e84f32a23fdda27689f868aa4a1a5621f41133e51a48d7f3efcbea2839574259": "the official Qwen3.6 template",
 }
 _TOOLS_HEADER = "# Tools\n\nYou have access to the following functions:\n\n<tools>"
-_TOOLS_INSTRUCTIONS = '\n\n' + QWEN36_TOOL_GUIDE
 
 def _qwen_text(content) -> str | None:
     "What the template's `render_content` writes for text content; None for anything else (images, odd types)."
@@ -376,11 +366,10 @@ def _qwen_system(first_role: str, first_text: str, tools) -> list[str]:
     out = []
     if tools:
         if not isinstance(tools, list): raise _Unsupported
-        out += ['<|im_start|>system\n', _TOOLS_HEADER, *('\n' + _tojson(t) for t in tools), '\n</tools>', _TOOLS_INSTRUCTIONS]
+        out += ['<|im_start|>system\n', _TOOLS_HEADER, *('\n' + _tojson(t) for t in tools), '\n</tools>\n\n' + QWEN36_TOOL_GUIDE]
         if first_role == 'system' and first_text: out.append('\n\n' + first_text)
         out.append('<|im_end|>\n')
-    elif first_role == 'system':
-        out.append('<|im_start|>system\n' + first_text + '<|im_end|>\n')
+    elif first_role == 'system': out.append('<|im_start|>system\n' + first_text + '<|im_end|>\n')
     return out
 
 # %% ../nbs/03_qwen.ipynb #11bf8f0b
@@ -444,8 +433,7 @@ def _render_qwen36(messages, tools, add_generation_prompt, enable_thinking, pres
         role, content = m['role'], texts[i]
         if role == 'system':
             if i: raise _Unsupported  # "System message must be at the beginning."
-        elif role == 'user':
-            out.append('<|im_start|>user\n' + content + '<|im_end|>\n')
+        elif role == 'user': out.append('<|im_start|>user\n' + content + '<|im_end|>\n')
         elif role == 'assistant': out += _qwen_assistant(m, content, preserve_thinking is True or i > last_query)
         elif role == 'tool': out += _qwen_tool(messages, i, content)
         else: raise _Unsupported  # "Unexpected message role."

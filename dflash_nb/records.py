@@ -7,7 +7,7 @@ from __future__ import annotations
 import json, os, io, codecs, gzip
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, Iterable
+from typing import Iterator
 
 # %% auto #0
 __all__ = ['SKIP_REASONS', 'MAX_DEPTH', 'ROLE_ALIASES', 'ROLES', 'REASONING_FIELDS', 'TEXT_PARTS', 'SAMPLES_DIR',
@@ -118,20 +118,17 @@ def _norm_tool_call(tc, i: int) -> dict:
     if not isinstance(parsed, dict):
         raise BadRecord('bad_tool_call', f"tool call {i} ({fn['name']}): arguments must be a JSON object, got {type(parsed).__name__}")
     check_depth(parsed, f"tool call {i} ({fn['name']}) arguments")
-    out = {'type': 'function', 'function': {'name': fn['name'], 'arguments': args}}
-    if 'id' in tc: out['id'] = tc['id']
-    return out
+    return {'type': 'function', 'function': {'name': fn['name'], 'arguments': args}} | ({'id': tc['id']} if 'id' in tc else {})
 
 # %% ../nbs/01_records.ipynb #fb85310b
 REASONING_FIELDS = ('reasoning_content', 'thinking', 'reasoning')  # the names servers emit reasoning under, in transformers' order
 
-def _content_ok(c) -> bool:
-    return c is None or isinstance(c, str) or (isinstance(c, list) and all(isinstance(p, (dict, str)) for p in c))
-
 TEXT_PARTS = {None, 'text', 'input_text', 'output_text'}
 
-def _check_parts(content, i: int, role: str):
-    "Content parts must be text: an image rendered as a bare pad token is not what the target saw."
+def _check_content(content, i: int, role: str):
+    "Content is text or a list of text parts: an image rendered as a bare pad token is not what the target saw."
+    if not (content is None or isinstance(content, str) or (isinstance(content, list) and all(isinstance(p, (dict, str)) for p in content))):
+        raise BadRecord('bad_message', f"message {i} ({role}) has content of type {type(content).__name__}")
     for p in content if isinstance(content, list) else ():
         if isinstance(p, dict) and (p.get('type') not in TEXT_PARTS or 'text' not in p and p.get('type') is None):
             raise BadRecord('unsupported_content', f"message {i} ({role}) has a {p.get('type') or 'non-text'!r} part; only "
@@ -146,8 +143,7 @@ def normalize_message(m, i: int) -> dict:
     if role not in ROLE_ALIASES: raise BadRecord('unknown_role', f"message {i} has role {role!r}")
     role = ROLE_ALIASES[role]
     content = m['content'] if 'content' in m else m.get('value')
-    if not _content_ok(content): raise BadRecord('bad_message', f"message {i} ({role}) has content of type {type(content).__name__}")
-    _check_parts(content, i, role)
+    _check_content(content, i, role)
     if isinstance(content, list): check_depth(content, f"message {i} content")
     out = {'role': role, 'content': content if content is not None else ''}
     if role == 'assistant':
@@ -159,9 +155,7 @@ def normalize_message(m, i: int) -> dict:
         if tcs:
             if not isinstance(tcs, list): raise BadRecord('bad_tool_call', f"message {i}: tool_calls is not a list")
             out['tool_calls'] = [_norm_tool_call(tc, k) for k, tc in enumerate(tcs)]
-    for k in ('name', 'tool_call_id'):
-        if k in m: out[k] = m[k]
-    return out
+    return out | {k: m[k] for k in ('name', 'tool_call_id') if k in m}
 
 # %% ../nbs/01_records.ipynb #0d5236f5
 def _text(content) -> str:
@@ -230,16 +224,12 @@ def is_saved_dataset(p: Path) -> bool:
 # %% ../nbs/01_records.ipynb #45890d09
 def _open_bytes(path):
     "A binary file object over `path`'s contents, decompressed by its suffix (.gz, .zst)."
-    path = Path(path); n = path.name.lower()
-    if n.endswith('.gz'):
-        import gzip; return gzip.open(path, 'rb')
+    n = Path(path).name.lower()
+    if n.endswith('.gz'): return gzip.open(path, 'rb')
     if n.endswith('.zst'):
         try: import zstandard
         except ImportError: raise ValueError(f"{path}: reading .zst files needs the zstandard package (pip install zstandard)") from None
-        import io
-        f = open(path, 'rb')
-        r = io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(f, closefd=True))
-        return r
+        return io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(open(path, 'rb'), closefd=True))
     return open(path, 'rb')
 
 class InputError(ValueError):
@@ -260,7 +250,6 @@ def _array_items(path, chunk: int = 1 << 20):
     "The elements of a JSON array, streamed, as `(element number, raw text)`; a broken element ends the file as one bad item."
     dec = json.JSONDecoder()
     with _open_bytes(path) as f:
-        import codecs
         u = codecs.getincrementaldecoder('utf-8')('replace')
         buf, pos, eof, n = '', 0, False, 0
         def more():
@@ -314,23 +303,19 @@ def _arrow_batches(path: Path):
 def _rows(path: Path):
     n = 0
     try:
-        for rb in _arrow_batches(path):
-            for row in rb.to_pylist():
-                n += 1
-                row = _drop_nulls(row)
-                if isinstance(row.get('tools'), str):  # kept as a JSON string: nested tool schemas fit no single Arrow type
-                    try: row['tools'] = json.loads(row['tools'])
-                    except json.JSONDecodeError: pass  # parse_record reports it
-                yield n, json.dumps(row, ensure_ascii=False, default=str).encode()
+        for n, row in enumerate((r for rb in _arrow_batches(path) for r in rb.to_pylist()), 1):
+            row = _drop_nulls(row)
+            if isinstance(row.get('tools'), str):  # kept as a JSON string: nested tool schemas fit no single Arrow type
+                try: row['tools'] = json.loads(row['tools'])
+                except json.JSONDecodeError: pass  # parse_record reports it
+            yield n, json.dumps(row, ensure_ascii=False, default=str).encode()
     except (OSError, ValueError) as e:
         if isinstance(e, InputError): raise
         raise InputError(f"{path}: cannot be read after row {n} ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}); the file is corrupt or truncated") from None
 
 # %% ../nbs/01_records.ipynb #91242829
 def read_lines(path) -> Iterator[tuple[int, bytes]]:
-    """The records of one input as `(line, raw JSON bytes)`: the non-blank lines of a JSONL file (1-based line
-    numbers), or the elements of a JSON array / rows of a Parquet file or saved dataset (1-based element/row
-    numbers, each row as one JSON object). Decoding happens in `parse_line`."""
+    "The records of one input as `(line, raw JSON bytes)`; decoding happens in `parse_line`."
     path = Path(path)
     if path.is_dir() or input_suffix(path.name) == '.parquet': return _rows(path)
     if input_suffix(path.name) in ('.json', '.json.gz', '.json.zst') and _json_kind(path) == 'array': return _array_items(path)
@@ -339,9 +324,7 @@ def read_lines(path) -> Iterator[tuple[int, bytes]]:
 # %% ../nbs/01_records.ipynb #23223134
 def _columns(path: Path) -> list[str]:
     "Column names of a Parquet file or saved dataset (read from the metadata only)."
-    if path.is_dir():
-        feats = json.loads((path/'dataset_info.json').read_text()).get('features') or {}
-        return list(feats)
+    if path.is_dir(): return list(json.loads((path/'dataset_info.json').read_text()).get('features') or {})
     import pyarrow.parquet as pq
     return pq.ParquetFile(path).schema_arrow.names
 
@@ -391,9 +374,7 @@ class Inputs:
 
 # %% ../nbs/01_records.ipynb #f18d98e7
 def discover_inputs(src) -> Inputs:
-    """Every completions input under `src` (a file, a saved dataset folder, or a folder searched recursively),
-    in sorted path order, and every other file with the reason it is not read. Symlinks are followed, each real
-    file or folder once (a link loop, or a second link to the same file, is listed as ignored)."""
+    "Every completions input under `src` in sorted path order, and every other file with why it is not read."
     p = Path(src)
     if not p.exists(): raise FileNotFoundError(f"{src}: no such file or folder; check the --completions path")
     if p.is_file() or is_saved_dataset(p):
@@ -414,8 +395,7 @@ def discover_inputs(src) -> Inputs:
             real_f = q.resolve()
             if real_f in seen: ignored.append((r, f"the same {'dataset' if is_dir else 'file'} as {seen[real_f]} (symlink; read once)")); continue
             seen[real_f] = r
-            why = _why_not_read(q, e.name)
-            if why is None: files.append((r, q))
+            if (why := _why_not_read(q, e.name)) is None: files.append((r, q))
             else: ignored.append((r, why))
     walk(p, '')
     if not files:
@@ -461,5 +441,4 @@ def parse_line(text: str | bytes, name: str, line: int) -> Record | Skip:
 def read_records(src) -> Iterator[Record | Skip]:
     "Every record of a JSONL file or folder, in deterministic order, as `Record` or `Skip`."
     for name, path in list_completion_files(src):
-        for n, text in read_lines(path):
-            yield parse_line(text, name, n)
+        for n, text in read_lines(path): yield parse_line(text, name, n)

@@ -15,6 +15,8 @@ import boto3
 import botocore.session
 from botocore.config import Config
 from botocore import exceptions as bce
+from s3transfer.subscribers import BaseSubscriber
+import urllib3.exceptions as u3
 from fastcore.xdg import xdg_cache_home
 from tqdm import tqdm
 
@@ -113,7 +115,7 @@ def _status(e) -> int:
 def storage_error(e: BaseException, url: str, client=None, attempts: int | None = None) -> StorageError:
     "Translate a boto/botocore (or verification) exception about `url` into a one-line `StorageError`."
     if isinstance(e, StorageError): return e
-    ep = _endpoint(client) if client is not None else "the S3 endpoint"
+    ep = _endpoint(client)
     tries = f" after {attempts} attempts" if attempts and attempts > 1 else ""
     code = _code(e)
     bucket = url[5:].partition("/")[0] if is_s3_url(url) else "?"
@@ -126,8 +128,7 @@ def storage_error(e: BaseException, url: str, client=None, attempts: int | None 
     elif code in _DENIED_CODES:
         msg = (f"{url}: access denied by {ep} ({code}); check the credentials (AWS_ACCESS_KEY_ID / AWS_PROFILE) "
                "and that their policy allows s3:ListBucket, s3:GetObject and s3:PutObject here")
-    elif code in _MISSING_CODES:
-        msg = f"{url}: no such object; check the key (list the prefix with `aws s3 ls`)"
+    elif code in _MISSING_CODES: msg = f"{url}: no such object; check the key (list the prefix with `aws s3 ls`)"
     elif isinstance(e, (bce.NoCredentialsError, bce.PartialCredentialsError)):
         msg = (f"{url}: no usable AWS credentials ({e}); set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, "
                "or AWS_PROFILE")
@@ -139,8 +140,7 @@ def storage_error(e: BaseException, url: str, client=None, attempts: int | None 
     elif isinstance(e, bce.ClientError):
         err = e.response.get("Error", {})
         msg = f"{url}: {code or _status(e)} from {ep}{tries}: {err.get('Message', e)}"
-    else:
-        msg = f"{url}: {type(e).__name__}: {e}"
+    else: msg = f"{url}: {type(e).__name__}: {e}"
     return StorageError(msg, url, code or type(e).__name__)
 
 # %% ../nbs/00_storage.ipynb #ae69bc50
@@ -149,15 +149,11 @@ class _Corrupt(Exception):
 
 # %% ../nbs/00_storage.ipynb #e4406352
 _TRANSIENT_EXC = (bce.ConnectionError, bce.HTTPClientError, bce.IncompleteReadError, bce.FlexibleChecksumError,
-                  ConnectionError, TimeoutError, _Corrupt)
+                  ConnectionError, TimeoutError, _Corrupt, u3.HTTPError)
 
 def is_transient(e: BaseException) -> bool:
     "Is `e` worth retrying (throttling, 5xx, connection and streaming errors, failed verification)?"
     if isinstance(e, bce.ClientError): return _code(e) in _THROTTLE_CODES or _status(e) >= 500 or _status(e) == 429
-    try:
-        import urllib3.exceptions as u3
-        if isinstance(e, (u3.HTTPError,)): return True
-    except ImportError: pass
     return isinstance(e, _TRANSIENT_EXC)
 
 # %% ../nbs/00_storage.ipynb #fba6b989
@@ -205,9 +201,6 @@ class _Job:
     @property
     def url(self) -> str: return _url(self.bucket, self.obj.key)
 
-def _read_meta(path: Path) -> dict | None:
-    try: return json.loads(path.read_text())
-    except (OSError, ValueError): return None
 
 # %% ../nbs/00_storage.ipynb #541e43e5
 def _atomic_write(path: Path, data: bytes):
@@ -221,10 +214,9 @@ def _atomic_write(path: Path, data: bytes):
 
 def _is_cached(job: _Job) -> bool:
     "Is `job.dest` the object as listed (same size and ETag), and untouched since it was downloaded?"
-    try: st = job.dest.stat()
-    except OSError: return False
-    m = _read_meta(job.meta)
-    return (m is not None and st.st_size == job.obj.size == m.get("size") and m.get("etag") == job.obj.etag
+    try: st, m = job.dest.stat(), json.loads(job.meta.read_text())
+    except (OSError, ValueError): return False
+    return (st.st_size == job.obj.size == m.get("size") and m.get("etag") == job.obj.etag
             and m.get("mtime_ns") == st.st_mtime_ns and m.get("key") == job.obj.key)
 
 # %% ../nbs/00_storage.ipynb #33d9c81a
@@ -266,12 +258,6 @@ class _Cancelled(Exception): pass
 _CHUNK = 1 << 20
 UPLOAD_CHUNKSIZE = 8 * 1024 * 1024  # multipart part size of `upload_dir` (and s3transfer's default)
 
-def _md5_checker(etag: str, size: int, sse: str | None):
-    "A hasher whose digest must equal the ETag, or None when the ETag is not a checkable MD5."
-    if sse in ("aws:kms", "aws:kms:dsse"): return None
-    if _PLAIN_MD5.match(etag): return hashlib.md5()
-    return None
-
 # %% ../nbs/00_storage.ipynb #34f8caa7
 def _fetch_once(client, job: _Job, run: _Run):
     try: resp = client.get_object(Bucket=job.bucket, Key=job.obj.key)
@@ -284,7 +270,8 @@ def _fetch_once(client, job: _Job, run: _Run):
         raise StorageError(f"{job.url}: the object changed after it was listed (listed ETag {job.obj.etag}, now {etag}); "
                            "rerun: the new version is then a changed input (a resumed run refuses it; --restart takes it)",
                            job.url, "Changed")
-    md5 = None if resp.get("SSECustomerAlgorithm") else _md5_checker(etag, size, resp.get("ServerSideEncryption"))
+    md5 = hashlib.md5() if (_PLAIN_MD5.match(etag) and not resp.get("SSECustomerAlgorithm")  # an ETag that is the MD5
+                            and resp.get("ServerSideEncryption") not in ("aws:kms", "aws:kms:dsse")) else None
     job.dest.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=job.dest.parent, prefix=f".{job.dest.name}.", suffix=".part")
     got, body = 0, resp["Body"]
@@ -311,8 +298,7 @@ def _fetch_once(client, job: _Job, run: _Run):
 _OUTAGE_EXC = (bce.EndpointConnectionError, bce.ConnectTimeoutError, bce.ReadTimeoutError, ConnectionError, TimeoutError)
 
 def _fetch(client, job: _Job, run: _Run, retries: int, backoff: float, budget: float | None = None):
-    """Fetch one object, retrying transient failures with exponential backoff and jitter: a broken body or a
-    failed check `retries` times; an endpoint that stops answering (an outage) for up to `budget` seconds."""
+    "Fetch one object, retrying transient failures with exponential backoff and jitter."
     t0, budget = time.monotonic(), retry_budget(budget)
     for attempt in range(1 << 30):
         if run.cancel.is_set(): raise _Cancelled()
@@ -362,8 +348,7 @@ def _stream(client, jobs: list[_Job], workers: int, retries: int, backoff: float
 def download_objects(url: str, cache_dir, workers: int = 32, suffixes: Iterable[str] | None = (".jsonl",),
                      client=None, progress: bool = True, retries: int = 5, backoff: float = 0.5,
                      stats: dict | None = None, retry_budget: float | None = None) -> Iterator[tuple[str, Path]]:
-    """Download the objects at `url` into `cache_dir/<bucket>/<key>` in parallel, skipping those already cached;
-    yield `(relative_key, local_path)` in key order as soon as each object and all earlier ones are done."""
+    "Download the objects at `url` into `cache_dir/<bucket>/<key>` in parallel, yielding each in key order."
     bucket, key = split_s3_url(url)
     client = client or s3_client(workers=workers)
     objs = list_objects(url, suffixes, client)  # errors (missing bucket, credentials) surface here, at the call
@@ -381,12 +366,9 @@ def download_objects(url: str, cache_dir, workers: int = 32, suffixes: Iterable[
 
 # %% ../nbs/00_storage.ipynb #ef21d830
 def _local_files(local_dir: Path) -> list[tuple[str, Path]]:
-    out = []
-    for p in sorted(local_dir.rglob("*")):
-        rel = p.relative_to(local_dir).as_posix()
-        if p.is_file() and not rel.split("/")[0] == _META_DIR and not (p.name.startswith(".") and p.name.endswith(".part")):
-            out.append((rel, p))
-    return out
+    files = ((p.relative_to(local_dir).as_posix(), p) for p in sorted(local_dir.rglob("*")))
+    return [(rel, p) for rel, p in files if p.is_file() and rel.split("/")[0] != _META_DIR
+            and not (p.name.startswith(".") and p.name.endswith(".part"))]
 
 # %% ../nbs/00_storage.ipynb #23f4ef41
 def _delete_keys(client, bucket: str, keys: list[str], url: str):
@@ -401,10 +383,9 @@ def _delete_keys(client, bucket: str, keys: list[str], url: str):
                                "check that the credentials allow s3:DeleteObject", url, err.get("Code"))
 
 # %% ../nbs/00_storage.ipynb #60277541
-class _UploadProgress:
+class _UploadProgress(BaseSubscriber):
     "An s3transfer subscriber feeding the byte and object bars."
     def __init__(self, run: _Run): self.run = run
-    def on_queued(self, future, **kw): pass
     def on_progress(self, future, bytes_transferred, **kw): self.run.add_bytes(bytes_transferred)
     def on_done(self, future, **kw):
         with self.run.lock: self.run.objects.update(1)
@@ -420,8 +401,7 @@ def _upload(client, files: list[tuple[str, Path]], bucket: str, prefix: str, wor
         futs = [(rel, tm.upload(str(p), bucket, prefix + rel, subscribers=[sub])) for rel, p in files]
         for rel, f in futs:
             try: f.result()
-            except Exception as e:
-                raise storage_error(e, _url(bucket, prefix + rel), client) from e
+            except Exception as e: raise storage_error(e, _url(bucket, prefix + rel), client) from e
 
 # %% ../nbs/00_storage.ipynb #26e17d9e
 DATA_PREFIX_META = "dflash-data-prefix"  # user metadata of the commit file: where its data objects live
@@ -429,8 +409,7 @@ DATA_PREFIX_META = "dflash-data-prefix"  # user metadata of the commit file: whe
 def upload_dir(local_dir, url: str, workers: int = 16, client=None, progress: bool = True,
                commit_file: str | None = "manifest.json", delete_stale: bool = True,
                chunksize: int = UPLOAD_CHUNKSIZE) -> list[str]:
-    """Upload `local_dir` to the prefix `url` with the commit protocol: the data under a new `runs/RUN/` prefix,
-    the commit file last (pointing at it), the old version's objects deleted only after; returns the keys."""
+    "Upload `local_dir` to the prefix `url` with the commit protocol; returns the keys."
     local_dir = Path(local_dir)
     bucket, key = split_s3_url(url)
     prefix = _dir_prefix(key)
@@ -469,7 +448,7 @@ def upload_dir(local_dir, url: str, workers: int = 16, client=None, progress: bo
 def _head(client, bucket: str, key: str) -> dict | None:
     try: return client.head_object(Bucket=bucket, Key=key)
     except bce.ClientError as e:
-        if _code(e) in ("404", "NoSuchKey", "NotFound"): return None
+        if _code(e) in _MISSING_CODES: return None
         raise storage_error(e, _url(bucket, key), client) from e
     except bce.BotoCoreError as e: raise storage_error(e, _url(bucket, key), client) from e
 

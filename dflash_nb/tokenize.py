@@ -4,7 +4,8 @@
 
 # %% ../nbs/04_tokenize.ipynb #241e7489
 from __future__ import annotations
-import hashlib, json, multiprocessing, os, shutil, sys, time, warnings
+import errno, functools, hashlib, itertools, json, multiprocessing, os, re, shutil, sys, time, unicodedata, warnings
+from contextlib import contextmanager
 from collections import Counter, deque
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -14,11 +15,13 @@ import numpy as np
 from fastcore.basics import patch
 import pyarrow as pa
 
-from .records import BadRecord, JSONL_SUFFIXES, Record, Skip, generated_turns, list_completion_files, parse_line, read_lines
+from .records import BadRecord, JSONL_SUFFIXES, Record, Skip, generated_turns, parse_line, read_lines
 from .records import discover_inputs, ignored_line, ignored_summary, input_stat, name_not_read
 from .chat_template import (ChatTemplate, ChatTemplateError, TemplateForm, adapt_messages, detect_form,
     load_chat_templates, load_end_of_turn_tokens, select_template_name)
-from .qwen import QWEN36_TEMPLATE_SHA256, render_qwen36
+from .qwen import QWEN36_TEMPLATE_SHA256, bytes_to_unicode, render_qwen36
+from .dataset import (SCHEMA, OutputLocked, atomic_write as _atomic_write, clean_asides, output_lock, read_json,
+    replace_dir, write_dataset_metadata)  # the dataset's columns, the one writer and the swap
 
 # %% auto #0
 __all__ = ['PROBE_TEXT', 'ENCODERS', 'FASTOKENS_CHECKS', 'TABLE_FORMAT', 'MAX_RENDER_CHARS', 'MAX_RECORD_SECONDS', 'FINISH',
@@ -26,19 +29,9 @@ __all__ = ['PROBE_TEXT', 'ENCODERS', 'FASTOKENS_CHECKS', 'TABLE_FORMAT', 'MAX_RE
            'render_turns', 'render_segments', 'Sample', 'generated_text', 'verify_sample', 'reasoning_not_rendered',
            'tokenize_record', 'content_hash', 'Batch', 'RecordTimeout', 'record_timer', 'tokenize_lines', 'worker_pool',
            'batch_to_arrow', 'id_hashes', 'Chunk', 'committed_chunks', 'chunk_stats', 'finish_plan', 'finish_chunks',
-           'DiskFull', 'is_disk_full', 'disk_full', 'dir_bytes', 'is_s3', 'tokenize_dataset']
+           'DiskFull', 'is_disk_full', 'disk_full', 'is_s3', 'tokenize_dataset']
 
 # %% ../nbs/04_tokenize.ipynb #4c583fe9
-import functools, itertools, re, unicodedata
-
-def _bytes_to_unicode() -> dict[int, str]:
-    "GPT-2's byte -> printable character table that byte-level BPE vocabularies are written in."
-    bs = list(range(ord('!'), ord('~') + 1)) + list(range(ord('¡'), ord('¬') + 1)) + list(range(ord('®'), ord('ÿ') + 1))
-    cs, n = bs[:], 0
-    for b in range(256):
-        if b not in bs: bs.append(b); cs.append(256 + n); n += 1
-    return dict(zip(bs, map(chr, cs)))
-
 PROBE_TEXT = ("def f(x):\n    return {'a': [1, 2.5e-3]}  # café naïve Ελληνικά Русский 中文分词 加拿大 新加坡 日本語のテキスト "
               "한국어 العربية हिन्दी ไทย 🙂👍🏽 e\u0301 n\u0303 \t\t  \n\n\n  \r\n x  y \u00a0z 12345 ６７ "
               "<|im_start|>user\nHi<|im_end|>\n<think>\n\n</think>\n\n<tool_call>\n{\"k\": \"v\"}\n</tool_call> "
@@ -54,8 +47,7 @@ def _cache_warning(f, e: BaseException):
 
 # %% ../nbs/04_tokenize.ipynb #bd26357b
 def _probe_texts(added: list[str], n: int = 400, seed: int = 0) -> list[str]:
-    """What the run-time probe encodes with both libraries: `PROBE_TEXT`, every added token glued to text on both sides
-    and to itself, and `n` random strings mixing whitespace runs, scripts, combining marks and added tokens."""
+    "What the run-time probe encodes with both libraries (see above)."
     import random
     r = random.Random(seed)
     alphabet = list(" \t\n\r\u00a0\u3000aZ09_'-.,:!?(){}<>/\\\"#") + ['e\u0301', '\u0338', 'ﬁ', 'Å', '한', '👍🏽', '中文', '加拿大',
@@ -65,10 +57,7 @@ def _probe_texts(added: list[str], n: int = 400, seed: int = 0) -> list[str]:
 
 # %% ../nbs/04_tokenize.ipynb #e96b3fbd
 class FastokensEncoder:
-    """`fastokens` (a Rust BPE that reads `tokenizer.json` itself) for tokenizers where it provably gives the same ids as
-    the `tokenizers` library: `encode`, `encode_batch` (a list of texts in one call, one flat buffer back), `normalize`,
-    `decode_bytes`. It is given the raw text: its own NFC is the one `tokenizers` applies, Python's `unicodedata` may be
-    a different Unicode version."""
+    "`fastokens` for tokenizers where it provably gives the ids of the `tokenizers` library."
     def __init__(self, path, nfc: bool, split_special_tokens: bool = False, table_cache=None, sha256: str | None = None):
         self.path, self.nfc, self.split, self.table_cache, self.sha256 = str(path), nfc, split_special_tokens, table_cache, sha256
         self._tok = None
@@ -90,8 +79,7 @@ class FastokensEncoder:
 # %% ../nbs/04_tokenize.ipynb #a6b00c37
 @patch
 def wait(self: FastokensEncoder):
-    """The loaded `fastokens.Tokenizer`, loaded on first use (seconds for a 20 MB file; once per file content in a
-    process). Not in a background thread: a process that exits mid-load would abort inside the Rust code."""
+    "The loaded `fastokens.Tokenizer`, loaded on first use."
     if self._tok is None:
         try: self._tok = _load_fastokens(self.path, self.sha256)
         except Exception as e: raise TokenizeError(f"{self.path}: fastokens could not load it ({e}); use --encoder tokenizers") from None
@@ -107,9 +95,7 @@ def ready(self: FastokensEncoder) -> 'FastokensEncoder':
 # %% ../nbs/04_tokenize.ipynb #2b791d3b
 @patch
 def _table(self: FastokensEncoder):
-    """Every token's bytes in one numpy blob (offsets, lengths), for `decode_bytes`: from `table_cache` (an .npz keyed
-    by the file's hash, plain arrays read without pickle) where it is there, which needs no loaded tokenizer, else
-    from the loaded one (0.3 s). A damaged or foreign cache file is ignored with a warning and rebuilt."""
+    "Every token's bytes in one numpy blob (offsets, lengths), for `decode_bytes`; cached by the file's hash."
     key = f"{TABLE_FORMAT}:{self.sha256}".encode()
     try:
         with np.load(self.table_cache, allow_pickle=False) as z:
@@ -119,7 +105,7 @@ def _table(self: FastokensEncoder):
         if self._lens.dtype != np.int64 or self._lens.sum() != len(self._blob): raise ValueError("its arrays do not fit")
     except Exception as e:
         if self.table_cache is not None and Path(self.table_cache).exists(): _cache_warning(self.table_cache, e)
-        tok, byte_of = self.wait(), {c: b for b, c in _bytes_to_unicode().items()}
+        tok, byte_of = self.wait(), {c: b for b, c in bytes_to_unicode().items()}
         added = {t['id']: t['content'] for t in tok.added_tokens()}
         table = [added[i].encode() if i in added else bytes(byte_of[c] for c in (tok.id_to_token(i) or ''))
                  for i in range(tok.vocab_size)]
@@ -149,9 +135,7 @@ def normalize(self: FastokensEncoder, text: str) -> str:
 # %% ../nbs/04_tokenize.ipynb #c6fa305b
 @patch
 def same_text(self: FastokensEncoder, decoded: bytes, normalized: str) -> bool:
-    """Do the bytes of a token array equal `normalized` up to NFC? fastokens normalises with the Rust
-    `unicode-normalization` tables, Python with its own Unicode version: for combining marks one of them does not
-    know yet they order differently, so the two NFCs can differ while both are canonically the same text."""
+    "Do the bytes of a token array equal `normalized` up to NFC?"
     try: return self.normalize(decoded.decode('utf-8')) == normalized
     except UnicodeDecodeError: return False
 
@@ -212,9 +196,7 @@ def _probe(enc: FastokensEncoder, ref, tj: dict, split_special_tokens: bool) -> 
 
 # %% ../nbs/04_tokenize.ipynb #312dfd71
 def fastokens_verdict(tokenizer_json, sha256: str, reference, split_special_tokens: bool = False) -> dict:
-    """Whether fastokens may encode for `tokenizer_json`: `{'reason': 'ok' or why not, 'nfc': ...}`, cached by the file's
-    hash, the fastokens version and `FASTOKENS_CHECKS` (the checks parse the 20 MB JSON and load both libraries: seconds).
-    `reference()` returns the `tokenizers.Tokenizer` to probe against."""
+    "Whether fastokens may encode for `tokenizer_json` (`reason` 'ok' or why not), cached."
     try:
         from importlib.metadata import version
         ver = version('fastokens')
@@ -239,11 +221,8 @@ def fastokens_verdict(tokenizer_json, sha256: str, reference, split_special_toke
     return v
 
 # %% ../nbs/04_tokenize.ipynb #a54ffb8f
-def sha256_file(path, chunk=1 << 20) -> str:
-    h = hashlib.sha256()
-    with open(path, 'rb') as f:
-        while b := f.read(chunk): h.update(b)
-    return h.hexdigest()
+def sha256_file(path) -> str:
+    with open(path, 'rb') as f: return hashlib.file_digest(f, 'sha256').hexdigest()
 
 class TokenizeError(RuntimeError):
     "A tokenize run that must stop: a bug or an inconsistency, never bad input (that is a skip)."
@@ -300,7 +279,12 @@ def _load_templates(self: ChatTokenizer) -> dict:
 @patch
 def _choose_encoder(self: ChatTokenizer, encoder: str):
     "fastokens where it is asked for or `auto` and provably exact, else `tokenizers`; with the vocabulary and special tokens."
-    self.fast, v = self._fastokens() if encoder in ('auto', 'fastokens') else (None, None)
+    self.fast, v = None, None
+    if encoder in ('auto', 'fastokens'):  # where its (cached) verdict is 'ok'
+        v = fastokens_verdict(self.tokenizer_json, self.tokenizer_sha256, lambda: self.tokenizer)
+        if v['reason'] == 'ok':
+            self.fast = v.pop('loaded', None) or FastokensEncoder(self.tokenizer_json, v['nfc'], sha256=self.tokenizer_sha256)
+            self.fast.table_cache = cache_dir()/'encoders'/f"{self.tokenizer_sha256}.fastokens-bytes-1.npz"  # -1: TABLE_FORMAT's version
     if encoder == 'fastokens' and self.fast is None:
         raise ValueError(f"{self.tokenizer_json}: fastokens cannot reproduce this tokenizer exactly ({v['reason']}); use --encoder auto")
     if self.fast is not None: specials, self.vocab_size, self.encoder_reason = v['special_tokens'], v['vocab_size'], 'ok'
@@ -311,19 +295,6 @@ def _choose_encoder(self: ChatTokenizer, encoder: str):
     self.special_tokens = tuple(specials)  # a tuple: `str.endswith` takes it as it is
     self.encoder = 'fastokens' if self.fast is not None else 'tokenizers'
 
-
-# %% ../nbs/04_tokenize.ipynb #b8bb44a9
-@patch
-def _fastokens(self: ChatTokenizer) -> tuple[FastokensEncoder | None, dict]:
-    "The fastokens encoder (loaded on first use) where its (cached) verdict is 'ok'; and the verdict."
-    v = fastokens_verdict(self.tokenizer_json, self.tokenizer_sha256, lambda: self.tokenizer)
-    if v['reason'] != 'ok': return None, v
-    enc = v.pop('loaded', None) or FastokensEncoder(self.tokenizer_json, v['nfc'], sha256=self.tokenizer_sha256)
-    enc.table_cache = cache_dir()/'encoders'/f"{self.tokenizer_sha256}.fastokens-bytes-1.npz"  # -1: TABLE_FORMAT's version
-    return enc, v
-
-@patch
-def _encode_hf(self: ChatTokenizer, text: str) -> list[int]: return self.tokenizer.encode(text, add_special_tokens=False).ids
 
 # %% ../nbs/04_tokenize.ipynb #98c45878
 @patch
@@ -351,38 +322,31 @@ def _bounded_form(self: ChatTokenizer, name: str) -> TemplateForm | None:
 @patch
 def render(self: ChatTokenizer, msgs: list, tools=None, add_generation_prompt: bool = False, template: ChatTemplate | None = None) -> str:
     "Render prepared messages: natively where that is provably the template's text, else with Jinja (`template`: a named one; size-capped)."
-    text = self._render(msgs, tools, add_generation_prompt, template)
-    if len(text) > MAX_RENDER_CHARS:
-        raise BadRecord('template_error', f"the chat template rendered {len(text):,} characters (limit {MAX_RENDER_CHARS:,})")
-    return text
-
-# %% ../nbs/04_tokenize.ipynb #1585cb27
-@patch
-def _render(self: ChatTokenizer, msgs: list, tools=None, add_generation_prompt: bool = False, template: ChatTemplate | None = None) -> str:
-    if template is not None and template is not self.template: return template.render_prepared(msgs, tools, add_generation_prompt)
-    if self.fast_render is not None and (text := self.fast_render(msgs, tools, add_generation_prompt)) is not None:
+    tpl = template or self.template
+    text = self.fast_render(msgs, tools, add_generation_prompt) if self.fast_render and tpl is self.template else None
+    if text is None: text = tpl.render_prepared(msgs, tools, add_generation_prompt)
+    else:
         self._renders += 1
         if self._renders <= 64 or self._renders % 256 == 0:  # spot-check the native renderer against the template
-            if text != (ref := self.template.render_prepared(msgs, tools, add_generation_prompt)):
+            if text != (ref := tpl.render_prepared(msgs, tools, add_generation_prompt)):
                 raise TokenizeError(f"the native Qwen3.6 renderer disagrees with {self.model_path}'s chat template "
                                     f"(first difference at char {next(i for i, (a, b) in enumerate(zip(text + chr(0), ref + chr(1))) if a != b)}); "
                                     "rerun with --renderer jinja and report this")
-        return text
-    return self.template.render_prepared(msgs, tools, add_generation_prompt)
+    if len(text) > MAX_RENDER_CHARS:
+        raise BadRecord('template_error', f"the chat template rendered {len(text):,} characters (limit {MAX_RENDER_CHARS:,})")
+    return text
 
 # %% ../nbs/04_tokenize.ipynb #d740dc9d
 @patch
 def encode(self: ChatTokenizer, text: str) -> list[int]:
     "Token ids of `text` alone, no special tokens added (the template already wrote them)."
-    return self.fast.encode(text) if self.fast else self._encode_hf(text)
+    return self.fast.encode(text) if self.fast else self.tokenizer.encode(text, add_special_tokens=False).ids
 
 @patch
-def encode_segments(self: ChatTokenizer, texts: list[str]) -> tuple[list[np.ndarray], list]:
-    """Token arrays of `texts` (each encoded on its own) and each text as normalised, i.e. what its tokens decode
-    back to (the fast path normalises once for both; elsewhere None: the check normalises when it needs to)."""
-    if self.fast is not None:  # fastokens: all the record's segments in one call, normalised by fastokens
-        return self.fast.encode_batch(texts), [None] * len(texts)  # same_text normalises only where the bytes differ
-    return [np.array(e.ids, np.uint32) for e in self.tokenizer.encode_batch_fast(texts, add_special_tokens=False)], [None] * len(texts)
+def encode_segments(self: ChatTokenizer, texts: list[str]) -> list[np.ndarray]:
+    "Token arrays of `texts`, each encoded on its own (fastokens: all of them in one call)."
+    if self.fast is not None: return self.fast.encode_batch(texts)
+    return [np.array(e.ids, np.uint32) for e in self.tokenizer.encode_batch_fast(texts, add_special_tokens=False)]
 
 # %% ../nbs/04_tokenize.ipynb #ae899142
 @patch
@@ -397,19 +361,18 @@ def decode(self: ChatTokenizer, ids) -> str: return self.tokenizer.decode(list(m
 
 # %% ../nbs/04_tokenize.ipynb #ab5de58c
 @patch
-def same_text(self: ChatTokenizer, ids: np.ndarray, text: str, normalized: str | None = None) -> bool:
-    "Do token array `ids` decode to exactly `text` as normalised (given, or computed here)? Bytes on the fast path."
+def same_text(self: ChatTokenizer, ids: np.ndarray, text: str) -> bool:
+    "Do token array `ids` decode to exactly `text` as normalised? Bytes on the fast path."
     if self.fast is not None:  # the text itself, else the text as normalised (see FastokensEncoder.same_text)
         got = self.fast.decode_bytes(ids)
         return got == text.encode('utf-8', 'surrogatepass') or (not text.isascii() and self.fast.same_text(
-            got, self.normalize(text) if normalized is None else normalized))
-    return self.decode(ids) == (self.normalize(text) if normalized is None else normalized)
+            got, self.normalize(text)))
+    return self.decode(ids) == self.normalize(text)
 
 # %% ../nbs/04_tokenize.ipynb #2a73820f
 @patch
 def describe(self: ChatTokenizer) -> dict:
     "What the manifest records about this tokenizer."
-    # model_path absolute: a merge run from another folder must find it
     return dict(model_path=str(self.model_path.resolve()), fingerprint=self.fingerprint, tokenizer_sha256=self.tokenizer_sha256,
                 chat_template_sha256=self.template_sha256, vocab_size=self.vocab_size, encoder=self.encoder,
                 encoder_reason=self.encoder_reason, renderer=self.renderer, stop_tokens=list(self.stop_tokens),
@@ -420,11 +383,8 @@ def describe(self: ChatTokenizer) -> dict:
 # %% ../nbs/04_tokenize.ipynb #2f9d9081
 def _first_end(text: str, tokens) -> int | None:
     "Offset just after the first of `tokens` in `text` (the longest where two start at the same place), else None."
-    if len(tokens) == 1: return None if (i := text.find(tokens[0])) < 0 else i + len(tokens[0])  # the usual case
-    best = None
-    for t in tokens:
-        if (i := text.find(t)) >= 0 and (best is None or i < best[0] or (i == best[0] and len(t) > best[1])): best = (i, len(t))
-    return None if best is None else best[0] + best[1]
+    best = min(((i, -len(t)) for t in tokens if (i := text.find(t)) >= 0), default=None)
+    return None if best is None else best[0] - best[1]
 
 # %% ../nbs/04_tokenize.ipynb #1eaf11b6
 @dataclass
@@ -437,9 +397,7 @@ class Turns:
 
 # %% ../nbs/04_tokenize.ipynb #89cae4b7
 def render_turns(ct: ChatTokenizer, record: Record) -> Turns:
-    """The rule of DESIGN.md: generated turn j runs from the end of `render(messages[:j], add_generation_prompt=True)`
-    to the end of its end-of-turn token (the first the template writes after the prompt's end), else to where
-    `render(messages[:j+1])` ends. Undefined, so a `template_error`, only where that prompt is not a prefix of the full render."""
+    "The record rendered and cut by the mask rule of DESIGN.md into prompt and generated segments."
     try:
         tpl, form = ct.template_for(record)
         msgs, tools = tpl.prepare(record.messages, record.tools, copy=False)  # records are plain JSON already
@@ -501,17 +459,13 @@ def _masked_runs(mask: np.ndarray) -> list[tuple[int, int]]:
 
 # %% ../nbs/04_tokenize.ipynb #fbace1b7
 def generated_text(turn_text: str, stop_tokens) -> str:
-    """What the model generates for a turn the template rendered as `turn_text` (from the prompt's end): everything up
-    to and including the first of the model's stop tokens, where generation stops; all of it where there is none."""
+    "What the model generates for a turn rendered as `turn_text`: up to its first stop token."
     end = _first_end(turn_text, stop_tokens)
     return turn_text if end is None else turn_text[:end]
 
 # %% ../nbs/04_tokenize.ipynb #9a7502f7
-def verify_sample(ct: ChatTokenizer, segs, ids: np.ndarray, mask: np.ndarray, normalized: list | None = None,
-                  turns: Turns | None = None) -> str | None:
-    """None when the mask is exact, else what is wrong. `normalized`: the segments' texts as normalised, where known.
-    With `turns`, each generated segment must also be what the model generates for that turn (`generated_text` with the
-    model's own stop tokens): a check that does not rely on how `render_turns` chose the end of the turn."""
+def verify_sample(ct: ChatTokenizer, segs, ids: np.ndarray, mask: np.ndarray, turns: Turns | None = None) -> str | None:
+    "None when the mask is exact, else what is wrong."
     if turns is not None:
         got, want = [t for t, g in segs if g], [w for w in (generated_text(t, ct.stop_tokens) for t in turns.turns) if w]
         if got != want:
@@ -519,15 +473,11 @@ def verify_sample(ct: ChatTokenizer, segs, ids: np.ndarray, mask: np.ndarray, no
             a, b = (got[k] if k < len(got) else ''), (want[k] if k < len(want) else '')
             return (f"generated turn {k} is masked as ...{a[-80:]!r} but the model generates ...{b[-80:]!r} "
                     f"(the template's turn text up to its first stop token {list(ct.stop_tokens)})")
-    want, prev_gen = [], False
-    for (text, gen), norm in zip(segs, normalized or [None] * len(segs)):
-        if gen and prev_gen: want[-1] = (want[-1][0] + text, None if want[-1][1] is None or norm is None else want[-1][1] + norm)
-        elif gen: want.append((text, norm))
-        prev_gen = gen
+    want = [''.join(t for t, _ in run) for gen, run in itertools.groupby(segs, key=lambda s: s[1]) if gen]
     runs = _masked_runs(mask)
     if len(runs) != len(want): return f"{len(runs)} masked runs, but the template rendered {len(want)} generated spans"
-    for k, ((a, b), (text, norm)) in enumerate(zip(runs, want)):
-        if not ct.same_text(ids[a:b], text, norm):
+    for k, ((a, b), text) in enumerate(zip(runs, want)):
+        if not ct.same_text(ids[a:b], text):
             return f"masked run {k} decodes to {ct.decode(ids[a:b])[:80]!r}... but the template rendered {text[:80]!r}..."
     return None
 
@@ -539,16 +489,15 @@ def reasoning_not_rendered(turns: Turns) -> list[int]:
 # %% ../nbs/04_tokenize.ipynb #ff0b9791
 def tokenize_record(ct: ChatTokenizer, record: Record, max_seq_len: int | None = 8192, skip_reasoning_not_rendered: bool = False,
                     turns: Turns | None = None, enc: list | None = None) -> Sample:
-    """Record -> verified, truncated `Sample`; raises `BadRecord` for anything that cannot become one. `turns`, `enc`:
-    its `render_turns` and its segments' token arrays where done already (`tokenize_lines` encodes a batch at once)."""
+    "Record -> verified, truncated `Sample`; raises `BadRecord` for anything that cannot become one."
     turns = turns or render_turns(ct, record)
-    segs, normalized = turns.segments, None
+    segs = turns.segments
     if enc is None:
-        try: enc, normalized = ct.encode_segments([t for t, _ in segs])
+        try: enc = ct.encode_segments([t for t, _ in segs])
         except (ValueError, UnicodeError) as e: raise BadRecord('bad_message', f"text the tokenizer cannot encode ({e})") from None
     ids = np.concatenate(enc).view(np.int32)  # ids < 2**31: the uint32 buffer read as int32, no copy
     mask = np.repeat(np.array([g for _, g in segs], dtype=bool), [len(e) for e in enc])
-    if (err := verify_sample(ct, segs, ids, mask, normalized, turns)) is not None: raise BadRecord('mask_mismatch', err)
+    if (err := verify_sample(ct, segs, ids, mask, turns)) is not None: raise BadRecord('mask_mismatch', err)
     flags = ()
     if unrendered := reasoning_not_rendered(turns):
         why = (f"the chat template ({turns.template}) does not render the reasoning of generated turn(s) {unrendered}: "
@@ -585,8 +534,6 @@ class Batch:
     templates: Counter = field(default_factory=Counter)  # samples per chat template name
 
 # %% ../nbs/04_tokenize.ipynb #45624f98
-from contextlib import contextmanager
-
 MAX_RECORD_SECONDS = 30.0  # render + encode + check of one record; a template that loops for ever is a template_error
 
 class RecordTimeout(BaseException):
@@ -595,8 +542,7 @@ class RecordTimeout(BaseException):
 # %% ../nbs/04_tokenize.ipynb #1c9bc07a
 @contextmanager
 def record_timer():
-    """Yield `arm(seconds)`: after `arm(s)`, `RecordTimeout` is raised in this thread once `s` seconds pass (`arm(0)`
-    disarms). SIGALRM, installed once per batch; a no-op outside the main thread or when a timer is already set."""
+    "Yield `arm(seconds)`, which makes `RecordTimeout` fire in this thread after that long (`arm(0)`: off)."
     import signal, threading
     if threading.current_thread() is not threading.main_thread() or signal.getitimer(signal.ITIMER_REAL)[0]:
         yield lambda s: None; return
@@ -607,9 +553,8 @@ def record_timer():
 
 # %% ../nbs/04_tokenize.ipynb #d05e5306
 def _encode_batch(ct: ChatTokenizer, rendered: list) -> list:
-    """Every segment of every rendered record of a batch in one `encode_segments` call (fastokens' per-call cost is paid
-    once a batch); `[None, ...]` where the batch does not encode, so that each record is encoded, and fails, on its own."""
-    try: enc = ct.encode_segments([t for *_, turns in rendered for t, _ in turns.segments])[0]
+    "Every segment of every rendered record of a batch in one `encode_segments` call."
+    try: enc = ct.encode_segments([t for *_, turns in rendered for t, _ in turns.segments])
     except (ValueError, UnicodeError): return [None] * len(rendered)
     out, k = [], 0
     for *_, turns in rendered: out.append(enc[k:k + len(turns.segments)]); k += len(turns.segments)
@@ -654,9 +599,7 @@ def _init_worker(model_path, encoder='auto', renderer='auto'):
     os.environ['TOKENIZERS_PARALLELISM'] = 'false'
     _worker_ct = ChatTokenizer(model_path, encoder, renderer)
 
-def _work(args):
-    lines, max_seq_len, *opt = args
-    return tokenize_lines(_worker_ct, lines, max_seq_len, *opt)
+def _work(args): return tokenize_lines(_worker_ct, *args)
 
 # %% ../nbs/04_tokenize.ipynb #304de621
 def worker_pool(workers: int, ct: ChatTokenizer) -> ProcessPoolExecutor:
@@ -669,8 +612,6 @@ def worker_pool(workers: int, ct: ChatTokenizer) -> ProcessPoolExecutor:
     return ProcessPoolExecutor(workers, initializer=_init_worker, initargs=(str(ct.model_path), ct.encoder if ct.fast else 'tokenizers', 'auto' if ct.fast_render else 'jinja'))
 
 # %% ../nbs/04_tokenize.ipynb #13d85b65
-from .dataset import FEATURES, SCHEMA  # the dataset's columns (dflash_nb.dataset)
-
 def _arrow(typ, values: np.ndarray) -> pa.Array:
     "A numpy array as an Arrow array over the same memory (no copy, and none of `pa.array`'s pandas import)."
     return pa.Array.from_buffers(typ, len(values), [None, pa.py_buffer(np.ascontiguousarray(values))])
@@ -730,8 +671,7 @@ def commit(self: Chunk, end: tuple[int, int]) -> dict:
     meta = dict(index=self.index, arrow=self.arrow if self._w is not None else None, end=list(end), records=self.records,
                 truncated=self.truncated, skipped=dict(Counter(s['reason'] for s in self.skips)), sources=dict(self.sources),
                 seconds=time.perf_counter() - self.t0, flags=self.flags, templates=dict(self.templates))
-    part = self.tmp/f"chunk-{self.index:05d}.json.part"
-    part.write_text(json.dumps(meta)); os.replace(part, self.tmp/f"chunk-{self.index:05d}.json")
+    _atomic_write(self.tmp/f"chunk-{self.index:05d}.json", json.dumps(meta))
     return meta
 
 # %% ../nbs/04_tokenize.ipynb #a8429cf9
@@ -747,8 +687,7 @@ def chunk_stats(tmp, metas: list[dict]) -> dict:
     arrs = [np.load(Path(tmp)/f"chunk-{m['index']:05d}.npz") for m in metas]
     lens = np.concatenate([a['seq_len'] for a in arrs]) if arrs else np.zeros(0, np.int64)
     loss = int(sum(int(a['loss_tokens'].sum()) for a in arrs))
-    skipped, sources = Counter(), Counter()
-    for m in metas: skipped.update(m['skipped']); sources.update(m['sources'])
+    skipped, sources = (sum((Counter(m[k]) for m in metas), Counter()) for k in ('skipped', 'sources'))
     total, secs, n = int(lens.sum()), sum(m['seconds'] for m in metas), len(lens)
     ids = np.concatenate([a['id_hash'] for a in arrs]) if arrs and all('id_hash' in a.files for a in arrs) else None
     q = lambda p: float(np.percentile(lens, p)) if n else 0.0
@@ -761,23 +700,15 @@ def chunk_stats(tmp, metas: list[dict]) -> dict:
                 duplicate_ids=None if ids is None else int(len(ids) - len(np.unique(ids))))
 
 # %% ../nbs/04_tokenize.ipynb #66a86371
-from .dataset import atomic_write as _atomic_write, write_dataset_metadata
-
-from .dataset import OutputLocked, clean_asides, output_lock, replace_dir  # the one writer and the swap
-
-import errno
-
 FINISH = 'finish.json'
 
 def finish_plan(tmp) -> dict | None:
     "The journaled plan of a finish step that started (`finish.json`), else None."
-    f = Path(tmp)/FINISH
-    return json.loads(f.read_text()) if f.is_file() else None
+    return read_json(Path(tmp)/FINISH)
 
 # %% ../nbs/04_tokenize.ipynb #7565adb2
 def finish_chunks(tmp, metas: list[dict], stats: dict | None = None) -> list[str]:
-    """Turn a folder of committed chunks into the dataset layout; returns the shard names. Safe to rerun after a
-    kill at any point: the plan is journaled in `finish.json` first, and each step is done or redone."""
+    "Turn a folder of committed chunks into the dataset layout, restartably; returns the shard names."
     tmp = Path(tmp)
     plan = finish_plan(tmp)
     if plan is None:
@@ -832,11 +763,6 @@ def disk_full(e: OSError, where, written: int | None = None, done: float | None 
     return DiskFull(f"{where}: no space left on device ({free}{why}){need}. Free some space (or choose another --output-dir) "
                     f"and {then}")
 
-# %% ../nbs/04_tokenize.ipynb #318fa6b6
-def dir_bytes(path) -> int:
-    "Bytes of the files under `path` (0 if absent)."
-    return sum(f.stat().st_size for f in Path(path).rglob('*') if f.is_file()) if Path(path).is_dir() else 0
-
 # %% ../nbs/04_tokenize.ipynb #00b84515
 def _input_files(paths) -> list[dict]:
     return [dict(name=name, size=(st := input_stat(p))[0], mtime_ns=st[1]) for name, p in paths]
@@ -845,9 +771,7 @@ def is_s3(path) -> bool: return str(path).startswith('s3://')
 
 # %% ../nbs/04_tokenize.ipynb #0868c1a3
 def _sources(completions, s3_endpoint=None, download_workers: int = 32, progress: bool = True):
-    """`(files, open_files, ignored)`: what identifies the inputs (name, size and mtime or ETag) for the resume check, a
-    function that yields `(name, local path)` in order, and the `(name, reason)` of every file that is not completions. s3:// objects are downloaded in parallel into the cache and
-    yielded as soon as each one (and all before it) is down, so tokenizing starts before the download ends."""
+    "`(files, open_files, ignored)` of the completions: their identity, a reader of them, what is not read."
     if not is_s3(completions):
         inputs = discover_inputs(completions)
         return _input_files(inputs.files), lambda: iter(inputs.files), inputs.ignored
@@ -898,8 +822,7 @@ def _prepare_tmp(tmp: Path, run_key: dict, restart: bool) -> list[dict]:
 
 # %% ../nbs/04_tokenize.ipynb #b7f10e70
 def _committed_run(out: Path) -> dict | None:
-    """The run key of a run that put its dataset at `out` but was killed before removing its bookkeeping
-    (`run.json`, `finish.json`), which this removes; None when there is none."""
+    "The run key of a run that committed to `out` but was killed before tidying up (which this does)."
     marks = [out/FINISH, out/'run.json']
     if not any(m.is_file() for m in marks): return None
     key = json.loads(marks[1].read_text()) if marks[1].is_file() else {}
@@ -919,13 +842,13 @@ def _checked(result: dict, out: Path, completions, ignored) -> dict:
     return result
 
 # %% ../nbs/04_tokenize.ipynb #e84ee3a4
-def _write_manifest(tmp: Path, ct, completions, files, metas, result: dict, shards, params: dict) -> tuple[list, dict]:
-    """Write `flagged.jsonl` (kept but flagged samples, listed like skipped.jsonl) and `manifest.json` into `tmp`;
-    returns the flags and their counts by reason."""
+def _write_manifest(tmp: Path, ct, completions, files, metas, result: dict, shards, run_key: dict) -> tuple[list, dict]:
+    "Write `flagged.jsonl` and `manifest.json` into `tmp` (its `params` from the run key); returns the flags and their counts."
     if flags := [f for m in metas for f in m.get('flags', [])]:
         _atomic_write(tmp/'flagged.jsonl', ''.join(json.dumps(f, ensure_ascii=False) + '\n' for f in flags))
     used = sum((Counter(m.get('templates', {})) for m in metas), Counter())
     flagged = dict(sorted(Counter(f['reason'] for f in flags).items()))
+    params = {k: run_key.get(k, False) for k in ('max_seq_len', 'batch_size', 'shard_tokens', 'skip_reasoning_not_rendered')}
     manifest = dict(format='dflash_nb.dataset', format_version=1, created_utc=time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
                     tokenizer=ct.describe(), inputs=dict(completions=str(completions), files=files),
                     params=params, shards=shards, chat_templates_used=dict(sorted(used.items())), flagged=flagged,
@@ -942,16 +865,14 @@ def _run_key(ct, files, max_seq_len, batch_size, shard_tokens, skip_reasoning_no
     if skip_reasoning_not_rendered: run_key['skip_reasoning_not_rendered'] = True  # absent when off: old partial runs still resume
     return run_key
 
-def _say_flagged(flags: list, flagged: dict, out: Path):
-    print(f"tokenize: {len(flags)} sample(s) kept but flagged {flagged}: listed in {out/'flagged.jsonl'} "
-          "(--skip-reasoning-not-rendered skips them instead)", file=sys.stderr)
 
 
 # %% ../nbs/04_tokenize.ipynb #74c925ea
 def _disk_full_in(e: OSError, tmp: Path, files: list, read: int) -> DiskFull:
     "The full-disk error of a run that wrote `tmp` after tokenizing `read` bytes of the input `files`."
     total = sum(f['size'] for f in files)
-    return disk_full(e, tmp, dir_bytes(tmp), read / total if total else None)
+    written = sum(f.stat().st_size for f in tmp.rglob('*') if f.is_file()) if tmp.is_dir() else 0
+    return disk_full(e, tmp, written, read / total if total else None)
 
 
 # %% ../nbs/04_tokenize.ipynb #f15878f9
@@ -985,15 +906,14 @@ def tokenize_dataset(model_path, completions, output_dir, max_seq_len: int | Non
                                           progress, read, skip_reasoning_not_rendered)
                 result['ignored'] = ignored_summary(ignored)  # before finish_chunks: journaled with the plan
             shards = finish_chunks(tmp, metas, result)
-            flags, flagged = _write_manifest(tmp, ct, completions, files, metas, result, shards, dict(
-                max_seq_len=max_seq_len, batch_size=batch_size, shard_tokens=shard_tokens,
-                skip_reasoning_not_rendered=skip_reasoning_not_rendered))
+            flags, flagged = _write_manifest(tmp, ct, completions, files, metas, result, shards, run_key)
             replace_dir(tmp, out)
             for f in (FINISH, 'run.json'): (out/f).unlink(missing_ok=True)
         except OSError as e:
             if not is_disk_full(e): raise
             raise _disk_full_in(e, tmp, files, read['bytes']) from None
-    if flags: _say_flagged(flags, flagged, out)
+    if flags: print(f"tokenize: {len(flags)} sample(s) kept but flagged {flagged}: listed in {out/'flagged.jsonl'} "
+                    "(--skip-reasoning-not-rendered skips them instead)", file=sys.stderr)
     return _checked(result, out, completions, ignored)
 
 # %% ../nbs/04_tokenize.ipynb #b4142d7d
@@ -1028,8 +948,7 @@ def _tokenize_chunks(ct, tmp: Path, metas: list, files, open_files, max_seq_len,
 
 # %% ../nbs/04_tokenize.ipynb #cbf45a58
 def _tokenize_to_s3(output_dir, overwrite, s3_endpoint, download_workers, progress, **kw) -> dict:
-    """Tokenize into a local staging folder (kept under the cache, so a killed run resumes), then upload it with
-    `manifest.json` last: readers treat a prefix without a manifest as incomplete."""
+    "Tokenize into a local staging folder (resumable), then upload it with `manifest.json` last."
     from dflash_nb import storage
     client = storage.s3_client(s3_endpoint)
     url = str(output_dir).rstrip('/')

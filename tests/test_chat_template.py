@@ -111,7 +111,11 @@ def test_other_templates_render_like_transformers(name, template):
 def test_qwen_templates_render_like_transformers():
     from dflash_nb.qwen import QWEN36_CHAT_TEMPLATE
     assert assert_same(QWEN36_CHAT_TEMPLATE, CONVS) > 700
-    if REFERENCE_TEMPLATE.is_file(): assert assert_same(REFERENCE_TEMPLATE.read_text(encoding='utf-8'), CONVS) > 700
+
+def test_official_qwen_template_renders_like_transformers():
+    if not REFERENCE_TEMPLATE.is_file():  # third-party text: read where it is, never copied into the repo
+        pytest.skip(f"the official Qwen3.6 chat template is not at {REFERENCE_TEMPLATE}; no in-repo copy can stand in")
+    assert assert_same(REFERENCE_TEMPLATE.read_text(encoding='utf-8'), CONVS) > 700
 
 def test_raise_exception_becomes_chat_template_error():
     msgs = [{'role': 'user', 'content': 'q'}, {'role': 'narrator', 'content': 'n'}]
