@@ -207,16 +207,12 @@ def _repeats(hx, msid, rs, rlen, rsamp, n: int, thr: Thresholds):
     "Per sample: the most repeats of one `loop_ngram` window in a run, of one whole run, and the loop kind (0, 1, 2)."
     M = len(hx)
     rid = np.repeat(np.arange(len(rs)), rlen)
-    mrs = np.zeros(len(rs), np.int64); np.cumsum(rlen[:-1], out=mrs[1:])  # run starts in the masked stream
     w = thr.loop_ngram
     win = np.zeros(n, np.int32)
     if M >= w:
         ok = rid[:M - w + 1] == rid[w - 1:]
         win = max_repeats(msid[:M - w + 1][ok], window_hashes(hx, w)[ok], n)
-    runs = np.zeros(n, np.int32)
-    if len(rs):
-        rh = np.add.reduceat(_mix(hx ^ ((np.arange(M) - mrs[rid]).astype(np.uint64) * _U64(0xD6E8FEB86659FD93))), mrs) ^ _mix(rlen)
-        runs = max_repeats(rsamp, rh, n)
+    runs = max_repeats(rsamp, _segment_hashes(hx, rlen), n)
     loop_kind = np.where((runs >= 2) & ((runs >= win) | (runs >= thr.loop_repeats)), 2, np.where(win >= 2, 1, 0)).astype(np.int8)
     return win, runs, loop_kind
 
@@ -234,16 +230,14 @@ def _masked_runs(mask, sid, first, last, L, n: int):
     if len(rs): min_run[n_runs > 0] = np.minimum.reduceat(rlen, np.flatnonzero(np.r_[True, rsamp[1:] != rsamp[:-1]]))
     return rs, re_, rlen, rsamp, n_runs, min_run
 
-def _answer_hashes(mids, msid, nm):
-    "Token hashes of the masked stream (`mids` of samples `msid`), and per sample one position-aware answer hash."
-    n, M = len(nm), len(mids)
-    mfirst = np.zeros(n, np.int64); np.cumsum(nm[:-1], out=mfirst[1:])
-    mpos = np.arange(M) - mfirst[msid]
-    hx = _mix(mids)
-    ah = np.zeros(n, np.uint64)
-    if M: ah[nm > 0] = np.add.reduceat(_mix(hx ^ (mpos.astype(np.uint64) * _U64(0xD6E8FEB86659FD93))), mfirst[nm > 0])
-    ah ^= _mix(nm)
-    return hx, msid, ah
+def _segment_hashes(hx: np.ndarray, lens: np.ndarray) -> np.ndarray:
+    "One position-aware hash per segment of the token hashes `hx` (consecutive segments of `lens` tokens)."
+    starts = np.zeros(len(lens), np.int64); np.cumsum(lens[:-1], out=starts[1:])
+    h = np.zeros(len(lens), np.uint64)
+    if len(hx):
+        pos = (np.arange(len(hx)) - np.repeat(starts, lens)).astype(np.uint64)
+        h[lens > 0] = np.add.reduceat(_mix(hx ^ (pos * _U64(0xD6E8FEB86659FD93))), starts[lens > 0])
+    return h ^ _mix(lens)
 
 
 # %% ../nbs/05a_inspect.ipynb #d6b93d34
@@ -271,7 +265,8 @@ def scan_batch(b: pa.RecordBatch, facts: TemplateFacts, thr: Thresholds, max_seq
     rs, re_, rlen, rsamp, n_runs, min_run = _masked_runs(mask, sid, first, last, L, n)
     fails, bad_end_tok, cut = _check_bits(ids, mask, sid, rs, re_, rsamp, first, last, trunc, bad_len, nm, facts, vocab_size)
     # the masked stream: every sample's generated tokens, run after run
-    hx, msid, ah = _answer_hashes(ids[mask], sid[mask], nm)
+    hx, msid = _mix(ids[mask]), sid[mask]
+    ah = _segment_hashes(hx, nm)  # per sample: its whole answer
     empty = np.zeros(n, bool)
     if facts.empty_think_ids:
         e = _match_at(ids, rs, facts.empty_think_ids, rs, re_ + 1)
@@ -305,7 +300,6 @@ class SampleTable:
     arrays: dict
     sample_ids: pa.ChunkedArray
     sources: list
-    batch_starts: dict  # (shard, batch) -> first sample position
     thresholds: Thresholds = field(default_factory=Thresholds)
 
     def __len__(self) -> int: return len(self.arrays['seq_len'])
@@ -342,23 +336,22 @@ class SampleTable:
 def scan_masks(ds: MaskDataset, facts: TemplateFacts, thr: Thresholds, progress: bool = False) -> SampleTable:
     "Scan every batch of `ds` once (streaming); returns the `SampleTable`."
     from tqdm import tqdm  # plain text bar on stderr (tqdm.auto warns in kernels without ipywidgets)
-    parts, ids, starts, names, pos = [], [], {}, {}, 0
+    parts, ids, names = [], [], {}
     total = ((ds.manifest or {}).get('counts') or {}).get('samples') or (ds.stats or {}).get('samples')
     bar = tqdm(total=total, unit='samples', desc='inspect', disable=not progress)
-    for si, bi, b in ds.batches():
-        starts[(si, bi)] = pos
+    for _, _, b in ds.batches():
         r = scan_batch(b, facts, thr, ds.max_seq_len, ds.vocab_size)
         codes = np.array([names.setdefault(s, len(names)) for s in r.pop('_source_names')], np.int32)
         r['source_code'] = codes[r.pop('_source_codes')] if len(codes) else np.zeros(b.num_rows, np.int32)
         parts.append(r)
         ids.append(b.column('sample_id').take(pa.array(np.arange(b.num_rows))))  # a copy: the batch's pages can go
-        pos += b.num_rows; bar.update(b.num_rows)
+        bar.update(b.num_rows)
     bar.close()
     if not parts:
         r = scan_batch(pa.RecordBatch.from_pylist([], schema=SCHEMA), facts, thr)
         r['source_code'] = np.zeros(0, np.int32); parts.append(r)
     arrays = {k: np.concatenate([p[k] for p in parts]) for k in parts[0] if not k.startswith('_')}
-    return SampleTable(arrays, pa.chunked_array(ids, pa.string()), list(names), starts, thr)
+    return SampleTable(arrays, pa.chunked_array(ids, pa.string()), list(names), thr)
 
 # %% ../nbs/05a_inspect.ipynb #e907c8b9
 @dataclass
@@ -567,31 +560,28 @@ def source_skew_gate(g: GateInput) -> Gate:
 # %% ../nbs/05a_inspect.ipynb #94ce9406
 DUPLICATE_IDS_WARN, DUPLICATE_IDS_FAIL = 0.0, 0.01
 
-def duplicate_ids_gate(t: SampleTable, examples: int = 5) -> Gate:
+def duplicate_ids_gate(g: GateInput) -> Gate:
     "The share of samples whose `sample_id` another sample has too (every copy after the first counts)."
-    n, title = len(t), "samples whose sample_id an earlier sample has"
-    if n == 0: return Gate('duplicate_ids', title, None, DUPLICATE_IDS_WARN, DUPLICATE_IDS_FAIL, 'n/a', "empty dataset", [], [])
+    t, n, title = g.t, g.n, "samples whose sample_id an earlier sample has"
+    if n == 0: return g.gate('duplicate_ids', title, None, DUPLICATE_IDS_WARN, DUPLICATE_IDS_FAIL, "empty dataset")
     ids = t.sample_ids.combine_chunks() if isinstance(t.sample_ids, pa.ChunkedArray) else t.sample_ids
     vc = pc.value_counts(ids)
     dup_vals = vc.field('values').filter(pc.greater(vc.field('counts'), 1))
     extra = n - len(vc)
-    idx = np.flatnonzero(pc.is_in(ids, value_set=dup_vals).to_numpy(zero_copy_only=False))[:examples].tolist()
-    share = extra / n
+    idx = np.flatnonzero(pc.is_in(ids, value_set=dup_vals).to_numpy(zero_copy_only=False))[:g.examples].tolist()
     msg = (f"{extra:,} of {n:,} samples repeat an earlier sample_id ({len(dup_vals):,} ids), e.g. {t.ids(idx[:3])}" if extra
            else "every sample_id is unique")
-    return Gate('duplicate_ids', title, float(share), DUPLICATE_IDS_WARN, DUPLICATE_IDS_FAIL,
-                _verdict(share, DUPLICATE_IDS_WARN, DUPLICATE_IDS_FAIL), msg, t.ids(idx), idx)
+    return g.gate('duplicate_ids', title, extra / n, DUPLICATE_IDS_WARN, DUPLICATE_IDS_FAIL, msg, idx)
 
 # %% ../nbs/05a_inspect.ipynb #75bdfbed
 GATES = (tiny_span_gate, identical_answers_gate, empty_reasoning_gate, repetition_gate, short_samples_gate, truncated_gate,
-         source_skew_gate, lambda g: duplicate_ids_gate(g.t, g.examples))
+         source_skew_gate, duplicate_ids_gate)
 
 def quality_gates(t: SampleTable, ds: MaskDataset, facts: TemplateFacts, thr: Thresholds, examples: int = 5) -> list[Gate]:
     "The quality gates' results from a scanned `SampleTable`: one `Gate` per function in `GATES`."
     g = GateInput(t, ds, facts, thr, examples)
     if g.n == 0:
-        return [g.gate(name, name, None, 0, 0, "empty dataset") for name in
-                ('tiny_span', 'identical_answers', 'empty_reasoning', 'repetition', 'short_samples', 'truncated', 'source_skew')]
+        return [g.gate(f.__name__[:-5], f.__name__[:-5], None, 0, 0, "empty dataset") for f in GATES[:-1]]  # no duplicate_ids
     return [gate(g) for gate in GATES]
 
 # %% ../nbs/05a_inspect.ipynb #522373a5
