@@ -124,11 +124,6 @@ def _scan_shard(path) -> dict:
     return dict(lens=n_ids.astype(np.int32), loss=k.astype(np.int32), per_src=per_src, columns=t.column_names,
                 has_source='source' in t.column_names, has_seq_len='seq_len' in t.column_names)
 
-# %% ../nbs/06_stats.ipynb #5fe37f5c
-def _result_or_error(path):
-    try: return _scan_shard(path)
-    except Exception as e: return e
-
 # %% ../nbs/06_stats.ipynb #89618265
 def _scan_shards(d: Path, shards: list, threads: int, progress: bool):
     "Per shard (in order, `threads` at a time): lengths, loss counts, columns, per-source sums, has source/seq_len?"
@@ -138,21 +133,19 @@ def _scan_shards(d: Path, shards: list, threads: int, progress: bool):
     has_source = has_seq_len = True
     pool = ThreadPoolExecutor(max(1, min(threads, len(shards))))
     try:
-        results = pool.map(_result_or_error, shards)
+        results = pool.map(_scan_shard, shards)  # in shard order; a shard's error is raised when its turn comes
         if progress:
             from tqdm import tqdm
             results = tqdm(results, total=len(shards), desc=f"stats {d.name}", unit='shard', file=sys.stderr)
-        for path, r in zip(shards, results):
-            if isinstance(r, _RowError):
-                sid = f", sample_id {r.sample_id!r}" if r.sample_id is not None else ''
-                raise ValueError(f"{path}: row {r.row} (dataset row {sum(map(len, lens)) + r.row}{sid}): {r.what}; "
-                                 "the dataset is corrupt: re-create it")
-            if isinstance(r, BaseException): raise r
+        for r in results:
             columns = columns or r['columns']
             has_source &= r['has_source']; has_seq_len &= r['has_seq_len']
-            for s, v in r['per_src'].items():
-                acc = per_src.setdefault(s, [0, 0, 0]); acc[0] += v[0]; acc[1] += v[1]; acc[2] += v[2]
+            for s, v in r['per_src'].items(): per_src[s] = [a + b for a, b in zip(per_src.get(s, (0, 0, 0)), v)]
             lens.append(r['lens']); loss.append(r['loss'])
+    except _RowError as r:  # the shard is the first one without a result
+        sid = f", sample_id {r.sample_id!r}" if r.sample_id is not None else ''
+        raise ValueError(f"{shards[len(lens)]}: row {r.row} (dataset row {sum(map(len, lens)) + r.row}{sid}): {r.what}; "
+                         "the dataset is corrupt: re-create it") from None
     finally: pool.shutdown(wait=True, cancel_futures=True)
     return lens, loss, columns, per_src, has_source, has_seq_len
 
