@@ -4,7 +4,7 @@
 
 # %% ../nbs/07_merge.ipynb #7013057e
 from __future__ import annotations
-import errno, json, os, re, shutil, tempfile, time
+import errno, json, os, re, shutil, time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -275,14 +275,13 @@ def _local_inputs(existing, new, progress: bool = True) -> tuple[Path, object]:
 # %% ../nbs/07_merge.ipynb #dd2e7a2a
 def _merge_to_s3(existing, new, output_dir, overwrite: bool, progress: bool, **kw) -> dict:
     "Merge into a local temporary folder, then upload it with its manifest last (readers see it only when complete)."
-    from dflash_nb.storage import list_objects, upload_dir
+    from dflash_nb.storage import list_objects, staged_output
     url = str(output_dir).rstrip('/')
     if list_objects(url + '/manifest.json', None) and not overwrite:
         raise FileExistsError(f"{url}: a dataset already exists there; choose a new --output-dir or pass --overwrite")
-    with tempfile.TemporaryDirectory(prefix='dflash-merge-') as d:
-        st = merge_datasets(existing, new, Path(d)/'merged', overwrite=True, progress=progress, **kw)
-        st['count_equation'] = count_equation(Path(d)/'merged')  # for the caller: the folder is gone after the upload
-        upload_dir(Path(d)/'merged', url, progress=progress)
+    with staged_output(url, progress=progress) as d:  # uploaded when the block ends
+        st = merge_datasets(existing, new, d, overwrite=True, progress=progress, **kw)
+        st['count_equation'] = count_equation(d)  # for the caller: the folder is gone after the upload
     return st
 
 # %% ../nbs/07_merge.ipynb #91712e4c
