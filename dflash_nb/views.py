@@ -6,6 +6,7 @@
 from __future__ import annotations
 from fastcore.basics import patch
 import codecs, dataclasses, difflib, html, itertools, unicodedata, warnings
+from functools import cached_property
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -78,13 +79,9 @@ def visible(s: str) -> str:
 class TokenDisplay:
     "Per-token display text and special-token flags for a tokenizer (or plain ids when there is none)."
     def __init__(self, ct: ChatTokenizer | None = None):
-        self.ct, self._cache, self._special, self._bytes = ct, {}, None, None
-
-# %% ../nbs/05_views.ipynb #9c6f20d4
-@patch(as_prop=True)
-def special(self: TokenDisplay) -> dict:
-    if self._special is None: self._special = special_ids(self.ct) if self.ct is not None else {}
-    return self._special
+        self.ct, self._cache, self._bytes = ct, {}, None
+    @cached_property
+    def special(self) -> dict: return special_ids(self.ct) if self.ct is not None else {}
 
 # %% ../nbs/05_views.ipynb #0f7884b5
 @patch
