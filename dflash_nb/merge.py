@@ -15,7 +15,7 @@ import pyarrow.compute as pc
 
 from tqdm import tqdm
 
-from .storage import is_s3_url
+from .storage import is_s3_url, list_objects, local_dataset, staged_output
 from .dataset import (SCHEMA, clean_asides, dataset_manifest, dataset_shards, list_parts, output_lock, read_json,
     read_schema, replace_dir, stream_batches, true_counts, write_dataset_metadata, write_pretokenized)
 from .tokenize import ChatTokenizer, DiskFull, content_hash, disk_full, is_disk_full, tokenize_dataset
@@ -131,9 +131,7 @@ class Duplicates:
     keep: np.ndarray
     dropped: list = field(default_factory=list)
     @property
-    def counts(self) -> dict:
-        c = Counter(d['kind'] for d in self.dropped)
-        return {'sample_id': c['sample_id'], 'content': c['content']}
+    def counts(self) -> dict: return {k: sum(o[k] for o in self.by_origin.values()) for k in ('sample_id', 'content')}
     @property
     def by_origin(self) -> dict:
         c = Counter((d['duplicate_of'], d['kind']) for d in self.dropped)
@@ -267,7 +265,6 @@ def _check_paths(existing: Path, new: Path, out: Path, overwrite: bool):
 # %% ../nbs/07_merge.ipynb #99b7adae
 def _local_inputs(existing, new, progress: bool = True) -> tuple[Path, object]:
     "s3:// inputs as local paths: a dataset downloaded into the cache; new completions stay a URL (tokenize streams them)."
-    from dflash_nb.storage import list_objects, local_dataset
     existing = local_dataset(existing, progress=progress)
     if is_s3_url(new) and list_objects(str(new).rstrip('/') + '/manifest.json', None): new = local_dataset(new, progress=progress)
     return existing, new
@@ -275,7 +272,6 @@ def _local_inputs(existing, new, progress: bool = True) -> tuple[Path, object]:
 # %% ../nbs/07_merge.ipynb #dd2e7a2a
 def _merge_to_s3(existing, new, output_dir, overwrite: bool, progress: bool, **kw) -> dict:
     "Merge into a local temporary folder, then upload it with its manifest last (readers see it only when complete)."
-    from dflash_nb.storage import list_objects, staged_output
     url = str(output_dir).rstrip('/')
     if list_objects(url + '/manifest.json', None) and not overwrite:
         raise FileExistsError(f"{url}: a dataset already exists there; choose a new --output-dir or pass --overwrite")
