@@ -344,13 +344,9 @@ _TOOLS_HEADER = "# Tools\n\nYou have access to the following functions:\n\n<tool
 def _qwen_text(content) -> str | None:
     "What the template's `render_content` writes for text content; None for anything else (images, odd types)."
     if content is None or isinstance(content, str): return content or ''
-    if not isinstance(content, list): return None
-    out = []
-    for item in content:
-        if not isinstance(item, dict) or 'image' in item or 'image_url' in item or 'video' in item \
-           or item.get('type') in ('image', 'video') or 'text' not in item or not isinstance(item['text'], str): return None
-        out.append(item['text'])
-    return ''.join(out)
+    text_part = lambda p: (isinstance(p, dict) and isinstance(p.get('text'), str) and not {'image', 'image_url', 'video'} & p.keys()
+                           and p.get('type') not in ('image', 'video'))
+    return ''.join(p['text'] for p in content) if isinstance(content, list) and all(map(text_part, content)) else None
 
 # %% ../nbs/03_qwen.ipynb #e7fd1ad3
 def render_qwen36(messages: list, tools=None, add_generation_prompt: bool = False, **kwargs) -> str | None:
