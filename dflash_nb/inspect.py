@@ -256,7 +256,6 @@ def scan_batch(b: pa.RecordBatch, facts: TemplateFacts, thr: Thresholds, max_seq
     if bad_len.any():  # token-level checks only on samples whose columns line up
         ids, mask = ids[np.repeat(~bad_len, li)], mask[np.repeat(~bad_len, lm)]
         L = np.where(bad_len, 0, li)
-    N = int(L.sum())
     first = np.zeros(n, np.int64); np.cumsum(L[:-1], out=first[1:])
     last = first + L - 1
     sid = np.repeat(np.arange(n), L)
