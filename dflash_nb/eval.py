@@ -160,8 +160,7 @@ def greedy_generate(target, prompt_ids, max_new_tokens: int = 256, eos_token_id=
     if not prompt: raise ValueError("empty prompt: give at least one token")
     sess, out = TargetSession(target, None, suppress_ids), []
     while len(out) < max_new_tokens and not (out and out[-1] in eos):   # the prompt first, then the last new token
-        nxt, _ = sess(out[-1:] or prompt, all_logits=False)
-        out.append(int(nxt[-1]))
+        out.append(int(sess(out[-1:] or prompt, all_logits=False)[0][-1]))
     stop = 'eos' if out and out[-1] in eos else 'length'
     return Generation(out, len(prompt), sess.forwards, sess.tokens_in, stop, time.perf_counter() - t0)
 
@@ -193,11 +192,8 @@ def sample_verify(draft: list, q, p, generator=None, residual: bool = True) -> t
 # %% ../nbs/12_eval.ipynb #1a062802
 def _first_token(sess: TargetSession, prompt: list, T: float, top_p: float, generator):
     "Prefill: the target reads the prompt; -> (its first new token, greedy or sampled; the prompt's features)."
-    if T <= 0:
-        nxt, h = sess(prompt, all_logits=False)
-        return int(nxt[-1]), h
     lg, h = sess.logits(prompt, all_logits=False)
-    return int(torch.multinomial(tempered_probs(lg[-1], T, top_p), 1, generator=generator)), h
+    return int(lg[-1].argmax() if T <= 0 else torch.multinomial(tempered_probs(lg[-1], T, top_p), 1, generator=generator)), h
 
 # %% ../nbs/12_eval.ipynb #7c938903
 def _agree(draft: list, target: list) -> int:
