@@ -16,8 +16,8 @@ from tqdm.auto import tqdm
 
 from .model import DFlashDraftModel, DraftCache, TargetFeatures, text_config
 from .config import add_config_args, make_config, opt
-from .generate import (_cut_at_eos, _eos_set, _ids, _int_list, _is_tiny, _pick_device, _token_prompts,
-                                default_eos_ids, read_prompts)
+from .train import _default_mask_id, _eos_set, _is_tiny, default_eos_ids, load_target
+from .generate import _cut_at_eos, _encode_prompts, _ids, _int_list, _pick_device, _token_prompts, read_prompts
 
 # %% auto #0
 __all__ = ['PROMPT_LOOKUP', 'new_kv_cache', 'crop_kv_cache', 'TargetSession', 'Generation', 'greedy_generate', 'tempered_probs',
@@ -160,8 +160,7 @@ def greedy_generate(target, prompt_ids, max_new_tokens: int = 256, eos_token_id=
     if not prompt: raise ValueError("empty prompt: give at least one token")
     sess, out = TargetSession(target, None, suppress_ids), []
     while len(out) < max_new_tokens and not (out and out[-1] in eos):   # the prompt first, then the last new token
-        nxt, _ = sess(out[-1:] or prompt, all_logits=False)
-        out.append(int(nxt[-1]))
+        out.append(int(sess(out[-1:] or prompt, all_logits=False)[0][-1]))
     stop = 'eos' if out and out[-1] in eos else 'length'
     return Generation(out, len(prompt), sess.forwards, sess.tokens_in, stop, time.perf_counter() - t0)
 
@@ -193,11 +192,8 @@ def sample_verify(draft: list, q, p, generator=None, residual: bool = True) -> t
 # %% ../nbs/12_eval.ipynb #1a062802
 def _first_token(sess: TargetSession, prompt: list, T: float, top_p: float, generator):
     "Prefill: the target reads the prompt; -> (its first new token, greedy or sampled; the prompt's features)."
-    if T <= 0:
-        nxt, h = sess(prompt, all_logits=False)
-        return int(nxt[-1]), h
     lg, h = sess.logits(prompt, all_logits=False)
-    return int(torch.multinomial(tempered_probs(lg[-1], T, top_p), 1, generator=generator)), h
+    return int(lg[-1].argmax() if T <= 0 else torch.multinomial(tempered_probs(lg[-1], T, top_p), 1, generator=generator)), h
 
 # %% ../nbs/12_eval.ipynb #7c938903
 def _agree(draft: list, target: list) -> int:
@@ -226,12 +222,11 @@ def speculative_generate(target, drafter: DFlashDraftModel, prompt_ids, max_new_
     t0, prompt, eos = time.perf_counter(), _ids(prompt_ids), _eos_set(eos_token_id)
     if not prompt: raise ValueError("empty prompt: give at least one token")
     c, T = drafter.config, float(temperature)
-    dev = target.get_input_embeddings().weight.device
-    supp = torch.tensor(sorted({int(i) for i in suppress_ids}), dtype=torch.long, device=dev) if suppress_ids else None
-    if T > 0 and generator is None: generator = torch.Generator(dev).manual_seed(0)
     out, accepted, matched, drafted, draft_forwards = [], [], [], [], 0
     with TargetFeatures(target, c.target_layer_ids) as feats:
         sess = TargetSession(target, feats, suppress_ids)
+        dev, supp = sess.device, sess.suppress
+        if T > 0 and generator is None: generator = torch.Generator(dev).manual_seed(0)
         dcache = DraftCache() if draft_cache else None
         if max_new_tokens > 0:
             first, h = _first_token(sess, prompt, T, top_p, generator)
@@ -252,9 +247,9 @@ def speculative_generate(target, drafter: DFlashDraftModel, prompt_ids, max_new_
             accepted.append(len(commit) - 1); matched.append(m); drafted.append(L - 1)
             ctx.append(h[:len(commit)])                 # the anchor and the accepted drafts: positions a .. a + len(commit) - 1
             sess.crop(a + len(commit))
-    stop, n = 'eos' if out and out[-1] in eos else 'length', max_new_tokens > 0
-    return Generation(out, len(prompt), sess.forwards if n else 0, sess.tokens_in if n else 0, stop, time.perf_counter() - t0,
-                      accepted, matched, drafted, draft_forwards, sess.extra_tokens if n else 0, sess.extra_forwards if n else 0, T)
+    stop = 'eos' if out and out[-1] in eos else 'length'
+    return Generation(out, len(prompt), sess.forwards, sess.tokens_in, stop, time.perf_counter() - t0,
+                      accepted, matched, drafted, draft_forwards, sess.extra_tokens, sess.extra_forwards, T)
 
 # %% ../nbs/12_eval.ipynb #171e743d
 def _pct(x) -> str: return '-' if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.1f}%"
@@ -539,15 +534,11 @@ def _drafter_config(drafter: str) -> dict | None:
     if not cj.is_file(): raise FileNotFoundError(f"{cj}: missing; --drafter is a directory written by `dflash-nb train` (or 'untrained')")
     return json.loads(cj.read_text())
 
-def _make_drafter(tgt, target: str, drafter: str, cfg: dict | None, draft_layers: int, mask_token_id, seed: int) -> DFlashDraftModel:
-    "The drafter of directory `drafter`, or (no `cfg`) an untrained one of `draft_layers` layers with the target's mask id."
-    if cfg is not None: return DFlashDraftModel.from_pretrained(drafter, target=tgt)
-    V, tiny = int(getattr(text_config(tgt.config), 'vocab_size')), _is_tiny(target)
-    mask = mask_token_id if mask_token_id is not None else (V - 1 if tiny else None)
-    if mask is None and Path(target).is_dir():
-        from dflash_nb.targets import default_mask_token_id
-        mask = default_mask_token_id(target)
-    return DFlashDraftModel.from_target(tgt, draft_layers, mask_token_id=mask, seed=seed)
+def _make_drafter(tgt, a: EvalConfig, cfg: dict | None) -> DFlashDraftModel:
+    "The drafter of directory --drafter, or (no `cfg`) an untrained one of --draft-layers layers with the target's mask id."
+    if cfg is not None: return DFlashDraftModel.from_pretrained(a.drafter, target=tgt)
+    mask = a.mask_token_id if a.mask_token_id is not None else _default_mask_id(a.target, text_config(tgt.config).vocab_size)
+    return DFlashDraftModel.from_target(tgt, a.draft_layers, mask_token_id=mask, seed=a.seed)
 
 # %% ../nbs/12_eval.ipynb #adb26e98
 def _chat_prompts(prompts, tok, limit: int | None, max_prompt_len: int | None) -> list[dict]:
@@ -556,39 +547,27 @@ def _chat_prompts(prompts, tok, limit: int | None, max_prompt_len: int | None) -
     if tok is None or not (Path(tok)/'tokenizer.json').is_file():
         raise FileNotFoundError(f"{tok}: no tokenizer.json; --prompts needs --tokenizer DIR (or a --target directory with one)")
     ct, (recs, skipped) = ChatTokenizer(tok), read_prompts(prompts, limit)
+    ids, recs = _encode_prompts(ct, recs, {}, skipped)     # a record the template refuses is skipped too
     for s in skipped: print(f"skipped {s['file']}:{s['line']} ({s['id']}): {s['reason']}: {s['detail']}", file=sys.stderr)
-    ps = []
-    for r in recs:
-        ids = ct.encode(ct.template.render(r['messages'], r.get('tools'), add_generation_prompt=True))
-        ps.append({'id': r['id'], 'input_ids': ids[-max_prompt_len:] if max_prompt_len else ids})
-    return ps
-
-# %% ../nbs/12_eval.ipynb #c7e5bc7b
-def _eval_prompts(target: str, V: int, dataset, prompts, n_random, tokenizer, prompt_len, limit, max_prompt_len, seed: int, suppress) -> list[dict]:
-    "The prompts of `dflash-nb eval`: of a dataset, of prompt records, or random token sequences."
-    if prompts is not None: return _chat_prompts(prompts, tokenizer or (None if _is_tiny(target) else target), limit, max_prompt_len)
-    return _token_prompts(V, dataset, n_random, prompt_len, limit, seed, suppress, max_prompt_len)
+    return [{'id': r['id'], 'input_ids': x[-max_prompt_len:] if max_prompt_len else x} for r, x in zip(recs, ids)]
 
 # %% ../nbs/12_eval.ipynb #e29f4887
-def prepare_eval(target: str, drafter: str = 'untrained', dataset=None, prompts=None, n_random: int | None = None,
-                 tokenizer=None, prompt_len=(8, 32), limit: int | None = None, max_prompt_len: int | None = None,
-                 eos_token_id=None, ignore_eos: bool = False, suppress_token_ids=None, draft_layers: int = 5,
-                 mask_token_id: int | None = None, vocab_size: int | None = None, device: str = 'auto', seed: int = 0) -> dict:
-    "Load the target (dir or tiny spec) and the drafter (dir or 'untrained'), and make the prompts; the defaults of `dflash-nb eval`."
-    from dflash_nb.train import load_target
-    if sum(x is not None for x in (dataset, prompts, n_random)) != 1:
+def prepare_eval(a: EvalConfig) -> dict:
+    "Load the target (dir or tiny spec) and the drafter (dir or 'untrained') of `a`, and make its prompts."
+    if sum(x is not None for x in (a.dataset, a.prompts, a.random_prompts)) != 1:
         raise ValueError("give exactly one of --dataset, --prompts, --random-prompts")
-    cfg, tiny = _drafter_config(drafter), _is_tiny(target)
-    V = vocab_size or (cfg or {}).get('vocab_size') or (512 if tiny else None)
-    tgt = load_target(target, _pick_device(device), vocab_size=V if tiny else None)
-    V = int(getattr(text_config(tgt.config), 'vocab_size'))
-    d = _make_drafter(tgt, target, drafter, cfg, draft_layers, mask_token_id, seed)
-    suppress = _int_list(suppress_token_ids) if suppress_token_ids is not None else ([d.config.mask_token_id] if tiny else [])
-    ps = _eval_prompts(target, V, dataset, prompts, n_random, tokenizer, prompt_len, limit, max_prompt_len, seed, suppress)
+    cfg, tiny = _drafter_config(a.drafter), _is_tiny(a.target)
+    V = a.vocab_size or (cfg or {}).get('vocab_size') or (512 if tiny else None)
+    tgt = load_target(a.target, _pick_device(a.device), vocab_size=V if tiny else None)
+    d = _make_drafter(tgt, a, cfg)
+    suppress = _int_list(a.suppress_token_ids) if a.suppress_token_ids is not None else ([d.config.mask_token_id] if tiny else [])
+    if a.prompts is not None: ps = _chat_prompts(a.prompts, a.tokenizer or (None if tiny else a.target), a.limit, a.max_prompt_len)
+    else: ps = _token_prompts(text_config(tgt.config).vocab_size, a.dataset, a.random_prompts, a.prompt_len, a.limit, a.seed,
+                              suppress, a.max_prompt_len)
     if not ps: raise ValueError("no prompts to evaluate")
-    eos = [] if ignore_eos else (_int_list(eos_token_id) if eos_token_id is not None else default_eos_ids(tgt))
+    eos = [] if a.ignore_eos else (_int_list(a.eos_token_id) if a.eos_token_id is not None else default_eos_ids(tgt))
     return {'target': tgt, 'drafter': d, 'prompts': ps, 'eos_token_id': eos, 'suppress_ids': suppress,
-            'label': Path(drafter).name if cfg else 'untrained'}
+            'label': Path(a.drafter).name if cfg else 'untrained'}
 
 # %% ../nbs/12_eval.ipynb #e3859baa
 def _temperatures(temperature, top_p: float) -> list[float]:
@@ -601,8 +580,7 @@ def _temperatures(temperature, top_p: float) -> list[float]:
 def eval_main(args: argparse.Namespace) -> int:
     "Entry point of `dflash-nb eval`: 0 when every output equals plain greedy decoding (or was not checked), else 1."
     a = make_config(EvalConfig, args)
-    e = prepare_eval(a.target, a.drafter, a.dataset, a.prompts, a.random_prompts, a.tokenizer, a.prompt_len, a.limit, a.max_prompt_len,
-                     a.eos_token_id, a.ignore_eos, a.suppress_token_ids, a.draft_layers, a.mask_token_id, a.vocab_size, a.device, a.seed)
+    e = prepare_eval(a)
     temps = _temperatures(a.temperature, a.top_p)
     runs = [evaluate(e['target'], e['drafter'], e['prompts'], a.max_new_tokens, e['eos_token_id'], e['suppress_ids'],
                      reference=not a.no_reference, draft_cache=not a.no_draft_cache, label=e['label'], progress=not a.quiet,

@@ -15,33 +15,20 @@ import torch
 from tqdm.auto import tqdm
 
 from .config import add_config_args, make_config, opt
+from .dataset import atomic_write
 from .model import text_config
 from .records import BadRecord, is_user_query, list_completion_files, normalize_message, read_lines
 from .toy import write_token_dataset
-from .train import TokenDataset, load_target
+from .train import TokenDataset, _eos_set, _is_tiny, default_eos_ids, load_target
 
 
 # %% auto #0
-__all__ = ['default_eos_ids', 'random_prompts', 'generate_tokens', 'generate_token_dataset', 'dataset_prompts', 'parse_prompt',
-           'read_prompts', 'split_reasoning', 'generate_records', 'api_models', 'chat_completion',
-           'generate_records_api', 'GenerateConfig', 'add_generate_args', 'generate_main']
+__all__ = ['random_prompts', 'generate_tokens', 'generate_token_dataset', 'dataset_prompts', 'parse_prompt', 'read_prompts',
+           'split_reasoning', 'generate_records', 'api_models', 'chat_completion', 'generate_records_api',
+           'GenerateConfig', 'add_generate_args', 'generate_main']
 
 # %% ../nbs/11a_generate.ipynb #cae762d4
 def _ids(x) -> list[int]: return [int(t) for t in (x.tolist() if isinstance(x, torch.Tensor) else x)]
-def _eos_set(eos) -> set:
-    if eos is None: return set()
-    return {int(eos)} if isinstance(eos, (int, np.integer)) else {int(e) for e in eos}
-
-def default_eos_ids(target=None, tokenizer=None) -> list[int]:
-    "End-of-sequence ids: the target's generation config / config, else the tokenizer's usual end-of-turn tokens."
-    for cfg in (getattr(target, 'generation_config', None), getattr(target, 'config', None)):
-        e = getattr(cfg, 'eos_token_id', None) if cfg is not None else None
-        if e is not None: return sorted(_eos_set(e))
-    if tokenizer is not None:
-        ids = [tokenizer.token_to_id(t) for t in ('<|im_end|>', '<|endoftext|>', '<|eot_id|>', '</s>')]
-        return [i for i in ids if i is not None]
-    return []
-
 
 # %% ../nbs/11a_generate.ipynb #d205dc20
 def random_prompts(n: int, vocab_size: int, min_len: int = 8, max_len: int = 32, seed: int = 0, exclude_ids=()) -> list[list[int]]:
@@ -116,8 +103,7 @@ def dataset_prompts(dataset, limit: int | None = None, max_prompt_len: int | Non
         ids, mask = ds.sample(row, truncate=False)
         first = int(np.argmax(mask)) if mask.any() else len(ids)
         if first == 0: continue                                   # no prompt to condition on
-        p = ids[:first]
-        if max_prompt_len: p = p[-max_prompt_len:]
+        p = ids[:first][-max_prompt_len:] if max_prompt_len else ids[:first]
         out.append({'id': sids[row], 'input_ids': p.tolist(), 'reference': ids[first:].tolist()})
         if limit and len(out) >= limit: break
     return out
@@ -160,12 +146,8 @@ def split_reasoning(text: str, open_tag: str = '<think>', close_tag: str = '</th
     return r.strip().removeprefix(open_tag).strip(), c.strip()
 
 # %% ../nbs/11a_generate.ipynb #5706beaf
-def _write_jsonl_atomic(path: Path, rows) -> Path:
-    tmp = path.with_name(path.name + f".tmp-{os.getpid()}")
-    with open(tmp, 'w', encoding='utf-8') as f:
-        for r in rows: f.write(json.dumps(r, ensure_ascii=False) + '\n')
-    os.replace(tmp, path)
-    return path
+def _write_jsonl_atomic(path: Path, rows):
+    atomic_write(path, ''.join(json.dumps(r, ensure_ascii=False) + '\n' for r in rows))
 
 def _read_partial(path: Path) -> list[dict]:
     "Rows of an interrupted run's partial file; a last line cut by a kill is dropped (and rewritten away)."
@@ -362,7 +344,6 @@ def generate_records_api(prompts, out_path, api_base: str, model: str | None = N
 
 # %% ../nbs/11a_generate.ipynb #dc01acb6
 def _int_list(s) -> list[int]: return [int(x) for x in str(s).replace(',', ' ').split()] if s not in (None, '') else []
-def _is_tiny(spec) -> bool: return str(spec) == 'tiny' or str(spec).startswith('tiny:')
 def _pick_device(name: str = 'auto') -> torch.device:
     if name in ('auto', 'cuda'): return torch.device('cuda' if torch.cuda.is_available() else 'cpu')
     return torch.device(name)

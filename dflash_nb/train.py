@@ -31,7 +31,7 @@ __all__ = ['DEFAULT_GAMMA', 'TokenDataset', 'check_token_dataset', 'open_token_d
            'sample_anchors', 'collate', 'make_blocks', 'loss_weights', 'block_loss', 'dflash_forward',
            'feature_cache_bytes', 'sample_key', 'FeatureCache', 'CachedTargetFeatures', 'fill_feature_cache',
            'dist_info', 'setup_device', 'load_target', 'shard_target', 'drafter_from_dir', 'latest_checkpoint',
-           'save_checkpoint', 'load_checkpoint', 'TrainConfig', 'add_train_args', 'train_args', 'default_eos_of',
+           'save_checkpoint', 'load_checkpoint', 'TrainConfig', 'add_train_args', 'train_args', 'default_eos_ids',
            'setup_run', 'run_target', 'run_drafter', 'run_features', 'plan_run', 'run_optimizer', 'resume_run',
            'train_step', 'step_metrics', 'log_step', 'run_loop', 'run_summary', 'train', 'train_main',
            'run_readme_info']
@@ -52,17 +52,22 @@ def _index_batch(f, rb, max_seq_len: int | None):
     anchors = pair[np.minimum(end, len(pair) - 1)] - pair[np.minimum(off[:-1], len(pair) - 1)]
     return vals, mask.values, off, n_t, anchors, int(vals[off[0]:off[-1]].max()) if len(vals) else -1
 
+def _indexed_batches(f, max_seq_len: int | None) -> list[tuple]:
+    "(record batch, *`_index_batch`) of every record batch of shard `f`; a read error names the shard."
+    try: return [(rb, *_index_batch(f, rb, max_seq_len)) for rb in stream_batches(f)]
+    except (OSError, pa.ArrowException) as e:
+        raise ValueError(f"{f}: cannot be read ({' '.join(str(e).split())}); the shard is truncated or corrupt: "
+                         "download or rebuild the dataset") from None
+
 # %% ../nbs/11_train.ipynb #0b8b0172
 class TokenDataset:
     "Memory-mapped samples of a tokenized dataset; `ds[i]` -> (input_ids int64, loss_mask bool), truncated to max_seq_len."
     def __init__(self, path, max_seq_len: int | None = None):
         self.path, self.max_seq_len = open_dataset(path), max_seq_len
-        files = dataset_shards(self.path)
         self.manifest = dataset_manifest(self.path) or {}
         self._batches, where, lens, anchors, self.max_token_id = [], [], [], [], -1
-        for f in files:
-            for rb in stream_batches(f):
-                vals, mvals, off, n_t, anch, top = _index_batch(f, rb, max_seq_len)
+        for f in dataset_shards(self.path):
+            for rb, vals, mvals, off, n_t, anch, top in _indexed_batches(f, max_seq_len):
                 self.max_token_id = max(self.max_token_id, top)
                 where.append(np.stack([np.full(len(n_t), len(self._batches)), np.arange(len(n_t))], 1))
                 self._batches.append((rb, vals, mvals, off)); lens.append(n_t); anchors.append(anch)
@@ -97,14 +102,6 @@ class TokenDataset:
     def vocab_size(self) -> int | None: return (self.manifest.get('tokenizer') or {}).get('vocab_size')
 
 # %% ../nbs/11_train.ipynb #7d1be683
-def _unreadable_shard(path: Path):
-    "`(shard, error)` of the first shard of dataset `path` that cannot be read to its end, else None."
-    for f in dataset_shards(path):
-        try:
-            for _ in stream_batches(f): pass
-        except (OSError, ValueError, pa.ArrowException) as e: return f, e
-    return None
-
 def check_token_dataset(ds: TokenDataset, vocab_size: int | None = None) -> TokenDataset:
     "`ds` if its row count matches its manifest/stats.json and its ids lie in [0, vocab_size); else a ValueError with the numbers."
     said = {'manifest.json': (ds.manifest.get('counts') or {}).get('samples'), 'stats.json': (dataset_stats(ds.path) or {}).get('samples')}
@@ -120,14 +117,8 @@ def check_token_dataset(ds: TokenDataset, vocab_size: int | None = None) -> Toke
     return ds
 
 def open_token_dataset(path, max_seq_len: int | None = None) -> TokenDataset:
-    "`TokenDataset(path, max_seq_len)`, checked by `check_token_dataset`; a read error names the shard."
-    try: ds = TokenDataset(path, max_seq_len)
-    except FileNotFoundError: raise
-    except (OSError, pa.ArrowException) as e:
-        bad = _unreadable_shard(Path(path))
-        raise ValueError(f"{bad[0] if bad else path}: cannot be read ({' '.join(str(bad[1] if bad else e).split())}); the shard is "
-                         "truncated or corrupt: download or rebuild the dataset") from None
-    return check_token_dataset(ds)
+    "`TokenDataset(path, max_seq_len)` (a read error names the shard), checked by `check_token_dataset`."
+    return check_token_dataset(TokenDataset(path, max_seq_len))
 
 # %% ../nbs/11_train.ipynb #4e4f1add
 def token_budget_batches(lengths, max_tokens: int, seed: int = 0, epoch: int = 0, pool: int = 4096) -> list[np.ndarray]:
@@ -323,14 +314,11 @@ def for_batch(self: CachedTargetFeatures, batch: dict) -> torch.Tensor:
 def fill_feature_cache(ds: TokenDataset, features: TargetFeatures, cache: FeatureCache, max_tokens: int = 2048,
                        progress: bool = False) -> dict:
     "Compute and store the features of every usable sample of `ds` not cached yet (what a first epoch does, up front)."
-    cf = CachedTargetFeatures(features, cache)
+    cf, dev = CachedTargetFeatures(features, cache), features.target.get_input_embeddings().weight.device
     for idx in tqdm(token_budget_batches(ds.lengths, max_tokens, 0, 0), desc='features', unit='batch', disable=not progress):
-        rows = [ds[int(i)][0] for i in idx]
-        keys = [sample_key(r) for r in rows]
-        todo = [r for r, k in zip(rows, keys) if k not in cache]
-        if not todo: continue
-        x = pad_sequence([torch.from_numpy(r) for r in todo], batch_first=True)
-        cf.for_batch({'input_ids': x.to(features.target.get_input_embeddings().weight.device), 'lengths': torch.tensor([len(r) for r in todo])})
+        todo = [r for r in (ds[int(i)][0] for i in idx) if sample_key(r) not in cache]
+        if todo: cf.for_batch({'input_ids': pad_sequence([torch.from_numpy(r) for r in todo], batch_first=True).to(dev),
+                               'lengths': torch.tensor([len(r) for r in todo])})
     return {'samples': len(cache), 'tokens': cache.tokens, 'computed': cf.rows_computed, 'target_seconds': round(cf.target_seconds, 1)}
 
 # %% ../nbs/11_train.ipynb #452c40f2
@@ -350,10 +338,17 @@ def setup_device(device: str = 'auto'):
     return dev
 
 # %% ../nbs/11_train.ipynb #24dc9e6a
+def _is_tiny(spec) -> bool: return str(spec) == 'tiny' or str(spec).startswith('tiny:')
+def _default_mask_id(target: str, V: int) -> int | None:
+    "The mask id of a target of `V` ids: a tiny target's last id, else its model directory's default (Qwen3.5/3.6: 248070)."
+    if _is_tiny(target): return V - 1
+    if Path(target).is_dir():
+        from dflash_nb.targets import default_mask_token_id
+        return default_mask_token_id(target)
+
 def load_target(spec: str, device, dtype=None, vocab_size: int | None = None):
     "A frozen target in eval mode: `tiny[:k=v,...]` (built in code; `hybrid=1`: Qwen3.5-style) or a local Hugging Face model directory."
-    if spec == 'tiny' or spec.startswith('tiny:'):   # toys are built in code, in their own module
-        return tiny_target(spec, vocab_size).to(device=device, dtype=dtype or torch.float32)
+    if _is_tiny(spec): return tiny_target(spec, vocab_size).to(device=device, dtype=dtype or torch.float32)  # toys: in code
     from transformers import AutoModelForCausalLM
     if not Path(spec).is_dir(): raise FileNotFoundError(f"{spec}: --target must be a local model directory or 'tiny'")
     m = AutoModelForCausalLM.from_pretrained(spec, dtype=dtype or (torch.bfloat16 if device.type == 'cuda' else torch.float32),
@@ -474,10 +469,19 @@ def _cosine(step: int, total: int, warmup: int) -> float:
     return 0.5 * (1 + math.cos(math.pi * min(1.0, (step - warmup) / max(1, total - warmup))))
 
 # %% ../nbs/11_train.ipynb #2c095aa1
-def default_eos_of(target) -> list[int]:
-    "End ids of the target's generation config (kept in a data-built draft vocabulary)."
-    e = getattr(getattr(target, 'generation_config', None), 'eos_token_id', None)
-    return [] if e is None else ([int(e)] if isinstance(e, int) else [int(x) for x in e])
+def _eos_set(eos) -> set:
+    if eos is None: return set()
+    return {int(eos)} if isinstance(eos, (int, np.integer)) else {int(e) for e in eos}
+
+def default_eos_ids(target=None, tokenizer=None) -> list[int]:
+    "End-of-sequence ids: the target's generation config / config, else the tokenizer's usual end-of-turn tokens."
+    for cfg in (getattr(target, 'generation_config', None), getattr(target, 'config', None)):
+        e = getattr(cfg, 'eos_token_id', None) if cfg is not None else None
+        if e is not None: return sorted(_eos_set(e))
+    if tokenizer is not None:
+        ids = [tokenizer.token_to_id(t) for t in ('<|im_end|>', '<|endoftext|>', '<|eot_id|>', '</s>')]
+        return [i for i in ids if i is not None]
+    return []
 
 # %% ../nbs/11_train.ipynb #6eda298f
 def setup_run(args: TrainConfig) -> SimpleNamespace:
@@ -495,17 +499,12 @@ def setup_run(args: TrainConfig) -> SimpleNamespace:
 
 # %% ../nbs/11_train.ipynb #c70ab3fa
 def _mask_token_id(args: TrainConfig, ds: TokenDataset, V: int) -> int | None:
-    "--mask-token-id, else the tiny target's last id, else the default of a target directory (Qwen3.5/3.6: 248070)."
-    mask_id = args.mask_token_id
-    if mask_id is None and args.target.startswith('tiny'):
-        mask_id = V - 1
-        if ds.max_token_id >= mask_id:
-            raise ValueError(f"{args.dataset}: uses id {ds.max_token_id}, the tiny target's mask token; make the dataset with "
-                             "synthetic_dataset / toy_dataset_from_samples, or give the tiny target a larger vocab_size")
-    if mask_id is None and Path(args.target).is_dir():
-        from dflash_nb.targets import default_mask_token_id
-        mask_id = default_mask_token_id(args.target)
-    return mask_id
+    "--mask-token-id, else the target's default mask id (a tiny target's last id must be unused by the dataset)."
+    if args.mask_token_id is not None: return args.mask_token_id
+    if _is_tiny(args.target) and ds.max_token_id >= V - 1:
+        raise ValueError(f"{args.dataset}: uses id {ds.max_token_id}, the tiny target's mask token; make the dataset with "
+                         "synthetic_dataset / toy_dataset_from_samples, or give the tiny target a larger vocab_size")
+    return _default_mask_id(args.target, V)
 
 # %% ../nbs/11_train.ipynb #1a9aded2
 def run_target(r: SimpleNamespace) -> None:
@@ -526,7 +525,7 @@ def run_drafter(r: SimpleNamespace) -> None:
     torch.manual_seed(a.seed)
     vocab = None
     if a.draft_vocab == 'data' and not a.init_drafter:
-        vocab = np.unique(np.concatenate([ids[m] for ids, m in (ds[i] for i in range(len(ds)))] + [np.array(default_eos_of(target), np.int64)]))
+        vocab = np.unique(np.concatenate([ids[m] for ids, m in (ds[i] for i in range(len(ds)))] + [np.array(default_eos_ids(target), np.int64)]))
     if a.init_drafter: core = drafter_from_dir(a.init_drafter, target, a.mask_token_id, layer_ids, a.draft_vocab, a.norm_init)
     else:
         cfg = DFlashConfig.from_target(target.config, a.draft_layers, layer_ids, a.block_size, r.mask_id,
