@@ -111,7 +111,7 @@ def plot(res: dict, path: Path):
     "tau vs training (answer) tokens, prompt lookup and the goal as lines; train loss / acc@1 beside it."
     import matplotlib; matplotlib.use('Agg')
     import matplotlib.pyplot as plt
-    pts = [p for p in res['points'] if p['arm'] == 'data']
+    pts = sorted((p for p in res['points'] if p['arm'] == 'data'), key=lambda p: p['loss_tokens'])
     arms = [p for p in res['points'] if p['arm'] != 'data']
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 4))
     x = [p['loss_tokens'] for p in pts]
@@ -119,8 +119,12 @@ def plot(res: dict, path: Path):
     a1.plot(x, [p['pooled_tau'] for p in pts], 's--', color='#4c72b0', alpha=0.5, ms=4, label='trained drafter (pooled tau)')
     for p, c in zip(arms, ('#dd8452', '#55a868', '#c44e52', '#8172b2')):
         a1.plot([p['loss_tokens']], [p['mean_tau']], 'D', color=c, ms=8, label=f"{p['name']} ({res['steps']} steps)")
-    for e in res.get('extra_points', []):
-        a1.plot([e['loss_tokens']], [e['mean_tau']], '*', color='k', ms=12, label=e['label'])
+    for e, mk in zip(res.get('extra_points', []), '*PXh'):
+        a1.plot([e['loss_tokens']], [e['mean_tau']], mk, color='k', ms=11, label=e['label'])
+    if res.get('fit'):
+        import numpy as np
+        f, xs = res['fit'], np.geomspace(min(x), max(x), 20)
+        a1.plot(xs, f['intercept_log2'] + f['tau_per_doubling'] * np.log2(xs), '-', color='#4c72b0', alpha=0.25, lw=6, label='fit a + b log2(tokens)')
     a1.axhline(res['prompt_lookup_tau'], color='#999999', ls=':', lw=2, label=f"prompt lookup ({res['prompt_lookup_tau']:.2f})")
     a1.axhline(3.0, color='#c44e52', ls='-.', lw=1, label='goal 3.0')
     if res.get('fit'): a1.set_title(f"held-out tau vs data: {res['fit']['tau_per_doubling']:+.3f} per doubling")
