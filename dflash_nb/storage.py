@@ -4,7 +4,7 @@
 
 # %% ../nbs/00_storage.ipynb #9d35cce3
 from __future__ import annotations
-import hashlib, json, os, random, re, tempfile, threading, time
+import functools, hashlib, json, os, random, re, tempfile, threading, time
 from concurrent.futures import Future, ThreadPoolExecutor, wait, FIRST_COMPLETED
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -235,10 +235,9 @@ class _Run:
     def __init__(self, n_objects: int, n_bytes: int, desc: str, progress: bool, initial: int = 0):
         self.cancel, self.lock = threading.Event(), threading.Lock()
         self.failed: Future = Future()
-        self.objects = tqdm(total=n_objects, initial=initial, unit="obj", desc=f"{desc} objects",
-                            disable=not progress, dynamic_ncols=True)
-        self.bytes = tqdm(total=n_bytes, unit="B", unit_scale=True, unit_divisor=1024, desc=f"{desc} bytes",
-                          disable=not progress, dynamic_ncols=True)
+        bar = functools.partial(tqdm, disable=not progress, dynamic_ncols=True)
+        self.objects = bar(total=n_objects, initial=initial, unit="obj", desc=f"{desc} objects")
+        self.bytes = bar(total=n_bytes, unit="B", unit_scale=True, unit_divisor=1024, desc=f"{desc} bytes")
         self.downloaded = self.nbytes = self.retries = 0
 
     def add_bytes(self, n: int):
