@@ -6,7 +6,7 @@
 from __future__ import annotations
 from fastcore.basics import patch
 
-import dataclasses, json, os
+import dataclasses, json, os, traceback
 from collections.abc import Mapping
 from datetime import datetime
 from functools import lru_cache
@@ -33,6 +33,11 @@ def _read_json(path: Path) -> Any:
     try: return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
         raise ChatTemplateError(f"cannot read {path}: {e}. Check that it is a valid UTF-8 JSON file.") from e
+
+def _json_files(d: Path, *names):
+    "`(path, contents)` of each named JSON file of `d` that exists, read in turn (a later one only if it is asked for)."
+    for n in names:
+        if (d/n).is_file(): yield d/n, _read_json(d/n)
 
 # %% ../nbs/02_chat_template.ipynb #c856651f
 def _pick_template(value: Any, path: Path) -> str | None:
@@ -61,10 +66,8 @@ def load_chat_template(model_dir: str | Path) -> str:
         try: return jinja_file.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as e:
             raise ChatTemplateError(f"cannot read {jinja_file}: {e}.", reason="unreadable chat template") from e
-    for name in ("tokenizer_config.json", "chat_template.json"):
-        f = d / name
-        if f.is_file() and (src := _pick_template(_read_json(f).get("chat_template"), f)) is not None:
-            return src
+    for f, cfg in _json_files(d, "tokenizer_config.json", "chat_template.json"):
+        if (src := _pick_template(cfg.get("chat_template"), f)) is not None: return src
     raise ChatTemplateError(
         f"no chat template in {d}: looked for chat_template.jinja and the 'chat_template' key of "
         "tokenizer_config.json and chat_template.json. Copy the model's chat template there "
@@ -76,10 +79,7 @@ SPECIAL_TOKEN_NAMES = ("bos_token", "eos_token", "unk_token", "sep_token", "pad_
 def load_special_tokens(model_dir: str | Path) -> dict[str, str]:
     "Named special tokens (`bos_token`, `eos_token`, ...) of a tokenizer directory, as strings."
     d, out = Path(model_dir), {}
-    for name in ("special_tokens_map.json", "tokenizer_config.json"):  # the config wins
-        f = d / name
-        if not f.is_file(): continue
-        cfg = _read_json(f)
+    for f, cfg in _json_files(d, "special_tokens_map.json", "tokenizer_config.json"):  # the config wins
         for key in SPECIAL_TOKEN_NAMES:
             v = cfg.get(key)
             if isinstance(v, dict): v = v.get("content")
@@ -91,10 +91,8 @@ def load_chat_templates(model_dir: str | Path) -> dict[str, str]:
     "Every chat template of a model directory by name (`default` first)."
     d = Path(model_dir)
     out: dict[str, str] = {}
-    for name in ("chat_template.json", "tokenizer_config.json"):  # tokenizer_config wins over chat_template.json
-        f = d / name
-        if not f.is_file(): continue
-        value = _read_json(f).get("chat_template")
+    for f, cfg in _json_files(d, "chat_template.json", "tokenizer_config.json"):  # tokenizer_config wins
+        value = cfg.get("chat_template")
         if isinstance(value, list):
             out.update({t["name"]: t["template"] for t in value if isinstance(t, dict)
                         and isinstance(t.get("name"), str) and isinstance(t.get("template"), str)})
@@ -159,21 +157,19 @@ class _TemplateDict:
     __call__, fromkeys = staticmethod(dict), staticmethod(dict.fromkeys)
 
 # %% ../nbs/02_chat_template.ipynb #202bc3c3
+def _check_name(name):
+    if isinstance(name, str) and name.startswith("_"):
+        raise jinja2.exceptions.SecurityError(
+            f"Chat templates cannot store underscore-prefixed attributes on a namespace, but got {name!r}.")
+
 class _TemplateNamespace(jinja2.utils.Namespace):
     "A jinja `namespace` that refuses underscore-prefixed attributes (no reaching into CPython internals)."
-    def __init__(*args, **kwargs):
-        self, args = args[0], args[1:]
-        attrs = dict(*args, **kwargs)
-        for name in attrs: _TemplateNamespace._check_name(name)
-        jinja2.utils.Namespace.__init__(self, attrs)
+    def __init__(*args, **kwargs):  # (self, mapping=(), **attrs), as jinja's own: no name is kept from an attribute
+        for name in dict(*args[1:], **kwargs): _check_name(name)
+        jinja2.utils.Namespace.__init__(*args, **kwargs)
     def __setitem__(self, name, value):
-        _TemplateNamespace._check_name(name)
+        _check_name(name)
         jinja2.utils.Namespace.__setitem__(self, name, value)
-    @staticmethod
-    def _check_name(name):
-        if isinstance(name, str) and name.startswith("_"):
-            raise jinja2.exceptions.SecurityError(
-                f"Chat templates cannot store underscore-prefixed attributes on a namespace, but got {name!r}.")
 
 # %% ../nbs/02_chat_template.ipynb #926fb66b
 class _Sandbox(ImmutableSandboxedEnvironment):
@@ -256,11 +252,8 @@ def _prepare_messages(messages, copy: bool = True) -> list[dict]:
 # %% ../nbs/02_chat_template.ipynb #2e745546
 def _template_line(exc: BaseException) -> int | None:
     "The chat-template line a rendering exception was raised from (the innermost template frame)."
-    line, tb = None, exc.__traceback__
-    while tb is not None:
-        if tb.tb_frame.f_code.co_filename == "<template>": line = tb.tb_lineno
-        tb = tb.tb_next
-    return line
+    frames = reversed(list(traceback.walk_tb(exc.__traceback__)))
+    return next((line for frame, line in frames if frame.f_code.co_filename == "<template>"), None)
 
 # %% ../nbs/02_chat_template.ipynb #7ec0db35
 class ChatTemplate:
@@ -387,16 +380,12 @@ def _call_in_form(call, want_string: bool):
 # %% ../nbs/02_chat_template.ipynb #4eedd3c3
 def adapt_messages(msgs: list, form: TemplateForm) -> list:
     "Prepared messages in the template's `form`; the same list when nothing changes."
-    want_string, reads_reasoning, out = form.tool_args == "string", form.reasoning_field == "reasoning", None
-    for i, m in enumerate(msgs):
-        calls = m.get("tool_calls")
-        alias = reads_reasoning and "reasoning" not in m and "reasoning_content" in m
-        if not (calls and isinstance(calls, list)) and not alias: continue
-        new = {**m, "reasoning": m["reasoning_content"]} if alias else m
-        if calls and isinstance(calls, list):
+    want_string, reads_reasoning, out = form.tool_args == "string", form.reasoning_field == "reasoning", []
+    for m in msgs:
+        new = m
+        if reads_reasoning and "reasoning" not in m and "reasoning_content" in m: new = {**m, "reasoning": m["reasoning_content"]}
+        if (calls := m.get("tool_calls")) and isinstance(calls, list):
             fixed = [_call_in_form(c, want_string) for c in calls]
             if any(c is not d for c, d in zip(calls, fixed)): new = {**new, "tool_calls": fixed}
-        if new is not m:
-            out = out or list(msgs)
-            out[i] = new
-    return msgs if out is None else out
+        out.append(new)
+    return msgs if all(a is b for a, b in zip(out, msgs)) else out

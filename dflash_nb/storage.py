@@ -4,7 +4,7 @@
 
 # %% ../nbs/00_storage.ipynb #9d35cce3
 from __future__ import annotations
-import hashlib, json, os, random, re, tempfile, threading, time
+import functools, hashlib, json, os, random, re, tempfile, threading, time
 from concurrent.futures import Future, ThreadPoolExecutor, wait, FIRST_COMPLETED
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -61,8 +61,7 @@ def split_s3_url(url: str) -> tuple[str, str]:
     return bucket, key
 
 # %% ../nbs/00_storage.ipynb #0af62089
-def _dir_prefix(key: str) -> str:
-    return key if not key or key.endswith("/") else key + "/"
+def _dir_prefix(key: str) -> str: return key if not key or key.endswith("/") else key + "/"
 
 def _url(bucket: str, key: str) -> str: return f"s3://{bucket}/{key}"
 
@@ -164,8 +163,7 @@ class S3Object:
     size: int
     etag: str
 
-def _suffix_ok(key: str, suffixes) -> bool:
-    return suffixes is None or key.endswith(tuple(suffixes))
+def _suffix_ok(key: str, suffixes) -> bool: return suffixes is None or key.endswith(tuple(suffixes))
 
 # %% ../nbs/00_storage.ipynb #4b003493
 def list_objects(url: str, suffixes: Iterable[str] | None = (".jsonl",), client=None,
@@ -200,6 +198,11 @@ class _Job:
 
     @property
     def url(self) -> str: return _url(self.bucket, self.obj.key)
+    @classmethod
+    def to(cls, bucket: str, obj: S3Object, rel: str, root: Path, local: str) -> '_Job':
+        "The transfer of `obj` to `root/local`, its ETag recorded under `root/.s3meta` (both checked to stay inside `root`)."
+        url = _url(bucket, obj.key)
+        return cls(bucket, obj, rel, _safe_join(root, local, url), _safe_join(root/_META_DIR, local + ".json", url))
 
 
 # %% ../nbs/00_storage.ipynb #541e43e5
@@ -232,10 +235,9 @@ class _Run:
     def __init__(self, n_objects: int, n_bytes: int, desc: str, progress: bool, initial: int = 0):
         self.cancel, self.lock = threading.Event(), threading.Lock()
         self.failed: Future = Future()
-        self.objects = tqdm(total=n_objects, initial=initial, unit="obj", desc=f"{desc} objects",
-                            disable=not progress, dynamic_ncols=True)
-        self.bytes = tqdm(total=n_bytes, unit="B", unit_scale=True, unit_divisor=1024, desc=f"{desc} bytes",
-                          disable=not progress, dynamic_ncols=True)
+        bar = functools.partial(tqdm, disable=not progress, dynamic_ncols=True)
+        self.objects = bar(total=n_objects, initial=initial, unit="obj", desc=f"{desc} objects")
+        self.bytes = bar(total=n_bytes, unit="B", unit_scale=True, unit_divisor=1024, desc=f"{desc} bytes")
         self.downloaded = self.nbytes = self.retries = 0
 
     def add_bytes(self, n: int):
@@ -355,13 +357,9 @@ def download_objects(url: str, cache_dir, workers: int = 32, suffixes: Iterable[
     if not objs:
         what = f"objects ending in {', '.join(suffixes)}" if suffixes else "objects"
         raise StorageError(f"{url}: no {what} under this prefix; check the URL", url, "Empty")
-    root = Path(cache_dir) / bucket
     dirp = _dir_prefix(key)
-    jobs = []
-    for o in objs:
-        rel = o.key[len(dirp):] if o.key.startswith(dirp) and o.key != key else o.key.rsplit("/", 1)[-1]
-        jobs.append(_Job(bucket, o, rel, _safe_join(root, o.key, _url(bucket, o.key)),
-                         _safe_join(root / _META_DIR, o.key + ".json", _url(bucket, o.key))))
+    rel = lambda o: o.key[len(dirp):] if o.key.startswith(dirp) and o.key != key else o.key.rsplit("/", 1)[-1]
+    jobs = [_Job.to(bucket, o, rel(o), Path(cache_dir)/bucket, o.key) for o in objs]
     return _stream(client, jobs, workers, retries, backoff, progress, "download", stats, retry_budget)
 
 # %% ../nbs/00_storage.ipynb #ef21d830
@@ -447,10 +445,9 @@ def upload_dir(local_dir, url: str, workers: int = 16, client=None, progress: bo
 # %% ../nbs/00_storage.ipynb #42e566b7
 def _head(client, bucket: str, key: str) -> dict | None:
     try: return client.head_object(Bucket=bucket, Key=key)
-    except bce.ClientError as e:
-        if _code(e) in _MISSING_CODES: return None
+    except (bce.ClientError, bce.BotoCoreError) as e:
+        if _code(e) in _MISSING_CODES: return None  # ('' for a BotoCoreError)
         raise storage_error(e, _url(bucket, key), client) from e
-    except bce.BotoCoreError as e: raise storage_error(e, _url(bucket, key), client) from e
 
 # %% ../nbs/00_storage.ipynb #2923e63c
 def download_dir(url: str, local_dir, workers: int = 32, client=None, commit_file: str | None = "manifest.json",
@@ -472,8 +469,7 @@ def download_dir(url: str, local_dir, workers: int = 32, client=None, commit_fil
     if dprefix != prefix: objs += [o for o in list_objects(_url(bucket, commit_key), None, client) if o.key == commit_key]
     rel = lambda o: o.key[len(prefix):] if o.key == commit_key else o.key[len(dprefix):]
     local_dir = Path(local_dir)
-    jobs = [_Job(bucket, o, rel(o), _safe_join(local_dir, rel(o), _url(bucket, o.key)),
-                 _safe_join(local_dir / _META_DIR, rel(o) + ".json", _url(bucket, o.key))) for o in objs]
+    jobs = [_Job.to(bucket, o, rel(o), local_dir, rel(o)) for o in objs]
     data = [j for j in jobs if j.obj.key != commit_key]
     last = [j for j in jobs if j.obj.key == commit_key]
     for j in last:  # a local reader must not take a new mix of files for the old, committed version

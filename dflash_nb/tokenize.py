@@ -4,7 +4,7 @@
 
 # %% ../nbs/04_tokenize.ipynb #241e7489
 from __future__ import annotations
-import errno, functools, hashlib, itertools, json, multiprocessing, os, re, shutil, sys, time, unicodedata, warnings
+import errno, functools, hashlib, importlib.metadata, itertools, json, multiprocessing, os, re, shutil, sys, time, unicodedata, warnings
 from contextlib import contextmanager
 from collections import Counter, deque
 from concurrent.futures import ProcessPoolExecutor
@@ -20,16 +20,17 @@ from .records import discover_inputs, ignored_line, ignored_summary, input_stat,
 from .chat_template import (ChatTemplate, ChatTemplateError, TemplateForm, adapt_messages, detect_form,
     load_chat_templates, load_end_of_turn_tokens, select_template_name)
 from .qwen import QWEN36_TEMPLATE_SHA256, bytes_to_unicode, render_qwen36
-from .dataset import (SCHEMA, OutputLocked, atomic_write as _atomic_write, clean_asides, output_lock, read_json,
-    replace_dir, write_dataset_metadata)  # the dataset's columns, the one writer and the swap
+from .dataset import (SCHEMA, atomic_write as _atomic_write, clean_asides, output_lock, read_json, replace_dir,
+    write_dataset_metadata)  # the dataset's columns, the one writer and the swap
+from . import storage
 
 # %% auto #0
-__all__ = ['PROBE_TEXT', 'ENCODERS', 'FASTOKENS_CHECKS', 'TABLE_FORMAT', 'MAX_RENDER_CHARS', 'MAX_RECORD_SECONDS', 'FINISH',
-           'RESUMES', 'FastokensEncoder', 'fastokens_verdict', 'sha256_file', 'TokenizeError', 'ChatTokenizer', 'Turns',
-           'render_turns', 'render_segments', 'Sample', 'generated_text', 'verify_sample', 'reasoning_not_rendered',
-           'tokenize_record', 'content_hash', 'Batch', 'RecordTimeout', 'record_timer', 'tokenize_lines', 'worker_pool',
-           'batch_to_arrow', 'id_hashes', 'Chunk', 'committed_chunks', 'chunk_stats', 'finish_plan', 'finish_chunks',
-           'DiskFull', 'is_disk_full', 'disk_full', 'is_s3', 'tokenize_dataset']
+__all__ = ['PROBE_TEXT', 'ENCODERS', 'FASTOKENS_CHECKS', 'TABLE_FORMAT', 'cache_dir', 'MAX_RENDER_CHARS', 'MAX_RECORD_SECONDS',
+           'FINISH', 'RESUMES', 'FastokensEncoder', 'fastokens_verdict', 'sha256_file', 'TokenizeError',
+           'ChatTokenizer', 'Turns', 'render_turns', 'render_segments', 'Sample', 'generated_text', 'verify_sample',
+           'reasoning_not_rendered', 'tokenize_record', 'content_hash', 'Batch', 'RecordTimeout', 'record_timer',
+           'tokenize_lines', 'worker_pool', 'batch_to_arrow', 'id_hashes', 'Chunk', 'committed_chunks', 'chunk_stats',
+           'finish_plan', 'finish_chunks', 'DiskFull', 'is_disk_full', 'disk_full', 'is_s3', 'tokenize_dataset']
 
 # %% ../nbs/04_tokenize.ipynb #4c583fe9
 PROBE_TEXT = ("def f(x):\n    return {'a': [1, 2.5e-3]}  # café naïve Ελληνικά Русский 中文分词 加拿大 新加坡 日本語のテキスト "
@@ -44,6 +45,14 @@ TABLE_FORMAT = 'dflash_nb.token_bytes/1'
 
 def _cache_warning(f, e: BaseException):
     warnings.warn(f"{f}: ignoring a damaged or foreign encoder cache file ({' '.join(str(e).split())[:200]}); rebuilding it")
+
+def _cache_write(f: Path, write):
+    "Write the cache file `f` with `write(tmp)` and a rename; no writable cache is no error (it is built again next time)."
+    try:
+        f.parent.mkdir(parents=True, exist_ok=True)
+        write(tmp := f.with_name(f"{f.stem}.{os.getpid()}.tmp{f.suffix}"))
+        os.replace(tmp, f)
+    except OSError: pass
 
 # %% ../nbs/04_tokenize.ipynb #bd26357b
 def _probe_texts(added: list[str], n: int = 400, seed: int = 0) -> list[str]:
@@ -112,12 +121,8 @@ def _table(self: FastokensEncoder):
         self._lens = np.array([len(b) for b in table], np.int64)
         self._blob = np.frombuffer(b''.join(table), np.uint8)
         if self.table_cache is not None:
-            try:
-                tmp = Path(f"{self.table_cache}.{os.getpid()}.tmp.npz"); tmp.parent.mkdir(parents=True, exist_ok=True)
-                np.savez(tmp, key=np.frombuffer(key, np.uint8), blob=self._blob, lens=self._lens,
-                         added=np.frombuffer(json.dumps(added).encode(), np.uint8))
-                os.replace(tmp, self.table_cache)
-            except OSError: pass  # no writable cache: built again next time
+            _cache_write(Path(self.table_cache), lambda tmp: np.savez(tmp, key=np.frombuffer(key, np.uint8), blob=self._blob,
+                         lens=self._lens, added=np.frombuffer(json.dumps(added).encode(), np.uint8)))
     self._offs = np.concatenate([[0], np.cumsum(self._lens)[:-1]])
     self._split_re = (re.compile('|'.join(map(re.escape, sorted(added.values(), key=len, reverse=True)))) if added else None)
 
@@ -197,15 +202,12 @@ def _probe(enc: FastokensEncoder, ref, tj: dict, split_special_tokens: bool) -> 
 # %% ../nbs/04_tokenize.ipynb #312dfd71
 def fastokens_verdict(tokenizer_json, sha256: str, reference, split_special_tokens: bool = False) -> dict:
     "Whether fastokens may encode for `tokenizer_json` (`reason` 'ok' or why not), cached."
-    try:
-        from importlib.metadata import version
-        ver = version('fastokens')
+    try: ver = importlib.metadata.version('fastokens')
     except Exception: return dict(reason='fastokens is not installed (pip install fastokens)', nfc=False)
     f = cache_dir()/'encoders'/f"{sha256}.fastokens-{ver}-{FASTOKENS_CHECKS}{'-split' if split_special_tokens else ''}.json"
     if f.exists() and (v := _cached_verdict(f, sha256)) is not None: return v
     tj = json.loads(Path(tokenizer_json).read_text(encoding='utf-8'))
-    norm = tj.get('normalizer')
-    v = dict(tokenizer_sha256=sha256, reason=FastokensEncoder.check(tj), nfc=norm is not None and 'NFC' in json.dumps(norm),
+    v = dict(tokenizer_sha256=sha256, reason=FastokensEncoder.check(tj), nfc='NFC' in json.dumps(tj.get('normalizer')),
              special_tokens=[t['content'] for t in tj.get('added_tokens', []) if t.get('special')], vocab_size=None)
     if v['reason'] == 'ok':
         enc = FastokensEncoder(tokenizer_json, v['nfc'], split_special_tokens, f.parent/f"{sha256}.fastokens-bytes-1.npz", sha256)
@@ -213,11 +215,7 @@ def fastokens_verdict(tokenizer_json, sha256: str, reference, split_special_toke
         v['vocab_size'] = ref.get_vocab_size(with_added_tokens=True)
         v['reason'] = _probe(enc, ref, tj, split_special_tokens)
         v['loaded'] = enc  # handed to the caller, not cached
-    try:
-        f.parent.mkdir(parents=True, exist_ok=True)
-        tmp = f.with_suffix(f'.{os.getpid()}.tmp'); tmp.write_text(json.dumps({k: x for k, x in v.items() if k != 'loaded'}))
-        os.replace(tmp, f)
-    except OSError: pass  # no writable cache: check again next time
+    _cache_write(f, lambda tmp: tmp.write_text(json.dumps({k: x for k, x in v.items() if k != 'loaded'})))
     return v
 
 # %% ../nbs/04_tokenize.ipynb #a54ffb8f
@@ -227,7 +225,7 @@ def sha256_file(path) -> str:
 class TokenizeError(RuntimeError):
     "A tokenize run that must stop: a bug or an inconsistency, never bad input (that is a skip)."
 
-from .storage import cache_root as cache_dir  # the one cache root
+cache_dir = storage.cache_root  # the one cache root
 
 # %% ../nbs/04_tokenize.ipynb #7ba5123b
 MAX_RENDER_CHARS = 16 << 20  # one rendered conversation; ~50x a 128K-token context
@@ -552,13 +550,14 @@ def record_timer():
     finally: signal.setitimer(signal.ITIMER_REAL, 0); signal.signal(signal.SIGALRM, old)
 
 # %% ../nbs/04_tokenize.ipynb #d05e5306
+def _cat(xs: list, dtype=np.int64) -> np.ndarray: return np.concatenate(xs) if xs else np.zeros(0, dtype)
+
 def _encode_batch(ct: ChatTokenizer, rendered: list) -> list:
     "Every segment of every rendered record of a batch in one `encode_segments` call."
     try: enc = ct.encode_segments([t for *_, turns in rendered for t, _ in turns.segments])
     except (ValueError, UnicodeError): return [None] * len(rendered)
-    out, k = [], 0
-    for *_, turns in rendered: out.append(enc[k:k + len(turns.segments)]); k += len(turns.segments)
-    return out
+    ends = list(itertools.accumulate(len(turns.segments) for *_, turns in rendered))
+    return [enc[a:b] for a, b in zip([0] + ends, ends)]
 
 # %% ../nbs/04_tokenize.ipynb #21b041b2
 def tokenize_lines(ct: ChatTokenizer, lines, max_seq_len: int | None = 8192, skip_reasoning_not_rendered: bool = False) -> Batch:
@@ -585,8 +584,7 @@ def tokenize_lines(ct: ChatTokenizer, lines, max_seq_len: int | None = 8192, ski
             except RecordTimeout as e: skip(i, name, n, rec, 'template_error', str(e))
     skips = [d for _, d in sorted(skips, key=lambda x: x[0])]  # in input order, as if done one record at a time
     lens = np.array([len(s.input_ids) for s in samples], dtype=np.int64)
-    cat = lambda xs, dt: np.concatenate(xs) if xs else np.zeros(0, dt)
-    return Batch(cat([s.input_ids for s in samples], np.int32), cat([s.loss_mask for s in samples], bool), lens,
+    return Batch(_cat([s.input_ids for s in samples], np.int32), _cat([s.loss_mask for s in samples], bool), lens,
                  [s.sample_id for s in samples], [s.source for s in samples], sum(s.truncated for s in samples), skips, len(lines),
                  np.array([content_hash(s.input_ids, s.loss_mask) for s in samples], dtype=np.uint64), flags,
                  Counter(s.template for s in samples))
@@ -663,9 +661,8 @@ def add(self: Chunk, b: Batch):
 def commit(self: Chunk, end: tuple[int, int]) -> dict:
     "Close the shard and write the chunk's commit record; `end` = (file index, line) after which it ends."
     if self._w is not None: self._w.close()
-    cat = lambda xs, dt=np.int64: np.concatenate(xs) if xs else np.zeros(0, dt)
-    np.savez(self.tmp/f"chunk-{self.index:05d}.npz", seq_len=cat(self.lens), loss_tokens=cat(self.loss), content_hash=cat(self.hashes, np.uint64),
-             id_hash=cat(self.id_hashes, np.uint64))
+    np.savez(self.tmp/f"chunk-{self.index:05d}.npz", seq_len=_cat(self.lens), loss_tokens=_cat(self.loss),
+             content_hash=_cat(self.hashes, np.uint64), id_hash=_cat(self.id_hashes, np.uint64))
     with open(self.tmp/f"chunk-{self.index:05d}.skipped.jsonl", 'w', encoding='utf-8') as f:
         for s in self.skips: f.write(json.dumps(s, ensure_ascii=False) + '\n')
     meta = dict(index=self.index, arrow=self.arrow if self._w is not None else None, end=list(end), records=self.records,
@@ -685,7 +682,7 @@ def committed_chunks(tmp) -> list[dict]:
 def chunk_stats(tmp, metas: list[dict]) -> dict:
     "stats.json's dict from the committed chunks of a run."
     arrs = [np.load(Path(tmp)/f"chunk-{m['index']:05d}.npz") for m in metas]
-    lens = np.concatenate([a['seq_len'] for a in arrs]) if arrs else np.zeros(0, np.int64)
+    lens = _cat([a['seq_len'] for a in arrs])
     loss = int(sum(int(a['loss_tokens'].sum()) for a in arrs))
     skipped, sources = (sum((Counter(m[k]) for m in metas), Counter()) for k in ('skipped', 'sources'))
     total, secs, n = int(lens.sum()), sum(m['seconds'] for m in metas), len(lens)
@@ -728,7 +725,7 @@ def finish_chunks(tmp, metas: list[dict], stats: dict | None = None) -> list[str
         _atomic_write(tmp/'skipped.jsonl', b''.join((tmp/f"chunk-{m['index']:05d}.skipped.jsonl").read_bytes() for m in metas))
     if not (tmp/'content_hashes.npy').exists():
         hashes = [np.load(tmp/f"chunk-{m['index']:05d}.npz")['content_hash'] for m in metas]
-        with open(tmp/'content_hashes.npy.part', 'wb') as f: np.save(f, np.concatenate(hashes) if hashes else np.zeros(0, np.uint64))
+        with open(tmp/'content_hashes.npy.part', 'wb') as f: np.save(f, _cat(hashes, np.uint64))
         os.replace(tmp/'content_hashes.npy.part', tmp/'content_hashes.npy')
     if plan['stats'] is not None: _atomic_write(tmp/'stats.json', json.dumps(plan['stats'], indent=2))
     write_dataset_metadata(tmp, names)
@@ -753,8 +750,7 @@ def disk_full(e: OSError, where, written: int | None = None, done: float | None 
     "The one-line error for a full disk while writing under `where`: `written` bytes so far for the share `done` of the input."
     named = getattr(e, 'filename2', None) or getattr(e, 'filename', None)  # a copy names (source, destination)
     where = Path(named) if named else Path(where)
-    probe = where
-    while not probe.is_dir() and probe != probe.parent: probe = probe.parent  # (a failed merge removed its folder)
+    probe = next((p for p in (where, *where.parents) if p.is_dir()), where)  # (a failed merge removed its folder)
     try: free = f"{_mb(shutil.disk_usage(probe).free)} free"
     except OSError: free = "free space unknown"
     need = (f"; the output needs about {_mb(written / done - written)} more (it wrote {_mb(written)} for {done:.0%} of the input)"
@@ -764,18 +760,15 @@ def disk_full(e: OSError, where, written: int | None = None, done: float | None 
                     f"and {then}")
 
 # %% ../nbs/04_tokenize.ipynb #00b84515
-def _input_files(paths) -> list[dict]:
-    return [dict(name=name, size=(st := input_stat(p))[0], mtime_ns=st[1]) for name, p in paths]
-
-def is_s3(path) -> bool: return str(path).startswith('s3://')
+def is_s3(path) -> bool: return storage.is_s3_url(str(path))
 
 # %% ../nbs/04_tokenize.ipynb #0868c1a3
 def _sources(completions, s3_endpoint=None, download_workers: int = 32, progress: bool = True):
     "`(files, open_files, ignored)` of the completions: their identity, a reader of them, what is not read."
     if not is_s3(completions):
         inputs = discover_inputs(completions)
-        return _input_files(inputs.files), lambda: iter(inputs.files), inputs.ignored
-    from dflash_nb import storage
+        files = [dict(name=name, size=(st := input_stat(p))[0], mtime_ns=st[1]) for name, p in inputs.files]
+        return files, lambda: iter(inputs.files), inputs.ignored
     client = storage.s3_client(s3_endpoint, workers=download_workers)
     listed = storage.list_objects(str(completions), None, client)
     objs = storage.list_objects(str(completions), JSONL_SUFFIXES, client)  # what download_objects fetches, in its order
@@ -949,7 +942,6 @@ def _tokenize_chunks(ct, tmp: Path, metas: list, files, open_files, max_seq_len,
 # %% ../nbs/04_tokenize.ipynb #cbf45a58
 def _tokenize_to_s3(output_dir, overwrite, s3_endpoint, download_workers, progress, **kw) -> dict:
     "Tokenize into a local staging folder (resumable), then upload it with `manifest.json` last."
-    from dflash_nb import storage
     client = storage.s3_client(s3_endpoint)
     url = str(output_dir).rstrip('/')
     stage = storage.stage_dir(url)
