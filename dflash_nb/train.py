@@ -4,8 +4,8 @@
 
 # %% ../nbs/11_train.ipynb #282b8008
 from __future__ import annotations
-import argparse, json, math, os, random, shutil, sys, time
-from contextlib import nullcontext
+import argparse, fcntl, json, math, os, random, shutil, sys, time
+from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import SimpleNamespace
@@ -255,18 +255,32 @@ class FeatureCache:
                                       "use another --feature-cache directory or delete this one")
         else: mp.write_text(json.dumps(meta, indent=2))
         self.meta, self.data_file, self.index_file, self.index = meta, self.path/'features.bf16', self.path/'index.tsv', {}
-        end = 0
-        if self.index_file.is_file():
-            for line in self.index_file.read_text().splitlines():
-                parts = line.split('\t')
-                if len(parts) != 3 or not all(p.isdigit() for p in parts[1:]): continue   # a line cut by a kill
-                self.index[parts[0]] = (int(parts[1]), int(parts[2])); end = max(end, int(parts[1]) + int(parts[2]))
-        with open(self.data_file, 'ab') as f: f.truncate(end * self.width * 2)   # drop features written after the last index line
-        self.rows = end
+        with self.locked():   # no writer is between its data and its index line: past the last line is a killed run's
+            self.rows = self._read_index()
+            with open(self.data_file, 'ab') as f: f.truncate(self.rows * self.width * 2)
 
     def __contains__(self, key: str) -> bool: return key in self.index
     def __len__(self) -> int: return len(self.index)
     tokens = property(lambda self: self.rows, doc="feature rows (tokens) stored")
+
+# %% ../nbs/11_train.ipynb #ce57d0a1
+@patch
+@contextmanager
+def locked(self: FeatureCache):
+    "Hold the cache's exclusive lock (the file `lock` in it) for the `with` block: one append, or the open-time trim."
+    with open(self.path/'lock', 'a') as f:
+        fcntl.flock(f, fcntl.LOCK_EX); yield
+
+@patch
+def _read_index(self: FeatureCache) -> int:
+    "Load index.tsv into `self.index` (a line cut by a kill is dropped from the file); the row where indexed features end."
+    text = self.index_file.read_text() if self.index_file.is_file() else ''
+    whole, end = text[:text.rfind('\n') + 1], 0
+    if whole != text: os.truncate(self.index_file, len(whole.encode()))
+    for parts in (line.split('\t') for line in whole.splitlines()):
+        if len(parts) != 3 or not all(p.isdigit() for p in parts[1:]): continue
+        self.index[parts[0]] = (int(parts[1]), int(parts[2])); end = max(end, int(parts[1]) + int(parts[2]))
+    return end
 
 # %% ../nbs/11_train.ipynb #c5aef7d5
 @patch
@@ -280,10 +294,12 @@ def get(self: FeatureCache, key: str) -> torch.Tensor:
 def put(self: FeatureCache, key: str, feats: torch.Tensor):
     if key in self.index: return
     if feats.ndim != 2 or feats.shape[1] != self.width: raise ValueError(f"features {tuple(feats.shape)}, expected (n, {self.width})")
-    with open(self.data_file, 'ab') as f:
-        f.write(feats.detach().to(torch.bfloat16).cpu().contiguous().view(torch.int16).numpy().tobytes()); f.flush()
-    with open(self.index_file, 'a') as f: f.write(f"{key}\t{self.rows}\t{feats.shape[0]}\n")
-    self.index[key] = (self.rows, feats.shape[0]); self.rows += feats.shape[0]
+    data, n = feats.detach().to(torch.bfloat16).cpu().contiguous().view(torch.int16).numpy().tobytes(), feats.shape[0]
+    with self.locked(), open(self.data_file, 'ab') as f:
+        off = f.seek(0, os.SEEK_END) // (self.width * 2)   # the true end: another run or rank may have appended
+        f.write(data); f.flush()
+        with open(self.index_file, 'a') as g: g.write(f"{key}\t{off}\t{n}\n")
+    self.index[key] = (off, n); self.rows = max(self.rows, off + n)
 
 # %% ../nbs/11_train.ipynb #1313fc5d
 class CachedTargetFeatures:

@@ -55,3 +55,24 @@ def test_corrupt_shard_is_named(dataset, tmp_path):
     ds = rewrite(dataset, tmp_path/'bad', lambda t, raw: raw[:len(raw) // 2])
     msg = refused(ds, tmp_path)
     assert str(next(ds.glob('data-*.arrow'))) in msg and 'cannot be read' in msg and len(msg.splitlines()) == 1
+
+def _fill(path, sign: int, n: int, width: int):
+    "One writer process: `n` samples with features only it writes (sign x (i mod 200 + 1), exact in bfloat16)."
+    from dflash_nb.train import FeatureCache
+    c = FeatureCache(path, [0], width, 'fp')
+    for i in range(n): c.put(f"{sign}:{i}", torch.full((1 + i % 5, width), float(sign * (i % 200 + 1))))
+
+def test_feature_cache_shared_by_concurrent_writers(tmp_path):
+    "Two runs (or ranks) appending to one --feature-cache while a third opens it: every entry reads back as written."
+    import multiprocessing as mp
+    from dflash_nb.train import FeatureCache
+    ctx, n, width = mp.get_context('fork'), 300, 4
+    procs = [ctx.Process(target=_fill, args=(tmp_path/'fc', s, n, width)) for s in (1, -1)]
+    for p in procs: p.start()
+    while any(p.is_alive() for p in procs): FeatureCache(tmp_path/'fc', [0], width, 'fp')   # opening trims a crashed tail
+    assert [p.exitcode for p in procs] == [0, 0]
+    c = FeatureCache(tmp_path/'fc', [0], width, 'fp')
+    assert len(c) == 2 * n
+    for s in (1, -1):
+        for i in range(n): assert torch.equal(c.get(f"{s}:{i}"), torch.full((1 + i % 5, width), float(s * (i % 200 + 1)))), (s, i)
+    assert (tmp_path/'fc'/'features.bf16').stat().st_size == c.tokens * width * 2
