@@ -76,3 +76,17 @@ def test_feature_cache_shared_by_concurrent_writers(tmp_path):
     for s in (1, -1):
         for i in range(n): assert torch.equal(c.get(f"{s}:{i}"), torch.full((1 + i % 5, width), float(s * (i % 200 + 1)))), (s, i)
     assert (tmp_path/'fc'/'features.bf16').stat().st_size == c.tokens * width * 2
+
+def test_feature_cache_after_a_kill_mid_append(tmp_path):
+    "A run killed between its features and its index line (or mid-line): reopening drops both; later appends read back."
+    from dflash_nb.train import FeatureCache
+    c = FeatureCache(tmp_path, [0], 4, 'fp')
+    c.put('a', torch.ones(3, 4))
+    with open(tmp_path/'features.bf16', 'ab') as f: f.write(b'\0' * 8 * 5)          # 5 rows of features, no index line
+    with open(tmp_path/'index.tsv', 'a') as f: f.write('b\t3\t5')                    # its line, cut before the newline
+    c = FeatureCache(tmp_path, [0], 4, 'fp')
+    assert (len(c), c.tokens, (tmp_path/'features.bf16').stat().st_size) == (1, 3, 3 * 8)
+    assert (tmp_path/'index.tsv').read_text() == 'a\t0\t3\n'
+    c.put('b', torch.full((2, 4), 2.0))
+    c = FeatureCache(tmp_path, [0], 4, 'fp')
+    assert torch.equal(c.get('a'), torch.ones(3, 4)) and torch.equal(c.get('b'), torch.full((2, 4), 2.0))
