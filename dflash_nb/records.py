@@ -112,7 +112,7 @@ def _norm_tool_call(tc, i: int) -> dict:
     if isinstance(args, str):  # validated here, kept as the string: tokenize gives each template the form it renders
         try: parsed = json.loads(args)
         except json.JSONDecodeError as e:
-            raise BadRecord('bad_tool_call', f"tool call {i} ({fn['name']}): arguments are not valid JSON ({e.msg} at char {e.pos})") from None
+            raise BadRecord('bad_tool_call', f"tool call {i} ({fn['name']}): arguments are not valid JSON ({e.msg.removesuffix(' at')} at char {e.pos})") from None
         except (ValueError, RecursionError) as e:  # an integer over 4,300 digits, or nesting Python cannot parse
             raise BadRecord('unsupported_value', f"tool call {i} ({fn['name']}): arguments: {_why(e)}") from None
     if not isinstance(parsed, dict):
@@ -430,7 +430,7 @@ def ignored_line(ignored: list, show: int = 5) -> str:
 def parse_line(text: str | bytes, name: str, line: int) -> Record | Skip:
     "One JSONL line (text or UTF-8 bytes) -> `Record`, or `Skip` with the reason."
     try: obj = json.loads(text)
-    except json.JSONDecodeError as e: return Skip(name, line, f"{name}:{line}", 'invalid_json', f"{e.msg} at char {e.pos}")
+    except json.JSONDecodeError as e: return Skip(name, line, f"{name}:{line}", 'invalid_json', f"{e.msg.removesuffix(' at')} at char {e.pos}")
     except UnicodeError as e: return Skip(name, line, f"{name}:{line}", 'invalid_json', f"not UTF-8: {e}")
     except (ValueError, RecursionError) as e: return Skip(name, line, f"{name}:{line}", 'unsupported_value', _why(e))
     try: return parse_record(obj, name, line)
