@@ -23,6 +23,7 @@ setuptools.setup(
     url = cfg['git_url'],
     packages = setuptools.find_packages(include=['dflash_nb', 'dflash_nb.*']),
     include_package_data = True,
+    package_data = {'dflash_nb': ['templates/*.jinja']},  # data files the package reads (the chat template)
     install_requires = requirements,
     extras_require = {'dev': dev_requirements, 'train': train_requirements, 'lab': lab_requirements},
     python_requires  = '>=' + cfg['min_python'],
