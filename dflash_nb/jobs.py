@@ -15,9 +15,8 @@ __all__ = ['REPO_ROOT', 'JOBS_DIR', 'SET_BY_RUN', 'KERNEL_NAME', 'job_names', 'j
            'machine', 'run_header', 'header_html', 'render_report', 'show', 'job_setup', 'tokenize_samples',
            'skip_rows', 'job_path', 'show_dataset', 'show_tokenize_run', 'show_examples', 'inspect_verdict',
            'job_train', 'train_rows', 'plot_training', 'run_evals', 'with_untrained', 'eval_rows', 'show_eval', 'timed',
-           'pipeline_target', 'pipeline_prompts', 'pipeline_dataset', 'first_completions', 'pipeline_summary',
-           'merge_rows', 'merge_facts', 'plot_source_mix', 'show_merge', 'CellProgress', 'JobRun', 'run_job',
-           'run_jobs']
+           'pipeline_target', 'pipeline_prompts', 'pipeline_dataset', 'pipeline_summary', 'merge_rows', 'merge_facts',
+           'plot_source_mix', 'show_merge', 'CellProgress', 'JobRun', 'run_job', 'run_jobs']
 
 # %% ../nbs/90_jobs.ipynb #c8aca57f
 REPO_ROOT = Path(__file__).resolve().parent.parent if '__file__' in globals() else Path.cwd().parent
@@ -359,6 +358,7 @@ def timed(times: dict, key: str):
     yield
     times[key] = time.time() - t0
 
+# %% ../nbs/90_jobs.ipynb #81b03d69
 def pipeline_target(out_dir, target=None, chat: bool = False, vocab_size: int = 512, hidden_size: int = 64,
                     num_layers: int = 8, seed: int = 0):
     """The pipeline's run record with its target loaded: model dir `target`, or (None) a tiny random Qwen3 with untied
@@ -408,8 +408,9 @@ def pipeline_prompts(run, prompts=None, holdout_every: int = 8, n_train: int = 1
 
 # %% ../nbs/90_jobs.ipynb #2d6fa7f9
 def pipeline_dataset(run, max_new_tokens: int, temperature: float = 0.0, batch_size: int = 64, max_seq_len: int = 256,
-                     seed: int = 0) -> list[tuple]:
-    "The target's completions of `run.train` as the dataset OUT/dataset (into `run.dataset`, `run.ds`); what was made, as rows."
+                     seed: int = 0) -> list:
+    """The target's completions of `run.train` as the dataset OUT/dataset (into `run.dataset`, `run.ds`); what was made, as
+    report items: a table and, token level, the first completions (prompt's last ids | generated ids)."""
     import shutil
     from dflash_nb.generate import generate_records, generate_token_dataset
     from dflash_nb.tokenize import tokenize_dataset
@@ -430,15 +431,12 @@ def pipeline_dataset(run, max_new_tokens: int, temperature: float = 0.0, batch_s
             generate_token_dataset(run.tgt, run.train, run.dataset, max_new_tokens, [f"train:{i}" for i in range(len(run.train))],
                                    'tiny-target', **kw)
     run.ds, st = TokenDataset(run.dataset), json.loads((run.dataset/'stats.json').read_text())
-    return rows + [('dataset', f"{run.dataset}: {run.ds.n_rows:,} samples, {st['total_tokens']:,} tokens, {st['loss_tokens']:,} generated "
-                               f"(loss-masked) tokens; {len(run.ds):,} usable for training"),
-                   ('generation', f"max {max_new_tokens} new tokens, temperature {temperature}, "
-                                  f"{sum(v for k, v in run.times.items() if k.startswith(('generate', 'tokenize'))):.1f} s")]
-
-def first_completions(ds, n: int = 3) -> str:
-    "The first `n` samples of a token-level dataset: the prompt's last ids | the first generated ids (markdown)."
-    return 'First completions (prompt | **generated**):\n\n' + '\n'.join(
-        f"* `{' '.join(map(str, ids[~m][-6:]))}` | **`{' '.join(map(str, ids[m][:40]))} …`**" for ids, m in (ds.sample(i) for i in range(n)))
+    rows += [('dataset', f"{run.dataset}: {run.ds.n_rows:,} samples, {st['total_tokens']:,} tokens, {st['loss_tokens']:,} generated "
+                         f"(loss-masked) tokens; {len(run.ds):,} usable for training"),
+             ('generation', f"max {max_new_tokens} new tokens, temperature {temperature}, "
+                            f"{sum(v for k, v in run.times.items() if k.startswith(('generate', 'tokenize'))):.1f} s")]
+    return [rows] if run.chat else [rows, 'First completions (prompt | **generated**):\n\n' + '\n'.join(
+        f"* `{' '.join(map(str, ids[~m][-6:]))}` | **`{' '.join(map(str, ids[m][:40]))} …`**" for ids, m in (run.ds.sample(i) for i in range(3)))]
 
 # %% ../nbs/90_jobs.ipynb #236bd76f
 def pipeline_summary(run, report, s: dict, results: dict) -> str:
