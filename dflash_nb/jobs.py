@@ -413,7 +413,6 @@ def pipeline_dataset(run, max_new_tokens: int, temperature: float = 0.0, batch_s
     report items: a table and, token level, the first completions (prompt's last ids | generated ids)."""
     import shutil
     from dflash_nb.generate import generate_records, generate_token_dataset
-    from dflash_nb.tokenize import tokenize_dataset
     from dflash_nb.train import TokenDataset
     out, rows, run.dataset = run.out_dir, [], run.out_dir/'dataset'
     if run.dataset.exists(): shutil.rmtree(run.dataset)
@@ -422,7 +421,7 @@ def pipeline_dataset(run, max_new_tokens: int, temperature: float = 0.0, batch_s
         with timed(run.times, 'generate'):
             g = generate_records(run.tgt, run.target, run.train, out/'completions.jsonl', max_new_tokens, overwrite=True, **kw)
         with timed(run.times, 'tokenize'):
-            tok = tokenize_dataset(run.target, out/'completions.jsonl', run.dataset, max_seq_len=max_seq_len, progress=False)
+            tok = tokenize_samples(run.dataset, run.target, out/'completions.jsonl', max_seq_len=max_seq_len)
         rows = [('completions', f"{g['written']:,} records, {g['completion_tokens']:,} new tokens, finish reasons {g['finish_reasons']}"),
                 ('tokenized', f"{tok['samples']:,} samples, {tok['total_tokens']:,} tokens ({tok['loss_token_fraction']:.1%} masked), "
                               f"skipped {tok['skipped'] or 'none'}")]

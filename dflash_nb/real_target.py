@@ -11,9 +11,8 @@ import torch
 from .train import load_target
 
 # %% auto #0
-__all__ = ['shipped_dir', 'ship_completions', 'shipped_completions', 'packaged_target', 'training_completions',
-           'prompt_token_ids', 'token_count', 'mask_verdict', 'fill_features', 'save_training', 'compare_on_heldout',
-           'verdict']
+__all__ = ['shipped_dir', 'ship_completions', 'shipped_completions', 'target_info', 'training_completions', 'prompt_token_ids',
+           'token_count', 'mask_verdict', 'fill_features', 'save_training', 'compare_on_heldout', 'verdict']
 
 # %% ../nbs/13_real_target.ipynb #90bec12f
 def shipped_dir() -> Path:
@@ -49,7 +48,7 @@ def shipped_completions(target_fingerprint: str, out_dir=None, name: str = 'comp
     return p, meta
 
 # %% ../nbs/13_real_target.ipynb #4e99dbbd
-def packaged_target(name: str) -> SimpleNamespace:
+def target_info(name: str) -> SimpleNamespace:
     "Packaged target `name`: its `dir`, `record`, `fingerprint`, drafter `mask_token_id`, sizes, and `about` (markdown)."
     from dflash_nb.targets import PACKAGED_TARGETS, default_mask_token_id, default_target_dir, target_fingerprint, target_record
     d = default_target_dir(name)
