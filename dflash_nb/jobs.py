@@ -14,8 +14,9 @@ __all__ = ['REPO_ROOT', 'JOBS_DIR', 'SET_BY_RUN', 'KERNEL_NAME', 'job_names', 'j
            'job_parameters', 'job_params_for', 'job_title', 'job_help', 'jobs_help', 'project_kernel', 'git_commit',
            'machine', 'run_header', 'header_html', 'render_report', 'show', 'job_setup', 'tokenize_samples',
            'skip_rows', 'job_path', 'show_dataset', 'show_tokenize_run', 'show_examples', 'inspect_verdict',
-           'job_train', 'train_rows', 'plot_training', 'run_evals', 'eval_rows', 'show_eval', 'merge_rows',
-           'merge_facts', 'plot_source_mix', 'show_merge', 'CellProgress', 'JobRun', 'run_job', 'run_jobs']
+           'job_train', 'train_rows', 'plot_training', 'run_evals', 'with_untrained', 'eval_rows', 'show_eval', 'timed',
+           'pipeline_target', 'pipeline_prompts', 'pipeline_dataset', 'pipeline_summary', 'merge_rows', 'merge_facts',
+           'plot_source_mix', 'show_merge', 'CellProgress', 'JobRun', 'run_job', 'run_jobs']
 
 # %% ../nbs/90_jobs.ipynb #c8aca57f
 REPO_ROOT = Path(__file__).resolve().parent.parent if '__file__' in globals() else Path.cwd().parent
@@ -314,6 +315,13 @@ def run_evals(target, drafters: dict, prompts, max_new_tokens: int, eos=None, su
         if out_dir is not None: r.save(Path(out_dir)/f"eval-{k}")
     return res, {k: run(k, d, temperature=temperature, seed=seed) for k, d in drafters.items()} if temperature else {}
 
+def with_untrained(drafter, target, seed: int = 0) -> dict:
+    "`{'untrained': a random drafter of `drafter`'s shape (the baseline), 'trained': drafter}`."
+    from dflash_nb.model import DFlashDraftModel
+    c = drafter.config
+    return {'untrained': DFlashDraftModel.from_target(target, c.num_hidden_layers, c.target_layer_ids, c.block_size, c.mask_token_id,
+                                                      seed=seed), 'trained': drafter}
+
 # %% ../nbs/90_jobs.ipynb #73b1d62a
 def eval_rows(results: dict, sampled: dict | None = None) -> list[tuple]:
     "`EvalResult`s side by side: a row per measure, a column per drafter (`sampled`: their runs at T > 0)."
@@ -341,6 +349,111 @@ def show_eval(results: dict, sampled: dict | None, out_dir):
     for i, r in enumerate(results.values()): ax.text(i, r.mean_tau, f"{r.mean_tau:.2f}", ha='center', va='bottom')
     ax.set(ylabel='mean tau', title=f"tau on {next(iter(results.values())).prompts} prompts"); fig.tight_layout()
     fig.savefig(Path(out_dir)/'tau.png', dpi=110); plt.show()
+
+# %% ../nbs/90_jobs.ipynb #b9af0f1d
+@contextlib.contextmanager
+def timed(times: dict, key: str):
+    "The seconds the `with` block takes, into `times[key]` (a job's time per stage)."
+    t0 = time.time()
+    yield
+    times[key] = time.time() - t0
+
+# %% ../nbs/90_jobs.ipynb #81b03d69
+def pipeline_target(out_dir, target=None, chat: bool = False, vocab_size: int = 512, hidden_size: int = 64,
+                    num_layers: int = 8, seed: int = 0):
+    """The pipeline's run record with its target loaded: model dir `target`, or (None) a tiny random Qwen3 with untied
+    embeddings, saved once into OUT/target."""
+    import torch
+    from types import SimpleNamespace
+    from dflash_nb.model import text_config
+    from dflash_nb.train import load_target
+    run = SimpleNamespace(out_dir=Path(out_dir), t0=time.time(), times={}, chat=chat)
+    if target is None:
+        if chat: raise ValueError("prompts (chat records) need a target directory with a tokenizer and chat template")
+        target = run.out_dir/'target'
+        if not (target/'config.json').is_file():
+            from dflash_nb.toy import tiny_qwen3_target
+            tiny_qwen3_target(vocab_size=vocab_size, seed=seed, num_layers=num_layers, hidden_size=hidden_size,
+                              tie_word_embeddings=False).save_pretrained(target)
+    run.target, run.tgt = str(target), load_target(str(target), torch.device('cpu'))
+    run.vocab_size = int(text_config(run.tgt.config).vocab_size)
+    run.mask_token_id = None if chat else run.vocab_size - 1    # a real target's drafter has its own (Qwen3.5/3.6: 248070)
+    run.suppress = [] if chat else [run.mask_token_id]
+    return run
+
+# %% ../nbs/90_jobs.ipynb #7a889b89
+def pipeline_prompts(run, prompts=None, holdout_every: int = 8, n_train: int = 1024, n_eval: int = 32, prompt_len=(8, 32),
+                     seed: int = 0) -> list[tuple]:
+    """The training and held-out prompts, into `run`: chat records (every `holdout_every`-th held out, as token ids) or
+    random token sequences (the two sets drawn with different seeds); what the pipeline runs on, as report rows."""
+    from dflash_nb.generate import random_prompts, read_prompts
+    from dflash_nb.real_target import prompt_token_ids
+    V, (lo, hi), held = run.vocab_size, prompt_len, lambda i: i % holdout_every == holdout_every - 1
+    if run.chat:
+        recs, skipped = read_prompts(prompts)
+        run.train = [r for i, r in enumerate(recs) if not held(i)]
+        run.heldout = prompt_token_ids(run.target, [r for i, r in enumerate(recs) if held(i)])
+        what = f"{len(recs):,} prompt records from `{prompts}` ({len(skipped)} skipped); every {holdout_every}th held out"
+    else:
+        run.train = random_prompts(n_train, V, lo, hi, seed=seed, exclude_ids=run.suppress)
+        seen, ev = {tuple(p) for p in run.train}, random_prompts(n_eval, V, lo, hi, seed=seed + 10_000, exclude_ids=run.suppress)
+        run.heldout = [{'id': f"heldout:{i}", 'input_ids': p} for i, p in enumerate(ev) if tuple(p) not in seen]
+        what = f"random token sequences of {lo}-{hi} tokens (ids 0..{V - 2}), training and held-out sets drawn with different seeds"
+    run.times['target + prompts'], c = time.time() - run.t0, run.tgt.config
+    return [('target', f"{run.target} ({c.model_type}, {c.num_hidden_layers} layers, hidden {c.hidden_size}, vocabulary {V:,}; "
+                       f"{sum(p.numel() for p in run.tgt.parameters()):,} parameters)"),
+            ('path', 'chat records → tokenize' if run.chat else 'token level (no tokenizer)'), ('prompts', what),
+            ('training prompts', f"{len(run.train):,}"), ('held-out prompts (eval)', f"{len(run.heldout):,}"),
+            ('suppressed ids', f"{run.suppress} (the mask token)" if run.suppress else 'none')]
+
+# %% ../nbs/90_jobs.ipynb #2d6fa7f9
+def pipeline_dataset(run, max_new_tokens: int, temperature: float = 0.0, batch_size: int = 64, max_seq_len: int = 256,
+                     seed: int = 0) -> list:
+    """The target's completions of `run.train` as the dataset OUT/dataset (into `run.dataset`, `run.ds`); what was made, as
+    report items: a table and, token level, the first completions (prompt's last ids | generated ids)."""
+    import shutil
+    from dflash_nb.generate import generate_records, generate_token_dataset
+    from dflash_nb.train import TokenDataset
+    out, rows, run.dataset = run.out_dir, [], run.out_dir/'dataset'
+    if run.dataset.exists(): shutil.rmtree(run.dataset)
+    kw = dict(batch_size=batch_size, do_sample=temperature > 0, temperature=temperature or 1.0, seed=seed, suppress_ids=run.suppress)
+    if run.chat:
+        with timed(run.times, 'generate'):
+            g = generate_records(run.tgt, run.target, run.train, out/'completions.jsonl', max_new_tokens, overwrite=True, **kw)
+        with timed(run.times, 'tokenize'):
+            tok = tokenize_samples(run.dataset, run.target, out/'completions.jsonl', max_seq_len=max_seq_len)
+        rows = [('completions', f"{g['written']:,} records, {g['completion_tokens']:,} new tokens, finish reasons {g['finish_reasons']}"),
+                ('tokenized', f"{tok['samples']:,} samples, {tok['total_tokens']:,} tokens ({tok['loss_token_fraction']:.1%} masked), "
+                              f"skipped {tok['skipped'] or 'none'}")]
+    else:
+        with timed(run.times, 'generate (token-level dataset)'):
+            generate_token_dataset(run.tgt, run.train, run.dataset, max_new_tokens, [f"train:{i}" for i in range(len(run.train))],
+                                   'tiny-target', **kw)
+    run.ds, st = TokenDataset(run.dataset), json.loads((run.dataset/'stats.json').read_text())
+    rows += [('dataset', f"{run.dataset}: {run.ds.n_rows:,} samples, {st['total_tokens']:,} tokens, {st['loss_tokens']:,} generated "
+                         f"(loss-masked) tokens; {len(run.ds):,} usable for training"),
+             ('generation', f"max {max_new_tokens} new tokens, temperature {temperature}, "
+                            f"{sum(v for k, v in run.times.items() if k.startswith(('generate', 'tokenize'))):.1f} s")]
+    return [rows] if run.chat else [rows, 'First completions (prompt | **generated**):\n\n' + '\n'.join(
+        f"* `{' '.join(map(str, ids[~m][-6:]))}` | **`{' '.join(map(str, ids[m][:40]))} …`**" for ids, m in (run.ds.sample(i) for i in range(3)))]
+
+# %% ../nbs/90_jobs.ipynb #236bd76f
+def pipeline_summary(run, report, s: dict, results: dict) -> str:
+    "Write OUT/pipeline.json (the run, inspect's `report`, `train`'s summary `s`, the eval `results`); its verdict as markdown."
+    u, t = results['untrained'], results['trained']
+    run.times['total'] = time.time() - run.t0
+    summary = {'target': run.target, 'path': 'chat' if run.chat else 'token', 'vocab_size': run.vocab_size,
+               'train_prompts': len(run.train), 'eval_prompts': len(run.heldout), 'dataset': str(run.dataset), 'samples': run.ds.n_rows,
+               'inspect': report.status, 'train_steps': s['steps'], 'final_loss': s['final_loss'], 'drafter_dir': s['drafter_dir'],
+               'drafter_parameters': s['drafter_parameters'], 'untrained': u.summary(), 'trained': t.summary(),
+               'tau_untrained': u.mean_tau, 'tau_trained': t.mean_tau, 'lossless': bool(u.lossless and t.lossless),
+               'target_forwards_saved': t.forwards_saved, 'speedup_target_forwards': t.speedup, 'seconds': run.times}
+    (run.out_dir/'pipeline.json').write_text(json.dumps(summary, indent=1, default=str))
+    ts = t.summary()
+    return (f"**Trained drafter: mean tau {t.mean_tau:.2f} vs {u.mean_tau:.2f} untrained** on {t.prompts} held-out prompts "
+            f"({ts['new_tokens']:,} tokens: {ts['target_forwards']:,} target forwards instead of {ts['autoregressive_forwards']:,}, "
+            f"{t.speedup:.2f}x fewer); every output identical to plain greedy decoding: "
+            f"**{'yes' if summary['lossless'] else 'NO'}**.  \nTime: " + ', '.join(f"{k} {v:.0f} s" for k, v in run.times.items()))
 
 # %% ../nbs/90_jobs.ipynb #20b0157c
 def merge_rows(stats: dict, man: dict) -> list[tuple]:
