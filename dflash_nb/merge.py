@@ -17,15 +17,15 @@ from tqdm import tqdm
 
 from .storage import is_s3_url, list_objects, local_dataset, staged_output
 from .dataset import (SCHEMA, clean_asides, dataset_manifest, dataset_shards, list_parts, output_lock, read_json,
-    read_schema, replace_dir, stream_batches, true_counts, write_dataset_metadata, write_pretokenized)
+    read_schema, replace_dir, stream_batches, summarize, true_counts, write_dataset_metadata, write_pretokenized)
 from .tokenize import ChatTokenizer, DiskFull, content_hash, disk_full, is_disk_full, tokenize_dataset
 
 # %% auto #0
 __all__ = ['BATCH_ROWS', 'POSITION_ID', 'MergeError', 'DatasetDir', 'is_dataset_dir', 'open_dataset_dir', 'tokenizer_differences',
            'param_differences', 'schema_differences', 'conform_batch', 'is_position_id', 'batch_content_hashes',
            'dataset_content_hashes', 'Duplicates', 'find_duplicates', 'link_or_copy', 'write_hashes', 'write_filtered',
-           'Part', 'read_part', 'input_stats', 'summarize', 'conform_rows', 'merge_datasets', 'count_equation',
-           'add_merge_args', 'merge_main']
+           'Part', 'read_part', 'input_stats', 'conform_rows', 'merge_datasets', 'count_equation', 'add_merge_args',
+           'merge_main']
 
 # %% ../nbs/07_merge.ipynb #c94daf34
 BATCH_ROWS = 1024  # rows per step when merge reads tokens (new data, hashes): memory stays flat whatever the shards' batches
@@ -238,18 +238,6 @@ def input_stats(ds: DatasetDir, part: Part, progress: bool = False) -> dict:
     return dict(samples=n, total_tokens=total, loss_tokens=loss, truncated=int((part.lens == msl).sum()) if msl else 0,
                 skipped=dict(skipped), records_read=n + sum(skipped.values()), sources=dict(sources), duplicates={})
 
-# %% ../nbs/07_merge.ipynb #f7cad47d
-def summarize(lens: np.ndarray, loss_tokens: int, truncated: int, skipped: dict, records_read: int, sources: dict,
-              seconds: float, tokens_written: int) -> dict:
-    "stats.json's DESIGN.md keys, in tokenize's order."
-    n, total = len(lens), int(lens.sum())
-    q = lambda p: float(np.percentile(lens, p)) if n else 0.0
-    return dict(samples=n, total_tokens=total, loss_tokens=int(loss_tokens), loss_token_fraction=loss_tokens / total if total else 0.0,
-                mean_seq_len=float(lens.mean()) if n else 0.0, median_seq_len=q(50), p90_seq_len=q(90),
-                max_seq_len=int(lens.max()) if n else 0, min_seq_len=int(lens.min()) if n else 0, truncated=int(truncated),
-                skipped=dict(sorted(skipped.items())), records_read=int(records_read), sources=dict(sorted(sources.items())),
-                seconds=round(seconds, 3), tokens_per_second=round(tokens_written / seconds, 1) if seconds > 0 else 0.0)
-
 # %% ../nbs/07_merge.ipynb #0ec7b919
 def _inside(a: Path, b: Path) -> bool: return a == b or b in a.parents
 
@@ -269,17 +257,6 @@ def _local_inputs(existing, new, progress: bool = True) -> tuple[Path, object]:
     if is_s3_url(new) and list_objects(str(new).rstrip('/') + '/manifest.json', None): new = local_dataset(new, progress=progress)
     return existing, new
 
-# %% ../nbs/07_merge.ipynb #dd2e7a2a
-def _merge_to_s3(existing, new, output_dir, overwrite: bool, progress: bool, **kw) -> dict:
-    "Merge into a local temporary folder, then upload it with its manifest last (readers see it only when complete)."
-    url = str(output_dir).rstrip('/')
-    if list_objects(url + '/manifest.json', None) and not overwrite:
-        raise FileExistsError(f"{url}: a dataset already exists there; choose a new --output-dir or pass --overwrite")
-    with staged_output(url, progress=progress) as d:  # uploaded when the block ends
-        st = merge_datasets(existing, new, d, overwrite=True, progress=progress, **kw)
-        st['count_equation'] = count_equation(d)  # for the caller: the folder is gone after the upload
-    return st
-
 # %% ../nbs/07_merge.ipynb #91712e4c
 def _tokenizer_for_completions(ex: DatasetDir, model_path) -> ChatTokenizer:
     "The tokenizer to tokenize new completions with: `model_path`, else the directory recorded in the existing manifest."
@@ -297,10 +274,6 @@ def _describe_input(ds: DatasetDir, kind: str, path, st: dict, extra: dict | Non
                 samples=st['samples'], records_read=st['records_read'], total_tokens=st['total_tokens'], **(extra or {}))
 
 # %% ../nbs/07_merge.ipynb #7df328c9
-def _commit(tmp: Path, out: Path):
-    "Put the finished `tmp` at `out`: an old `out` is swapped out in one step, then deleted (`dataset.replace_dir`)."
-    replace_dir(tmp, out)
-
 def _append_jsonl(dst, src, extra: dict | None = None):
     "Append the lines of the file `src` (read-only) to the open file `dst`, adding `extra` to each record."
     if not Path(src).is_file(): return
@@ -393,9 +366,10 @@ def conform_rows(nd: DatasetDir, dst: Path, vocab_size: int | None = None) -> Da
 def merge_datasets(existing, new, output_dir, model_path=None, allow_mismatch: bool = False, workers: int = 1,
                    progress: bool = True, overwrite: bool = False, link: bool = True) -> dict:
     "Merge `new` (completions or a dataset) into a copy of dataset `existing` at `output_dir`; returns its stats.json dict."
-    if is_s3_url(output_dir):
-        return _merge_to_s3(existing, new, output_dir, overwrite, progress, model_path=model_path,
-                            allow_mismatch=allow_mismatch, workers=workers, link=link)
+    if is_s3_url(output_dir):  # merged into a local temporary folder, uploaded with its manifest last when the block ends
+        with staged_output(str(output_dir), progress=progress, overwrite=overwrite) as d:
+            st = merge_datasets(existing, new, d, model_path, allow_mismatch, workers, progress, True, link)
+            return st | dict(count_equation=count_equation(d))  # for the caller: the folder is gone after the upload
     with output_lock(output_dir):  # one writer per OUT, from the exists-check to the commit
         clean_asides(output_dir)   # what a merge killed in its commit left
         try: return _merge_locked(existing, new, output_dir, model_path, allow_mismatch, workers, progress, overwrite, link)
@@ -516,7 +490,7 @@ def _merge_locked(existing, new, output_dir, model_path, allow_mismatch, workers
         inputs = dict(existing=_describe_input(ex, 'dataset', existing, r['ex_st']),
                       new=_describe_input(nd, 'dataset' if new_is_ds else 'completions', new, r['new_st'], extra))
         _write_merge_manifest(tmp, ex, inputs, stats, r, allow_mismatch, mismatches, seconds)
-        _commit(tmp, out)
+        replace_dir(tmp, out)  # an old `out` is swapped out in one step, then deleted
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -20,7 +20,7 @@ from .records import discover_inputs, ignored_line, ignored_summary, input_stat,
 from .chat_template import (ChatTemplate, ChatTemplateError, TemplateForm, adapt_messages, detect_form,
     load_chat_templates, load_end_of_turn_tokens, select_template_name)
 from .qwen import QWEN36_TEMPLATE_SHA256, bytes_to_unicode, render_qwen36
-from .dataset import (SCHEMA, atomic_write as _atomic_write, clean_asides, output_lock, read_json, replace_dir,
+from .dataset import (SCHEMA, atomic_write as _atomic_write, clean_asides, output_lock, read_json, replace_dir, summarize,
     write_dataset_metadata)  # the dataset's columns, the one writer and the swap
 from . import storage
 
@@ -683,18 +683,11 @@ def chunk_stats(tmp, metas: list[dict]) -> dict:
     "stats.json's dict from the committed chunks of a run."
     arrs = [np.load(Path(tmp)/f"chunk-{m['index']:05d}.npz") for m in metas]
     lens = _cat([a['seq_len'] for a in arrs])
-    loss = int(sum(int(a['loss_tokens'].sum()) for a in arrs))
     skipped, sources = (sum((Counter(m[k]) for m in metas), Counter()) for k in ('skipped', 'sources'))
-    total, secs, n = int(lens.sum()), sum(m['seconds'] for m in metas), len(lens)
     ids = np.concatenate([a['id_hash'] for a in arrs]) if arrs and all('id_hash' in a.files for a in arrs) else None
-    q = lambda p: float(np.percentile(lens, p)) if n else 0.0
-    return dict(samples=n, total_tokens=total, loss_tokens=loss, loss_token_fraction=loss / total if total else 0.0,
-                mean_seq_len=float(lens.mean()) if n else 0.0, median_seq_len=q(50), p90_seq_len=q(90),
-                max_seq_len=int(lens.max()) if n else 0, min_seq_len=int(lens.min()) if n else 0,
-                truncated=sum(m['truncated'] for m in metas), skipped=dict(sorted(skipped.items())),
-                records_read=sum(m['records'] for m in metas), sources=dict(sorted(sources.items())),
-                seconds=round(secs, 3), tokens_per_second=round(total / secs, 1) if secs > 0 else 0.0,
-                duplicate_ids=None if ids is None else int(len(ids) - len(np.unique(ids))))
+    st = summarize(lens, sum(int(a['loss_tokens'].sum()) for a in arrs), sum(m['truncated'] for m in metas), skipped,
+                   sum(m['records'] for m in metas), sources, sum(m['seconds'] for m in metas), int(lens.sum()))
+    return st | dict(duplicate_ids=None if ids is None else int(len(ids) - len(np.unique(ids))))
 
 # %% ../nbs/04_tokenize.ipynb #66a86371
 FINISH = 'finish.json'
@@ -941,16 +934,8 @@ def _tokenize_chunks(ct, tmp: Path, metas: list, files, open_files, max_seq_len,
 
 # %% ../nbs/04_tokenize.ipynb #cbf45a58
 def _tokenize_to_s3(output_dir, overwrite, s3_endpoint, download_workers, progress, **kw) -> dict:
-    "Tokenize into a local staging folder (resumable), then upload it with `manifest.json` last."
-    client = storage.s3_client(s3_endpoint)
-    url = str(output_dir).rstrip('/')
-    stage = storage.stage_dir(url)
-    with output_lock(stage.parent):  # one run per s3:// output on this machine, from the exists-check to the upload
-        if storage.list_objects(url + '/manifest.json', None, client) and not overwrite:
-            raise FileExistsError(f"{url}: a dataset already exists there; choose a new --output-dir or pass --overwrite")
-        stage.parent.mkdir(parents=True, exist_ok=True)
-        result = tokenize_dataset(output_dir=stage, overwrite=True, s3_endpoint=s3_endpoint, download_workers=download_workers,
-                                  progress=progress, **kw)
-        storage.upload_dir(stage, url, client=client, progress=progress)
-        shutil.rmtree(stage.parent, ignore_errors=True)
-    return result
+    "Tokenize into the output's local staging folder (resumable), then upload it with `manifest.json` last."
+    with output_lock(storage.stage_dir(output_dir).parent), storage.staged_output(  # one run per s3:// output on this machine
+            str(output_dir), client=storage.s3_client(s3_endpoint), progress=progress, overwrite=overwrite, resumable=True) as d:
+        return tokenize_dataset(output_dir=d, overwrite=True, s3_endpoint=s3_endpoint, download_workers=download_workers,
+                                progress=progress, **kw)
