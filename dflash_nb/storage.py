@@ -349,11 +349,12 @@ def _stream(client, jobs: list[_Job], workers: int, retries: int, backoff: float
 # %% ../nbs/00_storage.ipynb #75978de8
 def download_objects(url: str, cache_dir, workers: int = 32, suffixes: Iterable[str] | None = (".jsonl",),
                      client=None, progress: bool = True, retries: int = 5, backoff: float = 0.5,
-                     stats: dict | None = None, retry_budget: float | None = None) -> Iterator[tuple[str, Path]]:
-    "Download the objects at `url` into `cache_dir/<bucket>/<key>` in parallel, yielding each in key order."
+                     stats: dict | None = None, retry_budget: float | None = None,
+                     objects: list[S3Object] | None = None) -> Iterator[tuple[str, Path]]:
+    "Download the objects at `url` (or the `objects` listed there already) into `cache_dir/<bucket>/<key>`, in key order."
     bucket, key = split_s3_url(url)
     client = client or s3_client(workers=workers)
-    objs = list_objects(url, suffixes, client)  # errors (missing bucket, credentials) surface here, at the call
+    objs = list_objects(url, suffixes, client) if objects is None else objects  # errors (no bucket, credentials) here
     if not objs:
         what = f"objects ending in {', '.join(suffixes)}" if suffixes else "objects"
         raise StorageError(f"{url}: no {what} under this prefix; check the URL", url, "Empty")

@@ -763,14 +763,14 @@ def _sources(completions, s3_endpoint=None, download_workers: int = 32, progress
         files = [dict(name=name, size=(st := input_stat(p))[0], mtime_ns=st[1]) for name, p in inputs.files]
         return files, lambda: iter(inputs.files), inputs.ignored
     client = storage.s3_client(s3_endpoint, workers=download_workers)
-    listed = storage.list_objects(str(completions), None, client)
-    objs = storage.list_objects(str(completions), JSONL_SUFFIXES, client)  # what download_objects fetches, in its order
-    ignored = [(o.key, name_not_read(o.key) or 'not a completions format') for o in listed if o.key not in {x.key for x in objs}]
+    listed, key = storage.list_objects(str(completions), None, client), storage.split_s3_url(str(completions))[1]
+    objs = [o for o in listed if o.key == key] or [o for o in listed if o.key.endswith(JSONL_SUFFIXES)]  # listed once
+    ignored = [(o.key, name_not_read(o.key) or 'not a completions format') for o in listed if o not in objs]
     if not objs: raise FileNotFoundError(f"{completions}: no completions (*.jsonl[.gz|.zst], *.json, *.parquet) under this prefix "
                                          f"({len(ignored)} other objects); check the --completions URL")
     files = [dict(name=o.key, size=o.size, etag=o.etag) for o in objs]
     return files, lambda: storage.download_objects(str(completions), storage.default_cache_dir(), download_workers,
-                                                   JSONL_SUFFIXES, client, progress), ignored
+                                                   JSONL_SUFFIXES, client, progress, objects=objs), ignored
 
 # %% ../nbs/04_tokenize.ipynb #6315d13e
 def _batches(paths, batch_size: int, start=(0, 0)):
@@ -888,8 +888,7 @@ def tokenize_dataset(model_path, completions, output_dir, max_seq_len: int | Non
             plan = finish_plan(tmp)
             if plan: result = plan['stats']
             else:
-                result = _tokenize_chunks(ct, tmp, metas, files, open_files, max_seq_len, workers, batch_size, shard_tokens,
-                                          progress, read, skip_reasoning_not_rendered)
+                result = _tokenize_chunks(ct, tmp, metas, files, open_files, run_key, workers, progress, read)
                 result['ignored'] = ignored_summary(ignored)  # before finish_chunks: journaled with the plan
             shards = finish_chunks(tmp, metas, result)
             flags, flagged = _write_manifest(tmp, ct, completions, files, metas, result, shards, run_key)
@@ -903,9 +902,10 @@ def tokenize_dataset(model_path, completions, output_dir, max_seq_len: int | Non
     return _checked(result, out, completions, ignored)
 
 # %% ../nbs/04_tokenize.ipynb #b4142d7d
-def _tokenize_chunks(ct, tmp: Path, metas: list, files, open_files, max_seq_len, workers, batch_size, shard_tokens,
-                     progress, read: dict | None = None, skip_reasoning_not_rendered: bool = False) -> dict:
-    "Tokenize the input after the committed `metas` into new chunks (appended to `metas`); returns the stats."
+def _tokenize_chunks(ct, tmp: Path, metas: list, files, open_files, key: dict, workers: int, progress: bool,
+                     read: dict | None = None) -> dict:
+    "Tokenize the input after the committed `metas` into new chunks (appended to `metas`) as `key` says; returns the stats."
+    opts = (key['max_seq_len'], key.get('skip_reasoning_not_rendered', False))  # tokenize_lines' options
     from tqdm import tqdm
     start = tuple(metas[-1]['end']) if metas else (0, 0)
     pbar = tqdm(total=sum(f['size'] for f in files), initial=sum(f['size'] for f in files[:start[0]]),
@@ -916,16 +916,16 @@ def _tokenize_chunks(ct, tmp: Path, metas: list, files, open_files, max_seq_len,
         nonlocal chunk
         chunk.add(b); pbar.update(nbytes)
         if read is not None: read['bytes'] += nbytes  # (a disabled tqdm does not count)
-        if chunk.tokens >= shard_tokens: metas.append(chunk.commit(end)); chunk = Chunk(tmp, len(metas))
+        if chunk.tokens >= key['shard_tokens']: metas.append(chunk.commit(end)); chunk = Chunk(tmp, len(metas))
     nbytes = lambda lines: sum(len(l[2]) for l in lines)
-    batches = _batches(open_files(), batch_size, start)
+    batches = _batches(open_files(), key['batch_size'], start)
     if workers <= 1:
-        for lines, end in batches: consume(tokenize_lines(ct, lines, max_seq_len, skip_reasoning_not_rendered), end, nbytes(lines))
+        for lines, end in batches: consume(tokenize_lines(ct, lines, *opts), end, nbytes(lines))
     else:
         with worker_pool(workers, ct) as pool:
             inflight = deque()
             for lines, end in batches:
-                inflight.append((pool.submit(_work, (lines, max_seq_len, skip_reasoning_not_rendered)), end, nbytes(lines)))
+                inflight.append((pool.submit(_work, (lines, *opts)), end, nbytes(lines)))
                 if len(inflight) >= 2 * workers: fut, e, nb = inflight.popleft(); consume(fut.result(), e, nb)
             while inflight: fut, e, nb = inflight.popleft(); consume(fut.result(), e, nb)
     if chunk.records or not metas: metas.append(chunk.commit((len(files), 0)))
