@@ -95,8 +95,7 @@ def schema_differences(existing: pa.Schema, new: pa.Schema) -> tuple[list[str], 
 
 def conform_batch(b: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
     "Batch `b` with the columns, order, types and metadata of `schema` (safe casts only)."
-    cols = [b.column(f.name) if b.schema.field(f.name).type == f.type else b.column(f.name).cast(f.type, safe=True) for f in schema]
-    return pa.RecordBatch.from_arrays(cols, schema=schema)
+    return b.select(schema.names).cast(schema, safe=True)
 
 # %% ../nbs/07_merge.ipynb #9ceb38cf
 POSITION_ID = re.compile(r'.+\.jsonl?:\d+')
@@ -193,32 +192,31 @@ def write_filtered(src, dst, keep: np.ndarray, schema: pa.Schema) -> int:
 # %% ../nbs/07_merge.ipynb #34a7dd94
 @dataclass
 class Part:
-    "Per-row facts of one merge input, read from its small columns (and, for new data, its loss masks)."
+    "Per-row facts of the new merge input, read from its small columns and its loss masks."
     lens: np.ndarray
     shard_rows: list
-    ids: list | None = None
-    sources: list | None = None
-    loss: np.ndarray | None = None
+    ids: list
+    sources: list
+    loss: np.ndarray
 
 # %% ../nbs/07_merge.ipynb #16b31faa
-def read_part(ds: DatasetDir, full: bool, progress: bool = False, desc: str = 'read') -> Part:
-    "`seq_len` (+ `sample_id`, `source`, loss tokens when `full`) of every row of `ds`, streamed."
+def read_part(ds: DatasetDir, progress: bool = False, desc: str = 'read') -> Part:
+    "`seq_len`, `sample_id`, `source` and loss tokens of every row of `ds`, streamed."
     lens, rows, ids, srcs, loss = [], [], [], [], []
     for s in tqdm(ds.shards, desc=desc, disable=not progress):
         n = 0
-        for b in stream_batches(s, BATCH_ROWS if full else None):
+        for b in stream_batches(s, BATCH_ROWS):
             lens.append(b.column('seq_len').to_numpy(zero_copy_only=False).astype(np.int64)); n += len(b)
-            if full:
-                ids += b.column('sample_id').to_pylist(); srcs += b.column('source').to_pylist()
-                loss.append(true_counts(b.column('loss_mask')))
+            ids += b.column('sample_id').to_pylist(); srcs += b.column('source').to_pylist()
+            loss.append(true_counts(b.column('loss_mask')))
         rows.append(n)
     cat = lambda xs: np.concatenate(xs) if xs else np.zeros(0, np.int64)
-    return Part(cat(lens), rows, ids if full else None, srcs if full else None, cat(loss) if full else None)
+    return Part(cat(lens), rows, ids, srcs, cat(loss))
 
 # %% ../nbs/07_merge.ipynb #fd781e07
-def input_stats(ds: DatasetDir, part: Part, progress: bool = False) -> dict:
+def input_stats(ds: DatasetDir, lens: np.ndarray, progress: bool = False) -> dict:
     "The input's stats.json facts merge needs, checked against its shards; computed by streaming when absent."
-    st, n, total = read_json(ds.path/'stats.json'), len(part.lens), int(part.lens.sum())
+    st, n, total = read_json(ds.path/'stats.json'), len(lens), int(lens.sum())
     if st is not None:
         if (st.get('samples'), st.get('total_tokens')) != (n, total):
             raise MergeError(f"{ds.path/'stats.json'}: says {st.get('samples')} samples / {st.get('total_tokens')} tokens but the "
@@ -235,7 +233,7 @@ def input_stats(ds: DatasetDir, part: Part, progress: bool = False) -> dict:
     sk = ds.path/'skipped.jsonl'
     skipped = Counter(json.loads(l)['reason'] for l in sk.read_text(encoding='utf-8').splitlines() if l.strip()) if sk.is_file() else Counter()
     msl = ds.params.get('max_seq_len')
-    return dict(samples=n, total_tokens=total, loss_tokens=loss, truncated=int((part.lens == msl).sum()) if msl else 0,
+    return dict(samples=n, total_tokens=total, loss_tokens=loss, truncated=int((lens == msl).sum()) if msl else 0,
                 skipped=dict(skipped), records_read=n + sum(skipped.values()), sources=dict(sources), duplicates={})
 
 # %% ../nbs/07_merge.ipynb #0ec7b919
@@ -284,7 +282,7 @@ def _append_jsonl(dst, src, extra: dict | None = None):
 
 # %% ../nbs/07_merge.ipynb #31fc1f68
 def _scan_existing(ex: DatasetDir, new_ids, progress: bool):
-    "`(id_hits, lens, rows)`, streamed: the first existing row of each new (non-position) sample id, seq_lens, row count."
+    "`(id_hits, lens)`, streamed: the first existing row of each new (non-position) sample id, and every row's seq_len."
     value_set = pa.array(sorted({s for s in new_ids if not is_position_id(s)}), pa.string()).cast(ex.schema.field('sample_id').type)
     id_hits, lens, row = {}, [], 0
     for s in tqdm(ex.shards, desc='merge: scan existing', disable=not progress):
@@ -295,7 +293,7 @@ def _scan_existing(ex: DatasetDir, new_ids, progress: bool):
                 for r in np.flatnonzero(idx.is_valid().to_numpy(zero_copy_only=False)).tolist():
                     id_hits.setdefault(value_set[idx[r].as_py()].as_py(), row + r)
             row += len(b)
-    return id_hits, lens, row
+    return id_hits, np.concatenate(lens) if lens else np.zeros(0, np.int64)
 
 def _write_shards(tmp: Path, ex: DatasetDir, nd: DatasetDir, keep, shard_rows, owned: bool, link: bool, progress: bool):
     "The merged shards in `tmp` (existing linked, new moved/linked/filtered to `keep`): their names and how each was placed."
@@ -319,14 +317,13 @@ def _write_shards(tmp: Path, ex: DatasetDir, nd: DatasetDir, keep, shard_rows, o
 # %% ../nbs/07_merge.ipynb #58c95003
 def _merge_into(tmp: Path, ex: DatasetDir, nd: DatasetDir, owned: bool, link: bool, progress: bool, new_label: str | None = None) -> dict:
     "Write the merged dataset into `tmp`; returns what the manifest and stats.json need."
-    new = read_part(nd, full=True, progress=progress, desc='merge: read new')
-    new_st = input_stats(nd, new)
+    new = read_part(nd, progress=progress, desc='merge: read new')
+    new_st = input_stats(nd, new.lens)
     new_h, new_h_computed = dataset_content_hashes(nd, len(new.lens), progress)
     new_h = np.asarray(new_h)
     # existing: sample_id + seq_len columns and content hashes, streamed; memory grows with the new data only
-    id_hits, lens, row = _scan_existing(ex, new.ids, progress)
-    ex_part = Part(np.concatenate(lens) if lens else np.zeros(0, np.int64), [])
-    ex_st = input_stats(ex, ex_part, progress)
+    id_hits, ex_lens = _scan_existing(ex, new.ids, progress)
+    ex_st, row = input_stats(ex, ex_lens, progress), len(ex_lens)
     ex_h, ex_h_computed = dataset_content_hashes(ex, row, progress)
     uniq, hash_hits, step = np.unique(new_h), {}, 1 << 20
     for s0 in range(0, row, step):
@@ -347,7 +344,7 @@ def _merge_into(tmp: Path, ex: DatasetDir, nd: DatasetDir, owned: bool, link: bo
         shutil.copyfile(ex.path/'dataset_info.json', tmp/'dataset_info.json')  # features must describe the shards' schema
     msl = nd.params.get('max_seq_len')
     dropped_trunc = int((new.lens[~dup.keep] == msl).sum()) if msl else 0
-    return dict(ex_part=ex_part, ex_st=ex_st, new=new, new_st=new_st, dup=dup, names=names, how=how,
+    return dict(ex_lens=ex_lens, ex_st=ex_st, new=new, new_st=new_st, dup=dup, names=names, how=how,
                 truncated_new=max(0, new_st['truncated'] - dropped_trunc),
                 hashes_computed={'existing': ex_h_computed, 'new': new_h_computed})
 
@@ -413,12 +410,12 @@ def _does_not_fit(ex, new, mismatches: list) -> MergeError:
 # %% ../nbs/07_merge.ipynb #0bd60307
 def _merged_stats(r: dict, seconds: float) -> dict:
     "stats.json of the merged dataset from `_merge_into`'s result `r`: the existing rows plus the new rows kept."
-    ex_st, new_st, dup, newp, ex_part = r['ex_st'], r['new_st'], r['dup'], r['new'], r['ex_part']
+    ex_st, new_st, dup, newp = r['ex_st'], r['new_st'], r['dup'], r['new']
     k = dup.keep
     sources = Counter(ex_st['sources']); sources.update(s for s, kk in zip(newp.sources, k.tolist()) if kk)
     skipped = Counter(ex_st['skipped']); skipped.update(new_st['skipped'])
     skipped.update({f'duplicate_{kind}': n for kind, n in dup.counts.items() if n})  # dropped rows are skips too
-    stats = summarize(np.concatenate([ex_part.lens, newp.lens[k]]), ex_st['loss_tokens'] + int(newp.loss[k].sum()),
+    stats = summarize(np.concatenate([r['ex_lens'], newp.lens[k]]), ex_st['loss_tokens'] + int(newp.loss[k].sum()),
                       ex_st['truncated'] + r['truncated_new'], dict(skipped), ex_st['records_read'] + new_st['records_read'],
                       dict(sources), seconds, int(newp.lens[k].sum()))
     stats['duplicates'] = {kind: skipped.get(f'duplicate_{kind}', 0) for kind in ('sample_id', 'content')}  # incl. earlier merges'

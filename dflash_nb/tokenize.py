@@ -30,7 +30,7 @@ __all__ = ['PROBE_TEXT', 'ENCODERS', 'FASTOKENS_CHECKS', 'TABLE_FORMAT', 'cache_
            'ChatTokenizer', 'Turns', 'render_turns', 'render_segments', 'Sample', 'generated_text', 'verify_sample',
            'reasoning_not_rendered', 'tokenize_record', 'content_hash', 'Batch', 'RecordTimeout', 'record_timer',
            'tokenize_lines', 'worker_pool', 'batch_to_arrow', 'id_hashes', 'Chunk', 'committed_chunks', 'chunk_stats',
-           'finish_plan', 'finish_chunks', 'DiskFull', 'is_disk_full', 'disk_full', 'is_s3', 'tokenize_dataset']
+           'finish_plan', 'finish_chunks', 'DiskFull', 'is_disk_full', 'disk_full', 'tokenize_dataset']
 
 # %% ../nbs/04_tokenize.ipynb #4c583fe9
 PROBE_TEXT = ("def f(x):\n    return {'a': [1, 2.5e-3]}  # café naïve Ελληνικά Русский 中文分词 加拿大 新加坡 日本語のテキスト "
@@ -563,25 +563,26 @@ def _encode_batch(ct: ChatTokenizer, rendered: list) -> list:
 def tokenize_lines(ct: ChatTokenizer, lines, max_seq_len: int | None = 8192, skip_reasoning_not_rendered: bool = False) -> Batch:
     "Raw `(file, line, bytes)` JSONL lines -> `Batch`: parsed and rendered, encoded all at once, then checked record by record."
     samples, skips, flags, rendered = [], [], [], []
-    skip = lambda i, name, n, rec, reason, detail: skips.append((i, Skip(name, n, rec.sample_id, reason, detail).to_dict()))
     with record_timer() as arm:
+        def timed(i, name, n, rec, step):
+            "`step()` in a record's time limit; None (the record skipped) where it raises `BadRecord` or times out."
+            try:
+                arm(MAX_RECORD_SECONDS)
+                try: return step()
+                finally: arm(0)
+            except (BadRecord, RecordTimeout) as e:
+                why = (e.reason, e.detail) if isinstance(e, BadRecord) else ('template_error', str(e))
+                skips.append((i, Skip(name, n, rec.sample_id, *why).to_dict()))
         for i, (name, n, raw) in enumerate(lines):
             rec = parse_line(raw, name, n)
-            if isinstance(rec, Skip): skips.append((i, rec.to_dict())); continue
-            try:
-                arm(MAX_RECORD_SECONDS)
-                try: rendered.append((i, name, n, rec, render_turns(ct, rec)))
-                finally: arm(0)
-            except BadRecord as e: skip(i, name, n, rec, e.reason, e.detail)
-            except RecordTimeout as e: skip(i, name, n, rec, 'template_error', str(e))
+            if isinstance(rec, Skip): skips.append((i, rec.to_dict()))
+            elif (turns := timed(i, name, n, rec, lambda: render_turns(ct, rec))) is not None:
+                rendered.append((i, name, n, rec, turns))
         for (i, name, n, rec, turns), enc in zip(rendered, _encode_batch(ct, rendered)):
-            try:
-                arm(MAX_RECORD_SECONDS)
-                try: samples.append(s := tokenize_record(ct, rec, max_seq_len, skip_reasoning_not_rendered, turns, enc))
-                finally: arm(0)
+            s = timed(i, name, n, rec, lambda: tokenize_record(ct, rec, max_seq_len, skip_reasoning_not_rendered, turns, enc))
+            if s is not None:
+                samples.append(s)
                 flags += [Skip(name, n, rec.sample_id, reason, detail).to_dict() for reason, detail in s.flags]
-            except BadRecord as e: skip(i, name, n, rec, e.reason, e.detail)
-            except RecordTimeout as e: skip(i, name, n, rec, 'template_error', str(e))
     skips = [d for _, d in sorted(skips, key=lambda x: x[0])]  # in input order, as if done one record at a time
     lens = np.array([len(s.input_ids) for s in samples], dtype=np.int64)
     return Batch(_cat([s.input_ids for s in samples], np.int32), _cat([s.loss_mask for s in samples], bool), lens,
@@ -752,13 +753,10 @@ def disk_full(e: OSError, where, written: int | None = None, done: float | None 
     return DiskFull(f"{where}: no space left on device ({free}{why}){need}. Free some space (or choose another --output-dir) "
                     f"and {then}")
 
-# %% ../nbs/04_tokenize.ipynb #00b84515
-def is_s3(path) -> bool: return storage.is_s3_url(str(path))
-
 # %% ../nbs/04_tokenize.ipynb #0868c1a3
 def _sources(completions, s3_endpoint=None, download_workers: int = 32, progress: bool = True):
     "`(files, open_files, ignored)` of the completions: their identity, a reader of them, what is not read."
-    if not is_s3(completions):
+    if not storage.is_s3_url(str(completions)):
         inputs = discover_inputs(completions)
         files = [dict(name=name, size=(st := input_stat(p))[0], mtime_ns=st[1]) for name, p in inputs.files]
         return files, lambda: iter(inputs.files), inputs.ignored
@@ -867,7 +865,7 @@ def tokenize_dataset(model_path, completions, output_dir, max_seq_len: int | Non
                      restart: bool = False, encoder: str = 'auto', renderer: str = 'auto', s3_endpoint: str | None = None,
                      download_workers: int = 32, progress: bool = True, skip_reasoning_not_rendered: bool = False) -> dict:
     "Tokenize every completion under `completions` (file, folder or s3://) into the dataset `output_dir`; returns stats."
-    if is_s3(output_dir): return _tokenize_to_s3(**{k: v for k, v in locals().items()})
+    if storage.is_s3_url(str(output_dir)): return _tokenize_to_s3(**{k: v for k, v in locals().items()})
     out = Path(output_dir)
     tmp = out.with_name(out.name + '.partial')
     exists = lambda: FileExistsError(f"{out}: output already exists; choose a new --output-dir or pass --overwrite")
