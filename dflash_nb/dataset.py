@@ -16,7 +16,8 @@ import pyarrow.compute as pc
 __all__ = ['FEATURES', 'SCHEMA', 'DATASET_COLUMNS', 'SHARD_NAME', 'read_json', 'dataset_manifest', 'dataset_stats',
            'dataset_shards', 'open_dataset', 'stream_batches', 'read_shard', 'read_schema', 'with_dataset_columns',
            'atomic_write', 'write_dataset_metadata', 'write_shard', 'write_dataset', 'OutputLocked', 'output_lock',
-           'replace_dir', 'clean_asides', 'list_parts', 'true_counts', 'write_pretokenized']
+           'replace_dir', 'clean_asides', 'list_parts', 'true_counts', 'length_stats', 'summarize',
+           'write_pretokenized']
 
 # %% ../nbs/03a_dataset.ipynb #c0c263ab
 FEATURES = {
@@ -278,6 +279,23 @@ def true_counts(col, group_elements: int = 1 << 27) -> np.ndarray:
         group.append(c); n += m
     flush()
     return np.concatenate(out) if out else np.zeros(0, np.int64)
+
+# %% ../nbs/03a_dataset.ipynb #ee872193
+def length_stats(lens: np.ndarray, loss_tokens: int) -> dict:
+    "stats.json's first keys (samples, tokens, masked tokens and fraction, sequence-length summary) from per-sample lengths."
+    n, total, lt = len(lens), int(np.sum(lens, dtype=np.int64)), int(loss_tokens)
+    q = np.percentile(lens, [50, 90]) if n else np.zeros(2)
+    return dict(samples=n, total_tokens=total, loss_tokens=lt, loss_token_fraction=lt / total if total else 0.0,
+                mean_seq_len=float(lens.mean()) if n else 0.0, median_seq_len=float(q[0]), p90_seq_len=float(q[1]),
+                max_seq_len=int(lens.max()) if n else 0, min_seq_len=int(lens.min()) if n else 0)
+
+def summarize(lens: np.ndarray, loss_tokens: int, truncated: int, skipped: dict, records_read: int, sources: dict,
+              seconds: float, tokens_written: int) -> dict:
+    "stats.json's DESIGN.md keys of a run that wrote `tokens_written` tokens in `seconds`."
+    return length_stats(lens, loss_tokens) | dict(
+        truncated=int(truncated), skipped=dict(sorted(skipped.items())), records_read=int(records_read),
+        sources=dict(sorted(sources.items())), seconds=round(seconds, 3),
+        tokens_per_second=round(tokens_written / seconds, 1) if seconds > 0 else 0.0)
 
 # %% ../nbs/03a_dataset.ipynb #f678a389
 def write_pretokenized(out_dir, shards, name: str, max_rows: int | None = None, check=None) -> int:

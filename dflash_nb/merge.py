@@ -17,15 +17,15 @@ from tqdm import tqdm
 
 from .storage import is_s3_url, list_objects, local_dataset, staged_output
 from .dataset import (SCHEMA, clean_asides, dataset_manifest, dataset_shards, list_parts, output_lock, read_json,
-    read_schema, replace_dir, stream_batches, true_counts, write_dataset_metadata, write_pretokenized)
+    read_schema, replace_dir, stream_batches, summarize, true_counts, write_dataset_metadata, write_pretokenized)
 from .tokenize import ChatTokenizer, DiskFull, content_hash, disk_full, is_disk_full, tokenize_dataset
 
 # %% auto #0
 __all__ = ['BATCH_ROWS', 'POSITION_ID', 'MergeError', 'DatasetDir', 'is_dataset_dir', 'open_dataset_dir', 'tokenizer_differences',
            'param_differences', 'schema_differences', 'conform_batch', 'is_position_id', 'batch_content_hashes',
            'dataset_content_hashes', 'Duplicates', 'find_duplicates', 'link_or_copy', 'write_hashes', 'write_filtered',
-           'Part', 'read_part', 'input_stats', 'summarize', 'conform_rows', 'merge_datasets', 'count_equation',
-           'add_merge_args', 'merge_main']
+           'Part', 'read_part', 'input_stats', 'conform_rows', 'merge_datasets', 'count_equation', 'add_merge_args',
+           'merge_main']
 
 # %% ../nbs/07_merge.ipynb #c94daf34
 BATCH_ROWS = 1024  # rows per step when merge reads tokens (new data, hashes): memory stays flat whatever the shards' batches
@@ -95,8 +95,7 @@ def schema_differences(existing: pa.Schema, new: pa.Schema) -> tuple[list[str], 
 
 def conform_batch(b: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
     "Batch `b` with the columns, order, types and metadata of `schema` (safe casts only)."
-    cols = [b.column(f.name) if b.schema.field(f.name).type == f.type else b.column(f.name).cast(f.type, safe=True) for f in schema]
-    return pa.RecordBatch.from_arrays(cols, schema=schema)
+    return b.select(schema.names).cast(schema, safe=True)
 
 # %% ../nbs/07_merge.ipynb #9ceb38cf
 POSITION_ID = re.compile(r'.+\.jsonl?:\d+')
@@ -193,32 +192,31 @@ def write_filtered(src, dst, keep: np.ndarray, schema: pa.Schema) -> int:
 # %% ../nbs/07_merge.ipynb #34a7dd94
 @dataclass
 class Part:
-    "Per-row facts of one merge input, read from its small columns (and, for new data, its loss masks)."
+    "Per-row facts of the new merge input, read from its small columns and its loss masks."
     lens: np.ndarray
     shard_rows: list
-    ids: list | None = None
-    sources: list | None = None
-    loss: np.ndarray | None = None
+    ids: list
+    sources: list
+    loss: np.ndarray
 
 # %% ../nbs/07_merge.ipynb #16b31faa
-def read_part(ds: DatasetDir, full: bool, progress: bool = False, desc: str = 'read') -> Part:
-    "`seq_len` (+ `sample_id`, `source`, loss tokens when `full`) of every row of `ds`, streamed."
+def read_part(ds: DatasetDir, progress: bool = False, desc: str = 'read') -> Part:
+    "`seq_len`, `sample_id`, `source` and loss tokens of every row of `ds`, streamed."
     lens, rows, ids, srcs, loss = [], [], [], [], []
     for s in tqdm(ds.shards, desc=desc, disable=not progress):
         n = 0
-        for b in stream_batches(s, BATCH_ROWS if full else None):
+        for b in stream_batches(s, BATCH_ROWS):
             lens.append(b.column('seq_len').to_numpy(zero_copy_only=False).astype(np.int64)); n += len(b)
-            if full:
-                ids += b.column('sample_id').to_pylist(); srcs += b.column('source').to_pylist()
-                loss.append(true_counts(b.column('loss_mask')))
+            ids += b.column('sample_id').to_pylist(); srcs += b.column('source').to_pylist()
+            loss.append(true_counts(b.column('loss_mask')))
         rows.append(n)
     cat = lambda xs: np.concatenate(xs) if xs else np.zeros(0, np.int64)
-    return Part(cat(lens), rows, ids if full else None, srcs if full else None, cat(loss) if full else None)
+    return Part(cat(lens), rows, ids, srcs, cat(loss))
 
 # %% ../nbs/07_merge.ipynb #fd781e07
-def input_stats(ds: DatasetDir, part: Part, progress: bool = False) -> dict:
+def input_stats(ds: DatasetDir, lens: np.ndarray, progress: bool = False) -> dict:
     "The input's stats.json facts merge needs, checked against its shards; computed by streaming when absent."
-    st, n, total = read_json(ds.path/'stats.json'), len(part.lens), int(part.lens.sum())
+    st, n, total = read_json(ds.path/'stats.json'), len(lens), int(lens.sum())
     if st is not None:
         if (st.get('samples'), st.get('total_tokens')) != (n, total):
             raise MergeError(f"{ds.path/'stats.json'}: says {st.get('samples')} samples / {st.get('total_tokens')} tokens but the "
@@ -235,20 +233,8 @@ def input_stats(ds: DatasetDir, part: Part, progress: bool = False) -> dict:
     sk = ds.path/'skipped.jsonl'
     skipped = Counter(json.loads(l)['reason'] for l in sk.read_text(encoding='utf-8').splitlines() if l.strip()) if sk.is_file() else Counter()
     msl = ds.params.get('max_seq_len')
-    return dict(samples=n, total_tokens=total, loss_tokens=loss, truncated=int((part.lens == msl).sum()) if msl else 0,
+    return dict(samples=n, total_tokens=total, loss_tokens=loss, truncated=int((lens == msl).sum()) if msl else 0,
                 skipped=dict(skipped), records_read=n + sum(skipped.values()), sources=dict(sources), duplicates={})
-
-# %% ../nbs/07_merge.ipynb #f7cad47d
-def summarize(lens: np.ndarray, loss_tokens: int, truncated: int, skipped: dict, records_read: int, sources: dict,
-              seconds: float, tokens_written: int) -> dict:
-    "stats.json's DESIGN.md keys, in tokenize's order."
-    n, total = len(lens), int(lens.sum())
-    q = lambda p: float(np.percentile(lens, p)) if n else 0.0
-    return dict(samples=n, total_tokens=total, loss_tokens=int(loss_tokens), loss_token_fraction=loss_tokens / total if total else 0.0,
-                mean_seq_len=float(lens.mean()) if n else 0.0, median_seq_len=q(50), p90_seq_len=q(90),
-                max_seq_len=int(lens.max()) if n else 0, min_seq_len=int(lens.min()) if n else 0, truncated=int(truncated),
-                skipped=dict(sorted(skipped.items())), records_read=int(records_read), sources=dict(sorted(sources.items())),
-                seconds=round(seconds, 3), tokens_per_second=round(tokens_written / seconds, 1) if seconds > 0 else 0.0)
 
 # %% ../nbs/07_merge.ipynb #0ec7b919
 def _inside(a: Path, b: Path) -> bool: return a == b or b in a.parents
@@ -269,17 +255,6 @@ def _local_inputs(existing, new, progress: bool = True) -> tuple[Path, object]:
     if is_s3_url(new) and list_objects(str(new).rstrip('/') + '/manifest.json', None): new = local_dataset(new, progress=progress)
     return existing, new
 
-# %% ../nbs/07_merge.ipynb #dd2e7a2a
-def _merge_to_s3(existing, new, output_dir, overwrite: bool, progress: bool, **kw) -> dict:
-    "Merge into a local temporary folder, then upload it with its manifest last (readers see it only when complete)."
-    url = str(output_dir).rstrip('/')
-    if list_objects(url + '/manifest.json', None) and not overwrite:
-        raise FileExistsError(f"{url}: a dataset already exists there; choose a new --output-dir or pass --overwrite")
-    with staged_output(url, progress=progress) as d:  # uploaded when the block ends
-        st = merge_datasets(existing, new, d, overwrite=True, progress=progress, **kw)
-        st['count_equation'] = count_equation(d)  # for the caller: the folder is gone after the upload
-    return st
-
 # %% ../nbs/07_merge.ipynb #91712e4c
 def _tokenizer_for_completions(ex: DatasetDir, model_path) -> ChatTokenizer:
     "The tokenizer to tokenize new completions with: `model_path`, else the directory recorded in the existing manifest."
@@ -297,10 +272,6 @@ def _describe_input(ds: DatasetDir, kind: str, path, st: dict, extra: dict | Non
                 samples=st['samples'], records_read=st['records_read'], total_tokens=st['total_tokens'], **(extra or {}))
 
 # %% ../nbs/07_merge.ipynb #7df328c9
-def _commit(tmp: Path, out: Path):
-    "Put the finished `tmp` at `out`: an old `out` is swapped out in one step, then deleted (`dataset.replace_dir`)."
-    replace_dir(tmp, out)
-
 def _append_jsonl(dst, src, extra: dict | None = None):
     "Append the lines of the file `src` (read-only) to the open file `dst`, adding `extra` to each record."
     if not Path(src).is_file(): return
@@ -311,7 +282,7 @@ def _append_jsonl(dst, src, extra: dict | None = None):
 
 # %% ../nbs/07_merge.ipynb #31fc1f68
 def _scan_existing(ex: DatasetDir, new_ids, progress: bool):
-    "`(id_hits, lens, rows)`, streamed: the first existing row of each new (non-position) sample id, seq_lens, row count."
+    "`(id_hits, lens)`, streamed: the first existing row of each new (non-position) sample id, and every row's seq_len."
     value_set = pa.array(sorted({s for s in new_ids if not is_position_id(s)}), pa.string()).cast(ex.schema.field('sample_id').type)
     id_hits, lens, row = {}, [], 0
     for s in tqdm(ex.shards, desc='merge: scan existing', disable=not progress):
@@ -322,7 +293,7 @@ def _scan_existing(ex: DatasetDir, new_ids, progress: bool):
                 for r in np.flatnonzero(idx.is_valid().to_numpy(zero_copy_only=False)).tolist():
                     id_hits.setdefault(value_set[idx[r].as_py()].as_py(), row + r)
             row += len(b)
-    return id_hits, lens, row
+    return id_hits, np.concatenate(lens) if lens else np.zeros(0, np.int64)
 
 def _write_shards(tmp: Path, ex: DatasetDir, nd: DatasetDir, keep, shard_rows, owned: bool, link: bool, progress: bool):
     "The merged shards in `tmp` (existing linked, new moved/linked/filtered to `keep`): their names and how each was placed."
@@ -346,14 +317,13 @@ def _write_shards(tmp: Path, ex: DatasetDir, nd: DatasetDir, keep, shard_rows, o
 # %% ../nbs/07_merge.ipynb #58c95003
 def _merge_into(tmp: Path, ex: DatasetDir, nd: DatasetDir, owned: bool, link: bool, progress: bool, new_label: str | None = None) -> dict:
     "Write the merged dataset into `tmp`; returns what the manifest and stats.json need."
-    new = read_part(nd, full=True, progress=progress, desc='merge: read new')
-    new_st = input_stats(nd, new)
+    new = read_part(nd, progress=progress, desc='merge: read new')
+    new_st = input_stats(nd, new.lens)
     new_h, new_h_computed = dataset_content_hashes(nd, len(new.lens), progress)
     new_h = np.asarray(new_h)
     # existing: sample_id + seq_len columns and content hashes, streamed; memory grows with the new data only
-    id_hits, lens, row = _scan_existing(ex, new.ids, progress)
-    ex_part = Part(np.concatenate(lens) if lens else np.zeros(0, np.int64), [])
-    ex_st = input_stats(ex, ex_part, progress)
+    id_hits, ex_lens = _scan_existing(ex, new.ids, progress)
+    ex_st, row = input_stats(ex, ex_lens, progress), len(ex_lens)
     ex_h, ex_h_computed = dataset_content_hashes(ex, row, progress)
     uniq, hash_hits, step = np.unique(new_h), {}, 1 << 20
     for s0 in range(0, row, step):
@@ -374,7 +344,7 @@ def _merge_into(tmp: Path, ex: DatasetDir, nd: DatasetDir, owned: bool, link: bo
         shutil.copyfile(ex.path/'dataset_info.json', tmp/'dataset_info.json')  # features must describe the shards' schema
     msl = nd.params.get('max_seq_len')
     dropped_trunc = int((new.lens[~dup.keep] == msl).sum()) if msl else 0
-    return dict(ex_part=ex_part, ex_st=ex_st, new=new, new_st=new_st, dup=dup, names=names, how=how,
+    return dict(ex_lens=ex_lens, ex_st=ex_st, new=new, new_st=new_st, dup=dup, names=names, how=how,
                 truncated_new=max(0, new_st['truncated'] - dropped_trunc),
                 hashes_computed={'existing': ex_h_computed, 'new': new_h_computed})
 
@@ -393,9 +363,10 @@ def conform_rows(nd: DatasetDir, dst: Path, vocab_size: int | None = None) -> Da
 def merge_datasets(existing, new, output_dir, model_path=None, allow_mismatch: bool = False, workers: int = 1,
                    progress: bool = True, overwrite: bool = False, link: bool = True) -> dict:
     "Merge `new` (completions or a dataset) into a copy of dataset `existing` at `output_dir`; returns its stats.json dict."
-    if is_s3_url(output_dir):
-        return _merge_to_s3(existing, new, output_dir, overwrite, progress, model_path=model_path,
-                            allow_mismatch=allow_mismatch, workers=workers, link=link)
+    if is_s3_url(output_dir):  # merged into a local temporary folder, uploaded with its manifest last when the block ends
+        with staged_output(str(output_dir), progress=progress, overwrite=overwrite) as d:
+            st = merge_datasets(existing, new, d, model_path, allow_mismatch, workers, progress, True, link)
+            return st | dict(count_equation=count_equation(d))  # for the caller: the folder is gone after the upload
     with output_lock(output_dir):  # one writer per OUT, from the exists-check to the commit
         clean_asides(output_dir)   # what a merge killed in its commit left
         try: return _merge_locked(existing, new, output_dir, model_path, allow_mismatch, workers, progress, overwrite, link)
@@ -439,12 +410,12 @@ def _does_not_fit(ex, new, mismatches: list) -> MergeError:
 # %% ../nbs/07_merge.ipynb #0bd60307
 def _merged_stats(r: dict, seconds: float) -> dict:
     "stats.json of the merged dataset from `_merge_into`'s result `r`: the existing rows plus the new rows kept."
-    ex_st, new_st, dup, newp, ex_part = r['ex_st'], r['new_st'], r['dup'], r['new'], r['ex_part']
+    ex_st, new_st, dup, newp = r['ex_st'], r['new_st'], r['dup'], r['new']
     k = dup.keep
     sources = Counter(ex_st['sources']); sources.update(s for s, kk in zip(newp.sources, k.tolist()) if kk)
     skipped = Counter(ex_st['skipped']); skipped.update(new_st['skipped'])
     skipped.update({f'duplicate_{kind}': n for kind, n in dup.counts.items() if n})  # dropped rows are skips too
-    stats = summarize(np.concatenate([ex_part.lens, newp.lens[k]]), ex_st['loss_tokens'] + int(newp.loss[k].sum()),
+    stats = summarize(np.concatenate([r['ex_lens'], newp.lens[k]]), ex_st['loss_tokens'] + int(newp.loss[k].sum()),
                       ex_st['truncated'] + r['truncated_new'], dict(skipped), ex_st['records_read'] + new_st['records_read'],
                       dict(sources), seconds, int(newp.lens[k].sum()))
     stats['duplicates'] = {kind: skipped.get(f'duplicate_{kind}', 0) for kind in ('sample_id', 'content')}  # incl. earlier merges'
@@ -516,7 +487,7 @@ def _merge_locked(existing, new, output_dir, model_path, allow_mismatch, workers
         inputs = dict(existing=_describe_input(ex, 'dataset', existing, r['ex_st']),
                       new=_describe_input(nd, 'dataset' if new_is_ds else 'completions', new, r['new_st'], extra))
         _write_merge_manifest(tmp, ex, inputs, stats, r, allow_mismatch, mismatches, seconds)
-        _commit(tmp, out)
+        replace_dir(tmp, out)  # an old `out` is swapped out in one step, then deleted
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

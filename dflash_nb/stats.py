@@ -13,7 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .dataset import _is_list, atomic_write, dataset_shards, read_json as _read_json, read_shard, true_counts
+from .dataset import _is_list, atomic_write, dataset_shards, length_stats, read_json as _read_json, read_shard, true_counts
 from .storage import is_s3_url, local_dataset
 
 # %% auto #0
@@ -177,18 +177,14 @@ def scan_token_counts(dataset_dir, num_layers: int = 5, hidden_size: int = 5120,
     lens, loss, columns, per_src, has_source, has_seq_len = _scan_shards(d, shards, threads, progress)
     lens, loss = (np.concatenate(x) if x else np.zeros(0, np.int32) for x in (lens, loss))
     n, total, lt = len(lens), int(lens.sum(dtype=np.int64)), int(loss.sum(dtype=np.int64))
-    q = np.percentile(lens, [50, 90, 99]) if n else np.zeros(3)
     run, warnings = recorded_run_stats(d, n, total)
     manifest = _read_json(d/'manifest.json') or {}
     params = manifest.get('params') or {}
     limit, limit_known = params.get('max_seq_len'), 'max_seq_len' in params  # known None: the run never truncated
     sources = {s: v[0] for s, v in sorted(per_src.items())} if has_source else None
-    st = dict(samples=n, total_tokens=total, loss_tokens=lt, loss_token_fraction=lt / total if total else 0.0,
-              mean_seq_len=float(lens.mean()) if n else 0.0, median_seq_len=float(q[0]), p90_seq_len=float(q[1]),
-              max_seq_len=int(lens.max()) if n else 0, min_seq_len=int(lens.min()) if n else 0,
-              truncated=run['truncated'], skipped=run['skipped'], records_read=run['records_read'], sources=sources,
-              seconds=run['seconds'], tokens_per_second=run['tokens_per_second'],
-              p50_seq_len=float(q[0]), p99_seq_len=float(q[2]),
+    st = dict(**length_stats(lens, lt), truncated=run['truncated'], skipped=run['skipped'], records_read=run['records_read'],
+              sources=sources, seconds=run['seconds'], tokens_per_second=run['tokens_per_second'],
+              p50_seq_len=float(np.percentile(lens, 50)) if n else 0.0, p99_seq_len=float(np.percentile(lens, 99)) if n else 0.0,
               per_source=_per_source(per_src) if has_source else None,
               loss_tokens_per_sample=_dist(loss), loss_fraction_per_sample=_dist(np.divide(loss, lens, out=np.zeros(n), where=lens > 0)),
               samples_without_loss=int((loss == 0).sum()),

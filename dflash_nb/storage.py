@@ -4,9 +4,9 @@
 
 # %% ../nbs/00_storage.ipynb #9d35cce3
 from __future__ import annotations
-import functools, hashlib, json, os, random, re, tempfile, threading, time
+import functools, hashlib, json, os, random, re, shutil, tempfile, threading, time
 from concurrent.futures import Future, ThreadPoolExecutor, wait, FIRST_COMPLETED
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Iterable
@@ -24,7 +24,7 @@ from tqdm import tqdm
 __all__ = ['DEFAULT_MAX_ATTEMPTS', 'DEFAULT_RETRY_BUDGET', 'UPLOAD_CHUNKSIZE', 'DATA_PREFIX_META', 'is_s3_url', 'redact',
            'StorageError', 'InvalidS3URL', 'split_s3_url', 'retry_budget', 's3_client', 'storage_error', 'is_transient',
            'S3Object', 'list_objects', 'download_objects', 'upload_dir', 'download_dir', 'cache_root',
-           'default_cache_dir', 'input_files', 'stage_dir', 'staged_output', 'local_dataset']
+           'default_cache_dir', 'stage_dir', 'staged_output', 'local_dataset']
 
 # %% ../nbs/00_storage.ipynb #cff5bd9b
 def is_s3_url(path) -> bool:
@@ -349,11 +349,12 @@ def _stream(client, jobs: list[_Job], workers: int, retries: int, backoff: float
 # %% ../nbs/00_storage.ipynb #75978de8
 def download_objects(url: str, cache_dir, workers: int = 32, suffixes: Iterable[str] | None = (".jsonl",),
                      client=None, progress: bool = True, retries: int = 5, backoff: float = 0.5,
-                     stats: dict | None = None, retry_budget: float | None = None) -> Iterator[tuple[str, Path]]:
-    "Download the objects at `url` into `cache_dir/<bucket>/<key>` in parallel, yielding each in key order."
+                     stats: dict | None = None, retry_budget: float | None = None,
+                     objects: list[S3Object] | None = None) -> Iterator[tuple[str, Path]]:
+    "Download the objects at `url` (or the `objects` listed there already) into `cache_dir/<bucket>/<key>`, in key order."
     bucket, key = split_s3_url(url)
     client = client or s3_client(workers=workers)
-    objs = list_objects(url, suffixes, client)  # errors (missing bucket, credentials) surface here, at the call
+    objs = list_objects(url, suffixes, client) if objects is None else objects  # errors (no bucket, credentials) here
     if not objs:
         what = f"objects ending in {', '.join(suffixes)}" if suffixes else "objects"
         raise StorageError(f"{url}: no {what} under this prefix; check the URL", url, "Empty")
@@ -496,32 +497,27 @@ def default_cache_dir() -> Path:
     return cache_root()/"s3"
 
 # %% ../nbs/00_storage.ipynb #0ac6e5e1
-def input_files(src, cache_dir=None, suffixes: Iterable[str] | None = (".jsonl",), workers: int = 32,
-                client=None, progress: bool = True, **kwargs) -> Iterator[tuple[str, Path]]:
-    "`(name, local_path)` for a local file, a local directory (recursive, sorted) or an s3:// URL (cached)."
-    if is_s3_url(src):
-        return download_objects(src, cache_dir or default_cache_dir(), workers, suffixes, client, progress, **kwargs)
-    p = Path(src)
-    if p.is_file(): return iter([(p.name, p)])
-    if not p.is_dir(): raise FileNotFoundError(f"{src}: no such file or directory; give a JSONL file, a folder or s3://BUCKET/PREFIX")
-    return iter([(f.relative_to(p).as_posix(), f) for f in sorted(p.rglob("*"))
-                 if f.is_file() and _suffix_ok(f.name, suffixes) and _META_DIR not in f.relative_to(p).parts])
-
 def stage_dir(url: str) -> Path:
     "The local staging folder of the s3:// output `url`: under the cache root, keyed by the URL, so a killed run resumes there."
     return cache_root()/"staging"/hashlib.sha256(str(url).rstrip("/").encode()).hexdigest()[:16]/"dataset"
 
 # %% ../nbs/00_storage.ipynb #577a859b
 @contextmanager
-def staged_output(out, stage_dir=None, workers: int = 16, client=None, progress: bool = True,
-                  commit_file: str | None = "manifest.json"):
-    "Yield a local directory for `out`; when `out` is s3://, write into a staging dir and `upload_dir` it on success."
+def staged_output(out, workers: int = 16, client=None, progress: bool = True, commit_file: str = "manifest.json",
+                  overwrite: bool = True, resumable: bool = False):
+    "Yield a local directory for `out`; when `out` is s3://, a staging folder `upload_dir`ed on success (see above)."
     if not is_s3_url(out):
         yield Path(out); return
-    split_s3_url(out)
-    with tempfile.TemporaryDirectory(dir=stage_dir, prefix="dflash-stage-") as tmp:
+    url = str(out).rstrip("/")
+    split_s3_url(url)
+    client = client or s3_client(workers=workers)
+    if not overwrite and list_objects(f"{url}/{commit_file}", None, client):
+        raise FileExistsError(f"{url}: a dataset already exists there; choose a new --output-dir or pass --overwrite")
+    if resumable: (stage := stage_dir(url)).parent.mkdir(parents=True, exist_ok=True)
+    with nullcontext(stage) if resumable else tempfile.TemporaryDirectory(prefix="dflash-stage-") as tmp:
         yield Path(tmp)
-        upload_dir(tmp, out, workers=workers, client=client, progress=progress, commit_file=commit_file)
+        upload_dir(tmp, url, workers=workers, client=client, progress=progress, commit_file=commit_file)
+    if resumable: shutil.rmtree(stage.parent, ignore_errors=True)
 
 # %% ../nbs/00_storage.ipynb #fe0b3bd2
 def local_dataset(path, cache_dir=None, client=None, workers: int = 32, progress: bool = True) -> Path:

@@ -20,7 +20,7 @@ from .records import discover_inputs, ignored_line, ignored_summary, input_stat,
 from .chat_template import (ChatTemplate, ChatTemplateError, TemplateForm, adapt_messages, detect_form,
     load_chat_templates, load_end_of_turn_tokens, select_template_name)
 from .qwen import QWEN36_TEMPLATE_SHA256, bytes_to_unicode, render_qwen36
-from .dataset import (SCHEMA, atomic_write as _atomic_write, clean_asides, output_lock, read_json, replace_dir,
+from .dataset import (SCHEMA, atomic_write as _atomic_write, clean_asides, output_lock, read_json, replace_dir, summarize,
     write_dataset_metadata)  # the dataset's columns, the one writer and the swap
 from . import storage
 
@@ -30,7 +30,7 @@ __all__ = ['PROBE_TEXT', 'ENCODERS', 'FASTOKENS_CHECKS', 'TABLE_FORMAT', 'cache_
            'ChatTokenizer', 'Turns', 'render_turns', 'render_segments', 'Sample', 'generated_text', 'verify_sample',
            'reasoning_not_rendered', 'tokenize_record', 'content_hash', 'Batch', 'RecordTimeout', 'record_timer',
            'tokenize_lines', 'worker_pool', 'batch_to_arrow', 'id_hashes', 'Chunk', 'committed_chunks', 'chunk_stats',
-           'finish_plan', 'finish_chunks', 'DiskFull', 'is_disk_full', 'disk_full', 'is_s3', 'tokenize_dataset']
+           'finish_plan', 'finish_chunks', 'DiskFull', 'is_disk_full', 'disk_full', 'tokenize_dataset']
 
 # %% ../nbs/04_tokenize.ipynb #4c583fe9
 PROBE_TEXT = ("def f(x):\n    return {'a': [1, 2.5e-3]}  # café naïve Ελληνικά Русский 中文分词 加拿大 新加坡 日本語のテキスト "
@@ -563,25 +563,26 @@ def _encode_batch(ct: ChatTokenizer, rendered: list) -> list:
 def tokenize_lines(ct: ChatTokenizer, lines, max_seq_len: int | None = 8192, skip_reasoning_not_rendered: bool = False) -> Batch:
     "Raw `(file, line, bytes)` JSONL lines -> `Batch`: parsed and rendered, encoded all at once, then checked record by record."
     samples, skips, flags, rendered = [], [], [], []
-    skip = lambda i, name, n, rec, reason, detail: skips.append((i, Skip(name, n, rec.sample_id, reason, detail).to_dict()))
     with record_timer() as arm:
+        def timed(i, name, n, rec, step):
+            "`step()` in a record's time limit; None (the record skipped) where it raises `BadRecord` or times out."
+            try:
+                arm(MAX_RECORD_SECONDS)
+                try: return step()
+                finally: arm(0)
+            except (BadRecord, RecordTimeout) as e:
+                why = (e.reason, e.detail) if isinstance(e, BadRecord) else ('template_error', str(e))
+                skips.append((i, Skip(name, n, rec.sample_id, *why).to_dict()))
         for i, (name, n, raw) in enumerate(lines):
             rec = parse_line(raw, name, n)
-            if isinstance(rec, Skip): skips.append((i, rec.to_dict())); continue
-            try:
-                arm(MAX_RECORD_SECONDS)
-                try: rendered.append((i, name, n, rec, render_turns(ct, rec)))
-                finally: arm(0)
-            except BadRecord as e: skip(i, name, n, rec, e.reason, e.detail)
-            except RecordTimeout as e: skip(i, name, n, rec, 'template_error', str(e))
+            if isinstance(rec, Skip): skips.append((i, rec.to_dict()))
+            elif (turns := timed(i, name, n, rec, lambda: render_turns(ct, rec))) is not None:
+                rendered.append((i, name, n, rec, turns))
         for (i, name, n, rec, turns), enc in zip(rendered, _encode_batch(ct, rendered)):
-            try:
-                arm(MAX_RECORD_SECONDS)
-                try: samples.append(s := tokenize_record(ct, rec, max_seq_len, skip_reasoning_not_rendered, turns, enc))
-                finally: arm(0)
+            s = timed(i, name, n, rec, lambda: tokenize_record(ct, rec, max_seq_len, skip_reasoning_not_rendered, turns, enc))
+            if s is not None:
+                samples.append(s)
                 flags += [Skip(name, n, rec.sample_id, reason, detail).to_dict() for reason, detail in s.flags]
-            except BadRecord as e: skip(i, name, n, rec, e.reason, e.detail)
-            except RecordTimeout as e: skip(i, name, n, rec, 'template_error', str(e))
     skips = [d for _, d in sorted(skips, key=lambda x: x[0])]  # in input order, as if done one record at a time
     lens = np.array([len(s.input_ids) for s in samples], dtype=np.int64)
     return Batch(_cat([s.input_ids for s in samples], np.int32), _cat([s.loss_mask for s in samples], bool), lens,
@@ -683,18 +684,11 @@ def chunk_stats(tmp, metas: list[dict]) -> dict:
     "stats.json's dict from the committed chunks of a run."
     arrs = [np.load(Path(tmp)/f"chunk-{m['index']:05d}.npz") for m in metas]
     lens = _cat([a['seq_len'] for a in arrs])
-    loss = int(sum(int(a['loss_tokens'].sum()) for a in arrs))
     skipped, sources = (sum((Counter(m[k]) for m in metas), Counter()) for k in ('skipped', 'sources'))
-    total, secs, n = int(lens.sum()), sum(m['seconds'] for m in metas), len(lens)
     ids = np.concatenate([a['id_hash'] for a in arrs]) if arrs and all('id_hash' in a.files for a in arrs) else None
-    q = lambda p: float(np.percentile(lens, p)) if n else 0.0
-    return dict(samples=n, total_tokens=total, loss_tokens=loss, loss_token_fraction=loss / total if total else 0.0,
-                mean_seq_len=float(lens.mean()) if n else 0.0, median_seq_len=q(50), p90_seq_len=q(90),
-                max_seq_len=int(lens.max()) if n else 0, min_seq_len=int(lens.min()) if n else 0,
-                truncated=sum(m['truncated'] for m in metas), skipped=dict(sorted(skipped.items())),
-                records_read=sum(m['records'] for m in metas), sources=dict(sorted(sources.items())),
-                seconds=round(secs, 3), tokens_per_second=round(total / secs, 1) if secs > 0 else 0.0,
-                duplicate_ids=None if ids is None else int(len(ids) - len(np.unique(ids))))
+    st = summarize(lens, sum(int(a['loss_tokens'].sum()) for a in arrs), sum(m['truncated'] for m in metas), skipped,
+                   sum(m['records'] for m in metas), sources, sum(m['seconds'] for m in metas), int(lens.sum()))
+    return st | dict(duplicate_ids=None if ids is None else int(len(ids) - len(np.unique(ids))))
 
 # %% ../nbs/04_tokenize.ipynb #66a86371
 FINISH = 'finish.json'
@@ -759,25 +753,22 @@ def disk_full(e: OSError, where, written: int | None = None, done: float | None 
     return DiskFull(f"{where}: no space left on device ({free}{why}){need}. Free some space (or choose another --output-dir) "
                     f"and {then}")
 
-# %% ../nbs/04_tokenize.ipynb #00b84515
-def is_s3(path) -> bool: return storage.is_s3_url(str(path))
-
 # %% ../nbs/04_tokenize.ipynb #0868c1a3
 def _sources(completions, s3_endpoint=None, download_workers: int = 32, progress: bool = True):
     "`(files, open_files, ignored)` of the completions: their identity, a reader of them, what is not read."
-    if not is_s3(completions):
+    if not storage.is_s3_url(str(completions)):
         inputs = discover_inputs(completions)
         files = [dict(name=name, size=(st := input_stat(p))[0], mtime_ns=st[1]) for name, p in inputs.files]
         return files, lambda: iter(inputs.files), inputs.ignored
     client = storage.s3_client(s3_endpoint, workers=download_workers)
-    listed = storage.list_objects(str(completions), None, client)
-    objs = storage.list_objects(str(completions), JSONL_SUFFIXES, client)  # what download_objects fetches, in its order
-    ignored = [(o.key, name_not_read(o.key) or 'not a completions format') for o in listed if o.key not in {x.key for x in objs}]
+    listed, key = storage.list_objects(str(completions), None, client), storage.split_s3_url(str(completions))[1]
+    objs = [o for o in listed if o.key == key] or [o for o in listed if o.key.endswith(JSONL_SUFFIXES)]  # listed once
+    ignored = [(o.key, name_not_read(o.key) or 'not a completions format') for o in listed if o not in objs]
     if not objs: raise FileNotFoundError(f"{completions}: no completions (*.jsonl[.gz|.zst], *.json, *.parquet) under this prefix "
                                          f"({len(ignored)} other objects); check the --completions URL")
     files = [dict(name=o.key, size=o.size, etag=o.etag) for o in objs]
     return files, lambda: storage.download_objects(str(completions), storage.default_cache_dir(), download_workers,
-                                                   JSONL_SUFFIXES, client, progress), ignored
+                                                   JSONL_SUFFIXES, client, progress, objects=objs), ignored
 
 # %% ../nbs/04_tokenize.ipynb #6315d13e
 def _batches(paths, batch_size: int, start=(0, 0)):
@@ -874,7 +865,7 @@ def tokenize_dataset(model_path, completions, output_dir, max_seq_len: int | Non
                      restart: bool = False, encoder: str = 'auto', renderer: str = 'auto', s3_endpoint: str | None = None,
                      download_workers: int = 32, progress: bool = True, skip_reasoning_not_rendered: bool = False) -> dict:
     "Tokenize every completion under `completions` (file, folder or s3://) into the dataset `output_dir`; returns stats."
-    if is_s3(output_dir): return _tokenize_to_s3(**{k: v for k, v in locals().items()})
+    if storage.is_s3_url(str(output_dir)): return _tokenize_to_s3(**{k: v for k, v in locals().items()})
     out = Path(output_dir)
     tmp = out.with_name(out.name + '.partial')
     exists = lambda: FileExistsError(f"{out}: output already exists; choose a new --output-dir or pass --overwrite")
@@ -895,8 +886,7 @@ def tokenize_dataset(model_path, completions, output_dir, max_seq_len: int | Non
             plan = finish_plan(tmp)
             if plan: result = plan['stats']
             else:
-                result = _tokenize_chunks(ct, tmp, metas, files, open_files, max_seq_len, workers, batch_size, shard_tokens,
-                                          progress, read, skip_reasoning_not_rendered)
+                result = _tokenize_chunks(ct, tmp, metas, files, open_files, run_key, workers, progress, read)
                 result['ignored'] = ignored_summary(ignored)  # before finish_chunks: journaled with the plan
             shards = finish_chunks(tmp, metas, result)
             flags, flagged = _write_manifest(tmp, ct, completions, files, metas, result, shards, run_key)
@@ -910,9 +900,10 @@ def tokenize_dataset(model_path, completions, output_dir, max_seq_len: int | Non
     return _checked(result, out, completions, ignored)
 
 # %% ../nbs/04_tokenize.ipynb #b4142d7d
-def _tokenize_chunks(ct, tmp: Path, metas: list, files, open_files, max_seq_len, workers, batch_size, shard_tokens,
-                     progress, read: dict | None = None, skip_reasoning_not_rendered: bool = False) -> dict:
-    "Tokenize the input after the committed `metas` into new chunks (appended to `metas`); returns the stats."
+def _tokenize_chunks(ct, tmp: Path, metas: list, files, open_files, key: dict, workers: int, progress: bool,
+                     read: dict | None = None) -> dict:
+    "Tokenize the input after the committed `metas` into new chunks (appended to `metas`) as `key` says; returns the stats."
+    opts = (key['max_seq_len'], key.get('skip_reasoning_not_rendered', False))  # tokenize_lines' options
     from tqdm import tqdm
     start = tuple(metas[-1]['end']) if metas else (0, 0)
     pbar = tqdm(total=sum(f['size'] for f in files), initial=sum(f['size'] for f in files[:start[0]]),
@@ -923,16 +914,16 @@ def _tokenize_chunks(ct, tmp: Path, metas: list, files, open_files, max_seq_len,
         nonlocal chunk
         chunk.add(b); pbar.update(nbytes)
         if read is not None: read['bytes'] += nbytes  # (a disabled tqdm does not count)
-        if chunk.tokens >= shard_tokens: metas.append(chunk.commit(end)); chunk = Chunk(tmp, len(metas))
+        if chunk.tokens >= key['shard_tokens']: metas.append(chunk.commit(end)); chunk = Chunk(tmp, len(metas))
     nbytes = lambda lines: sum(len(l[2]) for l in lines)
-    batches = _batches(open_files(), batch_size, start)
+    batches = _batches(open_files(), key['batch_size'], start)
     if workers <= 1:
-        for lines, end in batches: consume(tokenize_lines(ct, lines, max_seq_len, skip_reasoning_not_rendered), end, nbytes(lines))
+        for lines, end in batches: consume(tokenize_lines(ct, lines, *opts), end, nbytes(lines))
     else:
         with worker_pool(workers, ct) as pool:
             inflight = deque()
             for lines, end in batches:
-                inflight.append((pool.submit(_work, (lines, max_seq_len, skip_reasoning_not_rendered)), end, nbytes(lines)))
+                inflight.append((pool.submit(_work, (lines, *opts)), end, nbytes(lines)))
                 if len(inflight) >= 2 * workers: fut, e, nb = inflight.popleft(); consume(fut.result(), e, nb)
             while inflight: fut, e, nb = inflight.popleft(); consume(fut.result(), e, nb)
     if chunk.records or not metas: metas.append(chunk.commit((len(files), 0)))
@@ -941,16 +932,8 @@ def _tokenize_chunks(ct, tmp: Path, metas: list, files, open_files, max_seq_len,
 
 # %% ../nbs/04_tokenize.ipynb #cbf45a58
 def _tokenize_to_s3(output_dir, overwrite, s3_endpoint, download_workers, progress, **kw) -> dict:
-    "Tokenize into a local staging folder (resumable), then upload it with `manifest.json` last."
-    client = storage.s3_client(s3_endpoint)
-    url = str(output_dir).rstrip('/')
-    stage = storage.stage_dir(url)
-    with output_lock(stage.parent):  # one run per s3:// output on this machine, from the exists-check to the upload
-        if storage.list_objects(url + '/manifest.json', None, client) and not overwrite:
-            raise FileExistsError(f"{url}: a dataset already exists there; choose a new --output-dir or pass --overwrite")
-        stage.parent.mkdir(parents=True, exist_ok=True)
-        result = tokenize_dataset(output_dir=stage, overwrite=True, s3_endpoint=s3_endpoint, download_workers=download_workers,
-                                  progress=progress, **kw)
-        storage.upload_dir(stage, url, client=client, progress=progress)
-        shutil.rmtree(stage.parent, ignore_errors=True)
-    return result
+    "Tokenize into the output's local staging folder (resumable), then upload it with `manifest.json` last."
+    with output_lock(storage.stage_dir(output_dir).parent), storage.staged_output(  # one run per s3:// output on this machine
+            str(output_dir), client=storage.s3_client(s3_endpoint), progress=progress, overwrite=overwrite, resumable=True) as d:
+        return tokenize_dataset(output_dir=d, overwrite=True, s3_endpoint=s3_endpoint, download_workers=download_workers,
+                                progress=progress, **kw)

@@ -120,7 +120,7 @@ def test_overwrite_never_leaves_output_missing(tmp_path):
     time.sleep(0.3)
     for k in range(300):
         new = tmp_path/'out.partial'; shutil.copytree(out, new); (new/'manifest.json').write_text(str(k + 1))
-        M._commit(new, out)
+        M.replace_dir(new, out)
     stop.touch()
     reads, missing = map(int, reader.communicate()[0].split())
     assert reads > 1000 and missing == 0, (reads, missing)

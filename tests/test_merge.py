@@ -275,7 +275,7 @@ def test_damaged_stats_refused_missing_files_recomputed(existing, tmp_path):
 
 # ---------------------------------------------------------------- atomicity
 
-@pytest.mark.parametrize('where', ['link_or_copy', 'write_filtered', 'write_hashes', '_commit'])
+@pytest.mark.parametrize('where', ['link_or_copy', 'write_filtered', 'write_hashes', 'replace_dir'])
 def test_failure_mid_merge_leaves_nothing(existing, tmp_path, monkeypatch, where):
     before = snapshot(existing)
     src = write_jsonl(tmp_path/'new.jsonl', NEW)

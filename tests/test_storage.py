@@ -13,7 +13,7 @@ from botocore.response import StreamingBody
 
 from dflash_nb.testing import MotoServer, free_port
 from dflash_nb.storage import (S3Object, StorageError, InvalidS3URL, download_dir, download_objects,
-                               input_files, is_s3_url, list_objects, s3_client, split_s3_url,
+                               is_s3_url, list_objects, s3_client, split_s3_url,
                                staged_output, upload_dir)
 
 pytest.importorskip("moto")
@@ -319,7 +319,8 @@ def test_staged_output_and_input_files(bucket, client, tmp_path):
     (tmp_path / "local/sub").mkdir(parents=True)
     (tmp_path / "local/b.jsonl").write_text("{}\n"); (tmp_path / "local/sub/a.jsonl").write_text("{}\n")
     (tmp_path / "local/notes.txt").write_text("x")
-    assert [r for r, _ in input_files(tmp_path / "local")] == ["b.jsonl", "sub/a.jsonl"]
+    from dflash_nb.records import discover_inputs  # (storage.input_files was this, for local sources)
+    assert [r for r, _ in discover_inputs(tmp_path / "local").files] == ["b.jsonl", "sub/a.jsonl"]
 
 
 # ---------------------------------------------------------------- faults: kill the server, bad buckets and credentials
