@@ -21,7 +21,7 @@ __all__ = ['STATS_KEYS', 'RUN_KEYS', 'SOURCE_HEADER', 'COMPARE_HEADER', 'list_le
            'hidden_state_bytes', 'dir_size', 'DatasetStats', 'scan_token_counts', 'compute_stats', 'human_bytes',
            'human_count', 'storage_rows', 'stats_rows', 'source_rows', 'html_table', 'text_table', 'stats_table_html',
            'StatsFigure', 'plot_seq_len', 'plot_loss_tokens', 'plot_loss_fraction', 'plot_sources', 'save_plots',
-           'ratio_words', 'compare_rows', 'plot_compare', 'add_stats_args', 'stats_main']
+           'ratio_words', 'compare_rows', 'plot_compare', 'stats_json', 'add_stats_args', 'stats_main']
 
 # %% ../nbs/06_stats.ipynb #473f3a68
 def list_lengths(col) -> np.ndarray:
@@ -455,6 +455,15 @@ def plot_compare(before: DatasetStats, after: DatasetStats, names=None) -> Stats
     axs[0].legend(fontsize=8)
     return fig
 
+# %% ../nbs/06_stats.ipynb #2aacc55d
+def stats_json(ds: DatasetStats, before: DatasetStats | None = None) -> dict:
+    "`ds`'s statistics, with 'comparison' against `before` (the dataset before a change) when given."
+    out = dict(ds.stats)
+    if before is not None:
+        rows = [dict(zip(('metric', 'before', 'after', 'in_words'), r)) for r in compare_rows(before.stats, ds.stats)]
+        out['comparison'] = dict(before=before.stats['dataset'], after=ds.stats['dataset'], rows=rows, before_stats=before.stats)
+    return out
+
 # %% ../nbs/06_stats.ipynb #8410098d
 def add_stats_args(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     "Arguments of `dflash-nb stats`."
@@ -480,12 +489,7 @@ def stats_main(args: argparse.Namespace) -> int:
     kw = dict(num_layers=args.num_layers, hidden_size=args.hidden_size, progress=not args.quiet)
     ds = scan_token_counts(ds_dir, **kw)
     other = scan_token_counts(args.compare, **kw) if args.compare else None
-    result = dict(ds.stats)
-    if other is not None:
-        result['comparison'] = dict(before=other.stats['dataset'], after=ds.stats['dataset'],
-                                    rows=[dict(zip(('metric', 'before', 'after', 'in_words'), r)) for r in compare_rows(other.stats, ds.stats)],
-                                    before_stats=other.stats)
-    text = json.dumps(result, indent=2)
+    text = json.dumps(stats_json(ds, other), indent=2)
     table = f"{ds.stats['dataset']}\n" + text_table(stats_rows(ds.stats), ('statistic', 'value'))
     if src := source_rows(ds.stats): table += '\n\n' + text_table(src, SOURCE_HEADER)
     table += '\n\n' + text_table(storage_rows(ds.stats), ('storage', 'size'))
