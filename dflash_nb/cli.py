@@ -5,9 +5,12 @@
 # %% ../nbs/99_cli.ipynb #4fc4f5fb
 from __future__ import annotations
 import argparse, importlib, sys
+from dataclasses import asdict, dataclass
+
+from .config import add_config_args, make_config, opt
 
 # %% auto #0
-__all__ = ['STAGE_COMMANDS', 'EXPECTED_ERRORS', 'make_parser', 'main']
+__all__ = ['STAGE_COMMANDS', 'EXPECTED_ERRORS', 'TokenizeConfig', 'make_parser', 'main']
 
 # %% ../nbs/99_cli.ipynb #a8ce7dce
 def _build_tokenizer(a):
@@ -19,11 +22,9 @@ def _build_tokenizer(a):
 def _tokenize(a):
     from dflash_nb.tokenize import tokenize_dataset
     from dflash_nb.qwen import default_model_path
-    st = tokenize_dataset(a.model_path or default_model_path(), a.completions, a.output_dir, max_seq_len=a.max_seq_len or None,
-                          workers=a.workers, overwrite=a.overwrite, restart=a.restart, batch_size=a.batch_size,
-                          shard_tokens=a.shard_tokens, encoder=a.encoder, renderer=a.renderer, s3_endpoint=a.s3_endpoint,
-                          download_workers=a.download_workers, progress=not a.quiet,
-                          skip_reasoning_not_rendered=a.skip_reasoning_not_rendered)
+    c = asdict(make_config(TokenizeConfig, a))
+    model_path, max_seq_len, quiet = c.pop('model_path'), c.pop('max_seq_len'), c.pop('quiet')
+    st = tokenize_dataset(model_path or default_model_path(), max_seq_len=max_seq_len or None, progress=not quiet, **c)
     skipped = sum(st['skipped'].values())
     print(f"{st['samples']:,} samples, {st['total_tokens']:,} tokens ({st['loss_token_fraction']:.1%} masked), "
           f"{skipped:,} skipped {st['skipped'] or ''}, {st['truncated']:,} truncated; "
@@ -45,30 +46,27 @@ def _run(a):
     if not all(r.ok for r in runs): return 1
 
 # %% ../nbs/99_cli.ipynb #6bded441
-def _add_tokenize(sub):
-    "`dflash-nb tokenize`: its options (the stage's `tokenize_dataset` parameters)."
-    s = sub.add_parser('tokenize', help="completions -> tokenized dataset with loss masks")
-    s.add_argument('--model-path', help="HF model or tokenizer directory (default: the embedded Qwen3.6 tokenizer)")
-    s.add_argument('--completions', required=True, help="JSONL file, folder of them, or s3://bucket/prefix")
-    s.add_argument('--output-dir', required=True, help="dataset directory to create (local or s3://bucket/prefix)")
-    s.add_argument('--workers', type=int, default=1, help="tokenizer processes (default 1)")
-    s.add_argument('--max-seq-len', type=int, default=8192, help="truncate longer samples (0: never; default 8192)")
-    s.add_argument('--overwrite', action='store_true', help="replace an existing --output-dir")
-    s.add_argument('--restart', action='store_true', help="discard an interrupted run's partial output instead of resuming it")
-    s.add_argument('--batch-size', type=int, default=64, help="records per work unit (default 64)")
-    s.add_argument('--shard-tokens', type=int, default=100_000_000, help="tokens per Arrow shard / resume chunk (default 1e8)")
-    s.add_argument('--encoder', choices=('auto', 'fastokens', 'tokenizers', 'tiktoken'), default='auto',  # tiktoken: removed, one-line error
-                   metavar='{auto,fastokens,tokenizers}',
-                   help="auto: fastokens where it provably gives the HF tokenizer's ids, else HF tokenizers "
-                        "(default); the choice and why are in the manifest")
-    s.add_argument('--renderer', choices=('auto', 'jinja'), default='auto',
-                   help="auto: native Python for the known Qwen3.6 templates, else Jinja (default)")
-    s.add_argument('--skip-reasoning-not-rendered', action='store_true',
-                   help="skip samples whose generated reasoning the chat template does not render (default: keep them, flagged)")
-    s.add_argument('--s3-endpoint', help="S3-compatible endpoint URL (default: AWS_ENDPOINT_URL / the AWS configuration)")
-    s.add_argument('--download-workers', type=int, default=32, help="parallel S3 downloads (default 32)")
-    s.add_argument('--quiet', action='store_true', help="no progress bar")
-    s.set_defaults(fn=_tokenize)
+@dataclass
+class TokenizeConfig:
+    "Every option of `dflash-nb tokenize`, declared once: the parameters of tokenize's `tokenize_dataset`."
+    model_path: str | None = opt(None, "HF model or tokenizer directory (default: the embedded Qwen3.6 tokenizer)")
+    completions: str | None = opt(None, "JSONL file, folder of them, or s3://bucket/prefix", required=True)
+    output_dir: str | None = opt(None, "dataset directory to create (local or s3://bucket/prefix)", required=True)
+    workers: int = opt(1, "tokenizer processes (default {default})")
+    max_seq_len: int = opt(8192, "truncate longer samples (0: never; default {default})")
+    overwrite: bool = opt(False, "replace an existing --output-dir")
+    restart: bool = opt(False, "discard an interrupted run's partial output instead of resuming it")
+    batch_size: int = opt(64, "records per work unit (default {default})")
+    shard_tokens: int = opt(100_000_000, "tokens per Arrow shard / resume chunk (default 1e8)")
+    encoder: str = opt('auto', "auto: fastokens where it provably gives the HF tokenizer's ids, else HF tokenizers (default); "
+                       "the choice and why are in the manifest", choices=('auto', 'fastokens', 'tokenizers', 'tiktoken'),
+                       metavar='{auto,fastokens,tokenizers}')   # tiktoken: removed, a one-line error
+    renderer: str = opt('auto', "auto: native Python for the known Qwen3.6 templates, else Jinja (default)", choices=('auto', 'jinja'))
+    skip_reasoning_not_rendered: bool = opt(False, "skip samples whose generated reasoning the chat template does not render "
+                                                   "(default: keep them, flagged)")
+    s3_endpoint: str | None = opt(None, "S3-compatible endpoint URL (default: AWS_ENDPOINT_URL / the AWS configuration)")
+    download_workers: int = opt(32, "parallel S3 downloads (default {default})")
+    quiet: bool = opt(False, "no progress bar")
 
 # %% ../nbs/99_cli.ipynb #440abc3f
 STAGE_COMMANDS = {  # name: (module, its add-arguments function, its main function, help)
@@ -102,7 +100,8 @@ def make_parser(command: str | None = None) -> argparse.ArgumentParser:
     s.add_argument('--overwrite', action='store_true', help="rebuild even when OUT already holds this model")
     s.add_argument('--quiet', action='store_true', help="no progress bar"); s.set_defaults(fn=lambda a: importlib.import_module('dflash_nb.targets').build_target_main(a))
 
-    _add_tokenize(sub)
+    s = sub.add_parser('tokenize', help="completions -> tokenized dataset with loss masks")
+    add_config_args(s, TokenizeConfig).set_defaults(fn=_tokenize)
 
     for name, (module, add_args, fn, help) in STAGE_COMMANDS.items():
         s = sub.add_parser(name, help=help)

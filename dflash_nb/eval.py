@@ -17,7 +17,7 @@ from tqdm.auto import tqdm
 from .model import DFlashDraftModel, DraftCache, TargetFeatures, text_config
 from .config import add_config_args, make_config, opt
 from .train import _default_mask_id, _eos_set, _is_tiny, default_eos_ids, load_target
-from .generate import _cut_at_eos, _encode_prompts, _ids, _int_list, _pick_device, _token_prompts, read_prompts
+from .generate import _cut_at_eos, _device_of, _encode_prompts, _ids, _int_list, _pick_device, _token_prompts, read_prompts
 
 # %% auto #0
 __all__ = ['PROMPT_LOOKUP', 'new_kv_cache', 'crop_kv_cache', 'TargetSession', 'Generation', 'greedy_generate', 'tempered_probs',
@@ -153,16 +153,27 @@ class Generation:
         return len(self.tokens) / self.target_forwards if self.target_forwards else float('nan')
 
 # %% ../nbs/12_eval.ipynb #327bdffb
+def _start(prompt_ids, eos_token_id) -> tuple[float, list, set]:
+    "(start time, prompt ids, end ids) of one decoding; an empty prompt is refused."
+    t0, prompt = time.perf_counter(), _ids(prompt_ids)
+    if not prompt: raise ValueError("empty prompt: give at least one token")
+    return t0, prompt, _eos_set(eos_token_id)
+
+def _generation(sess, prompt, out, eos, t0, accepted=(), matched=(), drafted=(), T: float = 0.0) -> Generation:
+    "The `Generation` of a finished decoding: why it stopped, the session's counters and the per-step lists."
+    stop = 'eos' if out and out[-1] in eos else 'length'
+    return Generation(out, len(prompt), sess.forwards, sess.tokens_in, stop, time.perf_counter() - t0, list(accepted),
+                      list(matched), list(drafted), 0, sess.extra_tokens, sess.extra_forwards, T)
+
 @torch.no_grad()
 def greedy_generate(target, prompt_ids, max_new_tokens: int = 256, eos_token_id=None, suppress_ids=()) -> Generation:
     "Plain greedy decoding with a KV cache: one target forward per new token."
-    t0, prompt, eos = time.perf_counter(), _ids(prompt_ids), _eos_set(eos_token_id)
-    if not prompt: raise ValueError("empty prompt: give at least one token")
+    t0, prompt, eos = _start(prompt_ids, eos_token_id)
     sess, out = TargetSession(target, None, suppress_ids), []
     while len(out) < max_new_tokens and not (out and out[-1] in eos):   # the prompt first, then the last new token
         out.append(int(sess(out[-1:] or prompt, all_logits=False)[0][-1]))
-    stop = 'eos' if out and out[-1] in eos else 'length'
-    return Generation(out, len(prompt), sess.forwards, sess.tokens_in, stop, time.perf_counter() - t0)
+    return _generation(sess, prompt, out, eos, t0)
+
 
 # %% ../nbs/12_eval.ipynb #a370b87f
 def tempered_probs(logits, temperature: float = 1.0, top_p: float = 1.0):
@@ -200,56 +211,62 @@ def _agree(draft: list, target: list) -> int:
     "How many leading draft tokens equal the target's choices."
     return next((i for i, (d, t) in enumerate(zip(draft, target)) if d != t), len(draft))
 
-def _verify_block(sess: TargetSession, anchor: int, logits, T: float, top_p: float, generator, verify):
-    "One verification of the drafter's `logits` (L - 1, V); -> (tokens to commit, drafts kept, target features)."
-    if T > 0:
-        q = tempered_probs(logits, T, top_p)
-        d = torch.multinomial(q, 1, generator=generator)[:, 0].tolist() if len(q) else []
-        lg, h = sess.logits([anchor] + d)
-        commit, m = verify(d, q, tempered_probs(lg, T, top_p), generator)
-        return commit, m, h
-    d = logits.argmax(-1).tolist()
-    y, h = sess([anchor] + d)
-    m = _agree(d, y.tolist())
-    return y.tolist()[:m + 1], m, h
+def _verify(sess: TargetSession, anchor: int, d: list, q, T: float, top_p: float, generator, verify):
+    "One target forward on [anchor] + drafts `d` (`q`: their probabilities if sampled, else None) -> (commit, kept, features)."
+    if q is None:
+        y, h = sess([anchor] + d)
+        m = _agree(d, y.tolist())
+        return y.tolist()[:m + 1], m, h
+    lg, h = sess.logits([anchor] + d)
+    return *verify(d, q, tempered_probs(lg, T, top_p), generator), h
+
+
+# %% ../nbs/12_eval.ipynb #738b921d
+@torch.no_grad()
+def _speculate(target, prompt_ids, max_new_tokens: int, eos_token_id, suppress_ids, layer_ids, block_size: int, propose,
+               T: float = 0.0, top_p: float = 1.0, generator=None, verify=sample_verify) -> Generation:
+    "The loop of every speculative method: `propose(sess, out, a, h, L)` -> (L - 1 drafts, their q if sampled, else None)."
+    t0, prompt, eos = _start(prompt_ids, eos_token_id)
+    out, steps, h = [], ([], [], []), None             # steps: accepted, matched, drafted
+    with TargetFeatures(target, layer_ids) if layer_ids else nullcontext() as feats:
+        sess = TargetSession(target, feats, suppress_ids)
+        if max_new_tokens > 0:
+            first, h = _first_token(sess, prompt, T, top_p, generator)
+            out.append(first)
+        while out and out[-1] not in eos and len(out) < max_new_tokens:
+            a = len(prompt) + len(out) - 1             # position of the anchor (the last committed token)
+            d, q = propose(sess, out, a, h, min(block_size, max_new_tokens - len(out)))   # a block of L commits <= L tokens
+            commit, m, h = _verify(sess, out[-1], d, q, T, top_p, generator, verify)
+            commit = _cut_at_eos(commit, eos)
+            out += commit
+            for s, x in zip(steps, (len(commit) - 1, m, len(d))): s.append(x)
+            h = None if h is None else h[:len(commit)]  # features of the anchor and the accepted drafts: a .. a + len(commit) - 1
+            sess.crop(a + len(commit))
+    return _generation(sess, prompt, out, eos, t0, *steps, T=T)
 
 # %% ../nbs/12_eval.ipynb #efdf6eca
-@torch.no_grad()
 def speculative_generate(target, drafter: DFlashDraftModel, prompt_ids, max_new_tokens: int = 256, eos_token_id=None,
                          suppress_ids=(), draft_cache: bool = True, temperature: float = 0.0, top_p: float = 1.0,
                          generator=None, verify=sample_verify) -> Generation:
     "DFlash speculative decoding: greedy and lossless at temperature 0, speculative sampling above it."
-    t0, prompt, eos = time.perf_counter(), _ids(prompt_ids), _eos_set(eos_token_id)
-    if not prompt: raise ValueError("empty prompt: give at least one token")
-    c, T = drafter.config, float(temperature)
-    out, accepted, matched, drafted, draft_forwards = [], [], [], [], 0
-    with TargetFeatures(target, c.target_layer_ids) as feats:
-        sess = TargetSession(target, feats, suppress_ids)
-        dev, supp = sess.device, sess.suppress
-        if T > 0 and generator is None: generator = torch.Generator(dev).manual_seed(0)
-        dcache = DraftCache() if draft_cache else None
-        if max_new_tokens > 0:
-            first, h = _first_token(sess, prompt, T, top_p, generator)
-            out.append(first)
-            ctx, ctx_start = [h], 0                     # features not yet given to the drafter, from position ctx_start
-        while out and out[-1] not in eos and len(out) < max_new_tokens:
-            a = len(prompt) + len(out) - 1             # position of the anchor (the last committed token)
-            L = min(c.block_size, max_new_tokens - len(out))   # a block of L verifies L - 1 drafts and commits <= L tokens
-            new = torch.cat(ctx, 0)
-            pos = torch.arange(ctx_start, ctx_start + new.shape[0], device=dev)
-            logits = drafter.draft(torch.tensor([out[-1]], device=dev), a, new[None], pos[None], dcache)[0, :L - 1]
-            draft_forwards += 1
-            if dcache is not None: ctx, ctx_start = [], ctx_start + new.shape[0]
-            if supp is not None: logits[:, supp] = -math.inf
-            commit, m, h = _verify_block(sess, out[-1], logits, T, top_p, generator, verify)
-            commit = _cut_at_eos(commit, eos)
-            out += commit
-            accepted.append(len(commit) - 1); matched.append(m); drafted.append(L - 1)
-            ctx.append(h[:len(commit)])                 # the anchor and the accepted drafts: positions a .. a + len(commit) - 1
-            sess.crop(a + len(commit))
-    stop = 'eos' if out and out[-1] in eos else 'length'
-    return Generation(out, len(prompt), sess.forwards, sess.tokens_in, stop, time.perf_counter() - t0,
-                      accepted, matched, drafted, draft_forwards, sess.extra_tokens, sess.extra_forwards, T)
+    c, T, dev = drafter.config, float(temperature), _device_of(target)
+    if T > 0 and generator is None: generator = torch.Generator(dev).manual_seed(0)
+    ctx, dcache = [], DraftCache() if draft_cache else None     # ctx: features not yet given to the drafter
+    def propose(sess, out, a, h, L):
+        ctx.append(h)
+        new = torch.cat(ctx, 0)                                  # positions a - len(new) .. a - 1
+        pos = torch.arange(a - new.shape[0], a, device=dev)
+        logits = drafter.draft(torch.tensor([out[-1]], device=dev), a, new[None], pos[None], dcache)[0, :L - 1]
+        if dcache is not None: ctx.clear()
+        if sess.suppress is not None: logits[:, sess.suppress] = -math.inf
+        if T <= 0: return logits.argmax(-1).tolist(), None
+        q = tempered_probs(logits, T, top_p)
+        return (torch.multinomial(q, 1, generator=generator)[:, 0].tolist() if len(q) else []), q
+    g = _speculate(target, prompt_ids, max_new_tokens, eos_token_id, suppress_ids, c.target_layer_ids, c.block_size, propose,
+                   T, top_p, generator, verify)
+    g.draft_forwards = g.steps                                   # one drafter forward per step
+    return g
+
 
 # %% ../nbs/12_eval.ipynb #171e743d
 def _pct(x) -> str: return '-' if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.1f}%"
@@ -401,26 +418,13 @@ def lookup_draft(seq: list, k: int = 10, ngram_max: int = 3, ngram_min: int = 1)
     return []
 
 # %% ../nbs/12_eval.ipynb #0ade83d2
-@torch.no_grad()
 def prompt_lookup_generate(target, prompt_ids, max_new_tokens: int = 256, eos_token_id=None, suppress_ids=(),
                            k: int = 10, ngram_max: int = 3, ngram_min: int = 1) -> Generation:
     "Prompt-lookup speculative decoding at temperature 0 (no drafter model): lossless, one target forward per step."
-    t0, prompt, eos = time.perf_counter(), _ids(prompt_ids), _eos_set(eos_token_id)
-    if not prompt: raise ValueError("empty prompt: give at least one token")
-    sess, out, accepted, matched, drafted = TargetSession(target, None, suppress_ids), [], [], [], []
-    if max_new_tokens > 0: out.append(_first_token(sess, prompt, 0, 1.0, None)[0])
-    while out and out[-1] not in eos and len(out) < max_new_tokens:
-        a = len(prompt) + len(out) - 1
-        d = lookup_draft(prompt + out, k, ngram_max, ngram_min)[:max_new_tokens - len(out) - 1]
-        y = sess([out[-1]] + d)[0].tolist()
-        m = _agree(d, y)
-        commit = _cut_at_eos(y[:m + 1], eos)
-        out += commit
-        accepted.append(len(commit) - 1); matched.append(m); drafted.append(len(d))
-        sess.crop(a + len(commit))
-    stop = 'eos' if out and out[-1] in eos else 'length'
-    return Generation(out, len(prompt), sess.forwards, sess.tokens_in, stop, time.perf_counter() - t0, accepted, matched, drafted, 0,
-                      sess.extra_tokens, sess.extra_forwards)
+    prompt = _ids(prompt_ids)
+    propose = lambda sess, out, a, h, L: (lookup_draft(prompt + out, k, ngram_max, ngram_min)[:L - 1], None)
+    return _speculate(target, prompt, max_new_tokens, eos_token_id, suppress_ids, None, k + 1, propose)
+
 
 # %% ../nbs/12_eval.ipynb #6c998847
 PROMPT_LOOKUP = 'prompt-lookup'

@@ -172,14 +172,15 @@ def _target_fingerprint(target) -> str:
     return target_fingerprint(p) if p.is_dir() and (p/'config.json').is_file() else ''
 
 # %% ../nbs/11a_generate.ipynb #f8a6eec4
-def _start_output(out_path, overwrite: bool, prompts, restart: bool = False) -> tuple[Path, Path, list, list]:
-    "(OUT, OUT.partial, prompts, skipped) of a run writing `out_path` (refused if OUT exists unless `overwrite`), its folder made."
+def _start_output(out_path, overwrite: bool, prompts, restart: bool = False) -> tuple[Path, Path, list, list, dict]:
+    "(OUT, OUT.partial, prompts, skipped, {id: record} of an interrupted run) of a run writing `out_path` (`overwrite`: OUT may exist)."
     out = Path(out_path)
     if out.exists() and not overwrite: raise FileExistsError(f"{out}: already exists; pass overwrite=True (--overwrite) or a new path")
     partial = out.with_name(out.name + '.partial')
     if restart: partial.unlink(missing_ok=True)   # `restart`: the partial file goes
     out.parent.mkdir(parents=True, exist_ok=True)
-    return out, partial, *(read_prompts(prompts) if isinstance(prompts, (str, Path)) else (prompts, []))
+    prompts, skipped = read_prompts(prompts) if isinstance(prompts, (str, Path)) else (prompts, [])
+    return out, partial, prompts, skipped, {r['id']: r for r in _read_partial(partial)}
 
 def _encode_prompts(ct, prompts, done: dict, skipped: list) -> tuple[list, list]:
     "(token ids, prompts) of the prompts not `done`, rendered with the generation prompt; one the template refuses goes to `skipped`."
@@ -218,11 +219,10 @@ def generate_records(target, tokenizer_dir, prompts, out_path, max_new_tokens: i
                      progress: bool = False, restart: bool = False) -> dict:
     "Completions of prompt records (list, or a JSONL path) by a Hugging Face target, as shape-3 records; resumable."
     from dflash_nb.tokenize import ChatTokenizer
-    t0, (out, partial, prompts, skipped) = time.perf_counter(), _start_output(out_path, overwrite, prompts, restart)
+    t0, (out, partial, prompts, skipped, done) = time.perf_counter(), _start_output(out_path, overwrite, prompts, restart)
     ct = ChatTokenizer(tokenizer_dir)
     eos = sorted(_eos_set(eos_token_id)) if eos_token_id is not None else default_eos_ids(target, ct.tokenizer)
     gen = _hf_generator(target, tokenizer_dir, max_new_tokens, do_sample, temperature, top_p, seed)
-    done = {r['id']: r for r in _read_partial(partial)}
     ids, keep = _encode_prompts(ct, prompts, done, skipped)
     batches = tqdm(_length_batches([len(x) for x in ids], batch_size), desc='generate', unit='batch', disable=not (progress and ids))
     resumed, new_tokens = len(done), 0
@@ -314,11 +314,10 @@ def generate_records_api(prompts, out_path, api_base: str, model: str | None = N
                          concurrency: int = 8, timeout: float = 600, retries: int = 3, extra_body: dict | None = None,
                          source: str | None = None, overwrite: bool = False, progress: bool = False) -> dict:
     "Completions of prompt records (list, or a JSONL path) by an OpenAI-compatible server, written as shape-3 records."
-    t0, (out, partial, prompts, skipped) = time.perf_counter(), _start_output(out_path, overwrite, prompts)
+    t0, (out, partial, prompts, skipped, done) = time.perf_counter(), _start_output(out_path, overwrite, prompts)
     api_key = api_key or os.environ.get('OPENAI_API_KEY')
     model = _api_model(api_base, model, api_key)
     errors_path = out.with_name(out.stem + '.errors.jsonl')
-    done = {r['id'] for r in _read_partial(partial)}   # a line cut by an interruption is dropped
     todo = [p for p in prompts if p['id'] not in done]
     gen = {'backend': 'openai-api', 'api_base': api_base, 'model': model, 'max_tokens': max_tokens, 'temperature': temperature,
            'top_p': top_p, 'seed': seed}

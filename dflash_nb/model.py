@@ -12,16 +12,17 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 from fastcore.basics import patch
+from transformers.models.qwen3.modeling_qwen3 import Qwen3MLP, Qwen3RMSNorm as RMSNorm, rotate_half   # Qwen3's own blocks
 
 from .qwen import QWEN36_MASK_TOKEN_ID
 
 # %% auto #0
-__all__ = ['LAYER_TYPES', 'SCALED_ROPE_TYPES', 'text_config', 'rope_theta_of', 'select_target_layers', 'DFlashConfig', 'RMSNorm',
-           'rotary_cos_sin', 'rope_scaling_of', 'rotate_half', 'apply_rotary', 'MLP', 'block_attention_mask',
-           'flex_block_mask', 'sliding_window_mask', 'layer_causal', 'flex_layer_masks', 'layer_masks', 'DraftCache',
-           'DFlashAttention', 'DFlashDecoderLayer', 'decoder_layers', 'shared_embeddings', 'final_norm', 'norm_gain',
-           'TargetFeatures', 'build_drafter', 'drafter_hidden', 'DFlashDraftModel', 'check_drafter_fits',
-           'drafter_readme', 'modeling_source']
+__all__ = ['LAYER_TYPES', 'SCALED_ROPE_TYPES', 'text_config', 'rope_theta_of', 'select_target_layers', 'DFlashConfig',
+           'rotary_cos_sin', 'rope_scaling_of', 'apply_rotary', 'block_attention_mask', 'flex_block_mask',
+           'sliding_window_mask', 'layer_causal', 'flex_layer_masks', 'layer_masks', 'DraftCache', 'DFlashAttention',
+           'DFlashDecoderLayer', 'decoder_layers', 'shared_embeddings', 'final_norm', 'norm_gain', 'TargetFeatures',
+           'build_drafter', 'drafter_hidden', 'DFlashDraftModel', 'check_drafter_fits', 'drafter_readme',
+           'modeling_source']
 
 # %% ../nbs/10_model.ipynb #4a32cb2a
 def _get(cfg, key, default=None):
@@ -88,6 +89,7 @@ class DFlashConfig:
     causal: bool | None = None             # explicit causality of every layer within the block (None: sliding layers causal)
     rope_scaling: dict | None = None       # a scaled RoPE's parameters ({'rope_type': 'yarn', 'factor': ...}); None: plain
     hf_extra: dict = field(default_factory=dict)   # other config.json fields of a loaded drafter, written back as they were
+    hidden_act = 'silu'                            # the MLP's activation (Qwen3's; a constant, not a field)
 
     def __post_init__(self): _check_config(self)
 
@@ -205,16 +207,6 @@ def _from_hf_dict(cls, d: dict) -> DFlashConfig:
 
 DFlashConfig.from_hf_dict = classmethod(_from_hf_dict)
 
-# %% ../nbs/10_model.ipynb #490f8ad6
-class RMSNorm(nn.Module):
-    def __init__(self, dim: int, eps: float = 1e-6):
-        super().__init__()
-        self.weight, self.variance_epsilon = nn.Parameter(torch.ones(dim)), eps
-
-    def forward(self, x):
-        h = x.float()
-        return self.weight * (h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + self.variance_epsilon)).to(x.dtype)
-
 # %% ../nbs/10_model.ipynb #6e713411
 def rotary_cos_sin(positions, head_dim: int, theta: float, dtype=torch.float32, scaling: tuple | None = None):
     "cos and sin of shape (B, 1, S, head_dim) for integer `positions` (B, S); `scaling`: (inv_freq, factor) of a scaled RoPE."
@@ -240,21 +232,8 @@ def rope_scaling_of(c) -> tuple | None:
         _ROPE_CACHE[key] = (inv.float(), float(factor))
     return _ROPE_CACHE[key]
 
-# %% ../nbs/10_model.ipynb #1bb5f05a
-def rotate_half(x):
-    x1, x2 = x.chunk(2, -1)
-    return torch.cat((-x2, x1), -1)
-
 # %% ../nbs/10_model.ipynb #aab7bfe2
 def apply_rotary(x, cos, sin): return x * cos.to(x.dtype) + rotate_half(x) * sin.to(x.dtype)
-class MLP(nn.Module):
-    def __init__(self, hidden_size: int, intermediate_size: int):
-        super().__init__()
-        self.gate_proj = nn.Linear(hidden_size, intermediate_size, bias=False)
-        self.up_proj = nn.Linear(hidden_size, intermediate_size, bias=False)
-        self.down_proj = nn.Linear(intermediate_size, hidden_size, bias=False)
-
-    def forward(self, x): return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
 
 # %% ../nbs/10_model.ipynb #120e93b1
 def block_attention_mask(anchors, ctx_len: int, block_size: int):
@@ -387,7 +366,7 @@ class DFlashDecoderLayer(nn.Module):
         self.input_layernorm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
         self.self_attn = DFlashAttention(cfg, layer_idx)
         self.post_attention_layernorm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
-        self.mlp = MLP(cfg.hidden_size, cfg.intermediate_size)
+        self.mlp = Qwen3MLP(cfg)   # reads hidden_size, intermediate_size, hidden_act
 
     def forward(self, x, ctx, rope_q, rope_ctx, mask=None, cache=None):
         x = x + self.self_attn(self.input_layernorm(x), ctx, rope_q, rope_ctx, mask, cache)
@@ -634,7 +613,7 @@ def drafter_readme(c: DFlashConfig, info: dict | None = None) -> str:
 
 # %% ../nbs/10_model.ipynb #361c61da
 _MODELING_OBJECTS = ('_get', 'text_config', 'rope_theta_of', 'select_target_layers', 'DFlashConfig', '_check_config', '_from_target', '_to_hf_dict',
-                     '_rope_scaling', '_from_hf_dict', 'RMSNorm', 'rotary_cos_sin', 'rope_scaling_of', 'rotate_half', 'apply_rotary', 'MLP',
+                     '_rope_scaling', '_from_hf_dict', 'rotary_cos_sin', 'rope_scaling_of', 'apply_rotary',
                      'sliding_window_mask', 'layer_causal', 'layer_masks', 'DraftCache', '_flex_attention', '_attend', 'DFlashAttention',
                      'DFlashDecoderLayer', 'build_drafter', 'drafter_hidden')
 
@@ -668,7 +647,8 @@ def modeling_source() -> str:
     head = ['"""DFlash drafter (generated by dflash_nb from its own source; needs only torch and transformers)."""',
             'from __future__ import annotations', 'import json, math', 'from dataclasses import dataclass, field',
             'import torch', 'import torch.nn as nn', 'import torch.nn.functional as F',
-            'from transformers import PreTrainedModel, Qwen3Config', '',
+            'from transformers import PreTrainedModel, Qwen3Config',
+            'from transformers.models.qwen3.modeling_qwen3 import Qwen3MLP, Qwen3RMSNorm as RMSNorm, rotate_half', '',
             f'QWEN36_MASK_TOKEN_ID = {QWEN36_MASK_TOKEN_ID}', f'LAYER_TYPES = {LAYER_TYPES!r}', f'SCALED_ROPE_TYPES = {SCALED_ROPE_TYPES!r}',
             f'_SAVE_TIME_KEYS = {sorted(_SAVE_TIME_KEYS)!r}', '_FLEX, _ROPE_CACHE = {}, {}', '']
     body = [inspect.getsource(getattr(pkg, n)) for n in _MODELING_OBJECTS]

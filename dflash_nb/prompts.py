@@ -12,12 +12,14 @@ __all__ = ['PROMPT_SOURCES', 'humaneval_prompts', 'mmlu_cot_prompts', 'bbh_cot_p
            'is_heldout', 'split_prompts', 'interleave_sources', 'write_prompts']
 
 # %% ../nbs/08_prompts.ipynb #bcb85921
-def _dist_file(distribution: str, rel: str, install: str) -> Path:
+def _dist_file(distribution: str, rel: str, install: str, what: str = 'prompt source') -> Path:
+    "Path of `rel` inside the installed `distribution` (from its metadata, never imported); the errors say `install`."
     import importlib.metadata as md
-    try: p = Path(md.distribution(distribution).locate_file(rel))
+    try: dist = md.distribution(distribution)
     except md.PackageNotFoundError:
-        raise FileNotFoundError(f"prompt source needs the package {distribution}; install it with: {install}") from None
-    if not p.exists(): raise FileNotFoundError(f"{p}: missing from the installed {distribution}; reinstall with: {install}")
+        raise FileNotFoundError(f"{what}: the package {distribution} is not installed; install it with: {install}") from None
+    p = Path(dist.locate_file(rel))
+    if not p.exists(): raise FileNotFoundError(f"{what}: {p} is missing from {distribution} {dist.version}; reinstall with: {install}")
     return p
 
 def _yaml(path):

@@ -7,6 +7,8 @@ from __future__ import annotations
 import hashlib, json, os, shutil, time
 from pathlib import Path
 
+from .prompts import _dist_file
+
 # %% auto #0
 __all__ = ['PACKAGED_TARGETS', 'packaged_target', 'packaged_file', 'target_record', 'build_target', 'default_target_dir',
            'target_fingerprint', 'default_mask_token_id', 'build_target_main']
@@ -29,15 +31,8 @@ def packaged_target(name: str) -> dict:
 
 def packaged_file(name: str) -> Path:
     "Path of the model file inside the installed package (found from the package metadata, without importing it)."
-    import importlib.metadata as md
     e = packaged_target(name)
-    try: dist = md.distribution(e['distribution'])
-    except md.PackageNotFoundError:
-        raise FileNotFoundError(f"{name}: the package {e['distribution']} is not installed; install it with: {e['install']}") from None
-    p = Path(dist.locate_file(e['file']))
-    if not p.is_file():
-        raise FileNotFoundError(f"{name}: {p} is missing from {e['distribution']} {dist.version}; reinstall with: {e['install']}")
-    return p
+    return _dist_file(e['distribution'], e['file'], e['install'], name)
 
 # %% ../nbs/09_targets.ipynb #954a512f
 def _sha256(path) -> str:

@@ -5,7 +5,7 @@
 # %% ../nbs/05_views.ipynb #83879833
 from __future__ import annotations
 from fastcore.basics import patch
-import codecs, dataclasses, difflib, html, itertools, unicodedata, warnings
+import codecs, dataclasses, difflib, functools, html, itertools, unicodedata, warnings
 from functools import cached_property
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,16 +24,14 @@ __all__ = ['cached_tokenizer', 'special_ids', 'load_tokenizer', 'visible', 'Toke
            'MaskDataset', 'DiffView', 'diff_views', 'compare_tokenizations']
 
 # %% ../nbs/05_views.ipynb #2107fdad
-_CT_CACHE: dict = {}
+@functools.lru_cache(maxsize=4)
+def _tokenizer_of(key: tuple) -> ChatTokenizer: return ChatTokenizer(Path(key[0]))   # key: the directory, its files' stats
 
 def cached_tokenizer(model_path) -> ChatTokenizer:
     "`ChatTokenizer(model_path)`, loaded once per process while its files are unchanged (loading takes about a second)."
     p = Path(model_path).resolve()
-    key = (str(p), *((f.name, f.stat().st_mtime_ns, f.stat().st_size) for f in sorted(p.iterdir()) if f.is_file()))
-    if key not in _CT_CACHE:
-        if len(_CT_CACHE) >= 4: _CT_CACHE.pop(next(iter(_CT_CACHE)))
-        _CT_CACHE[key] = ChatTokenizer(p)
-    return _CT_CACHE[key]
+    files = ((f.name, f.stat().st_mtime_ns, f.stat().st_size) for f in sorted(p.iterdir()) if f.is_file())
+    return _tokenizer_of((str(p), *files))
 
 def special_ids(ct: ChatTokenizer) -> dict:
     "`{id: text}` of the tokenizer's special tokens (without loading the Hugging Face tokenizer when tokenize does not need it)."
@@ -205,11 +203,17 @@ class TokenView:
 def n_masked(self: TokenView) -> int: return int(self.loss_mask.sum())
 
 @patch
-def _ranges(self: TokenView):
+def _segments(self: TokenView) -> list[tuple[bool, int, int]]:
+    "`(shown, a, b)` pieces of the sample: all of it when short, else the tokens around marks or mask boundaries and the gaps."
     n = len(self.input_ids)
-    if n <= self.max_tokens: return [(0, n)]
-    pts = sorted(self.marks) if self.marks else _boundaries(self.loss_mask)
-    return _keep_ranges(pts, n, self.context)
+    if n <= self.max_tokens: return [(True, 0, n)]
+    out, prev = [], 0
+    points = sorted(self.marks) if self.marks else _boundaries(self.loss_mask)
+    for a, b in _keep_ranges(points, n, self.context) + [(n, n)]:
+        if a > prev: out.append((False, prev, a))
+        if b > a: out.append((True, a, b))
+        prev = b
+    return out
 
 # %% ../nbs/05_views.ipynb #3f7af479
 @patch
@@ -235,19 +239,13 @@ def _chips(self: TokenView, a: int, b: int) -> str:
 
 @patch
 def chips_html(self: TokenView) -> str:
-    out, prev = [], 0
-    for a, b in self._ranges():
-        if a > prev: out.append(_gap(prev, a, self.loss_mask))
-        out.append(self._chips(a, b))
-        prev = b
-    if prev < len(self.input_ids): out.append(_gap(prev, len(self.input_ids), self.loss_mask))
-    return ''.join(out)
+    return ''.join(self._chips(a, b) if shown else _gap(a, b, self.loss_mask) for shown, a, b in self._segments())
 
 # %% ../nbs/05_views.ipynb #cfbaca7c
 @patch
 def to_html(self: TokenView) -> str:
     body = f'<div class="dfk-view" style="{_VIEW_STYLE}">{self.header()}{self.chips_html()}'
-    if len(self._ranges()) > 1 or self._ranges()[0] != (0, len(self.input_ids)):
+    if not all(shown for shown, _, _ in self._segments()):
         body += (f'<details><summary style="cursor:pointer;font-family:system-ui,sans-serif;font-size:12px;color:#555">'
                  f'full text ({len(self.input_ids):,} tokens, masked runs highlighted)</summary>'
                  f'<div style="white-space:pre-wrap;border-top:1px solid #eee;margin-top:4px;padding-top:4px">'
@@ -265,10 +263,10 @@ def to_text(self: TokenView, color: bool = True) -> str:
     n, k = len(ids), self.n_masked
     head = (f"== {self.sample_id or '(no id)'}" + (f" (#{self.index})" if self.index is not None else '') +
             f" · source {self.source or '(none)'} · {n:,} tokens, {k:,} masked ({k / max(n, 1):.1%})" + (" · TRUNCATED" if self.truncated else ''))
-    out, prev = [head, '\n'], 0
-    for a, b in self._ranges():
-        if a > prev: out.append(f"\n  ⋯ {a - prev:,} tokens hidden ({int(mask[prev:a].sum()):,} masked) ⋯\n")
-        for p, s in zip(range(a, b), self.display.pieces(ids[a:b])):
+    out = [head, '\n']
+    for shown, a, b in self._segments():
+        if not shown: out.append(f"\n  ⋯ {b - a:,} tokens hidden ({int(mask[a:b].sum()):,} masked) ⋯\n")
+        for p, s in zip(range(a, b), self.display.pieces(ids[a:b]) if shown else ()):
             sp, m = int(ids[p]) in self.display.special, bool(mask[p])
             v = s if sp else visible(s)
             nl = '\n' if not sp and s.endswith('\n') else ''
@@ -278,8 +276,6 @@ def to_text(self: TokenView, color: bool = True) -> str:
             else:
                 lm, rm = bool(p > 0 and mask[p - 1]), bool(p + 1 < n and mask[p + 1])
                 out.append(('[[' if m and not lm else '') + v + (']]' if m and not rm else ('|' if m else '')) + nl)
-        prev = b
-    if prev < n: out.append(f"\n  ⋯ {n - prev:,} tokens hidden ({int(mask[prev:].sum()):,} masked) ⋯")
     return ''.join(out).rstrip('\n') + '\n'
 
 # %% ../nbs/05_views.ipynb #2a2fed2e
