@@ -108,7 +108,8 @@ def fill_features(t: SimpleNamespace, ds, layer_ids, cache_dir=None, max_tokens:
     from dflash_nb.model import TargetFeatures
     from dflash_nb.storage import cache_root
     from dflash_nb.train import FeatureCache, feature_cache_bytes, fill_feature_cache
-    fdir, est = Path(cache_dir or cache_root()/'features'/t.fingerprint.replace(':', '-')), feature_cache_bytes(ds, len(layer_ids), t.hidden_size)
+    fdir = Path(cache_dir or cache_root()/'features'/t.fingerprint.replace(':', '-'))
+    est = feature_cache_bytes(ds, len(layer_ids), t.hidden_size)
     tgt, t0 = load_target(str(t.dir), torch.device('cpu')), time.time()
     with TargetFeatures(tgt, layer_ids, stop_early=True) as tf:
         fc = fill_feature_cache(ds, tf, FeatureCache(fdir, layer_ids, t.hidden_size, t.fingerprint), max_tokens)

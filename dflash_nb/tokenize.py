@@ -763,7 +763,8 @@ def _sources(completions, s3_endpoint=None, download_workers: int = 32, progress
     client = storage.s3_client(s3_endpoint, workers=download_workers)
     listed, key = storage.list_objects(str(completions), None, client), storage.split_s3_url(str(completions))[1]
     objs = [o for o in listed if o.key == key] or [o for o in listed if o.key.endswith(JSONL_SUFFIXES)]  # listed once
-    ignored = [(o.key, name_not_read(o.key) or 'not a completions format') for o in listed if o not in objs]
+    chosen = set(objs)  # a set: a prefix may hold 100,000s of objects
+    ignored = [(o.key, name_not_read(o.key) or 'not a completions format') for o in listed if o not in chosen]
     if not objs: raise FileNotFoundError(f"{completions}: no completions (*.jsonl[.gz|.zst], *.json, *.parquet) under this prefix "
                                          f"({len(ignored)} other objects); check the --completions URL")
     files = [dict(name=o.key, size=o.size, etag=o.etag) for o in objs]
