@@ -4,7 +4,7 @@
 
 # %% ../nbs/11_train.ipynb #282b8008
 from __future__ import annotations
-import argparse, fcntl, json, math, os, random, shutil, sys, time
+import argparse, errno, fcntl, hashlib, json, math, os, random, re, shutil, sys, time
 from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -22,7 +22,7 @@ from tqdm.auto import tqdm
 from .model import (DFlashConfig, DFlashDraftModel, TargetFeatures, block_attention_mask, check_drafter_fits,
                              decoder_layers, drafter_readme, flex_layer_masks, text_config)
 from .config import add_config_args, make_config, opt
-from .dataset import dataset_manifest, dataset_shards, dataset_stats, open_dataset, stream_batches
+from .dataset import atomic_write, dataset_manifest, dataset_shards, dataset_stats, open_dataset, stream_batches
 from .toy import tiny_target, write_token_dataset   # write_token_dataset: re-exported for the tests
 
 
@@ -31,9 +31,10 @@ __all__ = ['DEFAULT_GAMMA', 'TokenDataset', 'check_token_dataset', 'open_token_d
            'sample_anchors', 'collate', 'make_blocks', 'loss_weights', 'block_loss', 'dflash_forward',
            'feature_cache_bytes', 'sample_key', 'FeatureCache', 'CachedTargetFeatures', 'fill_feature_cache',
            'dist_info', 'setup_device', 'load_target', 'shard_target', 'drafter_from_dir', 'latest_checkpoint',
-           'save_checkpoint', 'load_checkpoint', 'TrainConfig', 'add_train_args', 'train_args', 'default_eos_ids',
-           'setup_run', 'run_target', 'run_drafter', 'run_features', 'plan_run', 'run_optimizer', 'resume_run',
-           'train_step', 'step_metrics', 'log_step', 'run_loop', 'run_summary', 'train', 'train_main',
+           'save_checkpoint', 'saving', 'clean_stale_tmp', 'read_metrics', 'load_checkpoint', 'dataset_identity',
+           'target_identity', 'TrainConfig', 'add_train_args', 'train_args', 'default_eos_ids', 'setup_run',
+           'run_target', 'run_drafter', 'run_features', 'plan_run', 'run_optimizer', 'resume_run', 'train_step',
+           'step_metrics', 'log_step', 'run_loop', 'run_summary', 'save_drafter', 'train', 'train_main',
            'run_readme_info']
 
 # %% ../nbs/11_train.ipynb #44204f08
@@ -407,21 +408,88 @@ def latest_checkpoint(out_dir) -> Path | None:
 def save_checkpoint(out_dir, core: DFlashDraftModel, opt, sched, step: int, plan: dict, keep: int = 2) -> Path:
     d = Path(out_dir)/'checkpoints'
     final, tmp = d/f"step-{step:08d}", d/f"step-{step:08d}.tmp"
-    shutil.rmtree(tmp, ignore_errors=True)
-    core.save_pretrained(tmp)
-    rng = {'torch': torch.get_rng_state(), 'numpy': np.random.get_state(), 'python': random.getstate(),
-           'cuda': torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None}
-    torch.save({'step': step, 'optimizer': opt.state_dict(), 'scheduler': sched.state_dict(), 'rng': rng, 'plan': plan}, tmp/'train_state.pt')
+    for old in d.glob('step-*.tmp'): shutil.rmtree(old, ignore_errors=True)   # ours, or what a killed save left
+    with saving(final, "rerun the same command: it resumes from the last complete checkpoint",
+                cleanup=lambda: shutil.rmtree(tmp, ignore_errors=True)):
+        core.save_pretrained(tmp)
+        rng = {'torch': torch.get_rng_state(), 'numpy': np.random.get_state(), 'python': random.getstate(),
+               'cuda': torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None}
+        with open(tmp/'train_state.pt', 'wb') as f:   # a file object: a full disk then surfaces as ENOSPC, not only torch's message
+            torch.save({'step': step, 'optimizer': opt.state_dict(), 'scheduler': sched.state_dict(), 'rng': rng, 'plan': plan}, f)
     shutil.rmtree(final, ignore_errors=True); os.replace(tmp, final)
     for old in sorted(p for p in d.glob('step-*') if '.tmp' not in p.name)[:-keep] if keep > 0 else []: shutil.rmtree(old, ignore_errors=True)
     return final
 
+# %% ../nbs/11_train.ipynb #b705d644
+def _disk_full_cause(e: BaseException) -> OSError | None:
+    "The full-disk error behind `e`: torch's `enforce fail at inline_container.cc` keeps it as its context, safetensors in its text."
+    seen = set()
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        if isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EDQUOT): return e
+        if 'No space left on device' in str(e) or 'os error 28' in str(e): return OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        e = e.__cause__ or (None if e.__suppress_context__ else e.__context__)   # `raise ... from None`: ends here
+    return None
+
+@contextmanager
+def saving(path, then: str, cleanup=None):
+    "Run the `with` block that writes `path`: a full disk becomes one line naming `path` (after `cleanup()`); other errors pass."
+    try: yield
+    except Exception as e:
+        if (full := _disk_full_cause(e)) is None: raise
+        if cleanup: cleanup()
+        from dflash_nb.tokenize import disk_full
+        raise disk_full(full, path, then=then) from None
+
+# %% ../nbs/11_train.ipynb #ea4d7b9e
+def _pid_alive(pid: int) -> bool:
+    try: os.kill(pid, 0)
+    except ProcessLookupError: return False
+    except PermissionError: pass        # another user's process: alive
+    return True
+
+def clean_stale_tmp(d) -> list[str]:
+    "Remove the `NAME.tmp-PID` files a save killed midway left in folder `d` (PID no longer running); their names."
+    d = Path(d)
+    stale = [p for p in (d.glob('*.tmp-*') if d.is_dir() else [])
+             if (m := re.search(r'\.tmp-(\d+)$', p.name)) and int(m[1]) != os.getpid() and not _pid_alive(int(m[1]))]
+    for p in stale: shutil.rmtree(p) if p.is_dir() else p.unlink(missing_ok=True)
+    return [p.name for p in stale]
+
+def read_metrics(path, upto: int) -> list[str]:
+    "The lines of `metrics.jsonl` for steps <= `upto`; a last line cut by a kill is dropped with a warning."
+    p = Path(path)
+    if not p.is_file(): return []
+    parts, keep = p.read_bytes().split(b'\n'), []
+    for i, l in enumerate(parts):
+        if not l.strip(): continue
+        try: row = json.loads(l); step = int(row['step'])
+        except (ValueError, KeyError, TypeError) as e:
+            if i == len(parts) - 1:   # no newline after it: the write was cut
+                print(f"train: {p}: dropped its last line, cut by a kill while it was written ({l[:40]!r}...)", file=sys.stderr); break
+            raise ValueError(f"{p}:{i + 1}: not a metrics line ({' '.join(str(e).split())}); remove that line (or the file) "
+                             "and rerun") from None
+        if step <= upto: keep.append(l.decode())
+    return keep
+
 # %% ../nbs/11_train.ipynb #e28133a3
+def _changed_identity(ckpt: Path, was: dict, now: dict) -> str | None:
+    "The one-line refusal of a resume whose dataset or target (`now`) is not the checkpoint's (`was`), else None."
+    for what, opt_name in (('dataset', '--dataset'), ('target', '--target')):
+        a, b = was.get(what), now.get(what)
+        if a is None or b is None: continue    # a checkpoint from before identities were recorded
+        if changed := [k for k in a if k != 'path' and a.get(k) != b.get(k)]:
+            return (f"{ckpt}: was trained on another {what} ({a.get('path')}; now {b.get('path')}: "
+                    + ', '.join(f"{k} {a.get(k)} -> {b.get(k)}" for k in changed)
+                    + f"); resume with the {opt_name} it was trained on, or train in a new --output-dir "
+                      f"(--init-drafter {ckpt} starts from its weights)")
+
 def load_checkpoint(ckpt, core: DFlashDraftModel, opt, sched, plan: dict) -> int:
     "Restore drafter, optimizer, scheduler and RNG states; returns the step to continue from."
     from safetensors.torch import load_file
     ckpt = Path(ckpt)
     st = torch.load(ckpt/'train_state.pt', map_location='cpu', weights_only=False)
+    if msg := _changed_identity(ckpt, st['plan'], plan): raise ValueError(msg)
     diff = {k: (st['plan'].get(k), plan.get(k)) for k in _PLAN_KEYS if st['plan'].get(k) != plan.get(k)}
     if diff: raise ValueError(f"{ckpt}: cannot resume exactly, the data plan differs (checkpoint vs now: {diff}); "
                               "use the same settings and global batch (ranks x --grad-accum), or --resume never")
@@ -430,6 +498,31 @@ def load_checkpoint(ckpt, core: DFlashDraftModel, opt, sched, plan: dict) -> int
     torch.set_rng_state(st['rng']['torch']); np.random.set_state(st['rng']['numpy']); random.setstate(st['rng']['python'])
     if st['rng']['cuda'] is not None and torch.cuda.is_available(): torch.cuda.set_rng_state_all(st['rng']['cuda'])
     return int(st['step'])
+
+# %% ../nbs/11_train.ipynb #48e6ff47
+def dataset_identity(ds: TokenDataset, path: str | None = None) -> dict:
+    """What names the data of a run, cheaply: samples, tokens, the tokenizer's fingerprint and a hash of every row's length,
+    the tokens of 64 rows spread over the dataset and `content_hashes.npy` (tokenize's per-sample hashes) when present."""
+    lens = np.concatenate([np.diff(b[3]) for b in ds._batches]) if ds._batches else np.zeros(0, np.int64)
+    h = hashlib.sha256(lens.astype(np.int64).tobytes())
+    for row in np.unique(np.linspace(0, max(0, ds.n_rows - 1), min(64, ds.n_rows)).astype(int)):
+        h.update(ds.sample(int(row), truncate=False)[0].tobytes())
+    if (ch := Path(ds.path)/'content_hashes.npy').is_file(): h.update(ch.read_bytes())
+    return {'path': str(path or ds.path), 'samples': ds.n_rows, 'tokens': int(lens.sum()),
+            'tokenizer': (ds.manifest.get('tokenizer') or {}).get('fingerprint'), 'content': h.hexdigest()[:16]}
+
+_WEIGHT_FILES = ('*.safetensors', '*.bin', '*.gguf', '*.pt', '*.pth')
+def target_identity(spec: str, vocab_size: int | None = None) -> dict:
+    """What names the target, cheaply: a tiny target's spec, else a hash of its `config.json` and, per weight file, its name,
+    size and 16 slices of 64 KiB spread over it (other weights of the same shape differ there)."""
+    if _is_tiny(spec): return {'path': str(spec), 'weights': f"{spec} (vocab_size={vocab_size})"}
+    d = Path(spec)
+    h = hashlib.sha256((d/'config.json').read_bytes() if (d/'config.json').is_file() else b'')
+    for w in sorted({p for pat in _WEIGHT_FILES for p in d.glob(pat) if p.is_file()}):
+        n = w.stat().st_size; h.update(f"{w.name}:{n}".encode())
+        with open(w, 'rb') as f:
+            for k in range(16): f.seek(k * max(0, n - 65536) // 15); h.update(f.read(65536))
+    return {'path': str(spec), 'weights': h.hexdigest()[:16]}
 
 # %% ../nbs/11_train.ipynb #d494cf74
 @dataclass
@@ -584,7 +677,8 @@ def plan_run(r: SimpleNamespace) -> None:
     r.total = min(sum(r.per_epoch), a.max_steps or sum(r.per_epoch))
     r.starts = np.cumsum([0] + r.per_epoch)
     r.plan = {'seed': a.seed, 'max_tokens': a.max_tokens, 'max_seq_len': a.max_seq_len, 'max_anchors': a.max_anchors,
-              'epochs': a.epochs, 'block_size': r.cfg.block_size, 'global_micro_batches': G, 'total_steps': r.total}
+              'epochs': a.epochs, 'block_size': r.cfg.block_size, 'global_micro_batches': G, 'total_steps': r.total,
+              'dataset': dataset_identity(r.ds, a.dataset), 'target': target_identity(a.target, text_config(r.target.config).vocab_size)}
 
 # %% ../nbs/11_train.ipynb #06e15c01
 def run_optimizer(r: SimpleNamespace) -> None:
@@ -602,8 +696,8 @@ def resume_run(r: SimpleNamespace) -> None:
     r.step = load_checkpoint(ckpt, r.core, r.opt, r.sched, r.plan) if ckpt else 0
     r.metrics_path = r.out/'metrics.jsonl'
     if r.rank == 0:  # keep the metrics of the steps the checkpoint contains, drop any later ones of a crashed run
-        old = r.metrics_path.read_text().splitlines() if r.metrics_path.is_file() and r.step else []
-        r.metrics_path.write_text(''.join(l + '\n' for l in old if json.loads(l)['step'] <= r.step))
+        clean_stale_tmp(r.out/'drafter')   # what a save killed midway left
+        atomic_write(r.metrics_path, ''.join(l + '\n' for l in (read_metrics(r.metrics_path, r.step) if r.step else [])))
         (r.out/'train_args.json').write_text(json.dumps({**asdict(a), 'world_size': r.world, 'plan': r.plan}, indent=2, default=str))
 
 # %% ../nbs/11_train.ipynb #6a6f2d01
@@ -695,23 +789,32 @@ def run_summary(r: SimpleNamespace) -> dict:
             'peak_gpu_memory_gb': torch.cuda.max_memory_allocated(dev) / 1e9 if dev.type == 'cuda' else None,
             'save_dtype': a.save_dtype, 'feature_cache': fc}
 
+# %% ../nbs/11_train.ipynb #39cc51fc
+def save_drafter(r: SimpleNamespace, summary: dict) -> Path:
+    "Rank 0: OUT/drafter and summary.json, after removing what a killed save left there; a full disk is one line."
+    d = r.out/'drafter'
+    clean_stale_tmp(d)
+    readme = drafter_readme(r.cfg, run_readme_info(r.args, r.ds, summary))
+    with saving(d, f"rerun the same command: it resumes from the last checkpoint and writes {d.name}/",
+                cleanup=lambda: [p.unlink(missing_ok=True) for p in d.glob(f"*.tmp-{os.getpid()}")]):
+        r.core.save_pretrained(d, dtype=getattr(torch, r.args.save_dtype), readme=readme)
+        atomic_write(r.out/'summary.json', json.dumps(summary, indent=2))
+    return d
+
 # %% ../nbs/11_train.ipynb #a3ce2d88
 def train(args: TrainConfig | argparse.Namespace) -> dict:
     "Train a DFlash drafter; returns the summary (also written to OUT/summary.json on rank 0)."
     r = setup_run(make_config(TrainConfig, args))
     for stage in (run_target, run_drafter, run_features, plan_run, run_optimizer, resume_run, run_loop): stage(r)
     summary = run_summary(r)
-    if r.rank == 0:
-        readme = drafter_readme(r.cfg, run_readme_info(r.args, r.ds, summary))
-        r.core.save_pretrained(r.out/'drafter', dtype=getattr(torch, r.args.save_dtype), readme=readme)
-        (r.out/'summary.json').write_text(json.dumps(summary, indent=2))
+    if r.rank == 0: save_drafter(r, summary)
     if r.world > 1: torch.distributed.barrier()
     return summary
 
 # %% ../nbs/11_train.ipynb #ca7c8540
 def train_main(args: argparse.Namespace) -> int:
     "Entry point of `dflash-nb train` (and `python -m dflash_nb.train`, e.g. under torchrun)."
-    s = train(args)
+    with saving(args.output_dir, "rerun the same command: it resumes from the last complete checkpoint"): s = train(args)
     if dist_info()[0] == 0:
         loss = f"{s['final_loss']:.4f}" if s['final_loss'] is not None else 'n/a'
         print(f"trained {s['steps']} steps ({s['drafter_parameters']:,} drafter parameters): loss {loss}, "

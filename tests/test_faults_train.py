@@ -90,3 +90,126 @@ def test_feature_cache_after_a_kill_mid_append(tmp_path):
     c.put('b', torch.full((2, 4), 2.0))
     c = FeatureCache(tmp_path, [0], 4, 'fp')
     assert torch.equal(c.get('a'), torch.ones(3, 4)) and torch.equal(c.get('b'), torch.full((2, 4), 2.0))
+
+
+# ---- issue 23.6 and 23.16: resumes that change the data or target, cut metrics, a full disk, a kill inside the save ----
+import os, signal, subprocess, sys
+from contextlib import contextmanager
+from dflash_nb.toy import synthetic_dataset, tiny_qwen3_target
+from dflash_nb.model import DFlashDraftModel
+
+torch.set_num_threads(1)
+
+def tiny_run(ds, out, **kw):
+    "Options of a ~2 s CPU run on a tiny target (4 steps, a checkpoint every 2)."
+    return {**dict(dataset=str(ds), target='tiny', output_dir=str(out), draft_layers=2, block_size=8, max_seq_len=70, max_tokens=280,
+                   max_anchors=8, epochs=1, max_steps=4, quiet=True, save_every=2, device='cpu'), **kw}
+
+@pytest.fixture(scope='module')
+def syn(tmp_path_factory):
+    return synthetic_dataset(tmp_path_factory.mktemp('syn')/'ds', n_samples=48, vocab_size=64, min_len=30, max_len=70, seed=3)
+
+def metric_rows(out): return [json.loads(l) for l in (Path(out)/'metrics.jsonl').read_text().splitlines()]
+
+@contextmanager
+def tmpfs(d: Path, size: str):
+    "A real tmpfs of `size` mounted at `d` (root only: the test is skipped where mount is not permitted)."
+    d.mkdir(parents=True, exist_ok=True)
+    r = subprocess.run(['mount', '-t', 'tmpfs', '-o', f'size={size}', 'tmpfs', str(d)], capture_output=True, text=True)
+    if r.returncode != 0: pytest.skip(f"cannot mount a tmpfs here ({r.stderr.strip()})")
+    try: yield d
+    finally: subprocess.run(['umount', '-l', str(d)], check=False)
+
+def test_resume_on_another_dataset_or_target_is_refused(syn, tmp_path):
+    "Issue 23.6: a resume with another --dataset or --target (same shapes: it would run) is refused in one line; a copy resumes."
+    tdir = tmp_path/'target'; tiny_qwen3_target(64, seed=0).save_pretrained(tdir)
+    out = tmp_path/'run'
+    train(train_args(**tiny_run(syn, out, target=str(tdir), mask_token_id=63)))
+    other = synthetic_dataset(tmp_path/'other', n_samples=48, vocab_size=64, min_len=30, max_len=70, seed=4)
+    with pytest.raises(ValueError) as e: train(train_args(**tiny_run(other, out, target=str(tdir), mask_token_id=63)))
+    msg = str(e.value)
+    assert 'was trained on another dataset' in msg and str(syn) in msg and str(other) in msg and len(msg.splitlines()) == 1, msg
+    assert json.loads((out/'train_args.json').read_text())['dataset'] == str(syn)      # the record still names the data trained on
+    copy = tmp_path/'copy'; shutil.copytree(syn, copy)                                  # the same data elsewhere: resumes
+    assert train(train_args(**tiny_run(copy, out, target=str(tdir), mask_token_id=63)))['steps'] == 4
+    tiny_qwen3_target(64, seed=1).save_pretrained(tdir)                                 # other weights, same shapes and files
+    with pytest.raises(ValueError) as e: train(train_args(**tiny_run(copy, out, target=str(tdir), mask_token_id=63)))
+    assert 'was trained on another target' in str(e.value) and 'weights' in str(e.value) and len(str(e.value).splitlines()) == 1
+    with pytest.raises(ValueError, match='another target'): train(train_args(**tiny_run(copy, out, target='tiny:seed=1')))
+
+def test_cut_last_metrics_line_does_not_block_the_resume(syn, tmp_path, capfd):
+    "Issue 23.16: a kill while metrics.jsonl got its line leaves it cut; the resume drops it, warns, and matches the whole run."
+    full = tmp_path/'full'; train(train_args(**tiny_run(syn, full, keep_checkpoints=3)))
+    part = tmp_path/'part'; (part/'checkpoints').mkdir(parents=True)
+    shutil.copytree(full/'checkpoints'/'step-00000002', part/'checkpoints'/'step-00000002')
+    lines = (full/'metrics.jsonl').read_text().splitlines(keepends=True)
+    (part/'metrics.jsonl').write_text(''.join(lines[:2]) + lines[2][:len(lines[2]) // 2])  # step 3's line, cut mid-write
+    capfd.readouterr()
+    train(train_args(**tiny_run(syn, part)))
+    assert 'metrics.jsonl: dropped its last line' in capfd.readouterr().err
+    a, b = metric_rows(full), metric_rows(part)
+    assert [r['step'] for r in b] == [1, 2, 3, 4] and [r['loss'] for r in a] == [r['loss'] for r in b]
+
+def _train_cmd(ds, out):
+    return ['train'] + [f"--{k.replace('_', '-')}={v}" for k, v in tiny_run(ds, out).items() if k != 'quiet'] + ['--quiet']
+
+def test_full_disk_at_a_checkpoint_is_one_line_and_the_rerun_completes(syn, tmp_path, capsys):
+    "Issue 23.16: a real 600 KB tmpfs fills while the first checkpoint is written (torch.save): one line, partial removed."
+    from dflash_nb.cli import main
+    with tmpfs(tmp_path/'disk', '600k') as disk:
+        out = disk/'run'
+        capsys.readouterr()
+        rc = main(_train_cmd(syn, out))   # the console script's entry point, in-process (a subprocess adds ~10 s of imports)
+        err = capsys.readouterr().err.strip()
+        assert rc == 1 and len(err.splitlines()) == 1 and 'Traceback' not in err, err
+        assert f"{out/'checkpoints'/'step-00000002'}: no space left on device" in err and 'rerun the same command' in err, err
+        assert 'inline_container' not in err and not list((out/'checkpoints').iterdir())   # the partial checkpoint is gone
+        subprocess.run(['mount', '-o', 'remount,size=64m', str(disk)], check=True)        # space freed
+        train(train_args(**tiny_run(syn, out)))
+        assert [m['step'] for m in metric_rows(out)] == [1, 2, 3, 4] and (out/'drafter'/'model.safetensors').is_file()
+
+def test_full_disk_in_the_final_save_is_one_line(syn, tmp_path):
+    "Issue 23.16: drafter/ on a real 64 KB tmpfs (safetensors' own error): one line naming it, no tmp files, the rerun saves."
+    out = tmp_path/'run'
+    with tmpfs(out/'drafter', '64k') as d:
+        with pytest.raises(OSError) as e: train(train_args(**tiny_run(syn, out)))
+        msg = str(e.value)
+        assert msg.startswith(f"{d}: no space left on device") and len(msg.splitlines()) == 1, msg
+        assert list(d.iterdir()) == []
+        subprocess.run(['mount', '-o', 'remount,size=2m', str(d)], check=True)
+        assert train(train_args(**tiny_run(syn, out)))['steps'] == 4
+        assert sorted(p.name for p in d.iterdir()) == ['README.md', 'config.json', 'dflash.py', 'model.safetensors']
+
+def killed_in_final_save(opts: dict) -> int:
+    "Run `train` in a forked child that SIGKILLs itself when the final save renames its first file into drafter/; its status."
+    pid = os.fork()
+    if pid == 0:
+        try:
+            real = os.replace
+            def replace(src, dst, *a, **k):
+                if os.path.basename(os.path.dirname(str(src))) == 'drafter' and '.tmp-' in str(src): os.kill(os.getpid(), signal.SIGKILL)
+                return real(src, dst, *a, **k)
+            os.replace = replace
+            train(train_args(**opts))
+            os._exit(0)
+        except BaseException as e:
+            sys.stderr.write(f"child failed: {e!r}\n"); os._exit(3)
+    return os.waitpid(pid, 0)[1]
+
+def test_kill_inside_the_final_save_leaves_no_tmp_files(syn, tmp_path):
+    "Issue 23.16: a real SIGKILL inside the final save; the rerun removes the dead run's *.tmp-PID files, not a live one's."
+    out = tmp_path/'run'
+    status = killed_in_final_save(tiny_run(syn, out))
+    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL, status
+    left = sorted(f.name for f in (out/'drafter').iterdir())
+    assert left and all('.tmp-' in f for f in left), left                     # the fault: the killed save's files
+    alive = subprocess.Popen(['sleep', '60'])
+    try:
+        (out/'drafter'/f'model.safetensors.tmp-{alive.pid}').write_bytes(b'another save, still running')
+        assert train(train_args(**tiny_run(syn, out)))['steps'] == 4            # resumes from the final checkpoint, saves
+        names = sorted(f.name for f in (out/'drafter').iterdir())
+        assert names == ['README.md', 'config.json', 'dflash.py', 'model.safetensors', f'model.safetensors.tmp-{alive.pid}'], names
+    finally: alive.kill(); alive.wait()
+    ck = DFlashDraftModel.from_pretrained(out/'checkpoints'/'step-00000004').state_dict()
+    dr = DFlashDraftModel.from_pretrained(out/'drafter').state_dict()
+    assert all(torch.equal(ck[k].to(torch.bfloat16), dr[k]) for k in ck)
