@@ -4,7 +4,7 @@
 
 # %% ../nbs/11a_generate.ipynb #86a2f493
 from __future__ import annotations
-import argparse, json, os, shutil, sys, time, urllib.error, urllib.request
+import argparse, functools, hashlib, inspect, json, os, shutil, sys, time, urllib.error, urllib.request
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
@@ -15,12 +15,11 @@ import torch
 from tqdm.auto import tqdm
 
 from .config import add_config_args, make_config, opt
-from .dataset import atomic_write
+from .dataset import atomic_write, clean_asides, dataset_manifest, output_lock, replace_dir
 from .model import text_config
 from .records import BadRecord, is_user_query, list_completion_files, normalize_message, read_lines
 from .toy import write_token_dataset
 from .train import TokenDataset, _eos_set, _is_tiny, default_eos_ids, load_target
-
 
 # %% auto #0
 __all__ = ['random_prompts', 'generate_tokens', 'generate_token_dataset', 'dataset_prompts', 'parse_prompt', 'read_prompts',
@@ -60,38 +59,112 @@ def _cut_at_eos(seq: list, eos) -> list:
 @torch.no_grad()
 def generate_tokens(target, prompts, max_new_tokens: int = 256, batch_size: int = 32, do_sample: bool = False,
                     temperature: float = 1.0, top_p: float = 1.0, top_k: int = 0, seed: int = 0, eos_token_id=None,
-                    suppress_ids=(), pad_token_id: int | None = None, progress: bool = False) -> list[list[int]]:
-    "Completions (new token ids, cut after the first EOS) of token-id `prompts` by Hugging Face `generate`, batched."
+                    suppress_ids=(), pad_token_id: int | None = None, progress: bool = False, done: dict | None = None,
+                    on_batch=None) -> list[list[int]]:
+    """Completions (new token ids, cut after the first EOS) of token-id `prompts` by Hugging Face `generate`, batched.
+    `done` ({batch index: completions}) are not generated again; `on_batch(index, completions)` sees each new batch."""
     prompts = [_ids(p) for p in prompts]
     if any(not p for p in prompts): raise ValueError("an empty prompt: every prompt needs at least one token")
     eos = sorted(_eos_set(eos_token_id)) if eos_token_id is not None else default_eos_ids(target)
     pad = pad_token_id if pad_token_id is not None else (eos[0] if eos else 0)
-    dev, out = _device_of(target), [None] * len(prompts)
+    dev, out, done = _device_of(target), [None] * len(prompts), done or {}
     kw = dict(max_new_tokens=max_new_tokens, do_sample=do_sample, pad_token_id=pad, eos_token_id=eos or None,
               suppress_tokens=sorted({int(i) for i in suppress_ids}) or None)
     if do_sample: kw.update(temperature=temperature, top_p=top_p, top_k=top_k or None)
     batches = tqdm(_length_batches([len(p) for p in prompts], batch_size), desc='generate', unit='batch', disable=not progress)
     for bi, idx in enumerate(batches):
-        x, att = _left_pad([prompts[i] for i in idx], pad)
-        with torch.random.fork_rng(devices=[dev] if dev.type == 'cuda' else []):
-            torch.manual_seed(seed * 1_000_003 + bi)
-            y = target.generate(input_ids=x.to(dev), attention_mask=att.to(dev), **kw)[:, x.shape[1]:].tolist()
-        for r, i in enumerate(idx): out[i] = _cut_at_eos(y[r], eos)
+        comps = done.get(bi)
+        if comps is None:
+            x, att = _left_pad([prompts[i] for i in idx], pad)
+            with torch.random.fork_rng(devices=[dev] if dev.type == 'cuda' else []):
+                torch.manual_seed(seed * 1_000_003 + bi)   # per batch: a resumed run draws what the whole run would have
+                y = target.generate(input_ids=x.to(dev), attention_mask=att.to(dev), **kw)[:, x.shape[1]:].tolist()
+            comps = [_cut_at_eos(r, eos) for r in y]
+            if on_batch: on_batch(bi, comps)
+        for c, i in zip(comps, idx): out[i] = c
     return out
 
 # %% ../nbs/11a_generate.ipynb #4ccff5bc
+_GEN_KEYS = ('batch_size', 'do_sample', 'temperature', 'top_p', 'top_k', 'seed', 'eos_token_id', 'suppress_ids')
+
+def _jsonable(v): return sorted(v) if isinstance(v, set) else list(v) if isinstance(v, tuple) else v
+
+def _model_identity(model) -> str:
+    "A cheap identity of `model`: its config and the first values of every weight (another model, or other weights, differ)."
+    cfg = {k: v for k, v in model.config.to_dict().items() if k not in ('_name_or_path', 'transformers_version')}
+    h = hashlib.sha256(json.dumps(cfg, sort_keys=True, default=str).encode())
+    for name, p in model.state_dict().items():
+        h.update(f"{name}{tuple(p.shape)}{p.dtype}".encode()); h.update(p.detach().reshape(-1)[:16].float().cpu().numpy().tobytes())
+    return h.hexdigest()[:16]
+
+def _token_run_key(target, prompts: list, sids: list, max_new_tokens: int, source: str, V: int, gen: dict) -> dict:
+    "What a resumed token-level run must share with the interrupted one (`OUT.partial/run.json`)."
+    return {'format_version': 1, 'target': _model_identity(target), 'prompts': len(prompts),
+            'prompt_tokens': hashlib.sha256(json.dumps([prompts, sids]).encode()).hexdigest()[:16],
+            'max_new_tokens': max_new_tokens, 'source': source, 'vocab_size': V, **{k: _jsonable(v) for k, v in gen.items()}}
+
+# %% ../nbs/11a_generate.ipynb #8b282efe
+def _journal(path: Path) -> dict:
+    "{batch index: completions} of the journal `path`; a last line cut by a kill is cut away (appends then start clean)."
+    if not path.is_file(): return {}
+    raw = path.read_bytes()
+    whole = raw[:raw.rfind(b'\n') + 1]            # every line is written with its newline: one without was cut
+    if len(whole) < len(raw): os.truncate(path, len(whole))
+    return {int(r['batch']): r['completions'] for r in map(json.loads, whole.splitlines())}
+
+def _token_partial(partial: Path, key: dict, restart: bool) -> dict:
+    "The batches an interrupted run with the same `key` journaled in `partial`, else {} and a fresh `partial` folder."
+    rk = partial/'run.json'
+    if rk.is_file() and not restart:
+        old = json.loads(rk.read_text())
+        if old != key:
+            diff = sorted(k for k in set(old) | set(key) if old.get(k) != key.get(k))
+            raise ValueError(f"{partial}: an interrupted run with different {', '.join(diff)} is there; rerun with the same target, "
+                             "prompts and options to resume it, or pass --restart (restart=True) to discard it")
+        return _journal(partial/'batches.jsonl')
+    if partial.is_dir(): shutil.rmtree(partial)
+    elif partial.exists(): partial.unlink()
+    partial.mkdir(parents=True)
+    atomic_write(rk, json.dumps(key, indent=2))
+    return {}
+
+# %% ../nbs/11a_generate.ipynb #8ffee546
+def _token_dataset(target, prompts: list, out: Path, max_new_tokens: int, sids: list, source: str, V: int, overwrite: bool,
+                   restart: bool, kw: dict) -> int:
+    "Write the dataset `out` (see `generate_token_dataset`); returns how many prompts an interrupted run had answered."
+    key = _token_run_key(target, prompts, sids, max_new_tokens, source, V, {k: v for k, v in kw.items() if k in _GEN_KEYS})
+    run = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
+    partial = out.with_name(out.name + '.partial')
+    with output_lock(out):                 # one run per output; a second is refused in one line
+        clean_asides(out)                  # what a run killed in its swap left
+        if out.exists():
+            if ((dataset_manifest(out) or {}).get('generation') or {}).get('run') == run:   # this run, committed already
+                shutil.rmtree(partial, ignore_errors=True); return 0
+            if not overwrite: raise FileExistsError(f"{out}: already exists; pass --overwrite (overwrite=True) or a new path")
+        done = _token_partial(partial, key, restart)
+        with open(partial/'batches.jsonl', 'a', encoding='utf-8') as f:
+            def journal(bi, comps):
+                f.write(json.dumps({'batch': bi, 'completions': comps}) + '\n'); f.flush(); os.fsync(f.fileno())
+            comps = generate_tokens(target, prompts, max_new_tokens, done=done, on_batch=journal, **kw)
+        samples = [(p + c, [False] * len(p) + [True] * len(c), sid, source) for p, c, sid in zip(prompts, comps, sids)]
+        gen = {'backend': 'hf-generate', 'level': 'token', 'max_new_tokens': max_new_tokens, 'run': run,
+               **{k: _jsonable(v) for k, v in kw.items() if k in _GEN_KEYS}}
+        for old in partial.glob('dataset*'): shutil.rmtree(old)   # a dataset a killed run began
+        write_token_dataset(partial/'dataset', samples, V, f"completions of {len(prompts)} prompts by the target (token level)",
+                            {'generation': gen})
+        replace_dir(partial/'dataset', out)   # the old `out` stays whole until the new one is there
+        shutil.rmtree(partial)
+    return sum(len(c) for c in done.values())
+
 def generate_token_dataset(target, prompts, out_dir, max_new_tokens: int = 256, sample_ids=None, source: str = 'generated',
-                           vocab_size: int | None = None, **kw) -> Path:
-    "Target completions of token-id `prompts`, written as a dataset (prompt + completion, loss mask on the completion)."
+                           vocab_size: int | None = None, overwrite: bool = False, restart: bool = False, **kw) -> Path:
+    """Target completions of token-id `prompts`, written as a dataset (prompt + completion, loss mask on the completion).
+    Resumable (batches journaled in `OUT.partial`); an old `out_dir` (`overwrite`) stays whole until the new one replaces it."""
     prompts = [_ids(p) for p in prompts]
-    comps = generate_tokens(target, prompts, max_new_tokens, **kw)
     V = vocab_size or int(getattr(text_config(target.config), 'vocab_size'))
     sids = list(sample_ids) if sample_ids is not None else [f"{source}:{i}" for i in range(len(prompts))]
-    samples = [(p + c, [False] * len(p) + [True] * len(c), sid, source) for p, c, sid in zip(prompts, comps, sids)]
-    gen = {k: v for k, v in kw.items() if k in ('do_sample', 'temperature', 'top_p', 'top_k', 'seed', 'eos_token_id', 'suppress_ids')}
-    return write_token_dataset(out_dir, samples, V, f"completions of {len(prompts)} prompts by the target (token level)",
-                               {'generation': {'backend': 'hf-generate', 'level': 'token', 'max_new_tokens': max_new_tokens,
-                                               **{k: (list(v) if isinstance(v, (tuple, set)) else v) for k, v in gen.items()}}})
+    _token_dataset(target, prompts, Path(out_dir), max_new_tokens, sids, source, V, overwrite, restart, kw)
+    return Path(out_dir)
 
 # %% ../nbs/11a_generate.ipynb #9a264cd3
 def dataset_prompts(dataset, limit: int | None = None, max_prompt_len: int | None = None) -> list[dict]:
@@ -192,6 +265,15 @@ def _encode_prompts(ct, prompts, done: dict, skipped: list) -> tuple[list, list]
             skipped.append({'file': '', 'line': 0, 'id': p['id'], 'reason': 'template_error', 'detail': str(e)[:300]})
     return ids, keep
 
+# %% ../nbs/11a_generate.ipynb #71961534
+def _holds_output_lock(fn):
+    "`fn`, run holding the lock of its output `out_path` (`OUT.lock`): a second run on one output is refused in one line."
+    sig = inspect.signature(fn)
+    @functools.wraps(fn)
+    def locked(*args, **kw):
+        with output_lock(sig.bind(*args, **kw).arguments['out_path']): return fn(*args, **kw)
+    return locked
+
 # %% ../nbs/11a_generate.ipynb #22761a2b
 def _hf_generator(target, tokenizer_dir, max_new_tokens: int, do_sample: bool, temperature: float, top_p: float, seed: int) -> dict:
     "The `generator` field of the records a Hugging Face target writes."
@@ -213,6 +295,7 @@ def _in_prompt_order(prompts, done: dict) -> list:
     return [done[i] for i in order_ids if i in done] + [r for i, r in done.items() if i not in set(order_ids)]
 
 # %% ../nbs/11a_generate.ipynb #df7ae82e
+@_holds_output_lock
 def generate_records(target, tokenizer_dir, prompts, out_path, max_new_tokens: int = 2048, batch_size: int = 8,
                      do_sample: bool = False, temperature: float = 1.0, top_p: float = 1.0, seed: int = 0,
                      eos_token_id=None, suppress_ids=(), source: str | None = None, overwrite: bool = False,
@@ -309,6 +392,7 @@ def _add_answer(f, p: dict, r: dict, gen: dict, source, finish: dict, usage: dic
                        ensure_ascii=False) + '\n'); f.flush()
 
 # %% ../nbs/11a_generate.ipynb #2b3fe67d
+@_holds_output_lock
 def generate_records_api(prompts, out_path, api_base: str, model: str | None = None, api_key: str | None = None,
                          max_tokens: int = 2048, temperature: float = 0.0, top_p: float | None = None, seed: int | None = None,
                          concurrency: int = 8, timeout: float = 600, retries: int = 3, extra_body: dict | None = None,
@@ -407,20 +491,16 @@ def _token_prompts(V: int, dataset=None, n_random: int | None = None, prompt_len
 
 # %% ../nbs/11a_generate.ipynb #e99710e2
 def _generate_token_level(a: GenerateConfig, tgt, V: int, supp: list, eos, samp: dict) -> dict:
-    "`dflash-nb generate --random-prompts/--prompt-dataset`: a token-level dataset of the target's completions."
+    "`dflash-nb generate --random-prompts/--prompt-dataset`: a token-level dataset of the target's completions (resumable)."
     ps = _token_prompts(V, a.prompt_dataset, a.random_prompts, a.prompt_len, a.limit, a.seed, supp)
     prompts, sids = [p['input_ids'] for p in ps], [p['id'] for p in ps]
-    out = Path(a.output)
-    if out.exists():
-        if not a.overwrite: raise FileExistsError(f"{out}: already exists; pass --overwrite or a new path")
-        shutil.rmtree(out)
-    t0 = time.perf_counter()
-    generate_token_dataset(tgt, prompts, out, a.max_new_tokens, sids, a.source or 'generated', batch_size=a.batch_size,
-                           eos_token_id=eos if eos is not None else (default_eos_ids(tgt) or None), suppress_ids=supp,
-                           progress=not a.quiet, **samp)
+    out, t0 = Path(a.output), time.perf_counter()
+    resumed = _token_dataset(tgt, prompts, out, a.max_new_tokens, sids, a.source or 'generated', V, a.overwrite, a.restart,
+                             dict(batch_size=a.batch_size, eos_token_id=eos if eos is not None else (default_eos_ids(tgt) or None),
+                                  suppress_ids=supp, progress=not a.quiet, **samp))
     st = json.loads((out/'stats.json').read_text())
     return {'output': str(out), 'prompts': len(prompts), 'written': st['samples'], 'completion_tokens': st['loss_tokens'],
-            'seconds': time.perf_counter() - t0, 'skipped': []}
+            'resumed': resumed, 'seconds': time.perf_counter() - t0, 'skipped': []}
 
 def _generate_local(a: GenerateConfig, token_level: bool, samp: dict) -> dict:
     "`dflash-nb generate --target`: completions by a Hugging Face model (records) or a tiny target (token level)."
@@ -446,6 +526,7 @@ def generate_main(args: argparse.Namespace) -> int:
     if (a.api_base is None) == (a.target is None): raise ValueError("give exactly one of --api-base and --target")
     token_level = a.random_prompts is not None or a.prompt_dataset is not None
     if token_level == (a.prompts is not None): raise ValueError("give exactly one of --prompts, --random-prompts, --prompt-dataset")
+    with output_lock(a.output): pass   # another run on this output: refused now, before loading a target
     samp = dict(do_sample=a.temperature > 0, temperature=a.temperature or 1.0, top_p=a.top_p, seed=a.seed)
     s = _generate_api(a, token_level) if a.api_base else _generate_local(a, token_level, samp)
     for k in s['skipped'][:20]: print(f"skipped {k['file']}:{k['line']} ({k['id']}): {k['reason']}: {k['detail']}", file=sys.stderr)
