@@ -379,20 +379,24 @@ def shard_target(target, device):
     return target.to(device)
 
 # %% ../nbs/11_train.ipynb #312be34f
-def drafter_from_dir(path, target, mask_token_id: int | None = None, target_layer_ids=None, draft_vocab: str = 'full',
-                     norm_init: str = 'ones') -> DFlashDraftModel:
-    "The drafter of directory `path` in float32 on the target's device, checked against `target` and the given options."
+def drafter_from_dir(path, target, given: dict | None = None, draft_vocab: str = 'full', norm_init: str = 'ones') -> DFlashDraftModel:
+    """The drafter of directory `path` in float32 on the target's device, checked against `target` and the options `given`
+    ({config field: (option, value)}: each must equal the drafter's); its config records `target` (model type, tied head)."""
     d = Path(path)
     if not (d/'config.json').is_file():
         raise FileNotFoundError(f"{d}: --init-drafter needs a drafter directory (config.json + model.safetensors)")
     core = DFlashDraftModel.from_pretrained(d, dtype=torch.float32)
     c = core.config
     check_drafter_fits(c, target.config, f"--init-drafter {d}")
-    for bad, what in ((mask_token_id is not None and mask_token_id != c.mask_token_id, f"--mask-token-id {mask_token_id}, the drafter's is {c.mask_token_id}"),
-                      (target_layer_ids is not None and list(target_layer_ids) != c.target_layer_ids, f"--target-layer-ids {list(target_layer_ids or [])}, the drafter's are {c.target_layer_ids}"),
-                      (draft_vocab != 'full', "--draft-vocab data: the drafter keeps its own vocabulary"),
+    for name, (option, value) in (given or {}).items():
+        if value is not None and value != getattr(c, name):
+            raise ValueError(f"--init-drafter {d}: {option} {value}, the drafter's {name} is {getattr(c, name)}; "
+                             "leave the option out (the drafter's shape is kept) or train a fresh drafter")
+    for bad, what in ((draft_vocab != 'full', "--draft-vocab data: the drafter keeps its own vocabulary"),
                       (norm_init != 'ones', "--norm-init target would overwrite the drafter's trained final norm")):
         if bad: raise ValueError(f"--init-drafter {d}: {what}")
+    now = DFlashConfig.from_target(target.config, c.num_hidden_layers, c.target_layer_ids, c.block_size, c.mask_token_id)
+    c.target_model_type, c.target_tie_word_embeddings = now.target_model_type, now.target_tie_word_embeddings
     return core.to(target.get_input_embeddings().weight.device).bind_target(target)
 
 # %% ../nbs/11_train.ipynb #33186de5
@@ -439,10 +443,10 @@ class TrainConfig:
     dataset: str = opt(None, "tokenized dataset directory (or s3:// URL) written by `dflash-nb tokenize`", required=True)
     target: str = opt(None, "target model directory (Hugging Face), or 'tiny' / 'tiny:hidden_size=128,num_layers=8' for a tiny random Qwen3 built in code", required=True)
     output_dir: str = opt(None, "where checkpoints, metrics.jsonl, summary.json and drafter/ go", required=True)
-    init_drafter: str | None = opt(None, "start from this drafter directory (e.g. a published DFlash drafter): its shape, tap layers, block size and mask token are kept", 'drafter', metavar='DIR')
-    draft_layers: int = opt(5, "draft decoder layers (default 5)", 'drafter')
+    init_drafter: str | None = opt(None, "start from this drafter directory (e.g. a published DFlash drafter): its shape, tap layers, block size and mask token are kept (an option giving another value is refused)", 'drafter', metavar='DIR')
+    draft_layers: int | None = opt(None, "draft decoder layers (default 5; with --init-drafter the drafter's)", 'drafter')
     target_layer_ids: str | None = opt(None, "comma-separated target layers to fuse (default: evenly 1..L-3)", 'drafter')
-    block_size: int = opt(16, "block size (default 16)", 'drafter')
+    block_size: int | None = opt(None, "block size (default 16; with --init-drafter the drafter's)", 'drafter')
     mask_token_id: int | None = opt(None, "mask token id (default: 248070 for Qwen3.5/3.6, vocab-1 for tiny)", 'drafter')
     attention: str = opt('sdpa', "block attention kernel (default sdpa)", 'drafter', choices=['sdpa', 'flex'])
     norm_init: str = opt('ones', "drafter final norm: all ones (default), or 0.05 x the target's (near-uniform first predictions; see the model notebook)", 'drafter', choices=['ones', 'target'])
@@ -542,9 +546,12 @@ def run_drafter(r: SimpleNamespace) -> None:
     vocab = None
     if a.draft_vocab == 'data' and not a.init_drafter:
         vocab = np.unique(np.concatenate([ids[m] for ids, m in (ds[i] for i in range(len(ds)))] + [np.array(default_eos_ids(target), np.int64)]))
-    if a.init_drafter: core = drafter_from_dir(a.init_drafter, target, a.mask_token_id, layer_ids, a.draft_vocab, a.norm_init)
+    if a.init_drafter:
+        given = {'mask_token_id': ('--mask-token-id', a.mask_token_id), 'target_layer_ids': ('--target-layer-ids', layer_ids),
+                 'block_size': ('--block-size', a.block_size), 'num_hidden_layers': ('--draft-layers', a.draft_layers)}
+        core = drafter_from_dir(a.init_drafter, target, given, a.draft_vocab, a.norm_init)
     else:
-        cfg = DFlashConfig.from_target(target.config, a.draft_layers, layer_ids, a.block_size, r.mask_id,
+        cfg = DFlashConfig.from_target(target.config, a.draft_layers or 5, layer_ids, a.block_size or 16, r.mask_id,
                                        draft_vocab_size=0 if vocab is None else len(vocab))
         core = DFlashDraftModel(cfg).to(r.dev).bind_target(target)
         if vocab is not None: core.set_draft_vocab(vocab)

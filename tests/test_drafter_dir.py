@@ -75,12 +75,26 @@ def test_published_layout_fine_tunes_and_saves_back(syn, tmp_path):
 @pytest.mark.parametrize('kw, error', [
     (dict(target='tiny:hidden_size=32,num_heads=2,num_kv_heads=1'), "hidden size 64, the target's is 32"),
     (dict(target='tiny:num_layers=4'), "tap layers [5] are beyond the target's 4 layers"),
-    (dict(mask_token_id=62), "--mask-token-id 62, the drafter's is 63"),
+    (dict(mask_token_id=62), "--mask-token-id 62, the drafter's mask_token_id is 63"),
+    (dict(target_layer_ids='1,3'), "--target-layer-ids [1, 3], the drafter's target_layer_ids is [1, 5]"),
+    (dict(block_size=16), "--block-size 16, the drafter's block_size is 8"),          # was silently ignored
+    (dict(draft_layers=3), "--draft-layers 3, the drafter's num_hidden_layers is 2"),  # was silently ignored
     (dict(norm_init='target'), "overwrite the drafter's trained final norm")])
 def test_mismatched_drafter_is_one_clear_line(syn, tmp_path, kw, error):
     _published(tmp_path/'pub', tiny_qwen3_target(vocab_size=64))
     with pytest.raises(ValueError) as e: train(_args(syn, tmp_path/'run', init_drafter=str(tmp_path/'pub'), **kw))
     assert error in str(e.value) and '\n' not in str(e.value)
+
+
+def test_warm_start_accepts_the_drafters_own_values_and_records_the_current_target(syn, tmp_path):
+    "--block-size/--draft-layers equal to the drafter's are fine; the saved config names the target trained against now."
+    _published(tmp_path/'pub', tiny_qwen3_target(vocab_size=64))
+    cfg = json.loads((tmp_path/'pub'/'config.json').read_text())
+    cfg['dflash_config'].update(target_model_type='llama', target_tie_word_embeddings=False)   # stale: made for another target
+    (tmp_path/'pub'/'config.json').write_text(json.dumps(cfg))
+    train(_args(syn, tmp_path/'run', init_drafter=str(tmp_path/'pub'), block_size=8, draft_layers=2, max_steps=1))
+    dc = json.loads((tmp_path/'run'/'drafter'/'config.json').read_text())['dflash_config']
+    assert (dc['target_model_type'], dc['target_tie_word_embeddings']) == ('qwen3', True)   # the tiny Qwen3 target, tied
 
 
 def test_cli_names_a_missing_drafter_dir(syn, tmp_path):
