@@ -178,14 +178,32 @@ def _rope_scaling(d: dict) -> dict | None:
     return {**{k: v for k, v in rp.items() if k not in ('rope_theta', 'type')}, 'rope_type': t}
 
 # %% ../nbs/10_model.ipynb #991d17d3
+_READ_KEYS = {'draft_vocab_size', 'has_own_lm_head'}                  # top-level fields read into the config (written back canonically)
+_READ_DFLASH_KEYS = {'use_swa', 'swa_window_size', 'draft_vocab_size'}  # dflash_config fields read into it (other forms of ours)
+
+def _window_form(d: dict, n: int) -> tuple:
+    "(layer_types, sliding_window, causal) of a config dict in any of the forms serving engines read."
+    dc = d.get('dflash_config') or {}
+    lt, causal = d.get('layer_types'), d.get('is_causal', dc.get('causal'))
+    if lt is None and d.get('use_sliding_window'):   # Qwen3's older rule: layers from max_window_layers on slide
+        lt = ['sliding_attention' if i >= d.get('max_window_layers', n) else 'full_attention' for i in range(n)]
+    if dc.get('use_swa') and 'sliding_attention' not in (lt or []):
+        # vLLM's other form (MiMo / ModelOpt exports): every layer slides, and none is causal unless the config says so
+        lt, causal = ['sliding_attention'] * n, (False if causal is None else causal)
+    window = dc.get('swa_window_size', d.get('sliding_window'))
+    return lt, (window if lt and 'sliding_attention' in lt else None), causal
+
+def _draft_vocab_size(d: dict) -> int:
+    "Ids a drafter predicts per its config dict (0: the whole vocabulary): top-level `draft_vocab_size` (vLLM, EAGLE-3) or ours in dflash_config."
+    v = d.get('draft_vocab_size', (d.get('dflash_config') or {}).get('draft_vocab_size')) or 0
+    return 0 if int(v) == int(d['vocab_size']) else int(v)
+
 def _from_hf_dict(cls, d: dict) -> DFlashConfig:
-    "Read a drafter `config.json`: written by `to_hf_dict`, or a published DFlash drafter's (own heads, sliding layers)."
+    "Read a drafter `config.json`: written by `to_hf_dict`, a published DFlash drafter's (own heads, sliding layers) or vLLM's `use_swa` form."
     dc = d.get('dflash_config') or {}
     L = int(dc.get('num_target_layers', d.get('num_target_layers')))
     n = int(d['num_hidden_layers'])
-    lt = d.get('layer_types')
-    if lt is None and d.get('use_sliding_window'):   # Qwen3's older rule: layers from max_window_layers on slide
-        lt = ['sliding_attention' if i >= d.get('max_window_layers', n) else 'full_attention' for i in range(n)]
+    lt, window, causal = _window_form(d, n)
     c = cls(hidden_size=d['hidden_size'], num_attention_heads=d['num_attention_heads'],
             num_key_value_heads=d.get('num_key_value_heads') or d['num_attention_heads'],
             head_dim=d.get('head_dim') or d['hidden_size'] // d['num_attention_heads'],
@@ -196,12 +214,12 @@ def _from_hf_dict(cls, d: dict) -> DFlashConfig:
             rms_norm_eps=d.get('rms_norm_eps', 1e-6), rope_theta=rope_theta_of(d),
             max_position_embeddings=d.get('max_position_embeddings', 32768),
             target_tie_word_embeddings=bool(dc.get('target_tie_word_embeddings', False)),
-            target_model_type=dc.get('target_model_type', ''), draft_vocab_size=int(dc.get('draft_vocab_size', 0)),
-            layer_types=lt, sliding_window=d.get('sliding_window') if lt and 'sliding_attention' in lt else None,
-            rope_scaling=_rope_scaling(d), causal=d.get('is_causal', dc.get('causal')))
+            target_model_type=dc.get('target_model_type', ''),
+            draft_vocab_size=_draft_vocab_size(d), layer_types=lt, sliding_window=window,
+            rope_scaling=_rope_scaling(d), causal=causal)
     ours = c.to_hf_dict()
-    extra = {k: v for k, v in d.items() if k not in ours and k not in _SAVE_TIME_KEYS}
-    dextra = {k: v for k, v in dc.items() if k not in ours['dflash_config']}
+    extra = {k: v for k, v in d.items() if k not in ours and k not in _SAVE_TIME_KEYS | _READ_KEYS}
+    dextra = {k: v for k, v in dc.items() if k not in ours['dflash_config'] and k not in _READ_DFLASH_KEYS}
     c.hf_extra = {**extra, **({'dflash_config': dextra} if dextra else {})}
     return c
 
@@ -613,7 +631,7 @@ def drafter_readme(c: DFlashConfig, info: dict | None = None) -> str:
 
 # %% ../nbs/10_model.ipynb #361c61da
 _MODELING_OBJECTS = ('_get', 'text_config', 'rope_theta_of', 'select_target_layers', 'DFlashConfig', '_check_config', '_from_target', '_to_hf_dict',
-                     '_rope_scaling', '_from_hf_dict', 'rotary_cos_sin', 'rope_scaling_of', 'apply_rotary',
+                     '_rope_scaling', '_window_form', '_draft_vocab_size', '_from_hf_dict', 'rotary_cos_sin', 'rope_scaling_of', 'apply_rotary',
                      'sliding_window_mask', 'layer_causal', 'layer_masks', 'DraftCache', '_flex_attention', '_attend', 'DFlashAttention',
                      'DFlashDecoderLayer', 'build_drafter', 'drafter_hidden')
 
@@ -650,7 +668,8 @@ def modeling_source() -> str:
             'from transformers import PreTrainedModel, Qwen3Config',
             'from transformers.models.qwen3.modeling_qwen3 import Qwen3MLP, Qwen3RMSNorm as RMSNorm, rotate_half', '',
             f'QWEN36_MASK_TOKEN_ID = {QWEN36_MASK_TOKEN_ID}', f'LAYER_TYPES = {LAYER_TYPES!r}', f'SCALED_ROPE_TYPES = {SCALED_ROPE_TYPES!r}',
-            f'_SAVE_TIME_KEYS = {sorted(_SAVE_TIME_KEYS)!r}', '_FLEX, _ROPE_CACHE = {}, {}', '']
+            f'_SAVE_TIME_KEYS = set({sorted(_SAVE_TIME_KEYS)!r})', f'_READ_KEYS = set({sorted(_READ_KEYS)!r})',
+            f'_READ_DFLASH_KEYS = set({sorted(_READ_DFLASH_KEYS)!r})', '_FLEX, _ROPE_CACHE = {}, {}', '']
     body = [inspect.getsource(getattr(pkg, n)) for n in _MODELING_OBJECTS]
     tail = ['DFlashConfig.from_target = classmethod(_from_target)', 'DFlashConfig.to_hf_dict = _to_hf_dict', 'DFlashConfig.from_hf_dict = classmethod(_from_hf_dict)', _HF_WRAPPER]
     return '\n'.join(head) + '\n' + '\n\n'.join(body) + '\n' + '\n'.join(tail)

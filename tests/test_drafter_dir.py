@@ -185,3 +185,45 @@ def test_sliding_layers_flex_equals_dense_training_forward(syn, causal):
         bi.load_state_dict(d.state_dict()); bi.bind_target(tgt)
         other = dflash_forward(bi, tf, batch, loss_weights(8), 'sdpa')[0]
     assert abs(flex - dense) < 1e-5 * abs(dense) and abs(other - dense) > 100 * abs(flex - dense)   # causality matters
+
+
+# vLLM's per-layer window and causality, restated from vllm 0.34.0 (the PyPI wheel, commit id g62d4bc3c7;
+# vllm-project/vllm@036a00d1 has the same rule), vllm/model_executor/models/qwen3_dflash.py lines 86-97
+# (_dflash_layer_causal) and 137-186 (_resolve_layer_attention): `dflash_config.use_swa` slides every layer unless
+# `layer_types` already names sliding ones; the window is `dflash_config.swa_window_size`, else `sliding_window`;
+# causality is `is_causal`, else `dflash_config.causal`, else "the layer_types entry is sliding_attention".
+# SGLang 0.5.23 (sglang/srt/speculative/dflash_utils.py lines 388-417) reads only `layer_types` + `sliding_window`.
+def _vllm_layer_attention(cfg: dict, i: int) -> tuple:
+    dc, lt = cfg.get('dflash_config') or {}, cfg.get('layer_types')
+    use_swa = dc.get('use_swa', False)
+    sliding = use_swa if lt is None or (use_swa and 'sliding_attention' not in lt) else lt[i] == 'sliding_attention'
+    window = dc.get('swa_window_size', cfg.get('sliding_window')) if sliding else None
+    causal = next((v for v in (cfg.get('is_causal'), dc.get('causal')) if v is not None), bool(lt) and lt[i] == 'sliding_attention')
+    return window, bool(causal)
+
+
+@pytest.mark.parametrize('layer_types', [None, ['full_attention'] * 2])
+def test_vllm_use_swa_form_trains_and_serves_with_its_window(tmp_path, layer_types):
+    "A config in vLLM's `use_swa` / `swa_window_size` form is read as the window vLLM serves, and written back canonically."
+    from dflash_nb.model import layer_causal
+    tgt = tiny_qwen3_target(vocab_size=64)
+    d = _published(tmp_path/'pub', tgt, layer_types=['full_attention'] * 2, sliding_window=None)
+    raw = json.loads((tmp_path/'pub'/'config.json').read_text())
+    raw.update(layer_types=layer_types, sliding_window=None, use_sliding_window=False)
+    raw['dflash_config'].update(use_swa=True, swa_window_size=12)          # the MiMo / ModelOpt export form
+    (tmp_path/'pub'/'config.json').write_text(json.dumps(raw))
+    mine = DFlashDraftModel.from_pretrained(tmp_path/'pub', target=tgt)
+    c = mine.config
+    want = [_vllm_layer_attention(raw, i) for i in range(2)]
+    got = [(c.sliding_window if t == 'sliding_attention' else None, layer_causal(c, t)) for t in c.layer_types]
+    assert got == want == [(12, False)] * 2
+    mine.save_pretrained(tmp_path/'back')
+    back = json.loads((tmp_path/'back'/'config.json').read_text())
+    assert 'use_swa' not in back['dflash_config'] and 'swa_window_size' not in back['dflash_config']   # one canonical form
+    assert [_vllm_layer_attention(back, i) for i in range(2)] == want                                   # vLLM serves it the same
+    assert (back['layer_types'], back['sliding_window']) == (['sliding_attention'] * 2, 12)             # what SGLang reads
+    full = DFlashDraftModel(type(c)(**{**c.__dict__, 'layer_types': ['full_attention'] * 2, 'causal': None})).to(torch.bfloat16)
+    full.load_state_dict(mine.state_dict()); full.bind_target(tgt)
+    window = DFlashDraftModel(type(c)(**{**c.__dict__, 'causal': False})).to(torch.bfloat16)   # as saved
+    window.load_state_dict(mine.state_dict()); window.bind_target(tgt)
+    assert torch.equal(_logits(mine, tgt), _logits(window, tgt)) and not torch.allclose(_logits(mine, tgt), _logits(full, tgt))
