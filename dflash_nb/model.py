@@ -17,12 +17,12 @@ from transformers.models.qwen3.modeling_qwen3 import Qwen3MLP, Qwen3RMSNorm as R
 from .qwen import QWEN36_MASK_TOKEN_ID
 
 # %% auto #0
-__all__ = ['LAYER_TYPES', 'SCALED_ROPE_TYPES', 'text_config', 'rope_theta_of', 'select_target_layers', 'DFlashConfig',
-           'rotary_cos_sin', 'rope_scaling_of', 'apply_rotary', 'block_attention_mask', 'flex_block_mask',
-           'sliding_window_mask', 'layer_causal', 'flex_layer_masks', 'layer_masks', 'DraftCache', 'DFlashAttention',
-           'DFlashDecoderLayer', 'decoder_layers', 'shared_embeddings', 'final_norm', 'norm_gain', 'TargetFeatures',
-           'build_drafter', 'drafter_hidden', 'DFlashDraftModel', 'check_drafter_fits', 'drafter_readme',
-           'modeling_source']
+__all__ = ['LAYER_TYPES', 'SCALED_ROPE_TYPES', 'DRAFTER_PRESETS', 'text_config', 'rope_theta_of', 'select_target_layers',
+           'DFlashConfig', 'preset_config', 'rotary_cos_sin', 'rope_scaling_of', 'apply_rotary', 'block_attention_mask',
+           'flex_block_mask', 'sliding_window_mask', 'layer_causal', 'flex_layer_masks', 'layer_masks', 'DraftCache',
+           'DFlashAttention', 'DFlashDecoderLayer', 'decoder_layers', 'shared_embeddings', 'final_norm', 'norm_gain',
+           'TargetFeatures', 'build_drafter', 'drafter_hidden', 'DFlashDraftModel', 'check_drafter_fits',
+           'drafter_readme', 'modeling_source']
 
 # %% ../nbs/10_model.ipynb #4a32cb2a
 def _get(cfg, key, default=None):
@@ -138,6 +138,26 @@ def _from_target(cls, target_config, num_draft_layers: int = 5, target_layer_ids
     return cls(**{**kw, **overrides})
 
 DFlashConfig.from_target = classmethod(_from_target)
+
+# %% ../nbs/10_model.ipynb #g25presets
+_SLIDING4_FULL1 = ['sliding_attention'] * 4 + ['full_attention']
+DRAFTER_PRESETS = {   # the shapes of the published DFlash drafters (SpecForge configs/<name>-dflash.json); hidden size and vocabulary are the target's
+    'qwen3.6-27b': dict(num_hidden_layers=5, num_attention_heads=32, num_key_value_heads=8, head_dim=128, intermediate_size=17408,
+                        layer_types=_SLIDING4_FULL1, sliding_window=2048, block_size=16, tap_layers=5),
+    'qwen3.5-4b': dict(num_hidden_layers=5, num_attention_heads=32, num_key_value_heads=8, head_dim=128, intermediate_size=9728,
+                       layer_types=['full_attention'] * 5, block_size=16, tap_layers=5),
+    'qwen3.5-35b-a3b': dict(num_hidden_layers=8, num_attention_heads=32, num_key_value_heads=4, head_dim=128, intermediate_size=6144,
+                            layer_types=['full_attention'] * 8, block_size=16, tap_layers=5),
+}
+
+def preset_config(name: str, target_config, mask_token_id: int | None = None, **overrides) -> DFlashConfig:
+    "A fresh drafter config in the shape of the published recipe `name` (DRAFTER_PRESETS), sized for `target_config`; `overrides` win."
+    if name not in DRAFTER_PRESETS: raise ValueError(f"--drafter-preset {name}: unknown; one of {', '.join(DRAFTER_PRESETS)}")
+    p = {**DRAFTER_PRESETS[name], **overrides}
+    L = int(_get(text_config(target_config), 'num_hidden_layers'))
+    taps = p.pop('tap_layers')
+    ids = p.pop('target_layer_ids', None) or select_target_layers(L, taps)
+    return DFlashConfig.from_target(target_config, p.pop('num_hidden_layers'), ids, p.pop('block_size'), mask_token_id, **p)
 
 # %% ../nbs/10_model.ipynb #631b2d0b
 def _to_hf_dict(self) -> dict:

@@ -19,8 +19,8 @@ from fastcore.basics import patch
 from torch.nn.utils.rnn import pad_sequence
 from tqdm.auto import tqdm
 
-from .model import (DFlashConfig, DFlashDraftModel, TargetFeatures, block_attention_mask, check_drafter_fits,
-                             decoder_layers, drafter_readme, flex_layer_masks, text_config)
+from .model import (DRAFTER_PRESETS, DFlashConfig, DFlashDraftModel, TargetFeatures, block_attention_mask, check_drafter_fits,
+                             decoder_layers, drafter_readme, flex_layer_masks, select_target_layers, text_config)
 from .config import add_config_args, make_config, opt
 from .dataset import dataset_manifest, dataset_shards, dataset_stats, open_dataset, stream_batches
 from .toy import tiny_target, write_token_dataset   # write_token_dataset: re-exported for the tests
@@ -32,9 +32,9 @@ __all__ = ['DEFAULT_GAMMA', 'TokenDataset', 'check_token_dataset', 'open_token_d
            'feature_cache_bytes', 'sample_key', 'FeatureCache', 'CachedTargetFeatures', 'fill_feature_cache',
            'dist_info', 'setup_device', 'load_target', 'shard_target', 'drafter_from_dir', 'latest_checkpoint',
            'save_checkpoint', 'load_checkpoint', 'TrainConfig', 'add_train_args', 'train_args', 'default_eos_ids',
-           'setup_run', 'run_target', 'run_drafter', 'run_features', 'plan_run', 'run_optimizer', 'resume_run',
-           'train_step', 'step_metrics', 'log_step', 'run_loop', 'run_summary', 'train', 'train_main',
-           'run_readme_info']
+           'setup_run', 'run_target', 'drafter_shape', 'fresh_drafter_config', 'run_drafter', 'run_features',
+           'plan_run', 'run_optimizer', 'resume_run', 'train_step', 'step_metrics', 'log_step', 'run_loop',
+           'run_summary', 'train', 'train_main', 'run_readme_info']
 
 # %% ../nbs/11_train.ipynb #44204f08
 def _index_batch(f, rb, max_seq_len: int | None):
@@ -444,7 +444,14 @@ class TrainConfig:
     target: str = opt(None, "target model directory (Hugging Face), or 'tiny' / 'tiny:hidden_size=128,num_layers=8' for a tiny random Qwen3 built in code", required=True)
     output_dir: str = opt(None, "where checkpoints, metrics.jsonl, summary.json and drafter/ go", required=True)
     init_drafter: str | None = opt(None, "start from this drafter directory (e.g. a published DFlash drafter): its shape, tap layers, block size and mask token are kept (an option giving another value is refused)", 'drafter', metavar='DIR')
+    drafter_preset: str | None = opt(None, "shape of a published drafter for a fresh one: heads, head size, KV heads, MLP, sliding layers, block, tap layers (SpecForge's configs)", 'drafter', choices=list(DRAFTER_PRESETS))
     draft_layers: int | None = opt(None, "draft decoder layers (default 5; with --init-drafter the drafter's)", 'drafter')
+    draft_heads: int | None = opt(None, "attention heads per draft layer (default: the target's)", 'drafter')
+    draft_kv_heads: int | None = opt(None, "KV heads per draft layer (default: the target's)", 'drafter')
+    draft_head_dim: int | None = opt(None, "head size of the draft layers (default: the target's)", 'drafter')
+    draft_intermediate_size: int | None = opt(None, "MLP width of the draft layers (default: the target's)", 'drafter')
+    draft_layer_types: str | None = opt(None, "attention of each draft layer, comma-separated full or sliding (e.g. sliding,sliding,sliding,sliding,full; default all full)", 'drafter')
+    sliding_window: int | None = opt(None, "window of the sliding draft layers in tokens (needed with sliding layers)", 'drafter')
     target_layer_ids: str | None = opt(None, "comma-separated target layers to fuse (default: evenly 1..L-3)", 'drafter')
     block_size: int | None = opt(None, "block size (default 16; with --init-drafter the drafter's)", 'drafter')
     mask_token_id: int | None = opt(None, "mask token id (default: 248070 for Qwen3.5/3.6, vocab-1 for tiny)", 'drafter')
@@ -537,6 +544,42 @@ def run_target(r: SimpleNamespace) -> None:
     r.fsdp = a.target_shard == 'fsdp' and torch.distributed.is_initialized()   # under torchrun (one rank too)
     r.target = shard_target(target, r.dev) if r.fsdp else target.to(r.dev)
 
+# %% ../nbs/11_train.ipynb #g25shape
+_LAYER_TYPE_NAMES = {'full': 'full_attention', 'sliding': 'sliding_attention', 'full_attention': 'full_attention',
+                     'sliding_attention': 'sliding_attention'}
+def drafter_shape(a) -> dict:
+    "{drafter config field: (option, value)} of the shape options given: the --drafter-preset's fields, each overridden by an option given."
+    lt = None
+    if a.draft_layer_types:
+        parts = [x.strip() for x in a.draft_layer_types.split(',')]
+        if bad := [x for x in parts if x not in _LAYER_TYPE_NAMES]:
+            raise ValueError(f"--draft-layer-types {a.draft_layer_types}: {bad[0]!r} is neither full nor sliding")
+        lt = [_LAYER_TYPE_NAMES[x] for x in parts]
+    out = {}
+    if a.drafter_preset:
+        if a.drafter_preset not in DRAFTER_PRESETS:
+            raise ValueError(f"--drafter-preset {a.drafter_preset}: unknown; one of {', '.join(DRAFTER_PRESETS)}")
+        out = {k: (f"--drafter-preset {a.drafter_preset}", v) for k, v in DRAFTER_PRESETS[a.drafter_preset].items() if k != 'tap_layers'}
+    for name, option, v in (('num_hidden_layers', '--draft-layers', a.draft_layers), ('block_size', '--block-size', a.block_size),
+                            ('num_attention_heads', '--draft-heads', a.draft_heads), ('num_key_value_heads', '--draft-kv-heads', a.draft_kv_heads),
+                            ('head_dim', '--draft-head-dim', a.draft_head_dim), ('intermediate_size', '--draft-intermediate-size', a.draft_intermediate_size),
+                            ('layer_types', '--draft-layer-types', lt), ('sliding_window', '--sliding-window', a.sliding_window)):
+        if v is not None: out[name] = (option, v)
+    return out
+
+def fresh_drafter_config(a, target_config, mask_id: int | None, layer_ids=None, draft_vocab_size: int = 0) -> DFlashConfig:
+    "The config of a fresh drafter for `target_config` from the options `a`: the target's shape, the preset's, then each option given."
+    kw = {k: v for k, (_, v) in drafter_shape(a).items()}
+    n, bs = kw.pop('num_hidden_layers', 5), kw.pop('block_size', 16)
+    if a.drafter_preset and layer_ids is None:   # the recipe's number of tap layers, spread over this target
+        t = text_config(target_config)
+        L = int(t['num_hidden_layers'] if isinstance(t, dict) else t.num_hidden_layers)
+        layer_ids = select_target_layers(L, DRAFTER_PRESETS[a.drafter_preset]['tap_layers'])
+    c = DFlashConfig.from_target(target_config, n, layer_ids, bs, mask_id, draft_vocab_size=draft_vocab_size, **kw)
+    if a.sliding_window is not None and 'sliding_attention' not in c.layer_types:
+        raise ValueError(f"--sliding-window {a.sliding_window}: the drafter has no sliding layers; name them with --draft-layer-types")
+    return c
+
 # %% ../nbs/11_train.ipynb #dba481a6
 def run_drafter(r: SimpleNamespace) -> None:
     "The drafter `r.core` (fresh and sized for the target, or --init-drafter) and `r.model` (DDP-wrapped over ranks)."
@@ -548,11 +591,10 @@ def run_drafter(r: SimpleNamespace) -> None:
         vocab = np.unique(np.concatenate([ids[m] for ids, m in (ds[i] for i in range(len(ds)))] + [np.array(default_eos_ids(target), np.int64)]))
     if a.init_drafter:
         given = {'mask_token_id': ('--mask-token-id', a.mask_token_id), 'target_layer_ids': ('--target-layer-ids', layer_ids),
-                 'block_size': ('--block-size', a.block_size), 'num_hidden_layers': ('--draft-layers', a.draft_layers)}
+                 **drafter_shape(a)}
         core = drafter_from_dir(a.init_drafter, target, given, a.draft_vocab, a.norm_init)
     else:
-        cfg = DFlashConfig.from_target(target.config, a.draft_layers or 5, layer_ids, a.block_size or 16, r.mask_id,
-                                       draft_vocab_size=0 if vocab is None else len(vocab))
+        cfg = fresh_drafter_config(a, target.config, r.mask_id, layer_ids, 0 if vocab is None else len(vocab))
         core = DFlashDraftModel(cfg).to(r.dev).bind_target(target)
         if vocab is not None: core.set_draft_vocab(vocab)
         if a.norm_init == 'target': core.init_from_target(target)

@@ -79,6 +79,9 @@ def test_published_layout_fine_tunes_and_saves_back(syn, tmp_path):
     (dict(target_layer_ids='1,3'), "--target-layer-ids [1, 3], the drafter's target_layer_ids is [1, 5]"),
     (dict(block_size=16), "--block-size 16, the drafter's block_size is 8"),          # was silently ignored
     (dict(draft_layers=3), "--draft-layers 3, the drafter's num_hidden_layers is 2"),  # was silently ignored
+    (dict(draft_heads=4), "--draft-heads 4, the drafter's num_attention_heads is 2"),
+    (dict(draft_layer_types='full,full'), "--draft-layer-types ['full_attention', 'full_attention'], the drafter's layer_types is"),
+    (dict(drafter_preset='qwen3.6-27b'), "--drafter-preset qwen3.6-27b 32, the drafter's num_attention_heads is 2"),
     (dict(norm_init='target'), "overwrite the drafter's trained final norm")])
 def test_mismatched_drafter_is_one_clear_line(syn, tmp_path, kw, error):
     _published(tmp_path/'pub', tiny_qwen3_target(vocab_size=64))
@@ -227,3 +230,48 @@ def test_vllm_use_swa_form_trains_and_serves_with_its_window(tmp_path, layer_typ
     window = DFlashDraftModel(type(c)(**{**c.__dict__, 'causal': False})).to(torch.bfloat16)   # as saved
     window.load_state_dict(mine.state_dict()); window.bind_target(tgt)
     assert torch.equal(_logits(mine, tgt), _logits(window, tgt)) and not torch.allclose(_logits(mine, tgt), _logits(full, tgt))
+
+
+# SpecForge sgl-project/SpecForge@a6b6b0230009d15ec2a97a57384e6f53f0f96946 configs/qwen3.6-27b-dflash.json: the fields of
+# lines 10 (block_size), 13-20 (dflash_config mask_token_id, target_layer_ids), 24 (head_dim), 26 (hidden_size),
+# 28 (intermediate_size), 29-35 (layer_types), 36 (max_position_embeddings), 37 (max_window_layers), 38 (model_type),
+# 39-42 (heads, layers, KV heads, num_target_layers), 45 (sliding_window), 47 (tie_word_embeddings), 49 (use_sliding_window),
+# 50 (vocab_size), 51 (rope_theta); hidden size, vocabulary, RoPE and context length are the target's (Qwen3.6-27B).
+SPECFORGE_QWEN36_27B = {
+    'architectures': ['DFlashDraftModel'], 'model_type': 'qwen3', 'block_size': 16, 'head_dim': 128, 'hidden_size': 5120,
+    'intermediate_size': 17408, 'layer_types': ['sliding_attention'] * 4 + ['full_attention'], 'max_position_embeddings': 262144,
+    'max_window_layers': 5, 'num_attention_heads': 32, 'num_hidden_layers': 5, 'num_key_value_heads': 8, 'num_target_layers': 64,
+    'sliding_window': 2048, 'tie_word_embeddings': False, 'use_sliding_window': True, 'vocab_size': 248320, 'rope_theta': 10000000,
+    'hidden_act': 'silu', 'attention_bias': False, 'rms_norm_eps': 1e-06}
+SPECFORGE_QWEN36_27B_DFLASH = {'mask_token_id': 248070, 'target_layer_ids': [1, 16, 31, 46, 61]}
+QWEN36_27B_TARGET = {'model_type': 'qwen3_5', 'tie_word_embeddings': False, 'text_config': {
+    'hidden_size': 5120, 'num_hidden_layers': 64, 'num_attention_heads': 24, 'num_key_value_heads': 4, 'head_dim': 256,
+    'intermediate_size': 17408, 'vocab_size': 248320, 'rope_theta': 10000000, 'max_position_embeddings': 262144, 'rms_norm_eps': 1e-06}}
+
+
+def test_drafter_preset_is_specforges_qwen36_27b_config():
+    "--drafter-preset qwen3.6-27b on a Qwen3.6-27B target gives SpecForge's published drafter config, field by field."
+    from dflash_nb.train import add_train_args, fresh_drafter_config
+    import argparse
+    a = add_train_args(argparse.ArgumentParser()).parse_args(
+        ['--dataset', 'd', '--target', 't', '--output-dir', 'o', '--drafter-preset', 'qwen3.6-27b'])
+    got = fresh_drafter_config(a, QWEN36_27B_TARGET, None).to_hf_dict()
+    assert {k: got[k] for k in SPECFORGE_QWEN36_27B} == SPECFORGE_QWEN36_27B
+    assert {k: got['dflash_config'][k] for k in SPECFORGE_QWEN36_27B_DFLASH} == SPECFORGE_QWEN36_27B_DFLASH
+
+
+def test_drafter_shape_from_the_command_line(syn, tmp_path):
+    "Heads, KV heads, head size, MLP width, sliding layers and window of a fresh drafter, from the options alone."
+    from dflash_nb.train import add_train_args
+    import argparse
+    argv = ['--dataset', str(syn), '--target', 'tiny', '--output-dir', str(tmp_path/'run'), '--draft-layers', '2', '--block-size', '8',
+            '--draft-heads', '2', '--draft-kv-heads', '1', '--draft-head-dim', '24', '--draft-intermediate-size', '96',
+            '--draft-layer-types', 'sliding,full', '--sliding-window', '12', '--max-seq-len', '70', '--max-tokens', '280',
+            '--max-anchors', '8', '--epochs', '1', '--max-steps', '1', '--quiet', '--save-every', '0']
+    train(add_train_args(argparse.ArgumentParser()).parse_args(argv))
+    cfg = json.loads((tmp_path/'run'/'drafter'/'config.json').read_text())
+    assert {k: cfg[k] for k in ('num_attention_heads', 'num_key_value_heads', 'head_dim', 'intermediate_size', 'layer_types', 'sliding_window')} == \
+        {'num_attention_heads': 2, 'num_key_value_heads': 1, 'head_dim': 24, 'intermediate_size': 96,
+         'layer_types': ['sliding_attention', 'full_attention'], 'sliding_window': 12}
+    with pytest.raises(ValueError, match='neither full nor sliding'):
+        train(_args(syn, tmp_path/'bad', draft_layer_types='sliding,window'))
