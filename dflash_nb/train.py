@@ -28,13 +28,13 @@ from .toy import tiny_target, write_token_dataset   # write_token_dataset: re-ex
 
 # %% auto #0
 __all__ = ['DEFAULT_GAMMA', 'TokenDataset', 'check_token_dataset', 'open_token_dataset', 'token_budget_batches', 'padding_share',
-           'sample_anchors', 'collate', 'make_blocks', 'loss_weights', 'block_loss', 'dflash_forward',
+           'sample_anchors', 'collate', 'make_blocks', 'loss_weights', 'block_loss', 'block_labels', 'dflash_forward',
            'feature_cache_bytes', 'sample_key', 'FeatureCache', 'CachedTargetFeatures', 'fill_feature_cache',
            'dist_info', 'setup_device', 'load_target', 'shard_target', 'drafter_from_dir', 'latest_checkpoint',
            'save_checkpoint', 'load_checkpoint', 'TrainConfig', 'add_train_args', 'train_args', 'default_eos_ids',
            'setup_run', 'run_target', 'drafter_shape', 'fresh_drafter_config', 'run_drafter', 'run_features',
-           'plan_run', 'run_optimizer', 'resume_run', 'train_step', 'step_metrics', 'log_step', 'run_loop',
-           'run_summary', 'train', 'train_main', 'run_readme_info']
+           'plan_run', 'run_optimizer', 'resume_run', 'step_weight_sum', 'accumulate_gradients', 'train_step',
+           'step_metrics', 'log_step', 'run_loop', 'run_summary', 'train', 'train_main', 'run_readme_info']
 
 # %% ../nbs/11_train.ipynb #44204f08
 def _index_batch(f, rb, max_seq_len: int | None):
@@ -195,8 +195,8 @@ def _ce_chunk(h, head, y, w):
     return (F.cross_entropy(logits, y, reduction='none') * w).sum(), logits.argmax(-1)
 
 # %% ../nbs/11_train.ipynb #3d37cdcc
-def block_loss(hidden, head, labels, label_ok, weights, chunk: int = 1024):
-    "Weighted block cross-entropy; hidden (B, N, bs, H). Returns (loss, correct per slot, count per slot)."
+def block_loss(hidden, head, labels, label_ok, weights, chunk: int = 1024, norm: float | None = None):
+    "Weighted block cross-entropy over `norm` (default: this micro-batch's weight sum); hidden (B, N, bs, H). Returns (loss, correct per slot, count per slot)."
     bs, H = hidden.shape[-2:]
     sel = label_ok.reshape(-1).nonzero().squeeze(1)
     h, y, k = hidden.reshape(-1, H)[sel], labels.reshape(-1)[sel], sel % bs
@@ -207,28 +207,35 @@ def block_loss(hidden, head, labels, label_ok, weights, chunk: int = 1024):
         part, pred = torch.utils.checkpoint.checkpoint(_ce_chunk, *args, use_reentrant=False) if h.requires_grad else _ce_chunk(*args)
         num = num + part
         correct += torch.bincount(k[s:s + chunk][pred == y[s:s + chunk]], minlength=bs)
-    return num / w.sum().clamp_min(1e-9), correct, torch.bincount(k, minlength=bs)
+    return num / (w.sum().clamp_min(1e-9) if norm is None else norm), correct, torch.bincount(k, minlength=bs)
 
 # %% ../nbs/11_train.ipynb #848874fd
-def dflash_forward(model, features: TargetFeatures, batch: dict, weights, attention: str = 'sdpa', loss_chunk: int = 1024):
-    "Loss and statistics of one micro-batch. `model` is the drafter or its DDP wrapper."
+def block_labels(core, batch: dict):
+    "make_blocks of a micro-batch for drafter `core`; with a draft vocabulary the labels are its row indices and ids outside it do not count."
+    c = core.config
+    block_ids, block_pos, labels, ok = make_blocks(batch, c.block_size, c.mask_token_id)
+    if core.vocab_ids is not None:   # a draft vocabulary: labels become row indices of the restricted head
+        lut = torch.full((c.vocab_size,), -1, dtype=torch.long, device=labels.device)
+        lut[core.vocab_ids.to(labels.device)] = torch.arange(len(core.vocab_ids), device=labels.device)
+        labels = lut[labels]; ok = ok & (labels >= 0); labels = labels.clamp_min(0)
+    return block_ids, block_pos, labels, ok
+
+def dflash_forward(model, features: TargetFeatures, batch: dict, weights, attention: str = 'sdpa', loss_chunk: int = 1024,
+                   norm: float | None = None):
+    "Loss (weighted sum over `norm`, default this micro-batch's weight sum) and statistics of one micro-batch. `model` is the drafter or its DDP wrapper."
     core = getattr(model, 'module', model)
     c = core.config
     feats = features.for_batch(batch) if hasattr(features, 'for_batch') else features(batch['input_ids'])
-    block_ids, block_pos, labels, ok = make_blocks(batch, c.block_size, c.mask_token_id)
+    block_ids, block_pos, labels, ok = block_labels(core, batch)
     B, T = batch['input_ids'].shape
     N = batch['anchors'].shape[1]
     if attention == 'flex': mask = flex_layer_masks(c, batch['anchors'], T)   # one BlockMask per layer type (window, causality)
     else: mask = block_attention_mask(batch['anchors'], T, c.block_size)      # the model adds window and causality per layer
     ctx_pos = torch.arange(T, device=block_ids.device).expand(B, -1)
     hidden = model(block_ids, block_pos, feats, ctx_pos, mask, return_hidden=True)
-    if core.vocab_ids is not None:   # a draft vocabulary: labels become row indices of the restricted head
-        lut = torch.full((c.vocab_size,), -1, dtype=torch.long, device=labels.device)
-        lut[core.vocab_ids.to(labels.device)] = torch.arange(len(core.vocab_ids), device=labels.device)
-        labels = lut[labels]; ok = ok & (labels >= 0); labels = labels.clamp_min(0)
-    loss, correct, count = block_loss(hidden.view(B, N, c.block_size, -1), core.draft_head, labels, ok, weights, loss_chunk)
+    loss, correct, count = block_loss(hidden.view(B, N, c.block_size, -1), core.draft_head, labels, ok, weights, loss_chunk, norm)
     return loss, {'correct': correct, 'count': count, 'tokens': int(batch['lengths'].sum()), 'positions': B * T,
-                  'anchors': int(batch['anchor_valid'].sum())}
+                  'anchors': int(batch['anchor_valid'].sum()), 'weight_sum': float((weights * ok).sum())}
 
 # %% ../nbs/11_train.ipynb #1f03ab72
 def feature_cache_bytes(ds: TokenDataset, n_layers: int, hidden_size: int) -> int:
@@ -655,19 +662,36 @@ def resume_run(r: SimpleNamespace) -> None:
         r.metrics_path.write_text(''.join(l + '\n' for l in old if json.loads(l)['step'] <= r.step))
         (r.out/'train_args.json').write_text(json.dumps({**asdict(a), 'world_size': r.world, 'plan': r.plan}, indent=2, default=str))
 
+# %% ../nbs/11_train.ipynb #g25acc
+def step_weight_sum(core, batches, weights) -> float:
+    "Loss weight of every labelled slot of one optimizer step: this rank's micro-batches `batches`, summed over all ranks."
+    t = torch.tensor(sum(float((weights * block_labels(core, b)[3]).sum()) for b in batches), dtype=torch.float64, device=weights.device)
+    if torch.distributed.is_initialized() and torch.distributed.get_world_size() > 1: torch.distributed.all_reduce(t)
+    return max(float(t), 1e-9)
+
+def accumulate_gradients(model, features, batches, weights, world: int = 1, attention: str = 'sdpa', loss_chunk: int = 1024,
+                         autocast=None) -> torch.Tensor:
+    """Backward of this rank's micro-batches of one optimizer step, the loss normalised once over the whole step (every
+    micro-batch of every rank, as SpecForge does). Returns [loss x weight, weight, tokens, positions, anchors, correct[k], count[k]]."""
+    core = getattr(model, 'module', model)
+    bs = core.config.block_size
+    norm = step_weight_sum(core, batches, weights)
+    stats = torch.zeros(5 + 2 * bs, dtype=torch.float64)
+    for k, batch in enumerate(batches):
+        with model.no_sync() if (world > 1 and k < len(batches) - 1) else nullcontext():
+            with autocast or nullcontext(): loss, st = dflash_forward(model, features, batch, weights, attention, loss_chunk, norm)
+            (loss * world).backward()   # DDP averages the ranks' gradients: x world makes it the sum over the step
+        stats[:5] += torch.tensor([loss.item() * norm, st['weight_sum'], st['tokens'], st['positions'], st['anchors']], dtype=torch.float64)
+        stats[5:5 + bs] += st['correct'].cpu(); stats[5 + bs:] += st['count'].cpu()
+    return stats
+
 # %% ../nbs/11_train.ipynb #6a6f2d01
 def train_step(r: SimpleNamespace, epoch: int, s_in: int) -> tuple[torch.Tensor, float, float]:
     "Optimizer step `s_in` of `epoch` -> (its stats summed over ranks, grad norm, lr)."
-    a, bs = r.args, r.cfg.block_size
-    stats = torch.zeros(5 + 2 * bs, dtype=torch.float64)
-    for k in range(a.grad_accum):
-        idx = r.plan_batches[epoch][(s_in * a.grad_accum + k) * r.world + r.rank]
-        batch = {key: v.to(r.dev) for key, v in collate(r.ds, idx, epoch, a.seed, a.max_anchors).items()}
-        with r.model.no_sync() if (r.world > 1 and k < a.grad_accum - 1) else nullcontext():
-            with r.autocast: loss, st = dflash_forward(r.model, r.features, batch, r.weights, a.attention, a.loss_chunk)
-            (loss / a.grad_accum).backward()
-        stats[:5] += torch.tensor([loss.item(), 1, st['tokens'], st['positions'], st['anchors']], dtype=torch.float64)
-        stats[5:5 + bs] += st['correct'].cpu(); stats[5 + bs:] += st['count'].cpu()
+    a = r.args
+    batches = [{key: v.to(r.dev) for key, v in collate(r.ds, r.plan_batches[epoch][(s_in * a.grad_accum + k) * r.world + r.rank],
+                                                         epoch, a.seed, a.max_anchors).items()} for k in range(a.grad_accum)]
+    stats = accumulate_gradients(r.model, r.features, batches, r.weights, r.world, a.attention, a.loss_chunk, r.autocast)
     gnorm = torch.nn.utils.clip_grad_norm_(r.core.parameters(), a.grad_clip)
     r.opt.step(); lr = r.sched.get_last_lr()[0]; r.sched.step(); r.opt.zero_grad(set_to_none=True)
     if r.world > 1:
