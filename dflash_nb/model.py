@@ -21,8 +21,8 @@ __all__ = ['LAYER_TYPES', 'SCALED_ROPE_TYPES', 'DRAFTER_PRESETS', 'text_config',
            'DFlashConfig', 'preset_config', 'rotary_cos_sin', 'rope_scaling_of', 'apply_rotary', 'block_attention_mask',
            'flex_block_mask', 'sliding_window_mask', 'layer_causal', 'flex_layer_masks', 'layer_masks', 'DraftCache',
            'DFlashAttention', 'DFlashDecoderLayer', 'decoder_layers', 'shared_embeddings', 'final_norm', 'norm_gain',
-           'TargetFeatures', 'build_drafter', 'drafter_hidden', 'DFlashDraftModel', 'check_drafter_fits',
-           'drafter_readme', 'modeling_source']
+           'TargetFeatures', 'build_drafter', 'drafter_hidden', 'served_weights', 'DFlashDraftModel',
+           'check_drafter_fits', 'drafter_readme', 'modeling_source']
 
 # %% ../nbs/10_model.ipynb #4a32cb2a
 def _get(cfg, key, default=None):
@@ -177,8 +177,10 @@ def _to_hf_dict(self) -> dict:
             'dflash_config': {'target_layer_ids': self.target_layer_ids, 'mask_token_id': self.mask_token_id,
                               'block_size': self.block_size, 'num_target_layers': self.num_target_layers,
                               'target_tie_word_embeddings': self.target_tie_word_embeddings,
-                              'target_model_type': self.target_model_type, 'draft_vocab_size': self.draft_vocab_size,
+                              'target_model_type': self.target_model_type,
                               **({'causal': self.causal} if self.causal is not None else {})}}
+    if self.draft_vocab_size:   # vLLM / EAGLE-3: draft_vocab_size rows of lm_head.weight, mapped to target ids by the d2t tensor
+        ours.update(draft_vocab_size=self.draft_vocab_size, has_own_lm_head=True)
     extra = {k: v for k, v in self.hf_extra.items() if k != 'dflash_config'}
     return {**extra, **ours, 'dflash_config': {**self.hf_extra.get('dflash_config', {}), **ours['dflash_config']}}
 
@@ -492,8 +494,10 @@ def build_drafter(m: nn.Module, c: DFlashConfig) -> nn.Module:
     m.fc = nn.Linear(len(c.target_layer_ids) * c.hidden_size, c.hidden_size, bias=False)
     m.hidden_norm = RMSNorm(c.hidden_size, c.rms_norm_eps)
     m.norm = RMSNorm(c.hidden_size, c.rms_norm_eps)
-    if c.draft_vocab_size: m.register_buffer('vocab_ids', torch.arange(c.draft_vocab_size))
-    else: m.vocab_ids = None
+    if c.draft_vocab_size:   # the draft vocabulary as EAGLE-3 drafters, vLLM and SpecForge store it
+        m.register_buffer('d2t', torch.zeros(c.draft_vocab_size, dtype=torch.long))   # target id = draft id + d2t[draft id]
+        m.register_buffer('t2d', torch.arange(c.vocab_size) < c.draft_vocab_size)      # t2d[target id]: in the draft vocabulary
+    else: m.d2t = m.t2d = None
     for mod in m.modules():
         if isinstance(mod, nn.Linear): nn.init.normal_(mod.weight, std=0.02)
     return m
@@ -517,6 +521,34 @@ def drafter_hidden(m: nn.Module, c: DFlashConfig, x, block_pos, ctx_hidden=None,
     for layer in m.layers: x = layer(x, ctx, rope_q, rope_ctx, masks.get(layer.self_attn.layer_type, attn_mask), cache)
     return m.norm(x)
 
+# %% ../nbs/10_model.ipynb #g25served
+def served_weights(sd: dict, c: DFlashConfig, where: str = 'drafter') -> tuple[dict, torch.Tensor | None]:
+    """(the drafter's own tensors, the `lm_head.weight` rows it ships or None) of a saved state dict: reads our `d2t`/`t2d`,
+    an EAGLE-3-style checkpoint's (`t2d` optional) and the absolute `vocab_ids` of earlier versions of this project."""
+    sd = dict(sd)
+    head = sd.pop('lm_head.weight', None)
+    if 'vocab_ids' in sd:
+        ids = sd.pop('vocab_ids').long()
+        sd['d2t'] = ids - torch.arange(len(ids))
+    if 'd2t' in sd:
+        d2t = sd['d2t'].long()
+        ids = torch.arange(len(d2t)) + d2t
+        if len(d2t) != c.draft_vocab_size:
+            raise ValueError(f"{where}: d2t maps {len(d2t)} draft ids, config.json says draft_vocab_size={c.draft_vocab_size}")
+        if len(ids) and not (0 <= int(ids.min()) and int(ids.max()) < c.vocab_size and len(ids.unique()) == len(ids)):
+            raise ValueError(f"{where}: d2t maps draft ids to repeated target ids or ids outside 0..{c.vocab_size - 1}")
+        t2d = torch.zeros(c.vocab_size, dtype=torch.bool); t2d[ids] = True
+        if 't2d' in sd and not torch.equal(sd['t2d'].bool(), t2d):
+            raise ValueError(f"{where}: t2d does not mark the target ids d2t maps to")
+        sd['d2t'], sd['t2d'] = d2t, t2d
+    return sd, head
+
+def _served_pre_hook(module, state_dict, prefix, *args):
+    "load_state_dict of a saved directory's weights (e.g. a checkpoint's): its served form becomes the drafter's own tensors."
+    own, _ = served_weights({k[len(prefix):]: state_dict.pop(k) for k in list(state_dict) if k.startswith(prefix)}, module.config)
+    state_dict.update({prefix + k: v for k, v in own.items()})
+
+
 # %% ../nbs/10_model.ipynb #1c6fca5b
 class DFlashDraftModel(nn.Module):
     "The DFlash drafter: fused target features injected as keys/values into Qwen3-style layers."
@@ -525,6 +557,7 @@ class DFlashDraftModel(nn.Module):
         self.config = config
         self._shared = None  # (embedding, head) of the target: plain attribute, not sub-modules
         build_drafter(self, config)
+        self.register_load_state_dict_pre_hook(_served_pre_hook)   # a saved directory's d2t / lm_head.weight (served form) load too
 
     def bind_target(self, target=None, embed=None, head=None) -> DFlashDraftModel:
         "Use `target`'s (or the given) embedding and LM head matrices, frozen."
@@ -548,6 +581,11 @@ DFlashDraftModel.embed_weight = property(lambda self: _shared_weight(self, 0, 'e
 DFlashDraftModel.head_weight = property(lambda self: _shared_weight(self, 1, 'LM head'))
 
 @patch(as_prop=True)
+def vocab_ids(self: DFlashDraftModel):
+    "The sorted target ids the drafter predicts (None: all of them): draft id i is target id i + d2t[i]."
+    return None if self.d2t is None else torch.arange(len(self.d2t), device=self.d2t.device) + self.d2t
+
+@patch(as_prop=True)
 def draft_head(self: DFlashDraftModel):
     "LM-head rows of the ids the drafter predicts (all of them without a draft vocabulary)."
     return self.head_weight if self.vocab_ids is None else self.head_weight[self.vocab_ids.to(self.head_weight.device)]
@@ -566,7 +604,8 @@ def set_draft_vocab(self: DFlashDraftModel, ids) -> DFlashDraftModel:
     if self.vocab_ids is None or len(ids) != len(self.vocab_ids) or (len(ids) and not 0 <= ids[0] <= ids[-1] < self.config.vocab_size):
         raise ValueError(f"set_draft_vocab: {len(ids)} distinct ids in [0, {self.config.vocab_size}) needed, "
                          f"the config says draft_vocab_size={self.config.draft_vocab_size}")
-    self.vocab_ids.copy_(ids.to(self.vocab_ids.device))
+    self.d2t.copy_((ids - torch.arange(len(ids))).to(self.d2t.device))
+    self.t2d.zero_()[ids.to(self.t2d.device)] = True
     return self
 
 # %% ../nbs/10_model.ipynb #7c5e0239
@@ -635,6 +674,9 @@ def drafter_readme(c: DFlashConfig, info: dict | None = None) -> str:
              f"{c.num_attention_heads} heads / {c.num_key_value_heads} KV heads of {c.head_dim}, MLP {c.intermediate_size}",
              f"* tap layers (target_layer_ids): {c.target_layer_ids}", f"* block size: {c.block_size}",
              f"* mask token id: {c.mask_token_id}",
+             f"* draft vocabulary: {c.draft_vocab_size:,} of the {c.vocab_size:,} ids (config `draft_vocab_size`; tensors `d2t`, "
+             "target id = draft id + d2t[draft id], `t2d`, and `lm_head.weight`, the target's LM head at those ids)" if c.draft_vocab_size
+             else "* draft vocabulary: the whole vocabulary",
              f"* training data: {i['data']}" if i.get('data') else "* training data: not recorded",
              f"* training: {i['training']}" if i.get('training') else "* training: not recorded",
              f"* measured tau (accepted tokens per target forward): {tau}" if tau else
@@ -643,7 +685,13 @@ def drafter_readme(c: DFlashConfig, info: dict | None = None) -> str:
              ('VLLM_USE_V2_MODEL_RUNNER=1 ' if mixed else '') + f"vllm serve {tgt} --speculative-config '{{\"method\": \"dflash\", \"model\": \"{d}\", \"num_speculative_tokens\": {c.block_size - 1}}}'",
              '```', '', 'SGLang:', '', '```bash',
              f"python -m sglang.launch_server --model-path {tgt} --speculative-algorithm DFLASH --speculative-draft-model-path {d} "
-             f"--speculative-num-draft-tokens {c.block_size} --trust-remote-code", '```', '', 'transformers:', '', '```python',
+             f"--speculative-num-draft-tokens {c.block_size} --trust-remote-code", '```', '',
+             *([f"This drafter predicts {c.draft_vocab_size:,} of the target's ids. vLLM reads its `draft_vocab_size`, `d2t` and "
+                "`lm_head.weight` as saved and drafts over those ids, as trained (the command above; nothing to add). SGLang's "
+                "DFLASH (0.5.23) reads no `d2t`: it drafts with the target's LM head over the whole vocabulary, so drafts may use "
+                "ids this drafter never learned to predict; the output stays exactly the target's, acceptance is lower. To serve "
+                "it on SGLang as trained, train with `--draft-vocab full`.", ''] if c.draft_vocab_size else []),
+             'transformers:', '', '```python',
              'from transformers import AutoModel',
              f"drafter = AutoModel.from_pretrained('{d}', trust_remote_code=True)   # dflash.py: needs only torch + transformers",
              '```', '']
@@ -666,6 +714,8 @@ class DFlashDraftModel(PreTrainedModel):
         super().__init__(config)
         self.dflash = DFlashConfig.from_hf_dict(config.to_dict())
         build_drafter(self, self.dflash)
+        if self.dflash.draft_vocab_size:   # the target's LM head at the draft vocabulary's ids (d2t), as saved for vLLM
+            self.lm_head = nn.Linear(self.dflash.hidden_size, self.dflash.draft_vocab_size, bias=False)
         self.target_layer_ids, self.mask_token_id = self.dflash.target_layer_ids, self.dflash.mask_token_id
         self.block_size = self.dflash.block_size
         self.post_init()
@@ -700,6 +750,9 @@ def _save_pretrained(self, out_dir, dtype=None, readme: str | None = None) -> Pa
     from safetensors.torch import save_file
     out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
     sd = {k: (v.to(dtype) if dtype is not None and v.is_floating_point() else v).detach().cpu().contiguous() for k, v in self.state_dict().items()}
+    if self.d2t is not None:   # a draft vocabulary: vLLM needs the head of those ids (draft_vocab_size rows), as EAGLE-3 drafters ship it
+        if self._shared is None: raise RuntimeError("save_pretrained: a drafter with a draft vocabulary writes lm_head.weight: bind_target(target) first")
+        sd['lm_head.weight'] = self.draft_head.detach().to(dtype or self.fc.weight.dtype).cpu().contiguous()
     cfg = self.config.to_hf_dict()
     cfg['torch_dtype'] = cfg['dtype'] = str(next(v for v in sd.values() if v.is_floating_point()).dtype).replace('torch.', '')
     cfg['auto_map'] = {'AutoModel': 'dflash.DFlashDraftModel'}
@@ -709,6 +762,7 @@ def _save_pretrained(self, out_dir, dtype=None, readme: str | None = None) -> Pa
     for name, text in files.items(): (out/f"{name}{tmp}").write_text(text)
     for name in ['model.safetensors', *files]: os.replace(out/f"{name}{tmp}", out/name)
     return out
+
 
 # %% ../nbs/10_model.ipynb #b4c99235
 @classmethod
@@ -723,7 +777,7 @@ def _from_pretrained(cls, model_dir, target=None, device=None, dtype='auto') -> 
     if target is not None: check_drafter_fits(cfg, target.config, str(d))
     if dtype == 'auto': dtype = getattr(torch, raw.get('torch_dtype') or raw.get('dtype') or 'float32')
     model = cls(cfg)
-    sd = load_file(str(d/'model.safetensors'))
+    sd, head = served_weights(load_file(str(d/'model.safetensors')), cfg, str(d/'model.safetensors'))
     missing, extra = set(model.state_dict()) - set(sd), set(sd) - set(model.state_dict())
     if missing or extra:
         raise ValueError(f"{d/'model.safetensors'}: weights do not match config.json (missing {sorted(missing)[:5]}, "
@@ -732,7 +786,13 @@ def _from_pretrained(cls, model_dir, target=None, device=None, dtype='auto') -> 
     if dtype is not None: model = model.to(dtype)
     if device is None and target is not None: device = target.get_input_embeddings().weight.device
     if device is not None: model = model.to(device)
-    return model.bind_target(target) if target is not None else model
+    if target is None: return model
+    model.bind_target(target)
+    if head is not None and not torch.equal(head, model.draft_head.detach().to(head.dtype).cpu()):
+        raise ValueError(f"{d/'model.safetensors'}: lm_head.weight is not this target's LM head (at the draft vocabulary's ids): "
+                         "a drafter for another target, or a trained head (DFlash drafters use the target's)")
+    return model
 
 DFlashDraftModel.save_pretrained = _save_pretrained
 DFlashDraftModel.from_pretrained = _from_pretrained
+

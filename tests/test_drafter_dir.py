@@ -1,7 +1,7 @@
 """Drafter directories: the published DFlash layout (own heads, a sliding-window layer) warm-starts training and comes back
 in the same layout; a freshly trained drafter is bfloat16 on disk and loads through transformers' AutoModel (in a process
 where dflash_nb cannot be imported) with the project's logits."""
-import json, os, subprocess, sys
+import json, os, re, subprocess, sys
 from pathlib import Path
 
 import pytest
@@ -9,7 +9,7 @@ import torch
 
 from conftest import cli
 
-from dflash_nb.model import DFlashDraftModel, TargetFeatures
+from dflash_nb.model import DFlashDraftModel, TargetFeatures, drafter_readme
 from dflash_nb.toy import synthetic_dataset, tiny_qwen3_target
 from dflash_nb.train import train, train_args
 
@@ -275,3 +275,85 @@ def test_drafter_shape_from_the_command_line(syn, tmp_path):
          'layer_types': ['sliding_attention', 'full_attention'], 'sliding_window': 12}
     with pytest.raises(ValueError, match='neither full nor sliding'):
         train(_args(syn, tmp_path/'bad', draft_layer_types='sliding,window'))
+
+
+# The draft-vocabulary contract of the loaders, as their sources state it:
+# vLLM 0.34.0 (PyPI wheel, commit id g62d4bc3c7), vllm/model_executor/models/qwen3_dflash.py
+#   874-875   `draft_vocab_size` is a top-level config field (absent: vocab_size, i.e. no draft vocabulary)
+#   884-904   lm_head = ParallelLMHead(draft_vocab_size, hidden_size); draft_id_to_target_id = zeros(draft_vocab_size, int64)
+#   930-944   compute_logits: the draft logits go to target ids arange(draft_vocab_size) + d2t, every other id gets -inf
+#   981-1018  load_weights: a name with "t2d" is skipped, "d2t" becomes draft_id_to_target_id, "lm_head..." is kept, every
+#             other name becomes "model." + name, and vllm/model_executor/models/utils.py 453-459 raises on a name that is
+#             no parameter of DFlashQwen3Model (e.g. this project's former `vocab_ids`)
+#   utils.py 1351-1352 + v1/worker/gpu/spec_decode/dflash/utils.py 62-73: a shipped lm_head is kept; without one the
+#             target's head (all vocab_size rows) replaces it, which compute_logits cannot map
+# SGLang 0.5.23 (PyPI wheel): sglang/srt/models/dflash.py 886-960 load_weights maps q/k/v -> qkv_proj and gate/up ->
+#   gate_up_proj and ignores every other unknown name; sglang/srt/speculative/dflash_worker_v2.py 135-146: DFLASH drafts
+#   with the target's lm_head over the whole vocabulary (it reads no d2t)
+# SpecForge a6b6b0230009d15ec2a97a57384e6f53f0f96946 specforge/data/preprocessing.py 763-766: d2t[i] = used[i] - i (int64),
+#   t2d[j] = j in used (bool); specforge/export/to_sglang.py 38: an SGLang EAGLE-3 export carries lm_head.weight, t2d, d2t
+_DRAFTER_WEIGHT = re.compile(r'(layers\.\d+\.(self_attn\.([qkvo]_proj|[qk]_norm)|mlp\.(gate|up|down)_proj|input_layernorm|'
+                             r'post_attention_layernorm)|fc|hidden_norm|norm)\.weight')
+VOCAB_IDS = [0, 2, 3, 5, 8, 9, 13, 17, 21, 22, 30, 34, 40, 41, 47, 50, 55, 58, 61, 62]
+
+
+def _vllm_logits(files: dict, cfg: dict, hidden):
+    "The logits vLLM's DFlash drafter computes from a saved directory's tensors (compute_logits, restated)."
+    Vd = cfg.get('draft_vocab_size') or cfg['vocab_size']
+    logits = torch.nn.functional.linear(hidden.to(files['lm_head.weight'].dtype), files['lm_head.weight'])
+    full = logits.new_full((*logits.shape[:-1], cfg['vocab_size']), float('-inf'))
+    full[..., torch.arange(Vd) + files['d2t']] = logits
+    return full
+
+
+_AUTOMODEL_VOCAB = """
+import sys; sys.modules['dflash_nb'] = None
+import json, torch
+from transformers import AutoModel
+m, info = AutoModel.from_pretrained(sys.argv[1], trust_remote_code=True, output_loading_info=True)
+print(json.dumps({'missing': sorted(info['missing_keys']), 'unexpected': sorted(info['unexpected_keys']),
+                  'ids': (torch.arange(len(m.d2t)) + m.d2t).tolist(), 'head': list(m.lm_head.weight.shape)}))
+"""
+
+
+def test_draft_vocabulary_is_saved_as_vllm_and_sglang_read_it(tmp_path):
+    from safetensors.torch import load_file, save_file
+    tgt = tiny_qwen3_target(vocab_size=64)
+    torch.manual_seed(0)
+    d = DFlashDraftModel.from_target(tgt, 2, block_size=8, mask_token_id=63, draft_vocab_size=20).set_draft_vocab(VOCAB_IDS)
+    d.save_pretrained(tmp_path/'dv')
+    cfg, files = json.loads((tmp_path/'dv'/'config.json').read_text()), load_file(str(tmp_path/'dv'/'model.safetensors'))
+    assert (cfg['draft_vocab_size'], cfg['vocab_size'], cfg['has_own_lm_head']) == (20, 64, True)
+    assert 'draft_vocab_size' not in cfg['dflash_config']
+    assert files['d2t'].dtype == torch.int64 and files['d2t'].tolist() == [v - i for i, v in enumerate(VOCAB_IDS)]
+    assert files['t2d'].dtype == torch.bool and files['t2d'].nonzero().squeeze(1).tolist() == VOCAB_IDS
+    assert torch.equal(files['lm_head.weight'], tgt.lm_head.weight[VOCAB_IDS])                  # (draft_vocab_size, hidden)
+    own = {k for k in files if _DRAFTER_WEIGHT.fullmatch(k)}
+    assert set(files) - own == {'d2t', 't2d', 'lm_head.weight'}          # nothing vLLM's loader would refuse
+    mine = DFlashDraftModel.from_pretrained(tmp_path/'dv', target=tgt)
+    assert mine.vocab_ids.tolist() == VOCAB_IDS
+    torch.manual_seed(5)
+    seq, a = torch.randint(0, 63, (1, 40)), 30
+    with TargetFeatures(tgt, mine.config.target_layer_ids) as tf: f = tf(seq)
+    ids = torch.full((1, 8), 63); ids[0, 0] = seq[0, a]
+    h = mine(ids, a + torch.arange(8)[None], f[:, :a], torch.arange(a)[None], return_hidden=True)
+    assert torch.equal(_vllm_logits(files, cfg, h), mine.logits(h))                           # vLLM drafts what we trained
+    readme = drafter_readme(mine.config, {'target': 'T', 'drafter_dir': 'D'})
+    assert 'draft_vocab_size' in readme and 'SGLang' in readme and 'whole vocabulary' in readme
+    # read back in the other forms: an EAGLE-3 checkpoint (d2t without t2d), this project's former absolute `vocab_ids`
+    eagle = {k: v for k, v in files.items() if k != 't2d'}
+    old = {**{k: v for k, v in files.items() if k not in ('d2t', 't2d', 'lm_head.weight')}, 'vocab_ids': torch.tensor(VOCAB_IDS)}
+    old_cfg = {k: v for k, v in cfg.items() if k not in ('draft_vocab_size', 'has_own_lm_head')}
+    old_cfg['dflash_config'] = {**cfg['dflash_config'], 'draft_vocab_size': 20}
+    for name, sd, c in (('eagle', eagle, cfg), ('old', old, old_cfg)):
+        (tmp_path/name).mkdir(); save_file(sd, str(tmp_path/name/'model.safetensors'))
+        (tmp_path/name/'config.json').write_text(json.dumps(c))
+        assert DFlashDraftModel.from_pretrained(tmp_path/name, target=tgt).vocab_ids.tolist() == VOCAB_IDS, name
+    fresh = DFlashDraftModel(mine.config)
+    fresh.load_state_dict(files)                                                                # a checkpoint resumes
+    assert fresh.vocab_ids.tolist() == VOCAB_IDS
+    env = {k: v for k, v in os.environ.items() if k != 'PYTHONPATH'}
+    env.update(HF_MODULES_CACHE=str(tmp_path/'hf_modules'), HF_HUB_OFFLINE='1')
+    r = subprocess.run([sys.executable, '-c', _AUTOMODEL_VOCAB, str(tmp_path/'dv')], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert json.loads(r.stdout.strip().splitlines()[-1]) == {'missing': [], 'unexpected': [], 'ids': VOCAB_IDS, 'head': [20, 64]}
