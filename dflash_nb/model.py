@@ -20,9 +20,9 @@ from .qwen import QWEN36_MASK_TOKEN_ID
 __all__ = ['LAYER_TYPES', 'SCALED_ROPE_TYPES', 'DRAFTER_PRESETS', 'text_config', 'rope_theta_of', 'select_target_layers',
            'DFlashConfig', 'preset_config', 'rotary_cos_sin', 'rope_scaling_of', 'apply_rotary', 'block_attention_mask',
            'flex_block_mask', 'sliding_window_mask', 'layer_causal', 'flex_layer_masks', 'layer_masks', 'DraftCache',
-           'DFlashAttention', 'DFlashDecoderLayer', 'decoder_layers', 'shared_embeddings', 'final_norm', 'norm_gain',
-           'TargetFeatures', 'build_drafter', 'drafter_hidden', 'served_weights', 'DFlashDraftModel',
-           'check_drafter_fits', 'drafter_readme', 'modeling_source']
+           'HFCache', 'crop_cache', 'DFlashAttention', 'DFlashDecoderLayer', 'decoder_layers', 'shared_embeddings',
+           'final_norm', 'norm_gain', 'TargetFeatures', 'build_drafter', 'drafter_hidden', 'spec_generate',
+           'served_weights', 'DFlashDraftModel', 'check_drafter_fits', 'drafter_readme', 'modeling_source']
 
 # %% ../nbs/10_model.ipynb #4a32cb2a
 def _get(cfg, key, default=None):
@@ -358,6 +358,35 @@ def _flex_attention(cuda: bool):
         _FLEX[cuda] = torch.compile(flex_attention) if cuda else flex_attention
     return _FLEX[cuda]
 
+# %% ../nbs/10_model.ipynb #g25hfcache
+class HFCache:
+    """A transformers `Cache` (the DynamicCache z-lab's generation loop passes) used as the drafter's context cache: it
+    holds the context keys/values only (positions 0 .. length - 1), so the loop's `crop(start)` keeps the context."""
+    def __init__(self, cache): self.cache = cache
+    def _layers(self) -> dict:
+        return {i: l for i, l in enumerate(getattr(self.cache, 'layers', None) or []) if getattr(l, 'keys', None) is not None}
+    @property
+    def k(self) -> dict: return {i: l.keys for i, l in self._layers().items()}
+    @property
+    def v(self) -> dict: return {i: l.values for i, l in self._layers().items()}
+    @property
+    def seq_len(self) -> int: return self.cache.get_seq_length()
+    def update(self, layer: int, k, v): return self.cache.update(k, v, layer)
+    def add_positions(self, pos):
+        "Positions (1, C) of the cached context plus the new context `pos` (added by this forward's layers); None: none."
+        n, ks = self.cache.get_seq_length(), self.k
+        dev = pos.device if pos is not None else (ks[0].device if ks else None)
+        old = torch.arange(n, device=dev)[None]
+        if pos is None: return old if n else None
+        return torch.cat([old.expand(pos.shape[0], -1), pos], 1)
+    def crop(self, n: int): crop_cache(self.cache, n)
+
+def crop_cache(cache, keep: int):
+    "Keep the first `keep` positions of a transformers Cache: crop(-removed) is read alike by transformers 4 (max length) and 5 (tokens to remove)."
+    n = cache.get_seq_length()
+    if keep < n: cache.crop(keep - n)
+
+
 # %% ../nbs/10_model.ipynb #a0350519
 def _attend(q, k, v, mask):
     "Scaled dot-product attention of q (B, h, Q, d) over k, v (B, kvh, K, d) with a bool mask, a BlockMask or none."
@@ -520,6 +549,46 @@ def drafter_hidden(m: nn.Module, c: DFlashConfig, x, block_pos, ctx_hidden=None,
     masks = layer_masks(c, attn_mask, block_pos, k_pos)
     for layer in m.layers: x = layer(x, ctx, rope_q, rope_ctx, masks.get(layer.self_attn.layer_type, attn_mask), cache)
     return m.norm(x)
+
+# %% ../nbs/10_model.ipynb #g25specgen
+@torch.no_grad()
+def spec_generate(drafter, target, input_ids, max_new_tokens: int, stop_token_ids=None, temperature: float = 0.0):
+    """z-lab's entry point, for the AutoModel drafter (`dflash.py`): DFlash speculative decoding of `input_ids` (1, P) with
+    the Hugging Face `target` (attention layers only: its cache is cropped to the accepted length) -> (1, P + new ids),
+    cut after the first stop token. Drafts are the drafter's argmax (within its draft vocabulary); each committed token is
+    the target's own argmax (temperature 0) or sample, so the output is the target's own decoding."""
+    import inspect
+    from transformers import DynamicCache
+    def pick(logits):
+        if temperature <= 0: return logits.argmax(-1)
+        p = torch.softmax(logits.float() / temperature, -1)
+        return torch.multinomial(p.reshape(-1, p.shape[-1]), 1).view(p.shape[:-1])
+    ckw = 'cache' if 'cache' in inspect.signature(target.forward).parameters else 'past_key_values'
+    bs, dev, P = drafter.block_size, input_ids.device, input_ids.shape[1]
+    stop, head, embed = set(stop_token_ids or []), target.get_output_embeddings(), target.get_input_embeddings()
+    tcache, dcache = DynamicCache(), DynamicCache()
+    feats = lambda o: torch.cat([o.hidden_states[i + 1] for i in drafter.target_layer_ids], -1)   # outputs of the tap layers
+    o = target(input_ids=input_ids, use_cache=True, output_hidden_states=True, **{ckw: tcache})
+    ids, ctx = input_ids[0].tolist() + [int(pick(o.logits[0, -1]))], feats(o)
+    while len(ids) - P < max_new_tokens and not stop & set(ids[P:]):
+        a = len(ids) - 1                                                   # the anchor's position
+        block = torch.full((1, bs), drafter.mask_token_id, device=dev); block[0, 0] = ids[-1]
+        pos = torch.arange(dcache.get_seq_length(), a + bs, device=dev)[None]   # new context, then the block
+        h = drafter(position_ids=pos, noise_embedding=embed(block), target_hidden=ctx, past_key_values=dcache, use_cache=True)
+        logits = head(h[:, 1:].to(head.weight.dtype))
+        if getattr(drafter, 't2d', None) is not None: logits[..., ~drafter.t2d.to(dev)] = -math.inf
+        block[0, 1:] = logits[0].argmax(-1)
+        o = target(input_ids=block, position_ids=torch.arange(a, a + bs, device=dev)[None], use_cache=True,
+                   output_hidden_states=True, **{ckw: tcache})
+        post = pick(o.logits[0]).tolist()
+        m = next((i for i in range(bs - 1) if int(block[0, i + 1]) != post[i]), bs - 1)   # drafts the target agrees with
+        ids += block[0, 1:m + 1].tolist() + [post[m]]
+        crop_cache(tcache, a + m + 1)
+        ctx = feats(o)[:, :m + 1]
+    new = ids[P:P + max_new_tokens]
+    cut = next((i + 1 for i, t in enumerate(new) if t in stop), len(new))
+    return torch.tensor([ids[:P] + new[:cut]], device=dev)
+
 
 # %% ../nbs/10_model.ipynb #g25served
 def served_weights(sd: dict, c: DFlashConfig, where: str = 'drafter') -> tuple[dict, torch.Tensor | None]:
@@ -701,7 +770,7 @@ def drafter_readme(c: DFlashConfig, info: dict | None = None) -> str:
 _MODELING_OBJECTS = ('_get', 'text_config', 'rope_theta_of', 'select_target_layers', 'DFlashConfig', '_check_config', '_from_target', '_to_hf_dict',
                      '_rope_scaling', '_window_form', '_draft_vocab_size', '_from_hf_dict', 'rotary_cos_sin', 'rope_scaling_of', 'apply_rotary',
                      'sliding_window_mask', 'layer_causal', 'layer_masks', 'DraftCache', '_flex_attention', '_attend', 'DFlashAttention',
-                     'DFlashDecoderLayer', 'build_drafter', 'drafter_hidden')
+                     'DFlashDecoderLayer', 'build_drafter', 'drafter_hidden', 'HFCache', 'crop_cache', 'spec_generate')
 
 _HF_WRAPPER = '''
 class DFlashDraftModel(PreTrainedModel):
@@ -720,11 +789,18 @@ class DFlashDraftModel(PreTrainedModel):
         self.block_size = self.dflash.block_size
         self.post_init()
 
-    def forward(self, position_ids, noise_embedding, target_hidden=None, attention_mask=None, past_key_values=None, **kwargs):
+    def forward(self, position_ids, noise_embedding, target_hidden=None, attention_mask=None, past_key_values=None, cache=None, **kwargs):
+        "Hidden states of the block; `past_key_values` (or `cache`): a DraftCache or a transformers Cache (z-lab's DynamicCache) of the context."
         C = 0 if target_hidden is None else target_hidden.shape[1]
-        cache = past_key_values if isinstance(past_key_values, DraftCache) else None
+        pkv = past_key_values if past_key_values is not None else cache
+        pkv = pkv if pkv is None or isinstance(pkv, DraftCache) else HFCache(pkv)
         return drafter_hidden(self, self.dflash, noise_embedding, position_ids[:, C:], target_hidden, position_ids[:, :C],
-                              attention_mask, cache)
+                              attention_mask, pkv)
+
+    def spec_generate(self, target, input_ids, max_new_tokens, stop_token_ids=None, temperature=0.0):
+        "DFlash speculative decoding with the Hugging Face `target` (z-lab's entry point): (1, prompt + new) token ids."
+        self.eval()
+        return spec_generate(self, target, input_ids, max_new_tokens, stop_token_ids, temperature)
 '''
 
 # %% ../nbs/10_model.ipynb #85fa0e73

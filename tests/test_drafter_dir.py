@@ -357,3 +357,69 @@ def test_draft_vocabulary_is_saved_as_vllm_and_sglang_read_it(tmp_path):
     r = subprocess.run([sys.executable, '-c', _AUTOMODEL_VOCAB, str(tmp_path/'dv')], capture_output=True, text=True, env=env, cwd=tmp_path)
     assert r.returncode == 0, r.stderr[-2000:]
     assert json.loads(r.stdout.strip().splitlines()[-1]) == {'missing': [], 'unexpected': [], 'ids': VOCAB_IDS, 'head': [20, 64]}
+
+
+# z-lab's generation loop, restated from z-lab/dflash@44947fbf71114e241c96de194f4b382b5dd330d0 dflash/model.py lines
+# 62-169 (dflash_generate, reached through DFlashDraftModel.spec_generate, lines 349-366): a DynamicCache per model,
+# `model(target_hidden=, noise_embedding=, position_ids=position_ids[:, draft_cache_length:start + block_size],
+# past_key_values=, use_cache=True, is_causal=False)`, `target.lm_head` on the last block_size - 1 outputs, crop(start).
+# z-lab's package is not installed here and is not vendored: this restates its calling convention. One deviation:
+# transformers 5.24 refuses z-lab's `cache.crop(start)` (a positive size: "not supported"), so `_crop` asks for the same
+# size in the form both transformers 4 and 5 read (a negative number of tokens to remove).
+_ZLAB_LOOP = """
+import sys; sys.modules['dflash_nb'] = None
+import json, torch
+from transformers import AutoModel, AutoModelForCausalLM, DynamicCache
+torch.set_num_threads(1)
+model = AutoModel.from_pretrained(sys.argv[1], trust_remote_code=True, dtype=torch.float32).eval()
+target = AutoModelForCausalLM.from_pretrained(sys.argv[2], dtype=torch.float32).eval()
+prompt, n = json.loads(sys.argv[3]), int(sys.argv[4])
+def _crop(cache, size): cache.crop(size - cache.get_seq_length()) if size < cache.get_seq_length() else None
+def feats(o, k=None): return torch.cat([o.hidden_states[i + 1] for i in model.target_layer_ids], -1)[:, :k]
+with torch.no_grad():
+    bs, mask, P = model.block_size, model.mask_token_id, len(prompt)
+    input_ids, L = torch.tensor([prompt]), P + n
+    out = torch.full((1, L + bs), mask); pos = torch.arange(L + bs)[None]
+    tc, dc = DynamicCache(), DynamicCache()
+    o = target(input_ids, position_ids=pos[:, :P], past_key_values=tc, use_cache=True, logits_to_keep=1, output_hidden_states=True)
+    out[:, :P] = input_ids; out[:, P] = o.logits[:, -1].argmax(-1); hid = feats(o)
+    start, blocks = P, []
+    while start < L:
+        b = out[:, start:start + bs].clone()
+        h = model(target_hidden=hid, noise_embedding=target.model.embed_tokens(b), position_ids=pos[:, dc.get_seq_length():start + bs],
+                  past_key_values=dc, use_cache=True, is_causal=False)
+        _crop(dc, start)
+        b[:, 1:] = target.lm_head(h[:, 1 - bs:, :]).argmax(-1)
+        blocks.append([start, b[0, 1:].tolist()])
+        o = target(b, position_ids=pos[:, start:start + bs], past_key_values=tc, use_cache=True, output_hidden_states=True)
+        post = o.logits.argmax(-1)
+        acc = int((b[:, 1:] == post[:, :-1]).cumprod(1).sum())
+        out[:, start:start + acc + 1] = b[:, :acc + 1]; out[:, start + acc + 1] = post[:, acc]
+        start += acc + 1; _crop(tc, start); hid = feats(o, acc + 1)
+    spec = model.spec_generate(target, input_ids, n, None, 0.0)
+print(json.dumps({'loop': out[0, :min(start + 1, L)].tolist(), 'blocks': blocks, 'spec_generate': spec[0].tolist()}))
+"""
+
+
+def test_automodel_drafter_runs_zlabs_generation_loop(tmp_path):
+    "The saved directory in z-lab's HF loop (DynamicCache, spec_generate), without dflash_nb: greedy output, our drafts."
+    from dflash_nb.eval import greedy_generate
+    tgt = tiny_qwen3_target(vocab_size=64)
+    _published(tmp_path/'pub', tgt)                                # own heads and a sliding layer (window 12 < the context)
+    tgt.save_pretrained(tmp_path/'target')
+    prompt, n = [5, 9, 1, 33, 20, 7, 41, 2, 18, 30], 40
+    env = {k: v for k, v in os.environ.items() if k != 'PYTHONPATH'}
+    env.update(HF_MODULES_CACHE=str(tmp_path/'hf_modules'), HF_HUB_OFFLINE='1')
+    r = subprocess.run([sys.executable, '-c', _ZLAB_LOOP, str(tmp_path/'pub'), str(tmp_path/'target'), json.dumps(prompt), str(n)],
+                       capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-3000:]
+    got = json.loads(r.stdout.strip().splitlines()[-1])
+    greedy = prompt + greedy_generate(tgt, prompt, n).tokens
+    assert got['loop'] == greedy and got['spec_generate'] == greedy                           # lossless
+    mine = DFlashDraftModel.from_pretrained(tmp_path/'pub', target=tgt, dtype=torch.float32)
+    seq = torch.tensor([greedy])
+    with TargetFeatures(tgt, mine.config.target_layer_ids) as tf: f = tf(seq)
+    assert len(got['blocks']) > 3
+    for a, drafts in got['blocks']:                                  # each step drafted what the project's drafter drafts there
+        want = mine.draft(seq[:, a], a, f[:, :a], torch.arange(a)[None])[0].argmax(-1).tolist()
+        assert drafts[:len(want)] == want[:len(drafts)], a
