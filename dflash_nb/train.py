@@ -577,7 +577,7 @@ def drafter_shape(a) -> dict:
 def fresh_drafter_config(a, target_config, mask_id: int | None, layer_ids=None, draft_vocab_size: int = 0) -> DFlashConfig:
     "The config of a fresh drafter for `target_config` from the options `a`: the target's shape, the preset's, then each option given."
     kw = {k: v for k, (_, v) in drafter_shape(a).items()}
-    n, bs = kw.pop('num_hidden_layers', 5), kw.pop('block_size', 16)
+    n, bs = kw.pop('num_hidden_layers', len(kw.get('layer_types') or [None] * 5)), kw.pop('block_size', 16)   # layers: as many as typed
     if a.drafter_preset and layer_ids is None:   # the recipe's number of tap layers, spread over this target
         t = text_config(target_config)
         L = int(t['num_hidden_layers'] if isinstance(t, dict) else t.num_hidden_layers)
