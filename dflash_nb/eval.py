@@ -20,10 +20,10 @@ from .train import _default_mask_id, _eos_set, _is_tiny, default_eos_ids, load_t
 from .generate import _cut_at_eos, _device_of, _encode_prompts, _ids, _int_list, _pick_device, _token_prompts, read_prompts
 
 # %% auto #0
-__all__ = ['PROMPT_LOOKUP', 'new_kv_cache', 'crop_kv_cache', 'TargetSession', 'Generation', 'greedy_generate', 'tempered_probs',
-           'sample_verify', 'speculative_generate', 'EvalResult', 'evaluate', 'lookup_draft', 'prompt_lookup_generate',
-           'compare_methods', 'comparison_rows', 'comparison_table', 'plot_eval', 'EvalConfig', 'add_eval_args',
-           'prepare_eval', 'eval_main']
+__all__ = ['DRAFT_SAMPLING', 'PROMPT_LOOKUP', 'new_kv_cache', 'crop_kv_cache', 'TargetSession', 'Generation', 'greedy_generate',
+           'tempered_probs', 'draft_tokens', 'sample_verify', 'speculative_generate', 'EvalResult', 'evaluate',
+           'lookup_draft', 'prompt_lookup_generate', 'compare_methods', 'comparison_rows', 'comparison_table',
+           'plot_eval', 'EvalConfig', 'add_eval_args', 'prepare_eval', 'eval_main']
 
 # %% ../nbs/12_eval.ipynb #8945b4f1
 def _cache_kwarg(model) -> str:
@@ -186,6 +186,21 @@ def tempered_probs(logits, temperature: float = 1.0, top_p: float = 1.0):
         p = p / p.sum(-1, keepdim=True)
     return p
 
+# %% ../nbs/12_eval.ipynb #g25draft
+DRAFT_SAMPLING = ('greedy', 'sample')
+def draft_tokens(logits, T: float, top_p: float = 1.0, draft_sampling: str = 'greedy', generator=None):
+    """The drafted ids of `logits` (..., V) and their proposal distribution q for verification (None at T = 0):
+    'greedy' drafts the argmax, a point mass (vLLM's default and z-lab's loop); 'sample' draws from q = the tempered,
+    top-p cut drafter distribution. Either way the committed tokens follow the target's distribution."""
+    if T <= 0: return logits.argmax(-1), None
+    if draft_sampling == 'greedy':
+        d = logits.argmax(-1)
+        return d, torch.nn.functional.one_hot(d, logits.shape[-1]).float()
+    if draft_sampling != 'sample': raise ValueError(f"--draft-sampling {draft_sampling}: one of {', '.join(DRAFT_SAMPLING)}")
+    q = tempered_probs(logits, T, top_p)
+    if not q.numel(): return logits.argmax(-1), q
+    return torch.multinomial(q.reshape(-1, q.shape[-1]), 1, generator=generator).view(q.shape[:-1]), q
+
 # %% ../nbs/12_eval.ipynb #946fe71a
 def sample_verify(draft: list, q, p, generator=None, residual: bool = True) -> tuple[list, int]:
     "Speculative sampling of one block `draft` (drawn from q) against the target's p -> (committed tokens, drafts kept)."
@@ -247,7 +262,7 @@ def _speculate(target, prompt_ids, max_new_tokens: int, eos_token_id, suppress_i
 # %% ../nbs/12_eval.ipynb #efdf6eca
 def speculative_generate(target, drafter: DFlashDraftModel, prompt_ids, max_new_tokens: int = 256, eos_token_id=None,
                          suppress_ids=(), draft_cache: bool = True, temperature: float = 0.0, top_p: float = 1.0,
-                         generator=None, verify=sample_verify) -> Generation:
+                         generator=None, verify=sample_verify, draft_sampling: str = 'greedy') -> Generation:
     "DFlash speculative decoding: greedy and lossless at temperature 0, speculative sampling above it."
     c, T, dev = drafter.config, float(temperature), _device_of(target)
     if T > 0 and generator is None: generator = torch.Generator(dev).manual_seed(0)
@@ -259,9 +274,8 @@ def speculative_generate(target, drafter: DFlashDraftModel, prompt_ids, max_new_
         logits = drafter.draft(torch.tensor([out[-1]], device=dev), a, new[None], pos[None], dcache)[0, :L - 1]
         if dcache is not None: ctx.clear()
         if sess.suppress is not None: logits[:, sess.suppress] = -math.inf
-        if T <= 0: return logits.argmax(-1).tolist(), None
-        q = tempered_probs(logits, T, top_p)
-        return (torch.multinomial(q, 1, generator=generator)[:, 0].tolist() if len(q) else []), q
+        d, q = draft_tokens(logits, T, top_p, draft_sampling, generator)
+        return d.tolist(), q
     g = _speculate(target, prompt_ids, max_new_tokens, eos_token_id, suppress_ids, c.target_layer_ids, c.block_size, propose,
                    T, top_p, generator, verify)
     g.draft_forwards = g.steps                                   # one drafter forward per step
@@ -279,6 +293,7 @@ class EvalResult:
     max_new_tokens: int
     label: str = ''
     temperature: float = 0.0      # > 0: sampled verification (no lossless check)
+    draft_sampling: str = 'greedy'  # how the drafts of the T > 0 runs were chosen: argmax ('greedy') or sampled from q ('sample')
 
     def _sum(self, k): return sum(r.get(k, 0) for r in self.rows)
     @property
@@ -331,7 +346,7 @@ def summary(self: EvalResult) -> dict:
             'target_forwards': self._sum('target_forwards'), 'autoregressive_forwards': self._sum('new_tokens'),
             'target_forwards_saved': self.forwards_saved, 'target_tokens': self._sum('target_tokens'),
             'extra_target_tokens': self._sum('extra_target_tokens'), 'extra_target_forwards': self._sum('extra_target_forwards'),
-            'temperature': self.temperature,
+            'temperature': self.temperature, 'draft_sampling': self.draft_sampling,
             'extra_target_tokens_per_step': self._sum('extra_target_tokens') / max(1, self._sum('steps')),
             'lossless': self.lossless, 'mismatches': len(self.mismatches), 'block_size': self.block_size,
             'max_new_tokens': self.max_new_tokens, 'accept_hist': self.accept_hist.tolist(),
@@ -354,7 +369,7 @@ def save(self: EvalResult, out_dir, **extra) -> Path:
 @patch
 def table(self: EvalResult) -> str:
     s = self.summary()
-    lines = [f"{self.label or 'drafter'}{f' at T={self.temperature:g}' if self.temperature else ''}: {s['prompts']} prompts, {s['new_tokens']:,} new tokens (max {self.max_new_tokens}/prompt)",
+    lines = [f"{self.label or 'drafter'}{f' at T={self.temperature:g} (drafts {self.draft_sampling})' if self.temperature else ''}: {s['prompts']} prompts, {s['new_tokens']:,} new tokens (max {self.max_new_tokens}/prompt)",
              f"  mean tau {s['mean_tau']:.3f} (pooled {s['pooled_tau']:.3f}); speed-up in target forwards {s['speedup_target_forwards']:.2f}x "
              f"({s['target_forwards']:,} forwards vs {s['autoregressive_forwards']:,} autoregressive, {s['target_forwards_saved']:,} saved)",
              *([f"  hybrid target: {s['extra_target_tokens']:,} kept tokens fed again after state restores, in "
@@ -396,17 +411,18 @@ def _eval_row(pid, ids, s: Generation, g: Generation | None) -> dict:
 # %% ../nbs/12_eval.ipynb #daba7522
 def evaluate(target, drafter: DFlashDraftModel, prompts, max_new_tokens: int = 128, eos_token_id=None, suppress_ids=(),
              reference: bool = True, draft_cache: bool = True, label: str = '', progress: bool = False,
-             temperature: float = 0.0, top_p: float = 1.0, seed: int = 0) -> EvalResult:
+             temperature: float = 0.0, top_p: float = 1.0, seed: int = 0, draft_sampling: str = 'greedy') -> EvalResult:
     "Speculative decoding of every prompt (token ids) with `drafter`, checked against plain greedy decoding (`reference`, T = 0)."
     items = tqdm(_prompt_items(prompts), desc=f"eval {label}".strip(), unit='prompt', disable=not progress)
     dev, rows = target.get_input_embeddings().weight.device, []
     with _eval_mode(drafter):
         for i, (pid, ids) in enumerate(items):
             gen = torch.Generator(dev).manual_seed(seed + i) if temperature > 0 else None
-            s = speculative_generate(target, drafter, ids, max_new_tokens, eos_token_id, suppress_ids, draft_cache, temperature, top_p, gen)
+            s = speculative_generate(target, drafter, ids, max_new_tokens, eos_token_id, suppress_ids, draft_cache, temperature, top_p, gen,
+                                     draft_sampling=draft_sampling)
             g = greedy_generate(target, ids, max_new_tokens, eos_token_id, suppress_ids) if reference and not temperature else None
             rows.append(_eval_row(pid, ids, s, g))
-    return EvalResult(rows, drafter.config.block_size, max_new_tokens, label, float(temperature))
+    return EvalResult(rows, drafter.config.block_size, max_new_tokens, label, float(temperature), draft_sampling)
 
 # %% ../nbs/12_eval.ipynb #a330dda4
 def lookup_draft(seq: list, k: int = 10, ngram_max: int = 3, ngram_min: int = 1) -> list:
@@ -459,6 +475,7 @@ def comparison_rows(results: dict, sampled: dict | None = None) -> list[dict]:
                      'seconds_per_token': spt, 'wall_speedup_vs_greedy': g_spt / spt if spt else None,
                      'lossless': True if label == 'greedy' else s['lossless'], 'mismatches': s['mismatches']})
         if sampled: rows[-1].update(sampled_temperature=next(iter(sampled.values())).temperature,
+                                    sampled_draft_sampling=next(iter(sampled.values())).draft_sampling,
                                     sampled_mean_tau=sampled[label].mean_tau if label in sampled else None)
     return rows
 
@@ -516,6 +533,7 @@ class EvalConfig:
     no_reference: bool = opt(False, 'skip plain greedy decoding (no lossless check, faster)', 'decoding')
     temperature: str = opt('0', "comma-separated temperatures, e.g. 0,1 (default 0 = greedy, lossless); T > 0 = speculative sampling, seeded by --seed; eval.json's main numbers are the first T's", 'decoding')
     top_p: float = opt(1.0, 'nucleus of the sampled runs (default {default})', 'decoding')
+    draft_sampling: str = opt('greedy', "drafts of the T > 0 runs: the drafter's argmax (default; what vLLM and z-lab do, so tau compares with theirs) or sampled from its tempered, top-p distribution", 'decoding', choices=list(DRAFT_SAMPLING))
     no_draft_cache: bool = opt(False, "recompute the drafter's context keys/values every step", 'decoding')
     draft_layers: int = opt(5, 'layers of an untrained drafter (default {default})', 'decoding')
     mask_token_id: int | None = opt(None, 'mask id of an untrained drafter (default: 248070, or the last id of a tiny target)', 'decoding')
@@ -588,7 +606,7 @@ def eval_main(args: argparse.Namespace) -> int:
     temps = _temperatures(a.temperature, a.top_p)
     runs = [evaluate(e['target'], e['drafter'], e['prompts'], a.max_new_tokens, e['eos_token_id'], e['suppress_ids'],
                      reference=not a.no_reference, draft_cache=not a.no_draft_cache, label=e['label'], progress=not a.quiet,
-                     temperature=t, top_p=a.top_p, seed=a.seed) for t in temps]
+                     temperature=t, top_p=a.top_p, seed=a.seed, draft_sampling=a.draft_sampling) for t in temps]
     res = runs[0]
     for r in runs: print(r.table())
     if a.output_dir:   # eval.json: the first temperature's summary and rows, and each temperature's summary

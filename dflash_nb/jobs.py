@@ -328,7 +328,7 @@ def eval_rows(results: dict, sampled: dict | None = None) -> list[tuple]:
     T = next(iter(sampled.values())).temperature if sampled else None
     fs = [('prompts', lambda r, s: f"{r.prompts:,}"), ('new tokens', lambda r, s: f"{s['new_tokens']:,}"),
           ('mean tau (per prompt)', lambda r, s: f"{r.mean_tau:.3f}"), ('pooled tau (tokens / steps)', lambda r, s: f"{r.pooled_tau:.3f}"),
-          *([(f'mean tau at T={T:g} (sampled)', lambda r, s: f"{sampled[r.label].mean_tau:.3f}")] if sampled else []),
+          *([(f'mean tau at T={T:g} (sampled; drafts {next(iter(sampled.values())).draft_sampling})', lambda r, s: f"{sampled[r.label].mean_tau:.3f}")] if sampled else []),
           ('extra target tokens per step (hybrid state restore)', lambda r, s: f"{s['extra_target_tokens_per_step']:.2f}"),
           ('target forwards (autoregressive)', lambda r, s: f"{s['target_forwards']:,} ({s['autoregressive_forwards']:,})"),
           ('target forwards saved', lambda r, s: f"{r.forwards_saved:,} ({r.forwards_saved / max(1, s['autoregressive_forwards']):.0%})"),

@@ -17,12 +17,12 @@ from transformers.models.qwen3.modeling_qwen3 import Qwen3MLP, Qwen3RMSNorm as R
 from .qwen import QWEN36_MASK_TOKEN_ID
 
 # %% auto #0
-__all__ = ['LAYER_TYPES', 'SCALED_ROPE_TYPES', 'text_config', 'rope_theta_of', 'select_target_layers', 'DFlashConfig',
-           'rotary_cos_sin', 'rope_scaling_of', 'apply_rotary', 'block_attention_mask', 'flex_block_mask',
-           'sliding_window_mask', 'layer_causal', 'flex_layer_masks', 'layer_masks', 'DraftCache', 'DFlashAttention',
-           'DFlashDecoderLayer', 'decoder_layers', 'shared_embeddings', 'final_norm', 'norm_gain', 'TargetFeatures',
-           'build_drafter', 'drafter_hidden', 'DFlashDraftModel', 'check_drafter_fits', 'drafter_readme',
-           'modeling_source']
+__all__ = ['LAYER_TYPES', 'SCALED_ROPE_TYPES', 'DRAFTER_PRESETS', 'text_config', 'rope_theta_of', 'select_target_layers',
+           'DFlashConfig', 'preset_config', 'rotary_cos_sin', 'rope_scaling_of', 'apply_rotary', 'block_attention_mask',
+           'flex_block_mask', 'sliding_window_mask', 'layer_causal', 'flex_layer_masks', 'layer_masks', 'DraftCache',
+           'HFCache', 'crop_cache', 'DFlashAttention', 'DFlashDecoderLayer', 'decoder_layers', 'shared_embeddings',
+           'final_norm', 'norm_gain', 'TargetFeatures', 'build_drafter', 'drafter_hidden', 'spec_generate',
+           'served_weights', 'DFlashDraftModel', 'check_drafter_fits', 'drafter_readme', 'modeling_source']
 
 # %% ../nbs/10_model.ipynb #4a32cb2a
 def _get(cfg, key, default=None):
@@ -139,6 +139,26 @@ def _from_target(cls, target_config, num_draft_layers: int = 5, target_layer_ids
 
 DFlashConfig.from_target = classmethod(_from_target)
 
+# %% ../nbs/10_model.ipynb #g25presets
+_SLIDING4_FULL1 = ['sliding_attention'] * 4 + ['full_attention']
+DRAFTER_PRESETS = {   # the shapes of the published DFlash drafters (SpecForge configs/<name>-dflash.json); hidden size and vocabulary are the target's
+    'qwen3.6-27b': dict(num_hidden_layers=5, num_attention_heads=32, num_key_value_heads=8, head_dim=128, intermediate_size=17408,
+                        layer_types=_SLIDING4_FULL1, sliding_window=2048, block_size=16, tap_layers=5),
+    'qwen3.5-4b': dict(num_hidden_layers=5, num_attention_heads=32, num_key_value_heads=8, head_dim=128, intermediate_size=9728,
+                       layer_types=['full_attention'] * 5, block_size=16, tap_layers=5),
+    'qwen3.5-35b-a3b': dict(num_hidden_layers=8, num_attention_heads=32, num_key_value_heads=4, head_dim=128, intermediate_size=6144,
+                            layer_types=['full_attention'] * 8, block_size=16, tap_layers=5),
+}
+
+def preset_config(name: str, target_config, mask_token_id: int | None = None, **overrides) -> DFlashConfig:
+    "A fresh drafter config in the shape of the published recipe `name` (DRAFTER_PRESETS), sized for `target_config`; `overrides` win."
+    if name not in DRAFTER_PRESETS: raise ValueError(f"--drafter-preset {name}: unknown; one of {', '.join(DRAFTER_PRESETS)}")
+    p = {**DRAFTER_PRESETS[name], **overrides}
+    L = int(_get(text_config(target_config), 'num_hidden_layers'))
+    taps = p.pop('tap_layers')
+    ids = p.pop('target_layer_ids', None) or select_target_layers(L, taps)
+    return DFlashConfig.from_target(target_config, p.pop('num_hidden_layers'), ids, p.pop('block_size'), mask_token_id, **p)
+
 # %% ../nbs/10_model.ipynb #631b2d0b
 def _to_hf_dict(self) -> dict:
     "A Qwen3-style `config.json` for a serving engine's DFlash loader (the published DFlash drafters' layout)."
@@ -157,8 +177,10 @@ def _to_hf_dict(self) -> dict:
             'dflash_config': {'target_layer_ids': self.target_layer_ids, 'mask_token_id': self.mask_token_id,
                               'block_size': self.block_size, 'num_target_layers': self.num_target_layers,
                               'target_tie_word_embeddings': self.target_tie_word_embeddings,
-                              'target_model_type': self.target_model_type, 'draft_vocab_size': self.draft_vocab_size,
+                              'target_model_type': self.target_model_type,
                               **({'causal': self.causal} if self.causal is not None else {})}}
+    if self.draft_vocab_size:   # vLLM / EAGLE-3: draft_vocab_size rows of lm_head.weight, mapped to target ids by the d2t tensor
+        ours.update(draft_vocab_size=self.draft_vocab_size, has_own_lm_head=True)
     extra = {k: v for k, v in self.hf_extra.items() if k != 'dflash_config'}
     return {**extra, **ours, 'dflash_config': {**self.hf_extra.get('dflash_config', {}), **ours['dflash_config']}}
 
@@ -178,14 +200,32 @@ def _rope_scaling(d: dict) -> dict | None:
     return {**{k: v for k, v in rp.items() if k not in ('rope_theta', 'type')}, 'rope_type': t}
 
 # %% ../nbs/10_model.ipynb #991d17d3
+_READ_KEYS = {'draft_vocab_size', 'has_own_lm_head'}                  # top-level fields read into the config (written back canonically)
+_READ_DFLASH_KEYS = {'use_swa', 'swa_window_size', 'draft_vocab_size'}  # dflash_config fields read into it (other forms of ours)
+
+def _window_form(d: dict, n: int) -> tuple:
+    "(layer_types, sliding_window, causal) of a config dict in any of the forms serving engines read."
+    dc = d.get('dflash_config') or {}
+    lt, causal = d.get('layer_types'), d.get('is_causal', dc.get('causal'))
+    if lt is None and d.get('use_sliding_window'):   # Qwen3's older rule: layers from max_window_layers on slide
+        lt = ['sliding_attention' if i >= d.get('max_window_layers', n) else 'full_attention' for i in range(n)]
+    if dc.get('use_swa') and 'sliding_attention' not in (lt or []):
+        # vLLM's other form (MiMo / ModelOpt exports): every layer slides, and none is causal unless the config says so
+        lt, causal = ['sliding_attention'] * n, (False if causal is None else causal)
+    window = dc.get('swa_window_size', d.get('sliding_window'))
+    return lt, (window if lt and 'sliding_attention' in lt else None), causal
+
+def _draft_vocab_size(d: dict) -> int:
+    "Ids a drafter predicts per its config dict (0: the whole vocabulary): top-level `draft_vocab_size` (vLLM, EAGLE-3) or ours in dflash_config."
+    v = d.get('draft_vocab_size', (d.get('dflash_config') or {}).get('draft_vocab_size')) or 0
+    return 0 if int(v) == int(d['vocab_size']) else int(v)
+
 def _from_hf_dict(cls, d: dict) -> DFlashConfig:
-    "Read a drafter `config.json`: written by `to_hf_dict`, or a published DFlash drafter's (own heads, sliding layers)."
+    "Read a drafter `config.json`: written by `to_hf_dict`, a published DFlash drafter's (own heads, sliding layers) or vLLM's `use_swa` form."
     dc = d.get('dflash_config') or {}
     L = int(dc.get('num_target_layers', d.get('num_target_layers')))
     n = int(d['num_hidden_layers'])
-    lt = d.get('layer_types')
-    if lt is None and d.get('use_sliding_window'):   # Qwen3's older rule: layers from max_window_layers on slide
-        lt = ['sliding_attention' if i >= d.get('max_window_layers', n) else 'full_attention' for i in range(n)]
+    lt, window, causal = _window_form(d, n)
     c = cls(hidden_size=d['hidden_size'], num_attention_heads=d['num_attention_heads'],
             num_key_value_heads=d.get('num_key_value_heads') or d['num_attention_heads'],
             head_dim=d.get('head_dim') or d['hidden_size'] // d['num_attention_heads'],
@@ -196,12 +236,12 @@ def _from_hf_dict(cls, d: dict) -> DFlashConfig:
             rms_norm_eps=d.get('rms_norm_eps', 1e-6), rope_theta=rope_theta_of(d),
             max_position_embeddings=d.get('max_position_embeddings', 32768),
             target_tie_word_embeddings=bool(dc.get('target_tie_word_embeddings', False)),
-            target_model_type=dc.get('target_model_type', ''), draft_vocab_size=int(dc.get('draft_vocab_size', 0)),
-            layer_types=lt, sliding_window=d.get('sliding_window') if lt and 'sliding_attention' in lt else None,
-            rope_scaling=_rope_scaling(d), causal=d.get('is_causal', dc.get('causal')))
+            target_model_type=dc.get('target_model_type', ''),
+            draft_vocab_size=_draft_vocab_size(d), layer_types=lt, sliding_window=window,
+            rope_scaling=_rope_scaling(d), causal=causal)
     ours = c.to_hf_dict()
-    extra = {k: v for k, v in d.items() if k not in ours and k not in _SAVE_TIME_KEYS}
-    dextra = {k: v for k, v in dc.items() if k not in ours['dflash_config']}
+    extra = {k: v for k, v in d.items() if k not in ours and k not in _SAVE_TIME_KEYS | _READ_KEYS}
+    dextra = {k: v for k, v in dc.items() if k not in ours['dflash_config'] and k not in _READ_DFLASH_KEYS}
     c.hf_extra = {**extra, **({'dflash_config': dextra} if dextra else {})}
     return c
 
@@ -317,6 +357,35 @@ def _flex_attention(cuda: bool):
         from torch.nn.attention.flex_attention import flex_attention
         _FLEX[cuda] = torch.compile(flex_attention) if cuda else flex_attention
     return _FLEX[cuda]
+
+# %% ../nbs/10_model.ipynb #g25hfcache
+class HFCache:
+    """A transformers `Cache` (the DynamicCache z-lab's generation loop passes) used as the drafter's context cache: it
+    holds the context keys/values only (positions 0 .. length - 1), so the loop's `crop(start)` keeps the context."""
+    def __init__(self, cache): self.cache = cache
+    def _layers(self) -> dict:
+        return {i: l for i, l in enumerate(getattr(self.cache, 'layers', None) or []) if getattr(l, 'keys', None) is not None}
+    @property
+    def k(self) -> dict: return {i: l.keys for i, l in self._layers().items()}
+    @property
+    def v(self) -> dict: return {i: l.values for i, l in self._layers().items()}
+    @property
+    def seq_len(self) -> int: return self.cache.get_seq_length()
+    def update(self, layer: int, k, v): return self.cache.update(k, v, layer)
+    def add_positions(self, pos):
+        "Positions (1, C) of the cached context plus the new context `pos` (added by this forward's layers); None: none."
+        n, ks = self.cache.get_seq_length(), self.k
+        dev = pos.device if pos is not None else (ks[0].device if ks else None)
+        old = torch.arange(n, device=dev)[None]
+        if pos is None: return old if n else None
+        return torch.cat([old.expand(pos.shape[0], -1), pos], 1)
+    def crop(self, n: int): crop_cache(self.cache, n)
+
+def crop_cache(cache, keep: int):
+    "Keep the first `keep` positions of a transformers Cache: crop(-removed) is read alike by transformers 4 (max length) and 5 (tokens to remove)."
+    n = cache.get_seq_length()
+    if keep < n: cache.crop(keep - n)
+
 
 # %% ../nbs/10_model.ipynb #a0350519
 def _attend(q, k, v, mask):
@@ -454,8 +523,10 @@ def build_drafter(m: nn.Module, c: DFlashConfig) -> nn.Module:
     m.fc = nn.Linear(len(c.target_layer_ids) * c.hidden_size, c.hidden_size, bias=False)
     m.hidden_norm = RMSNorm(c.hidden_size, c.rms_norm_eps)
     m.norm = RMSNorm(c.hidden_size, c.rms_norm_eps)
-    if c.draft_vocab_size: m.register_buffer('vocab_ids', torch.arange(c.draft_vocab_size))
-    else: m.vocab_ids = None
+    if c.draft_vocab_size:   # the draft vocabulary as EAGLE-3 drafters, vLLM and SpecForge store it
+        m.register_buffer('d2t', torch.zeros(c.draft_vocab_size, dtype=torch.long))   # target id = draft id + d2t[draft id]
+        m.register_buffer('t2d', torch.arange(c.vocab_size) < c.draft_vocab_size)      # t2d[target id]: in the draft vocabulary
+    else: m.d2t = m.t2d = None
     for mod in m.modules():
         if isinstance(mod, nn.Linear): nn.init.normal_(mod.weight, std=0.02)
     return m
@@ -479,6 +550,74 @@ def drafter_hidden(m: nn.Module, c: DFlashConfig, x, block_pos, ctx_hidden=None,
     for layer in m.layers: x = layer(x, ctx, rope_q, rope_ctx, masks.get(layer.self_attn.layer_type, attn_mask), cache)
     return m.norm(x)
 
+# %% ../nbs/10_model.ipynb #g25specgen
+@torch.no_grad()
+def spec_generate(drafter, target, input_ids, max_new_tokens: int, stop_token_ids=None, temperature: float = 0.0):
+    """z-lab's entry point, for the AutoModel drafter (`dflash.py`): DFlash speculative decoding of `input_ids` (1, P) with
+    the Hugging Face `target` (attention layers only: its cache is cropped to the accepted length) -> (1, P + new ids),
+    cut after the first stop token. Drafts are the drafter's argmax (within its draft vocabulary); each committed token is
+    the target's own argmax (temperature 0) or sample, so the output is the target's own decoding."""
+    import inspect
+    from transformers import DynamicCache
+    def pick(logits):
+        if temperature <= 0: return logits.argmax(-1)
+        p = torch.softmax(logits.float() / temperature, -1)
+        return torch.multinomial(p.reshape(-1, p.shape[-1]), 1).view(p.shape[:-1])
+    ckw = 'cache' if 'cache' in inspect.signature(target.forward).parameters else 'past_key_values'
+    bs, dev, P = drafter.block_size, input_ids.device, input_ids.shape[1]
+    stop, head, embed = set(stop_token_ids or []), target.get_output_embeddings(), target.get_input_embeddings()
+    tcache, dcache = DynamicCache(), DynamicCache()
+    feats = lambda o: torch.cat([o.hidden_states[i + 1] for i in drafter.target_layer_ids], -1)   # outputs of the tap layers
+    o = target(input_ids=input_ids, use_cache=True, output_hidden_states=True, **{ckw: tcache})
+    ids, ctx = input_ids[0].tolist() + [int(pick(o.logits[0, -1]))], feats(o)
+    while len(ids) - P < max_new_tokens and not stop & set(ids[P:]):
+        a = len(ids) - 1                                                   # the anchor's position
+        block = torch.full((1, bs), drafter.mask_token_id, device=dev); block[0, 0] = ids[-1]
+        pos = torch.arange(dcache.get_seq_length(), a + bs, device=dev)[None]   # new context, then the block
+        h = drafter(position_ids=pos, noise_embedding=embed(block), target_hidden=ctx, past_key_values=dcache, use_cache=True)
+        logits = head(h[:, 1:].to(head.weight.dtype))
+        if getattr(drafter, 't2d', None) is not None: logits[..., ~drafter.t2d.to(dev)] = -math.inf
+        block[0, 1:] = logits[0].argmax(-1)
+        o = target(input_ids=block, position_ids=torch.arange(a, a + bs, device=dev)[None], use_cache=True,
+                   output_hidden_states=True, **{ckw: tcache})
+        post = pick(o.logits[0]).tolist()
+        m = next((i for i in range(bs - 1) if int(block[0, i + 1]) != post[i]), bs - 1)   # drafts the target agrees with
+        ids += block[0, 1:m + 1].tolist() + [post[m]]
+        crop_cache(tcache, a + m + 1)
+        ctx = feats(o)[:, :m + 1]
+    new = ids[P:P + max_new_tokens]
+    cut = next((i + 1 for i, t in enumerate(new) if t in stop), len(new))
+    return torch.tensor([ids[:P] + new[:cut]], device=dev)
+
+
+# %% ../nbs/10_model.ipynb #g25served
+def served_weights(sd: dict, c: DFlashConfig, where: str = 'drafter') -> tuple[dict, torch.Tensor | None]:
+    """(the drafter's own tensors, the `lm_head.weight` rows it ships or None) of a saved state dict: reads our `d2t`/`t2d`,
+    an EAGLE-3-style checkpoint's (`t2d` optional) and the absolute `vocab_ids` of earlier versions of this project."""
+    sd = dict(sd)
+    head = sd.pop('lm_head.weight', None)
+    if 'vocab_ids' in sd:
+        ids = sd.pop('vocab_ids').long()
+        sd['d2t'] = ids - torch.arange(len(ids))
+    if 'd2t' in sd:
+        d2t = sd['d2t'].long()
+        ids = torch.arange(len(d2t)) + d2t
+        if len(d2t) != c.draft_vocab_size:
+            raise ValueError(f"{where}: d2t maps {len(d2t)} draft ids, config.json says draft_vocab_size={c.draft_vocab_size}")
+        if len(ids) and not (0 <= int(ids.min()) and int(ids.max()) < c.vocab_size and len(ids.unique()) == len(ids)):
+            raise ValueError(f"{where}: d2t maps draft ids to repeated target ids or ids outside 0..{c.vocab_size - 1}")
+        t2d = torch.zeros(c.vocab_size, dtype=torch.bool); t2d[ids] = True
+        if 't2d' in sd and not torch.equal(sd['t2d'].bool(), t2d):
+            raise ValueError(f"{where}: t2d does not mark the target ids d2t maps to")
+        sd['d2t'], sd['t2d'] = d2t, t2d
+    return sd, head
+
+def _served_pre_hook(module, state_dict, prefix, *args):
+    "load_state_dict of a saved directory's weights (e.g. a checkpoint's): its served form becomes the drafter's own tensors."
+    own, _ = served_weights({k[len(prefix):]: state_dict.pop(k) for k in list(state_dict) if k.startswith(prefix)}, module.config)
+    state_dict.update({prefix + k: v for k, v in own.items()})
+
+
 # %% ../nbs/10_model.ipynb #1c6fca5b
 class DFlashDraftModel(nn.Module):
     "The DFlash drafter: fused target features injected as keys/values into Qwen3-style layers."
@@ -487,6 +626,7 @@ class DFlashDraftModel(nn.Module):
         self.config = config
         self._shared = None  # (embedding, head) of the target: plain attribute, not sub-modules
         build_drafter(self, config)
+        self.register_load_state_dict_pre_hook(_served_pre_hook)   # a saved directory's d2t / lm_head.weight (served form) load too
 
     def bind_target(self, target=None, embed=None, head=None) -> DFlashDraftModel:
         "Use `target`'s (or the given) embedding and LM head matrices, frozen."
@@ -510,6 +650,11 @@ DFlashDraftModel.embed_weight = property(lambda self: _shared_weight(self, 0, 'e
 DFlashDraftModel.head_weight = property(lambda self: _shared_weight(self, 1, 'LM head'))
 
 @patch(as_prop=True)
+def vocab_ids(self: DFlashDraftModel):
+    "The sorted target ids the drafter predicts (None: all of them): draft id i is target id i + d2t[i]."
+    return None if self.d2t is None else torch.arange(len(self.d2t), device=self.d2t.device) + self.d2t
+
+@patch(as_prop=True)
 def draft_head(self: DFlashDraftModel):
     "LM-head rows of the ids the drafter predicts (all of them without a draft vocabulary)."
     return self.head_weight if self.vocab_ids is None else self.head_weight[self.vocab_ids.to(self.head_weight.device)]
@@ -528,7 +673,8 @@ def set_draft_vocab(self: DFlashDraftModel, ids) -> DFlashDraftModel:
     if self.vocab_ids is None or len(ids) != len(self.vocab_ids) or (len(ids) and not 0 <= ids[0] <= ids[-1] < self.config.vocab_size):
         raise ValueError(f"set_draft_vocab: {len(ids)} distinct ids in [0, {self.config.vocab_size}) needed, "
                          f"the config says draft_vocab_size={self.config.draft_vocab_size}")
-    self.vocab_ids.copy_(ids.to(self.vocab_ids.device))
+    self.d2t.copy_((ids - torch.arange(len(ids))).to(self.d2t.device))
+    self.t2d.zero_()[ids.to(self.t2d.device)] = True
     return self
 
 # %% ../nbs/10_model.ipynb #7c5e0239
@@ -597,6 +743,9 @@ def drafter_readme(c: DFlashConfig, info: dict | None = None) -> str:
              f"{c.num_attention_heads} heads / {c.num_key_value_heads} KV heads of {c.head_dim}, MLP {c.intermediate_size}",
              f"* tap layers (target_layer_ids): {c.target_layer_ids}", f"* block size: {c.block_size}",
              f"* mask token id: {c.mask_token_id}",
+             f"* draft vocabulary: {c.draft_vocab_size:,} of the {c.vocab_size:,} ids (config `draft_vocab_size`; tensors `d2t`, "
+             "target id = draft id + d2t[draft id], `t2d`, and `lm_head.weight`, the target's LM head at those ids)" if c.draft_vocab_size
+             else "* draft vocabulary: the whole vocabulary",
              f"* training data: {i['data']}" if i.get('data') else "* training data: not recorded",
              f"* training: {i['training']}" if i.get('training') else "* training: not recorded",
              f"* measured tau (accepted tokens per target forward): {tau}" if tau else
@@ -605,7 +754,13 @@ def drafter_readme(c: DFlashConfig, info: dict | None = None) -> str:
              ('VLLM_USE_V2_MODEL_RUNNER=1 ' if mixed else '') + f"vllm serve {tgt} --speculative-config '{{\"method\": \"dflash\", \"model\": \"{d}\", \"num_speculative_tokens\": {c.block_size - 1}}}'",
              '```', '', 'SGLang:', '', '```bash',
              f"python -m sglang.launch_server --model-path {tgt} --speculative-algorithm DFLASH --speculative-draft-model-path {d} "
-             f"--speculative-num-draft-tokens {c.block_size} --trust-remote-code", '```', '', 'transformers:', '', '```python',
+             f"--speculative-num-draft-tokens {c.block_size} --trust-remote-code", '```', '',
+             *([f"This drafter predicts {c.draft_vocab_size:,} of the target's ids. vLLM reads its `draft_vocab_size`, `d2t` and "
+                "`lm_head.weight` as saved and drafts over those ids, as trained (the command above; nothing to add). SGLang's "
+                "DFLASH (0.5.23) reads no `d2t`: it drafts with the target's LM head over the whole vocabulary, so drafts may use "
+                "ids this drafter never learned to predict; the output stays exactly the target's, acceptance is lower. To serve "
+                "it on SGLang as trained, train with `--draft-vocab full`.", ''] if c.draft_vocab_size else []),
+             'transformers:', '', '```python',
              'from transformers import AutoModel',
              f"drafter = AutoModel.from_pretrained('{d}', trust_remote_code=True)   # dflash.py: needs only torch + transformers",
              '```', '']
@@ -613,9 +768,9 @@ def drafter_readme(c: DFlashConfig, info: dict | None = None) -> str:
 
 # %% ../nbs/10_model.ipynb #361c61da
 _MODELING_OBJECTS = ('_get', 'text_config', 'rope_theta_of', 'select_target_layers', 'DFlashConfig', '_check_config', '_from_target', '_to_hf_dict',
-                     '_rope_scaling', '_from_hf_dict', 'rotary_cos_sin', 'rope_scaling_of', 'apply_rotary',
+                     '_rope_scaling', '_window_form', '_draft_vocab_size', '_from_hf_dict', 'rotary_cos_sin', 'rope_scaling_of', 'apply_rotary',
                      'sliding_window_mask', 'layer_causal', 'layer_masks', 'DraftCache', '_flex_attention', '_attend', 'DFlashAttention',
-                     'DFlashDecoderLayer', 'build_drafter', 'drafter_hidden')
+                     'DFlashDecoderLayer', 'build_drafter', 'drafter_hidden', 'HFCache', 'crop_cache', 'spec_generate')
 
 _HF_WRAPPER = '''
 class DFlashDraftModel(PreTrainedModel):
@@ -628,15 +783,24 @@ class DFlashDraftModel(PreTrainedModel):
         super().__init__(config)
         self.dflash = DFlashConfig.from_hf_dict(config.to_dict())
         build_drafter(self, self.dflash)
+        if self.dflash.draft_vocab_size:   # the target's LM head at the draft vocabulary's ids (d2t), as saved for vLLM
+            self.lm_head = nn.Linear(self.dflash.hidden_size, self.dflash.draft_vocab_size, bias=False)
         self.target_layer_ids, self.mask_token_id = self.dflash.target_layer_ids, self.dflash.mask_token_id
         self.block_size = self.dflash.block_size
         self.post_init()
 
-    def forward(self, position_ids, noise_embedding, target_hidden=None, attention_mask=None, past_key_values=None, **kwargs):
+    def forward(self, position_ids, noise_embedding, target_hidden=None, attention_mask=None, past_key_values=None, cache=None, **kwargs):
+        "Hidden states of the block; `past_key_values` (or `cache`): a DraftCache or a transformers Cache (z-lab's DynamicCache) of the context."
         C = 0 if target_hidden is None else target_hidden.shape[1]
-        cache = past_key_values if isinstance(past_key_values, DraftCache) else None
+        pkv = past_key_values if past_key_values is not None else cache
+        pkv = pkv if pkv is None or isinstance(pkv, DraftCache) else HFCache(pkv)
         return drafter_hidden(self, self.dflash, noise_embedding, position_ids[:, C:], target_hidden, position_ids[:, :C],
-                              attention_mask, cache)
+                              attention_mask, pkv)
+
+    def spec_generate(self, target, input_ids, max_new_tokens, stop_token_ids=None, temperature=0.0):
+        "DFlash speculative decoding with the Hugging Face `target` (z-lab's entry point): (1, prompt + new) token ids."
+        self.eval()
+        return spec_generate(self, target, input_ids, max_new_tokens, stop_token_ids, temperature)
 '''
 
 # %% ../nbs/10_model.ipynb #85fa0e73
@@ -650,7 +814,8 @@ def modeling_source() -> str:
             'from transformers import PreTrainedModel, Qwen3Config',
             'from transformers.models.qwen3.modeling_qwen3 import Qwen3MLP, Qwen3RMSNorm as RMSNorm, rotate_half', '',
             f'QWEN36_MASK_TOKEN_ID = {QWEN36_MASK_TOKEN_ID}', f'LAYER_TYPES = {LAYER_TYPES!r}', f'SCALED_ROPE_TYPES = {SCALED_ROPE_TYPES!r}',
-            f'_SAVE_TIME_KEYS = {sorted(_SAVE_TIME_KEYS)!r}', '_FLEX, _ROPE_CACHE = {}, {}', '']
+            f'_SAVE_TIME_KEYS = set({sorted(_SAVE_TIME_KEYS)!r})', f'_READ_KEYS = set({sorted(_READ_KEYS)!r})',
+            f'_READ_DFLASH_KEYS = set({sorted(_READ_DFLASH_KEYS)!r})', '_FLEX, _ROPE_CACHE = {}, {}', '']
     body = [inspect.getsource(getattr(pkg, n)) for n in _MODELING_OBJECTS]
     tail = ['DFlashConfig.from_target = classmethod(_from_target)', 'DFlashConfig.to_hf_dict = _to_hf_dict', 'DFlashConfig.from_hf_dict = classmethod(_from_hf_dict)', _HF_WRAPPER]
     return '\n'.join(head) + '\n' + '\n\n'.join(body) + '\n' + '\n'.join(tail)
@@ -661,6 +826,9 @@ def _save_pretrained(self, out_dir, dtype=None, readme: str | None = None) -> Pa
     from safetensors.torch import save_file
     out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
     sd = {k: (v.to(dtype) if dtype is not None and v.is_floating_point() else v).detach().cpu().contiguous() for k, v in self.state_dict().items()}
+    if self.d2t is not None:   # a draft vocabulary: vLLM needs the head of those ids (draft_vocab_size rows), as EAGLE-3 drafters ship it
+        if self._shared is None: raise RuntimeError("save_pretrained: a drafter with a draft vocabulary writes lm_head.weight: bind_target(target) first")
+        sd['lm_head.weight'] = self.draft_head.detach().to(dtype or self.fc.weight.dtype).cpu().contiguous()
     cfg = self.config.to_hf_dict()
     cfg['torch_dtype'] = cfg['dtype'] = str(next(v for v in sd.values() if v.is_floating_point()).dtype).replace('torch.', '')
     cfg['auto_map'] = {'AutoModel': 'dflash.DFlashDraftModel'}
@@ -670,6 +838,7 @@ def _save_pretrained(self, out_dir, dtype=None, readme: str | None = None) -> Pa
     for name, text in files.items(): (out/f"{name}{tmp}").write_text(text)
     for name in ['model.safetensors', *files]: os.replace(out/f"{name}{tmp}", out/name)
     return out
+
 
 # %% ../nbs/10_model.ipynb #b4c99235
 @classmethod
@@ -684,7 +853,7 @@ def _from_pretrained(cls, model_dir, target=None, device=None, dtype='auto') -> 
     if target is not None: check_drafter_fits(cfg, target.config, str(d))
     if dtype == 'auto': dtype = getattr(torch, raw.get('torch_dtype') or raw.get('dtype') or 'float32')
     model = cls(cfg)
-    sd = load_file(str(d/'model.safetensors'))
+    sd, head = served_weights(load_file(str(d/'model.safetensors')), cfg, str(d/'model.safetensors'))
     missing, extra = set(model.state_dict()) - set(sd), set(sd) - set(model.state_dict())
     if missing or extra:
         raise ValueError(f"{d/'model.safetensors'}: weights do not match config.json (missing {sorted(missing)[:5]}, "
@@ -693,7 +862,13 @@ def _from_pretrained(cls, model_dir, target=None, device=None, dtype='auto') -> 
     if dtype is not None: model = model.to(dtype)
     if device is None and target is not None: device = target.get_input_embeddings().weight.device
     if device is not None: model = model.to(device)
-    return model.bind_target(target) if target is not None else model
+    if target is None: return model
+    model.bind_target(target)
+    if head is not None and not torch.equal(head, model.draft_head.detach().to(head.dtype).cpu()):
+        raise ValueError(f"{d/'model.safetensors'}: lm_head.weight is not this target's LM head (at the draft vocabulary's ids): "
+                         "a drafter for another target, or a trained head (DFlash drafters use the target's)")
+    return model
 
 DFlashDraftModel.save_pretrained = _save_pretrained
 DFlashDraftModel.from_pretrained = _from_pretrained
+

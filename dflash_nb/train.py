@@ -19,8 +19,8 @@ from fastcore.basics import patch
 from torch.nn.utils.rnn import pad_sequence
 from tqdm.auto import tqdm
 
-from .model import (DFlashConfig, DFlashDraftModel, TargetFeatures, block_attention_mask, check_drafter_fits,
-                             decoder_layers, drafter_readme, flex_layer_masks, text_config)
+from .model import (DRAFTER_PRESETS, DFlashConfig, DFlashDraftModel, TargetFeatures, block_attention_mask, check_drafter_fits,
+                             decoder_layers, drafter_readme, flex_layer_masks, select_target_layers, text_config)
 from .config import add_config_args, make_config, opt
 from .dataset import atomic_write, dataset_manifest, dataset_shards, dataset_stats, open_dataset, stream_batches
 from .toy import tiny_target, write_token_dataset   # write_token_dataset: re-exported for the tests
@@ -28,14 +28,14 @@ from .toy import tiny_target, write_token_dataset   # write_token_dataset: re-ex
 
 # %% auto #0
 __all__ = ['DEFAULT_GAMMA', 'TokenDataset', 'check_token_dataset', 'open_token_dataset', 'token_budget_batches', 'padding_share',
-           'sample_anchors', 'collate', 'make_blocks', 'loss_weights', 'block_loss', 'dflash_forward',
+           'sample_anchors', 'collate', 'make_blocks', 'loss_weights', 'block_loss', 'block_labels', 'dflash_forward',
            'feature_cache_bytes', 'sample_key', 'FeatureCache', 'CachedTargetFeatures', 'fill_feature_cache',
            'dist_info', 'setup_device', 'load_target', 'shard_target', 'drafter_from_dir', 'latest_checkpoint',
            'save_checkpoint', 'saving', 'clean_stale_tmp', 'read_metrics', 'load_checkpoint', 'dataset_identity',
            'target_identity', 'TrainConfig', 'add_train_args', 'train_args', 'default_eos_ids', 'setup_run',
-           'run_target', 'run_drafter', 'run_features', 'plan_run', 'run_optimizer', 'resume_run', 'train_step',
-           'step_metrics', 'log_step', 'run_loop', 'run_summary', 'save_drafter', 'train', 'train_main',
-           'run_readme_info']
+           'run_target', 'drafter_shape', 'fresh_drafter_config', 'run_drafter', 'run_features', 'plan_run',
+           'run_optimizer', 'resume_run', 'step_weight_sum', 'accumulate_gradients', 'train_step', 'step_metrics',
+           'log_step', 'run_loop', 'run_summary', 'save_drafter', 'train', 'train_main', 'run_readme_info']
 
 # %% ../nbs/11_train.ipynb #44204f08
 def _index_batch(f, rb, max_seq_len: int | None):
@@ -196,8 +196,8 @@ def _ce_chunk(h, head, y, w):
     return (F.cross_entropy(logits, y, reduction='none') * w).sum(), logits.argmax(-1)
 
 # %% ../nbs/11_train.ipynb #3d37cdcc
-def block_loss(hidden, head, labels, label_ok, weights, chunk: int = 1024):
-    "Weighted block cross-entropy; hidden (B, N, bs, H). Returns (loss, correct per slot, count per slot)."
+def block_loss(hidden, head, labels, label_ok, weights, chunk: int = 1024, norm: float | None = None):
+    "Weighted block cross-entropy over `norm` (default: this micro-batch's weight sum); hidden (B, N, bs, H). Returns (loss, correct per slot, count per slot)."
     bs, H = hidden.shape[-2:]
     sel = label_ok.reshape(-1).nonzero().squeeze(1)
     h, y, k = hidden.reshape(-1, H)[sel], labels.reshape(-1)[sel], sel % bs
@@ -208,28 +208,35 @@ def block_loss(hidden, head, labels, label_ok, weights, chunk: int = 1024):
         part, pred = torch.utils.checkpoint.checkpoint(_ce_chunk, *args, use_reentrant=False) if h.requires_grad else _ce_chunk(*args)
         num = num + part
         correct += torch.bincount(k[s:s + chunk][pred == y[s:s + chunk]], minlength=bs)
-    return num / w.sum().clamp_min(1e-9), correct, torch.bincount(k, minlength=bs)
+    return num / (w.sum().clamp_min(1e-9) if norm is None else norm), correct, torch.bincount(k, minlength=bs)
 
 # %% ../nbs/11_train.ipynb #848874fd
-def dflash_forward(model, features: TargetFeatures, batch: dict, weights, attention: str = 'sdpa', loss_chunk: int = 1024):
-    "Loss and statistics of one micro-batch. `model` is the drafter or its DDP wrapper."
+def block_labels(core, batch: dict):
+    "make_blocks of a micro-batch for drafter `core`; with a draft vocabulary the labels are its row indices and ids outside it do not count."
+    c = core.config
+    block_ids, block_pos, labels, ok = make_blocks(batch, c.block_size, c.mask_token_id)
+    if core.vocab_ids is not None:   # a draft vocabulary: labels become row indices of the restricted head
+        lut = torch.full((c.vocab_size,), -1, dtype=torch.long, device=labels.device)
+        lut[core.vocab_ids.to(labels.device)] = torch.arange(len(core.vocab_ids), device=labels.device)
+        labels = lut[labels]; ok = ok & (labels >= 0); labels = labels.clamp_min(0)
+    return block_ids, block_pos, labels, ok
+
+def dflash_forward(model, features: TargetFeatures, batch: dict, weights, attention: str = 'sdpa', loss_chunk: int = 1024,
+                   norm: float | None = None):
+    "Loss (weighted sum over `norm`, default this micro-batch's weight sum) and statistics of one micro-batch. `model` is the drafter or its DDP wrapper."
     core = getattr(model, 'module', model)
     c = core.config
     feats = features.for_batch(batch) if hasattr(features, 'for_batch') else features(batch['input_ids'])
-    block_ids, block_pos, labels, ok = make_blocks(batch, c.block_size, c.mask_token_id)
+    block_ids, block_pos, labels, ok = block_labels(core, batch)
     B, T = batch['input_ids'].shape
     N = batch['anchors'].shape[1]
     if attention == 'flex': mask = flex_layer_masks(c, batch['anchors'], T)   # one BlockMask per layer type (window, causality)
     else: mask = block_attention_mask(batch['anchors'], T, c.block_size)      # the model adds window and causality per layer
     ctx_pos = torch.arange(T, device=block_ids.device).expand(B, -1)
     hidden = model(block_ids, block_pos, feats, ctx_pos, mask, return_hidden=True)
-    if core.vocab_ids is not None:   # a draft vocabulary: labels become row indices of the restricted head
-        lut = torch.full((c.vocab_size,), -1, dtype=torch.long, device=labels.device)
-        lut[core.vocab_ids.to(labels.device)] = torch.arange(len(core.vocab_ids), device=labels.device)
-        labels = lut[labels]; ok = ok & (labels >= 0); labels = labels.clamp_min(0)
-    loss, correct, count = block_loss(hidden.view(B, N, c.block_size, -1), core.draft_head, labels, ok, weights, loss_chunk)
+    loss, correct, count = block_loss(hidden.view(B, N, c.block_size, -1), core.draft_head, labels, ok, weights, loss_chunk, norm)
     return loss, {'correct': correct, 'count': count, 'tokens': int(batch['lengths'].sum()), 'positions': B * T,
-                  'anchors': int(batch['anchor_valid'].sum())}
+                  'anchors': int(batch['anchor_valid'].sum()), 'weight_sum': float((weights * ok).sum())}
 
 # %% ../nbs/11_train.ipynb #1f03ab72
 def feature_cache_bytes(ds: TokenDataset, n_layers: int, hidden_size: int) -> int:
@@ -380,20 +387,24 @@ def shard_target(target, device):
     return target.to(device)
 
 # %% ../nbs/11_train.ipynb #312be34f
-def drafter_from_dir(path, target, mask_token_id: int | None = None, target_layer_ids=None, draft_vocab: str = 'full',
-                     norm_init: str = 'ones') -> DFlashDraftModel:
-    "The drafter of directory `path` in float32 on the target's device, checked against `target` and the given options."
+def drafter_from_dir(path, target, given: dict | None = None, draft_vocab: str = 'full', norm_init: str = 'ones') -> DFlashDraftModel:
+    """The drafter of directory `path` in float32 on the target's device, checked against `target` and the options `given`
+    ({config field: (option, value)}: each must equal the drafter's); its config records `target` (model type, tied head)."""
     d = Path(path)
     if not (d/'config.json').is_file():
         raise FileNotFoundError(f"{d}: --init-drafter needs a drafter directory (config.json + model.safetensors)")
     core = DFlashDraftModel.from_pretrained(d, dtype=torch.float32)
     c = core.config
     check_drafter_fits(c, target.config, f"--init-drafter {d}")
-    for bad, what in ((mask_token_id is not None and mask_token_id != c.mask_token_id, f"--mask-token-id {mask_token_id}, the drafter's is {c.mask_token_id}"),
-                      (target_layer_ids is not None and list(target_layer_ids) != c.target_layer_ids, f"--target-layer-ids {list(target_layer_ids or [])}, the drafter's are {c.target_layer_ids}"),
-                      (draft_vocab != 'full', "--draft-vocab data: the drafter keeps its own vocabulary"),
+    for name, (option, value) in (given or {}).items():
+        if value is not None and value != getattr(c, name):
+            raise ValueError(f"--init-drafter {d}: {option} {value}, the drafter's {name} is {getattr(c, name)}; "
+                             "leave the option out (the drafter's shape is kept) or train a fresh drafter")
+    for bad, what in ((draft_vocab != 'full', "--draft-vocab data: the drafter keeps its own vocabulary"),
                       (norm_init != 'ones', "--norm-init target would overwrite the drafter's trained final norm")):
         if bad: raise ValueError(f"--init-drafter {d}: {what}")
+    now = DFlashConfig.from_target(target.config, c.num_hidden_layers, c.target_layer_ids, c.block_size, c.mask_token_id)
+    c.target_model_type, c.target_tie_word_embeddings = now.target_model_type, now.target_tie_word_embeddings
     return core.to(target.get_input_embeddings().weight.device).bind_target(target)
 
 # %% ../nbs/11_train.ipynb #33186de5
@@ -532,10 +543,17 @@ class TrainConfig:
     dataset: str = opt(None, "tokenized dataset directory (or s3:// URL) written by `dflash-nb tokenize`", required=True)
     target: str = opt(None, "target model directory (Hugging Face), or 'tiny' / 'tiny:hidden_size=128,num_layers=8' for a tiny random Qwen3 built in code", required=True)
     output_dir: str = opt(None, "where checkpoints, metrics.jsonl, summary.json and drafter/ go", required=True)
-    init_drafter: str | None = opt(None, "start from this drafter directory (e.g. a published DFlash drafter): its shape, tap layers, block size and mask token are kept", 'drafter', metavar='DIR')
-    draft_layers: int = opt(5, "draft decoder layers (default 5)", 'drafter')
+    init_drafter: str | None = opt(None, "start from this drafter directory (e.g. a published DFlash drafter): its shape, tap layers, block size and mask token are kept (an option giving another value is refused)", 'drafter', metavar='DIR')
+    drafter_preset: str | None = opt(None, "shape of a published drafter for a fresh one: heads, head size, KV heads, MLP, sliding layers, block, tap layers (SpecForge's configs)", 'drafter', choices=list(DRAFTER_PRESETS))
+    draft_layers: int | None = opt(None, "draft decoder layers (default 5; with --init-drafter the drafter's)", 'drafter')
+    draft_heads: int | None = opt(None, "attention heads per draft layer (default: the target's)", 'drafter')
+    draft_kv_heads: int | None = opt(None, "KV heads per draft layer (default: the target's)", 'drafter')
+    draft_head_dim: int | None = opt(None, "head size of the draft layers (default: the target's)", 'drafter')
+    draft_intermediate_size: int | None = opt(None, "MLP width of the draft layers (default: the target's)", 'drafter')
+    draft_layer_types: str | None = opt(None, "attention of each draft layer, comma-separated full or sliding (e.g. sliding,sliding,sliding,sliding,full; default all full)", 'drafter')
+    sliding_window: int | None = opt(None, "window of the sliding draft layers in tokens (needed with sliding layers)", 'drafter')
     target_layer_ids: str | None = opt(None, "comma-separated target layers to fuse (default: evenly 1..L-3)", 'drafter')
-    block_size: int = opt(16, "block size (default 16)", 'drafter')
+    block_size: int | None = opt(None, "block size (default 16; with --init-drafter the drafter's)", 'drafter')
     mask_token_id: int | None = opt(None, "mask token id (default: 248070 for Qwen3.5/3.6, vocab-1 for tiny)", 'drafter')
     attention: str = opt('sdpa', "block attention kernel (default sdpa)", 'drafter', choices=['sdpa', 'flex'])
     norm_init: str = opt('ones', "drafter final norm: all ones (default), or 0.05 x the target's (near-uniform first predictions; see the model notebook)", 'drafter', choices=['ones', 'target'])
@@ -626,6 +644,42 @@ def run_target(r: SimpleNamespace) -> None:
     r.fsdp = a.target_shard == 'fsdp' and torch.distributed.is_initialized()   # under torchrun (one rank too)
     r.target = shard_target(target, r.dev) if r.fsdp else target.to(r.dev)
 
+# %% ../nbs/11_train.ipynb #g25shape
+_LAYER_TYPE_NAMES = {'full': 'full_attention', 'sliding': 'sliding_attention', 'full_attention': 'full_attention',
+                     'sliding_attention': 'sliding_attention'}
+def drafter_shape(a) -> dict:
+    "{drafter config field: (option, value)} of the shape options given: the --drafter-preset's fields, each overridden by an option given."
+    lt = None
+    if a.draft_layer_types:
+        parts = [x.strip() for x in a.draft_layer_types.split(',')]
+        if bad := [x for x in parts if x not in _LAYER_TYPE_NAMES]:
+            raise ValueError(f"--draft-layer-types {a.draft_layer_types}: {bad[0]!r} is neither full nor sliding")
+        lt = [_LAYER_TYPE_NAMES[x] for x in parts]
+    out = {}
+    if a.drafter_preset:
+        if a.drafter_preset not in DRAFTER_PRESETS:
+            raise ValueError(f"--drafter-preset {a.drafter_preset}: unknown; one of {', '.join(DRAFTER_PRESETS)}")
+        out = {k: (f"--drafter-preset {a.drafter_preset}", v) for k, v in DRAFTER_PRESETS[a.drafter_preset].items() if k != 'tap_layers'}
+    for name, option, v in (('num_hidden_layers', '--draft-layers', a.draft_layers), ('block_size', '--block-size', a.block_size),
+                            ('num_attention_heads', '--draft-heads', a.draft_heads), ('num_key_value_heads', '--draft-kv-heads', a.draft_kv_heads),
+                            ('head_dim', '--draft-head-dim', a.draft_head_dim), ('intermediate_size', '--draft-intermediate-size', a.draft_intermediate_size),
+                            ('layer_types', '--draft-layer-types', lt), ('sliding_window', '--sliding-window', a.sliding_window)):
+        if v is not None: out[name] = (option, v)
+    return out
+
+def fresh_drafter_config(a, target_config, mask_id: int | None, layer_ids=None, draft_vocab_size: int = 0) -> DFlashConfig:
+    "The config of a fresh drafter for `target_config` from the options `a`: the target's shape, the preset's, then each option given."
+    kw = {k: v for k, (_, v) in drafter_shape(a).items()}
+    n, bs = kw.pop('num_hidden_layers', len(kw.get('layer_types') or [None] * 5)), kw.pop('block_size', 16)   # layers: as many as typed
+    if a.drafter_preset and layer_ids is None:   # the recipe's number of tap layers, spread over this target
+        t = text_config(target_config)
+        L = int(t['num_hidden_layers'] if isinstance(t, dict) else t.num_hidden_layers)
+        layer_ids = select_target_layers(L, DRAFTER_PRESETS[a.drafter_preset]['tap_layers'])
+    c = DFlashConfig.from_target(target_config, n, layer_ids, bs, mask_id, draft_vocab_size=draft_vocab_size, **kw)
+    if a.sliding_window is not None and 'sliding_attention' not in c.layer_types:
+        raise ValueError(f"--sliding-window {a.sliding_window}: the drafter has no sliding layers; name them with --draft-layer-types")
+    return c
+
 # %% ../nbs/11_train.ipynb #dba481a6
 def run_drafter(r: SimpleNamespace) -> None:
     "The drafter `r.core` (fresh and sized for the target, or --init-drafter) and `r.model` (DDP-wrapped over ranks)."
@@ -635,10 +689,12 @@ def run_drafter(r: SimpleNamespace) -> None:
     vocab = None
     if a.draft_vocab == 'data' and not a.init_drafter:
         vocab = np.unique(np.concatenate([ids[m] for ids, m in (ds[i] for i in range(len(ds)))] + [np.array(default_eos_ids(target), np.int64)]))
-    if a.init_drafter: core = drafter_from_dir(a.init_drafter, target, a.mask_token_id, layer_ids, a.draft_vocab, a.norm_init)
+    if a.init_drafter:
+        given = {'mask_token_id': ('--mask-token-id', a.mask_token_id), 'target_layer_ids': ('--target-layer-ids', layer_ids),
+                 **drafter_shape(a)}
+        core = drafter_from_dir(a.init_drafter, target, given, a.draft_vocab, a.norm_init)
     else:
-        cfg = DFlashConfig.from_target(target.config, a.draft_layers, layer_ids, a.block_size, r.mask_id,
-                                       draft_vocab_size=0 if vocab is None else len(vocab))
+        cfg = fresh_drafter_config(a, target.config, r.mask_id, layer_ids, 0 if vocab is None else len(vocab))
         core = DFlashDraftModel(cfg).to(r.dev).bind_target(target)
         if vocab is not None: core.set_draft_vocab(vocab)
         if a.norm_init == 'target': core.init_from_target(target)
@@ -700,19 +756,36 @@ def resume_run(r: SimpleNamespace) -> None:
         atomic_write(r.metrics_path, ''.join(l + '\n' for l in (read_metrics(r.metrics_path, r.step) if r.step else [])))
         (r.out/'train_args.json').write_text(json.dumps({**asdict(a), 'world_size': r.world, 'plan': r.plan}, indent=2, default=str))
 
+# %% ../nbs/11_train.ipynb #g25acc
+def step_weight_sum(core, batches, weights) -> float:
+    "Loss weight of every labelled slot of one optimizer step: this rank's micro-batches `batches`, summed over all ranks."
+    t = torch.tensor(sum(float((weights * block_labels(core, b)[3]).sum()) for b in batches), dtype=torch.float64, device=weights.device)
+    if torch.distributed.is_initialized() and torch.distributed.get_world_size() > 1: torch.distributed.all_reduce(t)
+    return max(float(t), 1e-9)
+
+def accumulate_gradients(model, features, batches, weights, world: int = 1, attention: str = 'sdpa', loss_chunk: int = 1024,
+                         autocast=None) -> torch.Tensor:
+    """Backward of this rank's micro-batches of one optimizer step, the loss normalised once over the whole step (every
+    micro-batch of every rank, as SpecForge does). Returns [loss x weight, weight, tokens, positions, anchors, correct[k], count[k]]."""
+    core = getattr(model, 'module', model)
+    bs = core.config.block_size
+    norm = step_weight_sum(core, batches, weights)
+    stats = torch.zeros(5 + 2 * bs, dtype=torch.float64)
+    for k, batch in enumerate(batches):
+        with model.no_sync() if (world > 1 and k < len(batches) - 1) else nullcontext():
+            with autocast or nullcontext(): loss, st = dflash_forward(model, features, batch, weights, attention, loss_chunk, norm)
+            (loss * world).backward()   # DDP averages the ranks' gradients: x world makes it the sum over the step
+        stats[:5] += torch.tensor([loss.item() * norm, st['weight_sum'], st['tokens'], st['positions'], st['anchors']], dtype=torch.float64)
+        stats[5:5 + bs] += st['correct'].cpu(); stats[5 + bs:] += st['count'].cpu()
+    return stats
+
 # %% ../nbs/11_train.ipynb #6a6f2d01
 def train_step(r: SimpleNamespace, epoch: int, s_in: int) -> tuple[torch.Tensor, float, float]:
     "Optimizer step `s_in` of `epoch` -> (its stats summed over ranks, grad norm, lr)."
-    a, bs = r.args, r.cfg.block_size
-    stats = torch.zeros(5 + 2 * bs, dtype=torch.float64)
-    for k in range(a.grad_accum):
-        idx = r.plan_batches[epoch][(s_in * a.grad_accum + k) * r.world + r.rank]
-        batch = {key: v.to(r.dev) for key, v in collate(r.ds, idx, epoch, a.seed, a.max_anchors).items()}
-        with r.model.no_sync() if (r.world > 1 and k < a.grad_accum - 1) else nullcontext():
-            with r.autocast: loss, st = dflash_forward(r.model, r.features, batch, r.weights, a.attention, a.loss_chunk)
-            (loss / a.grad_accum).backward()
-        stats[:5] += torch.tensor([loss.item(), 1, st['tokens'], st['positions'], st['anchors']], dtype=torch.float64)
-        stats[5:5 + bs] += st['correct'].cpu(); stats[5 + bs:] += st['count'].cpu()
+    a = r.args
+    batches = [{key: v.to(r.dev) for key, v in collate(r.ds, r.plan_batches[epoch][(s_in * a.grad_accum + k) * r.world + r.rank],
+                                                         epoch, a.seed, a.max_anchors).items()} for k in range(a.grad_accum)]
+    stats = accumulate_gradients(r.model, r.features, batches, r.weights, r.world, a.attention, a.loss_chunk, r.autocast)
     gnorm = torch.nn.utils.clip_grad_norm_(r.core.parameters(), a.grad_clip)
     r.opt.step(); lr = r.sched.get_last_lr()[0]; r.sched.step(); r.opt.zero_grad(set_to_none=True)
     if r.world > 1:

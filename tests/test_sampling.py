@@ -6,7 +6,7 @@ from functools import partial
 import pytest
 import torch
 
-from dflash_nb.eval import evaluate, sample_verify, speculative_generate, tempered_probs
+from dflash_nb.eval import draft_tokens, evaluate, sample_verify, speculative_generate, tempered_probs
 from dflash_nb.model import DFlashDraftModel, TargetFeatures
 from dflash_nb.toy import tiny_qwen3_target
 
@@ -37,7 +37,7 @@ def exact_distribution(tgt):
 
 
 @torch.no_grad()
-def speculative_samples(tgt, dr, n, verify, seed=0):
+def speculative_samples(tgt, dr, n, verify, seed=0, draft_sampling='sample'):
     """`n` 3-token continuations of PROMPT by the steps `speculative_generate` takes with a block of 3, batched over the
     samples: t1 from the prefill, then one drafted block [t1, d1, d2] verified by `verify`, then (if it committed only
     one token) a block of one, which samples from p."""
@@ -46,8 +46,7 @@ def speculative_samples(tgt, dr, n, verify, seed=0):
     with TargetFeatures(tgt, dr.config.target_layer_ids) as tf: ctx = tf(torch.tensor([PROMPT]))
     lg = dr.draft(t1, P, ctx.expand(n, -1, -1), torch.arange(P)[None].expand(n, -1))
     lg[..., MASK] = -math.inf
-    q = tempered_probs(lg, 1.0)                                        # (n, 2, V): the drafter's slots 1, 2
-    d = torch.multinomial(q.view(-1, V), 1, generator=g).view(n, 2)
+    d, q = draft_tokens(lg, 1.0, 1.0, draft_sampling, g)              # (n, 2), (n, 2, V): the drafter's slots 1, 2
     p = target_probs(tgt, torch.cat([torch.tensor(PROMPT).expand(n, -1), t1[:, None], d], 1))[:, P:]   # after t1, d1, d2
     out = [[int(t1[i])] + verify(d[i].tolist(), q[i], p[i], g)[0] for i in range(n)]
     short = [i for i, o in enumerate(out) if len(o) < 3]
@@ -110,3 +109,28 @@ def test_evaluate_at_temperature_1(pair):
     assert s['temperature'] == 1.0 and s['lossless'] is None and s['new_tokens'] == 24 and s['mean_tau'] >= 1
     assert r.rows[0]['tokens'] == evaluate(tgt, dr, [PROMPT], 12, suppress_ids=[MASK], temperature=1.0, seed=3).rows[0]['tokens']
     assert all(MASK not in row['tokens'] for row in r.rows)
+
+
+def test_greedy_drafts_at_t1_keep_the_target_distribution(pair):
+    "Drafting the argmax (vLLM's default, z-lab's loop) and verifying it as a point mass samples the target exactly too."
+    tgt, dr = pair
+    lg = torch.randn(2, V)
+    d, q = draft_tokens(lg, 1.0, 0.9, 'greedy')
+    assert torch.equal(d, lg.argmax(-1)) and torch.equal(q, torch.nn.functional.one_hot(d, V).float())
+    tv, bound, z = fit(speculative_samples(tgt, dr, 10000, sample_verify, draft_sampling='greedy'), exact_distribution(tgt))
+    assert tv < bound and z < 4, (tv, bound, z)
+
+
+def test_draft_sampling_is_reported_and_greedy_by_default(pair, tmp_path):
+    "eval.json and the table say how the T > 0 drafts were chosen; the default is the servers' (greedy)."
+    import json, argparse
+    from dflash_nb.eval import add_eval_args, eval_main
+    tgt, dr = pair
+    g, s = (evaluate(tgt, dr, [PROMPT, [4, 5]], 12, suppress_ids=[MASK], temperature=1.0, seed=3, **kw) for kw in ({}, {'draft_sampling': 'sample'}))
+    assert (g.summary()['draft_sampling'], s.summary()['draft_sampling']) == ('greedy', 'sample')
+    assert 'at T=1 (drafts greedy)' in g.table() and 'at T=1 (drafts sample)' in s.table()
+    argv = ['--target', 'tiny:num_layers=2', '--drafter', 'untrained', '--draft-layers', '1', '--random-prompts', '2', '--vocab-size', '32',
+            '--max-new-tokens', '6', '--temperature', '0,1', '--output-dir', str(tmp_path/'ev'), '--quiet']
+    assert eval_main(add_eval_args(argparse.ArgumentParser()).parse_args(argv)) == 0
+    ev = json.loads((tmp_path/'ev'/'eval.json').read_text())
+    assert ev['by_temperature']['1']['draft_sampling'] == 'greedy'

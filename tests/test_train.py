@@ -216,3 +216,51 @@ def test_train_main_from_the_command_line_and_its_errors(tmp_path, small):
         train(tiny_args(small, tmp_path/'w', target=str(tmp_path/'no-model')))
     with pytest.raises(TypeError, match='unknown training options'):
         train_args(learning_rate=1.0)
+
+
+MICRO = [[0], [1, 2, 3, 4, 5], [6], [7, 8, 9, 10]]   # micro-batches of very different loss weight (1 vs 4-5 samples)
+
+
+def _drafter_grads(ds_path, groups, world: int = 1):
+    "Gradients of a seeded tiny drafter after accumulate_gradients over the micro-batches `groups` of this rank."
+    from dflash_nb.train import accumulate_gradients
+    tgt = tiny_qwen3_target(vocab_size=64)
+    dr = DFlashDraftModel.from_target(tgt, num_draft_layers=2, block_size=8, mask_token_id=63, seed=0)
+    model = dr
+    if world > 1:
+        from torch.nn.parallel import DistributedDataParallel as DDP
+        model = DDP(dr)
+    ds = TokenDataset(ds_path, 70)
+    with TargetFeatures(tgt, dr.config.target_layer_ids, stop_early=True) as tf:
+        accumulate_gradients(model, tf, [collate(ds, g, 0, 0, 8) for g in groups], loss_weights(8), world)
+    return {n: p.grad.clone() for n, p in dr.named_parameters()}
+
+
+def _rank_grads(rank, world, tmp, ds_path, groups):
+    "One gloo rank (a real process): its share of the micro-batches; rank 0 saves the synchronised gradients."
+    import torch.distributed as dist
+    torch.set_num_threads(1)
+    dist.init_process_group('gloo', init_method=f"file://{tmp}/pg", rank=rank, world_size=world)
+    try:
+        grads = _drafter_grads(ds_path, groups[rank], world)
+        if rank == 0: torch.save(grads, f"{tmp}/grads.pt")
+    finally: dist.destroy_process_group()
+
+
+def test_loss_is_normalised_over_the_whole_step_on_every_rank(small, tmp_path):
+    "1 rank x 4 micro-batches and 2 gloo ranks x 2 micro-batches give the gradient of one big batch (SpecForge's global normalisation)."
+    import torch.multiprocessing as mp
+    tgt = tiny_qwen3_target(vocab_size=64)
+    dr = DFlashDraftModel.from_target(tgt, num_draft_layers=2, block_size=8, mask_token_id=63, seed=0)
+    ds = TokenDataset(small, 70)
+    with TargetFeatures(tgt, dr.config.target_layer_ids, stop_early=True) as tf:
+        dflash_forward(dr, tf, collate(ds, sum(MICRO, []), 0, 0, 8), loss_weights(8))[0].backward()
+        big = {n: p.grad.clone() for n, p in dr.named_parameters()}
+        dr.zero_grad()
+        for g in MICRO: (dflash_forward(dr, tf, collate(ds, g, 0, 0, 8), loss_weights(8))[0] / len(MICRO)).backward()
+        per_micro = {n: p.grad.clone() for n, p in dr.named_parameters()}       # the old rule: each micro-batch over its own weights
+    close = lambda a, b: all(torch.allclose(a[n], b[n], rtol=1e-4, atol=1e-7) for n in a)
+    assert not close(per_micro, big)                                             # the defect: a different gradient
+    assert close(_drafter_grads(small, MICRO), big)                              # 1 rank x 4 micro-batches
+    mp.spawn(_rank_grads, args=(2, str(tmp_path), str(small), [MICRO[:2], MICRO[2:]]), nprocs=2, join=True)
+    assert close(torch.load(tmp_path/'grads.pt'), big)                           # 2 ranks x 2 micro-batches
