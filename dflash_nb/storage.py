@@ -593,7 +593,7 @@ def upload_dir(local_dir, url: str, workers: int = 16, client=None, progress: bo
         if not _point(client, bucket, prefix + name, body, commit_key, run_dir, url): return written  # a later writer took over
         written.append(prefix + name)
     if delete_stale:                                                          # 5. only now: what the old commit named
-        keep = {commit_key, *(prefix + n for n in _POINTERS)}
+        keep = set(written)  # (an old root state.json this version has no copy of goes: it names the old shards)
         _delete_keys(client, bucket, [k for k in prior.owned if k not in keep and not k.startswith(dprefix)], url)
     if left := prior.unfinished(prefix):
         print(f"{url}: {len(left)} objects of unfinished uploads remain under {_url(bucket, prefix)}runs/ (killed runs, or a "
