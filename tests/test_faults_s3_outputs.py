@@ -4,8 +4,7 @@ Real processes, a real S3 protocol server (moto) behind a proxy that lines reque
 import json, os, signal, subprocess, sys, threading, time
 from pathlib import Path
 import pytest
-from dflash_nb.storage import (StorageError, check_s3_output, download_dir, list_objects, s3_client, staged_output,
-                               upload_dir)
+from dflash_nb.storage import StorageError, download_dir, list_objects, s3_client, staged_output, upload_dir
 from dflash_nb.testing import Proxy
 from conftest import ROOT, cli
 from test_faults_s3 import load_s3, real_dataset
@@ -36,13 +35,11 @@ def plain_copy(c, bucket: str, prefix: str, dest: Path) -> Path:
 
 @pytest.fixture(scope='module')
 def tokenized(qwen_dir, tmp_path_factory):
-    "A dataset tokenized from the first two sample files (local), and a folder with the other sample files."
+    "Two small datasets tokenized locally: `ex` (one sample file) and `nb` (another); a merge of the two needs no tokenizer."
     d = tmp_path_factory.mktemp('tok')
-    files = sorted(SAMPLES.glob('*.jsonl'))
-    (d/'a').mkdir(); (d/'b').mkdir()
-    for f in files[:2]: (d/'a'/f.name).write_bytes(f.read_bytes())
-    for f in files[2:]: (d/'b'/f.name).write_bytes(f.read_bytes())
-    cli('tokenize', '--model-path', qwen_dir, '--completions', d/'a', '--output-dir', d/'ex', '--quiet')
+    for name, f in (('ex', 'openai_chat.jsonl'), ('nb', 'sharegpt.jsonl')):
+        (d/f'{name}-in').mkdir(); (d/f'{name}-in'/f).write_bytes((SAMPLES/f).read_bytes())
+        cli('tokenize', '--model-path', qwen_dir, '--completions', d/f'{name}-in', '--output-dir', d/name, '--quiet')
     return d
 
 # ------------------------------------------------------------------------------------------------ 1. what a writer may replace
@@ -68,21 +65,21 @@ def test_s3_overwrite_deletes_only_what_the_old_commit_names(env, server, tmp_pa
     old = set(keys(c, 'owned', 'ds/runs/'))
     others = {'ds/notes.txt': b'not the dataset', 'ds/runs/20260101T000000Z-99-abcdef/x.arrow': b'a writer at work'}
     for k, v in others.items(): c.put_object(Bucket='owned', Key=k, Body=v)
-    n = len(keys(c, 'owned', 'ds/')) - 1  # (an unfinished run's folder is not counted: it may be a writer at work)
-    with pytest.raises(FileExistsError, match=rf'already exists \({n} objects, a dataset\).*--overwrite'):
-        check_s3_output(url, False, c)
     upload_dir(real_dataset(tmp_path/'b', 4, 'b'), url, client=c, progress=False)
     now = keys(c, 'owned', 'ds/')
     assert all(now.get(k) == v for k, v in others.items()) and not old & set(now)
     assert '1 objects of unfinished uploads remain' in capsys.readouterr().err
     assert load_s3(url, server)['sample_id'] == [f'b-{i}' for i in range(4)]
+    n = len(now) - 1  # (an unfinished run's folder is not counted: it may be a writer at work)
+    with pytest.raises(FileExistsError, match=rf'already exists \({n} objects, a dataset\).*--overwrite'):
+        with staged_output(url, client=c, progress=False, overwrite=False): pass
 
 @pytest.mark.parametrize('command', ['tokenize', 'merge', 'export'])
 def test_local_overwrite_of_a_folder_that_is_not_ours_is_refused(qwen_dir, tokenized, tmp_path, command):
     "23.1: `--overwrite` of a local folder that is no dataset this project wrote (no manifest.json) is refused; its files stay."
     out = tmp_path/'photos'; out.mkdir(); (out/'holiday.jpg').write_bytes(b'\xff\xd8 precious')
     args = {'tokenize': ['tokenize', '--model-path', qwen_dir, '--completions', SAMPLES],
-            'merge': ['merge', '--existing', tokenized/'ex', '--new', tokenized/'b'],
+            'merge': ['merge', '--existing', tokenized/'ex', '--new', tokenized/'nb'],
             'export': ['export', tokenized/'ex', '--format', 'speculators']}[command]
     r = cli(*args, '--output-dir', out, '--overwrite', '--quiet' if command != 'export' else '--overwrite', check=False)
     assert r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1, r.stderr
@@ -107,7 +104,7 @@ def test_two_writers_on_two_machines_one_commits(tokenized, env, server, tmp_pat
     procs = []
     for i in range(2):
         e = {**env, 'AWS_ENDPOINT_URL': proxy.endpoint, 'DFLASH_NB_CACHE': machine(tmp_path/f'machine{i}')}
-        procs.append(subprocess.Popen([str(EXE), 'merge', '--existing', str(tokenized/'ex'), '--new', str(tokenized/'b'),
+        procs.append(subprocess.Popen([str(EXE), 'merge', '--existing', str(tokenized/'ex'), '--new', str(tokenized/'nb'),
                                        '--output-dir', url, '--quiet', *([] if fresh else ['--overwrite'])],
                                       env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
     outs = [p.communicate(timeout=300) for p in procs]
@@ -187,7 +184,7 @@ def test_killed_s3_merge_leaves_no_stage_for_ever(tokenized, env, server, tmp_pa
     tmp = tmp_path/'tmp'; tmp.mkdir()
     proxy = Proxy(server.port)
     proxy.rule(r'^PUT /stages/out/manifest\.json', delay=120)  # the commit hangs: the stage is there, full
-    p = subprocess.Popen([str(EXE), 'merge', '--existing', str(tokenized/'ex'), '--new', str(tokenized/'b'), '--output-dir',
+    p = subprocess.Popen([str(EXE), 'merge', '--existing', str(tokenized/'ex'), '--new', str(tokenized/'nb'), '--output-dir',
                           's3://stages/out', '--quiet'], env={**env, 'AWS_ENDPOINT_URL': proxy.endpoint, 'TMPDIR': str(tmp),
                                                               'DFLASH_NB_CACHE': machine(tmp_path/'cache')},
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
