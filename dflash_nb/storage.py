@@ -412,7 +412,8 @@ class OutputState:
     def is_dataset(self) -> bool: return self.manifest_etag is not None
     def unfinished(self, prefix: str) -> list:
         "Objects of run folders no commit names (killed uploads, or a writer at work)."
-        return [o for o in self.objects if _RUN_RE.match(o.key[len(prefix):]) and o.key not in self.owned]
+        owned = set(self.owned)
+        return [o for o in self.objects if _RUN_RE.match(o.key[len(prefix):]) and o.key not in owned]
 
 # %% ../nbs/00_storage.ipynb #88db13bd
 def _get_json(client, bucket: str, key: str):
@@ -451,7 +452,8 @@ def check_s3_output(url: str, overwrite: bool, client=None, commit_file: str = "
     "Refuse an s3:// output that holds anything, unless `overwrite` and it holds a dataset this project wrote; returns what it holds."
     st = output_state(url, client, commit_file)
     prefix = _dir_prefix(split_s3_url(url.rstrip("/"))[1])
-    there = [o for o in st.objects if o not in st.unfinished(prefix)]
+    unfinished = {o.key for o in st.unfinished(prefix)}
+    there = [o for o in st.objects if o.key not in unfinished]
     if not there: return st
     if not overwrite:
         raise FileExistsError(f"{url}: already exists ({len(there)} objects{', a dataset' if st.is_dataset else ''}); choose a new "
@@ -596,7 +598,7 @@ def upload_dir(local_dir, url: str, workers: int = 16, client=None, progress: bo
         keep = set(written)  # (an old root state.json this version has no copy of goes: it names the old shards)
         _delete_keys(client, bucket, [k for k in prior.owned if k not in keep and not k.startswith(dprefix)], url)
     if left := prior.unfinished(prefix):
-        print(f"{url}: {len(left)} objects of unfinished uploads remain under {_url(bucket, prefix)}runs/ (killed runs, or a "
+        print(f"{url}: {len(left)} object(s) of unfinished uploads remain under {_url(bucket, prefix)}runs/ (killed runs, or a "
               "writer at work); delete those run folders with `aws s3 rm --recursive` once no writer is running", file=sys.stderr)
     return written
 

@@ -68,7 +68,7 @@ def test_s3_overwrite_deletes_only_what_the_old_commit_names(env, server, tmp_pa
     upload_dir(real_dataset(tmp_path/'b', 4, 'b'), url, client=c, progress=False)
     now = keys(c, 'owned', 'ds/')
     assert all(now.get(k) == v for k, v in others.items()) and not old & set(now)
-    assert '1 objects of unfinished uploads remain' in capsys.readouterr().err
+    assert '1 object(s) of unfinished uploads remain' in capsys.readouterr().err
     assert load_s3(url, server)['sample_id'] == [f'b-{i}' for i in range(4)]
     n = len(now) - 1  # (an unfinished run's folder is not counted: it may be a writer at work)
     with pytest.raises(FileExistsError, match=rf'already exists \({n} objects, a dataset\).*--overwrite'):
