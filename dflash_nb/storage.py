@@ -440,7 +440,8 @@ def output_state(url: str, client=None, commit_file: str = "manifest.json") -> O
     runs = {r for r in [(head.get("Metadata") or {}).get(DATA_PREFIX_META, "")] if _RUN_RE.fullmatch(r)}
     state = _get_json(client, bucket, prefix + "state.json") if any(o.key == prefix + "state.json" for o in objs) else None
     runs |= _state_runs(state)
-    if runs: owned = [o.key for o in objs if any(o.key.startswith(prefix + r) for r in runs)]
+    if runs:  # its run folder(s), and the root pointers into them
+        owned = [o.key for o in objs if any(o.key.startswith(prefix + r) for r in runs) or o.key[len(prefix):] in _POINTERS]
     else:  # the first layout: the dataset beside its manifest; its state.json lists the shards
         names = {str(f.get("filename")) for f in (state or {}).get("_data_files", []) if isinstance(f, dict)} | set(_KNOWN_FILES)
         owned = [o.key for o in objs if o.key[len(prefix):] in names]
