@@ -14,10 +14,10 @@ import pyarrow.compute as pc
 
 # %% auto #0
 __all__ = ['FEATURES', 'SCHEMA', 'DATASET_COLUMNS', 'SHARD_NAME', 'read_json', 'dataset_manifest', 'dataset_stats',
-           'dataset_shards', 'open_dataset', 'stream_batches', 'read_shard', 'read_schema', 'with_dataset_columns',
-           'atomic_write', 'write_dataset_metadata', 'write_shard', 'write_dataset', 'OutputLocked', 'output_lock',
-           'replace_dir', 'clean_asides', 'list_parts', 'true_counts', 'length_stats', 'summarize',
-           'write_pretokenized']
+           'dataset_shards', 'copied_run', 'open_dataset', 'stream_batches', 'read_shard', 'read_schema',
+           'with_dataset_columns', 'atomic_write', 'write_dataset_metadata', 'write_shard', 'write_dataset',
+           'OutputLocked', 'output_lock', 'check_output_dir', 'replace_dir', 'clean_asides', 'list_parts',
+           'true_counts', 'length_stats', 'summarize', 'write_pretokenized']
 
 # %% ../nbs/03a_dataset.ipynb #c0c263ab
 FEATURES = {
@@ -63,9 +63,17 @@ def dataset_shards(path) -> list[Path]:
     return files
 
 # %% ../nbs/03a_dataset.ipynb #3c5e145b
+def copied_run(path: Path) -> Path:
+    "`path`, or for a plain copy of an s3:// output (a root manifest naming its run folder) that run folder: the whole dataset, auxiliary files included."
+    man = read_json(path/'manifest.json') if path.is_dir() else None
+    run = man.get('data_prefix') if isinstance(man, dict) else None
+    if isinstance(run, str) and run.startswith('runs/') and '..' not in run.split('/') and (path/run/'manifest.json').is_file():
+        return path/run
+    return path
+
 def open_dataset(path, progress: bool = False) -> Path:
-    "A local folder holding the dataset at `path`: `path` itself, or for s3:// a verified cached copy."
-    if not str(path).startswith('s3://'): return Path(path)  # (storage is imported only for s3: it loads boto3)
+    "A local folder holding the dataset at `path`: `path` itself (the run folder of a plain copy of an s3:// output), or for s3:// a verified cached copy."
+    if not str(path).startswith('s3://'): return copied_run(Path(path))  # (storage is imported only for s3: it loads boto3)
     from dflash_nb.storage import local_dataset
     return local_dataset(str(path), progress=progress)
 
@@ -193,6 +201,17 @@ def output_lock(out):
         try: lock.unlink()  # while still held: whoever opens it next sees a new file and retries
         except OSError: pass
         os.close(fd)
+
+# %% ../nbs/03a_dataset.ipynb #2225fc88
+def check_output_dir(out, overwrite: bool, ours=None, what: str = 'a dataset written by dflash-nb (no manifest.json)'):
+    "Refuse the existing output folder `out` unless `overwrite` and it is empty, a dataset this project wrote, or `ours(out)`."
+    out = Path(out)
+    if not out.exists() and not out.is_symlink(): return
+    if not overwrite: raise FileExistsError(f"{out}: output already exists; choose a new --output-dir or pass --overwrite")
+    if out.is_dir() and not out.is_symlink() and (not any(out.iterdir()) or (out/'manifest.json').is_file() or (ours and ours(out))):
+        return
+    raise FileExistsError(f"{out}: not {what}; --overwrite replaces only such an output: choose another --output-dir, "
+                          "or move it away yourself")
 
 # %% ../nbs/03a_dataset.ipynb #56d01590
 def _exchange(a, b) -> bool:

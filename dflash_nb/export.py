@@ -7,11 +7,12 @@ from __future__ import annotations
 import argparse, hashlib, json, os, shutil
 from pathlib import Path
 
-from .dataset import (SHARD_NAME, dataset_shards, read_schema, replace_dir, stream_batches, write_dataset_metadata,
+from .dataset import (SHARD_NAME, check_output_dir, dataset_shards, read_json, read_schema, replace_dir, stream_batches, write_dataset_metadata,
                                write_pretokenized)
 
 # %% auto #0
-__all__ = ['SPECULATORS_COLUMNS', 'speculators_state', 'link_file', 'export_speculators', 'add_export_args', 'export_main']
+__all__ = ['SPECULATORS_COLUMNS', 'speculators_state', 'is_export_view', 'link_file', 'export_speculators', 'add_export_args',
+           'export_main']
 
 # %% ../nbs/08_export.ipynb #742391fb
 SPECULATORS_COLUMNS = ['input_ids', 'loss_mask', 'seq_len']  # what speculators 0.9's ArrowDataset reads
@@ -22,6 +23,12 @@ def speculators_state(shard_names: list[str]) -> dict:
             '_fingerprint': hashlib.sha256(('speculators:' + ''.join(shard_names)).encode()).hexdigest()[:16],
             '_format_columns': SPECULATORS_COLUMNS, '_format_kwargs': {}, '_format_type': 'torch',
             '_output_all_columns': False, '_split': None}
+
+def is_export_view(path) -> bool:
+    "Is `path` a view `export_speculators` wrote (its `state.json` is the one written for its shards)?"
+    st = read_json(Path(path)/'state.json') if (Path(path)/'state.json').is_file() else None
+    names = [f.get('filename') for f in st.get('_data_files', [])] if isinstance(st, dict) else None
+    return bool(names) and all(isinstance(n, str) for n in names) and st == speculators_state(names)
 
 def link_file(src: Path, dst: Path) -> str:
     "Hard-link `src` at `dst` ('hardlink'); a symbolic link where that is impossible (another file system: 'symlink')."
@@ -37,15 +44,13 @@ def _export_inputs(dataset, output_dir, overwrite: bool) -> tuple[list, list]:
         raise ValueError(f"{dataset if str(dataset).startswith('s3://') else output_dir}: export works on local folders; "
                          "download the dataset first (it is linked, so the view must sit on the same machine)")
     shards = dataset_shards(src)
-    if out.exists() and not overwrite:
-        raise FileExistsError(f"{out}: output already exists; choose a new --output-dir or pass --overwrite")
+    check_output_dir(out, overwrite, is_export_view, 'a dataset or an export view written by dflash-nb')
     if out.resolve() == src.resolve() or src.resolve() in out.resolve().parents:
         raise ValueError(f"{out}: inside the dataset {src}; export to a folder of its own")
     names = [read_schema(s).names for s in shards]
     if missing := [c for c in ('input_ids', 'loss_mask') if c not in names[0]]:
         raise ValueError(f"{src}: no {' or '.join(missing)} column (columns: {', '.join(names[0])}); not a tokenized dataset")
     return shards, names
-
 
 # %% ../nbs/08_export.ipynb #f8248d2d
 def _linked_view(src: Path, shards: list, tmp: Path, how: dict) -> tuple[list[str], int]:

@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 from tqdm import tqdm
 
 from .storage import is_s3_url, list_objects, local_dataset, staged_output
-from .dataset import (SCHEMA, clean_asides, dataset_manifest, dataset_shards, list_parts, output_lock, read_json,
+from .dataset import (SCHEMA, check_output_dir, clean_asides, dataset_manifest, dataset_shards, list_parts, output_lock, read_json,
     read_schema, replace_dir, stream_batches, summarize, true_counts, write_dataset_metadata, write_pretokenized)
 from .tokenize import ChatTokenizer, DiskFull, content_hash, disk_full, is_disk_full, tokenize_dataset
 
@@ -245,8 +245,7 @@ def _check_paths(existing: Path, new: Path, out: Path, overwrite: bool):
     for role, p in (('--existing', e), ('--new', n)):
         if _inside(o, p) or _inside(p, o) or _inside(p, partial):
             raise MergeError(f"{out}: the output must be a new folder outside {role} {p} (and not contain it); choose another --output-dir")
-    if out.exists() and not overwrite:
-        raise FileExistsError(f"{out}: output already exists; choose a new --output-dir or pass --overwrite")
+    check_output_dir(out, overwrite)  # a folder that is not our dataset: refused even with --overwrite
 
 # %% ../nbs/07_merge.ipynb #99b7adae
 def _local_inputs(existing, new, progress: bool = True) -> tuple[Path, object]:

@@ -4,7 +4,7 @@
 
 # %% ../nbs/00_storage.ipynb #9d35cce3
 from __future__ import annotations
-import functools, hashlib, json, os, random, re, shutil, tempfile, threading, time
+import functools, hashlib, json, os, random, re, shutil, sys, tempfile, threading, time
 from concurrent.futures import Future, ThreadPoolExecutor, wait, FIRST_COMPLETED
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
@@ -23,8 +23,9 @@ from tqdm import tqdm
 # %% auto #0
 __all__ = ['DEFAULT_MAX_ATTEMPTS', 'DEFAULT_RETRY_BUDGET', 'UPLOAD_CHUNKSIZE', 'DATA_PREFIX_META', 'is_s3_url', 'redact',
            'StorageError', 'InvalidS3URL', 'split_s3_url', 'retry_budget', 's3_client', 'storage_error', 'is_transient',
-           'S3Object', 'list_objects', 'download_objects', 'upload_dir', 'download_dir', 'cache_root',
-           'default_cache_dir', 'stage_dir', 'staged_output', 'local_dataset']
+           'S3Object', 'list_objects', 'download_objects', 'OutputState', 'output_state', 'check_s3_output',
+           'CommitLost', 'upload_dir', 'download_dir', 'cache_root', 'default_cache_dir', 'stage_dir',
+           'clean_stale_stages', 'staged_output', 'local_dataset']
 
 # %% ../nbs/00_storage.ipynb #cff5bd9b
 def is_s3_url(path) -> bool:
@@ -165,6 +166,16 @@ class S3Object:
 
 def _suffix_ok(key: str, suffixes) -> bool: return suffixes is None or key.endswith(tuple(suffixes))
 
+# %% ../nbs/00_storage.ipynb #a460ca03
+_LISTING_KEYS = ("Name", "KeyCount", "IsTruncated", "Contents")
+
+def _not_a_listing(page: dict, url: str, client) -> StorageError:
+    "The one-line error for a listing `page` that is no S3 answer (botocore parses HTML as an empty listing)."
+    ctype = (page.get("ResponseMetadata", {}).get("HTTPHeaders", {}).get("content-type") or "").split(";")[0].strip()
+    what = "HTML" if "html" in ctype.lower() else (ctype or "no content type")
+    return StorageError(f"{url}: not an S3 listing (the endpoint {_endpoint(client)} answered {what}); check --s3-endpoint "
+                        "/ AWS_ENDPOINT_URL", url, "NotS3")
+
 # %% ../nbs/00_storage.ipynb #4b003493
 def list_objects(url: str, suffixes: Iterable[str] | None = (".jsonl",), client=None,
                  page_size: int = 1000) -> list[S3Object]:
@@ -176,6 +187,7 @@ def list_objects(url: str, suffixes: Iterable[str] | None = (".jsonl",), client=
         pages = client.get_paginator("list_objects_v2").paginate(
             Bucket=bucket, Prefix=key, PaginationConfig={"PageSize": page_size})
         for page in pages:
+            if not any(k in page for k in _LISTING_KEYS): raise _not_a_listing(page, url, client)
             for o in page.get("Contents", []):
                 k = o["Key"]
                 obj = S3Object(k, int(o["Size"]), o.get("ETag", "").strip('"'))
@@ -381,6 +393,77 @@ def _delete_keys(client, bucket: str, keys: list[str], url: str):
             raise StorageError(f"{_url(bucket, err['Key'])}: cannot delete ({err.get('Code')}: {err.get('Message')}); "
                                "check that the credentials allow s3:DeleteObject", url, err.get("Code"))
 
+# %% ../nbs/00_storage.ipynb #b7593de0
+_RUN_RE = re.compile(r"^runs/\d{8}T\d{6}Z-\d+-[0-9a-f]{6}/")  # one upload's folder: runs/<UTC time>-<pid>-<random>/
+_POINTERS = ("dataset_info.json", "state.json")  # root copies pointing `datasets` at the committed run, in writing order
+_KNOWN_FILES = ("state.json", "dataset_info.json", "stats.json", "skipped.jsonl", "content_hashes.npy", "duplicates.jsonl",
+                "flagged.jsonl")  # what a dataset of the first layout (beside its manifest) holds besides its shards
+
+def _new_run() -> str: return f"runs/{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{os.getpid()}-{os.urandom(3).hex()}/"
+
+@dataclass
+class OutputState:
+    "What the s3:// output `url` holds: all its `objects` and, when a dataset this project wrote is committed there, the commit's ETag and the keys of that dataset's objects (`owned`: what an overwrite deletes)."
+    url: str
+    objects: list
+    manifest_etag: str | None = None
+    owned: tuple = ()
+    @property
+    def is_dataset(self) -> bool: return self.manifest_etag is not None
+    def unfinished(self, prefix: str) -> list:
+        "Objects of run folders no commit names (killed uploads, or a writer at work)."
+        owned = set(self.owned)
+        return [o for o in self.objects if _RUN_RE.match(o.key[len(prefix):]) and o.key not in owned]
+
+# %% ../nbs/00_storage.ipynb #88db13bd
+def _get_json(client, bucket: str, key: str):
+    "The JSON object `key`, None when absent or not JSON."
+    try: return json.loads(client.get_object(Bucket=bucket, Key=key)["Body"].read())
+    except (bce.ClientError, bce.BotoCoreError) as e:
+        if _code(e) in _MISSING_CODES: return None
+        raise storage_error(e, _url(bucket, key), client) from e
+    except ValueError: return None
+
+def _state_runs(state) -> set[str]:
+    "The run folders a root `state.json` points into."
+    files = state.get("_data_files", []) if isinstance(state, dict) else []
+    return {m.group(0) for f in files if isinstance(f, dict) and (m := _RUN_RE.match(str(f.get("filename", ""))))}
+
+def output_state(url: str, client=None, commit_file: str = "manifest.json") -> OutputState:
+    "What the output prefix `url` holds now (see `OutputState`)."
+    bucket, key = split_s3_url(url.rstrip("/"))
+    prefix, client = _dir_prefix(key), client or s3_client()
+    objs = list_objects(_url(bucket, prefix), None, client)
+    st = OutputState(url, objs)
+    head = _head(client, bucket, prefix + commit_file) if any(o.key == prefix + commit_file for o in objs) else None
+    if head is None: return st
+    runs = {r for r in [(head.get("Metadata") or {}).get(DATA_PREFIX_META, "")] if _RUN_RE.fullmatch(r)}
+    state = _get_json(client, bucket, prefix + "state.json") if any(o.key == prefix + "state.json" for o in objs) else None
+    runs |= _state_runs(state)
+    if runs:  # its run folder(s), and the root pointers into them
+        owned = [o.key for o in objs if any(o.key.startswith(prefix + r) for r in runs) or o.key[len(prefix):] in _POINTERS]
+    else:  # the first layout: the dataset beside its manifest; its state.json lists the shards
+        names = {str(f.get("filename")) for f in (state or {}).get("_data_files", []) if isinstance(f, dict)} | set(_KNOWN_FILES)
+        owned = [o.key for o in objs if o.key[len(prefix):] in names]
+    st.manifest_etag, st.owned = head["ETag"], tuple(owned)
+    return st
+
+# %% ../nbs/00_storage.ipynb #2c58acaf
+def check_s3_output(url: str, overwrite: bool, client=None, commit_file: str = "manifest.json") -> OutputState:
+    "Refuse an s3:// output that holds anything, unless `overwrite` and it holds a dataset this project wrote; returns what it holds."
+    st = output_state(url, client, commit_file)
+    prefix = _dir_prefix(split_s3_url(url.rstrip("/"))[1])
+    unfinished = {o.key for o in st.unfinished(prefix)}
+    there = [o for o in st.objects if o.key not in unfinished]
+    if not there: return st
+    if not overwrite:
+        raise FileExistsError(f"{url}: already exists ({len(there)} objects{', a dataset' if st.is_dataset else ''}); choose a new "
+                              "--output-dir" + (", or pass --overwrite to replace the dataset" if st.is_dataset else ""))
+    if not st.is_dataset:
+        raise FileExistsError(f"{url}: holds {len(there)} objects but no dataset written by dflash-nb (no {commit_file}); "
+                              "--overwrite replaces only such a dataset: choose a new --output-dir, or empty the prefix yourself")
+    return st
+
 # %% ../nbs/00_storage.ipynb #60277541
 class _UploadProgress(BaseSubscriber):
     "An s3transfer subscriber feeding the byte and object bars."
@@ -405,43 +488,120 @@ def _upload(client, files: list[tuple[str, Path]], bucket: str, prefix: str, wor
 # %% ../nbs/00_storage.ipynb #26e17d9e
 DATA_PREFIX_META = "dflash-data-prefix"  # user metadata of the commit file: where its data objects live
 
+class CommitLost(StorageError):
+    "Another writer committed to the output first (or replaced what this run started from)."
+
+_PRECONDITION = {"PreconditionFailed", "ConditionalRequestConflict", "412", "409"}
+
+def _lost(e) -> bool: return _code(e) in _PRECONDITION | _MISSING_CODES or _status(e) in (409, 412)
+
+def _names_run(client, bucket: str, key: str, run_dir: str) -> bool:
+    "Does the commit object `key` now name `run_dir`?"
+    head = _head(client, bucket, key)
+    return head is not None and (head.get("Metadata") or {}).get(DATA_PREFIX_META) == run_dir
+
+# %% ../nbs/00_storage.ipynb #08fc095d
+def _root_copy(local_dir: Path, name: str, run_dir: str) -> bytes | None:
+    "The root copy of the run's `name` (`state.json`, `dataset_info.json`, the manifest): file names made relative to the prefix."
+    p = local_dir/name
+    if not p.is_file(): return None
+    data = p.read_bytes()
+    try: d = json.loads(data)
+    except ValueError: return data
+    if not isinstance(d, dict): return data
+    if name == "state.json":
+        d["_data_files"] = [{**f, "filename": run_dir + f["filename"]} if isinstance(f, dict) and "filename" in f else f
+                            for f in d.get("_data_files", [])]
+    elif name != "dataset_info.json":  # the manifest: its shard list (when it has one), and where the run is
+        if isinstance(d.get("shards"), list):
+            d["shards"] = [{**s, "filename": run_dir + s["filename"]} if isinstance(s, dict) and "filename" in s else s
+                           for s in d["shards"]]
+        d["data_prefix"] = run_dir
+    else: return data
+    return json.dumps(d, indent=2).encode()
+
+# %% ../nbs/00_storage.ipynb #d8c092b8
+def _point(client, bucket: str, key: str, body: bytes, commit_key: str, run_dir: str, url: str) -> bool:
+    "PUT the pointer `key` (conditional on the ETag it replaces) while the commit still names `run_dir`; False once a later writer's does."
+    for _ in range(100):
+        if not _names_run(client, bucket, commit_key, run_dir): return False
+        cur = _head(client, bucket, key)
+        if cur is not None and cur.get("ETag", "").strip('"') == hashlib.md5(body).hexdigest(): return True
+        cond = dict(IfMatch=cur["ETag"]) if cur is not None else dict(IfNoneMatch="*")
+        try: client.put_object(Bucket=bucket, Key=key, Body=body, **cond); return True
+        except (bce.ClientError, bce.BotoCoreError) as e:
+            if not _lost(e): raise storage_error(e, _url(bucket, key), client) from e
+    raise StorageError(f"{_url(bucket, key)}: keeps changing under this writer; is another writer looping on {url}?", url)
+
+# %% ../nbs/00_storage.ipynb #63dbdd5c
+def _forget(client, bucket: str, dprefix: str, url: str):
+    "Best effort: delete this run's own objects (a failed or lost upload)."
+    try: _delete_keys(client, bucket, [o.key for o in list_objects(_url(bucket, dprefix), None, client)], url)
+    except Exception: pass
+
+def _check_sizes(client, bucket: str, dprefix: str, files, url: str):
+    listed = {o.key: o.size for o in list_objects(_url(bucket, dprefix), None, client)}
+    for r, p in files:
+        if listed.get(dprefix + r) != p.stat().st_size:
+            raise StorageError(f"{_url(bucket, dprefix + r)}: uploaded size {listed.get(dprefix + r)} != local "
+                               f"{p.stat().st_size}; rerun the upload", url, "SizeMismatch")
+
+def _commit(client, bucket: str, commit_key: str, body: bytes, run_dir: str, prior: OutputState, url: str, dprefix: str):
+    "PUT the commit object naming `run_dir`, on condition that it is still what `prior` saw; CommitLost when another writer's is there."
+    cond = dict(IfMatch=prior.manifest_etag) if prior.is_dataset else dict(IfNoneMatch="*")
+    try: client.put_object(Bucket=bucket, Key=commit_key, Body=body, Metadata={DATA_PREFIX_META: run_dir}, **cond)
+    except (bce.ClientError, bce.BotoCoreError) as e:
+        if not _lost(e): raise storage_error(e, _url(bucket, commit_key), client) from e  # outcome unknown: keep the run
+        if _names_run(client, bucket, commit_key, run_dir): return  # our own PUT, retried after its answer was lost
+        _forget(client, bucket, dprefix, url)
+        raise CommitLost(f"{url}: another writer committed a dataset here first (the {commit_key.rsplit('/', 1)[-1]} is no "
+                         "longer the one this run saw when it started); this run's upload was removed and nothing of the "
+                         "other writer's was touched; look at what is there now, and rerun (with --overwrite to replace it)",
+                         url, "CommitLost") from None
+
+# %% ../nbs/00_storage.ipynb #115e2776
 def upload_dir(local_dir, url: str, workers: int = 16, client=None, progress: bool = True,
                commit_file: str | None = "manifest.json", delete_stale: bool = True,
-               chunksize: int = UPLOAD_CHUNKSIZE) -> list[str]:
-    "Upload `local_dir` to the prefix `url` with the commit protocol; returns the keys."
+               chunksize: int = UPLOAD_CHUNKSIZE, prior: OutputState | None = None, overwrite: bool = True) -> list[str]:
+    "Upload `local_dir` to the prefix `url` with the commit protocol; returns the keys written."
     local_dir = Path(local_dir)
     bucket, key = split_s3_url(url)
     prefix = _dir_prefix(key)
-    if not prefix and delete_stale:
+    if not prefix and commit_file:
         raise StorageError(f"{url}: refusing to write a dataset at the root of a bucket; give a prefix "
                            "(s3://BUCKET/NAME/)", url)
     if not local_dir.is_dir(): raise StorageError(f"{local_dir}: not a directory; nothing to upload to {url}", url)
     files = _local_files(local_dir)
-    commit = [(r, p) for r, p in files if r == commit_file]
-    data = [(r, p) for r, p in files if r != commit_file]
-    if commit_file and not commit:
+    if commit_file and not any(r == commit_file for r, _ in files):
         raise StorageError(f"{local_dir}: no {commit_file}; refusing to upload an incomplete dataset to {url}", url)
     client = client or s3_client(workers=workers)
-    run_dir = f"runs/{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{os.getpid()}-{os.urandom(3).hex()}/" if commit_file else ""
-    dprefix = prefix + run_dir
-    run = _Run(len(files), sum(p.stat().st_size for _, p in files), "upload", progress)
+    if prior is None and commit_file: prior = check_s3_output(url, overwrite, client, commit_file)  # 1. what is there
+    run_dir = _new_run() if commit_file else ""
+    dprefix, commit_key = prefix + run_dir, prefix + (commit_file or "")
+    run = _Run(len(files) + bool(commit_file), sum(p.stat().st_size for _, p in files), "upload", progress)
     try:
-        _upload(client, data, bucket, dprefix, workers, run, chunksize)       # 1. data, beside the old version
-        listed = {o.key: o.size for o in list_objects(_url(bucket, dprefix), None, client)}
-        for r, p in data:                                                     # 2. verify sizes
-            if listed.get(dprefix + r) != p.stat().st_size:
-                raise StorageError(f"{_url(bucket, dprefix + r)}: uploaded size {listed.get(dprefix + r)} != local "
-                                   f"{p.stat().st_size}; rerun the upload", url, "SizeMismatch")
-        for r, p in commit:                                                   # 3. commit: one PUT switches readers
-            try: client.put_object(Bucket=bucket, Key=prefix + r, Body=p.read_bytes(), Metadata={DATA_PREFIX_META: run_dir})
-            except (bce.ClientError, bce.BotoCoreError) as e: raise storage_error(e, _url(bucket, prefix + r), client) from e
-            with run.lock: run.objects.update(1)
+        try:
+            _upload(client, files, bucket, dprefix, workers, run, chunksize)   # 2. the run folder, beside the old version
+            _check_sizes(client, bucket, dprefix, files, url)
+        except BaseException:
+            if commit_file: _forget(client, bucket, dprefix, url)
+            raise
+        if not commit_file: return [prefix + r for r, _ in files]           # (plain objects: no protocol)
+        _commit(client, bucket, commit_key, _root_copy(local_dir, commit_file, run_dir), run_dir, prior, url, dprefix)  # 3.
+        with run.lock: run.objects.update(1)
     finally: run.close()
-    if delete_stale:                                                          # 4. only now: the old version's objects
-        keep = {prefix + commit_file} if commit_file else {prefix + r for r, _ in files}
-        _delete_keys(client, bucket, [o.key for o in list_objects(_url(bucket, prefix), None, client)
-                                      if o.key not in keep and not o.key.startswith(dprefix)], url)
-    return [dprefix + r for r, _ in data] + [prefix + r for r, _ in commit]
+    written = [dprefix + r for r, _ in files] + [commit_key]
+    for name in _POINTERS:                                                    # 4. `datasets`' pointers
+        if (body := _root_copy(local_dir, name, run_dir)) is None: continue
+        if not _point(client, bucket, prefix + name, body, commit_key, run_dir, url): return written  # a later writer took over
+        written.append(prefix + name)
+    if delete_stale:                                                          # 5. only now: what the old commit named
+        keep = set(written)  # (an old root state.json this version has no copy of goes: it names the old shards)
+        _delete_keys(client, bucket, [k for k in prior.owned if k not in keep and not k.startswith(dprefix)], url)
+    if left := prior.unfinished(prefix):
+        print(f"{url}: {len(left)} object(s) of unfinished uploads remain under {_url(bucket, prefix)}runs/ (killed runs, or a "
+              "writer at work); delete those run folders with `aws s3 rm --recursive` once no writer is running", file=sys.stderr)
+    return written
 
 # %% ../nbs/00_storage.ipynb #42e566b7
 def _head(client, bucket: str, key: str) -> dict | None:
@@ -467,12 +627,13 @@ def download_dir(url: str, local_dir, workers: int = 32, client=None, commit_fil
                                "failed; rerun the job that writes it, or use a finished dataset", url, "NotCommitted")
     dprefix = prefix + ((head.get("Metadata") or {}).get(DATA_PREFIX_META, "") if commit_key else "")
     objs = list_objects(_url(bucket, dprefix), None, client)  # the committed version's data (all, in the old layout)
-    if dprefix != prefix: objs += [o for o in list_objects(_url(bucket, commit_key), None, client) if o.key == commit_key]
-    rel = lambda o: o.key[len(prefix):] if o.key == commit_key else o.key[len(dprefix):]
+    if dprefix != prefix and not any(o.key == dprefix + commit_file for o in objs):  # a run folder without its manifest (earlier layout)
+        objs += [o for o in list_objects(_url(bucket, commit_key), None, client) if o.key == commit_key]
+    rel = lambda o: commit_file if o.key == commit_key else o.key[len(dprefix):]
     local_dir = Path(local_dir)
     jobs = [_Job.to(bucket, o, rel(o), local_dir, rel(o)) for o in objs]
-    data = [j for j in jobs if j.obj.key != commit_key]
-    last = [j for j in jobs if j.obj.key == commit_key]
+    data = [j for j in jobs if j.rel != commit_file]
+    last = [j for j in jobs if j.rel == commit_file]
     for j in last:  # a local reader must not take a new mix of files for the old, committed version
         if not _is_cached(j): j.dest.unlink(missing_ok=True)
     st1, st2 = {}, {}
@@ -502,6 +663,25 @@ def stage_dir(url: str) -> Path:
     return cache_root()/"staging"/hashlib.sha256(str(url).rstrip("/").encode()).hexdigest()[:16]/"dataset"
 
 # %% ../nbs/00_storage.ipynb #577a859b
+_STAGE = "dflash-stage-"
+
+def _alive(pid: int) -> bool:
+    try: os.kill(pid, 0)
+    except ProcessLookupError: return False
+    except PermissionError: return True
+    return True
+
+def clean_stale_stages(root=None) -> list[Path]:
+    "Remove the temporary stages (`dflash-stage-<pid>-*` in `root`, the temp dir) of this user's runs whose process is gone."
+    gone = []
+    for p in Path(root or tempfile.gettempdir()).glob(_STAGE + "*"):
+        m = re.match(rf"{_STAGE}(\d+)-", p.name)
+        try:
+            if not m or not p.is_dir() or p.is_symlink() or p.stat().st_uid != os.getuid() or _alive(int(m.group(1))): continue
+        except OSError: continue
+        shutil.rmtree(p, ignore_errors=True); gone.append(p)
+    return gone
+
 @contextmanager
 def staged_output(out, workers: int = 16, client=None, progress: bool = True, commit_file: str = "manifest.json",
                   overwrite: bool = True, resumable: bool = False):
@@ -511,18 +691,20 @@ def staged_output(out, workers: int = 16, client=None, progress: bool = True, co
     url = str(out).rstrip("/")
     split_s3_url(url)
     client = client or s3_client(workers=workers)
-    if not overwrite and list_objects(f"{url}/{commit_file}", None, client):
-        raise FileExistsError(f"{url}: a dataset already exists there; choose a new --output-dir or pass --overwrite")
+    prior = check_s3_output(url, overwrite, client, commit_file)  # refused before any work; the commit checks it is unchanged
+    clean_stale_stages()
     if resumable: (stage := stage_dir(url)).parent.mkdir(parents=True, exist_ok=True)
-    with nullcontext(stage) if resumable else tempfile.TemporaryDirectory(prefix="dflash-stage-") as tmp:
+    with nullcontext(stage) if resumable else tempfile.TemporaryDirectory(prefix=f"{_STAGE}{os.getpid()}-") as tmp:
         yield Path(tmp)
-        upload_dir(tmp, url, workers=workers, client=client, progress=progress, commit_file=commit_file)
+        upload_dir(tmp, url, workers=workers, client=client, progress=progress, commit_file=commit_file, prior=prior)
     if resumable: shutil.rmtree(stage.parent, ignore_errors=True)
 
 # %% ../nbs/00_storage.ipynb #fe0b3bd2
 def local_dataset(path, cache_dir=None, client=None, workers: int = 32, progress: bool = True) -> Path:
     "A local folder holding the dataset at `path`: `path` itself, or for s3:// a verified cached copy."
-    if not is_s3_url(path): return Path(path)
+    if not is_s3_url(path):
+        from dflash_nb.dataset import copied_run
+        return copied_run(Path(path))
     bucket, key = split_s3_url(str(path).rstrip("/"))
     local = Path(cache_dir or default_cache_dir())/"datasets"/bucket/key
     download_dir(str(path).rstrip("/"), local, workers=workers, client=client, progress=progress)

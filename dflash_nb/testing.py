@@ -12,7 +12,7 @@ import pyarrow as pa
 from .storage import s3_client
 
 # %% auto #0
-__all__ = ['free_port', 'MotoServer', 'moto_env', 'FakeChatServer', 'write_dataset']
+__all__ = ['free_port', 'MotoServer', 'moto_env', 'Proxy', 'FakeChatServer', 'write_dataset']
 
 # %% ../nbs/98_testing.ipynb #fde30e0d
 def free_port(host: str = "127.0.0.1") -> int:
@@ -75,6 +75,76 @@ def moto_env(monkeypatch, server: MotoServer, cache_dir) -> dict:
     monkeypatch.setenv('AWS_DEFAULT_REGION', 'us-east-1'); monkeypatch.setenv('AWS_ENDPOINT_URL', server.endpoint)
     monkeypatch.setenv('DFLASH_NB_CACHE', str(cache_dir))
     return dict(os.environ)
+
+# %% ../nbs/98_testing.ipynb #73455760
+import re
+
+class Proxy:
+    "A TCP proxy on loopback in front of `upstream_port`: outages (`down`/`up`) and per-request `rule`s (delay, fail, barrier)."
+    def __init__(self, upstream_port: int):
+        self.upstream, self.port, self.conns, self.lock, self.rules = upstream_port, free_port(), [], threading.Lock(), []
+        self.seen: list[str] = []
+        self.up()
+    @property
+    def endpoint(self): return f"http://127.0.0.1:{self.port}"
+
+    def rule(self, pattern: str, delay: float = 0.0, fail: int = 0, barrier: int = 0, timeout: float = 60.0) -> dict:
+        "Act on requests whose request line matches `pattern`: delay them, fail (drop) the next `fail`, hold them until `barrier` arrived."
+        r = dict(rx=re.compile(pattern), delay=delay, fail=fail, barrier=barrier, timeout=timeout, arrived=0, go=threading.Event())
+        self.rules.append(r); return r
+
+    def up(self):
+        s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(('127.0.0.1', self.port)); s.listen(64); self.listener, self.is_up = s, True
+        threading.Thread(target=self._accept, args=(s,), daemon=True).start()
+    def down(self):
+        self.is_up = False
+        try: self.listener.shutdown(socket.SHUT_RDWR)   # wakes a blocked accept(); close() alone does not on Linux
+        except OSError: pass
+        self.listener.close()
+        with self.lock:
+            for c in self.conns:
+                try: c.shutdown(socket.SHUT_RDWR)
+                except OSError: pass
+                c.close()
+            self.conns.clear()
+    def _accept(self, s):
+        while True:
+            try: a, _ = s.accept()
+            except OSError: return
+            if not self.is_up or s is not self.listener: a.close(); return   # accepted as the outage began: refuse it
+            try: b = socket.create_connection(('127.0.0.1', self.upstream))
+            except OSError: a.close(); continue   # the server itself has gone (the test is over)
+            with self.lock: self.conns += [a, b]
+            threading.Thread(target=self._pump, args=(a, b, True), daemon=True).start()
+            threading.Thread(target=self._pump, args=(b, a, False), daemon=True).start()
+
+    def _forward(self, data: bytes) -> bool:
+        "Apply the rules to a chunk from a client; False: drop the connection."
+        m = re.match(rb"([A-Z]+) (\S+) HTTP/1\.[01]\r\n", data)
+        if not m: return True
+        line = f"{m.group(1).decode()} {m.group(2).decode(errors='replace')}"
+        with self.lock: self.seen.append(line)
+        for r in self.rules:
+            if not r['rx'].search(line): continue
+            with self.lock:
+                if r['fail'] > 0: r['fail'] -= 1; return False
+                r['arrived'] += 1
+                if r['barrier'] and r['arrived'] >= r['barrier']: r['go'].set()
+            if r['delay']: time.sleep(r['delay'])
+            if r['barrier']: r['go'].wait(r['timeout'])
+        return True
+
+    def _pump(self, x, y, from_client: bool):
+        try:
+            while data := x.recv(65536):
+                if from_client and not self._forward(data): break
+                y.sendall(data)
+        except OSError: pass
+        finally:
+            for z in (x, y):
+                try: z.close()
+                except OSError: pass
 
 # %% ../nbs/98_testing.ipynb #93cc48fb
 class FakeChatServer:

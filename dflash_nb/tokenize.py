@@ -20,7 +20,7 @@ from .records import discover_inputs, ignored_line, ignored_summary, input_stat,
 from .chat_template import (ChatTemplate, ChatTemplateError, TemplateForm, adapt_messages, detect_form,
     load_chat_templates, load_end_of_turn_tokens, select_template_name)
 from .qwen import QWEN36_TEMPLATE_SHA256, bytes_to_unicode, render_qwen36
-from .dataset import (SCHEMA, atomic_write as _atomic_write, clean_asides, output_lock, read_json, replace_dir, summarize,
+from .dataset import (SCHEMA, atomic_write as _atomic_write, check_output_dir, clean_asides, output_lock, read_json, replace_dir, summarize,
     write_dataset_metadata)  # the dataset's columns, the one writer and the swap
 from . import storage
 
@@ -873,7 +873,7 @@ def tokenize_dataset(model_path, completions, output_dir, max_seq_len: int | Non
     with output_lock(out):
         clean_asides(out)
         done = _committed_run(out)
-        if out.exists() and not overwrite and done is None: raise exists()
+        if done is None: check_output_dir(out, overwrite)  # a folder that is not our dataset: refused even with --overwrite
         ct = ChatTokenizer(model_path, encoder, renderer)
         files, open_files, ignored = _sources(completions, s3_endpoint, download_workers, progress)
         run_key = _run_key(ct, files, max_seq_len, batch_size, shard_tokens, skip_reasoning_not_rendered)

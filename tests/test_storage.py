@@ -262,8 +262,10 @@ def tree(root: Path):
 def test_upload_dir_commits_last_and_roundtrips(server, bucket, tmp_path):
     client = s3_client(server.endpoint)
     ds = make_dataset(tmp_path / "ds", big=6 * 1024 * 1024)  # > chunksize: multipart
-    client.put_object(Bucket=bucket, Key="sets/v1/manifest.json", Body=b"{old}")  # an older commit
+    client.put_object(Bucket=bucket, Key="sets/v1/manifest.json", Body=b"{old}")  # an older commit (the first layout: beside it)
+    client.put_object(Bucket=bucket, Key="sets/v1/state.json", Body=b'{"_data_files": [{"filename": "train/stale.arrow"}]}')
     client.put_object(Bucket=bucket, Key="sets/v1/train/stale.arrow", Body=b"old shard")
+    client.put_object(Bucket=bucket, Key="sets/v1/notes.txt", Body=b"not the dataset's: kept")
     order = []
     for op in ("DeleteObjects", "PutObject", "CreateMultipartUpload"):
         client.meta.events.register(f"before-parameter-build.s3.{op}",
@@ -275,7 +277,8 @@ def test_upload_dir_commits_last_and_roundtrips(server, bucket, tmp_path):
     assert ("DeleteObjects", None) not in order[:put] and order[put + 1:] == [("DeleteObjects", None)]  # old objects go after the commit
     assert any(op == "CreateMultipartUpload" and k.startswith("sets/v1/runs/") and k.endswith("/train/big.arrow") for op, k in order)
     listed = {o.key for o in list_objects(f"s3://{bucket}/sets/v1", None, client)}
-    assert "sets/v1/train/stale.arrow" not in listed and len(listed) == 6
+    assert "sets/v1/train/stale.arrow" not in listed and "sets/v1/notes.txt" in listed  # only what the old commit listed goes
+    assert len(listed) == 1 + 1 + 6  # notes.txt, the root manifest, the run folder (3 shards, big, stats, its manifest); no root state.json: the new one has none
     out = download_dir(f"s3://{bucket}/sets/v1", tmp_path / "copy", workers=4, client=client, progress=False)
     assert tree(out) == tree(ds)
     st = {}
