@@ -83,10 +83,12 @@ def test_kill9_mid_overwrite_upload_keeps_old_dataset(env, server, tmp_path):
     assert old_run.split('/')[1] not in runs and new_run.split('/')[1] in runs  # the old version is gone after the commit
     assert len(runs) <= 2  # and at most the killed run's unreferenced folder is left (reported, not deleted: it could be a live writer's)
 
-@pytest.mark.parametrize('budget,outage,survives', [(None, 4.0, True), (1.0, 15.0, False)])
+@pytest.mark.parametrize('budget,outage,survives', [(None, 4.0, True), (1.0, None, False)])
 def test_endpoint_outage_mid_download_is_waited_out(env, server, tmp_path, budget, outage, survives):
     """An outage of the endpoint (a real refused port) mid-download: the default budget (minutes) rides out 4 s; a 1 s
-    budget gives up on a long one before it ends (botocore's own attempts of one call take ~3 s, so not on a 4 s one)."""
+    budget gives up on an outage that does not end, long before the default budget would (5 minutes). The budget is
+    checked after each botocore call, whose own attempts with backoff take ~3 s quiet and tens of seconds under load,
+    so the bound is generous; an outage that ends during those attempts is ridden out, which is why none ends here."""
     import threading, time
     c = s3_client(server.endpoint); bucket = f'out{int(survives)}'; c.create_bucket(Bucket=bucket)
     src = {f'd/p{i:03d}.jsonl': os.urandom(20_000 + i) for i in range(30)}
@@ -97,11 +99,11 @@ def test_endpoint_outage_mid_download_is_waited_out(env, server, tmp_path, budge
     it = download_objects(f's3://{bucket}/d', tmp_path/'cache', workers=2, client=client, progress=False, retry_budget=budget)
     got = [next(it) for _ in range(3)]
     proxy.down(); t0 = time.monotonic()
-    back = threading.Timer(outage, proxy.up); back.start()
+    back = threading.Timer(outage, proxy.up) if outage else None
+    if back: back.start()
     if survives:
         got += list(it)
         assert {f'd/{k}': p.read_bytes() for k, p in got} == src and time.monotonic() - t0 >= outage - 0.5
     else:
         with pytest.raises(StorageError, match='cannot reach the S3 endpoint') as e: list(it)
-        assert len(str(e.value).splitlines()) == 1 and time.monotonic() - t0 < outage
-        back.cancel()  # stays down: the calls still retrying in the background are refused and end
+        assert len(str(e.value).splitlines()) == 1 and time.monotonic() - t0 < 120  # the default budget: 300 s
