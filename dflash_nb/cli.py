@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse, importlib, sys
 from dataclasses import asdict, dataclass
 
-from .config import add_config_args, make_config, opt
+from .config import Config, add_config_args, make_config, opt
 
 # %% auto #0
 __all__ = ['STAGE_COMMANDS', 'EXPECTED_ERRORS', 'TokenizeConfig', 'make_parser', 'main']
@@ -47,17 +47,18 @@ def _run(a):
 
 # %% ../nbs/99_cli.ipynb #6bded441
 @dataclass
-class TokenizeConfig:
+class TokenizeConfig(Config):
     "Every option of `dflash-nb tokenize`, declared once: the parameters of tokenize's `tokenize_dataset`."
+    kind = 'tokenize'   # what make_config's and check_config's errors call them
     model_path: str | None = opt(None, "HF model or tokenizer directory (default: the embedded Qwen3.6 tokenizer)")
     completions: str | None = opt(None, "JSONL file, folder of them, or s3://bucket/prefix", required=True)
     output_dir: str | None = opt(None, "dataset directory to create (local or s3://bucket/prefix)", required=True)
-    workers: int = opt(1, "tokenizer processes (default {default})")
-    max_seq_len: int = opt(8192, "truncate longer samples (0: never; default {default})")
+    workers: int = opt(1, "tokenizer processes (default {default})", min=1, max=1024)
+    max_seq_len: int = opt(8192, "truncate longer samples (0: never; default {default})", min=0)
     overwrite: bool = opt(False, "replace an existing --output-dir")
     restart: bool = opt(False, "discard an interrupted run's partial output instead of resuming it")
-    batch_size: int = opt(64, "records per work unit (default {default})")
-    shard_tokens: int = opt(100_000_000, "tokens per Arrow shard / resume chunk (default 1e8)")
+    batch_size: int = opt(64, "records per work unit (default {default})", min=1)
+    shard_tokens: int = opt(100_000_000, "tokens per Arrow shard / resume chunk (default 1e8)", min=1)
     encoder: str = opt('auto', "auto: fastokens where it provably gives the HF tokenizer's ids, else HF tokenizers (default); "
                        "the choice and why are in the manifest", choices=('auto', 'fastokens', 'tokenizers', 'tiktoken'),
                        metavar='{auto,fastokens,tokenizers}')   # tiktoken: removed, a one-line error
@@ -65,7 +66,7 @@ class TokenizeConfig:
     skip_reasoning_not_rendered: bool = opt(False, "skip samples whose generated reasoning the chat template does not render "
                                                    "(default: keep them, flagged)")
     s3_endpoint: str | None = opt(None, "S3-compatible endpoint URL (default: AWS_ENDPOINT_URL / the AWS configuration)")
-    download_workers: int = opt(32, "parallel S3 downloads (default {default})")
+    download_workers: int = opt(32, "parallel S3 downloads (default {default})", min=1, max=1024)
     quiet: bool = opt(False, "no progress bar")
 
 # %% ../nbs/99_cli.ipynb #440abc3f
