@@ -35,13 +35,15 @@ def _tokenize(a):
 
 # %% ../nbs/99_cli.ipynb #9d00da2a
 def _run(a):
-    from dflash_nb.jobs import run_jobs, parse_param, job_help, jobs_help, job_notebook
-    if a.help or not a.jobs:  # `run --help`: the jobs; `run JOB --help`: that job's parameters and defaults
+    from dflash_nb.jobs import JobInterrupted, run_jobs, resume_job, parse_param, job_help, jobs_help, job_notebook
+    if a.resume and (a.jobs or a.param): raise ValueError("--resume RUN_DIR takes no job names or -p parameters: the run's own are used")
+    if (a.help or not a.jobs) and not a.resume:  # `run --help`: the jobs; `run JOB --help`: that job's parameters and defaults
         if not a.jobs: make_parser('run')._subparsers._group_actions[0].choices['run'].print_help(); print('\n' + jobs_help())
         for j in a.jobs: job_notebook(j); print(job_help(j) + '\n')
         return 0 if a.help else 2
     params = {k: parse_param(v) for k, v in (a.param or [])}
-    runs = run_jobs(a.jobs, params, a.outputs, progress=not a.quiet)
+    try: runs = [resume_job(a.resume, progress=not a.quiet)] if a.resume else run_jobs(a.jobs, params, a.outputs, progress=not a.quiet)
+    except JobInterrupted as e: print(f"dflash-nb run: {e}", file=sys.stderr); return 130
     for r in runs: print(f"{'ok    ' if r.ok else 'FAILED'} {r.job}: {r.report}" + (f"  ({r.error})" if r.error else ''))
     if not all(r.ok for r in runs): return 1
 
@@ -118,17 +120,30 @@ def make_parser(command: str | None = None) -> argparse.ArgumentParser:
     s.add_argument('--quiet', action='store_true', help="no per-cell progress")
     s.add_argument('-p', '--param', nargs=2, action='append', metavar=('NAME', 'VALUE'), help="job parameter (repeatable)")
     s.add_argument('--outputs', default='outputs', help="where run folders go (default: outputs)")
+    s.add_argument('--resume', metavar='RUN_DIR', help="run an interrupted (or failed) job again in its run folder, with its parameters; "
+                                                      "its stages resume from what they committed")
     s.set_defaults(fn=_run)
     return p
 
 # %% ../nbs/99_cli.ipynb #f6979319
 EXPECTED_ERRORS = (FileNotFoundError, FileExistsError, NotADirectoryError, PermissionError, ValueError, RuntimeError)
 
+def _os_error_line(e: OSError) -> str:
+    "An OSError as one line: the file(s) and the system's words (`[Errno 30] Read-only file system: 'x'` -> `x: read-only file system`)."
+    files = ' -> '.join(str(f) for f in (e.filename, e.filename2) if f is not None)
+    why = (e.strerror or str(e)).lower() if e.strerror else str(e)
+    return f"{files}: {why}" if files else why
+
 def main(argv=None) -> int:
-    "Entry point of the `dflash-nb` console script."
+    "Entry point of the `dflash-nb` console script: expected errors and Ctrl-C (from the first import on) are one line."
     argv = sys.argv[1:] if argv is None else list(map(str, argv))
-    a = make_parser(next((x for x in argv if not x.startswith('-')), None)).parse_args(argv)
-    try: return a.fn(a) or 0
-    except KeyboardInterrupt: print("interrupted", file=sys.stderr); return 130
+    command = next((x for x in argv if not x.startswith('-')), None)
+    try:
+        a = make_parser(command).parse_args(argv)  # imports the stage's module: Ctrl-C may come here too
+        return a.fn(a) or 0
+    except KeyboardInterrupt:
+        print(f"dflash-nb {command or ''}: interrupted".replace(' :', ':'), file=sys.stderr); return 130
     except EXPECTED_ERRORS as e:
-        print(f"dflash-nb {a.command}: error: {e}", file=sys.stderr); return 1
+        print(f"dflash-nb {command}: error: {e}", file=sys.stderr); return 1
+    except OSError as e:  # any other system error (a read-only file system, ...): the file and the reason
+        print(f"dflash-nb {command}: error: {_os_error_line(e)}", file=sys.stderr); return 1

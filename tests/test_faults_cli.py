@@ -65,3 +65,42 @@ def test_kill9_of_main_merge_kills_its_workers_and_the_rerun_finishes(qwen_dir, 
     assert_workers_gone(kids)
     cli(*cmd(out)[1:])
     same_dataset(out, ref)
+
+@pytest.fixture
+def read_only_dir(tmp_path):
+    "A real read-only tmpfs (root ignores file modes, not a read-only mount); skipped where mount is not permitted."
+    d = tmp_path/'ro'; d.mkdir()
+    r = subprocess.run(['mount', '-t', 'tmpfs', '-o', 'ro,size=1m', 'tmpfs', str(d)], capture_output=True, text=True)
+    if r.returncode != 0: pytest.skip(f"cannot mount a read-only tmpfs here ({r.stderr.strip()})")
+    try: yield d
+    finally: subprocess.run(['umount', '-l', str(d)], check=False)
+
+def test_run_into_a_read_only_outputs_folder_is_one_line(read_only_dir):
+    "Issue 23.15: `dflash-nb run JOB --outputs <read-only>` was an OSError traceback; now one line naming the folder."
+    r = cli('run', 'report', '-p', 'dataset', 'x', '--outputs', read_only_dir/'runs', '--quiet', check=False)
+    err = r.stderr.strip()
+    assert r.returncode == 1 and len(err.splitlines()) == 1, err
+    assert str(read_only_dir/'runs') in err and 'read-only file system' in err.lower(), err
+
+def imported(pid: int, lib: str = '_multiarray_umath') -> bool:
+    "Has process `pid` loaded the shared library `lib` (numpy's, by default: the stage's imports are under way)?"
+    try: return lib in (Path('/proc')/str(pid)/'maps').read_text()
+    except OSError: return False
+
+@pytest.mark.parametrize('command', ['tokenize', 'stats'])
+def test_ctrl_c_during_start_up_is_one_line_and_exit_130(qwen_dir, tmp_path, command):
+    """Issue 23.15: a real SIGINT to the CLI at several moments of its start-up (the stage's imports, the tokenizer's
+    load, the first batches), counted from when numpy is mapped (before, Python itself is starting: its own `site`
+    import is not ours to handle): exit 130 and one line, never a KeyboardInterrupt traceback."""
+    src = tmp_path/'c.jsonl'; make_input(src, copies=2)
+    ds = tmp_path/'ds'; T.tokenize_dataset(qwen_dir, src, ds, **KW)
+    cmd = tokenize_cmd(qwen_dir, src, tmp_path/'out') if command == 'tokenize' else [EXE, 'stats', str(ds), '--quiet']
+    seen = []
+    for delay in (0, 0.3, 1.0):
+        p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        while not imported(p.pid) and p.poll() is None: time.sleep(0.002)
+        time.sleep(delay); p.send_signal(signal.SIGINT)
+        err = p.communicate()[1].strip(); seen.append(p.returncode)
+        if p.returncode == 0: continue  # finished before the signal came
+        assert p.returncode == 130 and err.splitlines() == [f"dflash-nb {command}: interrupted"], (delay, p.returncode, err)
+    assert seen.count(130) >= 2, seen
