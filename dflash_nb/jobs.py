@@ -31,7 +31,7 @@ def job_name(job: str, jobs_dir=None) -> str:
     "`job` as a job name: a name, or the path of a notebook inside the jobs folder; anything else (`../../x`) is refused."
     d, s = Path(jobs_dir or JOBS_DIR), str(job)
     if s.endswith('.ipynb') and Path(s).resolve().parent == d.resolve(): return Path(s).stem
-    if not s or s.startswith('.') or Path(s).name != s or '\\' in s:
+    if not s or s.startswith('.') or s.endswith('.ipynb') or Path(s).name != s or '\\' in s:
         raise ValueError(f"{job}: not a job name; jobs are the notebooks of {d}, run by name: {', '.join(job_names(jobs_dir)) or 'none'}")
     return s
 
@@ -132,6 +132,7 @@ def job_title(job: str, jobs_dir=None) -> str:
 # %% ../nbs/90_jobs.ipynb #77999e0e
 def job_help(job: str, jobs_dir=None) -> str:
     "`dflash-nb run JOB --help`: what the job does and its parameters with their defaults."
+    job = job_name(job, jobs_dir)
     ps = [p for p in job_parameters(job, jobs_dir) if p.name not in SET_BY_RUN]
     w = max([len(p.name) for p in ps] + [4])
     rows = [f"  -p {p.name:<{w}} {p.default}" + (f"\n     {'':<{w}} {p.help}" if p.help else '') for p in ps]
@@ -629,10 +630,22 @@ def _signals(handler):
     finally:
         for s, h in old.items(): signal.signal(s, h)
 
+def _kill_kernels():
+    "SIGKILL the kernels this process started (Linux /proc): a kernel shut down in the middle of a cell prints tracebacks."
+    import signal
+    for d in Path('/proc').glob('[0-9]*'):
+        try:
+            if int((d/'stat').read_text().rsplit(')', 1)[1].split()[1]) == os.getpid() and b'ipykernel' in (d/'cmdline').read_bytes():
+                os.kill(int(d.name), signal.SIGKILL)
+        except (OSError, ValueError, IndexError): continue
+
 def _interrupt(signum, frame):
-    "SIGTERM as Ctrl-C: the job stops and its report is written; the kernel's shutdown is not logged (asyncio's 'Task exception was never retrieved', nbclient's 'Kernel died')."
+    """SIGTERM as Ctrl-C: the job stops and its report is written. The kernel is killed at once (its stages are made to
+    survive kill -9 and resume; its workers die with it) and its end is not logged (asyncio's 'Task exception was never
+    retrieved', nbclient's 'Kernel died'): the user sees one line."""
     import logging
     for name in ('papermill', 'traitlets', 'nbclient', 'asyncio'): logging.getLogger(name).setLevel(logging.CRITICAL + 1)
+    _kill_kernels()
     raise KeyboardInterrupt
 
 # %% ../nbs/90_jobs.ipynb #d2f7d777
