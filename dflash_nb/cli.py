@@ -134,16 +134,30 @@ def _os_error_line(e: OSError) -> str:
     why = (e.strerror or str(e)).lower() if e.strerror else str(e)
     return f"{files}: {why}" if files else why
 
+_interrupts = []  # SIGINTs main has seen
+
+def _on_sigint(signum, frame):
+    _interrupts.append(signum)
+    raise KeyboardInterrupt
+
 def main(argv=None) -> int:
-    "Entry point of the `dflash-nb` console script: expected errors and Ctrl-C (from the first import on) are one line."
+    """Entry point of the `dflash-nb` console script: expected errors and Ctrl-C (from the stage's imports on) are one
+    line. Ctrl-C is noted as it comes: a KeyboardInterrupt can reach here as another error (numpy's import turns one in
+    its C extension's import into an ImportError), and an interrupted run is still 'interrupted', exit 130."""
+    import signal, threading
     argv = sys.argv[1:] if argv is None else list(map(str, argv))
     command = next((x for x in argv if not x.startswith('-')), None)
+    main_thread = threading.current_thread() is threading.main_thread()
+    old, _interrupts[:] = signal.signal(signal.SIGINT, _on_sigint) if main_thread else None, []
     try:
         a = make_parser(command).parse_args(argv)  # imports the stage's module: Ctrl-C may come here too
         return a.fn(a) or 0
-    except KeyboardInterrupt:
-        print(f"dflash-nb {command or ''}: interrupted".replace(' :', ':'), file=sys.stderr); return 130
-    except EXPECTED_ERRORS as e:
-        print(f"dflash-nb {command}: error: {e}", file=sys.stderr); return 1
-    except OSError as e:  # any other system error (a read-only file system, ...): the file and the reason
-        print(f"dflash-nb {command}: error: {_os_error_line(e)}", file=sys.stderr); return 1
+    except (KeyboardInterrupt, Exception) as e:
+        if isinstance(e, KeyboardInterrupt) or _interrupts:
+            print(f"dflash-nb {command or ''}: interrupted".replace(' :', ':'), file=sys.stderr); return 130
+        if isinstance(e, EXPECTED_ERRORS): print(f"dflash-nb {command}: error: {e}", file=sys.stderr); return 1
+        if isinstance(e, OSError):  # any other system error (a read-only file system, ...): the file and the reason
+            print(f"dflash-nb {command}: error: {_os_error_line(e)}", file=sys.stderr); return 1
+        raise
+    finally:
+        if main_thread: signal.signal(signal.SIGINT, old)

@@ -193,7 +193,7 @@ def test_interrupted_run_writes_its_report_and_resumes(qwen_dir, tmp_path, sig):
     """Issue 23.17: SIGTERM (or SIGINT) to `dflash-nb run tokenize` while its tokenize cell runs: report.html and job.json
     (status interrupted) are written, the kernel is gone, one line says how to resume, exit 130; `run --resume RUN_DIR`
     finishes the job in the same folder with the uninterrupted run's dataset."""
-    src = tmp_path/'c.jsonl'; make_input(src, copies=8)
+    src = tmp_path/'c.jsonl'; make_input(src, copies=6)
     runs = tmp_path/'runs'
     p = subprocess.Popen([EXE, 'run', 'tokenize', '-p', 'completions', str(src), '-p', 'max_seq_len', '1024', '-p', 'workers', '1',
                           '--outputs', str(runs), '--quiet'], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
