@@ -188,7 +188,7 @@ def test_a_jobs_notebook_path_inside_the_jobs_folder_is_its_name(tmp_path):
     assert r.stdout.startswith('dflash-nb run report [-p NAME VALUE ...]'), r.stdout
 
 @pytest.mark.parametrize('sig', [signal.SIGTERM, pytest.param(signal.SIGINT, marks=pytest.mark.skipif(
-    not os.environ.get('DFLASH_NB_SLOW'), reason="slow variant: run with DFLASH_NB_SLOW=1"))])
+    not os.environ.get('DFLASH_NB_SLOW'), reason="slow variant: run with DFLASH_NB_SLOW=1"))], ids=['SIGTERM', 'SIGINT'])
 def test_interrupted_run_writes_its_report_and_resumes(qwen_dir, tmp_path, sig):
     """Issue 23.17: SIGTERM (or SIGINT) to `dflash-nb run tokenize` while its tokenize cell runs: report.html and job.json
     (status interrupted) are written, the kernel is gone, one line says how to resume, exit 130; `run --resume RUN_DIR`
