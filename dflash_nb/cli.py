@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse, importlib, sys
 from dataclasses import asdict, dataclass
 
-from .config import add_config_args, make_config, opt
+from .config import Config, add_config_args, make_config, opt
 
 # %% auto #0
 __all__ = ['STAGE_COMMANDS', 'EXPECTED_ERRORS', 'TokenizeConfig', 'make_parser', 'main']
@@ -35,29 +35,32 @@ def _tokenize(a):
 
 # %% ../nbs/99_cli.ipynb #9d00da2a
 def _run(a):
-    from dflash_nb.jobs import run_jobs, parse_param, job_help, jobs_help, job_notebook
-    if a.help or not a.jobs:  # `run --help`: the jobs; `run JOB --help`: that job's parameters and defaults
+    from dflash_nb.jobs import JobInterrupted, run_jobs, resume_job, parse_param, job_help, jobs_help, job_notebook
+    if a.resume and (a.jobs or a.param): raise ValueError("--resume RUN_DIR takes no job names or -p parameters: the run's own are used")
+    if (a.help or not a.jobs) and not a.resume:  # `run --help`: the jobs; `run JOB --help`: that job's parameters and defaults
         if not a.jobs: make_parser('run')._subparsers._group_actions[0].choices['run'].print_help(); print('\n' + jobs_help())
         for j in a.jobs: job_notebook(j); print(job_help(j) + '\n')
         return 0 if a.help else 2
     params = {k: parse_param(v) for k, v in (a.param or [])}
-    runs = run_jobs(a.jobs, params, a.outputs, progress=not a.quiet)
+    try: runs = [resume_job(a.resume, progress=not a.quiet)] if a.resume else run_jobs(a.jobs, params, a.outputs, progress=not a.quiet)
+    except JobInterrupted as e: print(f"dflash-nb run: {e}", file=sys.stderr); return 130
     for r in runs: print(f"{'ok    ' if r.ok else 'FAILED'} {r.job}: {r.report}" + (f"  ({r.error})" if r.error else ''))
     if not all(r.ok for r in runs): return 1
 
 # %% ../nbs/99_cli.ipynb #6bded441
 @dataclass
-class TokenizeConfig:
+class TokenizeConfig(Config):
     "Every option of `dflash-nb tokenize`, declared once: the parameters of tokenize's `tokenize_dataset`."
+    kind = 'tokenize'   # what make_config's and check_config's errors call them
     model_path: str | None = opt(None, "HF model or tokenizer directory (default: the embedded Qwen3.6 tokenizer)")
     completions: str | None = opt(None, "JSONL file, folder of them, or s3://bucket/prefix", required=True)
     output_dir: str | None = opt(None, "dataset directory to create (local or s3://bucket/prefix)", required=True)
-    workers: int = opt(1, "tokenizer processes (default {default})")
-    max_seq_len: int = opt(8192, "truncate longer samples (0: never; default {default})")
+    workers: int = opt(1, "tokenizer processes (default {default})", min=1, max=1024)
+    max_seq_len: int = opt(8192, "truncate longer samples (0: never; default {default})", min=0)
     overwrite: bool = opt(False, "replace an existing --output-dir")
     restart: bool = opt(False, "discard an interrupted run's partial output instead of resuming it")
-    batch_size: int = opt(64, "records per work unit (default {default})")
-    shard_tokens: int = opt(100_000_000, "tokens per Arrow shard / resume chunk (default 1e8)")
+    batch_size: int = opt(64, "records per work unit (default {default})", min=1)
+    shard_tokens: int = opt(100_000_000, "tokens per Arrow shard / resume chunk (default 1e8)", min=1)
     encoder: str = opt('auto', "auto: fastokens where it provably gives the HF tokenizer's ids, else HF tokenizers (default); "
                        "the choice and why are in the manifest", choices=('auto', 'fastokens', 'tokenizers', 'tiktoken'),
                        metavar='{auto,fastokens,tokenizers}')   # tiktoken: removed, a one-line error
@@ -65,7 +68,7 @@ class TokenizeConfig:
     skip_reasoning_not_rendered: bool = opt(False, "skip samples whose generated reasoning the chat template does not render "
                                                    "(default: keep them, flagged)")
     s3_endpoint: str | None = opt(None, "S3-compatible endpoint URL (default: AWS_ENDPOINT_URL / the AWS configuration)")
-    download_workers: int = opt(32, "parallel S3 downloads (default {default})")
+    download_workers: int = opt(32, "parallel S3 downloads (default {default})", min=1, max=1024)
     quiet: bool = opt(False, "no progress bar")
 
 # %% ../nbs/99_cli.ipynb #440abc3f
@@ -117,17 +120,44 @@ def make_parser(command: str | None = None) -> argparse.ArgumentParser:
     s.add_argument('--quiet', action='store_true', help="no per-cell progress")
     s.add_argument('-p', '--param', nargs=2, action='append', metavar=('NAME', 'VALUE'), help="job parameter (repeatable)")
     s.add_argument('--outputs', default='outputs', help="where run folders go (default: outputs)")
+    s.add_argument('--resume', metavar='RUN_DIR', help="run an interrupted (or failed) job again in its run folder, with its parameters; "
+                                                      "its stages resume from what they committed")
     s.set_defaults(fn=_run)
     return p
 
 # %% ../nbs/99_cli.ipynb #f6979319
 EXPECTED_ERRORS = (FileNotFoundError, FileExistsError, NotADirectoryError, PermissionError, ValueError, RuntimeError)
 
+def _os_error_line(e: OSError) -> str:
+    "An OSError as one line: the file(s) and the system's words (`[Errno 30] Read-only file system: 'x'` -> `x: read-only file system`)."
+    files = ' -> '.join(str(f) for f in (e.filename, e.filename2) if f is not None)
+    why = (e.strerror or str(e)).lower() if e.strerror else str(e)
+    return f"{files}: {why}" if files else why
+
+_interrupts = []  # SIGINTs main has seen
+
+def _on_sigint(signum, frame):
+    _interrupts.append(signum)
+    raise KeyboardInterrupt
+
 def main(argv=None) -> int:
-    "Entry point of the `dflash-nb` console script."
+    """Entry point of the `dflash-nb` console script: expected errors and Ctrl-C (from the stage's imports on) are one
+    line. Ctrl-C is noted as it comes: a KeyboardInterrupt can reach here as another error (numpy's import turns one in
+    its C extension's import into an ImportError), and an interrupted run is still 'interrupted', exit 130."""
+    import signal, threading
     argv = sys.argv[1:] if argv is None else list(map(str, argv))
-    a = make_parser(next((x for x in argv if not x.startswith('-')), None)).parse_args(argv)
-    try: return a.fn(a) or 0
-    except KeyboardInterrupt: print("interrupted", file=sys.stderr); return 130
-    except EXPECTED_ERRORS as e:
-        print(f"dflash-nb {a.command}: error: {e}", file=sys.stderr); return 1
+    command = next((x for x in argv if not x.startswith('-')), None)
+    main_thread = threading.current_thread() is threading.main_thread()
+    old, _interrupts[:] = signal.signal(signal.SIGINT, _on_sigint) if main_thread else None, []
+    try:
+        a = make_parser(command).parse_args(argv)  # imports the stage's module: Ctrl-C may come here too
+        return a.fn(a) or 0
+    except (KeyboardInterrupt, Exception) as e:
+        if isinstance(e, KeyboardInterrupt) or _interrupts:
+            print(f"dflash-nb {command or ''}: interrupted".replace(' :', ':'), file=sys.stderr); return 130
+        if isinstance(e, EXPECTED_ERRORS): print(f"dflash-nb {command}: error: {e}", file=sys.stderr); return 1
+        if isinstance(e, OSError):  # any other system error (a read-only file system, ...): the file and the reason
+            print(f"dflash-nb {command}: error: {_os_error_line(e)}", file=sys.stderr); return 1
+        raise
+    finally:
+        if main_thread: signal.signal(signal.SIGINT, old)

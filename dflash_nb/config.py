@@ -4,21 +4,61 @@
 
 # %% ../nbs/09a_config.ipynb #9f0283fa
 from __future__ import annotations
-import argparse
-from dataclasses import asdict, field, fields, is_dataclass
+import argparse, math, numbers
+from dataclasses import asdict, dataclass, field, fields, is_dataclass
 
 # %% auto #0
-__all__ = ['opt', 'add_config_args', 'make_config']
+__all__ = ['opt', 'range_text', 'value_problem', 'ranged', 'add_config_args', 'check_config', 'Config', 'make_config']
 
 # %% ../nbs/09a_config.ipynb #9c52be98
-def opt(default=None, help: str = '', group: str | None = None, **argparse_kw):
-    "A config field that is also the option `--name`: its default, help (`{default}` is filled in), --help group, other argparse keywords."
-    return field(default=default, metadata={'help': help, 'group': group, 'kw': argparse_kw})
+def opt(default=None, help: str = '', group: str | None = None, min=None, max=None, gt=None, **argparse_kw):
+    "A config field that is also the option `--name`: its default, help (`{default}` is filled in), --help group, valid range (`min` <= x <= `max`, x > `gt`), other argparse keywords."
+    rng = {k: v for k, v in (('min', min), ('max', max), ('gt', gt)) if v is not None}
+    return field(default=default, metadata={'help': help, 'group': group, 'kw': argparse_kw, 'range': rng})
+
+# %% ../nbs/09a_config.ipynb #3d265e3a
+def range_text(rng: dict) -> str:
+    "A range as the messages say it: 'at least 1', 'from 0 to 1', 'above 0', 'above 0 and at most 1'."
+    lo = f"above {rng['gt']}" if 'gt' in rng else f"at least {rng['min']}" if 'min' in rng else ''
+    if 'max' not in rng: return lo
+    return f"from {rng['min']} to {rng['max']}" if 'min' in rng and 'gt' not in rng else f"{lo} and at most {rng['max']}" if lo else f"at most {rng['max']}"
+
+def value_problem(value, typ: str | None, rng: dict | None = None, choices=None, optional: bool = False) -> str | None:
+    "Why `value` is not a valid value of a field of type `typ` ('int', 'float', else not checked) with range `rng`; None when it is."
+    if value is None: return None if optional or typ not in ('int', 'float') else 'must be a number'
+    if typ == 'int' and (isinstance(value, bool) or not isinstance(value, numbers.Integral)):
+        return 'must be an integer' + (f" ({range_text(rng)})" if rng else '')
+    if typ == 'float':
+        if isinstance(value, bool) or not isinstance(value, numbers.Real): return 'must be a number' + (f" ({range_text(rng)})" if rng else '')
+        if not math.isfinite(value): return 'must be a finite number'
+    if typ in ('int', 'float') and rng and not (('min' not in rng or value >= rng['min']) and ('max' not in rng or value <= rng['max'])
+                                                and ('gt' not in rng or value > rng['gt'])):
+        return f"must be {range_text(rng)}"
+    if choices is not None and value not in choices: return f"must be one of {', '.join(map(str, choices))}"
+    return None
+
+def _field_type(f) -> tuple[str, bool]:
+    "(the field's base type name, whether None is allowed), from its annotation (a string under `from __future__ import annotations`)."
+    parts = [s.strip() for s in str(f.type).split('|')]
+    return parts[0], 'None' in parts or f.default is None
 
 # %% ../nbs/09a_config.ipynb #4fb2950d
+def ranged(typ=int, min=None, max=None, gt=None):
+    "An argparse `type=` converting to `typ` (int, float) within a range; a bad value is one line naming the option, value and range."
+    rng = {k: v for k, v in (('min', min), ('max', max), ('gt', gt)) if v is not None}
+    def convert(s: str):
+        try: v = typ(s)
+        except ValueError: raise argparse.ArgumentTypeError(f"{s!r} is not {'an integer' if typ is int else 'a number'}"
+                                                            + (f" ({range_text(rng)})" if rng else '')) from None
+        if why := value_problem(v, typ.__name__, rng): raise argparse.ArgumentTypeError(f"{s} is out of range: {why}")
+        return v
+    convert.__name__ = typ.__name__
+    return convert
+
 def _arg_type(f):
-    "What argparse converts option `f` with: int, float (None: a string), from the field's annotation."
-    return {'int': int, 'float': float}.get(str(f.type).split(' | ')[0])
+    "What argparse converts option `f` with: int or float within the field's range (None: a string), from the field's annotation."
+    typ = {'int': int, 'float': float}.get(_field_type(f)[0])
+    return typ and ranged(typ, **f.metadata.get('range', {}))
 
 def add_config_args(p: argparse.ArgumentParser, config) -> argparse.ArgumentParser:
     "One option `--name` per field of the dataclass `config`, in declaration order and --help groups; a `bool` field is a flag."
@@ -31,9 +71,23 @@ def add_config_args(p: argparse.ArgumentParser, config) -> argparse.ArgumentPars
     return p
 
 # %% ../nbs/09a_config.ipynb #c4748067
+def check_config(c):
+    "Raise one `ValueError` line naming the first field of the config `c` whose value is not of its type, range or choices."
+    for f in fields(c):
+        typ, optional = _field_type(f)
+        v = getattr(c, f.name)
+        if why := value_problem(v, typ, f.metadata.get('range'), f.metadata.get('kw', {}).get('choices'), optional):
+            raise ValueError(f"{getattr(c, 'kind', type(c).__name__)} option --{f.name.replace('_', '-')} {v!r}: {why}")
+    return c
+
+@dataclass
+class Config:
+    "Base of the config dataclasses: a made config has been checked (`check_config`)."
+    def __post_init__(self): check_config(self)
+
 def make_config(config, args=None, **kw):
-    "A `config` from another one, a Namespace (parsed options) or a dict, updated by `kw`; unknown `kw` names are an error."
+    "A `config` from another one, a Namespace (parsed options) or a dict, updated by `kw`; unknown `kw` names are an error; values are checked."
     base = asdict(args) if is_dataclass(args) else dict(vars(args) if isinstance(args, argparse.Namespace) else args or {})
     names = {f.name for f in fields(config)}
     if unknown := set(kw) - names: raise TypeError(f"unknown {getattr(config, 'kind', config.__name__)} options: {sorted(unknown)}")
-    return config(**{k: v for k, v in {**base, **kw}.items() if k in names})
+    return check_config(config(**{k: v for k, v in {**base, **kw}.items() if k in names}))

@@ -175,7 +175,34 @@ from contextlib import contextmanager
 class OutputLocked(RuntimeError):
     "Another run holds the lock of this output."
 
+_held_locks: set[int] = set()  # descriptors of the output locks this process holds
+
+def _close_inherited_locks():
+    "In a forked child: close its copies of the parent's lock descriptors (the parent alone holds the lock)."
+    for fd in _held_locks:
+        try: os.close(fd)
+        except OSError: pass
+    _held_locks.clear()
+
+if hasattr(os, 'register_at_fork'): os.register_at_fork(after_in_child=_close_inherited_locks)
+
 # %% ../nbs/03a_dataset.ipynb #78e08807
+def _pid_alive(pid: str) -> bool:
+    try: os.kill(int(pid), 0); return True
+    except (ValueError, ProcessLookupError): return False
+    except PermissionError: return True
+
+def _lock_holders(lock: Path) -> list[int]:
+    "Pids of the processes holding `lock` open (from /proc; empty where there is none)."
+    try: ino = os.stat(lock).st_ino
+    except OSError: return []
+    pids = []
+    for d in Path('/proc').glob('[0-9]*/fd'):
+        try:
+            if any(os.stat(f).st_ino == ino and os.readlink(f) == str(lock) for f in d.iterdir()): pids.append(int(d.parent.name))
+        except OSError: continue
+    return sorted(set(pids) - {os.getpid()})
+
 @contextmanager
 def output_lock(out):
     "Hold an exclusive lock on output `out` (the file `OUT.lock`, holding our pid) for the `with` block."
@@ -188,19 +215,23 @@ def output_lock(out):
         except BlockingIOError:
             holder = os.pread(fd, 32, 0).decode(errors='replace').strip() or 'unknown'
             os.close(fd)
+            if not _pid_alive(holder) and (others := _lock_holders(lock.resolve())):
+                raise OutputLocked(f"{out}: the run that locked this output (pid {holder}) has ended, but processes "
+                                   f"{', '.join(map(str, others))} still hold its lock {lock}; end them, then rerun") from None
             raise OutputLocked(f"{out}: another run (pid {holder}) is writing this output (lock {lock}); wait for it "
                                "to end, or choose another --output-dir") from None
         try: same = os.stat(lock).st_ino == os.fstat(fd).st_ino
         except FileNotFoundError: same = False
         if same: break
         os.close(fd)  # the holder removed the file as we opened it: lock the new one
+    _held_locks.add(fd)
     try:
         os.ftruncate(fd, 0); os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         yield lock
     finally:
         try: lock.unlink()  # while still held: whoever opens it next sees a new file and retries
         except OSError: pass
-        os.close(fd)
+        _held_locks.discard(fd); os.close(fd)
 
 # %% ../nbs/03a_dataset.ipynb #2225fc88
 def check_output_dir(out, overwrite: bool, ours=None, what: str = 'a dataset written by dflash-nb (no manifest.json)'):

@@ -15,7 +15,7 @@ from fastcore.basics import patch
 from tqdm.auto import tqdm
 
 from .model import DFlashDraftModel, DraftCache, TargetFeatures, text_config
-from .config import add_config_args, make_config, opt
+from .config import Config, add_config_args, make_config, opt
 from .train import _default_mask_id, _eos_set, _is_tiny, default_eos_ids, load_target
 from .generate import _cut_at_eos, _device_of, _encode_prompts, _ids, _int_list, _pick_device, _token_prompts, read_prompts
 
@@ -515,32 +515,33 @@ def plot_eval(results: dict, path=None):
 
 # %% ../nbs/12_eval.ipynb #f9a52c68
 @dataclass
-class EvalConfig:
+class EvalConfig(Config):
     "Every parameter of `dflash-nb eval`, declared once: name, type, default, help and --help group."
+    kind = 'eval'   # what make_config's and check_config's errors call them
     target: str | None = opt(None, 'target model directory (Hugging Face), or tiny[:key=value,...] for a tiny random Qwen3 built in code (tiny:hybrid=1: a Qwen3.5-style hybrid)', required=True)
     drafter: str | None = opt(None, "drafter directory (config.json + model.safetensors, as train writes it), or 'untrained'", required=True)
     dataset: str | None = opt(None, "tokenized dataset (local or s3://): each sample's tokens before its first masked token", 'prompts (one of)')
     prompts: str | None = opt(None, 'prompt records (JSONL file or folder), rendered with the chat template of --tokenizer', 'prompts (one of)')
-    random_prompts: int | None = opt(None, 'N random token sequences (tiny targets)', 'prompts (one of)', metavar='N')
+    random_prompts: int | None = opt(None, 'N random token sequences (tiny targets)', 'prompts (one of)', metavar='N', min=1)
     tokenizer: str | None = opt(None, 'tokenizer/model dir for --prompts (default: --target)', 'prompts (one of)')
     prompt_len: str = opt('8,32', 'MIN,MAX tokens of --random-prompts (default {default})', 'prompts (one of)')
-    limit: int | None = opt(None, 'use at most this many prompts', 'prompts (one of)')
-    max_prompt_len: int | None = opt(None, 'keep only the last N prompt tokens', 'prompts (one of)')
-    max_new_tokens: int = opt(256, 'new tokens per prompt (default {default})', 'decoding')
+    limit: int | None = opt(None, 'use at most this many prompts', 'prompts (one of)', min=1)
+    max_prompt_len: int | None = opt(None, 'keep only the last N prompt tokens', 'prompts (one of)', min=1)
+    max_new_tokens: int = opt(256, 'new tokens per prompt (default {default})', 'decoding', min=1)
     eos_token_id: str | None = opt(None, "comma-separated end ids (default: the target's generation config)", 'decoding')
     ignore_eos: bool = opt(False, 'always generate --max-new-tokens', 'decoding')
     suppress_token_ids: str | None = opt(None, 'ids never generated (default: the mask token for tiny targets, none otherwise)', 'decoding')
     no_reference: bool = opt(False, 'skip plain greedy decoding (no lossless check, faster)', 'decoding')
     temperature: str = opt('0', "comma-separated temperatures, e.g. 0,1 (default 0 = greedy, lossless); T > 0 = speculative sampling, seeded by --seed; eval.json's main numbers are the first T's", 'decoding')
-    top_p: float = opt(1.0, 'nucleus of the sampled runs (default {default})', 'decoding')
+    top_p: float = opt(1.0, 'nucleus of the sampled runs (default {default})', 'decoding', gt=0, max=1)
     draft_sampling: str = opt('greedy', "drafts of the T > 0 runs: the drafter's argmax (default; what vLLM and z-lab do, so tau compares with theirs) or sampled from its tempered, top-p distribution", 'decoding', choices=list(DRAFT_SAMPLING))
     no_draft_cache: bool = opt(False, "recompute the drafter's context keys/values every step", 'decoding')
-    draft_layers: int = opt(5, 'layers of an untrained drafter (default {default})', 'decoding')
-    mask_token_id: int | None = opt(None, 'mask id of an untrained drafter (default: 248070, or the last id of a tiny target)', 'decoding')
-    vocab_size: int | None = opt(None, "vocabulary of a tiny target (default: the drafter's, else 512)", 'decoding')
+    draft_layers: int = opt(5, 'layers of an untrained drafter (default {default})', 'decoding', min=1)
+    mask_token_id: int | None = opt(None, 'mask id of an untrained drafter (default: 248070, or the last id of a tiny target)', 'decoding', min=0)
+    vocab_size: int | None = opt(None, "vocabulary of a tiny target (default: the drafter's, else 512)", 'decoding', min=2)
     output_dir: str | None = opt(None, 'write eval.json here')
     device: str = opt('auto', 'auto | cuda | cpu')
-    seed: int = opt(0, 'seed of random prompts and of an untrained drafter')
+    seed: int = opt(0, 'seed of random prompts and of an untrained drafter', min=0)
     quiet: bool = opt(False, 'no progress bar')
 
 def add_eval_args(p: argparse.ArgumentParser) -> argparse.ArgumentParser:

@@ -14,7 +14,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from .config import add_config_args, make_config, opt
+from .config import Config, add_config_args, make_config, opt
 from .dataset import atomic_write, clean_asides, dataset_manifest, output_lock, replace_dir
 from .model import text_config
 from .records import BadRecord, is_user_query, list_completion_files, normalize_message, read_lines
@@ -434,31 +434,32 @@ def _pick_device(name: str = 'auto') -> torch.device:
 
 # %% ../nbs/11a_generate.ipynb #bd67e612
 @dataclass
-class GenerateConfig:
+class GenerateConfig(Config):
     "Every parameter of `dflash-nb generate`, declared once: name, type, default, help and --help group."
+    kind = 'generate'   # what make_config's and check_config's errors call them
     output: str | None = opt(None, 'records JSONL file to write (chat prompts), or dataset directory (token level)', required=True)
     api_base: str | None = opt(None, 'OpenAI-compatible server, e.g. http://localhost:30000/v1 (SGLang, vLLM)', 'the target (one of)')
     target: str | None = opt(None, 'Hugging Face model directory, or tiny[:key=value,...] (token level)', 'the target (one of)')
     prompts: str | None = opt(None, 'prompt records: JSONL file or folder ({messages|conversations|prompt, tools?, id?, source?})', 'prompts (one of)')
-    random_prompts: int | None = opt(None, 'token level: N random token sequences', 'prompts (one of)', metavar='N')
+    random_prompts: int | None = opt(None, 'token level: N random token sequences', 'prompts (one of)', metavar='N', min=1)
     prompt_dataset: str | None = opt(None, 'token level: the prompts (tokens before the first masked token) of a tokenized dataset', 'prompts (one of)')
     prompt_len: str = opt('8,32', 'MIN,MAX tokens of --random-prompts (default {default})', 'prompts (one of)')
-    limit: int | None = opt(None, 'use at most this many prompts', 'prompts (one of)')
-    max_new_tokens: int = opt(2048, 'new tokens per prompt (default {default})', 'sampling')
-    temperature: float = opt(0.0, '0 = greedy (default)', 'sampling')
-    top_p: float = opt(1.0, 'nucleus sampling (default {default})', 'sampling')
-    seed: int = opt(0, 'seed (sampling, random prompts)', 'sampling')
+    limit: int | None = opt(None, 'use at most this many prompts', 'prompts (one of)', min=1)
+    max_new_tokens: int = opt(2048, 'new tokens per prompt (default {default})', 'sampling', min=1)
+    temperature: float = opt(0.0, '0 = greedy (default)', 'sampling', min=0)
+    top_p: float = opt(1.0, 'nucleus sampling (default {default})', 'sampling', gt=0, max=1)
+    seed: int = opt(0, 'seed (sampling, random prompts)', 'sampling', min=0)
     eos_token_id: str | None = opt(None, "comma-separated end ids (default: the target's generation config)", 'sampling')
     suppress_token_ids: str | None = opt(None, 'ids never generated (default: the mask token = last id for tiny targets)', 'sampling')
     tokenizer: str | None = opt(None, 'tokenizer/model dir with the chat template (default: --target)', 'local (Hugging Face generate)')
-    batch_size: int = opt(16, 'prompts per generate call (default {default})', 'local (Hugging Face generate)')
-    vocab_size: int = opt(512, 'vocabulary of a tiny target (default {default})', 'local (Hugging Face generate)')
+    batch_size: int = opt(16, 'prompts per generate call (default {default})', 'local (Hugging Face generate)', min=1)
+    vocab_size: int = opt(512, 'vocabulary of a tiny target (default {default})', 'local (Hugging Face generate)', min=2)
     device: str = opt('auto', 'auto | cuda | cpu', 'local (Hugging Face generate)')
     api_model: str | None = opt(None, 'model name (default: the first of GET /models)', 'server')
     api_key_env: str = opt('OPENAI_API_KEY', 'environment variable holding the API key (default {default})', 'server')
-    concurrency: int = opt(16, 'requests in flight (default {default})', 'server')
-    timeout: float = opt(600, 'seconds per request (default {default})', 'server')
-    retries: int = opt(3, 'retries of a failed request (default {default})', 'server')
+    concurrency: int = opt(16, 'requests in flight (default {default})', 'server', min=1, max=1024)
+    timeout: float = opt(600, 'seconds per request (default {default})', 'server', gt=0)
+    retries: int = opt(3, 'retries of a failed request (default {default})', 'server', min=0)
     extra_body: str | None = opt(None, 'JSON object merged into every request, e.g. \'{"top_k": 20}\'', 'server')
     source: str | None = opt(None, "`source` field of every record (default: the prompt's)")
     overwrite: bool = opt(False, 'replace an existing --output')

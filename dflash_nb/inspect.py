@@ -9,6 +9,7 @@ import argparse, html, json, sys, time
 from collections import Counter
 from dataclasses import dataclass, field, fields, asdict
 from pathlib import Path
+from .config import Config, ranged
 from typing import Callable
 
 import numpy as np
@@ -116,31 +117,32 @@ def window_hashes(x: np.ndarray, n: int) -> np.ndarray:
     return (s[n:] - s[:-n]) * p[:len(x) - n + 1]
 
 # %% ../nbs/05a_inspect.ipynb #0df343fe
-def _t(default, help: str): return field(default=default, metadata={'help': help})
+def _t(default, help: str, **rng): return field(default=default, metadata={'help': help, 'range': rng})  # rng: min/max/gt, as config.opt
 
 # %% ../nbs/05a_inspect.ipynb #96d8771b
 @dataclass
-class Thresholds:
+class Thresholds(Config):
     "Thresholds of the quality gates. A gate warns when its measured share is above `*_warn` and fails above `*_fail`."
-    tiny_span_tokens: int = _t(16, "a sample with fewer generated (masked) tokens than this is tiny")
-    tiny_span_warn: float = _t(0.05, "share of tiny samples above which the tiny_span gate warns")
-    tiny_span_fail: float = _t(0.25, "share of tiny samples above which the tiny_span gate fails")
-    identical_top: int = _t(5, "how many of the most common (repeated) answers make up 'a few identical answers'")
-    identical_warn: float = _t(0.02, "share of samples with one of those answers above which identical_answers warns")
-    identical_fail: float = _t(0.10, "... above which identical_answers fails")
-    empty_reasoning_warn: float = _t(0.25, "share of samples whose think blocks are all empty above which empty_reasoning warns")
-    empty_reasoning_fail: float = _t(0.50, "... above which empty_reasoning fails")
-    loop_ngram: int = _t(32, "window length (tokens) for repetition loops")
-    loop_repeats: int = _t(4, "a window or a whole generated turn repeated this many times in one sample is a loop")
-    loop_warn: float = _t(0.01, "share of looping samples above which repetition warns")
-    loop_fail: float = _t(0.05, "... above which repetition fails")
-    short_sample_tokens: int = _t(64, "a sample with fewer tokens (prompt + answer) than this is very short")
-    short_sample_warn: float = _t(0.10, "share of very short samples above which short_samples warns")
-    short_sample_fail: float = _t(0.30, "... above which short_samples fails")
-    truncated_warn: float = _t(0.05, "share of truncated samples (seq_len == max_seq_len) above which truncated warns")
-    truncated_fail: float = _t(0.20, "... above which truncated fails")
-    source_skew_warn: float = _t(0.50, "largest source's share of generated tokens above which source_skew warns")
-    source_skew_fail: float = _t(0.70, "... above which source_skew fails")
+    kind = 'inspect'   # what check_config's errors call them
+    tiny_span_tokens: int = _t(16, "a sample with fewer generated (masked) tokens than this is tiny", min=0)
+    tiny_span_warn: float = _t(0.05, "share of tiny samples above which the tiny_span gate warns", min=0, max=1)
+    tiny_span_fail: float = _t(0.25, "share of tiny samples above which the tiny_span gate fails", min=0, max=1)
+    identical_top: int = _t(5, "how many of the most common (repeated) answers make up 'a few identical answers'", min=1)
+    identical_warn: float = _t(0.02, "share of samples with one of those answers above which identical_answers warns", min=0, max=1)
+    identical_fail: float = _t(0.10, "... above which identical_answers fails", min=0, max=1)
+    empty_reasoning_warn: float = _t(0.25, "share of samples whose think blocks are all empty above which empty_reasoning warns", min=0, max=1)
+    empty_reasoning_fail: float = _t(0.50, "... above which empty_reasoning fails", min=0, max=1)
+    loop_ngram: int = _t(32, "window length (tokens) for repetition loops", min=1)
+    loop_repeats: int = _t(4, "a window or a whole generated turn repeated this many times in one sample is a loop", min=2)
+    loop_warn: float = _t(0.01, "share of looping samples above which repetition warns", min=0, max=1)
+    loop_fail: float = _t(0.05, "... above which repetition fails", min=0, max=1)
+    short_sample_tokens: int = _t(64, "a sample with fewer tokens (prompt + answer) than this is very short", min=0)
+    short_sample_warn: float = _t(0.10, "share of very short samples above which short_samples warns", min=0, max=1)
+    short_sample_fail: float = _t(0.30, "... above which short_samples fails", min=0, max=1)
+    truncated_warn: float = _t(0.05, "share of truncated samples (seq_len == max_seq_len) above which truncated warns", min=0, max=1)
+    truncated_fail: float = _t(0.20, "... above which truncated fails", min=0, max=1)
+    source_skew_warn: float = _t(0.50, "largest source's share of generated tokens above which source_skew warns", min=0, max=1)
+    source_skew_fail: float = _t(0.70, "... above which source_skew fails", min=0, max=1)
 
     @classmethod
     def make(cls, thresholds=None, **overrides) -> 'Thresholds':
@@ -738,17 +740,17 @@ def add_inspect_args(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p.add_argument('--no-tokenizer', action='store_true', help="do not load a tokenizer: token ids only, template checks skipped")
     p.add_argument('--ignore-fingerprint', action='store_true', help="decode with --model-path even if its fingerprint differs from the manifest's")
     p.add_argument('--ids', nargs='+', metavar='SAMPLE_ID', help="show these samples as token views (no checks)")
-    p.add_argument('--index', nargs='+', type=int, metavar='N', help="show the samples at these positions as token views (no checks)")
-    p.add_argument('--context', type=int, default=24, help="tokens shown around each mask boundary of a long sample (default 24)")
-    p.add_argument('--max-tokens', type=int, default=600, help="samples longer than this are collapsed (default 600)")
-    p.add_argument('--examples', type=int, default=5, help="example ids per check/gate (default 5)")
+    p.add_argument('--index', nargs='+', type=ranged(int, min=0), metavar='N', help="show the samples at these positions as token views (no checks)")
+    p.add_argument('--context', type=ranged(int, min=0), default=24, help="tokens shown around each mask boundary of a long sample (default 24)")
+    p.add_argument('--max-tokens', type=ranged(int, min=1), default=600, help="samples longer than this are collapsed (default 600)")
+    p.add_argument('--examples', type=ranged(int, min=0), default=5, help="example ids per check/gate (default 5)")
     p.add_argument('--json', metavar='PATH', help="also write the report as JSON")
     p.add_argument('--strict', action='store_true', help="exit 1 when a gate warns, too")
     p.add_argument('--color', choices=('auto', 'always', 'never'), default='auto', help="ANSI colours (default: when stdout is a terminal)")
     p.add_argument('--quiet', action='store_true', help="no progress bar")
     g = p.add_argument_group('gate thresholds')
     for f in fields(Thresholds):
-        g.add_argument('--' + f.name.replace('_', '-'), type=type(f.default), default=None, metavar='N' if isinstance(f.default, int) else 'X',
+        g.add_argument('--' + f.name.replace('_', '-'), type=ranged(type(f.default), **f.metadata['range']), default=None, metavar='N' if isinstance(f.default, int) else 'X',
                        help=f"{f.metadata['help']} (default {f.default})")
     return p
 

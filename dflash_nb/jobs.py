@@ -10,13 +10,14 @@ from pathlib import Path
 import numpy as np
 
 # %% auto #0
-__all__ = ['REPO_ROOT', 'JOBS_DIR', 'SET_BY_RUN', 'KERNEL_NAME', 'job_names', 'job_notebook', 'parse_param', 'JobParam',
-           'job_parameters', 'job_params_for', 'job_title', 'job_help', 'jobs_help', 'project_kernel', 'git_commit',
-           'machine', 'run_header', 'header_html', 'render_report', 'show', 'job_setup', 'tokenize_samples',
-           'skip_rows', 'job_path', 'show_dataset', 'show_tokenize_run', 'show_examples', 'inspect_verdict',
-           'job_train', 'train_rows', 'plot_training', 'run_evals', 'with_untrained', 'eval_rows', 'show_eval', 'timed',
-           'pipeline_target', 'pipeline_prompts', 'pipeline_dataset', 'pipeline_summary', 'merge_rows', 'merge_facts',
-           'plot_source_mix', 'show_merge', 'CellProgress', 'JobRun', 'run_job', 'run_jobs']
+__all__ = ['REPO_ROOT', 'JOBS_DIR', 'SET_BY_RUN', 'JOB_OPTIONS', 'KERNEL_NAME', 'job_names', 'job_name', 'job_notebook',
+           'parse_param', 'JobParam', 'job_parameters', 'check_job_params', 'job_params_for', 'job_title', 'job_help',
+           'jobs_help', 'project_kernel', 'git_commit', 'machine', 'run_header', 'header_html', 'render_report', 'show',
+           'job_setup', 'tokenize_samples', 'skip_rows', 'job_path', 'show_dataset', 'show_tokenize_run',
+           'show_examples', 'inspect_verdict', 'job_train', 'train_rows', 'plot_training', 'run_evals',
+           'with_untrained', 'eval_rows', 'show_eval', 'timed', 'pipeline_target', 'pipeline_prompts',
+           'pipeline_dataset', 'pipeline_summary', 'merge_rows', 'merge_facts', 'plot_source_mix', 'show_merge',
+           'CellProgress', 'JobRun', 'JobInterrupted', 'run_job', 'run_jobs', 'resume_job']
 
 # %% ../nbs/90_jobs.ipynb #c8aca57f
 REPO_ROOT = Path(__file__).resolve().parent.parent if '__file__' in globals() else Path.cwd().parent
@@ -26,8 +27,16 @@ def job_names(jobs_dir=None) -> list[str]:
     "Names of the job notebooks available."
     return sorted(p.stem for p in Path(jobs_dir or JOBS_DIR).glob('*.ipynb'))
 
+def job_name(job: str, jobs_dir=None) -> str:
+    "`job` as a job name: a name, or the path of a notebook inside the jobs folder; anything else (`../../x`) is refused."
+    d, s = Path(jobs_dir or JOBS_DIR), str(job)
+    if s.endswith('.ipynb') and Path(s).resolve().parent == d.resolve(): return Path(s).stem
+    if not s or s.startswith('.') or s.endswith('.ipynb') or Path(s).name != s or '\\' in s:
+        raise ValueError(f"{job}: not a job name; jobs are the notebooks of {d}, run by name: {', '.join(job_names(jobs_dir)) or 'none'}")
+    return s
+
 def job_notebook(name: str, jobs_dir=None) -> Path:
-    p = Path(jobs_dir or JOBS_DIR)/f"{name}.ipynb"
+    p = Path(jobs_dir or JOBS_DIR)/f"{job_name(name, jobs_dir)}.ipynb"
     if not p.is_file():
         raise FileNotFoundError(f"{p}: no such job; available jobs: {', '.join(job_names(jobs_dir)) or 'none'}")
     return p
@@ -66,15 +75,52 @@ def job_parameters(job: str, jobs_dir=None) -> list[JobParam]:
 # %% ../nbs/90_jobs.ipynb #10e9c74e
 SET_BY_RUN = {'out_dir'}  # parameters `dflash-nb run` sets itself
 
+def _param_type_problem(value, default: str) -> str | None:
+    "Why `value` cannot stand for a parameter declared `NAME = default` (its type is the default's; a None default takes anything)."
+    import ast
+    try: d = ast.literal_eval(default)
+    except (ValueError, SyntaxError, TypeError): return None  # an expression: its type is not known here
+    if d is None: return None
+    t = type(d)
+    ok = (isinstance(value, bool) if t is bool else isinstance(value, int) and not isinstance(value, bool) if t is int
+          else isinstance(value, (int, float)) and not isinstance(value, bool) if t is float else isinstance(value, t))
+    words = {bool: 'true or false', int: 'an integer', float: 'a number', str: 'a string', list: 'a JSON list', dict: 'a JSON object'}
+    return None if ok else f"expected {words.get(t, t.__name__)} (default {default})"
+
+JOB_OPTIONS = {'tokenize': 'TokenizeConfig', 'merge': 'TokenizeConfig'}
+"""Jobs whose same-named parameters are options of a torch-free config (`dflash_nb.cli.TokenizeConfig`: merge's `workers`
+are tokenize's): checked against its ranges before the kernel starts. The train, eval and pipeline jobs make their
+config (`TrainConfig`, `EvalConfig`) in the kernel, which checks it there: one line, and the job fails."""
+
+def check_job_params(job: str, params: dict, jobs_dir=None):
+    "Refuse, in one line naming the parameter, its value and what it must be, a value of the wrong type or out of range."
+    from dataclasses import fields
+    from dflash_nb.config import _field_type, value_problem
+    opts = {}
+    if JOB_OPTIONS.get(job):
+        import dflash_nb.cli as cli
+        opts = {f.name: f for f in fields(getattr(cli, JOB_OPTIONS[job]))}
+    for p in job_parameters(job, jobs_dir):
+        if p.name not in params: continue
+        v, f = params[p.name], opts.get(p.name)
+        why = _param_type_problem(v, p.default)
+        if why is None and f is not None:
+            typ, optional = _field_type(f)
+            why = value_problem(v, typ, f.metadata.get('range'), f.metadata.get('kw', {}).get('choices'), optional)
+        if why: raise ValueError(f"job {job}: parameter {p.name} = {json.dumps(v)}: {why}")
+
 def job_params_for(jobs: list[str], params: dict, jobs_dir=None) -> dict[str, dict]:
     """`{job: the params it declares}`; a name no job declares is refused with the valid names (a typo would run the
-    default silently, and papermill writes `NAME = value` into the notebook: only declared names may get there)."""
+    default silently, and papermill writes `NAME = value` into the notebook: only declared names may get there); a
+    value of the wrong type or out of range is refused (`check_job_params`)."""
     declared = {j: {p.name for p in job_parameters(j, jobs_dir)} for j in jobs}
     if bad := sorted(n for n in params if n in SET_BY_RUN or not any(n in d for d in declared.values())):
         valid = sorted(set().union(*declared.values()) - SET_BY_RUN)
         raise ValueError(f"unknown parameter{'s' if len(bad) > 1 else ''} {', '.join(map(repr, bad))} for {', '.join(jobs)}; "
                          f"valid: {', '.join(valid) or 'none'} (see `dflash-nb run {jobs[0]} --help`)")
-    return {j: {k: v for k, v in params.items() if k in declared[j]} for j in jobs}
+    per_job = {j: {k: v for k, v in params.items() if k in declared[j]} for j in jobs}
+    for j, ps in per_job.items(): check_job_params(j, ps, jobs_dir)
+    return per_job
 
 # %% ../nbs/90_jobs.ipynb #581ff377
 def job_title(job: str, jobs_dir=None) -> str:
@@ -86,6 +132,7 @@ def job_title(job: str, jobs_dir=None) -> str:
 # %% ../nbs/90_jobs.ipynb #77999e0e
 def job_help(job: str, jobs_dir=None) -> str:
     "`dflash-nb run JOB --help`: what the job does and its parameters with their defaults."
+    job = job_name(job, jobs_dir)
     ps = [p for p in job_parameters(job, jobs_dir) if p.name not in SET_BY_RUN]
     w = max([len(p.name) for p in ps] + [4])
     rows = [f"  -p {p.name:<{w}} {p.default}" + (f"\n     {'':<{w}} {p.help}" if p.help else '') for p in ps]
@@ -153,6 +200,7 @@ def header_html(h: dict) -> str:
                                                              ('commit', 'commit'), ('machine', 'machine')))
     return (f'<div class="dflash-run-header" style="border:1px solid #8888;border-radius:6px;padding:8px 12px;margin:0 0 1em 0">'
             f'<div>job <b>{e(h["job"])}</b> · {facts}</div>'
+            + (f'<div style="color:#b00;font-weight:bold">{e(h["note"])}</div>' if h.get('note') else '')
             + (f'<table style="margin-top:6px"><thead><tr><th>parameter</th><th>value</th></tr></thead><tbody>{rows}</tbody></table>'
                if rows else '<div>no parameters</div>') + '</div>')
 
@@ -194,6 +242,7 @@ def tokenize_samples(dataset_dir, model_path=None, completions=None, **kw) -> di
     "`tokenize_dataset` with the jobs' defaults: the embedded Qwen3.6 tokenizer, the shipped data/samples, no progress bar."
     from dflash_nb.records import SAMPLES_DIR
     from dflash_nb.tokenize import tokenize_dataset
+    if 'max_seq_len' in kw: kw['max_seq_len'] = kw['max_seq_len'] or None  # 0: never truncate, as `dflash-nb tokenize --max-seq-len 0`
     return tokenize_dataset(model_path or default_model_path(), completions or SAMPLES_DIR, dataset_dir, progress=False, **kw)
 
 def skip_rows(skipped: dict) -> list[tuple]:
@@ -542,15 +591,22 @@ class CellProgress:
 # %% ../nbs/90_jobs.ipynb #c63e961c
 @dataclass
 class JobRun:
-    "Where a job run left its results, and whether it succeeded."
+    "Where a job run left its results, and whether it succeeded (`status`: ok, failed, interrupted)."
     job: str
     out_dir: Path
     ok: bool
     error: str = ""
+    status: str = "ok"
     @property
     def notebook(self): return self.out_dir/f"{self.job}.ipynb"
     @property
     def report(self): return self.out_dir/'report.html'
+
+class JobInterrupted(KeyboardInterrupt):
+    "A job run stopped by Ctrl-C or SIGTERM, after its report and job.json (status 'interrupted') were written."
+    def __init__(self, run: JobRun):
+        super().__init__(f"{run.job} interrupted; report {run.report}; resume with: dflash-nb run --resume {run.out_dir}")
+        self.run = run
 
 # %% ../nbs/90_jobs.ipynb #886fd312
 def _new_out_dir(outputs, job: str) -> Path:
@@ -559,38 +615,105 @@ def _new_out_dir(outputs, job: str) -> Path:
         p = Path(outputs)/(f"{job}-{stamp}" + (f"-{i}" if i else ''))
         try: p.mkdir(parents=True); return p
         except FileExistsError: continue
+        except OSError as e:  # a read-only or full file system, a file in the way, no permission
+            raise RuntimeError(f"{outputs}: cannot make a run folder there ({(e.strerror or str(e)).lower()}); "
+                               "choose another --outputs") from None
     raise RuntimeError(f"{outputs}: could not make a new output folder for {job}")
 
+@contextlib.contextmanager
+def _signals(handler):
+    "SIGINT and SIGTERM handled by `handler` (a function, or `signal.SIG_IGN`) in the `with` block; main thread only."
+    import signal, threading
+    if threading.current_thread() is not threading.main_thread(): yield; return
+    old = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    try: yield
+    finally:
+        for s, h in old.items(): signal.signal(s, h)
+
+def _kill_kernels():
+    "SIGKILL the kernels this process started (Linux /proc): a kernel shut down in the middle of a cell prints tracebacks."
+    import signal
+    for d in Path('/proc').glob('[0-9]*'):
+        try:
+            if int((d/'stat').read_text().rsplit(')', 1)[1].split()[1]) == os.getpid() and b'ipykernel' in (d/'cmdline').read_bytes():
+                os.kill(int(d.name), signal.SIGKILL)
+        except (OSError, ValueError, IndexError): continue
+
+def _interrupt(signum, frame):
+    """SIGTERM as Ctrl-C: the job stops and its report is written. The kernel is killed at once (its stages are made to
+    survive kill -9 and resume; its workers die with it) and its end is not logged (asyncio's 'Task exception was never
+    retrieved', nbclient's 'Kernel died'): the user sees one line."""
+    import logging
+    for name in ('papermill', 'traitlets', 'nbclient', 'asyncio'): logging.getLogger(name).setLevel(logging.CRITICAL + 1)
+    _kill_kernels()
+    raise KeyboardInterrupt
+
 # %% ../nbs/90_jobs.ipynb #d2f7d777
-def run_job(job: str, params: dict | None = None, outputs='outputs', jobs_dir=None, progress: bool = False) -> JobRun:
-    """Execute job notebook `job` with `params` (declared names only) into a new folder under `outputs`, on the
-    project's own kernel, and render its report with the run header. `progress`: cell n/N and the stage's bars on stderr."""
+def _write_job_json(run: JobRun, params: dict, header: dict | None):
+    "OUT/job.json: the job, its status, error and parameters (what `--resume` reruns), and the report's header."
+    from dflash_nb.dataset import atomic_write
+    atomic_write(run.out_dir/'job.json', json.dumps(dict(job=run.job, ok=run.ok, status=run.status, error=run.error, params=params,
+                                                        header=header), indent=2, default=str))
+
+def run_job(job: str, params: dict | None = None, outputs='outputs', jobs_dir=None, progress: bool = False, out_dir=None) -> JobRun:
+    """Execute job notebook `job` with `params` (declared names only) into a new folder under `outputs` (or `out_dir`, an
+    earlier run's folder, to resume it), on the project's own kernel, and render its report with the run header.
+    `progress`: cell n/N and the stage's bars on stderr. Ctrl-C or SIGTERM stops the job: the report and job.json
+    (status 'interrupted') are written, then `JobInterrupted` says how to resume."""
     import papermill as pm
     from papermill.iorw import load_notebook_node
     from papermill.parameterize import parameterize_notebook
+    job = job_name(job, jobs_dir)
     nb = job_notebook(job, jobs_dir)
     params = job_params_for([job], params or {}, jobs_dir)[job]
     declared = job_parameters(job, jobs_dir)
-    out = _new_out_dir(outputs, job)
-    run = JobRun(job, out, True)
+    out = Path(out_dir) if out_dir else _new_out_dir(outputs, job)
+    run = JobRun(job, out, False, status='running')
     params = {**params, 'out_dir': str(out.resolve())}
+    _write_job_json(run, params, None)  # a run killed outright (kill -9) still says what to resume
     kernel, t0, wall0 = project_kernel(), time.perf_counter(), time.time()
     watch = CellProgress(job, parameterize_notebook(load_notebook_node(str(nb)), params).cells) if progress else contextlib.nullcontext()
+    run.ok, run.status = True, 'ok'
     try:
-        with watch:
+        with _signals(_interrupt), watch:
             pm.execute_notebook(str(nb), str(run.notebook), parameters=params, cwd=os.getcwd(), progress_bar=False,
                                 kernel_name=kernel, log_output=progress, stderr_file=sys.stderr if progress else None)
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM (papermill has shut the kernel down)
+        run.ok, run.status, run.error = False, 'interrupted', 'interrupted (Ctrl-C or SIGTERM)'
     except Exception as e:  # papermill leaves the executed notebook with the error in it
-        run.ok, run.error = False, (str(e).strip().splitlines() or [type(e).__name__])[-1]
-    header = run_header(job, params, declared, wall0, time.perf_counter() - t0)
-    if run.notebook.exists(): render_report(run.notebook, run.report, header)
-    else: run.report.write_text(f"<html><body>{header_html(header)}<h1>{job} failed before it ran</h1><pre>{run.error}</pre></body></html>")
-    (out/'job.json').write_text(json.dumps(dict(job=job, ok=run.ok, error=run.error, params=params, header=header), indent=2, default=str))
+        run.ok, run.status, run.error = False, 'failed', (str(e).strip().splitlines() or [type(e).__name__])[-1]
+    import signal
+    with _signals(signal.SIG_IGN):  # a second Ctrl-C must not stop the report half-written
+        header = run_header(job, params, declared, wall0, time.perf_counter() - t0)
+        if run.status == 'interrupted': header['note'] = f"Interrupted (Ctrl-C or SIGTERM). Resume with: dflash-nb run --resume {out}"
+        try: rendered = run.notebook.exists() and render_report(run.notebook, run.report, header)
+        except Exception: rendered = False  # e.g. the notebook cut by the interrupt: the plain report below
+        if not rendered:
+            import html
+            what = 'was interrupted' if run.status == 'interrupted' else 'failed before it ran'
+            run.report.write_text(f"<html><body>{header_html(header)}<h1>{job} {what}</h1><pre>{html.escape(run.error)}</pre></body></html>")
+        _write_job_json(run, params, header)
+    if run.status == 'interrupted': raise JobInterrupted(run)
     return run
 
 # %% ../nbs/90_jobs.ipynb #4b74b41e
 def run_jobs(jobs: list[str], params: dict | None = None, outputs='outputs', jobs_dir=None, progress: bool = False) -> list[JobRun]:
-    """Run several jobs one after the other in this process; every job runs even when an earlier one failed. Every
-    name and parameter is checked before anything runs; each job gets the parameters it declares."""
+    """Run several jobs one after the other in this process; every job runs even when an earlier one failed (not when it
+    was interrupted). Every name and parameter is checked before anything runs; each job gets the parameters it declares."""
+    jobs = [job_name(j, jobs_dir) for j in jobs]
     per_job = job_params_for(jobs, params or {}, jobs_dir)
     return [run_job(j, per_job[j], outputs, jobs_dir, progress) for j in jobs]
+
+def resume_job(run_dir, jobs_dir=None, progress: bool = False) -> JobRun:
+    """Run an interrupted (or failed, or killed) job again in its own run folder with its own parameters (from its
+    job.json): its stages find what they committed there and resume (tokenize's `dataset.partial`, a train checkpoint)."""
+    d = Path(run_dir)
+    try: rec = json.loads((d/'job.json').read_text(encoding='utf-8'))
+    except FileNotFoundError: raise FileNotFoundError(f"{d}: not a run folder of `dflash-nb run` (no job.json)") from None
+    except (ValueError, UnicodeError) as e: raise ValueError(f"{d/'job.json'}: not readable ({e}); run the job again instead") from None
+    if not isinstance(rec, dict) or not isinstance(rec.get('job'), str) or not isinstance(rec.get('params', {}), dict):
+        raise ValueError(f"{d/'job.json'}: not a job record (no job name and parameters); run the job again instead")
+    if rec.get('status', 'ok' if rec.get('ok') else 'failed') == 'ok':
+        raise ValueError(f"{d}: this run of {rec['job']} completed; nothing to resume")
+    params = {k: v for k, v in rec.get('params', {}).items() if k not in SET_BY_RUN}
+    return run_job(rec['job'], params, d.parent, jobs_dir, progress, out_dir=d)

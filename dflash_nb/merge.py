@@ -503,6 +503,7 @@ def count_equation(out_dir) -> str:
 # %% ../nbs/07_merge.ipynb #9d58c493
 def add_merge_args(p):
     "Add the `merge` sub-command's arguments to the argparse parser `p`."
+    from dflash_nb.config import ranged
     p.add_argument('--existing', required=True, help="dataset to merge into (never modified)")
     p.add_argument('--new', required=True, help="new completions (JSONL file or folder) or another dataset made by dflash-nb")
     p.add_argument('--output-dir', required=True, help="merged dataset directory to create")
@@ -510,7 +511,7 @@ def add_merge_args(p):
                                         "its fingerprint must match)")
     p.add_argument('--allow-mismatch', action='store_true', help="merge despite a tokenizer/template/max_seq_len/type mismatch "
                                                                    "(recorded in the output manifest)")
-    p.add_argument('--workers', type=int, default=1, help="tokenizer processes for new completions (default 1)")
+    p.add_argument('--workers', type=ranged(int, min=1, max=1024), default=1, help="tokenizer processes for new completions (default 1)")
     p.add_argument('--overwrite', action='store_true', help="replace an existing --output-dir (after the new one is complete)")
     p.add_argument('--copy', action='store_true', help="copy the existing shards instead of hard-linking them")
     p.add_argument('--quiet', action='store_true', help="no progress bars")

@@ -467,14 +467,15 @@ def stats_json(ds: DatasetStats, before: DatasetStats | None = None) -> dict:
 # %% ../nbs/06_stats.ipynb #8410098d
 def add_stats_args(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     "Arguments of `dflash-nb stats`."
+    from dflash_nb.config import ranged
     p.add_argument('dataset', metavar='OUT', help="dataset directory or s3:// URL (dflash-nb tokenize output, or any "
                                                   "datasets.save_to_disk folder with input_ids and loss_mask)")
     p.add_argument('--output', '-o', metavar='FILE', help="write the statistics JSON to FILE (outside the dataset) instead of stdout")
     p.add_argument('--plots', metavar='DIR', help="write the PNG plots into DIR")
     p.add_argument('--compare', metavar='OTHER', help="compare with another dataset (OTHER = before, OUT = after): table, "
                                                       "overlaid histograms, and 'comparison' in the JSON")
-    p.add_argument('--num-layers', type=int, default=5, help="target layers whose hidden states the drafter reads (default 5)")
-    p.add_argument('--hidden-size', type=int, default=5120, help="target hidden size (default 5120: Qwen3.6-27B)")
+    p.add_argument('--num-layers', type=ranged(int, min=1), default=5, help="target layers whose hidden states the drafter reads (default 5)")
+    p.add_argument('--hidden-size', type=ranged(int, min=1), default=5120, help="target hidden size (default 5120: Qwen3.6-27B)")
     p.add_argument('--quiet', action='store_true', help="no progress bar")
     p.set_defaults(fn=stats_main)
     return p

@@ -29,8 +29,9 @@ __all__ = ['PROBE_TEXT', 'ENCODERS', 'FASTOKENS_CHECKS', 'TABLE_FORMAT', 'cache_
            'FINISH', 'RESUMES', 'FastokensEncoder', 'fastokens_verdict', 'sha256_file', 'TokenizeError',
            'ChatTokenizer', 'Turns', 'render_turns', 'render_segments', 'Sample', 'generated_text', 'verify_sample',
            'reasoning_not_rendered', 'tokenize_record', 'content_hash', 'Batch', 'RecordTimeout', 'record_timer',
-           'tokenize_lines', 'worker_pool', 'batch_to_arrow', 'id_hashes', 'Chunk', 'committed_chunks', 'chunk_stats',
-           'finish_plan', 'finish_chunks', 'DiskFull', 'is_disk_full', 'disk_full', 'tokenize_dataset']
+           'tokenize_lines', 'die_with_parent', 'worker_pool', 'batch_to_arrow', 'id_hashes', 'Chunk',
+           'committed_chunks', 'chunk_stats', 'finish_plan', 'finish_chunks', 'DiskFull', 'is_disk_full', 'disk_full',
+           'tokenize_dataset']
 
 # %% ../nbs/04_tokenize.ipynb #4c583fe9
 PROBE_TEXT = ("def f(x):\n    return {'a': [1, 2.5e-3]}  # café naïve Ελληνικά Русский 中文分词 加拿大 新加坡 日本語のテキスト "
@@ -593,8 +594,17 @@ def tokenize_lines(ct: ChatTokenizer, lines, max_seq_len: int | None = 8192, ski
 # %% ../nbs/04_tokenize.ipynb #03972e7c
 _worker_ct = None
 
-def _init_worker(model_path, encoder='auto', renderer='auto'):
+def die_with_parent(parent_pid: int):
+    "In a worker: SIGKILL when the parent process dies (Linux `PR_SET_PDEATHSIG`), or now if it is gone already; Ctrl-C is the parent's."
+    import ctypes, signal
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try: ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError): pass  # not Linux: the pool's own shutdown is all there is
+    if os.getppid() != parent_pid: os._exit(1)
+
+def _init_worker(model_path, encoder='auto', renderer='auto', parent_pid=None):
     global _worker_ct
+    if parent_pid is not None: die_with_parent(parent_pid)
     os.environ['TOKENIZERS_PARALLELISM'] = 'false'
     _worker_ct = ChatTokenizer(model_path, encoder, renderer)
 
@@ -602,13 +612,13 @@ def _work(args): return tokenize_lines(_worker_ct, *args)
 
 # %% ../nbs/04_tokenize.ipynb #304de621
 def worker_pool(workers: int, ct: ChatTokenizer) -> ProcessPoolExecutor:
-    "Worker processes holding `ct`: forked from this one where possible (no second load), else each loads it."
+    "Worker processes holding `ct`: forked from this one where possible (no second load), else each loads it; they die with this process."
     global _worker_ct
     if 'fork' in multiprocessing.get_all_start_methods():
         if isinstance(ct.fast, FastokensEncoder): ct.fast.ready()  # loaded once, here: the workers share it
         _worker_ct = ct
-        return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context('fork'))
-    return ProcessPoolExecutor(workers, initializer=_init_worker, initargs=(str(ct.model_path), ct.encoder if ct.fast else 'tokenizers', 'auto' if ct.fast_render else 'jinja'))
+        return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context('fork'), initializer=die_with_parent, initargs=(os.getpid(),))
+    return ProcessPoolExecutor(workers, initializer=_init_worker, initargs=(str(ct.model_path), ct.encoder if ct.fast else 'tokenizers', 'auto' if ct.fast_render else 'jinja', os.getpid()))
 
 # %% ../nbs/04_tokenize.ipynb #13d85b65
 def _arrow(typ, values: np.ndarray) -> pa.Array:

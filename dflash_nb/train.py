@@ -21,7 +21,7 @@ from tqdm.auto import tqdm
 
 from .model import (DRAFTER_PRESETS, DFlashConfig, DFlashDraftModel, TargetFeatures, block_attention_mask, check_drafter_fits,
                              decoder_layers, drafter_readme, flex_layer_masks, select_target_layers, text_config)
-from .config import add_config_args, make_config, opt
+from .config import Config, add_config_args, make_config, opt
 from .dataset import atomic_write, dataset_manifest, dataset_shards, dataset_stats, open_dataset, stream_batches
 from .toy import tiny_target, write_token_dataset   # write_token_dataset: re-exported for the tests
 
@@ -537,7 +537,7 @@ def target_identity(spec: str, vocab_size: int | None = None) -> dict:
 
 # %% ../nbs/11_train.ipynb #d494cf74
 @dataclass
-class TrainConfig:
+class TrainConfig(Config):
     "Every parameter of a training run, declared once: `dflash-nb train`'s options and `train_args` are made from it."
     kind = 'training'   # what make_config's error calls them
     dataset: str = opt(None, "tokenized dataset directory (or s3:// URL) written by `dflash-nb tokenize`", required=True)
@@ -545,36 +545,36 @@ class TrainConfig:
     output_dir: str = opt(None, "where checkpoints, metrics.jsonl, summary.json and drafter/ go", required=True)
     init_drafter: str | None = opt(None, "start from this drafter directory (e.g. a published DFlash drafter): its shape, tap layers, block size and mask token are kept (an option giving another value is refused)", 'drafter', metavar='DIR')
     drafter_preset: str | None = opt(None, "shape of a published drafter for a fresh one: heads, head size, KV heads, MLP, sliding layers, block, tap layers (SpecForge's configs)", 'drafter', choices=list(DRAFTER_PRESETS))
-    draft_layers: int | None = opt(None, "draft decoder layers (default 5; with --init-drafter the drafter's)", 'drafter')
-    draft_heads: int | None = opt(None, "attention heads per draft layer (default: the target's)", 'drafter')
-    draft_kv_heads: int | None = opt(None, "KV heads per draft layer (default: the target's)", 'drafter')
-    draft_head_dim: int | None = opt(None, "head size of the draft layers (default: the target's)", 'drafter')
-    draft_intermediate_size: int | None = opt(None, "MLP width of the draft layers (default: the target's)", 'drafter')
+    draft_layers: int | None = opt(None, "draft decoder layers (default 5; with --init-drafter the drafter's)", 'drafter', min=1)
+    draft_heads: int | None = opt(None, "attention heads per draft layer (default: the target's)", 'drafter', min=1)
+    draft_kv_heads: int | None = opt(None, "KV heads per draft layer (default: the target's)", 'drafter', min=1)
+    draft_head_dim: int | None = opt(None, "head size of the draft layers (default: the target's)", 'drafter', min=1)
+    draft_intermediate_size: int | None = opt(None, "MLP width of the draft layers (default: the target's)", 'drafter', min=1)
     draft_layer_types: str | None = opt(None, "attention of each draft layer, comma-separated full or sliding (e.g. sliding,sliding,sliding,sliding,full; default all full)", 'drafter')
-    sliding_window: int | None = opt(None, "window of the sliding draft layers in tokens (needed with sliding layers)", 'drafter')
+    sliding_window: int | None = opt(None, "window of the sliding draft layers in tokens (needed with sliding layers)", 'drafter', min=1)
     target_layer_ids: str | None = opt(None, "comma-separated target layers to fuse (default: evenly 1..L-3)", 'drafter')
-    block_size: int | None = opt(None, "block size (default 16; with --init-drafter the drafter's)", 'drafter')
-    mask_token_id: int | None = opt(None, "mask token id (default: 248070 for Qwen3.5/3.6, vocab-1 for tiny)", 'drafter')
+    block_size: int | None = opt(None, "block size (default 16; with --init-drafter the drafter's)", 'drafter', min=2)
+    mask_token_id: int | None = opt(None, "mask token id (default: 248070 for Qwen3.5/3.6, vocab-1 for tiny)", 'drafter', min=0)
     attention: str = opt('sdpa', "block attention kernel (default sdpa)", 'drafter', choices=['sdpa', 'flex'])
     norm_init: str = opt('ones', "drafter final norm: all ones (default), or 0.05 x the target's (near-uniform first predictions; see the model notebook)", 'drafter', choices=['ones', 'target'])
     draft_vocab: str = opt('full', "ids the drafter predicts: the whole vocabulary (default) or those in the dataset's loss tokens (cheaper LM head)", 'drafter', choices=['full', 'data'])
-    max_seq_len: int = opt(3072, "truncate longer samples (default 3072)", 'data')
-    max_tokens: int = opt(8192, "token budget per micro-batch per device, padding included (default 8192)", 'data')
-    max_anchors: int = opt(512, "anchors per sequence (default 512)", 'data')
+    max_seq_len: int = opt(3072, "truncate longer samples (default 3072)", 'data', min=1)
+    max_tokens: int = opt(8192, "token budget per micro-batch per device, padding included (default 8192)", 'data', min=1)
+    max_anchors: int = opt(512, "anchors per sequence (default 512)", 'data', min=1)
     feature_cache: str | None = opt(None, "directory caching the target's features (filled on the first epoch, reused after)", 'data')
-    epochs: int = opt(6, "epochs (default 6)", 'optimisation')
-    max_steps: int | None = opt(None, "stop after this many optimizer steps (the schedule spans them)", 'optimisation')
-    time_budget_s: float | None = opt(None, "fit the run into this many seconds: after 5 steps the step count (and the LR schedule) shrinks to what the budget allows", 'optimisation')
-    lr: float = opt(6e-4, "peak learning rate (default 6e-4)", 'optimisation')
-    warmup_ratio: float = opt(0.04, "linear warmup share of the steps (default 0.04)", 'optimisation')
-    weight_decay: float = opt(0.0, "AdamW weight decay (default 0)", 'optimisation')
-    grad_clip: float = opt(1.0, "gradient norm clip (default 1.0)", 'optimisation')
-    grad_accum: int = opt(1, "micro-batches per optimizer step per device (default 1)", 'optimisation')
-    gamma: float | None = opt(None, "loss decay (default 7/5/4 for block 16/10/8)", 'optimisation')
-    loss_chunk: int = opt(1024, "slots per LM-head chunk in the loss (default 1024)", 'optimisation')
-    seed: int = opt(0, "seed for init, batches and anchors (default 0)", 'run')
-    save_every: int = opt(1000, "checkpoint every N steps (default 1000; 0: only at the end)", 'run')
-    keep_checkpoints: int = opt(2, "checkpoints kept (default 2)", 'run')
+    epochs: int = opt(6, "epochs (default 6)", 'optimisation', min=1)
+    max_steps: int | None = opt(None, "stop after this many optimizer steps (the schedule spans them)", 'optimisation', min=1)
+    time_budget_s: float | None = opt(None, "fit the run into this many seconds: after 5 steps the step count (and the LR schedule) shrinks to what the budget allows", 'optimisation', gt=0)
+    lr: float = opt(6e-4, "peak learning rate (default 6e-4)", 'optimisation', gt=0)
+    warmup_ratio: float = opt(0.04, "linear warmup share of the steps (default 0.04)", 'optimisation', min=0, max=1)
+    weight_decay: float = opt(0.0, "AdamW weight decay (default 0)", 'optimisation', min=0)
+    grad_clip: float = opt(1.0, "gradient norm clip (default 1.0)", 'optimisation', gt=0)
+    grad_accum: int = opt(1, "micro-batches per optimizer step per device (default 1)", 'optimisation', min=1)
+    gamma: float | None = opt(None, "loss decay (default 7/5/4 for block 16/10/8)", 'optimisation', gt=0)
+    loss_chunk: int = opt(1024, "slots per LM-head chunk in the loss (default 1024)", 'optimisation', min=1)
+    seed: int = opt(0, "seed for init, batches and anchors (default 0)", 'run', min=0)
+    save_every: int = opt(1000, "checkpoint every N steps (default 1000; 0: only at the end)", 'run', min=0)
+    keep_checkpoints: int = opt(2, "checkpoints kept (default 2)", 'run', min=1)
     resume: str = opt('auto', "'auto' (latest checkpoint in --output-dir, if any), 'never', or a checkpoint dir", 'run')
     device: str = opt('auto', "auto | cuda | cpu", 'run')
     target_shard: str = opt('replicate', "target per rank: full copy or FSDP-sharded layers", 'run', choices=['replicate', 'fsdp'])
