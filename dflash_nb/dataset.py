@@ -4,7 +4,7 @@
 
 # %% ../nbs/03a_dataset.ipynb #dae20da4
 from __future__ import annotations
-import hashlib, json, mmap, os, sys, threading, time
+import hashlib, json, mmap, os, stat, sys, threading, time
 from pathlib import Path
 from typing import Iterator
 
@@ -75,6 +75,8 @@ class Shards(list):
     manifest: dict | None = None
     stats: dict | None = None
     state: dict | None = None
+    records_in: str = 'manifest.json'  # the file holding the per-shard records
+    folder_bytes: int = 0  # all files of the folder when opened (hidden sub-folders, e.g. a download cache's, excluded)
     @property
     def recorded(self) -> bool: return bool(self) and all(s.record is not None for s in self)
 
@@ -133,6 +135,12 @@ def _manifest_records(d: Path, manifest, names: list[str]) -> list[dict] | None:
                              f"datasets or was copied in part: {_FIX}")
     return recs
 
+def _state_records(state) -> list[dict] | None:
+    "Per-shard records kept in `state.json`'s `_data_files` entries (an export view, which may hold no manifest.json)."
+    files = (state or {}).get('_data_files') or []
+    ok = lambda f: all(isinstance(f.get(k), t) for k, t in zip(SHARD_RECORD_KEYS, (str, int, int, int, str)))
+    return files if files and all(ok(f) for f in files) else None
+
 # %% ../nbs/03a_dataset.ipynb #2e6aa6d4
 class _Replaced(Exception):
     "The folder stopped being the dataset at its path while it was being opened."
@@ -158,9 +166,20 @@ def _open_shard(d: Path, dfd: int, name: str, i: int, rec: dict | None, owner: S
         s._mm = mmap.mmap(fd, 0, access=mmap.ACCESS_READ) if size else None
     finally: os.close(fd)
     if rec is not None and size != rec['bytes']:
-        raise DatasetDamaged(f"{s}: {size:,} bytes but {d/'manifest.json'} records {rec['bytes']:,} "
+        raise DatasetDamaged(f"{s}: {size:,} bytes but {d/owner.records_in} records {rec['bytes']:,} "
                              f"({'empty' if not size else 'cut short' if size < rec['bytes'] else 'longer'}): the shard is damaged: {_FIX}")
     return s
+
+def _folder_bytes(dfd: int) -> int:
+    "Bytes of the files in the open folder `dfd` (hidden sub-folders such as a download cache's `.s3meta/` excluded)."
+    total = 0
+    for _, dirs, files, rfd in os.fwalk('.', dir_fd=dfd):
+        dirs[:] = [x for x in dirs if not x.startswith('.')]
+        for f in files:
+            try: st = os.stat(f, dir_fd=rfd)
+            except (FileNotFoundError, NotADirectoryError): continue  # (a folder being deleted: the opening is retried)
+            if stat.S_ISREG(st.st_mode): total += st.st_size
+    return total
 
 def _snapshot(d: Path, dfd: int) -> Shards:
     "The dataset in the open folder `dfd`: its JSON files and every shard, opened through it."
@@ -168,8 +187,11 @@ def _snapshot(d: Path, dfd: int) -> Shards:
     out.path = d
     out.state, out.manifest, out.stats = (parse_json(_read_at(dfd, n), d/n, dict) for n in ('state.json', 'manifest.json', 'stats.json'))
     names = _shard_names(d, out.state, dfd)
-    recs = _manifest_records(d, out.manifest, names) or [None] * len(names)
+    recs = _manifest_records(d, out.manifest, names)
+    if recs is None and (recs := _state_records(out.state)): out.records_in = 'state.json'
+    recs = recs or [None] * len(names)
     out.extend(_open_shard(d, dfd, n, i, r, out) for i, (n, r) in enumerate(zip(names, recs)))
+    out.folder_bytes = _folder_bytes(dfd)
     return out
 
 def dataset_shards(path, tries: int = 50) -> Shards:
@@ -222,7 +244,7 @@ def _finished(shard, rows: int, tokens: int | None):
     if rec is not None:
         if rows != rec['rows'] or (tokens is not None and tokens != rec['tokens']):
             raise DatasetDamaged(f"{shard}: holds {rows:,} rows / {tokens if tokens is None else f'{tokens:,}'} tokens but "
-                                 f"{owner.path/'manifest.json' if owner else 'its manifest'} records {rec['rows']:,} / "
+                                 f"{owner.path/owner.records_in if owner else 'its manifest'} records {rec['rows']:,} / "
                                  f"{rec['tokens']:,}: the shard is damaged or was replaced: {_FIX}")
         return
     if owner is None: return
@@ -386,7 +408,7 @@ def verify_shards(shards: Shards, progress: bool = False) -> list[str]:
         for i in range(0, s.size, 1 << 24):
             h.update(mm[i:i + (1 << 24)]); mm.madvise(mmap.MADV_DONTNEED, i, min(1 << 24, s.size - i))
         if h.hexdigest() != s.record['sha256']:
-            bad.append(f"{s}: sha256 {h.hexdigest()[:16]}… but {shards.path/'manifest.json'} records {s.record['sha256'][:16]}…: "
+            bad.append(f"{s}: sha256 {h.hexdigest()[:16]}… but {shards.path/shards.records_in} records {s.record['sha256'][:16]}…: "
                        f"its bytes changed: {_FIX.split(' (')[0]}")
     return bad
 
