@@ -4,7 +4,7 @@
 
 # %% ../nbs/03a_dataset.ipynb #dae20da4
 from __future__ import annotations
-import hashlib, json, mmap, os
+import hashlib, json, mmap, os, stat, sys, threading, time
 from pathlib import Path
 from typing import Iterator
 
@@ -13,11 +13,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 # %% auto #0
-__all__ = ['FEATURES', 'SCHEMA', 'DATASET_COLUMNS', 'SHARD_NAME', 'read_json', 'dataset_manifest', 'dataset_stats',
-           'dataset_shards', 'copied_run', 'open_dataset', 'stream_batches', 'read_shard', 'read_schema',
-           'with_dataset_columns', 'atomic_write', 'write_dataset_metadata', 'write_shard', 'write_dataset',
-           'OutputLocked', 'output_lock', 'check_output_dir', 'replace_dir', 'clean_asides', 'list_parts',
-           'true_counts', 'length_stats', 'summarize', 'write_pretokenized']
+__all__ = ['FEATURES', 'SCHEMA', 'SHARD_RECORD_KEYS', 'DATASET_COLUMNS', 'SHARD_NAME', 'parse_json', 'read_json',
+           'dataset_manifest', 'dataset_stats', 'DatasetDamaged', 'Shard', 'Shards', 'dataset_shards', 'copied_run',
+           'open_dataset', 'stream_batches', 'read_shard', 'read_schema', 'with_dataset_columns', 'atomic_write',
+           'write_dataset_metadata', 'shard_record', 'record_shards', 'place_shard', 'verify_shards', 'write_shard',
+           'write_dataset', 'OutputLocked', 'output_lock', 'check_output_dir', 'replace_dir', 'clean_asides',
+           'list_parts', 'true_counts', 'length_stats', 'summarize', 'write_pretokenized']
 
 # %% ../nbs/03a_dataset.ipynb #c0c263ab
 FEATURES = {
@@ -32,35 +33,184 @@ SCHEMA = pa.schema([('input_ids', pa.list_(pa.int32())), ('loss_mask', pa.list_(
                    metadata={'huggingface': json.dumps({'info': {'features': FEATURES}})})
 
 # %% ../nbs/03a_dataset.ipynb #fff7b9f6
-def read_json(p: Path):
-    "The JSON file `p`, None when absent; a damaged one is one line naming it."
-    try: return json.loads(Path(p).read_text(encoding='utf-8')) if Path(p).is_file() else None
-    except (json.JSONDecodeError, UnicodeDecodeError) as e: raise ValueError(f"{p}: not valid JSON ({e}); repair or remove it") from None
+def _json_kind(v) -> str:
+    return {dict: 'a JSON object', list: 'a list', str: 'a string', bool: 'a boolean', type(None): 'null'}.get(type(v), 'a number')
 
-def dataset_manifest(path) -> dict | None: return read_json(Path(path)/'manifest.json')
-def dataset_stats(path) -> dict | None: return read_json(Path(path)/'stats.json')
+def parse_json(data: bytes | None, p, kind: type | None = None):
+    "The JSON value in `data` (file `p`'s bytes; None: absent); invalid JSON, or not a `kind` (e.g. dict), is one line naming `p`."
+    if data is None: return None
+    try: v = json.loads(data.decode('utf-8'))
+    except (json.JSONDecodeError, UnicodeDecodeError) as e: raise ValueError(f"{p}: not valid JSON ({e}); repair or remove it") from None
+    if kind is not None and not isinstance(v, kind):
+        raise ValueError(f"{p}: holds {_json_kind(v)}, not {_json_kind(kind())}; the file is damaged or not this project's: "
+                         "repair or remove it")
+    return v
+
+def read_json(p: Path, kind: type | None = None):
+    "The JSON file `p`, None when absent; a damaged one (or one that is not a `kind`, e.g. dict) is one line naming it."
+    return parse_json(Path(p).read_bytes() if Path(p).is_file() else None, p, kind)
+
+def dataset_manifest(path) -> dict | None: return read_json(Path(path)/'manifest.json', dict)
+def dataset_stats(path) -> dict | None: return read_json(Path(path)/'stats.json', dict)
 
 # %% ../nbs/03a_dataset.ipynb #e230a2c5
+class DatasetDamaged(ValueError):
+    "A shard or a metadata file disagrees with what the dataset records about it (one line naming it and what to do)."
+
+_FIX = "re-copy or re-create the dataset (`dflash-nb inspect --verify DATASET` checks every shard's sha256)"
+SHARD_RECORD_KEYS = ('filename', 'rows', 'tokens', 'bytes', 'sha256')
+
+class Shard(type(Path())):
+    "A shard's path as a snapshot opened it: its memory map, size, what the manifest records about it, and its dataset."
+    record: dict | None = None  # the manifest's {filename, rows, tokens, bytes, sha256}, when it has one
+    size: int | None = None     # bytes when opened (None: a path no snapshot opened)
+    index: int = 0
+    ident: tuple | None = None  # (st_dev, st_ino) of the file opened
+    _mm = None                  # the open file's memory map (None for an empty file)
+    _owner = None               # the `Shards` it belongs to
+
+class Shards(list):
+    "The `Shard`s of one dataset opened together, with its `manifest.json`, `stats.json` and `state.json` (None: absent)."
+    path: Path
+    manifest: dict | None = None
+    stats: dict | None = None
+    state: dict | None = None
+    records_in: str = 'manifest.json'  # the file holding the per-shard records
+    folder_bytes: int = 0  # all files of the folder when opened (hidden sub-folders, e.g. a download cache's, excluded)
+    @property
+    def recorded(self) -> bool: return bool(self) and all(s.record is not None for s in self)
+
+# %% ../nbs/03a_dataset.ipynb #4777150c
 def _check_dataset_dir(d: Path):
     if not d.is_dir():
         raise (NotADirectoryError if d.exists() else FileNotFoundError)(
             f"{d}: no such dataset directory; give the folder that `dflash-nb tokenize --output-dir` or `datasets.save_to_disk` wrote")
     if (d/'dataset_dict.json').is_file():
-        splits = json.loads((d/'dataset_dict.json').read_text()).get('splits', [])
+        splits = (read_json(d/'dataset_dict.json', dict) or {}).get('splits', [])
         raise ValueError(f"{d}: a DatasetDict with splits {splits}; give one split's folder, e.g. {d/(splits or ['train'])[0]}")
 
-def dataset_shards(path) -> list[Path]:
-    "The Arrow shards of the dataset folder `path`, in order (from `state.json`, else `data-*.arrow`, else `*.arrow` by name)."
-    d = Path(path); _check_dataset_dir(d)
-    state = read_json(d/'state.json')
-    if state is None: files = sorted(d.glob('data-*.arrow')) or sorted(d.glob('*.arrow'))
+def _read_at(dfd: int, name: str) -> bytes | None:
+    "The bytes of file `name` in the open folder `dfd`, None when absent."
+    try: fd = os.open(name, os.O_RDONLY, dir_fd=dfd)
+    except (FileNotFoundError, NotADirectoryError): return None
+    with os.fdopen(fd, 'rb') as f: return f.read()
+
+def _inside(d: Path, name: str) -> str:
+    "`name` (from state.json) when it names a file inside the folder `d`; else one line refusing it."
+    parts = Path(name).parts
+    if not name or Path(name).is_absolute() or '..' in parts:
+        raise DatasetDamaged(f"{d/'state.json'}: lists the shard {name!r}, which is not inside {d}; a dataset reads only its "
+                             "own files: refusing it (repair state.json or re-create the dataset)")
+    real, root = os.path.realpath(d/name), os.path.realpath(d)
+    if not real.startswith(root.rstrip(os.sep) + os.sep):
+        raise DatasetDamaged(f"{d/name}: a link to {real}, outside the dataset folder; a dataset reads only its own files: "
+                             "copy the file into the folder instead of linking it")
+    return name
+
+def _shard_names(d: Path, state, dfd: int) -> list[str]:
+    "The shard names `state.json` lists (else `data-*.arrow`, else `*.arrow` in the folder), each inside the folder."
+    if state is None:
+        names = sorted(n for n in os.listdir(dfd) if n.endswith('.arrow'))
+        names = [n for n in names if n.startswith('data-')] or names
     else:
-        files = [d/f['filename'] for f in state.get('_data_files', [])]
-        if missing := [f for f in files if not f.is_file()]:
-            raise FileNotFoundError(f"{missing[0]}: listed in {d/'state.json'} but missing ({len(missing)} of {len(files)} shards); "
-                                    "the dataset is incomplete: copy or re-create it")
-    if not files: raise FileNotFoundError(f"{d}: no Arrow shards (no state.json, no *.arrow); is it a dataset directory?")
-    return files
+        files = state.get('_data_files', [])
+        if not isinstance(files, list) or not all(isinstance(f, dict) and isinstance(f.get('filename'), str) for f in files):
+            raise DatasetDamaged(f"{d/'state.json'}: '_data_files' is not a list of {{\"filename\": ...}}; the file is damaged: "
+                                 "repair it or re-create the dataset")
+        names = [f['filename'] for f in files]
+    return [_inside(d, n) for n in names]
+
+def _manifest_records(d: Path, manifest, names: list[str]) -> list[dict] | None:
+    "The manifest's per-shard records in `names` order; None when it has none (an older dataset, or another tool's)."
+    recs = (manifest or {}).get('shards')
+    if not isinstance(recs, list) or not recs or not all(isinstance(r, dict) for r in recs): return None  # (older: names)
+    if bad := next((r for r in recs if not all(isinstance(r.get(k), t) for k, t in zip(SHARD_RECORD_KEYS, (str, int, int, int, str)))), None):
+        raise DatasetDamaged(f"{d/'manifest.json'}: the shard record {bad} lacks one of {', '.join(SHARD_RECORD_KEYS)}; the manifest is "
+                             f"damaged: {_FIX}")
+    if [r['filename'] for r in recs] != names:
+        i = next((i for i, (a, b) in enumerate(zip([r['filename'] for r in recs], names)) if a != b), min(len(recs), len(names)))
+        said = lambda xs: repr(xs[i]) if i < len(xs) else 'nothing'
+        raise DatasetDamaged(f"{d}: manifest.json records {len(recs)} shards and state.json lists {len(names)}; shard #{i} is "
+                             f"{said([r['filename'] for r in recs])} in one and {said(names)} in the other: the folder mixes two "
+                             f"datasets or was copied in part: {_FIX}")
+    return recs
+
+def _state_records(state) -> list[dict] | None:
+    "Per-shard records kept in `state.json`'s `_data_files` entries (an export view, which may hold no manifest.json)."
+    files = (state or {}).get('_data_files') or []
+    ok = lambda f: all(isinstance(f.get(k), t) for k, t in zip(SHARD_RECORD_KEYS, (str, int, int, int, str)))
+    return files if files and all(ok(f) for f in files) else None
+
+# %% ../nbs/03a_dataset.ipynb #2e6aa6d4
+class _Replaced(Exception):
+    "The folder stopped being the dataset at its path while it was being opened."
+
+def _replaced(d: Path, dfd: int) -> bool:
+    "True when the path `d` no longer names the folder open as `dfd` (an overwrite swapped another one in)."
+    try: st = os.stat(d)
+    except FileNotFoundError: return True
+    own = os.fstat(dfd)
+    return (st.st_dev, st.st_ino) != (own.st_dev, own.st_ino)
+
+def _open_shard(d: Path, dfd: int, name: str, i: int, rec: dict | None, owner: Shards) -> Shard:
+    "Shard `name` opened through the folder `dfd` and memory-mapped; its size checked against its record."
+    try: fd = os.open(name, os.O_RDONLY, dir_fd=dfd)
+    except (FileNotFoundError, NotADirectoryError):
+        if _replaced(d, dfd): raise _Replaced() from None
+        raise FileNotFoundError(f"{d/name}: listed in {d/'state.json'} but missing; the dataset is incomplete: copy or re-create it") from None
+    try:
+        size = os.fstat(fd).st_size
+        s = Shard(d/name)
+        s.size, s.index, s.record, s._owner = size, i, rec, owner
+        s.ident = (os.fstat(fd).st_dev, os.fstat(fd).st_ino)
+        s._mm = mmap.mmap(fd, 0, access=mmap.ACCESS_READ) if size else None
+    finally: os.close(fd)
+    if rec is not None and size != rec['bytes']:
+        raise DatasetDamaged(f"{s}: {size:,} bytes but {d/owner.records_in} records {rec['bytes']:,} "
+                             f"({'empty' if not size else 'cut short' if size < rec['bytes'] else 'longer'}): the shard is damaged: {_FIX}")
+    return s
+
+def _folder_bytes(dfd: int) -> int:
+    "Bytes of the files in the open folder `dfd` (hidden sub-folders such as a download cache's `.s3meta/` excluded)."
+    total = 0
+    for _, dirs, files, rfd in os.fwalk('.', dir_fd=dfd):
+        dirs[:] = [x for x in dirs if not x.startswith('.')]
+        for f in files:
+            try: st = os.stat(f, dir_fd=rfd)
+            except (FileNotFoundError, NotADirectoryError): continue  # (a folder being deleted: the opening is retried)
+            if stat.S_ISREG(st.st_mode): total += st.st_size
+    return total
+
+def _snapshot(d: Path, dfd: int) -> Shards:
+    "The dataset in the open folder `dfd`: its JSON files and every shard, opened through it."
+    out = Shards()
+    out.path = d
+    out.state, out.manifest, out.stats = (parse_json(_read_at(dfd, n), d/n, dict) for n in ('state.json', 'manifest.json', 'stats.json'))
+    names = _shard_names(d, out.state, dfd)
+    recs = _manifest_records(d, out.manifest, names)
+    if recs is None and (recs := _state_records(out.state)): out.records_in = 'state.json'
+    recs = recs or [None] * len(names)
+    out.extend(_open_shard(d, dfd, n, i, r, out) for i, (n, r) in enumerate(zip(names, recs)))
+    out.folder_bytes = _folder_bytes(dfd)
+    return out
+
+def dataset_shards(path, tries: int = 50) -> Shards:
+    "The shards of the dataset folder `path`, in order, opened as one snapshot (see above), with its JSON files."
+    d = Path(path)
+    for attempt in range(tries):
+        _check_dataset_dir(d)
+        dfd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            try: shards = _snapshot(d, dfd)
+            except (_Replaced, FileNotFoundError, DatasetDamaged, ValueError):
+                if _replaced(d, dfd): time.sleep(0.001 * attempt); continue  # (a half-deleted old folder)
+                raise
+            if _replaced(d, dfd): time.sleep(0.001 * attempt); continue
+        finally: os.close(dfd)
+        if not shards: raise FileNotFoundError(f"{d}: no Arrow shards (no state.json, no *.arrow); is it a dataset directory?")
+        return shards
+    raise RuntimeError(f"{d}: replaced {tries} times while it was being opened (another run is overwriting it); try again "
+                       "when that run has finished")
 
 # %% ../nbs/03a_dataset.ipynb #3c5e145b
 def copied_run(path: Path) -> Path:
@@ -86,35 +236,103 @@ def _release_behind(mm, done: int, pos: int) -> int:
     start = done - done % mmap.PAGESIZE
     mm.madvise(mmap.MADV_DONTNEED, start, pos - start); return pos
 
+# %% ../nbs/03a_dataset.ipynb #522cf47e
+def _batch_tokens(b) -> int | None:
+    "Tokens in the rows of `b` (its `input_ids` lists' total length); None without that column."
+    if 'input_ids' not in b.schema.names or not (pa.types.is_list(b.schema.field('input_ids').type) or
+                                                 pa.types.is_large_list(b.schema.field('input_ids').type)): return None
+    off = b.column('input_ids').offsets
+    return int(off[len(off) - 1].as_py() - off[0].as_py()) if len(b) else 0
+
+_tally_lock = threading.Lock()
+
+def _finished(shard, rows: int, tokens: int | None):
+    "Compare a shard read to its end with its record, or (no records) the dataset's totals once every shard is read."
+    rec, owner = getattr(shard, 'record', None), getattr(shard, '_owner', None)
+    if rec is not None:
+        if rows != rec['rows'] or (tokens is not None and tokens != rec['tokens']):
+            raise DatasetDamaged(f"{shard}: holds {rows:,} rows / {tokens if tokens is None else f'{tokens:,}'} tokens but "
+                                 f"{owner.path/owner.records_in if owner else 'its manifest'} records {rec['rows']:,} / "
+                                 f"{rec['tokens']:,}: the shard is damaged or was replaced: {_FIX}")
+        return
+    if owner is None: return
+    with _tally_lock:
+        seen = owner.__dict__.setdefault('_seen', {})
+        seen[shard.index] = (rows, tokens)
+        if len(seen) != len(owner) or owner.__dict__.get('_totals_checked'): return
+        owner._totals_checked = True
+    _check_totals(owner, sum(r for r, _ in seen.values()),
+                  None if any(t is None for _, t in seen.values()) else sum(t for _, t in seen.values()))
+
+def _check_totals(shards: Shards, rows: int, tokens: int | None):
+    "The totals of a dataset without per-shard records against `manifest.json`'s counts, else `stats.json`."
+    for name, rec in (('manifest.json', (shards.manifest or {}).get('counts')), ('stats.json', shards.stats)):
+        if isinstance(rec, dict) and isinstance(rec.get('samples'), int):
+            want = (rec['samples'], rec.get('total_tokens') if isinstance(rec.get('total_tokens'), int) else None)
+            if rows != want[0] or (tokens is not None and want[1] is not None and tokens != want[1]):
+                empty = [s.name for s in shards if s.size == 0]
+                raise DatasetDamaged(f"{shards.path}: its {len(shards)} shard(s) hold {rows:,} rows / {tokens if tokens is None else f'{tokens:,}'} "
+                                     f"tokens but {name} records {want[0]:,} / {want[1] if want[1] is None else f'{want[1]:,}'}"
+                                     + (f" ({', '.join(empty)} is empty)" if empty else '') +
+                                     f": a shard is cut short or damaged (this dataset records no per-shard sizes to name it): {_FIX}")
+            return
+
+def _damaged(shard, e: Exception, rows: int) -> DatasetDamaged:
+    return DatasetDamaged(f"{shard}: cannot be read after {rows:,} rows ({' '.join(str(e).split())}); the shard is truncated or "
+                          f"damaged: {_FIX}")
+
 # %% ../nbs/03a_dataset.ipynb #1e345639
+def _mapped(shard):
+    "The memory map of `shard`: the one its snapshot opened, else a new one of the path (None: an empty file)."
+    if getattr(shard, 'size', None) is not None: return shard._mm
+    with open(shard, 'rb') as f: return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if os.fstat(f.fileno()).st_size else None
+
+def _empty(shard) -> DatasetDamaged:
+    return DatasetDamaged(f"{shard}: empty (0 bytes), not even an Arrow schema; the shard is truncated: {_FIX}")
+
 def stream_batches(shard, max_rows: int | None = None) -> Iterator[pa.RecordBatch]:
-    "Record batches of one Arrow stream shard, zero-copy from a memory map; cut to `max_rows` rows when given."
-    if os.path.getsize(shard) == 0: return
-    with open(shard, 'rb') as f: mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    "Record batches of one Arrow stream shard, zero-copy from a memory map; cut to `max_rows` rows when given; checked at the end."
+    mm = _mapped(shard)
+    if mm is None: raise _empty(shard)
     src = pa.BufferReader(pa.py_buffer(mm))
     try: reader = pa.ipc.open_stream(src)
-    except pa.ArrowInvalid as e: raise ValueError(f"{shard}: not an Arrow IPC stream ({e}); the shard is corrupt or not a dataset shard") from None
-    done = 0
-    for b in reader:
+    except (pa.ArrowInvalid, OSError) as e: raise DatasetDamaged(f"{shard}: not an Arrow IPC stream ({e}); the shard is corrupt or not a dataset shard") from None
+    done = rows = 0; tokens = 0
+    it = iter(reader)
+    while True:
+        try: b = next(it)
+        except StopIteration: break
+        except (OSError, pa.ArrowException) as e: raise _damaged(shard, e, rows) from None
+        rows += len(b); t = _batch_tokens(b); tokens = None if t is None or tokens is None else tokens + t
         if max_rows is None or len(b) <= max_rows: yield b
         else: yield from (b.slice(i, max_rows) for i in range(0, len(b), max_rows))
         done = _release_behind(mm, done, src.tell())
+    _finished(shard, rows, tokens)
 
 # %% ../nbs/03a_dataset.ipynb #9210ce3f
 def read_shard(path) -> pa.Table:
-    "The shard at `path` as a table backed by a memory map (zero-copy: nothing is read until a buffer is touched)."
-    try: return pa.ipc.open_stream(pa.memory_map(str(path))).read_all()
+    "The shard at `path` as a table backed by a memory map (zero-copy: nothing is read until a buffer is touched); checked."
+    mm = _mapped(path)
+    if mm is None: raise _empty(path)
+    buf = pa.py_buffer(mm)
+    try: t = pa.ipc.open_stream(buf).read_all()
     except pa.ArrowInvalid:
-        try: return pa.ipc.open_file(pa.memory_map(str(path))).read_all()
-        except pa.ArrowInvalid as e:
-            raise ValueError(f"{path}: not an Arrow IPC stream or file ({e}); the shard is damaged or not Arrow") from None
+        try: t = pa.ipc.open_file(buf).read_all()
+        except (pa.ArrowInvalid, OSError) as e:
+            raise DatasetDamaged(f"{path}: not an Arrow IPC stream or file ({e}); the shard is damaged or not Arrow") from None
+    except OSError as e: raise _damaged(path, e, 0) from None
+    tokens = [_batch_tokens(b) for b in t.to_batches()]
+    _finished(path, t.num_rows, None if None in tokens else sum(tokens))
+    return t
 
 def read_schema(shard) -> pa.Schema:
     "The Arrow schema of a stream shard (reads only its first message)."
     try:
-        with pa.memory_map(str(shard), 'r') as src: return pa.ipc.open_stream(src).schema
+        mm = _mapped(shard)
+        if mm is None: raise _empty(shard)
+        return pa.ipc.open_stream(pa.py_buffer(mm)).schema
     except (pa.ArrowInvalid, OSError) as e:
-        raise ValueError(f"{shard}: not a readable Arrow stream shard ({e}); the dataset is damaged or incomplete") from None
+        raise DatasetDamaged(f"{shard}: not a readable Arrow stream shard ({e}); the dataset is damaged or incomplete") from None
 
 # %% ../nbs/03a_dataset.ipynb #f756e1c8
 DATASET_COLUMNS = SCHEMA.remove_metadata()  # the five columns, for comparing a batch's schema
@@ -151,6 +369,57 @@ def write_dataset_metadata(out_dir, shard_names: list[str]):
     atomic_write(out_dir/'dataset_info.json', json.dumps({'citation': '', 'description': '', 'features': FEATURES,
                                                          'homepage': '', 'license': ''}, indent=2))
 
+# %% ../nbs/03a_dataset.ipynb #440fad47
+def shard_record(path, filename: str | None = None) -> dict:
+    "What the manifest records about the shard file `path`: `filename`, `rows`, `tokens`, `bytes`, `sha256` (one read)."
+    with open(path, 'rb') as f: size, digest = os.fstat(f.fileno()).st_size, hashlib.file_digest(f, 'sha256').hexdigest()
+    rows = tokens = 0
+    for b in stream_batches(path): rows += len(b); tokens += _batch_tokens(b) or 0
+    return dict(filename=filename or Path(path).name, rows=rows, tokens=tokens, bytes=size, sha256=digest)
+
+def record_shards(out_dir, names: list[str], known: dict | None = None) -> list[dict]:
+    "The manifest's `shards` for the shards `names` in `out_dir`: `known[name]` where the file still has its size, else read."
+    recs = []
+    for n in names:
+        k = (known or {}).get(n)
+        recs.append(dict(k, filename=n) if k and os.path.getsize(Path(out_dir)/n) == k['bytes'] else shard_record(Path(out_dir)/n, n))
+    return recs
+
+# %% ../nbs/03a_dataset.ipynb #7a91eac1
+def place_shard(shard, dst, link: bool = True) -> str:
+    """Put the shard `shard` at the new path `dst`: a hard link ('link') when `link` and the file system allows, else a
+    copy ('copy') of the file the snapshot opened. Never a symbolic link: the source folder may be replaced."""
+    dst = Path(dst)
+    if link:
+        try: os.link(shard, dst)
+        except OSError as e:
+            if e.errno == errno.EEXIST: raise
+        else:
+            want, got = getattr(shard, 'ident', None), os.stat(dst)
+            if want is None or want == (got.st_dev, got.st_ino): return 'link'
+            dst.unlink()  # the path names another file now (its folder was replaced): copy what the snapshot opened
+    mm = _mapped(shard)
+    try:
+        with open(dst, 'wb') as f:
+            for i in range(0, len(mm) if mm is not None else 0, 1 << 24): f.write(mm[i:i + (1 << 24)])
+    except OSError as e: raise OSError(e.errno, e.strerror, str(dst)) from None  # (a full disk names the file)
+    return 'copy'
+
+# %% ../nbs/03a_dataset.ipynb #465914d3
+def verify_shards(shards: Shards, progress: bool = False) -> list[str]:
+    "Each shard's sha256 against its manifest record (reads every byte); the disagreements, one line each."
+    from tqdm import tqdm
+    bad = []
+    for s in tqdm(shards, desc='verify sha256', unit='shard', disable=not progress, file=sys.stderr):
+        if s.record is None: continue
+        h, mm = hashlib.sha256(), s._mm
+        for i in range(0, s.size, 1 << 24):
+            h.update(mm[i:i + (1 << 24)]); mm.madvise(mmap.MADV_DONTNEED, i, min(1 << 24, s.size - i))
+        if h.hexdigest() != s.record['sha256']:
+            bad.append(f"{s}: sha256 {h.hexdigest()[:16]}… but {shards.path/shards.records_in} records {s.record['sha256'][:16]}…: "
+                       f"its bytes changed: {_FIX.split(' (')[0]}")
+    return bad
+
 # %% ../nbs/03a_dataset.ipynb #246816cd
 SHARD_NAME = 'data-00000-of-00001.arrow'
 
@@ -161,9 +430,10 @@ def write_shard(path, batches, schema: pa.Schema = SCHEMA) -> Path:
     return Path(path)
 
 def write_dataset(out_dir, batches, manifest: dict | None = None, stats: dict | None = None, schema: pa.Schema = SCHEMA) -> Path:
-    "A one-shard dataset in `out_dir` (created): the shard, its metadata, and `manifest.json` / `stats.json` when given."
+    "A one-shard dataset in `out_dir` (created): the shard, its metadata, and `manifest.json` (with the shard's record) / `stats.json` when given."
     out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
     write_shard(out/SHARD_NAME, batches, schema); write_dataset_metadata(out, [SHARD_NAME])
+    if manifest is not None: manifest = {**manifest, 'shards': record_shards(out, [SHARD_NAME])}
     for name, obj in (('manifest.json', manifest), ('stats.json', stats)):
         if obj is not None: (out/name).write_text(json.dumps(obj, indent=2))
     return out

@@ -7,8 +7,8 @@ from __future__ import annotations
 import argparse, hashlib, json, os, shutil
 from pathlib import Path
 
-from .dataset import (SHARD_NAME, check_output_dir, dataset_shards, read_json, read_schema, replace_dir, stream_batches, write_dataset_metadata,
-                               write_pretokenized)
+from .dataset import (SHARD_NAME, check_output_dir, dataset_shards, place_shard, read_json, read_schema,
+    record_shards, replace_dir, stream_batches, write_dataset_metadata, write_pretokenized)
 
 # %% auto #0
 __all__ = ['SPECULATORS_COLUMNS', 'speculators_state', 'is_export_view', 'link_file', 'export_speculators', 'add_export_args',
@@ -17,9 +17,9 @@ __all__ = ['SPECULATORS_COLUMNS', 'speculators_state', 'is_export_view', 'link_f
 # %% ../nbs/08_export.ipynb #742391fb
 SPECULATORS_COLUMNS = ['input_ids', 'loss_mask', 'seq_len']  # what speculators 0.9's ArrowDataset reads
 
-def speculators_state(shard_names: list[str]) -> dict:
-    "`state.json` of a torch-format view over `shard_names`, as `datasets` writes it after `set_format('torch')`."
-    return {'_data_files': [{'filename': n} for n in shard_names],
+def speculators_state(shard_names: list[str], records: list[dict] | None = None) -> dict:
+    "`state.json` of a torch-format view over `shard_names`, as `datasets` writes it after `set_format('torch')`; with each shard's record."
+    return {'_data_files': records or [{'filename': n} for n in shard_names],
             '_fingerprint': hashlib.sha256(('speculators:' + ''.join(shard_names)).encode()).hexdigest()[:16],
             '_format_columns': SPECULATORS_COLUMNS, '_format_kwargs': {}, '_format_type': 'torch',
             '_output_all_columns': False, '_split': None}
@@ -31,10 +31,8 @@ def is_export_view(path) -> bool:
     return bool(names) and all(isinstance(n, str) for n in names) and st == speculators_state(names)
 
 def link_file(src: Path, dst: Path) -> str:
-    "Hard-link `src` at `dst` ('hardlink'); a symbolic link where that is impossible (another file system: 'symlink')."
-    try: os.link(src, dst); return 'hardlink'
-    except OSError:
-        os.symlink(Path(src).resolve(), dst); return 'symlink'
+    "Hard-link shard `src` at `dst` ('hardlink'); a copy where that is impossible (another file system: 'copy'), never a symlink."
+    return 'hardlink' if place_shard(src, dst) == 'link' else 'copy'
 
 # %% ../nbs/08_export.ipynb #6df24765
 def _export_inputs(dataset, output_dir, overwrite: bool) -> tuple[list, list]:
@@ -76,7 +74,8 @@ def export_speculators(dataset, output_dir, overwrite: bool = False) -> dict:
         if all('seq_len' in n for n in names): out_names, rows = _linked_view(src, shards, tmp, how)
         else:  # pre-tokenized rows without seq_len: rewritten into one shard with the dataset's columns
             out_names, rows, how[SHARD_NAME] = [SHARD_NAME], write_pretokenized(tmp, shards, src.name), 'rewritten'
-        (tmp/'state.json').write_text(json.dumps(speculators_state(out_names), indent=2))
+        known = {s.name: s.record for s in shards} if how.get(out_names[0]) != 'rewritten' else {}
+        (tmp/'state.json').write_text(json.dumps(speculators_state(out_names, record_shards(tmp, out_names, known)), indent=2))
         replace_dir(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True); raise

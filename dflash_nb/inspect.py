@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .dataset import SCHEMA, list_parts
+from .dataset import SCHEMA, DatasetDamaged, dataset_shards, list_parts, open_dataset, stream_batches, verify_shards
 from .records import Record
 from .tokenize import ChatTokenizer, tokenize_record
 from .views import TokenDisplay, TokenViews, MaskDataset, special_ids
@@ -26,8 +26,8 @@ __all__ = ['CHECK_BITS', 'ORDERS', 'DUPLICATE_IDS_WARN', 'DUPLICATE_IDS_FAIL', '
            'window_hashes', 'Thresholds', 'max_repeats', 'scan_batch', 'SampleTable', 'scan_masks', 'Check',
            'mask_checks', 'Gate', 'GateInput', 'describe_loop', 'tiny_span_gate', 'identical_answers_gate',
            'empty_reasoning_gate', 'repetition_gate', 'short_samples_gate', 'truncated_gate', 'source_skew_gate',
-           'duplicate_ids_gate', 'quality_gates', 'InspectReport', 'infer_facts', 'inspect_dataset', 'add_inspect_args',
-           'inspect_main']
+           'duplicate_ids_gate', 'quality_gates', 'InspectReport', 'infer_facts', 'inspect_dataset', 'verify_dataset',
+           'add_inspect_args', 'inspect_main']
 
 # %% ../nbs/05a_inspect.ipynb #6ecfc489
 @dataclass
@@ -732,6 +732,39 @@ def inspect_dataset(path, model_path=None, thresholds=None, tokenizer: bool = Tr
     return InspectReport(ds.url, len(t), int(t.seq_len.sum(dtype=np.int64)), int(t.n_masked.sum(dtype=np.int64)), checks, gates, thr, facts,
                          note, ds.max_seq_len, time.perf_counter() - t0, t, ds, template_summary(ds.manifest))
 
+# %% ../nbs/05a_inspect.ipynb #575ab23c
+def verify_dataset(path, progress: bool = False, examples: int = 5) -> tuple[list[str], list[str]]:
+    "`(notes, problems)`: every shard's sha256 and counts against the manifest, and `content_hashes.npy` against the rows."
+    from dflash_nb.merge import batch_content_hashes  # (imported here: merge loads boto3)
+    d = open_dataset(path, progress)
+    shards, notes = dataset_shards(d), []
+    problems = verify_shards(shards, progress)
+    if not shards.recorded:
+        notes.append(f"{d}: no per-shard sha256 in manifest.json (an older dataset, or another tool's): nothing to verify the "
+                     "bytes against; its rows and tokens were counted against " + ('manifest.json/stats.json' if shards.manifest or shards.stats else 'nothing recorded'))
+    f = d/'content_hashes.npy'
+    hashes = np.load(f, mmap_mode='r') if f.is_file() else None
+    row, tokens, differ = 0, 0, []
+    for s in shards:
+        try:
+            for b in stream_batches(s, 4096):
+                if hashes is not None and 'loss_mask' in b.schema.names and row + len(b) <= len(hashes):
+                    bad = np.flatnonzero(batch_content_hashes(b) != np.asarray(hashes[row:row + len(b)]))
+                    differ += [(row + int(i), b.column('sample_id')[int(i)].as_py() if 'sample_id' in b.schema.names else None, s.name) for i in bad]
+                row += len(b); tokens += len(list_parts(b.column('input_ids'))[1]) if 'input_ids' in b.schema.names else 0
+        except DatasetDamaged as e: problems.append(str(e)); break
+    if hashes is not None and len(hashes) != row and not problems:
+        problems.append(f"{f}: {len(hashes):,} hashes for {row:,} rows; the file belongs to another dataset: re-create the dataset")
+    if differ:
+        ex = '; '.join(f"row {r} ({sid!r}, {sh})" for r, sid, sh in differ[:examples])
+        problems.append(f"{f}: {len(differ):,} row(s) differ from their recorded content hash, e.g. {ex}: their tokens or mask "
+                        "changed after the dataset was written: re-copy or re-create it")
+    if hashes is None: notes.append(f"{d}: no content_hashes.npy: the rows' contents are not checked")
+    if not problems:
+        notes.append(f"{d}: {len(shards)} shard(s), {row:,} rows / {tokens:,} tokens" + (", sha256 as recorded" if shards.recorded else '')
+                     + (", every row's content hash as recorded" if hashes is not None else '') + ": verified")
+    return notes, problems
+
 # %% ../nbs/05a_inspect.ipynb #7ea92d07
 def add_inspect_args(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     "Arguments of `dflash-nb inspect`."
@@ -739,6 +772,8 @@ def add_inspect_args(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p.add_argument('--model-path', help="tokenizer/model dir to decode with (default: the manifest's; its fingerprint must match)")
     p.add_argument('--no-tokenizer', action='store_true', help="do not load a tokenizer: token ids only, template checks skipped")
     p.add_argument('--ignore-fingerprint', action='store_true', help="decode with --model-path even if its fingerprint differs from the manifest's")
+    p.add_argument('--verify', action='store_true', help="only verify the files: every shard's sha256, rows and tokens against the "
+                   "manifest, and content_hashes.npy against the rows (reads every byte; exit 1 on a difference)")
     p.add_argument('--ids', nargs='+', metavar='SAMPLE_ID', help="show these samples as token views (no checks)")
     p.add_argument('--index', nargs='+', type=ranged(int, min=0), metavar='N', help="show the samples at these positions as token views (no checks)")
     p.add_argument('--context', type=ranged(int, min=0), default=24, help="tokens shown around each mask boundary of a long sample (default 24)")
@@ -758,6 +793,11 @@ def add_inspect_args(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
 def inspect_main(args: argparse.Namespace) -> int:
     "Run `dflash-nb inspect`; returns the exit code (1: a check or gate failed)."
     color = args.color == 'always' or (args.color == 'auto' and sys.stdout.isatty())
+    if args.verify:
+        notes, problems = verify_dataset(args.dataset, progress=not args.quiet)
+        for line in notes: print(line)
+        for line in problems: print(line, file=sys.stderr)
+        return 1 if problems else 0
     ds = MaskDataset(args.dataset, args.model_path, not args.no_tokenizer, args.ignore_fingerprint, progress=not args.quiet)
     kw = dict(context=args.context, max_tokens=args.max_tokens)
     if args.ids or args.index:

@@ -16,8 +16,9 @@ import pyarrow.compute as pc
 from tqdm import tqdm
 
 from .storage import is_s3_url, list_objects, local_dataset, staged_output
-from .dataset import (SCHEMA, check_output_dir, clean_asides, dataset_manifest, dataset_shards, list_parts, output_lock, read_json,
-    read_schema, replace_dir, stream_batches, summarize, true_counts, write_dataset_metadata, write_pretokenized)
+from .dataset import (SCHEMA, check_output_dir, clean_asides, dataset_manifest, dataset_shards, list_parts,
+    output_lock, place_shard, read_json, read_schema, record_shards, replace_dir, stream_batches, summarize,
+    true_counts, write_dataset_metadata, write_pretokenized)
 from .tokenize import ChatTokenizer, DiskFull, content_hash, disk_full, is_disk_full, tokenize_dataset
 
 # %% auto #0
@@ -56,11 +57,11 @@ def open_dataset_dir(path, role: str = 'existing') -> DatasetDir:
     if not (p/'state.json').is_file():
         what = "no such folder" if not p.exists() else "not a dataset folder (no state.json)"
         raise FileNotFoundError(f"{p}: {what}; --{role} must be a dataset written by `dflash-nb tokenize` or `dflash-nb merge`")
-    shards = dataset_shards(p)
+    shards = dataset_shards(p)  # one snapshot (shards and manifest of one dataset), checked as merge reads it
     schemas = [read_schema(s) for s in shards]
     if bad := [s.name for s, sc in zip(shards, schemas) if not sc.equals(schemas[0])]:
         raise MergeError(f"{p}: shard(s) {', '.join(bad)} have a different schema from {shards[0].name}; the dataset is inconsistent")
-    return DatasetDir(p, dataset_manifest(p), shards, schemas[0])
+    return DatasetDir(p, shards.manifest, shards, schemas[0])
 
 # %% ../nbs/07_merge.ipynb #8cfffc99
 _PART = {'tokenizer_sha256': 'tokenizer', 'chat_template_sha256': 'chat template'}
@@ -157,14 +158,8 @@ def find_duplicates(ids: list, hashes, sources: list, id_hits: dict, hash_hits: 
 
 # %% ../nbs/07_merge.ipynb #30cd0ba8
 def link_or_copy(src, dst, link: bool = True) -> str:
-    "Put file `src` at new path `dst` as a hard link when possible, else a copy; returns 'link' or 'copy'."
-    if link:
-        try:
-            os.link(src, dst); return 'link'
-        except OSError as e:
-            if e.errno in (errno.EEXIST, errno.ENOENT): raise
-    shutil.copyfile(src, dst)
-    return 'copy'
+    "Put shard `src` at new path `dst` as a hard link when possible, else a copy of the file its snapshot opened; 'link' or 'copy'."
+    return place_shard(src, dst, link)
 
 # %% ../nbs/07_merge.ipynb #bec8f853
 def write_hashes(path, existing_hashes, new_hashes, step: int = 1 << 20):
@@ -216,7 +211,8 @@ def read_part(ds: DatasetDir, progress: bool = False, desc: str = 'read') -> Par
 # %% ../nbs/07_merge.ipynb #fd781e07
 def input_stats(ds: DatasetDir, lens: np.ndarray, progress: bool = False) -> dict:
     "The input's stats.json facts merge needs, checked against its shards; computed by streaming when absent."
-    st, n, total = read_json(ds.path/'stats.json'), len(lens), int(lens.sum())
+    st = ds.shards.stats if hasattr(ds.shards, 'stats') else read_json(ds.path/'stats.json', dict)  # (the snapshot's)
+    n, total = len(lens), int(lens.sum())
     if st is not None:
         if (st.get('samples'), st.get('total_tokens')) != (n, total):
             raise MergeError(f"{ds.path/'stats.json'}: says {st.get('samples')} samples / {st.get('total_tokens')} tokens but the "
@@ -295,22 +291,23 @@ def _scan_existing(ex: DatasetDir, new_ids, progress: bool):
     return id_hits, np.concatenate(lens) if lens else np.zeros(0, np.int64)
 
 def _write_shards(tmp: Path, ex: DatasetDir, nd: DatasetDir, keep, shard_rows, owned: bool, link: bool, progress: bool):
-    "The merged shards in `tmp` (existing linked, new moved/linked/filtered to `keep`): their names and how each was placed."
+    "The merged shards in `tmp` (existing linked, new moved/linked/filtered to `keep`): names, how each was placed, records."
     plan, bounds = [], np.cumsum([0, *shard_rows])
     for i, s in enumerate(nd.shards):
         k = keep[bounds[i]:bounds[i + 1]]
         if k.any(): plan.append((s, k))
     n_shards = len(ex.shards) + len(plan)
     names = [f"data-{i:05d}-of-{n_shards:05d}.arrow" for i in range(n_shards)]
-    how = Counter()
+    how, known = Counter(), {}  # known: the record of a shard placed unchanged (not hashed again)
     for s, name in zip(tqdm(ex.shards, desc='merge: link existing', disable=not progress), names):
-        how[link_or_copy(s, tmp/name, link)] += 1
+        how[link_or_copy(s, tmp/name, link)] += 1; known[name] = getattr(s, 'record', None)
     for (s, k), name in zip(tqdm(plan, desc='merge: write new', disable=not progress), names[len(ex.shards):]):
         if k.all() and read_schema(s).equals(ex.schema, check_metadata=True):
             if owned: os.replace(s, tmp/name); how['move'] += 1
             else: how[link_or_copy(s, tmp/name, link)] += 1
+            known[name] = getattr(s, 'record', None)
         else: write_filtered(s, tmp/name, k, ex.schema); how['write'] += 1
-    return names, how
+    return names, how, record_shards(tmp, names, known)
 
 
 # %% ../nbs/07_merge.ipynb #58c95003
@@ -331,7 +328,7 @@ def _merge_into(tmp: Path, ex: DatasetDir, nd: DatasetDir, owned: bool, link: bo
     dup = find_duplicates(new.ids, new_h, new.sources, id_hits, hash_hits)
 
     # shards: existing ones reused, then the new ones filtered
-    names, how = _write_shards(tmp, ex, nd, dup.keep, new.shard_rows, owned, link, progress)
+    names, how, records = _write_shards(tmp, ex, nd, dup.keep, new.shard_rows, owned, link, progress)
 
     write_hashes(tmp/'content_hashes.npy', ex_h, new_h[dup.keep])
     with open(tmp/'skipped.jsonl', 'wb') as f:
@@ -343,7 +340,7 @@ def _merge_into(tmp: Path, ex: DatasetDir, nd: DatasetDir, owned: bool, link: bo
         shutil.copyfile(ex.path/'dataset_info.json', tmp/'dataset_info.json')  # features must describe the shards' schema
     msl = nd.params.get('max_seq_len')
     dropped_trunc = int((new.lens[~dup.keep] == msl).sum()) if msl else 0
-    return dict(ex_lens=ex_lens, ex_st=ex_st, new=new, new_st=new_st, dup=dup, names=names, how=how,
+    return dict(ex_lens=ex_lens, ex_st=ex_st, new=new, new_st=new_st, dup=dup, names=names, how=how, records=records,
                 truncated_new=max(0, new_st['truncated'] - dropped_trunc),
                 hashes_computed={'existing': ex_h_computed, 'new': new_h_computed})
 
@@ -426,7 +423,7 @@ def _write_merge_manifest(tmp: Path, ex, inputs: dict, stats: dict, r: dict, all
     "The merged dataset's manifest.json: the existing tokenizer and params, both inputs, and how the merge went."
     dup = r['dup']
     manifest = dict(format='dflash_nb.dataset', format_version=1, created_utc=time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
-                    tokenizer=ex.tokenizer, inputs=inputs, params=ex.params, shards=r['names'],
+                    tokenizer=ex.tokenizer, inputs=inputs, params=ex.params, shards=r['records'],
                     counts={k_: stats[k_] for k_ in ('samples', 'total_tokens', 'loss_tokens', 'records_read')},
                     merge=dict(allow_mismatch=bool(allow_mismatch), overridden=mismatches, duplicates=dup.counts,
                                duplicates_by_origin=dup.by_origin, kept_new=int(dup.keep.sum()), shards=dict(r['how']),

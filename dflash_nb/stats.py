@@ -13,7 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .dataset import _is_list, atomic_write, dataset_shards, length_stats, read_json as _read_json, read_shard, true_counts
+from .dataset import Shards, _is_list, atomic_write, dataset_shards, length_stats, read_json as _read_json, read_shard, true_counts
 from .storage import is_s3_url, local_dataset
 
 # %% auto #0
@@ -34,13 +34,14 @@ STATS_KEYS = ('samples', 'total_tokens', 'loss_tokens', 'loss_token_fraction', '
               'seconds', 'tokens_per_second')
 RUN_KEYS = ('truncated', 'skipped', 'records_read', 'seconds', 'tokens_per_second')
 
-def recorded_run_stats(dataset_dir, samples: int, total_tokens: int) -> tuple[dict, list[str]]:
+def recorded_run_stats(dataset_dir, samples: int, total_tokens: int, shards: Shards | None = None) -> tuple[dict, list[str]]:
     "The tokenize-run-only keys from the dataset's stats.json (else manifest.json + skipped.jsonl) when they match the shards."
     d = Path(dataset_dir)
     run, warnings = dict.fromkeys(RUN_KEYS), []
-    rec, where = _read_json(d/'stats.json'), d/'stats.json'
+    st, man = (shards.stats, shards.manifest) if shards is not None else (_read_json(d/'stats.json', dict), _read_json(d/'manifest.json', dict))
+    rec, where = st, d/'stats.json'
     if rec is None:  # no stats.json: the manifest's counts and skipped.jsonl still tell records_read and skipped
-        counts = (_read_json(d/'manifest.json') or {}).get('counts')
+        counts = (man or {}).get('counts')
         if not counts: return run, warnings
         rec, where = dict(counts), d/'manifest.json'
         if (d/'skipped.jsonl').is_file():
@@ -157,12 +158,12 @@ def _per_source(per_src: dict) -> dict:
                     mean_seq_len=v[1] / v[0] if v[0] else 0.0)
             for s, v in sorted(per_src.items(), key=lambda kv: (-kv[1][0], kv[0]))}
 
-def _missing_warnings(d: Path, run: dict, has_source: bool, has_seq_len: bool) -> list[str]:
+def _missing_warnings(d: Path, run: dict, has_source: bool, has_seq_len: bool, has_stats: bool = True) -> list[str]:
     "What the report cannot know about the dataset at `d`, and why."
     warnings = []
     if not has_source: warnings.append("no 'source' column: per-source statistics are unknown")
     if not has_seq_len: warnings.append("no 'seq_len' column: lengths come from input_ids (the speculators pipeline reads seq_len)")
-    if not (d/'stats.json').is_file():
+    if not has_stats:
         warnings.append("no stats.json from `dflash-nb tokenize`: " + ', '.join(k for k in RUN_KEYS if run[k] is None) + " unknown")
     return warnings
 
@@ -173,12 +174,12 @@ def scan_token_counts(dataset_dir, num_layers: int = 5, hidden_size: int = 5120,
     "Statistics of every sample of the dataset at `dataset_dir` (a directory with input_ids and loss_mask, or s3://)."
     t0 = time.perf_counter()
     d = local_dataset(dataset_dir, client=client, progress=progress)  # s3://: a verified cached copy
-    shards = dataset_shards(d)
+    shards = dataset_shards(d)  # one snapshot: the shards, manifest and stats.json of one dataset, checked as read
     lens, loss, columns, per_src, has_source, has_seq_len = _scan_shards(d, shards, threads, progress)
     lens, loss = (np.concatenate(x) if x else np.zeros(0, np.int32) for x in (lens, loss))
     n, total, lt = len(lens), int(lens.sum(dtype=np.int64)), int(loss.sum(dtype=np.int64))
-    run, warnings = recorded_run_stats(d, n, total)
-    manifest = _read_json(d/'manifest.json') or {}
+    run, warnings = recorded_run_stats(d, n, total, shards)
+    manifest = shards.manifest or {}
     params = manifest.get('params') or {}
     limit, limit_known = params.get('max_seq_len'), 'max_seq_len' in params  # known None: the run never truncated
     sources = {s: v[0] for s, v in sorted(per_src.items())} if has_source else None
@@ -190,11 +191,11 @@ def scan_token_counts(dataset_dir, num_layers: int = 5, hidden_size: int = 5120,
               samples_without_loss=int((loss == 0).sum()),
               max_seq_len_limit=limit, samples_at_limit=int((lens == limit).sum()) if limit else None,
               dataset=str(dataset_dir) if is_s3_url(dataset_dir) else str(d.resolve()), shards=len(shards), columns=columns or [],
-              size_on_disk_bytes=dir_size(d),
+              size_on_disk_bytes=shards.folder_bytes,
               offline_hidden_states=dict(num_layers=num_layers, hidden_size=hidden_size, bytes_per_value=2,
                                          bytes=hidden_state_bytes(total, num_layers, hidden_size)))
     st['unknown'] = [k for k in STATS_KEYS if st[k] is None] + ([] if limit_known else ['max_seq_len_limit'])
-    st['warnings'] = warnings + _missing_warnings(d, run, has_source, has_seq_len)
+    st['warnings'] = warnings + _missing_warnings(d, run, has_source, has_seq_len, shards.stats is not None)
     st['scan_seconds'] = round(time.perf_counter() - t0, 3)
     st['scan_tokens_per_second'] = round(total / st['scan_seconds'], 1) if st['scan_seconds'] > 0 else 0.0
     return DatasetStats(st, lens, loss)

@@ -20,8 +20,8 @@ from .records import discover_inputs, ignored_line, ignored_summary, input_stat,
 from .chat_template import (ChatTemplate, ChatTemplateError, TemplateForm, adapt_messages, detect_form,
     load_chat_templates, load_end_of_turn_tokens, select_template_name)
 from .qwen import QWEN36_TEMPLATE_SHA256, bytes_to_unicode, render_qwen36
-from .dataset import (SCHEMA, atomic_write as _atomic_write, check_output_dir, clean_asides, output_lock, read_json, replace_dir, summarize,
-    write_dataset_metadata)  # the dataset's columns, the one writer and the swap
+from .dataset import (SCHEMA, atomic_write as _atomic_write, check_output_dir, clean_asides, output_lock,
+    read_json, record_shards, replace_dir, shard_record, summarize, write_dataset_metadata)  # the dataset's columns, the one writer and the swap
 from . import storage
 
 # %% auto #0
@@ -30,8 +30,8 @@ __all__ = ['PROBE_TEXT', 'ENCODERS', 'FASTOKENS_CHECKS', 'TABLE_FORMAT', 'cache_
            'ChatTokenizer', 'Turns', 'render_turns', 'render_segments', 'Sample', 'generated_text', 'verify_sample',
            'reasoning_not_rendered', 'tokenize_record', 'content_hash', 'Batch', 'RecordTimeout', 'record_timer',
            'tokenize_lines', 'die_with_parent', 'worker_pool', 'batch_to_arrow', 'id_hashes', 'Chunk',
-           'committed_chunks', 'chunk_stats', 'finish_plan', 'finish_chunks', 'DiskFull', 'is_disk_full', 'disk_full',
-           'tokenize_dataset']
+           'committed_chunks', 'chunk_stats', 'finish_plan', 'finish_chunks', 'finished_shard_records', 'DiskFull',
+           'is_disk_full', 'disk_full', 'tokenize_dataset']
 
 # %% ../nbs/04_tokenize.ipynb #4c583fe9
 PROBE_TEXT = ("def f(x):\n    return {'a': [1, 2.5e-3]}  # café naïve Ελληνικά Русский 中文分词 加拿大 新加坡 日本語のテキスト "
@@ -678,7 +678,8 @@ def commit(self: Chunk, end: tuple[int, int]) -> dict:
         for s in self.skips: f.write(json.dumps(s, ensure_ascii=False) + '\n')
     meta = dict(index=self.index, arrow=self.arrow if self._w is not None else None, end=list(end), records=self.records,
                 truncated=self.truncated, skipped=dict(Counter(s['reason'] for s in self.skips)), sources=dict(self.sources),
-                seconds=time.perf_counter() - self.t0, flags=self.flags, templates=dict(self.templates))
+                seconds=time.perf_counter() - self.t0, flags=self.flags, templates=dict(self.templates),
+                shard=shard_record(self.tmp/self.arrow) if self._w is not None else None)  # hashed now, from the page cache
     _atomic_write(self.tmp/f"chunk-{self.index:05d}.json", json.dumps(meta))
     return meta
 
@@ -735,6 +736,12 @@ def finish_chunks(tmp, metas: list[dict], stats: dict | None = None) -> list[str
     write_dataset_metadata(tmp, names)
     for f in sorted(tmp.glob('chunk-*')): f.unlink()  # last: the steps above may need them again
     return names
+
+def finished_shard_records(tmp) -> list[dict]:
+    "The manifest's `shards` of a finished folder: each chunk's record from its commit (by its final name), else read now."
+    plan = finish_plan(tmp)
+    known = {n: m['shard'] for a, n in plan['renames'] for m in plan['metas'] if m.get('arrow') == a and m.get('shard')}
+    return record_shards(tmp, [n for _, n in plan['renames']], known)
 
 # %% ../nbs/04_tokenize.ipynb #b6781164
 class DiskFull(TokenizeError, OSError):
@@ -900,7 +907,7 @@ def tokenize_dataset(model_path, completions, output_dir, max_seq_len: int | Non
                 result = _tokenize_chunks(ct, tmp, metas, files, open_files, run_key, workers, progress, read)
                 result['ignored'] = ignored_summary(ignored)  # before finish_chunks: journaled with the plan
             shards = finish_chunks(tmp, metas, result)
-            flags, flagged = _write_manifest(tmp, ct, completions, files, metas, result, shards, run_key)
+            flags, flagged = _write_manifest(tmp, ct, completions, files, metas, result, finished_shard_records(tmp), run_key)
             replace_dir(tmp, out)
             for f in (FINISH, 'run.json'): (out/f).unlink(missing_ok=True)
         except OSError as e:

@@ -65,9 +65,10 @@ class TokenDataset:
     "Memory-mapped samples of a tokenized dataset; `ds[i]` -> (input_ids int64, loss_mask bool), truncated to max_seq_len."
     def __init__(self, path, max_seq_len: int | None = None):
         self.path, self.max_seq_len = open_dataset(path), max_seq_len
-        self.manifest = dataset_manifest(self.path) or {}
+        shards = dataset_shards(self.path)  # one snapshot of shards and manifest, checked as it is read (`dataset`)
+        self.manifest = shards.manifest or {}
         self._batches, where, lens, anchors, self.max_token_id = [], [], [], [], -1
-        for f in dataset_shards(self.path):
+        for f in shards:
             for rb, vals, mvals, off, n_t, anch, top in _indexed_batches(f, max_seq_len):
                 self.max_token_id = max(self.max_token_id, top)
                 where.append(np.stack([np.full(len(n_t), len(self._batches)), np.arange(len(n_t))], 1))

@@ -295,9 +295,8 @@ class MaskDataset:
     def __init__(self, path, model_path=None, tokenizer: bool = True, ignore_fingerprint: bool = False, progress: bool = False):
         self.url = str(path)
         self.path = open_dataset(path, progress)
-        self.shards = dataset_shards(self.path)
-        self.manifest = read_json(self.path/'manifest.json')
-        self.stats = read_json(self.path/'stats.json')
+        self.shards = dataset_shards(self.path)  # one snapshot, checked as it is read (`dataset`)
+        self.manifest, self.stats = self.shards.manifest, self.shards.stats
         self.ct, self.tokenizer_note = (load_tokenizer(self.manifest, model_path, ignore_fingerprint) if tokenizer
                                         else (None, "no tokenizer (--no-tokenizer): showing token ids"))
         self.display = TokenDisplay(self.ct)

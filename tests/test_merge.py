@@ -10,6 +10,7 @@ from conftest import ROOT, cli
 import dflash_nb.merge as merge
 from dflash_nb.merge import MergeError, add_merge_args, count_equation, merge_datasets, merge_main
 from dflash_nb.tokenize import SCHEMA, content_hash, tokenize_dataset
+from dflash_nb.dataset import record_shards, shard_record
 
 SAMPLES = ROOT/'data'/'samples'
 
@@ -118,7 +119,9 @@ def test_counts_duplicates_and_order(existing, qwen_dir, tmp_path):
     # shards renamed, existing shard hard-linked (same inode), state.json lists them in order
     assert sorted(p.name for p in out.glob('*.arrow')) == ['data-00000-of-00002.arrow', 'data-00001-of-00002.arrow']
     assert os.stat(out/'data-00000-of-00002.arrow').st_ino == os.stat(existing/'data-00000-of-00001.arrow').st_ino
-    assert [f['filename'] for f in json.loads((out/'state.json').read_text())['_data_files']] == man['shards']
+    assert [f['filename'] for f in json.loads((out/'state.json').read_text())['_data_files']] == [r['filename'] for r in man['shards']]
+    assert man['shards'][0] == {**shard_record(existing/'data-00000-of-00001.arrow'), 'filename': 'data-00000-of-00002.arrow'}
+    assert man['shards'][1] == shard_record(out/'data-00001-of-00002.arrow')  # the filtered new shard, recorded as written
     assert m['shards'] == {'link': 1, 'write': 1} and not m['allow_mismatch'] and m['overridden'] == []
     assert man['tokenizer']['fingerprint'] == man['inputs']['new']['fingerprint'] == man['inputs']['existing']['fingerprint']
     assert man['inputs']['new']['kind'] == 'completions' and man['inputs']['new']['files'][0]['name'] == 'new.jsonl'
@@ -219,7 +222,9 @@ def _foreign_dataset(existing, out, table):
     "A dataset folder like ours (manifest copied from `existing`) holding `table`."
     out.mkdir()
     with pa.ipc.new_stream(str(out/'data-00000-of-00001.arrow'), table.schema) as w: w.write_table(table)
-    for f in ('state.json', 'dataset_info.json', 'manifest.json'): shutil.copyfile(existing/f, out/f)
+    for f in ('state.json', 'dataset_info.json'): shutil.copyfile(existing/f, out/f)
+    man = json.loads((existing/'manifest.json').read_text())  # its own shard's record: readers check the shard against it
+    (out/'manifest.json').write_text(json.dumps({**man, 'shards': record_shards(out, ['data-00000-of-00001.arrow'])}))
     return out
 
 def test_schema_mismatch_refused(existing, qwen_dir, tmp_path):

@@ -145,6 +145,9 @@ def test_corrupt_datasets_are_errors_naming_shard_and_sample(samples_ds, tmp_pat
     victim = dataset_shards(broken)[1]; victim.unlink()
     with pytest.raises(FileNotFoundError, match=f"{victim.name}: listed in .*state.json but missing"): compute_stats(broken)
     victim.write_bytes(b'not arrow at all')
+    with pytest.raises(ValueError, match=f"{victim.name}: 16 bytes but .*manifest.json records .* \\(cut short\\)"): compute_stats(broken)
+    man = json.loads((broken/'manifest.json').read_text()); del man['shards']  # an older dataset: no per-shard records
+    (broken/'manifest.json').write_text(json.dumps(man))
     with pytest.raises(ValueError, match=f"{victim.name}: not an Arrow IPC stream or file"): compute_stats(broken)
 
 
