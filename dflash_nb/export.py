@@ -28,7 +28,7 @@ def is_export_view(path) -> bool:
     "Is `path` a view `export_speculators` wrote (its `state.json` is the one written for its shards)?"
     st = read_json(Path(path)/'state.json') if (Path(path)/'state.json').is_file() else None
     names = [f.get('filename') for f in st.get('_data_files', [])] if isinstance(st, dict) else None
-    return bool(names) and all(isinstance(n, str) for n in names) and st == speculators_state(names)
+    return bool(names) and all(isinstance(n, str) for n in names) and st == speculators_state(names, st['_data_files'])
 
 def link_file(src: Path, dst: Path) -> str:
     "Hard-link shard `src` at `dst` ('hardlink'); a copy where that is impossible (another file system: 'copy'), never a symlink."
