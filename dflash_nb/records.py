@@ -475,14 +475,15 @@ def discover_inputs(src, split: str | None = None) -> Inputs:
             else: ignored.append((r + '/', why))
     if p.is_file() or is_saved_dataset(p):
         if (why := _why_not_read(p, p.name)) is not None: raise ValueError(f"{src}: {why}")
+        if split is not None: raise ValueError(f"{src}: --split {split} given, but this is not a DatasetDict folder (dataset_dict.json); drop --split")
         return Inputs([(p.name, p)], [])
     def walk(d: Path, rel: str):
         real = d.resolve()
         if real in seen: ignored.append((rel + '/', f"the same folder as {seen[real] or '.'}/ (symlink; read once)")); return
         seen[real] = rel
-        if dataset_dict_splits(d) is not None: return dataset_dict(d, rel)
-        try: entries = sorted(os.scandir(d), key=lambda e: e.name)
+        try: entries, dd = sorted(os.scandir(d), key=lambda e: e.name), dataset_dict_splits(d) is not None
         except OSError as e: raise unreadable_folder(d, e) from None
+        if dd: return dataset_dict(d, rel)
         for e in entries:
             r, q = (f"{rel}/{e.name}" if rel else e.name), Path(e.path)
             if e.name.startswith('.'): ignored.append((shown_name(r) + ('/' if e.is_dir() else ''), "hidden")); continue
@@ -495,13 +496,17 @@ def discover_inputs(src, split: str | None = None) -> Inputs:
                 raise unreadable_folder(d, err) from None
             if (kind := file_kind(st.st_mode)) is not None: ignored.append((r, f"{kind}: only regular files are read (it never ends)")); continue
             is_dir = stat.S_ISDIR(st.st_mode)
-            if is_dir and not is_saved_dataset(q): walk(q, r); continue
+            try: saved = is_dir and is_saved_dataset(q)
+            except OSError as err: raise unreadable_folder(q, err) from None  # (not its state.json, which may not exist)
+            if is_dir and not saved: walk(q, r); continue
             real_f = q.resolve()
             if real_f in seen: ignored.append((r, f"the same {'dataset' if is_dir else 'file'} as {seen[real_f]} (symlink; read once)")); continue
             seen[real_f] = r
             if (why := _why_not_read(q, e.name)) is None: files.append((r, q))
             else: ignored.append((r, why))
     walk(p, '')
+    if split is not None and not splits:
+        raise ValueError(f"{src}: --split {split} given, but there is no DatasetDict folder (dataset_dict.json) in it; drop --split")
     if not files:
         raise FileNotFoundError(f"{src}: no completions in this folder ({len(ignored)} other files ignored"
                                 + (f", e.g. {ignored[0][0]}: {ignored[0][1]}" if ignored else '') + "); point --completions at "
