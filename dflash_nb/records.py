@@ -476,7 +476,7 @@ def discover_inputs(src, split: str | None = None) -> Inputs:
     if p.is_file() or is_saved_dataset(p):
         if (why := _why_not_read(p, p.name)) is not None: raise ValueError(f"{src}: {why}")
         if split is not None: raise ValueError(f"{src}: --split {split} given, but this is not a DatasetDict folder (dataset_dict.json); drop --split")
-        return Inputs([(p.name, p)], [])
+        return Inputs([(shown_name(p.name), p)], [])
     def walk(d: Path, rel: str):
         real = d.resolve()
         if real in seen: ignored.append((rel + '/', f"the same folder as {seen[real] or '.'}/ (symlink; read once)")); return
@@ -485,10 +485,8 @@ def discover_inputs(src, split: str | None = None) -> Inputs:
         except OSError as e: raise unreadable_folder(d, e) from None
         if dd: return dataset_dict(d, rel)
         for e in entries:
-            r, q = (f"{rel}/{e.name}" if rel else e.name), Path(e.path)
-            if e.name.startswith('.'): ignored.append((shown_name(r) + ('/' if e.is_dir() else ''), "hidden")); continue
-            if shown_name(e.name) != e.name:
-                ignored.append((shown_name(r), "the name is not valid UTF-8, so it cannot name samples or skips; rename it to read it")); continue
+            r, q = (f"{rel}/{shown_name(e.name)}" if rel else shown_name(e.name)), Path(e.path)  # a non-UTF-8 name: read, named escaped
+            if e.name.startswith('.'): ignored.append((r + ('/' if e.is_dir() else ''), "hidden")); continue
             try: st = q.stat()  # links followed
             except (FileNotFoundError, NotADirectoryError): ignored.append((r, "a broken symlink")); continue
             except OSError as err:

@@ -155,15 +155,16 @@ def test_dataset_dict_reads_the_train_split_and_names_the_splits(qwen_dir, tmp_p
     assert json.loads((tmp_path/'merged2'/'manifest.json').read_text())['inputs']['existing']['split'] == 'test'
 
 # ---------------------------------------------------------------------------------------------- 18: messages
-def test_non_utf8_file_name_is_skipped_and_named(qwen_dir, tmp_path):
-    "A file whose name is not UTF-8 (b'bad\\xff.jsonl'): listed as ignored with its name escaped; the run goes on."
+def test_non_utf8_file_name_is_read_under_an_escaped_name(qwen_dir, tmp_path):
+    "A file whose name is not UTF-8 (b'bad\\xff.jsonl'; it stopped the run naming no file): read, named 'bad\\\\xff.jsonl'."
     d = tmp_path/'in'; d.mkdir()
     (d/'good.jsonl').write_text(good(1) + '\n')
-    with open(os.path.join(os.fsencode(d), b'bad\xff.jsonl'), 'w') as f: f.write(good(2) + '\n')
-    r = cli('tokenize', '--model-path', qwen_dir, '--completions', d, '--output-dir', tmp_path/'out', '--quiet')
-    st = json.loads((tmp_path/'out'/'stats.json').read_text())
-    assert st['samples'] == 1 and st['ignored']['files'] == [{'name': 'bad\\xff.jsonl', 'reason': st['ignored']['files'][0]['reason']}]
-    assert 'not valid UTF-8' in st['ignored']['files'][0]['reason'] and 'bad\\xff.jsonl' in r.stdout
+    with open(os.path.join(os.fsencode(d), b'bad\xff.jsonl'), 'w') as f: f.write(json.dumps({'messages': OK}) + '\n{oops\n')
+    cli('tokenize', '--model-path', qwen_dir, '--completions', d, '--output-dir', tmp_path/'out', '--quiet')
+    assert sorted(_ids(tmp_path/'out')) == ['bad\\xff.jsonl:1', 'g1']
+    assert [f['name'] for f in json.loads((tmp_path/'out'/'manifest.json').read_text())['inputs']['files']] == ['bad\\xff.jsonl', 'good.jsonl']
+    [sk] = [json.loads(l) for l in (tmp_path/'out'/'skipped.jsonl').read_text().splitlines()]
+    assert (sk['file'], sk['line'], sk['reason']) == ('bad\\xff.jsonl', 2, 'invalid_json')
 
 DAMAGE = {  # case: (file, new contents)
     'empty tokenizer.json': ('tokenizer.json', b''),
