@@ -14,11 +14,12 @@ OK = [{'role': 'user', 'content': 'q'}, {'role': 'assistant', 'content': 'a'}]
 good = lambda i: json.dumps({'id': f'g{i}', 'messages': OK})
 
 CHILD = """
-import resource, sys
+import re, resource, sys
 resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))  # a run that reads a device whole dies here, not the machine
 from dflash_nb.cli import main
 rc = main(sys.argv[1:])
-print(f"MAXRSS_KB {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}", file=sys.stderr)
+hwm = re.search(r'VmHWM:\\s+(\\d+) kB', open('/proc/self/status').read()).group(1)  # this program's peak (ru_maxrss would
+print(f"MAXRSS_KB {hwm}", file=sys.stderr)                                         # count the pytest process it forked from)
 sys.exit(rc)
 """
 
@@ -211,3 +212,12 @@ def test_unreadable_sub_folder_is_named(mode):
         assert r.stdout.startswith(f"ERROR {d/'locked'}: cannot read this folder"), r.stdout + r.stderr[-2000:]
     finally:
         (d/'locked').chmod(0o755); shutil.rmtree(d)
+
+def test_record_cap_across_workers(qwen_dir, tmp_path):
+    "The over-long record's skip crosses the worker pool (pickled) like any other, in input order."
+    f = tmp_path/'c.jsonl'
+    f.write_text(good(1) + '\n' + json.dumps({'id': 'big', 'messages': [OK[0], {'role': 'assistant', 'content': 'x' * 5000}]}) + '\n' + good(2) + '\n')
+    st = tokenize_dataset(qwen_dir, f, tmp_path/'out', workers=2, batch_size=1, max_record_bytes=2000, progress=False)
+    assert st['samples'] == 2 and st['skipped'] == {'record_too_large': 1}
+    [sk] = [json.loads(l) for l in (tmp_path/'out'/'skipped.jsonl').read_text().splitlines()]
+    assert (sk['line'], sk['sample_id']) == (2, 'c.jsonl:2')
