@@ -30,9 +30,13 @@ class ChatTemplateError(ValueError):
 
 # %% ../nbs/02_chat_template.ipynb #f18f266e
 def _read_json(path: Path) -> Any:
-    try: return json.loads(path.read_text(encoding="utf-8"))
+    try: v = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
         raise ChatTemplateError(f"cannot read {path}: {e}. Check that it is a valid UTF-8 JSON file.") from e
+    if not isinstance(v, dict):  # every file read here is a JSON object: a list or a string is a damaged or foreign file
+        raise ChatTemplateError(f"{path}: a JSON {type(v).__name__}, not an object; copy the model's {path.name} again",
+                                reason=f"bad {path.name}")
+    return v
 
 def _json_files(d: Path, *names):
     "`(path, contents)` of each named JSON file of `d` that exists, read in turn (a later one only if it is asked for)."
@@ -117,11 +121,13 @@ def load_end_of_turn_tokens(model_dir: str | Path) -> list[str]:
         ids = [eos] if isinstance(eos, int) else [i for i in eos or [] if isinstance(i, int)]
     if ids:
         cfg = _read_json(d / "tokenizer_config.json") if (d / "tokenizer_config.json").is_file() else {}
-        names = {int(k): v.get("content") for k, v in (cfg.get("added_tokens_decoder") or {}).items() if isinstance(v, dict)}
+        dec = cfg.get("added_tokens_decoder")
+        names = {int(k): v.get("content") for k, v in (dec if isinstance(dec, dict) else {}).items() if isinstance(v, dict) and k.isdigit()}
         if any(i not in names for i in ids) and (d / "tokenizer.json").is_file():
             tj = _read_json(d / "tokenizer.json")
-            names = {**{t["id"]: t["content"] for t in tj.get("added_tokens", [])}, **names}
-            vocab = ((tj.get("model") or {}).get("vocab") or {})
+            added = tj.get("added_tokens") if isinstance(tj.get("added_tokens"), list) else []
+            names = {**{t["id"]: t["content"] for t in added if isinstance(t, dict) and "id" in t and "content" in t}, **names}
+            vocab = (tj.get("model") or {}).get("vocab") if isinstance(tj.get("model"), dict) else {}
             if isinstance(vocab, dict) and any(i not in names for i in ids):
                 names = {**{v: k for k, v in vocab.items()}, **names}
         missing = [i for i in ids if not isinstance(names.get(i), str)]

@@ -8,6 +8,8 @@ import argparse, importlib, sys
 from dataclasses import asdict, dataclass
 
 from .config import Config, add_config_args, make_config, opt
+from .records import MAX_RECORD_BYTES  # (the standard library only)
+
 
 # %% auto #0
 __all__ = ['STAGE_COMMANDS', 'EXPECTED_ERRORS', 'TokenizeConfig', 'make_parser', 'main']
@@ -65,6 +67,9 @@ class TokenizeConfig(Config):
                        "the choice and why are in the manifest", choices=('auto', 'fastokens', 'tokenizers', 'tiktoken'),
                        metavar='{auto,fastokens,tokenizers}')   # tiktoken: removed, a one-line error
     renderer: str = opt('auto', "auto: native Python for the known Qwen3.6 templates, else Jinja (default)", choices=('auto', 'jinja'))
+    max_record_bytes: int = opt(MAX_RECORD_BYTES, "longest record (a JSONL line, array element or row) in bytes; a longer one is a listed "
+                                          "skip (record_too_large), read in pieces, never held whole (default 64 MiB)", min=1)
+    split: str | None = opt(None, "the split to read of a DatasetDict folder (dataset_dict.json) in --completions (default: train)")
     skip_reasoning_not_rendered: bool = opt(False, "skip samples whose generated reasoning the chat template does not render "
                                                    "(default: keep them, flagged)")
     s3_endpoint: str | None = opt(None, "S3-compatible endpoint URL (default: AWS_ENDPOINT_URL / the AWS configuration)")

@@ -4,7 +4,7 @@
 
 # %% ../nbs/07_merge.ipynb #7013057e
 from __future__ import annotations
-import errno, json, os, re, shutil, time
+import errno, json, os, re, shutil, sys, time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +19,7 @@ from .storage import is_s3_url, list_objects, local_dataset, staged_output
 from .dataset import (SCHEMA, check_output_dir, clean_asides, dataset_manifest, dataset_shards, list_parts,
     output_lock, place_shard, read_json, read_schema, record_shards, replace_dir, stream_batches, summarize,
     true_counts, write_dataset_metadata, write_pretokenized)
+from .records import MESSAGE_COLUMNS, _columns, choose_split, dataset_dict_splits
 from .tokenize import ChatTokenizer, DiskFull, content_hash, disk_full, is_disk_full, tokenize_dataset
 
 # %% auto #0
@@ -357,15 +358,15 @@ def conform_rows(nd: DatasetDir, dst: Path, vocab_size: int | None = None) -> Da
 
 # %% ../nbs/07_merge.ipynb #bf7fd27e
 def merge_datasets(existing, new, output_dir, model_path=None, allow_mismatch: bool = False, workers: int = 1,
-                   progress: bool = True, overwrite: bool = False, link: bool = True) -> dict:
+                   progress: bool = True, overwrite: bool = False, link: bool = True, split: str | None = None) -> dict:
     "Merge `new` (completions or a dataset) into a copy of dataset `existing` at `output_dir`; returns its stats.json dict."
     if is_s3_url(output_dir):  # merged into a local temporary folder, uploaded with its manifest last when the block ends
         with staged_output(str(output_dir), progress=progress, overwrite=overwrite) as d:
-            st = merge_datasets(existing, new, d, model_path, allow_mismatch, workers, progress, True, link)
+            st = merge_datasets(existing, new, d, model_path, allow_mismatch, workers, progress, True, link, split)
             return st | dict(count_equation=count_equation(d))  # for the caller: the folder is gone after the upload
     with output_lock(output_dir):  # one writer per OUT, from the exists-check to the commit
         clean_asides(output_dir)   # what a merge killed in its commit left
-        try: return _merge_locked(existing, new, output_dir, model_path, allow_mismatch, workers, progress, overwrite, link)
+        try: return _merge_locked(existing, new, output_dir, model_path, allow_mismatch, workers, progress, overwrite, link, split)
         except OSError as e:  # a full disk is one line, not a traceback
             if isinstance(e, DiskFull) or not is_disk_full(e): raise
             raise disk_full(e, Path(output_dir).with_name(Path(output_dir).name + '.partial'),
@@ -432,6 +433,14 @@ def _write_merge_manifest(tmp: Path, ex, inputs: dict, stats: dict, r: dict, all
 
 
 # %% ../nbs/07_merge.ipynb #89c86238
+def _split_of(path, split: str | None, role: str):
+    "`(path, splits)`: of a local DatasetDict folder, the split folder to read (`split`, else `train`; named on stderr) where it holds a dataset."
+    if is_s3_url(path) or dataset_dict_splits(Path(path)) is None: return path, None
+    s, names = choose_split(Path(path), split)
+    if role == '--new' and set(_columns(Path(path)/s)) & set(MESSAGE_COLUMNS): return path, None  # completions: tokenize chooses
+    print(f"merge: {role} {path}: a DatasetDict with splits {', '.join(names)}; reading split {s!r} (--split chooses)", file=sys.stderr)
+    return Path(path)/s, dict(split=s, splits=names)
+
 def _open_existing(existing, new, out: Path, overwrite: bool):
     "The existing dataset, after the one-line errors for a missing --new, clashing paths and a dataset without manifest."
     ex = open_dataset_dir(existing, 'existing')
@@ -444,7 +453,7 @@ def _open_existing(existing, new, out: Path, overwrite: bool):
                          "`dflash-nb tokenize` or `dflash-nb merge`")
     return ex
 
-def _new_rows(ex, nd, new, new_is_ds: bool, ct, tmp: Path, workers: int, progress: bool):
+def _new_rows(ex, nd, new, new_is_ds: bool, ct, tmp: Path, workers: int, progress: bool, split: str | None = None):
     "`(nd, extra)`: the new side as a dataset inside `tmp` (rows conformed or completions tokenized) and its manifest facts."
     extra = {}
     if new_is_ds and nd.manifest is None:
@@ -453,16 +462,21 @@ def _new_rows(ex, nd, new, new_is_ds: bool, ct, tmp: Path, workers: int, progres
     if not new_is_ds:
         tokenize_dataset(ct.model_path, new, tmp/'_new', max_seq_len=ex.params.get('max_seq_len', 8192), workers=workers,
                          batch_size=ex.params.get('batch_size', 64), shard_tokens=ex.params.get('shard_tokens', 100_000_000),
-                         progress=progress)
+                         progress=progress, split=split)
         nd = open_dataset_dir(tmp/'_new', 'new')
         extra = dict(model_path=str(ct.model_path), files=nd.manifest['inputs']['files'])
+        if splits := nd.manifest['inputs'].get('splits'): extra['splits'] = splits
     return nd, extra
 
 
 # %% ../nbs/07_merge.ipynb #73e1c1fd
-def _merge_locked(existing, new, output_dir, model_path, allow_mismatch, workers, progress, overwrite, link) -> dict:
+def _merge_locked(existing, new, output_dir, model_path, allow_mismatch, workers, progress, overwrite, link, split=None) -> dict:
     t0 = time.perf_counter()
     existing, new = _local_inputs(existing, new, progress)
+    (existing, ex_split), (new, new_split) = _split_of(existing, split, '--existing'), _split_of(new, split, '--new')
+    new_dd = not is_s3_url(new) and dataset_dict_splits(Path(new)) is not None  # DatasetDict completions: tokenize reads the split
+    if split is not None and not (ex_split or new_split or new_dd):
+        raise ValueError(f"--split {split}: neither --existing nor --new is a DatasetDict folder (dataset_dict.json); drop --split")
     out = Path(output_dir)
     ex = _open_existing(existing, new, out, overwrite)
     new_is_ds = is_dataset_dir(new)
@@ -473,15 +487,15 @@ def _merge_locked(existing, new, output_dir, model_path, allow_mismatch, workers
     if tmp.exists(): shutil.rmtree(tmp)
     tmp.mkdir(parents=True)
     try:
-        nd, extra = _new_rows(ex, nd, new, new_is_ds, ct, tmp, workers, progress)
+        nd, extra = _new_rows(ex, nd, new, new_is_ds, ct, tmp, workers, progress, split if new_dd else None)
         r = _merge_into(tmp, ex, nd, owned=not new_is_ds, link=link, progress=progress, new_label=str(new))
         if not new_is_ds: shutil.rmtree(tmp/'_new')
         if (tmp/'_rows').exists(): shutil.rmtree(tmp/'_rows')
         seconds = time.perf_counter() - t0
         stats = _merged_stats(r, seconds)
         (tmp/'stats.json').write_text(json.dumps(stats, indent=2))
-        inputs = dict(existing=_describe_input(ex, 'dataset', existing, r['ex_st']),
-                      new=_describe_input(nd, 'dataset' if new_is_ds else 'completions', new, r['new_st'], extra))
+        inputs = dict(existing=_describe_input(ex, 'dataset', existing, r['ex_st'], ex_split),
+                      new=_describe_input(nd, 'dataset' if new_is_ds else 'completions', new, r['new_st'], (new_split or {}) | extra))
         _write_merge_manifest(tmp, ex, inputs, stats, r, allow_mismatch, mismatches, seconds)
         replace_dir(tmp, out)  # an old `out` is swapped out in one step, then deleted
     except BaseException:
@@ -510,6 +524,7 @@ def add_merge_args(p):
                                                                    "(recorded in the output manifest)")
     p.add_argument('--workers', type=ranged(int, min=1, max=1024), default=1, help="tokenizer processes for new completions (default 1)")
     p.add_argument('--overwrite', action='store_true', help="replace an existing --output-dir (after the new one is complete)")
+    p.add_argument('--split', help="the split to read where --existing or --new is a DatasetDict folder (dataset_dict.json; default: train)")
     p.add_argument('--copy', action='store_true', help="copy the existing shards instead of hard-linking them")
     p.add_argument('--quiet', action='store_true', help="no progress bars")
     return p
@@ -518,6 +533,7 @@ def add_merge_args(p):
 def merge_main(args) -> int:
     "Run `dflash-nb merge` with parsed `args`; prints the count equation. Errors propagate as exceptions."
     st = merge_datasets(args.existing, args.new, args.output_dir, model_path=args.model_path, allow_mismatch=args.allow_mismatch,
-                        workers=args.workers, progress=not args.quiet, overwrite=args.overwrite, link=not args.copy)
+                        workers=args.workers, progress=not args.quiet, overwrite=args.overwrite, link=not args.copy,
+                        split=args.split)
     print(f"{st.get('count_equation') or count_equation(args.output_dir)} -> {args.output_dir}")
     return 0

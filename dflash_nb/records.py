@@ -4,21 +4,24 @@
 
 # %% ../nbs/01_records.ipynb #d0fee852
 from __future__ import annotations
-import json, os, io, codecs, gzip
+import errno, json, os, io, codecs, gzip, stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
 # %% auto #0
 __all__ = ['SKIP_REASONS', 'MAX_DEPTH', 'ROLE_ALIASES', 'ROLES', 'REASONING_FIELDS', 'TEXT_PARTS', 'SAMPLES_DIR',
-           'INPUT_SUFFIXES', 'JSONL_SUFFIXES', 'MESSAGE_COLUMNS', 'NOT_RECORDS', 'BadRecord', 'check_depth',
-           'safe_text', 'Record', 'Skip', 'normalize_message', 'is_user_query', 'generated_turns', 'parse_record',
-           'input_suffix', 'is_saved_dataset', 'InputError', 'read_lines', 'name_not_read', 'Inputs', 'discover_inputs',
-           'list_completion_files', 'input_stat', 'ignored_summary', 'ignored_line', 'parse_line', 'read_records']
+           'INPUT_SUFFIXES', 'JSONL_SUFFIXES', 'MESSAGE_COLUMNS', 'NOT_RECORDS', 'MAX_RECORD_BYTES', 'BadRecord',
+           'check_depth', 'safe_text', 'Record', 'Skip', 'normalize_message', 'is_user_query', 'generated_turns',
+           'parse_record', 'input_suffix', 'is_saved_dataset', 'InputError', 'file_kind', 'TooLarge', 'read_lines',
+           'name_not_read', 'Inputs', 'shown_name', 'unreadable_folder', 'dataset_dict_splits', 'choose_split',
+           'discover_inputs', 'list_completion_files', 'input_stat', 'ignored_summary', 'ignored_line', 'parse_line',
+           'read_records']
 
 # %% ../nbs/01_records.ipynb #affd64da
 SKIP_REASONS = {
     'invalid_json': "the line is not valid JSON",
+    'record_too_large': "the record (a JSONL line, an array element, a row) is longer than --max-record-bytes: read in pieces and dropped",
     'not_an_object': "the line is JSON but not an object",
     'no_messages': "no non-empty `messages` or `conversations` list",
     'bad_message': "a message is not an object, has no role, or has content of an unsupported type",
@@ -222,31 +225,78 @@ def is_saved_dataset(p: Path) -> bool:
     return (p/'state.json').is_file() and (p/'dataset_info.json').is_file()
 
 # %% ../nbs/01_records.ipynb #45890d09
-def _open_bytes(path):
-    "A binary file object over `path`'s contents, decompressed by its suffix (.gz, .zst)."
-    n = Path(path).name.lower()
-    if n.endswith('.gz'): return gzip.open(path, 'rb')
-    if n.endswith('.zst'):
-        try: import zstandard
-        except ImportError: raise ValueError(f"{path}: reading .zst files needs the zstandard package (pip install zstandard)") from None
-        return io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(open(path, 'rb'), closefd=True))
-    return open(path, 'rb')
+MAX_RECORD_BYTES = 64 << 20  # one record (a JSONL line, a JSON-array element, a row): the --max-record-bytes default
 
 class InputError(ValueError):
-    "A whole input file that cannot be read (corrupt or truncated compression, unreadable Parquet)."
+    "A whole input file that cannot be read (corrupt or truncated compression, unreadable Parquet, not a regular file)."
+
+def file_kind(mode: int) -> str | None:
+    "None for a regular file (or folder), else what `st_mode` says it is: a FIFO or a device never ends, so it is not read."
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode): return None
+    kinds = ((stat.S_ISFIFO, 'a FIFO (named pipe)'), (stat.S_ISCHR, 'a character device'), (stat.S_ISBLK, 'a block device'),
+             (stat.S_ISSOCK, 'a socket'))
+    return next((what for test, what in kinds if test(mode)), 'a special file') + ", not a regular file"
+
+def _open_regular(path):
+    "`path` (links followed) opened for binary reading where it is a regular file, else `InputError`; never blocks on a FIFO."
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(mode := os.fstat(fd).st_mode):
+            raise InputError(f"{path}: {file_kind(mode) or 'a folder'}; only regular files are read as completions")
+        os.set_blocking(fd, True)
+        return open(fd, 'rb')
+    except BaseException: os.close(fd); raise
+
+def _open_bytes(path):
+    "A binary file object over `path`'s contents, decompressed by its suffix (.gz, .zst) as it is read."
+    n, raw = Path(path).name.lower(), _open_regular(path)
+    try:
+        if n.endswith('.gz'):
+            g = gzip.GzipFile(fileobj=raw, mode='rb'); g.myfileobj = raw  # closed with it, as gzip.open(path) does
+            return g
+        if n.endswith('.zst'):
+            try: import zstandard
+            except ImportError: raise ValueError(f"{path}: reading .zst files needs the zstandard package (pip install zstandard)") from None
+            return io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(raw, closefd=True))
+        return raw
+    except BaseException: raw.close(); raise
+
+
+# %% ../nbs/01_records.ipynb #3aee48f6
+class TooLarge(bytes):
+    "What the readers give for a record over the byte cap: its first bytes (never valid JSON) and `detail`, the skip's reason."
+    detail = ''
+    @classmethod
+    def of(cls, head: bytes, detail: str) -> 'TooLarge':
+        t = cls(head[:200]); t.detail = detail; return t
+
+def _over(size: int, cap: int, at_least: bool = False) -> str:
+    return f"{'over ' if at_least else ''}{size:,} bytes, more than --max-record-bytes {cap:,}"
+
+def _too_large(f, head: bytes, cap: int) -> TooLarge:
+    "The rest of an over-long line of `f` read in 1 MiB pieces and dropped (memory stays bounded): a `TooLarge`."
+    size = len(head)
+    while piece := f.readline(1 << 20):
+        size += len(piece)
+        if piece[-1:] == b'\n': size -= 1; break
+    return TooLarge.of(head, f"the line is {_over(size, cap)}; skipped without reading it whole")
+
 
 # %% ../nbs/01_records.ipynb #776c4582
-def _jsonl_lines(path):
+def _jsonl_lines(path, max_bytes: int = MAX_RECORD_BYTES):
     with _open_bytes(path) as f:
         n = 0
         try:
-            for n, raw in enumerate(f, 1):
-                if raw.strip(): yield n, raw
+            while raw := f.readline(max_bytes + 1):  # a line is never read past the cap (a file of zeros has no newline)
+                n += 1
+                if len(raw) > max_bytes and raw[-1:] != b'\n': yield n, _too_large(f, raw, max_bytes)
+                elif raw.strip(): yield n, raw
         except (OSError, EOFError) as e:
             raise InputError(f"{path}: cannot be read after line {n} ({type(e).__name__}: {e}); the file is corrupt or truncated") from None
 
+
 # %% ../nbs/01_records.ipynb #cf15a7c0
-def _array_items(path, chunk: int = 1 << 20):
+def _array_items(path, chunk: int = 1 << 20, max_bytes: int = MAX_RECORD_BYTES):
     "The elements of a JSON array, streamed, as `(element number, raw text)`; a broken element ends the file as one bad item."
     dec = json.JSONDecoder()
     with _open_bytes(path) as f:
@@ -273,6 +323,9 @@ def _array_items(path, chunk: int = 1 << 20):
                 try: _, end = dec.raw_decode(buf, pos); break
                 except json.JSONDecodeError:
                     if eof: n += 1; yield n, buf[pos:pos + (1 << 20)].encode(); return
+                    if len(buf) - pos > max_bytes:  # (characters: at least as many bytes)
+                        n += 1; yield n, TooLarge.of(buf[pos:pos + 200].encode(), f"array element {n} is {_over(len(buf) - pos, max_bytes, True)}; "
+                                                     "the rest of the array cannot be split into elements without reading it, so it is not read"); return
                     more()
             n += 1
             yield n, buf[pos:end].encode()
@@ -300,7 +353,7 @@ def _arrow_batches(path: Path):
         yield from pq.ParquetFile(path).iter_batches(batch_size=1024)
 
 # %% ../nbs/01_records.ipynb #bfa02276
-def _rows(path: Path):
+def _rows(path: Path, max_bytes: int = MAX_RECORD_BYTES):
     n = 0
     try:
         for n, row in enumerate((r for rb in _arrow_batches(path) for r in rb.to_pylist()), 1):
@@ -308,18 +361,20 @@ def _rows(path: Path):
             if isinstance(row.get('tools'), str):  # kept as a JSON string: nested tool schemas fit no single Arrow type
                 try: row['tools'] = json.loads(row['tools'])
                 except json.JSONDecodeError: pass  # parse_record reports it
-            yield n, json.dumps(row, ensure_ascii=False, default=str).encode()
+            raw = json.dumps(row, ensure_ascii=False, default=str).encode()
+            yield n, raw if len(raw) <= max_bytes else TooLarge.of(raw, f"row {n} is {_over(len(raw), max_bytes)}")
     except (OSError, ValueError) as e:
         if isinstance(e, InputError): raise
         raise InputError(f"{path}: cannot be read after row {n} ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}); the file is corrupt or truncated") from None
 
 # %% ../nbs/01_records.ipynb #91242829
-def read_lines(path) -> Iterator[tuple[int, bytes]]:
-    "The records of one input as `(line, raw JSON bytes)`; decoding happens in `parse_line`."
+def read_lines(path, max_bytes: int = MAX_RECORD_BYTES) -> Iterator[tuple[int, bytes]]:
+    "The records of one input as `(line, raw JSON bytes)`; decoding happens in `parse_line`; a record over `max_bytes` is a `TooLarge`."
     path = Path(path)
-    if path.is_dir() or input_suffix(path.name) == '.parquet': return _rows(path)
-    if input_suffix(path.name) in ('.json', '.json.gz', '.json.zst') and _json_kind(path) == 'array': return _array_items(path)
-    return _jsonl_lines(path)
+    if path.is_dir() or input_suffix(path.name) == '.parquet': return _rows(path, max_bytes)
+    if input_suffix(path.name) in ('.json', '.json.gz', '.json.zst') and _json_kind(path) == 'array': return _array_items(path, max_bytes=max_bytes)
+    return _jsonl_lines(path, max_bytes)
+
 
 # %% ../nbs/01_records.ipynb #23223134
 def _columns(path: Path) -> list[str]:
@@ -336,7 +391,7 @@ def _json_kind(path: Path) -> str:
         if head[:1] == b'[': return 'array'
         if not head: return 'lines'
         first = head.split(b'\n', 1)[0]
-        if b'\n' not in head: first += f.readline()
+        if b'\n' not in head: first += f.readline(1 << 20)  # bounded: a longer first line is no JSON document's '{'
     try: json.loads(first); return 'lines'
     except (json.JSONDecodeError, UnicodeError): return 'document' if first.strip() in (b'{', b'[') else 'lines'
 
@@ -368,41 +423,94 @@ def _why_not_read(path: Path, name: str) -> str | None:
 # %% ../nbs/01_records.ipynb #6c36b630
 @dataclass
 class Inputs:
-    "What a completions source holds: the inputs to read `(name, path)` in order, and what is ignored `(name, reason)`."
+    "What a completions source holds: the inputs to read `(name, path)` in order, what is ignored `(name, reason)`, and the DatasetDict splits chosen."
     files: list
     ignored: list
+    splits: list = field(default_factory=list)  # one dict(folder, split, splits) per DatasetDict folder read
+
+def shown_name(name: str) -> str:
+    "A file name as it can be printed and written to JSON: bytes that are not UTF-8 as `\\xff` escapes."
+    return os.fsencode(name).decode('utf-8', 'backslashreplace')
+
+def unreadable_folder(d, e: OSError) -> PermissionError:
+    "The one-line error for a folder of the source that cannot be listed or looked into."
+    return PermissionError(f"{d}: cannot read this folder ({e.strerror or e}); make it readable (chmod u+rx) or move it out of --completions")
+
+
+# %% ../nbs/01_records.ipynb #8b481579
+def dataset_dict_splits(p: Path) -> list[str] | None:
+    "The split names of a folder `DatasetDict.save_to_disk` wrote (`dataset_dict.json`), or None for any other path."
+    f = Path(p)/'dataset_dict.json'
+    if not f.is_file(): return None
+    try: splits = json.loads(f.read_text(encoding='utf-8'))['splits']
+    except (ValueError, KeyError, TypeError) as e: splits = e
+    if not (isinstance(splits, list) and splits and all(isinstance(s, str) for s in splits)):
+        raise InputError(f"{f}: not a DatasetDict's split list ({{\"splits\": [\"train\", ...]}}); repair it, or point at one split's folder")
+    return splits
+
+def choose_split(p: Path, split: str | None = None) -> tuple[str, list[str]]:
+    "`(split, all splits)` to read of the DatasetDict folder `p`: `split`, else `train`; one line naming the splits when it has neither."
+    splits = dataset_dict_splits(p)
+    if (want := split or 'train') not in splits:
+        raise ValueError(f"{p}: a DatasetDict with splits {', '.join(splits)}, none named {want!r}; choose one with --split NAME")
+    if not is_saved_dataset(p/want): raise InputError(f"{p/want}: split {want!r} of the DatasetDict {p} is not a saved dataset (no state.json)")
+    return want, splits
+
 
 # %% ../nbs/01_records.ipynb #f18d98e7
-def discover_inputs(src) -> Inputs:
-    "Every completions input under `src` in sorted path order, and every other file with why it is not read."
+def discover_inputs(src, split: str | None = None) -> Inputs:
+    "Every completions input under `src` in sorted path order, and every other file with why it is not read; of a DatasetDict, split `split` (else `train`)."
     p = Path(src)
     if not p.exists(): raise FileNotFoundError(f"{src}: no such file or folder; check the --completions path")
+    if (kind := file_kind(p.stat().st_mode)) is not None:
+        raise ValueError(f"{src}: {kind}; --completions must be a regular file or a folder of them (a pipe or device never ends)")
+    files, ignored, seen, splits = [], [], {}, []
+    def dataset_dict(d: Path, rel: str):
+        s, names = choose_split(d, split)
+        splits.append(dict(folder=rel or '.', split=s, splits=names))
+        for n in names:
+            r = f"{rel}/{n}" if rel else n
+            why = _why_not_read(d/n, n) if n == s else f"split {n!r} of a DatasetDict (reading {s!r}; choose with --split)"
+            if why is None: files.append((r, d/n))
+            else: ignored.append((r + '/', why))
     if p.is_file() or is_saved_dataset(p):
         if (why := _why_not_read(p, p.name)) is not None: raise ValueError(f"{src}: {why}")
-        return Inputs([(p.name, p)], [])
-    files, ignored, seen = [], [], {}
+        if split is not None: raise ValueError(f"{src}: --split {split} given, but this is not a DatasetDict folder (dataset_dict.json); drop --split")
+        return Inputs([(shown_name(p.name), p)], [])
     def walk(d: Path, rel: str):
         real = d.resolve()
         if real in seen: ignored.append((rel + '/', f"the same folder as {seen[real] or '.'}/ (symlink; read once)")); return
         seen[real] = rel
-        for e in sorted(os.scandir(d), key=lambda e: e.name):
-            r, q = (f"{rel}/{e.name}" if rel else e.name), Path(e.path)
+        try: entries, dd = sorted(os.scandir(d), key=lambda e: e.name), dataset_dict_splits(d) is not None
+        except OSError as e: raise unreadable_folder(d, e) from None
+        if dd: return dataset_dict(d, rel)
+        for e in entries:
+            r, q = (f"{rel}/{shown_name(e.name)}" if rel else shown_name(e.name)), Path(e.path)  # a non-UTF-8 name: read, named escaped
             if e.name.startswith('.'): ignored.append((r + ('/' if e.is_dir() else ''), "hidden")); continue
-            try: is_dir = q.is_dir()
-            except OSError: is_dir = False
-            if is_dir and not is_saved_dataset(q): walk(q, r); continue
-            if not q.exists(): ignored.append((r, "a broken symlink")); continue
+            try: st = q.stat()  # links followed
+            except (FileNotFoundError, NotADirectoryError): ignored.append((r, "a broken symlink")); continue
+            except OSError as err:
+                if err.errno == errno.ELOOP: ignored.append((r, "a broken symlink (a link loop)")); continue
+                raise unreadable_folder(d, err) from None
+            if (kind := file_kind(st.st_mode)) is not None: ignored.append((r, f"{kind}: only regular files are read (it never ends)")); continue
+            is_dir = stat.S_ISDIR(st.st_mode)
+            try: saved = is_dir and is_saved_dataset(q)
+            except OSError as err: raise unreadable_folder(q, err) from None  # (not its state.json, which may not exist)
+            if is_dir and not saved: walk(q, r); continue
             real_f = q.resolve()
             if real_f in seen: ignored.append((r, f"the same {'dataset' if is_dir else 'file'} as {seen[real_f]} (symlink; read once)")); continue
             seen[real_f] = r
             if (why := _why_not_read(q, e.name)) is None: files.append((r, q))
             else: ignored.append((r, why))
     walk(p, '')
+    if split is not None and not splits:
+        raise ValueError(f"{src}: --split {split} given, but there is no DatasetDict folder (dataset_dict.json) in it; drop --split")
     if not files:
         raise FileNotFoundError(f"{src}: no completions in this folder ({len(ignored)} other files ignored"
                                 + (f", e.g. {ignored[0][0]}: {ignored[0][1]}" if ignored else '') + "); point --completions at "
                                 "JSONL (.jsonl[.gz|.zst]), JSON-array, Parquet or saved-dataset files or a folder of them")
-    return Inputs(files, ignored)
+    return Inputs(files, ignored, splits)
+
 
 # %% ../nbs/01_records.ipynb #ee78c50f
 def list_completion_files(src) -> list[tuple[str, Path]]:
@@ -429,6 +537,7 @@ def ignored_line(ignored: list, show: int = 5) -> str:
 # %% ../nbs/01_records.ipynb #96d30835
 def parse_line(text: str | bytes, name: str, line: int) -> Record | Skip:
     "One JSONL line (text or UTF-8 bytes) -> `Record`, or `Skip` with the reason."
+    if isinstance(text, TooLarge): return Skip(name, line, f"{name}:{line}", 'record_too_large', text.detail)
     try: obj = json.loads(text)
     except json.JSONDecodeError as e: return Skip(name, line, f"{name}:{line}", 'invalid_json', f"{e.msg.removesuffix(' at')} at char {e.pos}")
     except UnicodeError as e: return Skip(name, line, f"{name}:{line}", 'invalid_json', f"not UTF-8: {e}")
@@ -438,7 +547,7 @@ def parse_line(text: str | bytes, name: str, line: int) -> Record | Skip:
         sid = safe_text(str(obj['id'])) if isinstance(obj, dict) and obj.get('id') is not None else f"{name}:{line}"
         return Skip(name, line, sid, e.reason, e.detail)
 
-def read_records(src) -> Iterator[Record | Skip]:
+def read_records(src, max_bytes: int = MAX_RECORD_BYTES, split: str | None = None) -> Iterator[Record | Skip]:
     "Every record of a JSONL file or folder, in deterministic order, as `Record` or `Skip`."
-    for name, path in list_completion_files(src):
-        for n, text in read_lines(path): yield parse_line(text, name, n)
+    for name, path in discover_inputs(src, split).files:
+        for n, text in read_lines(path, max_bytes): yield parse_line(text, name, n)

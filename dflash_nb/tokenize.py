@@ -16,7 +16,7 @@ from fastcore.basics import patch
 import pyarrow as pa
 
 from .records import BadRecord, JSONL_SUFFIXES, Record, Skip, generated_turns, parse_line, read_lines
-from .records import discover_inputs, ignored_line, ignored_summary, input_stat, name_not_read
+from .records import MAX_RECORD_BYTES, discover_inputs, ignored_line, ignored_summary, input_stat, name_not_read
 from .chat_template import (ChatTemplate, ChatTemplateError, TemplateForm, adapt_messages, detect_form,
     load_chat_templates, load_end_of_turn_tokens, select_template_name)
 from .qwen import QWEN36_TEMPLATE_SHA256, bytes_to_unicode, render_qwen36
@@ -27,11 +27,11 @@ from . import storage
 # %% auto #0
 __all__ = ['PROBE_TEXT', 'ENCODERS', 'FASTOKENS_CHECKS', 'TABLE_FORMAT', 'cache_dir', 'MAX_RENDER_CHARS', 'MAX_RECORD_SECONDS',
            'FINISH', 'RESUMES', 'FastokensEncoder', 'fastokens_verdict', 'sha256_file', 'TokenizeError',
-           'ChatTokenizer', 'Turns', 'render_turns', 'render_segments', 'Sample', 'generated_text', 'verify_sample',
-           'reasoning_not_rendered', 'tokenize_record', 'content_hash', 'Batch', 'RecordTimeout', 'record_timer',
-           'tokenize_lines', 'die_with_parent', 'worker_pool', 'batch_to_arrow', 'id_hashes', 'Chunk',
-           'committed_chunks', 'chunk_stats', 'finish_plan', 'finish_chunks', 'finished_shard_records', 'DiskFull',
-           'is_disk_full', 'disk_full', 'tokenize_dataset']
+           'bad_tokenizer_file', 'ChatTokenizer', 'Turns', 'render_turns', 'render_segments', 'Sample',
+           'generated_text', 'verify_sample', 'reasoning_not_rendered', 'tokenize_record', 'content_hash', 'Batch',
+           'RecordTimeout', 'record_timer', 'tokenize_lines', 'die_with_parent', 'worker_pool', 'batch_to_arrow',
+           'id_hashes', 'Chunk', 'committed_chunks', 'chunk_stats', 'finish_plan', 'finish_chunks',
+           'finished_shard_records', 'DiskFull', 'is_disk_full', 'disk_full', 'tokenize_dataset']
 
 # %% ../nbs/04_tokenize.ipynb #4c583fe9
 PROBE_TEXT = ("def f(x):\n    return {'a': [1, 2.5e-3]}  # café naïve Ελληνικά Русский 中文分词 加拿大 新加坡 日本語のテキスト "
@@ -207,9 +207,12 @@ def fastokens_verdict(tokenizer_json, sha256: str, reference, split_special_toke
     except Exception: return dict(reason='fastokens is not installed (pip install fastokens)', nfc=False)
     f = cache_dir()/'encoders'/f"{sha256}.fastokens-{ver}-{FASTOKENS_CHECKS}{'-split' if split_special_tokens else ''}.json"
     if f.exists() and (v := _cached_verdict(f, sha256)) is not None: return v
-    tj = json.loads(Path(tokenizer_json).read_text(encoding='utf-8'))
-    v = dict(tokenizer_sha256=sha256, reason=FastokensEncoder.check(tj), nfc='NFC' in json.dumps(tj.get('normalizer')),
-             special_tokens=[t['content'] for t in tj.get('added_tokens', []) if t.get('special')], vocab_size=None)
+    try:
+        tj = json.loads(Path(tokenizer_json).read_text(encoding='utf-8'))
+        if not isinstance(tj, dict) or not isinstance(tj.get('model'), dict): raise ValueError("JSON, but without a `model` object")
+        v = dict(tokenizer_sha256=sha256, reason=FastokensEncoder.check(tj), nfc='NFC' in json.dumps(tj.get('normalizer')),
+                 special_tokens=[t['content'] for t in tj.get('added_tokens', []) if t.get('special')], vocab_size=None)
+    except (ValueError, TypeError, AttributeError, KeyError) as e: raise bad_tokenizer_file(tokenizer_json, e) from None
     if v['reason'] == 'ok':
         enc = FastokensEncoder(tokenizer_json, v['nfc'], split_special_tokens, f.parent/f"{sha256}.fastokens-bytes-1.npz", sha256)
         ref = reference()
@@ -227,6 +230,12 @@ class TokenizeError(RuntimeError):
     "A tokenize run that must stop: a bug or an inconsistency, never bad input (that is a skip)."
 
 cache_dir = storage.cache_root  # the one cache root
+
+def bad_tokenizer_file(path, why) -> ValueError:
+    "The one-line error for a `tokenizer.json` that is empty, cut short or of the wrong shape."
+    why = ' '.join(str(why).split())[:200] or type(why).__name__
+    return ValueError(f"{path}: not a usable tokenizer.json ({why}); it is empty, cut short or not a Hugging Face tokenizer: "
+                      "copy it again from the model (the default one: dflash-nb build-tokenizer DIR)")
 
 # %% ../nbs/04_tokenize.ipynb #7ba5123b
 MAX_RENDER_CHARS = 16 << 20  # one rendered conversation; ~50x a 128K-token context
@@ -257,7 +266,8 @@ class ChatTokenizer:
     def tokenizer(self):
         "The directory's Hugging Face `tokenizers.Tokenizer` (loaded on first use: the fast path rarely needs it)."
         from tokenizers import Tokenizer
-        return Tokenizer.from_file(str(self.tokenizer_json))
+        try: return Tokenizer.from_file(str(self.tokenizer_json))
+        except Exception as e: raise bad_tokenizer_file(self.tokenizer_json, e) from None  # (tokenizers raises a bare Exception)
 
 # %% ../nbs/04_tokenize.ipynb #8507d224
 @patch
@@ -651,7 +661,8 @@ class Chunk:
         self.tmp, self.index, self.t0 = Path(tmp), index, time.perf_counter()
         self.arrow = f"data-{index:05d}.arrow"
         self._w, self.tokens, self.records, self.truncated = None, 0, 0, 0
-        self.lens, self.loss, self.hashes, self.skips, self.sources = [], [], [], [], Counter()
+        self.lens, self.loss, self.hashes, self.skipped, self.sources = [], [], [], Counter(), Counter()
+        self._skips = None  # the chunk's skipped.jsonl, written as skips come: a run of only bad records holds none in memory
         self.flags, self.templates = [], Counter()
         self.id_hashes = []  # 64-bit hashes of the sample ids: what counts duplicate ids over the whole run
 
@@ -665,7 +676,11 @@ def add(self: Chunk, b: Batch):
         self.lens.append(b.seq_len)
         self.loss.append(np.add.reduceat(b.loss_mask, np.concatenate([[0], np.cumsum(b.seq_len)[:-1]])).astype(np.int64))
     self.tokens += len(b.input_ids); self.records += b.records; self.truncated += b.truncated
-    self.skips += b.skips; self.sources.update(b.sources); self.flags += b.flags; self.templates.update(b.templates)
+    if b.skips:
+        if self._skips is None: self._skips = open(self.tmp/f"chunk-{self.index:05d}.skipped.jsonl", 'w', encoding='utf-8')
+        self._skips.writelines(json.dumps(s, ensure_ascii=False) + '\n' for s in b.skips)
+        self.skipped.update(s['reason'] for s in b.skips)
+    self.sources.update(b.sources); self.flags += b.flags; self.templates.update(b.templates)
 
 # %% ../nbs/04_tokenize.ipynb #96c74293
 @patch
@@ -674,10 +689,10 @@ def commit(self: Chunk, end: tuple[int, int]) -> dict:
     if self._w is not None: self._w.close()
     np.savez(self.tmp/f"chunk-{self.index:05d}.npz", seq_len=_cat(self.lens), loss_tokens=_cat(self.loss),
              content_hash=_cat(self.hashes, np.uint64), id_hash=_cat(self.id_hashes, np.uint64))
-    with open(self.tmp/f"chunk-{self.index:05d}.skipped.jsonl", 'w', encoding='utf-8') as f:
-        for s in self.skips: f.write(json.dumps(s, ensure_ascii=False) + '\n')
+    if self._skips is None: open(self.tmp/f"chunk-{self.index:05d}.skipped.jsonl", 'wb').close()
+    else: self._skips.close()
     meta = dict(index=self.index, arrow=self.arrow if self._w is not None else None, end=list(end), records=self.records,
-                truncated=self.truncated, skipped=dict(Counter(s['reason'] for s in self.skips)), sources=dict(self.sources),
+                truncated=self.truncated, skipped=dict(self.skipped), sources=dict(self.sources),
                 seconds=time.perf_counter() - self.t0, flags=self.flags, templates=dict(self.templates),
                 shard=shard_record(self.tmp/self.arrow) if self._w is not None else None)  # hashed now, from the page cache
     _atomic_write(self.tmp/f"chunk-{self.index:05d}.json", json.dumps(meta))
@@ -726,8 +741,11 @@ def finish_chunks(tmp, metas: list[dict], stats: dict | None = None) -> list[str
         elif not (tmp/n).exists():
             raise TokenizeError(f"{tmp}: shard {a} (to become {n}) is missing, so this run cannot be finished; "
                                 "rerun with --restart to tokenize again")
-    if not (tmp/'skipped.jsonl').exists():
-        _atomic_write(tmp/'skipped.jsonl', b''.join((tmp/f"chunk-{m['index']:05d}.skipped.jsonl").read_bytes() for m in metas))
+    if not (tmp/'skipped.jsonl').exists():  # copied file by file: a run of millions of skips never holds them all
+        with open(tmp/'skipped.jsonl.part', 'wb') as f:
+            for m in metas:
+                with open(tmp/f"chunk-{m['index']:05d}.skipped.jsonl", 'rb') as s: shutil.copyfileobj(s, f)
+        os.replace(tmp/'skipped.jsonl.part', tmp/'skipped.jsonl')
     if not (tmp/'content_hashes.npy').exists():
         hashes = [np.load(tmp/f"chunk-{m['index']:05d}.npz")['content_hash'] for m in metas]
         with open(tmp/'content_hashes.npy.part', 'wb') as f: np.save(f, _cat(hashes, np.uint64))
@@ -771,12 +789,13 @@ def disk_full(e: OSError, where, written: int | None = None, done: float | None 
                     f"and {then}")
 
 # %% ../nbs/04_tokenize.ipynb #0868c1a3
-def _sources(completions, s3_endpoint=None, download_workers: int = 32, progress: bool = True):
-    "`(files, open_files, ignored)` of the completions: their identity, a reader of them, what is not read."
+def _sources(completions, s3_endpoint=None, download_workers: int = 32, progress: bool = True, split: str | None = None):
+    "`(files, open_files, ignored, splits)` of the completions: their identity, a reader of them, what is not read, DatasetDict splits read."
     if not storage.is_s3_url(str(completions)):
-        inputs = discover_inputs(completions)
+        inputs = discover_inputs(completions, split)
         files = [dict(name=name, size=(st := input_stat(p))[0], mtime_ns=st[1]) for name, p in inputs.files]
-        return files, lambda: iter(inputs.files), inputs.ignored
+        return files, lambda: iter(inputs.files), inputs.ignored, inputs.splits
+    if split is not None: raise ValueError(f"{completions}: --split chooses a split of a local DatasetDict folder; an s3:// prefix has none")
     client = storage.s3_client(s3_endpoint, workers=download_workers)
     listed, key = storage.list_objects(str(completions), None, client), storage.split_s3_url(str(completions))[1]
     objs = [o for o in listed if o.key == key] or [o for o in listed if o.key.endswith(JSONL_SUFFIXES)]  # listed once
@@ -786,19 +805,20 @@ def _sources(completions, s3_endpoint=None, download_workers: int = 32, progress
                                          f"({len(ignored)} other objects); check the --completions URL")
     files = [dict(name=o.key, size=o.size, etag=o.etag) for o in objs]
     return files, lambda: storage.download_objects(str(completions), storage.default_cache_dir(), download_workers,
-                                                   JSONL_SUFFIXES, client, progress, objects=objs), ignored
+                                                   JSONL_SUFFIXES, client, progress, objects=objs), ignored, []
 
 # %% ../nbs/04_tokenize.ipynb #6315d13e
-def _batches(paths, batch_size: int, start=(0, 0)):
-    "Fixed-size batches of `(name, line, raw)` over all files, after `start` = (file index, last line done)."
-    batch, fi = [], 0
+def _batches(paths, batch_size: int, start=(0, 0), max_bytes: int = MAX_RECORD_BYTES):
+    "Batches of `(name, line, raw)` over all files, after `start` = (file index, last line done): `batch_size` lines, fewer where they reach `max_bytes`."
+    batch, fi, size = [], 0, 0
     for fi, (name, path) in enumerate(paths):
         if fi < start[0]: continue
-        for n, raw in read_lines(path):
+        for n, raw in read_lines(path, max_bytes):
             if fi == start[0] and n <= start[1]: continue
-            batch.append((name, n, raw))
-            if len(batch) >= batch_size: yield batch, (fi, n); batch = []
+            batch.append((name, n, raw)); size += len(raw)
+            if len(batch) >= batch_size or size >= max_bytes: yield batch, (fi, n); batch, size = [], 0
     if batch: yield batch, (fi, batch[-1][1])
+
 
 # %% ../nbs/04_tokenize.ipynb #145b4869
 def _prepare_tmp(tmp: Path, run_key: dict, restart: bool) -> list[dict]:
@@ -844,15 +864,16 @@ def _checked(result: dict, out: Path, completions, ignored) -> dict:
     return result
 
 # %% ../nbs/04_tokenize.ipynb #e84ee3a4
-def _write_manifest(tmp: Path, ct, completions, files, metas, result: dict, shards, run_key: dict) -> tuple[list, dict]:
+def _write_manifest(tmp: Path, ct, completions, files, metas, result: dict, shards, run_key: dict, splits=()) -> tuple[list, dict]:
     "Write `flagged.jsonl` and `manifest.json` into `tmp` (its `params` from the run key); returns the flags and their counts."
     if flags := [f for m in metas for f in m.get('flags', [])]:
         _atomic_write(tmp/'flagged.jsonl', ''.join(json.dumps(f, ensure_ascii=False) + '\n' for f in flags))
     used = sum((Counter(m.get('templates', {})) for m in metas), Counter())
     flagged = dict(sorted(Counter(f['reason'] for f in flags).items()))
     params = {k: run_key.get(k, False) for k in ('max_seq_len', 'batch_size', 'shard_tokens', 'skip_reasoning_not_rendered')}
+    params['max_record_bytes'] = run_key.get('max_record_bytes', MAX_RECORD_BYTES)
     manifest = dict(format='dflash_nb.dataset', format_version=1, created_utc=time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
-                    tokenizer=ct.describe(), inputs=dict(completions=str(completions), files=files),
+                    tokenizer=ct.describe(), inputs=dict(completions=str(completions), files=files) | ({'splits': list(splits)} if splits else {}),
                     params=params, shards=shards, chat_templates_used=dict(sorted(used.items())), flagged=flagged,
                     counts={k: result[k] for k in ('samples', 'total_tokens', 'loss_tokens', 'records_read')})
     _atomic_write(tmp/'manifest.json', json.dumps(manifest, indent=2))
@@ -860,11 +881,12 @@ def _write_manifest(tmp: Path, ct, completions, files, metas, result: dict, shar
 
 
 # %% ../nbs/04_tokenize.ipynb #1e5f0b26
-def _run_key(ct, files, max_seq_len, batch_size, shard_tokens, skip_reasoning_not_rendered) -> dict:
+def _run_key(ct, files, max_seq_len, batch_size, shard_tokens, skip_reasoning_not_rendered, max_record_bytes=MAX_RECORD_BYTES) -> dict:
     "What a resumed run must share with the interrupted one (`run.json`)."
     run_key = dict(format_version=1, tokenizer=ct.fingerprint, inputs=files, max_seq_len=max_seq_len,
                    batch_size=batch_size, shard_tokens=shard_tokens)
     if skip_reasoning_not_rendered: run_key['skip_reasoning_not_rendered'] = True  # absent when off: old partial runs still resume
+    if max_record_bytes != MAX_RECORD_BYTES: run_key['max_record_bytes'] = max_record_bytes  # (the same: absent at the default)
     return run_key
 
 
@@ -881,9 +903,11 @@ def _disk_full_in(e: OSError, tmp: Path, files: list, read: int) -> DiskFull:
 def tokenize_dataset(model_path, completions, output_dir, max_seq_len: int | None = 8192, workers: int = 1,
                      batch_size: int = 64, shard_tokens: int = 100_000_000, overwrite: bool = False,
                      restart: bool = False, encoder: str = 'auto', renderer: str = 'auto', s3_endpoint: str | None = None,
-                     download_workers: int = 32, progress: bool = True, skip_reasoning_not_rendered: bool = False) -> dict:
+                     download_workers: int = 32, progress: bool = True, skip_reasoning_not_rendered: bool = False,
+                     max_record_bytes: int = MAX_RECORD_BYTES, split: str | None = None) -> dict:
     "Tokenize every completion under `completions` (file, folder or s3://) into the dataset `output_dir`; returns stats."
     if storage.is_s3_url(str(output_dir)): return _tokenize_to_s3(**{k: v for k, v in locals().items()})
+    if max_record_bytes < 1: raise ValueError(f"--max-record-bytes must be at least 1, not {max_record_bytes}")
     out = Path(output_dir)
     tmp = out.with_name(out.name + '.partial')
     exists = lambda: FileExistsError(f"{out}: output already exists; choose a new --output-dir or pass --overwrite")
@@ -892,8 +916,10 @@ def tokenize_dataset(model_path, completions, output_dir, max_seq_len: int | Non
         done = _committed_run(out)
         if done is None: check_output_dir(out, overwrite)  # a folder that is not our dataset: refused even with --overwrite
         ct = ChatTokenizer(model_path, encoder, renderer)
-        files, open_files, ignored = _sources(completions, s3_endpoint, download_workers, progress)
-        run_key = _run_key(ct, files, max_seq_len, batch_size, shard_tokens, skip_reasoning_not_rendered)
+        files, open_files, ignored, splits = _sources(completions, s3_endpoint, download_workers, progress, split)
+        for s in splits: print(f"tokenize: {Path(completions)/s['folder']}: a DatasetDict with splits {', '.join(s['splits'])}; "
+                               f"reading split {s['split']!r} (--split chooses)", file=sys.stderr)
+        run_key = _run_key(ct, files, max_seq_len, batch_size, shard_tokens, skip_reasoning_not_rendered, max_record_bytes)
         if done is not None:  # a finished run whose last tidying-up was killed
             if tmp.exists() and not (tmp/'run.json').is_file(): shutil.rmtree(tmp)  # what the swap moved out
             if done == run_key: return _checked(json.loads((out/'stats.json').read_text()), out, completions, ignored)
@@ -907,7 +933,7 @@ def tokenize_dataset(model_path, completions, output_dir, max_seq_len: int | Non
                 result = _tokenize_chunks(ct, tmp, metas, files, open_files, run_key, workers, progress, read)
                 result['ignored'] = ignored_summary(ignored)  # before finish_chunks: journaled with the plan
             shards = finish_chunks(tmp, metas, result)
-            flags, flagged = _write_manifest(tmp, ct, completions, files, metas, result, finished_shard_records(tmp), run_key)
+            flags, flagged = _write_manifest(tmp, ct, completions, files, metas, result, finished_shard_records(tmp), run_key, splits)
             replace_dir(tmp, out)
             for f in (FINISH, 'run.json'): (out/f).unlink(missing_ok=True)
         except OSError as e:
@@ -934,7 +960,7 @@ def _tokenize_chunks(ct, tmp: Path, metas: list, files, open_files, key: dict, w
         if read is not None: read['bytes'] += nbytes  # (a disabled tqdm does not count)
         if chunk.tokens >= key['shard_tokens']: metas.append(chunk.commit(end)); chunk = Chunk(tmp, len(metas))
     nbytes = lambda lines: sum(len(l[2]) for l in lines)
-    batches = _batches(open_files(), key['batch_size'], start)
+    batches = _batches(open_files(), key['batch_size'], start, key.get('max_record_bytes', MAX_RECORD_BYTES))
     if workers <= 1:
         for lines, end in batches: consume(tokenize_lines(ct, lines, *opts), end, nbytes(lines))
     else:
