@@ -22,7 +22,8 @@ from tqdm.auto import tqdm
 from .model import (DRAFTER_PRESETS, DFlashConfig, DFlashDraftModel, TargetFeatures, block_attention_mask, check_drafter_fits,
                              decoder_layers, drafter_readme, flex_layer_masks, select_target_layers, text_config)
 from .config import Config, add_config_args, make_config, opt
-from .dataset import atomic_write, dataset_manifest, dataset_shards, dataset_stats, open_dataset, stream_batches
+from dflash_nb.dataset import (atomic_write, dataset_manifest, dataset_shards, dataset_stats, open_dataset, output_lock,
+    stream_batches)
 from .toy import tiny_target, write_token_dataset   # write_token_dataset: re-exported for the tests
 
 
@@ -887,8 +888,9 @@ def train(args: TrainConfig | argparse.Namespace) -> dict:
 
 # %% ../nbs/11_train.ipynb #ca7c8540
 def train_main(args: argparse.Namespace) -> int:
-    "Entry point of `dflash-nb train` (and `python -m dflash_nb.train`, e.g. under torchrun)."
-    with saving(args.output_dir, "rerun the same command: it resumes from the last complete checkpoint"): s = train(args)
+    "Entry point of `dflash-nb train` (and `python -m dflash_nb.train`, e.g. under torchrun); rank 0 holds the output's lock."
+    with output_lock(args.output_dir) if dist_info()[0] == 0 else nullcontext():  # a second train on one output: refused
+        with saving(args.output_dir, "rerun the same command: it resumes from the last complete checkpoint"): s = train(args)
     if dist_info()[0] == 0:
         loss = f"{s['final_loss']:.4f}" if s['final_loss'] is not None else 'n/a'
         print(f"trained {s['steps']} steps ({s['drafter_parameters']:,} drafter parameters): loss {loss}, "

@@ -216,3 +216,14 @@ def test_kill_inside_the_final_save_leaves_no_tmp_files(syn, tmp_path):
     ck = DFlashDraftModel.from_pretrained(out/'checkpoints'/'step-00000004').state_dict()
     dr = DFlashDraftModel.from_pretrained(out/'drafter').state_dict()
     assert all(torch.equal(ck[k].to(torch.bfloat16), dr[k]) for k in ck)
+
+def test_a_second_train_on_one_output_is_refused_in_one_line(dataset, tmp_path):
+    "Trust contract: one writer per output. While another run holds OUT.lock, `dflash-nb train` exits 1 with one line, writing nothing."
+    from conftest import cli
+    from dflash_nb.dataset import output_lock
+    out = tmp_path/'run'
+    with output_lock(out):
+        r = cli('train', '--dataset', dataset, '--target', 'tiny', '--output-dir', out, '--max-steps', '1', '--quiet', check=False)
+    assert r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert 'another run' in r.stderr and str(out) in r.stderr
+    assert not out.exists() or not any(out.iterdir())
