@@ -501,6 +501,7 @@ def _capped_filter(name: str, fn, size):
         if len(args) > skip and isinstance(args[skip], abc.Iterator): args = (*args[:skip], list(args[skip]), *args[skip + 1:])
         try: n = size(*args[skip:], **kwargs)
         except TypeError: n = 0  # wrong arguments: the filter itself says so
+        except TemplateLimitError as e: raise TemplateLimitError(f"the '{name}' filter: {e}") from None
         _built(n, f"the '{name}' filter")
         return fn(*args, **kwargs)
     return capped
@@ -512,7 +513,8 @@ def _capped_tojson(x, ensure_ascii=False, indent=None, separators=None, sort_key
         _built(_json_size(x, ensure_ascii, indent, separators, sort_keys), "the 'tojson' filter")
         return _tojson(x, ensure_ascii, indent, separators, sort_keys)
     width = len(indent) if isinstance(indent, str) else indent if isinstance(indent, int) else 0
-    if width > MAX_TEMPLATE_VALUE >> 10: _built(width << 10, "the 'tojson' filter's indent")
+    if width > MAX_TEMPLATE_VALUE >> 10:
+        raise TemplateLimitError(f"the 'tojson' filter would indent each level by {width:,} characters (limit {MAX_TEMPLATE_VALUE >> 10:,})")
     out, n = [], 0
     for chunk in json.JSONEncoder(ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys).iterencode(x):
         if (n := n + len(chunk)) > MAX_TEMPLATE_VALUE: _built(n, "the 'tojson' filter")
