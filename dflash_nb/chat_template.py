@@ -400,6 +400,8 @@ def _counted(it):
 def _sized_method(method, args: tuple, kwargs: dict) -> tuple:
     "The arguments of a str/bytes/int method call that builds, once what it builds is sized (`join`'s iterable read once)."
     owner, name = method.__self__, method.__name__
+    if "_loop_vars" in kwargs or "_block_vars" in kwargs:  # what jinja passes along to `Context.call` inside a loop or block
+        kwargs = {k: v for k, v in kwargs.items() if k not in ("_loop_vars", "_block_vars")}
     if isinstance(owner, int):
         if name == "to_bytes": _built(_int(args[0] if args else kwargs.get("length", 1), 1), "to_bytes()", "bytes")
         return args
@@ -419,9 +421,11 @@ def _capped_call(__self, __context, __obj, *args, **kwargs):
     elif type(__obj) is jinja2.runtime.LoopContext and args:  # `loop(children)` in a recursive loop
         args = (_count_loop(args[0]),) + args[1:]
     elif __obj is jinja2.utils.generate_lorem_ipsum:
-        bound = inspect.signature(__obj).bind(*args, **kwargs).arguments
+        bound = inspect.signature(__obj).bind(*args, **{k: v for k, v in kwargs.items() if k not in ("_loop_vars", "_block_vars")}).arguments
         _built(_int(bound.get("n", 5), 5) * _int(bound.get("max", 100), 100) * 16, "lipsum()")
-    return ImmutableSandboxedEnvironment.call(__self, __context, __obj, *args, **kwargs)
+    if not __self.is_safe_callable(__obj):  # the sandbox's own `call`, inline (one frame less on every call)
+        raise jinja2.exceptions.SecurityError(f"{__obj!r} is not safely callable")
+    return __context.call(__obj, *args, **kwargs)
 
 # %% ../nbs/02_chat_template.ipynb #c4f1a7e6
 class _CappedFormatter(jinja2.sandbox.SandboxedFormatter):

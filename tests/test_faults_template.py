@@ -19,6 +19,9 @@ B = "{% set b = 'x' * 1000000 %}"  # a 1M-character string (one `*`, under the c
 # name: (template prefix, what the one-line error names)
 CASES = {
     'str.ljust': ("{{ 'x'.ljust(10**9) }}", 'ljust() would build 1,000,000,000 characters'),
+    'str.ljust in a loop': ("{% for i in range(1) %}{{ 'x'.ljust(10**9) }}{% endfor %}", 'ljust() would build'),
+    'str.replace in a macro': (B + "{% macro m() %}{{ ('a' * 1000).replace('a', b) }}{% endmacro %}{{ m() }}", 'replace()'),
+    'lipsum in a loop': ("{% for i in range(1) %}{{ lipsum(10**6) }}{% endfor %}", 'lipsum()'),
     'str.rjust': ("{{ 'x'.rjust(10**9) }}", 'rjust()'),
     'str.center': ("{{ 'x'.center(10**9) }}", 'center()'),
     'str.zfill': ("{{ '1'.zfill(10**9) }}", 'zfill()'),
