@@ -545,11 +545,14 @@ class _CappedCodeGenerator(jinja2.compiler.CodeGenerator):
 
     @jinja2.compiler.optimizeconst
     def visit_Add(self, node, frame):
-        self.write("environment.add(")
+        "`a + b` as `add(a, b)` where both are sequences and their sum is over 4,096 long; else plainly (no call)."
+        p = self.temporary_identifier()
+        self.write(f"(environment.add(*{p}) if type(({p} := (")
         self.visit(node.left, frame)
         self.write(", ")
         self.visit(node.right, frame)
-        self.write(")")
+        self.write(f"))[0]) in environment.sequence_types and type({p}[1]) in environment.sequence_types "
+                   f"and len({p}[0]) + len({p}[1]) > 4096 else {p}[0] + {p}[1])")
 
 def _count_loops(tree: jinja2.nodes.Template) -> jinja2.nodes.Template:
     "Every `{% for x in xs %}` of a parsed template made `{% for x in xs|count_loop %}`."
@@ -571,6 +574,7 @@ class _Sandbox(ImmutableSandboxedEnvironment):
     intercepted_binops = frozenset({"*", "**", "%"})  # routed through call_binop (and not constant-folded); `+`: `add`
     call_binop, call, wrap_str_format = _capped_binop, _capped_call, _wrap_str_format
     concat, join_values, add = staticmethod(_capped_concat), staticmethod(_join_values), staticmethod(_add)
+    sequence_types = frozenset(_SEQUENCES) | {markupsafe.Markup}
     code_generator_class, template_class = _CappedCodeGenerator, _BoundedTemplate
     def is_safe_attribute(self, obj, attr, value) -> bool:
         key = (type(obj), attr)
