@@ -6,20 +6,22 @@
 from __future__ import annotations
 from fastcore.basics import patch
 
-import dataclasses, json, os, traceback
+import dataclasses, functools, inspect, itertools, json, os, re, threading, traceback, types
+from collections import abc
 from collections.abc import Mapping
 from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import jinja2, jinja2.ext, jinja2.nodes, jinja2.utils
+import jinja2, jinja2.compiler, jinja2.ext, jinja2.nodes, jinja2.runtime, jinja2.sandbox, jinja2.utils, markupsafe
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 # %% auto #0
-__all__ = ['SPECIAL_TOKEN_NAMES', 'MAX_TEMPLATE_VALUE', 'REASONING_FIELDS', 'ChatTemplateError', 'load_chat_template',
-           'load_special_tokens', 'load_chat_templates', 'select_template_name', 'load_end_of_turn_tokens',
-           'make_environment', 'ChatTemplate', 'TemplateForm', 'detect_form', 'adapt_messages']
+__all__ = ['SPECIAL_TOKEN_NAMES', 'MAX_TEMPLATE_VALUE', 'MAX_TEMPLATE_OUTPUT', 'MAX_TEMPLATE_LOOPS', 'MAX_TEMPLATE_GROWTH',
+           'REASONING_FIELDS', 'ChatTemplateError', 'load_chat_template', 'load_special_tokens', 'load_chat_templates',
+           'select_template_name', 'load_end_of_turn_tokens', 'TemplateLimitError', 'make_environment', 'ChatTemplate',
+           'TemplateForm', 'detect_form', 'adapt_messages']
 
 # %% ../nbs/02_chat_template.ipynb #4e9dc4b3
 class ChatTemplateError(ValueError):
@@ -155,7 +157,9 @@ def _raise_exception(message):
 def _tojson(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False):
     return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
 
-def _strftime_now(format): return datetime.now().strftime(format)
+def _strftime_now(format):
+    if isinstance(format, str): _built(16 * len(format), "strftime_now()")  # `%c` writes 24 characters
+    return datetime.now().strftime(format)
 
 # %% ../nbs/02_chat_template.ipynb #4fc70bb6
 class _TemplateDict:
@@ -177,39 +181,422 @@ class _TemplateNamespace(jinja2.utils.Namespace):
         _check_name(name)
         jinja2.utils.Namespace.__setitem__(self, name, value)
 
+# %% ../nbs/02_chat_template.ipynb #c4f1a7e1
+MAX_TEMPLATE_VALUE = 16 << 20  # characters (or list items) one template operation may build; ~64x a long conversation
+MAX_TEMPLATE_OUTPUT = 16 << 20  # characters one render (or one macro call, one `{% set %}` block) may write
+MAX_TEMPLATE_LOOPS = 1 << 22  # loop iterations of one render; a 10,000-message conversation needs ~100,000
+MAX_TEMPLATE_GROWTH = 256 << 20  # bytes one render may add to the process's memory (measured, see `_charge`)
+_CHECK_EVERY = 16 << 20  # characters built between two looks at the process's memory
+
+class TemplateLimitError(jinja2.exceptions.SecurityError):
+    "A template operation would build more than a cap allows; raised before the value is built."
+
+class _Budget(threading.local):
+    "What the render running in this thread has spent: loop iterations, characters built since the last memory look."
+    loops = built = 0
+    rss = None  # the process's resident memory at the render's first look (bytes)
+
+_budget = _Budget()
+
+def _rss() -> int:
+    "This process's resident memory in bytes (0 where /proc is absent: no memory check there)."
+    try:
+        with open('/proc/self/statm', 'rb') as f: return int(f.read().split()[1]) * _PAGE
+    except (OSError, ValueError, IndexError): return 0
+
+_PAGE = os.sysconf('SC_PAGE_SIZE') if hasattr(os, 'sysconf') else 4096
+
+def _start_render():
+    "A fresh budget; no system call (a render takes tens of microseconds, a system call here up to twenty)."
+    b = _budget
+    b.loops = b.built = 0
+    b.rss = None
+
+def _charge(n: int):
+    "Count `n` characters built; every `_CHECK_EVERY` of them, refuse if the render grew the process too much."
+    b = _budget
+    b.built += n
+    if b.built > _CHECK_EVERY:
+        b.built, rss = 0, _rss()
+        if b.rss is None: b.rss = rss  # the first look: what later looks compare with
+        elif rss - b.rss > MAX_TEMPLATE_GROWTH:
+            raise TemplateLimitError(f"the template holds {(rss - b.rss) >> 20:,} MB more than when it had built "
+                                     f"{_CHECK_EVERY:,} characters (limit {MAX_TEMPLATE_GROWTH >> 20:,} MB)")
+
+def _built(n: int, what: str, unit: str = "characters") -> int:
+    "`n`, the size `what` is about to build: refused over MAX_TEMPLATE_VALUE, else counted."
+    if n > MAX_TEMPLATE_VALUE:
+        raise TemplateLimitError(f"{what} would build {n:,} {unit} (limit {MAX_TEMPLATE_VALUE:,})")
+    _charge(n)
+    return n
+
+# %% ../nbs/02_chat_template.ipynb #c4f1a7e2
+_JSON_ESCAPES = re.compile(r'["\\\x00-\x1f]')
+
+def _repr_str_size(s: str) -> int:
+    "An upper bound of len(repr(s)): 2 quotes, a backslash for each quote or backslash, 10 for a non-printable character."
+    return len(s) + 2 + s.count("\\") + s.count("'") if s.isprintable() else 10 * len(s) + 2
+
+def _json_str_size(s: str, ensure_ascii: bool = False) -> int:
+    "An upper bound of len(json.dumps(s)): `\\u0000` is 6 characters, an ensure_ascii surrogate pair 12."
+    n = len(s) + 2 + 5 * len(_JSON_ESCAPES.findall(s))
+    return n + 11 * (len(s.encode('utf-8', 'surrogatepass')) - len(s)) if ensure_ascii and not s.isascii() else n
+
+_VIEWS = (list, tuple, set, frozenset, abc.KeysView, abc.ValuesView, abc.ItemsView)
+
+def _walk_size(value, str_size=_repr_str_size, item: int = 2, key: int = 2, indent: int = 0) -> int:
+    """An upper bound of the characters `repr(value)` (or `json.dumps(value)`) writes, counted only up to just past
+    MAX_TEMPLATE_VALUE: strings by `str_size` (a short one as if every character were escaped), containers by their
+    items (`item`, `key`: separator characters per item and per key; `indent`: characters of indentation per level).
+    Each reference counts: a list holding one big string 1,000 times is written 1,000 times."""
+    total, limit, stack = 0, MAX_TEMPLATE_VALUE, [(value, 0)]
+    pop, extend, repeat = stack.pop, stack.extend, itertools.repeat
+    while stack and total <= limit:
+        x, depth = pop()
+        t = type(x)
+        if t is str:
+            total += 12 * len(x) + 2 if len(x) <= 32 else str_size(x)
+            continue
+        if t is dict or t is not list and t is not tuple and isinstance(x, Mapping):
+            total += 2 + (item + key) * len(x)
+            extend(zip(itertools.chain(x, x.values()), repeat(depth + 1)))
+        elif t is list or t is tuple or isinstance(x, _VIEWS):
+            total += 16 + item * len(x)  # 16: `dict_keys([...])`
+            extend(zip(x, repeat(depth + 1)))
+        elif x is None or t is bool or t is float: total += 24; continue
+        elif isinstance(x, str): total += str_size(x); continue
+        elif isinstance(x, int): total += x.bit_length() // 3 + 2; continue
+        elif isinstance(x, (bytes, bytearray)): total += 4 * len(x) + 3; continue
+        elif isinstance(x, jinja2.utils.Namespace):
+            total += 12
+            extend(((object.__getattribute__(x, "_Namespace__attrs"), depth),))
+            continue
+        else: total += 64; continue  # other objects write a short repr (a macro, a loop, undefined, a range)
+        if indent: total += (len(x) + 1) * (1 + indent * (depth + 1))  # a line per item, and the closing one
+    return total
+
+def _text_size(value) -> int:
+    "An upper bound of len(str(value)): exact for a string."
+    return len(value) if isinstance(value, str) else _walk_size(value)
+
+def _json_size(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False) -> int:
+    "An upper bound of len(json.dumps(x, ...)) (what `tojson` writes), counted before it is written."
+    width = len(indent) if isinstance(indent, str) else max(indent, 0) if isinstance(indent, int) else 0
+    if width > MAX_TEMPLATE_VALUE: return width
+    item, key = separators if isinstance(separators, (tuple, list)) and len(separators) == 2 else (("," if indent is not None else ", "), ": ")
+    item, key = (len(s) if isinstance(s, str) else 0 for s in (item, key))
+    str_size = functools.partial(_json_str_size, ensure_ascii=bool(ensure_ascii))
+    return str_size(x) if isinstance(x, str) else _walk_size(x, str_size, item, key, width)
+
+# %% ../nbs/02_chat_template.ipynb #c4f1a7e3
+_PRINTF = re.compile(r"%(?:\(([^)]*)\))?[-#0 +]*(\*|\d+)?(?:\.(\*|\d*))?[hlL]?(.?)", re.S)
+_SPEC = re.compile(r"(?:.?[<>=^])?[-+ ]?z?#?0?(\d*)[,_]?(?:\.(\d+))?", re.S)
+
+def _printf_size(fmt, args) -> int:
+    "An upper bound of len(fmt % args): the format, each field's width and precision, each argument's text."
+    mapping = isinstance(args, Mapping)
+    values = () if mapping else args if isinstance(args, tuple) else (args,)
+    star = max((a for a in values if isinstance(a, int)), default=0)  # a `*` width or precision comes from the arguments
+    n = len(fmt) + sum(_walk_size(v) for v in values)
+    if "%" in fmt:
+        for name, width, prec, _ in _PRINTF.findall(fmt):
+            n += 330 + sum(star if x == "*" else int(x) if x.isdigit() and len(x) < 20 else 0 for x in (width, prec))
+            if mapping and name: n += _walk_size(args.get(name))
+            if n > MAX_TEMPLATE_VALUE: break
+    return n
+
+def _spec_size(spec: str) -> int:
+    "The width plus the precision a format spec (`'>20.3f'`) asks for."
+    m = _SPEC.match(spec)
+    return sum(int(x) if len(x) < 20 else MAX_TEMPLATE_VALUE + 1 for x in m.groups() if x) if m else 0
+
+def _int(x, default=0) -> int: return x if isinstance(x, int) else default
+
+def _replace_size(s, old, new, count=-1) -> int:
+    "An upper bound of len(s.replace(old, new, count))."
+    if not isinstance(old, (str, bytes)) or not isinstance(new, (str, bytes)): return len(s)
+    k = (len(s) + 1 if not old else s.count(old) if type(old) is type(s) else 0)
+    k = min(k, count) if isinstance(count, int) and count is not None and count >= 0 else k
+    return len(s) + k * max(len(new) - len(old), 0)
+
+def _translate_size(s, table) -> int:
+    "An upper bound of len(s.translate(table)): every character replaced by the longest replacement."
+    values = table.values() if isinstance(table, Mapping) else table if isinstance(table, (list, tuple)) else ()
+    return len(s) * max([len(v) for v in values if isinstance(v, (str, bytes))] + [1])
+
+def _join_size(sep, items: list) -> int:
+    "An upper bound of len(sep.join(items)) (items already a list)."
+    return sum(_text_size(x) if isinstance(x, (str, bytes)) else 0 for x in items) + len(sep) * max(len(items) - 1, 0)
+
+_METHOD_SIZE = {  # str/bytes methods a template can call, by name: the size of what they build
+    "ljust": lambda s, w=0, *a: max(len(s), _int(w)), "rjust": lambda s, w=0, *a: max(len(s), _int(w)),
+    "center": lambda s, w=0, *a: max(len(s), _int(w)), "zfill": lambda s, w=0, *a: max(len(s), _int(w)),
+    "expandtabs": lambda s, tabsize=8: len(s) + s.count("\t" if isinstance(s, str) else b"\t") * max(_int(tabsize, 8), 0),
+    "replace": _replace_size, "translate": _translate_size, "join": None, "to_bytes": None,  # (these two: `_sized_method`)
+}
+
+# %% ../nbs/02_chat_template.ipynb #c4f1a7e4
+_SEQUENCES = (str, bytes, list, tuple)
+
+def _capped_binop(self, context, operator, left, right):
+    "`*`, `**` and `%` in a template, refused when the result would be huge (checked before it is built)."
+    if operator == "*":
+        for seq, k in ((left, right), (right, left)):
+            if isinstance(seq, _SEQUENCES) and isinstance(k, int): _built(len(seq) * k, "'*'", "items")
+        if isinstance(left, int) and isinstance(right, int) and left.bit_length() + right.bit_length() > 1 << 16:
+            raise TemplateLimitError(f"'*' would compute a {left.bit_length() + right.bit_length():,}-bit integer (limit {1 << 16:,})")
+    elif operator == "%":
+        if isinstance(left, (str, bytes)): _built(_printf_size(left, right), "'%' formatting")
+    elif operator == "**" and isinstance(left, int) and isinstance(right, int) and abs(left) > 1 and right * abs(left).bit_length() > 1 << 16:
+        raise TemplateLimitError(f"'**' would compute a {right * abs(left).bit_length():,}-bit power (limit {1 << 16:,})")
+    return self.binop_table[operator](left, right)
+
+def _add(left, right):
+    "`a + b` in a template: a string or list sum sized before it is built."
+    if isinstance(left, _SEQUENCES) and isinstance(right, _SEQUENCES) and len(left) + len(right) > 4096: _built(len(left) + len(right), "'+'")
+    return left + right
+
+def _join_values(markup: bool, parts: tuple) -> str:
+    "`a ~ b ~ c` (jinja's str_join / markup_join), refused when the result would be huge."
+    n = 0
+    for p in parts: n += len(p) if type(p) is str else _text_size(p)
+    _built(n * 6 if markup else n, "'~'")  # escaping writes at most 6 characters (`&quot;`) for one
+    return jinja2.runtime.markup_join(parts) if markup else jinja2.runtime.str_join(parts)
+
+def _finalize(value):
+    "Every `{{ value }}` a template writes: a container's text is counted before `str()` writes it."
+    if type(value) is not str and not isinstance(value, (int, float)) and value is not None:
+        _built(_text_size(value), "writing a value")
+    return value
+
+def _capped_concat(parts) -> str:
+    "What a render (a macro, a `{% set %}` block) writes, joined, refused once it passes MAX_TEMPLATE_OUTPUT."
+    if type(parts) is list:  # a macro's or a `{% set %}` block's buffer, complete already
+        if (n := sum(map(len, parts))) > MAX_TEMPLATE_OUTPUT:
+            raise TemplateLimitError(f"the template would write {n:,} characters (limit {MAX_TEMPLATE_OUTPUT:,})")
+        return "".join(parts)
+    out, n, parts = [], 0, iter(parts)
+    while batch := list(itertools.islice(parts, 256)):
+        n += sum(map(len, batch))
+        if n > MAX_TEMPLATE_OUTPUT:
+            raise TemplateLimitError(f"the template would write {n:,} characters (limit {MAX_TEMPLATE_OUTPUT:,})")
+        out += batch
+    _charge(n)
+    return "".join(out)
+
+def _count_loop(it):
+    "A `{% for %}` loop's iterable, counted against MAX_TEMPLATE_LOOPS (in one go where it has a length)."
+    b = _budget
+    try: b.loops += len(it)
+    except TypeError: return _counted(it)
+    if b.loops > MAX_TEMPLATE_LOOPS: _too_many_loops(b.loops)
+    return it
+
+def _too_many_loops(n: int):
+    raise TemplateLimitError(f"the template's loops would run {n:,} times (limit {MAX_TEMPLATE_LOOPS:,})")
+
+def _counted(it):
+    b = _budget
+    for x in it:
+        b.loops += 1
+        if b.loops > MAX_TEMPLATE_LOOPS: _too_many_loops(b.loops)
+        yield x
+
+# %% ../nbs/02_chat_template.ipynb #c4f1a7e5
+def _sized_method(method, args: tuple, kwargs: dict) -> tuple:
+    "The arguments of a str/bytes/int method call that builds, once what it builds is sized (`join`'s iterable read once)."
+    owner, name = method.__self__, method.__name__
+    if "_loop_vars" in kwargs or "_block_vars" in kwargs:  # what jinja passes along to `Context.call` inside a loop or block
+        kwargs = {k: v for k, v in kwargs.items() if k not in ("_loop_vars", "_block_vars")}
+    if isinstance(owner, int):
+        if name == "to_bytes": _built(_int(args[0] if args else kwargs.get("length", 1), 1), "to_bytes()", "bytes")
+        return args
+    if name == "join" and args:
+        args = (list(args[0]),) + args[1:]  # read once: counted, then joined
+        _built(_join_size(owner, args[0]), "join()")
+        return args
+    try: n = _METHOD_SIZE[name](owner, *args, **kwargs)
+    except (TypeError, KeyError): n = 0  # wrong arguments: the method itself says so
+    _built(n, f"{name}()")
+    return args
+
+def _capped_call(__self, __context, __obj, *args, **kwargs):
+    "Every call in a template; the str/bytes methods that build (`ljust`, `replace`, `join`, ...) are sized first."
+    if type(__obj) is types.BuiltinMethodType:
+        if __obj.__name__ in _METHOD_SIZE and isinstance(__obj.__self__, (str, bytes, int)): args = _sized_method(__obj, args, kwargs)
+    elif type(__obj) is jinja2.runtime.LoopContext and args:  # `loop(children)` in a recursive loop
+        args = (_count_loop(args[0]),) + args[1:]
+    elif __obj is jinja2.utils.generate_lorem_ipsum:
+        bound = inspect.signature(__obj).bind(*args, **{k: v for k, v in kwargs.items() if k not in ("_loop_vars", "_block_vars")}).arguments
+        _built(_int(bound.get("n", 5), 5) * _int(bound.get("max", 100), 100) * 16, "lipsum()")
+    if not __self.is_safe_callable(__obj):  # the sandbox's own `call`, inline (one frame less on every call)
+        raise jinja2.exceptions.SecurityError(f"{__obj!r} is not safely callable")
+    return __context.call(__obj, *args, **kwargs)
+
+# %% ../nbs/02_chat_template.ipynb #c4f1a7e6
+class _CappedFormatter(jinja2.sandbox.SandboxedFormatter):
+    "`str.format` in the sandbox, each field sized (width, precision, the value's text) before it is written."
+    def vformat(self, format_string, args, kwargs):
+        self._size = len(format_string)
+        return super().vformat(format_string, args, kwargs)
+    def convert_field(self, value, conversion):
+        if conversion in ("r", "a"): _built(_walk_size(value), "format()")
+        return super().convert_field(value, conversion)
+    def format_field(self, value, format_spec):
+        self._size += _spec_size(format_spec) + _text_size(value)
+        _built(self._size, "format()")
+        return super().format_field(value, format_spec)
+
+class _CappedEscapeFormatter(_CappedFormatter, markupsafe.EscapeFormatter): pass
+
+def _wrap_str_format(self, value):
+    "jinja's `wrap_str_format` with the capped formatter: `'{:>9999}'.format(x)` is sized, then formatted."
+    if not isinstance(value, (types.MethodType, types.BuiltinMethodType)) or value.__name__ not in ("format", "format_map"):
+        return None
+    f_self = value.__self__
+    if not isinstance(f_self, str): return None
+    is_map, str_type = value.__name__ == "format_map", type(f_self)
+    formatter = (_CappedEscapeFormatter(self, escape=f_self.escape) if isinstance(f_self, markupsafe.Markup)
+                 else _CappedFormatter(self))
+    def wrapper(*args, **kwargs):
+        if is_map:
+            if kwargs: raise TypeError("format_map() takes no keyword arguments")
+            if len(args) != 1: raise TypeError(f"format_map() takes exactly one argument ({len(args)} given)")
+            args, kwargs = (), args[0]
+        return str_type(formatter.vformat(f_self, args, kwargs))
+    return functools.update_wrapper(wrapper, value)
+
+# %% ../nbs/02_chat_template.ipynb #c4f1a7e7
+def _soft(s) -> str:
+    "str(s) (what jinja's filters write a value as), once its size is known to be under the cap."
+    if isinstance(s, str): return s
+    _built(_text_size(s), "str()")
+    return str(s)
+
+def _escape_size(s) -> int: return len(s := _soft(s)) + 5 * sum(map(s.count, "&<>\"'"))  # `&quot;` is 6 characters
+
+def _join_filter_size(items, d="", attribute=None) -> int:
+    sep = _text_size(d)
+    return (len(items) if isinstance(items, str) else sum(map(_text_size, items))) + sep * max(len(items) - 1, 0)
+
+_FILTER_SIZE = {  # the filters that can build more than they are given, by name: the size of what they build
+    "center": lambda s, width=80: max(_text_size(s), _int(width)),
+    "indent": lambda s, width=4, *a, **k: len(s := _soft(s)) + (s.count("\n") + 1) * (len(width) if isinstance(width, str) else max(_int(width), 0)),
+    "format": lambda s, *args, **kwargs: _printf_size(_soft(s), kwargs or args),
+    "replace": lambda s, old, new, count=None: _replace_size(_soft(s), old, new, -1 if count is None else count),
+    "join": _join_filter_size,
+    "wordwrap": lambda s, width=79, blw=True, wrapstring=None, *a, **k: _text_size(s) * (2 + _text_size(wrapstring or "\n")),
+    "batch": lambda items, linecount, fill_with=None: len(items) + (_int(linecount) if fill_with is not None else 0),
+    "slice": lambda items, slices, fill_with=None: len(items) + max(_int(slices), 0),
+    "sum": lambda items, attribute=None, start=0: sum(len(x) for x in items if isinstance(x, _SEQUENCES)) + (len(start) if isinstance(start, _SEQUENCES) else 0),
+    "truncate": lambda s, length=255, killwords=False, end="...", *a, **k: _text_size(s) + _text_size(end),
+    "pprint": lambda x: 2 * _walk_size(x, indent=1),
+    "urlencode": lambda x: 3 * _walk_size(x), "xmlattr": lambda x, *a: 6 * _walk_size(x), "urlize": lambda s, *a, **k: 64 * _text_size(s),
+    **dict.fromkeys(("e", "escape", "forceescape"), lambda s, *a, **k: _escape_size(s)),
+    **dict.fromkeys(("string", "safe", "striptags", "trim", "upper", "lower", "title", "capitalize", "wordcount"),
+                    _text_size),  # these write a container as text first
+}
+
+def _capped_filter(name: str, fn, size):
+    "Filter `fn`, sized by `size` before it runs (an iterator is read into a list first, so it can be both)."
+    skip = 1 if jinja2.utils._PassArg.from_obj(fn) else 0  # the context / environment jinja passes first
+    if size is _text_size and not skip:  # a filter that writes its value as text: only a container needs counting
+        @functools.wraps(fn)
+        def as_text(s, *args, **kwargs):
+            if type(s) is not str: _built(_text_size(s), f"the '{name}' filter")
+            return fn(s, *args, **kwargs)
+        return as_text
+    @functools.wraps(fn)
+    def capped(*args, **kwargs):
+        if len(args) > skip and isinstance(args[skip], abc.Iterator): args = (*args[:skip], list(args[skip]), *args[skip + 1:])
+        try: n = size(*args[skip:], **kwargs)
+        except TypeError: n = 0  # wrong arguments: the filter itself says so
+        except TemplateLimitError as e: raise TemplateLimitError(f"the '{name}' filter: {e}") from None
+        _built(n, f"the '{name}' filter")
+        return fn(*args, **kwargs)
+    return capped
+
+def _capped_tojson(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False) -> str:
+    """`tojson`, sized: compact JSON by `_json_size` before the C encoder writes it; indented JSON (which Python's own
+    encoder writes, piece by piece) counted as it is written, its indent first (a line holds at most ~1,000 of them)."""
+    if indent is None:
+        _built(_json_size(x, ensure_ascii, indent, separators, sort_keys), "the 'tojson' filter")
+        return _tojson(x, ensure_ascii, indent, separators, sort_keys)
+    width = len(indent) if isinstance(indent, str) else indent if isinstance(indent, int) else 0
+    if width > MAX_TEMPLATE_VALUE >> 10:
+        raise TemplateLimitError(f"the 'tojson' filter would indent each level by {width:,} characters (limit {MAX_TEMPLATE_VALUE >> 10:,})")
+    out, n = [], 0
+    for chunk in json.JSONEncoder(ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys).iterencode(x):
+        if (n := n + len(chunk)) > MAX_TEMPLATE_VALUE: _built(n, "the 'tojson' filter")
+        out.append(chunk)
+    _charge(n)
+    return "".join(out)
+
+def _capped_filters(filters: dict) -> dict:
+    "`filters` with those of `_FILTER_SIZE` sized before they run, and `tojson` sized."
+    return {**filters, **{n: _capped_filter(n, filters[n], s) for n, s in _FILTER_SIZE.items() if n in filters},
+            "tojson": _capped_tojson}
+
+# %% ../nbs/02_chat_template.ipynb #c4f1a7e8
+class _CappedCodeGenerator(jinja2.compiler.CodeGenerator):
+    "jinja's code generator, with `~` and `+` sized before they build (jinja compiles `~` to a join the sandbox cannot see)."
+    @jinja2.compiler.optimizeconst
+    def visit_Concat(self, node, frame):
+        markup = "context.eval_ctx.volatile" if frame.eval_ctx.volatile else str(bool(frame.eval_ctx.autoescape))
+        self.write(f"environment.join_values({markup}, (")
+        for arg in node.nodes:
+            self.visit(arg, frame)
+            self.write(", ")
+        self.write("))")
+
+    @jinja2.compiler.optimizeconst
+    def visit_Add(self, node, frame):
+        "`a + b` as `add(a, b)` where both are sequences and their sum is over 4,096 long; else plainly (no call)."
+        p = self.temporary_identifier()
+        self.write(f"(environment.add(*{p}) if type(({p} := (")
+        self.visit(node.left, frame)
+        self.write(", ")
+        self.visit(node.right, frame)
+        self.write(f"))[0]) in environment.sequence_types and type({p}[1]) in environment.sequence_types "
+                   f"and len({p}[0]) + len({p}[1]) > 4096 else {p}[0] + {p}[1])")
+
+def _count_loops(tree: jinja2.nodes.Template) -> jinja2.nodes.Template:
+    "Every `{% for x in xs %}` of a parsed template made `{% for x in xs|count_loop %}`."
+    for loop in list(tree.find_all(jinja2.nodes.For)):
+        loop.iter = jinja2.nodes.Filter(loop.iter, "count_loop", [], [], None, None, lineno=loop.iter.lineno)
+    return tree
+
+class _BoundedTemplate(jinja2.Template):
+    "A compiled chat template: each render starts a fresh budget (loop iterations, memory)."
+    def render(self, *args, **kwargs):
+        _start_render()
+        return super().render(*args, **kwargs)
+
 # %% ../nbs/02_chat_template.ipynb #926fb66b
 class _Sandbox(ImmutableSandboxedEnvironment):
-    "transformers' sandbox, with its attribute check memoised: the check depends only on the object's type and the name."
+    """transformers' sandbox, with what a template builds capped (see above), and its attribute check memoised: the
+    check depends only on the object's type and the name."""
     _safe: dict = {}
+    intercepted_binops = frozenset({"*", "**", "%"})  # routed through call_binop (and not constant-folded); `+`: `add`
+    call_binop, call, wrap_str_format = _capped_binop, _capped_call, _wrap_str_format
+    concat, join_values, add = staticmethod(_capped_concat), staticmethod(_join_values), staticmethod(_add)
+    sequence_types = frozenset(_SEQUENCES) | {markupsafe.Markup}
+    code_generator_class, template_class = _CappedCodeGenerator, _BoundedTemplate
     def is_safe_attribute(self, obj, attr, value) -> bool:
         key = (type(obj), attr)
         if (ok := self._safe.get(key)) is None: ok = self._safe[key] = super().is_safe_attribute(obj, attr, value)
         return ok
+    def _parse(self, source, name, filename): return _count_loops(super()._parse(source, name, filename))
 
 def make_environment() -> ImmutableSandboxedEnvironment:
-    "A sandboxed jinja environment configured as `transformers` configures it for chat templates."
-    env = _Sandbox(trim_blocks=True, lstrip_blocks=True, extensions=[_GenerationTag, jinja2.ext.loopcontrols])
+    "A sandboxed jinja environment configured as `transformers` configures it for chat templates, with capped building."
+    env = _Sandbox(trim_blocks=True, lstrip_blocks=True, extensions=[_GenerationTag, jinja2.ext.loopcontrols], finalize=_finalize)
     env.filters["tojson"] = _tojson
+    env.filters = _capped_filters(env.filters) | {"count_loop": _count_loop}
     env.globals.update(raise_exception=_raise_exception, strftime_now=_strftime_now,
                        dict=_TemplateDict(), namespace=_TemplateNamespace)
     return env
 
-# %% ../nbs/02_chat_template.ipynb #dce2e50d
-MAX_TEMPLATE_VALUE = 16 << 20  # items (characters, list elements) one `*` may build; ~64x a long conversation
-
-def _capped_binop(self, context, operator, left, right):
-    "`*` and `**` in a template, refused when the result would be huge (checked before it is built)."
-    if operator == '*':
-        for seq, k in ((left, right), (right, left)):
-            if isinstance(seq, (str, list, tuple)) and isinstance(k, int) and len(seq) * k > MAX_TEMPLATE_VALUE:
-                raise jinja2.exceptions.SecurityError(f"the template builds a value of {len(seq) * k:,} items "
-                                                      f"(limit {MAX_TEMPLATE_VALUE:,})")
-    if operator == '**' and isinstance(left, int) and isinstance(right, int) and abs(left) > 1 and right * abs(left).bit_length() > 1 << 16:
-        raise jinja2.exceptions.SecurityError(f"the template computes a {right * abs(left).bit_length():,}-bit power")
-    return ImmutableSandboxedEnvironment.call_binop(self, context, operator, left, right)
-
-_Sandbox.intercepted_binops = frozenset({'*', '**'})  # the sandbox routes these through call_binop (no constant folding)
-_Sandbox.call_binop = _capped_binop
 
 # %% ../nbs/02_chat_template.ipynb #73296cec
 @lru_cache(maxsize=32)
@@ -321,6 +708,9 @@ def render_prepared(self: ChatTemplate, msgs: list, tools=None, add_generation_p
     except Exception as e:
         line = _template_line(e)
         where = f"chat template {self.origin}" + (f" (line {line})" if line else "")
+        if isinstance(e, TemplateLimitError):
+            raise ChatTemplateError(f"{where} stopped: {e}. The record is skipped; a template that does this for every "
+                                    "record needs fixing.", reason=f"template limit: {e}") from e
         if type(e) is jinja2.exceptions.TemplateError:  # the template's own raise_exception(...)
             raise ChatTemplateError(f"{where} rejected the conversation: {e.message}. Fix the conversation "
                                     "or skip it; the template cannot render it.", reason=e.message) from e
