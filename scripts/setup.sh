@@ -7,7 +7,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="${VENV:-$ROOT/.venv}"
 PY="${PYTHON:-python3.11}"; command -v "$PY" >/dev/null || PY=python3
 stamp="$VENV/.dflash_nb-installed"
-want="$(cat "$ROOT/settings.ini" "$ROOT/setup.py" | sha256sum | cut -c1-16)"
+want="$(cat "$ROOT/settings.ini" "$ROOT/setup.py" "$ROOT/scripts/constraints.txt" | sha256sum | cut -c1-16)"
 if [[ ! -x "$VENV/bin/python" ]]; then
   echo "== creating $VENV"; "$PY" -m venv "$VENV"
 fi
@@ -16,7 +16,7 @@ if [[ ! -f "$stamp" || "$(cat "$stamp")" != "$want" ]]; then
   "$VENV/bin/python" -m pip install -q --upgrade pip
   # the CPU build of torch (a plain `torch` would pull several GB of CUDA wheels)
   "$VENV/bin/python" -m pip install -q "torch==2.13.0"
-  "$VENV/bin/python" -m pip install -q -e "$ROOT[dev,train,lab]"
+  "$VENV/bin/python" -m pip install -q -e "$ROOT[dev,train,lab]" -c "$ROOT/scripts/constraints.txt"
   # speculators 0.9 for tests/test_speculators.py (its training data path reads `dflash-nb export` output): --no-deps,
   # since it pins older transformers/datasets and pulls torchvision/torchaudio; its data path and CLI need only these
   "$VENV/bin/python" -m pip install -q --no-deps "speculators==0.9.0" "hs-connectors==0.9.0" "loguru==0.7.3"

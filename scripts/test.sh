@@ -25,4 +25,4 @@ echo "== nbdev_test"
 nbdev_test --n_workers 2 --timing
 
 echo "== pytest"
-python -m pytest -q -p no:cacheprovider "$@"
+python -m pytest -q -p no:cacheprovider --durations=20 "$@"
