@@ -1,4 +1,5 @@
 import os, subprocess, sys
+from contextlib import contextmanager
 from pathlib import Path
 import pytest
 
@@ -42,3 +43,12 @@ def cli(*args, check=True, **kw):
     if check and r.returncode != 0:
         raise AssertionError(f"dflash-nb {' '.join(map(str, args))} exited {r.returncode}\nstdout:\n{r.stdout}\nstderr:\n{r.stderr}")
     return r
+
+@contextmanager
+def mounted_tmpfs(d: Path, options: str):
+    "A real tmpfs mounted at `d` with mount `options` (e.g. 'size=1m', 'ro,size=1m'); root only: the test is skipped where mount is not permitted."
+    d.mkdir(parents=True, exist_ok=True)
+    r = subprocess.run(['mount', '-t', 'tmpfs', '-o', options, 'tmpfs', str(d)], capture_output=True, text=True)
+    if r.returncode != 0: pytest.skip(f"cannot mount a tmpfs ({options}) here ({r.stderr.strip()})")
+    try: yield d
+    finally: subprocess.run(['umount', '-l', str(d)], check=False)

@@ -3,7 +3,7 @@ one output, a real reader polling during overwrites."""
 import json, os, shutil, signal, subprocess, sys, time
 from pathlib import Path
 import pyarrow as pa, pytest
-from conftest import ROOT, cli
+from conftest import mounted_tmpfs, ROOT, cli
 from test_tokenize_resume import make_input, table, stats
 
 import dflash_nb.tokenize as T
@@ -142,11 +142,7 @@ def test_merge_cleans_old_asides_and_cites_new_path(qwen_dir, tmp_path):
 @pytest.fixture
 def small_disk(tmp_path):
     "A real 1 MB tmpfs (root only: skipped where mount is not permitted); unmounted after the test."
-    d = tmp_path/'disk'; d.mkdir()
-    r = subprocess.run(['mount', '-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', str(d)], capture_output=True, text=True)
-    if r.returncode != 0: pytest.skip(f"cannot mount a tmpfs here ({r.stderr.strip()})")
-    try: yield d
-    finally: subprocess.run(['umount', '-l', str(d)], check=False)
+    with mounted_tmpfs(tmp_path/'disk', 'size=1m') as d: yield d
 
 def test_full_disk_is_one_line_and_a_rerun_resumes(qwen_dir, tmp_path, small_disk):
     "Issue 15.10: a real full disk (tmpfs) mid-run: one line naming the folder, space and estimate; the rerun completes."

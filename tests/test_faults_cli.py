@@ -3,7 +3,7 @@ real signals (kill -9 of the main process only, SIGINT during start-up, SIGTERM 
 import json, os, signal, subprocess, sys, time
 from pathlib import Path
 import pytest
-from conftest import ROOT, cli
+from conftest import mounted_tmpfs, ROOT, cli
 from test_tokenize_resume import make_input
 from test_faults import KW, same_dataset, tokenize_cmd
 
@@ -69,11 +69,7 @@ def test_kill9_of_main_merge_kills_its_workers_and_the_rerun_finishes(qwen_dir, 
 @pytest.fixture
 def read_only_dir(tmp_path):
     "A real read-only tmpfs (root ignores file modes, not a read-only mount); skipped where mount is not permitted."
-    d = tmp_path/'ro'; d.mkdir()
-    r = subprocess.run(['mount', '-t', 'tmpfs', '-o', 'ro,size=1m', 'tmpfs', str(d)], capture_output=True, text=True)
-    if r.returncode != 0: pytest.skip(f"cannot mount a read-only tmpfs here ({r.stderr.strip()})")
-    try: yield d
-    finally: subprocess.run(['umount', '-l', str(d)], check=False)
+    with mounted_tmpfs(tmp_path/'ro', 'ro,size=1m') as d: yield d
 
 def test_run_into_a_read_only_outputs_folder_is_one_line(read_only_dir):
     "Issue 23.15: `dflash-nb run JOB --outputs <read-only>` was an OSError traceback; now one line naming the folder."

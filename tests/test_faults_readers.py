@@ -4,7 +4,7 @@ process, and an export view on a real tmpfs while its source is replaced."""
 import json, os, shutil, subprocess, sys, time
 from pathlib import Path
 import numpy as np, pyarrow as pa, pytest
-from conftest import cli
+from conftest import mounted_tmpfs, cli
 
 from dflash_nb.cli import main as dflash_main
 from dflash_nb.dataset import (SCHEMA, dataset_shards, length_stats, record_shards, replace_dir, stream_batches,
@@ -181,11 +181,7 @@ def test_reader_during_overwrites_sees_one_dataset(tmp_path):
 @pytest.fixture
 def tmpfs(tmp_path):
     "A real tmpfs (root only: skipped where mount is not permitted); unmounted after the test."
-    d = tmp_path/'tmpfs'; d.mkdir()
-    r = subprocess.run(['mount', '-t', 'tmpfs', '-o', 'size=16m', 'tmpfs', str(d)], capture_output=True, text=True)
-    if r.returncode != 0: pytest.skip(f"cannot mount a tmpfs here ({r.stderr.strip()})")
-    try: yield d
-    finally: subprocess.run(['umount', '-l', str(d)], check=False)
+    with mounted_tmpfs(tmp_path/'tmpfs', 'size=16m') as d: yield d
 
 def test_export_view_on_another_file_system_keeps_its_rows(tmp_path, tmpfs, capsys):
     """Issue 23.8: an export view on a real tmpfs (another file system than its source) is a copy, not symbolic links:

@@ -2,7 +2,7 @@
 import json, shutil
 from pathlib import Path
 import numpy as np, pyarrow as pa, pytest
-from conftest import ROOT
+from conftest import mounted_tmpfs, ROOT
 
 torch = pytest.importorskip('torch')
 from dflash_nb.tokenize import tokenize_dataset
@@ -97,7 +97,6 @@ def test_feature_cache_after_a_kill_mid_append(tmp_path):
 
 # ---- issue 23.6 and 23.16: resumes that change the data or target, cut metrics, a full disk, a kill inside the save ----
 import os, signal, subprocess, sys
-from contextlib import contextmanager
 from dflash_nb.toy import synthetic_dataset, tiny_qwen3_target
 from dflash_nb.model import DFlashDraftModel
 
@@ -113,15 +112,6 @@ def syn(tmp_path_factory):
     return synthetic_dataset(tmp_path_factory.mktemp('syn')/'ds', n_samples=48, vocab_size=64, min_len=30, max_len=70, seed=3)
 
 def metric_rows(out): return [json.loads(l) for l in (Path(out)/'metrics.jsonl').read_text().splitlines()]
-
-@contextmanager
-def tmpfs(d: Path, size: str):
-    "A real tmpfs of `size` mounted at `d` (root only: the test is skipped where mount is not permitted)."
-    d.mkdir(parents=True, exist_ok=True)
-    r = subprocess.run(['mount', '-t', 'tmpfs', '-o', f'size={size}', 'tmpfs', str(d)], capture_output=True, text=True)
-    if r.returncode != 0: pytest.skip(f"cannot mount a tmpfs here ({r.stderr.strip()})")
-    try: yield d
-    finally: subprocess.run(['umount', '-l', str(d)], check=False)
 
 def test_resume_on_another_dataset_or_target_is_refused(syn, tmp_path):
     "Issue 23.6: a resume with another --dataset or --target (same shapes: it would run) is refused in one line; a copy resumes."
@@ -159,7 +149,7 @@ def _train_cmd(ds, out):
 def test_full_disk_at_a_checkpoint_is_one_line_and_the_rerun_completes(syn, tmp_path, capsys):
     "Issue 23.16: a real 600 KB tmpfs fills while the first checkpoint is written (torch.save): one line, partial removed."
     from dflash_nb.cli import main
-    with tmpfs(tmp_path/'disk', '600k') as disk:
+    with mounted_tmpfs(tmp_path/'disk', 'size=600k') as disk:
         out = disk/'run'
         capsys.readouterr()
         rc = main(_train_cmd(syn, out))   # the console script's entry point, in-process (a subprocess adds ~10 s of imports)
@@ -174,7 +164,7 @@ def test_full_disk_at_a_checkpoint_is_one_line_and_the_rerun_completes(syn, tmp_
 def test_full_disk_in_the_final_save_is_one_line(syn, tmp_path):
     "Issue 23.16: drafter/ on a real 64 KB tmpfs (safetensors' own error): one line naming it, no tmp files, the rerun saves."
     out = tmp_path/'run'
-    with tmpfs(out/'drafter', '64k') as d:
+    with mounted_tmpfs(out/'drafter', 'size=64k') as d:
         with pytest.raises(OSError) as e: train(train_args(**tiny_run(syn, out)))
         msg = str(e.value)
         assert msg.startswith(f"{d}: no space left on device") and len(msg.splitlines()) == 1, msg
