@@ -334,9 +334,6 @@ def test_cli_functions(existing, tmp_path, capsys):
     assert a.copy is False and a.allow_mismatch is False and a.model_path is None
 
 def test_console_script(existing, tmp_path):
-    from dflash_nb.cli import make_parser
-    sub = next(a for a in make_parser()._actions if isinstance(a, argparse._SubParsersAction))
-    if 'merge' not in sub.choices: pytest.skip("`dflash-nb merge` is not wired into dflash_nb.cli yet")
     src = write_jsonl(tmp_path/'new.jsonl', NEW)
     r = cli('merge', '--existing', existing, '--new', src, '--output-dir', tmp_path/'o', '--quiet')
     assert 'merged 34 = existing 30 + new 11' in r.stdout
