@@ -159,15 +159,15 @@ def mask_explorer(dataset=None, model_path=None, root=None, n: int = 3):
             s, note = explore_html(rep, idx, state.get('other'))
         except Exception as e: return render('', facts(), f"{mode}: {one_line(e)}")
         render(s, facts() + [what, note])
-    explore_ui = dict(show=show, state=state, controls=c)
     def load(*_):
         p, tok = c['path'].value.strip(), c['tokenizer'].value.strip() or None
         if not p: return render('', [], "no dataset: pick one from the list or type its path")
         c['status'].value = status_html([f"opening {p} (inspecting every sample) ..."])
         try: rep = inspect_dataset(p, model_path=tok)
         except Exception as e:
-            state.pop('rep', None); return render('', [], f"cannot open {p}: {one_line(e)}")
-        state['busy'] = True
+            state.pop('rep', None); listed(p)
+            return render('', [], f"cannot open {p}: {one_line(e)}")
+        listed(p); state['busy'] = True
         try:
             c['source'].options = source_choices(rep.summary); c['source'].value = c['source'].options[0][1] if c['source'].options else None
             c['gate'].options = gate_choices(rep); c['gate'].value = c['gate'].options[0][1] if c['gate'].options else None
@@ -186,6 +186,8 @@ def mask_explorer(dataset=None, model_path=None, root=None, n: int = 3):
                 other.ct, other.display, other.tokenizer_note = rep.dataset.ct, rep.dataset.display, f"decoded with {rep.tokenizer.split(' (')[0]}"
             state['other'] = other
         show()
+    def listed(p):  # the list shows the dataset opened, or nothing for a typed path (so picking from it again opens)
+        c['datasets'].value = p if p in [v for _, v in c['datasets'].options] else None
     def pick(ch):
         if ch['new'] and ch['new'] != c['path'].value: c['path'].value = ch['new']   # (the path's observer opens it)
     c['datasets'].observe(pick, 'value')
