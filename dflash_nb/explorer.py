@@ -14,7 +14,7 @@ from .views import MaskDataset, diff_views
 
 # %% auto #0
 __all__ = ['EXPLORE_FILTERS', 'EXPLORE_MODES', 'dataset_roots', 'find_datasets', 'source_label', 'explore_select',
-           'source_choices', 'gate_choices', 'explore_html', 'status_html', 'one_line', 'mask_explorer']
+           'source_choices', 'gate_choices', 'explore_html', 'status_html', 'one_line', 'cannot', 'mask_explorer']
 
 # %% ../nbs/05b_explorer.ipynb #4c393db4
 EXPLORE_FILTERS = {'shortest masked span': 'shortest_span', 'most truncated': 'truncated', 'fewest masked tokens': 'fewest_masked',
@@ -102,6 +102,11 @@ def one_line(e: Exception) -> str:
     msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
     return (str(msg).strip().splitlines() or [type(e).__name__])[0]
 
+def cannot(what: str, path: str, e: Exception) -> str:
+    "`what path: why`, the path said once (most messages start with it)."
+    m = one_line(e)
+    return f"{what} {m}" if m.startswith(path) else f"{what} {path}: {m}"
+
 # %% ../nbs/05b_explorer.ipynb #a1e0c004
 def _explorer_controls(choices: list[str], n: int, dataset, model_path) -> dict:
     "The explorer's widgets by name (each also carries the CSS class `dfk-x-<name>`, for the browser test)."
@@ -143,12 +148,12 @@ def mask_explorer(dataset=None, model_path=None, root=None, n: int = 3):
         if rep is None: return []
         tok = rep.tokenizer + ('' if rep.dataset.ct is not None else ' (type a model or tokenizer folder in the tokenizer box to see text)')
         return [rep.headline(), f"decoded with: {tok}", other and f"compared with: {other.url} ({len(other):,} samples; {other.tokenizer_note})"]
-    def render(s: str, lines: list, error: str = ''):
+    def render(s: str, lines: list, error: str = ''):  # the views, then the status line that says what they are
         state['html'] = s
-        c['status'].value = status_html(lines, error)
-        c['output'].clear_output(wait=True)
+        c['output'].clear_output(wait=bool(s))  # (wait=True would keep the previous views until new ones come)
         if s:
             with c['output']: display(HTML(s))
+        c['status'].value = status_html(lines, error)
     def show(*_):
         for k in ('id', 'filter', 'source', 'gate', 'seed'): c[k].layout.display = None if k in _MODE_CONTROLS[c['mode'].value] else 'none'
         if state['busy'] or state.get('rep') is None: return
@@ -166,7 +171,7 @@ def mask_explorer(dataset=None, model_path=None, root=None, n: int = 3):
         try: rep = inspect_dataset(p, model_path=tok)
         except Exception as e:
             state.pop('rep', None); listed(p)
-            return render('', [], f"cannot open {p}: {one_line(e)}")
+            return render('', [], cannot('cannot open', p, e))
         listed(p); state['busy'] = True
         try:
             c['source'].options = source_choices(rep.summary); c['source'].value = c['source'].options[0][1] if c['source'].options else None
@@ -180,7 +185,7 @@ def mask_explorer(dataset=None, model_path=None, root=None, n: int = 3):
         state.pop('other', None)
         if p:
             try: other = MaskDataset(p, c['tokenizer'].value.strip() or None)
-            except Exception as e: return render('', facts(), f"cannot compare with {p}: {one_line(e)}")
+            except Exception as e: return render('', facts(), cannot('cannot compare with', p, e))
             rep = state.get('rep')
             if other.ct is None and rep is not None and rep.dataset.ct is not None:  # no tokenizer of its own: decode it as the first
                 other.ct, other.display, other.tokenizer_note = rep.dataset.ct, rep.dataset.display, f"decoded with {rep.tokenizer.split(' (')[0]}"

@@ -105,8 +105,13 @@ class Person:
     def views(self): return self.c('output').locator('.dfk-view')
     def headers(self): return [h.inner_text() for h in self.c('output').locator('.dfk-head').all()]
     def chips(self):
-        return self.c('output').locator('span.t').evaluate_all(
-            "els => els.map(e => [e.textContent, getComputedStyle(e).backgroundColor, getComputedStyle(e).color])")
+        "`[text, background, colour]` of the token chips shown (once they are all in the page)."
+        for _ in range(50):
+            got = self.c('output').locator('span.t').evaluate_all(
+                "els => els.map(e => [e.textContent, getComputedStyle(e).backgroundColor, getComputedStyle(e).color])")
+            if got and all(bg for _, bg, _ in got): return got
+            self.page.wait_for_timeout(100)
+        return got
     def visible_controls(self): return [k for k in ('id', 'filter', 'source', 'gate', 'seed') if self.c(k).is_visible()]
     def only(self, *names, timeout=15):
         "Only the controls `names` of the selection are visible (they change when the kernel has answered)."
@@ -124,7 +129,7 @@ def test_mask_explorer_driven_in_jupyterlab(lab, datasets, browser):
     url, t = lab
     src = (ROOT/NOTEBOOK).read_bytes()
     shots = ARTEFACTS; shots.mkdir(parents=True, exist_ok=True)
-    page = browser.new_page(viewport={'width': 1400, 'height': 1300})
+    page = browser.new_page(viewport={'width': 1400, 'height': 1800})
     errors = []; page.on('pageerror', lambda e: errors.append(str(e)))
     page.goto(f'{url}/lab/tree/{NOTEBOOK}?token={TOKEN}')
     # 1. the notebook opens on the project's kernel although a user-level python3 kernelspec exists
@@ -190,7 +195,9 @@ def test_mask_explorer_driven_in_jupyterlab(lab, datasets, browser):
     me.sees("id 'no-such-id': no such sample id"); assert me.views().count() == 0
     me.shot('bad-id')
     me.type('path', '/nonexistent/dataset')
-    st = me.sees('cannot open /nonexistent/dataset:'); assert me.views().count() == 0 and me.c('status').locator('div[style*="b00020"]').count() == 1
+    me.sees('cannot open /nonexistent/dataset: no such dataset directory')
+    assert me.c('status').locator('div[style*="b00020"]').count() == 1                          # the error, in red
+    expect(me.c('output')).to_have_text('')                                                    # nothing stale below it
     me.shot('bad-path')
     # 5. the side-by-side diff against the other tool's copy (its prompt starts masked)
     me.c('datasets').locator('select').select_option(label=opts[listed.index(str(datasets['samples']))])
@@ -227,27 +234,29 @@ def test_mask_explorer_driven_in_jupyterlab(lab, datasets, browser):
     assert (ROOT/NOTEBOOK).read_bytes() == src, f"{NOTEBOOK} was changed by the browser session"
 
 def test_untrusted_notebook_keeps_colours_in_dark_theme(lab, datasets, browser):
-    "A notebook executed elsewhere (papermill, project kernel) opened untrusted: chips, legend and PASS keep their colours (inline)."
-    import nbformat, papermill as pm
-    from dflash_nb.jobs import project_kernel
+    """A notebook executed elsewhere, opened untrusted (JupyterLab then drops <style>): chips, legend and PASS keep their
+    colours, inline. Its outputs are the mime bundles a kernel sends for `rep` and `rep.select(...)`, made here."""
+    import nbformat
+    from dflash_nb.inspect import inspect_dataset
     url, t = lab
     nb_path = ARTEFACTS/'untrusted.ipynb'
-    ds = datasets['samples']
-    nb = nbformat.v4.new_notebook(cells=[
-        nbformat.v4.new_code_cell(f"from dflash_nb.inspect import inspect_dataset\nrep = inspect_dataset({str(ds)!r})\nrep"),
-        nbformat.v4.new_code_cell("rep.dataset.select('shortest_span', n=2)")])
+    rep = inspect_dataset(datasets['samples'])
+    cells = [(f"rep = inspect_dataset({str(datasets['samples'])!r})\nrep", rep), ("rep.select('shortest_span', n=2)", rep.select('shortest_span', n=2))]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(src, execution_count=i, outputs=[nbformat.v4.new_output(
+        'execute_result', {'text/html': obj._repr_html_(), 'text/plain': repr(obj)[:200]}, execution_count=i)]) for i, (src, obj) in enumerate(cells, 1)])
     nb.metadata['kernelspec'] = {'name': 'dflash-nb', 'display_name': 'dflash-nb', 'language': 'python'}
     nbformat.write(nb, nb_path)
-    pm.execute_notebook(str(nb_path), str(nb_path), kernel_name=project_kernel(), progress_bar=False)
     page = browser.new_page(viewport={'width': 1400, 'height': 1400})
     page.goto(f"{url}/lab/tree/{nb_path.relative_to(ROOT)}?token={TOKEN}")
     from playwright.sync_api import expect
     expect(page.locator('span.t').first).to_be_visible(timeout=60_000)
-    dark = page.locator('body[data-jp-theme-name="JupyterLab Dark"]').count() == 1   # (the first test leaves the dark theme set)
+    if page.locator('body[data-jp-theme-name="JupyterLab Dark"]').count() == 0: _menu(page, 'Settings', 'Theme', 'JupyterLab Dark')
+    expect(page.locator('body[data-jp-theme-name="JupyterLab Dark"]')).to_have_count(1, timeout=30_000)
+    assert page.locator('.jp-OutputArea-output style').count() == 0            # untrusted: JupyterLab dropped the <style> blocks
     chips = page.locator('span.t').evaluate_all("els => els.map(e => [e.getAttribute('style'), getComputedStyle(e).backgroundColor])")
     assert len(chips) > 100 and all('background:#' in s and 'color:#' in s for s, _ in chips)   # colours survived the sanitiser
     assert {bg for _, bg in chips} & MASKED
     passed = page.locator('td', has_text=re.compile('^PASS$')).first.evaluate("e => [getComputedStyle(e).backgroundColor, getComputedStyle(e).color]")
     assert passed == [_rgb('#d4edda'), _rgb('#111111')], passed                 # PASS readable on its light cell
-    page.screenshot(path=ARTEFACTS/f"untrusted-{'dark' if dark else 'light'}.png", full_page=False)
+    page.screenshot(path=ARTEFACTS/'13-untrusted-notebook-dark.png')
     page.close()
