@@ -23,6 +23,21 @@ TOKEN = 'dflash-lab-check'
 def _port():
     with socket.socket() as s: s.bind(('127.0.0.1', 0)); return s.getsockname()[1]
 
+def test_notebooks_name_the_project_kernel():
+    """Every notebook's metadata names the project's kernel (the one scripts/setup.sh and scripts/lab.sh register), not
+    `python3`, which resolves to whichever python3 kernelspec comes first (a user-level one: No module named 'fastcore');
+    nbdev_clean (as settings.ini configures it) keeps it."""
+    from nbdev.clean import clean_nb
+    from dflash_nb.jobs import KERNEL_NAME
+    nbs = [p for p in sorted((ROOT/'nbs').rglob('*.ipynb')) if '.ipynb_checkpoints' not in p.parts]
+    names = {str(p.relative_to(ROOT)): json.loads(p.read_text())['metadata'].get('kernelspec', {}).get('name') for p in nbs}
+    assert len(nbs) > 20 and set(names.values()) == {KERNEL_NAME}, {k: v for k, v in names.items() if v != KERNEL_NAME}
+    nb = json.loads((ROOT/NOTEBOOK).read_text())
+    clean_nb(nb, allowed_metadata_keys=[], allowed_cell_metadata_keys=['tags'])
+    assert nb['metadata']['kernelspec']['name'] == KERNEL_NAME
+    for script in ('setup.sh', 'lab.sh'): assert f'--name {KERNEL_NAME} ' in (ROOT/'scripts'/script).read_text(), script
+    assert f'default_kernel_name={KERNEL_NAME}' in (ROOT/'scripts'/'lab.sh').read_text()
+
 @pytest.fixture(scope='module')
 def datasets(qwen_dir):
     "Under the project's outputs/: the shipped samples tokenized, and the same rows as another tool writes them (no manifest, prompt starts masked)."
