@@ -167,7 +167,7 @@ def mask_explorer(dataset=None, model_path=None, root=None, n: int = 3):
     def load(*_):
         p, tok = c['path'].value.strip(), c['tokenizer'].value.strip() or None
         if not p: return render('', [], "no dataset: pick one from the list or type its path")
-        c['status'].value = status_html([f"opening {p} (inspecting every sample) ..."])
+        render('', [f"opening {p} (inspecting every sample) ..."])
         try: rep = inspect_dataset(p, model_path=tok)
         except Exception as e:
             state.pop('rep', None); listed(p)
