@@ -68,7 +68,8 @@ def lab(datasets, tmp_path_factory):
         f = t/'settings'/'@jupyterlab'/f'{plugin}.jupyterlab-settings'
         f.parent.mkdir(parents=True, exist_ok=True); f.write_text(json.dumps(values))
     env = {**os.environ, 'JUPYTERLAB_SETTINGS_DIR': str(t/'settings'), 'JUPYTER_RUNTIME_DIR': str(t/'rt'), 'JUPYTER_DATA_DIR': str(t/'data'),
-           'JUPYTER_CONFIG_DIR': str(t/'config'), 'JUPYTERLAB_WORKSPACES_DIR': str(t/'ws')}
+           'JUPYTER_CONFIG_DIR': str(t/'config'), 'JUPYTERLAB_WORKSPACES_DIR': str(t/'ws'),
+           'JUPYTER_PREFER_ENV_PATH': '0'}  # user-level kernelspecs first (as outside a venv): the user's python3 is what `python3` means
     port = _port()
     log = open(t/'lab.log', 'w')
     p = subprocess.Popen([sys.executable, '-m', 'jupyterlab', '--no-browser', '--ip=127.0.0.1', f'--port={port}', f'--ServerApp.token={TOKEN}',
