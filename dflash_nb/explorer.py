@@ -4,7 +4,7 @@
 
 # %% ../nbs/05b_explorer.ipynb #f22bbd0a
 from __future__ import annotations
-import html
+import html, time
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +14,8 @@ from .views import MaskDataset, diff_views
 
 # %% auto #0
 __all__ = ['EXPLORE_FILTERS', 'EXPLORE_MODES', 'dataset_roots', 'find_datasets', 'source_label', 'explore_select',
-           'source_choices', 'gate_choices', 'explore_html', 'status_html', 'one_line', 'cannot', 'mask_explorer']
+           'source_choices', 'gate_choices', 'explore_html', 'status_html', 'one_line', 'cannot', 'dataset_label',
+           'mask_explorer']
 
 # %% ../nbs/05b_explorer.ipynb #4c393db4
 EXPLORE_FILTERS = {'shortest masked span': 'shortest_span', 'most truncated': 'truncated', 'fewest masked tokens': 'fewest_masked',
@@ -108,13 +109,16 @@ def cannot(what: str, path: str, e: Exception) -> str:
     return f"{what} {m}" if m.startswith(path) else f"{what} {path}: {m}"
 
 # %% ../nbs/05b_explorer.ipynb #a1e0c004
+def dataset_label(p) -> str:
+    "A dataset as the list shows it: its path and when it was written."
+    f = Path(p, 'state.json')
+    return f"{p}  ·  {time.strftime('%Y-%m-%d %H:%M', time.localtime(f.stat().st_mtime))}" if f.is_file() else str(p)
+
 def _explorer_controls(choices: list[str], n: int, dataset, model_path) -> dict:
     "The explorer's widgets by name (each also carries the CSS class `dfk-x-<name>`, for the browser test)."
     import ipywidgets as W
     wide, st = W.Layout(width='80%'), {'description_width': '90px'}
-    label = lambda p: f"{p}  ·  {__import__('time').strftime('%Y-%m-%d %H:%M', __import__('time').localtime(Path(p, 'state.json').stat().st_mtime))}" \
-        if Path(p, 'state.json').is_file() else p
-    c = dict(datasets=W.Dropdown(options=[(label(p), p) for p in choices], value=choices[0] if choices else None,
+    c = dict(datasets=W.Dropdown(options=[(dataset_label(p), p) for p in choices], value=choices[0] if choices else None,
                                  description='datasets', layout=wide, style=st),
              path=W.Text(value=str(dataset or (choices[0] if choices else '')), placeholder='a dataset folder or s3:// URL',
                          description='path', continuous_update=False, layout=wide, style=st),
