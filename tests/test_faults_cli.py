@@ -209,6 +209,7 @@ def test_interrupted_run_writes_its_report_and_resumes(qwen_dir, tmp_path, sig):
     assert_workers_gone(kernels)  # the kernel (and so its lock on dataset) is gone with the run
     r = cli('run', '--resume', run_dir, '--quiet')
     assert r.stdout.strip() == f"ok     tokenize: {run_dir/'report.html'}", r.stdout
+    assert r.stderr == '', r.stderr  # --quiet: no cell lines, no bars, no kernel warning ('running over TCP without encryption')
     assert json.loads((run_dir/'job.json').read_text())['status'] == 'ok' and list(runs.iterdir()) == [run_dir]
     ref = tmp_path/'ref'; T.tokenize_dataset(qwen_dir, src, ref, max_seq_len=1024, progress=False)
     same_dataset(run_dir/'dataset', ref)
