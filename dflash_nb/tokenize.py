@@ -246,8 +246,9 @@ class ChatTokenizer:
         self.model_path = Path(model_path)
         self.tokenizer_json = tj = self.model_path/'tokenizer.json'
         if not tj.is_file():
+            from dflash_nb.records import hub_id_hint
             raise FileNotFoundError(f"{tj}: no tokenizer.json; --model-path must be a Hugging Face model or tokenizer "
-                                    f"directory (build the default one with `dflash-nb build-tokenizer DIR`)")
+                                    f"directory (build the default one with `dflash-nb build-tokenizer DIR`)" + hub_id_hint(model_path))
         if encoder == 'tiktoken':
             raise ValueError("--encoder tiktoken was removed: fastokens gives the same ids faster; use --encoder auto (or fastokens, tokenizers)")
         if encoder not in ENCODERS: raise ValueError(f"encoder must be one of {', '.join(ENCODERS)}, not {encoder!r}")
@@ -852,15 +853,18 @@ def _committed_run(out: Path) -> dict | None:
     return key
 
 # %% ../nbs/04_tokenize.ipynb #c33e6779
-def _checked(result: dict, out: Path, completions, ignored) -> dict:
-    "The run's stats, or the one-line error of a run that wrote a sample with a wrong mask or no sample at all."
+def _checked(result: dict, out: Path, completions, ignored, first_skip: dict | None = None) -> dict:
+    """The run's stats, or the one-line error of a run that wrote a sample with a wrong mask or had no sample at all (with
+    `first_skip`, a run that wrote nothing: the error names its first skipped record)."""
     if n := result['skipped'].get('mask_mismatch'):
         raise TokenizeError(f"{n} sample(s) failed the mask check (mask_mismatch) and were NOT written: see {out/'skipped.jsonl'}. "
                             "This is a bug in the tokenizer/template handling; please report it with those records.")
     if not result['samples']:
         why = ', '.join(f"{n:,} {r}" for r, n in result['skipped'].items()) or 'no records'
         raise TokenizeError(f"{completions}: 0 samples ({result['records_read']:,} records read: {why}"
-                            + (f"; {ignored_line(ignored)}" if ignored else '') + f"); see {out/'skipped.jsonl'}")
+                            + (f"; {ignored_line(ignored)}" if ignored else '') + (f"); see {out/'skipped.jsonl'}" if first_skip is None
+                            else f"); nothing written; first: {first_skip['file']}:{first_skip['line']} {first_skip['reason']}: "
+                                 f"{first_skip['detail'][:300]}" if first_skip else "); nothing written"))
     return result
 
 # %% ../nbs/04_tokenize.ipynb #e84ee3a4
@@ -933,6 +937,10 @@ def tokenize_dataset(model_path, completions, output_dir, max_seq_len: int | Non
                 result = _tokenize_chunks(ct, tmp, metas, files, open_files, run_key, workers, progress, read)
                 result['ignored'] = ignored_summary(ignored)  # before finish_chunks: journaled with the plan
             shards = finish_chunks(tmp, metas, result)
+            if not result['samples'] and not result['skipped'].get('mask_mismatch'):  # no output: a 0-row one would block the corrected rerun
+                first = next(iter((tmp/'skipped.jsonl').read_text(encoding='utf-8').splitlines()), None)
+                shutil.rmtree(tmp)
+                _checked(result, out, completions, ignored, json.loads(first) if first else {})
             flags, flagged = _write_manifest(tmp, ct, completions, files, metas, result, finished_shard_records(tmp), run_key, splits)
             replace_dir(tmp, out)
             for f in (FINISH, 'run.json'): (out/f).unlink(missing_ok=True)

@@ -281,8 +281,11 @@ def test_masked_user_turn_in_the_middle(samples_ds, root):
 
 def test_empty_and_foreign_datasets(qwen_dir, samples_ds, root):
     src = root/'bad.jsonl'; src.write_text('not json\n')
-    with pytest.raises(TokenizeError, match='0 samples'): tokenize_dataset(qwen_dir, src, root/'empty', progress=False)  # written, then refused
-    r = inspect_dataset(root/'empty')
+    with pytest.raises(TokenizeError, match='0 samples'): tokenize_dataset(qwen_dir, src, root/'empty', progress=False)  # refused, nothing written
+    assert not (root/'empty').exists()
+    man = json.loads((samples_ds/'manifest.json').read_text())  # a 0-row dataset (another writer's) still inspects
+    man['counts'] = dict.fromkeys(man['counts'], 0)
+    r = inspect_dataset(write_dataset(root/'empty', [], man))
     assert r.samples == 0 and not r.failed and all(g.status == 'n/a' for g in r.gates)
     # a dataset saved by `datasets` (no manifest): decode with --model-path, vocab check skipped, not truncated
     import datasets
