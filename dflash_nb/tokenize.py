@@ -279,11 +279,7 @@ def _load_templates(self: ChatTokenizer) -> dict:
     sources = load_chat_templates(self.model_path)  # named templates (`default`, `tool_use`, ...) or just `default`
     self.templates = {n: self.template if n == 'default' else ChatTemplate(s, self.template.special_tokens, f"{self.model_path} [{n}]")
                       for n, s in sources.items()}
-    self.stop_tokens = tuple(load_end_of_turn_tokens(self.model_path))  # the model's own stop tokens
-    if not self.stop_tokens:
-        warnings.warn(f"{self.model_path}: no stop tokens (no generation_config.json eos_token_id, no eos_token in "
-                      "tokenizer_config.json): every generated turn ends where its own rendering ends. Add the model's "
-                      "generation_config.json if its turns end with a stop token")
+    self.stop_tokens = tuple(load_end_of_turn_tokens(self.model_path))  # the model's own stop tokens (none: `turn_end_warnings`)
     return sources
 
 @patch
@@ -312,7 +308,7 @@ def template_for(self: ChatTokenizer, record) -> tuple[ChatTemplate, TemplateFor
     "The template transformers would use for `record` (`tool_use` when it has tools and there is one) and its form."
     name = select_template_name(self.templates, bool(record.tools)) if len(self.templates) > 1 else 'default'
     tpl = self.template if name == 'default' else self.templates[name]
-    if (form := self._forms.get(tpl.source)) is None: form = self._forms[tpl.source] = detect_form(tpl, self.stop_tokens, name)
+    if (form := self._forms.get(tpl.source)) is None: form = self._forms[tpl.source] = detect_form(tpl, self.stop_tokens, name, self.special_tokens)
     return tpl, form
 
 @patch
@@ -328,6 +324,16 @@ def _bounded_form(self: ChatTokenizer, name: str) -> TemplateForm | None:
             arm(MAX_RECORD_SECONDS)
             return self.template_for(Record('probe', [], tools=[{}] if name == 'tool_use' else None))[1]
     except RecordTimeout: return None
+
+@patch
+def turn_end_warnings(self: ChatTokenizer) -> list[str]:
+    """One line per template that writes none of the model's stop tokens, so that a generated turn ends where its rendering
+    ends (the newline after a Gemma-style `<end_of_turn>` masked too), naming the tokens it does end a turn with."""
+    stops = (f"the model's stop tokens ({' '.join(self.stop_tokens)}) are" if self.stop_tokens else
+             "no stop token is named (no generation_config.json eos_token_id, no eos_token in tokenizer_config.json) or")
+    return [f"{self.model_path}: {stops} not written by chat template {n!r}: each generated turn ends where its rendering ends; "
+            f"its turns end with {' or '.join(f.written) or 'no special token'}: if that is the model's stop token, add its id to "
+            "generation_config.json's eos_token_id" for n, f in self.forms().items() if f is not None and not f.end_of_turn]
 
 @patch
 def render(self: ChatTokenizer, msgs: list, tools=None, add_generation_prompt: bool = False, template: ChatTemplate | None = None) -> str:
@@ -920,6 +926,7 @@ def tokenize_dataset(model_path, completions, output_dir, max_seq_len: int | Non
         done = _committed_run(out)
         if done is None: check_output_dir(out, overwrite)  # a folder that is not our dataset: refused even with --overwrite
         ct = ChatTokenizer(model_path, encoder, renderer)
+        for w in ct.turn_end_warnings(): print(f"tokenize: warning: {w}", file=sys.stderr)
         files, open_files, ignored, splits = _sources(completions, s3_endpoint, download_workers, progress, split)
         for s in splits: print(f"tokenize: {Path(completions)/s['folder']}: a DatasetDict with splits {', '.join(s['splits'])}; "
                                f"reading split {s['split']!r} (--split chooses)", file=sys.stderr)
