@@ -13,11 +13,12 @@ import numpy as np
 __all__ = ['REPO_ROOT', 'JOBS_DIR', 'SET_BY_RUN', 'JOB_OPTIONS', 'KERNEL_NAME', 'JOB_PROGRESS', 'job_names', 'job_name',
            'job_notebook', 'parse_param', 'JobParam', 'job_parameters', 'check_job_params', 'job_params_for',
            'job_title', 'job_help', 'jobs_help', 'project_kernel', 'git_commit', 'machine', 'run_header', 'header_html',
-           'render_report', 'show', 'job_setup', 'stage_bars', 'tokenize_samples', 'skip_rows', 'job_path',
-           'show_dataset', 'show_tokenize_run', 'show_examples', 'inspect_verdict', 'job_train', 'train_rows',
-           'plot_training', 'run_evals', 'with_untrained', 'eval_rows', 'show_eval', 'timed', 'pipeline_target',
-           'pipeline_prompts', 'pipeline_dataset', 'pipeline_summary', 'merge_rows', 'merge_facts', 'plot_source_mix',
-           'show_merge', 'CellProgress', 'JobRun', 'JobInterrupted', 'run_job', 'run_jobs', 'resume_job']
+           'render_report', 'show', 'job_setup', 'stage_bars', 'file_sizes', 'tokenize_samples', 'skip_rows',
+           'job_path', 'show_dataset', 'show_tokenize_run', 'show_examples', 'inspect_verdict', 'job_train',
+           'train_rows', 'plot_training', 'run_evals', 'with_untrained', 'eval_rows', 'show_eval', 'timed',
+           'pipeline_target', 'pipeline_prompts', 'pipeline_dataset', 'pipeline_summary', 'merge_rows', 'merge_facts',
+           'plot_source_mix', 'show_merge', 'CellProgress', 'JobRun', 'JobInterrupted', 'run_job', 'run_jobs',
+           'resume_job']
 
 # %% ../nbs/90_jobs.ipynb #c8aca57f
 REPO_ROOT = Path(__file__).resolve().parent.parent if '__file__' in globals() else Path.cwd().parent
@@ -272,6 +273,12 @@ def stage_bars():
         try: yield True
         finally: sys.stderr = report
 
+# %% ../nbs/90_jobs.ipynb #7b1e0a05
+def file_sizes(folder) -> str:
+    "The files of `folder` with their sizes in words, for a report: 'config.json (1.21 kB), model.safetensors (41.9 MB)'."
+    from dflash_nb.stats import human_bytes
+    return ', '.join(f"{p.name} ({human_bytes(p.stat().st_size)})" for p in sorted(Path(folder).iterdir()) if p.is_file())
+
 # %% ../nbs/90_jobs.ipynb #a25c2e2b
 def tokenize_samples(dataset_dir, model_path=None, completions=None, **kw) -> dict:
     "`tokenize_dataset` with the jobs' defaults: the embedded Qwen3.6 tokenizer, the shipped data/samples, its bar as `stage_bars` says."
@@ -336,10 +343,14 @@ def show_examples(report, n: int = 2):
 
 # %% ../nbs/90_jobs.ipynb #d56c6f44
 def inspect_verdict(report, fail_on: str = 'fail'):
-    "Print the verdict table; raise one line naming the gates and checks when `fail_on` ('fail', 'warn', 'never') says so."
-    print(report.table())
+    """The verdict in one line (the report shows the gate and check tables above it, once); raise one line naming the gates
+    and checks when `fail_on` ('fail', 'warn', 'never') says so."""
+    from collections import Counter
     bad = [f"gate {g.name}: {g.message}" for g in report.gates if g.status == 'fail' or (fail_on == 'warn' and g.status == 'warn')]
     bad += [f"check {c.name}: {c.failures:,} sample(s)" for c in report.checks if c.status == 'fail']
+    n = lambda xs: ', '.join(f"{k:,} {s}" for s, k in Counter(x.status for x in xs).items())
+    show(f"**{report.status.upper()}**: gates {n(report.gates)}; mask checks {n(report.checks)}"
+         + (f" — {'; '.join(bad)}" if bad else ''))
     if fail_on != 'never' and bad: raise RuntimeError(f"inspect: {report.status.upper()}: " + '; '.join(bad))
 
 # %% ../nbs/90_jobs.ipynb #578c78c4
@@ -571,10 +582,10 @@ def plot_source_mix(before, after, path) -> list[tuple]:
     fig, ax = plt.subplots(figsize=(8, 0.8 + 0.45 * max(len(names), 1)))
     for i, (ds, dy, color, label) in enumerate(((before, -0.2, '#8c8c8c', 'existing'), (after, 0.2, '#4c72b0', 'merged'))):
         ax.barh(y + dy, [count(i, s) / per[i][1] for s in names], 0.4, color=color, label=f"{label} ({ds.stats['samples']:,})")
-    ax.set_yticks(y, [s or '(empty)' for s in names]); ax.invert_yaxis()
+    ax.set_yticks(y, [s or '(no source)' for s in names]); ax.invert_yaxis()
     ax.set(xlabel='share of samples', title='Source mix before and after the merge'); ax.legend(fontsize=8); ax.grid(axis='x', alpha=0.3)
     fig.tight_layout(); fig.savefig(path, dpi=110); plt.close(fig)
-    return [(s or '(empty)', *(x for i in (0, 1) for x in (f"{count(i, s):,}", f"{count(i, s) / per[i][1]:.1%}"))) for s in names]
+    return [(s or '(no source)', *(x for i in (0, 1) for x in (f"{count(i, s):,}", f"{count(i, s) / per[i][1]:.1%}"))) for s in names]
 
 # %% ../nbs/90_jobs.ipynb #9ae823e3
 def show_merge(stats: dict, output_dir, existing, out_dir):
