@@ -123,10 +123,11 @@ def make_parser(command: str | None = None) -> argparse.ArgumentParser:
 
     s = sub.add_parser('run', help="run job notebooks from nbs/jobs with papermill -> outputs/<job>-<time>/", add_help=False,
                        description="Run job notebooks with papermill on the project's kernel; each run -> outputs/<job>-<UTC time>/ "
-                                   "with the executed notebook and report.html. Shows cell n/N and the stage's progress bars.")
+                                   "with the executed notebook and report.html. Shows cell n/N, a line as each cell ends, and the stage's "
+                                   "progress bars (on the console only, not in the report).")
     s.add_argument('-h', '--help', action='store_true', help="list the jobs; with JOB: its parameters and their defaults")
     s.add_argument('jobs', nargs='*', help="job names (nbs/jobs/<name>.ipynb)")
-    s.add_argument('--quiet', action='store_true', help="no per-cell progress")
+    s.add_argument('--quiet', action='store_true', help="no per-cell lines and no progress bars")
     s.add_argument('-p', '--param', nargs=2, action='append', metavar=('NAME', 'VALUE'), help="job parameter (repeatable)")
     s.add_argument('--outputs', default='outputs', help="where run folders go (default: outputs)")
     s.add_argument('--resume', metavar='RUN_DIR', help="run an interrupted (or failed) job again in its run folder, with its parameters; "
