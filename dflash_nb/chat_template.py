@@ -730,7 +730,12 @@ class TemplateForm:
     reasoning_field: str | None = None
     tool_args: str | None = None
     end_of_turn: tuple = ()
-    def to_dict(self) -> dict: return dataclasses.asdict(self) | {"end_of_turn": list(self.end_of_turn)}
+    written: tuple = ()  # no stop token written: the special tokens its turns do end with (candidates), most often first
+    def to_dict(self) -> dict:
+        d = dataclasses.asdict(self) | {"end_of_turn": list(self.end_of_turn)}
+        if self.end_of_turn: d.pop("written")
+        else: d.update(written=list(self.written), turn_end="fallback: where the turn's rendering ends")
+        return d
 
 # %% ../nbs/02_chat_template.ipynb #f9a3e1f9
 def _probe(template, msgs, tools=None, agp=False, alias=False) -> str | None:
@@ -741,8 +746,9 @@ def _probe(template, msgs, tools=None, agp=False, alias=False) -> str | None:
     except Exception: return None
 
 # %% ../nbs/02_chat_template.ipynb #86fbe3db
-def detect_form(template, stop_tokens=(), name: str = "default") -> TemplateForm:
-    "The `TemplateForm` of `template` (a `ChatTemplate`), given the model's stop tokens (`load_end_of_turn_tokens`)."
+def detect_form(template, stop_tokens=(), name: str = "default", special=()) -> TemplateForm:
+    """The `TemplateForm` of `template` (a `ChatTemplate`), given the model's stop tokens (`load_end_of_turn_tokens`); where
+    it writes none of them, the `special` tokens its turns do end with (`written`, the most frequent first)."""
     u, s = {"role": "user", "content": "Hi"}, {"role": "system", "content": "Be brief."}
     def answer(**kw): return {"role": "assistant", "content": "Yes.", **kw}
     field = next((f for f in REASONING_FIELDS for conv in ([s, u, answer(**{f: _PROBE_REASONING})],
@@ -753,14 +759,18 @@ def detect_form(template, stop_tokens=(), name: str = "default") -> TemplateForm
                 {"role": "tool", "tool_call_id": "call_1", "name": "probe_tool", "content": "ok"}, answer()]
     as_dict, as_string = (_probe(template, loop(a), _PROBE_TOOLS) for a in ({"q": _PROBE_ARG}, json.dumps({"q": _PROBE_ARG})))
     args = "dict" if _PROBE_ARG in (as_dict or "") else "string" if _PROBE_ARG in (as_string or "") else None
-    eot = set()
+    eot, written = set(), {}
     convs = [([s, u, answer()], None), ([s, u, answer(**({field: "r"} if field else {}))], None)]
     if args: convs.append((loop({"q": "v"} if args == "dict" else '{"q": "v"}')[:3], _PROBE_TOOLS))
     for conv, tools in convs:  # the turn: what the full render has beyond the prompt (or beyond their common part)
         prompt, full = _probe(template, conv[:-1], tools, True, True), _probe(template, conv, tools, alias=True)
         if prompt is not None and full is not None:
-            eot |= {t for t in stop_tokens if t in full[len(os.path.commonprefix([prompt, full])):]}
-    return TemplateForm(name, field, args, tuple(t for t in stop_tokens if t in eot))
+            turn = full[len(os.path.commonprefix([prompt, full])):]
+            eot |= {t for t in stop_tokens if t in turn}
+            if ends := [(turn.rindex(t) + len(t), t) for t in special if t in turn]:  # the special token the turn ends with
+                written[last] = written.get(last := max(ends)[1], 0) + 1
+    return TemplateForm(name, field, args, tuple(t for t in stop_tokens if t in eot),
+                        () if eot else tuple(sorted(written, key=lambda t: -written[t])))
 
 # %% ../nbs/02_chat_template.ipynb #f6bbad08
 def _call_in_form(call, want_string: bool):

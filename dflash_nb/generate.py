@@ -202,7 +202,7 @@ def parse_prompt(obj, file: str = '', line: int = 0) -> dict:
 def read_prompts(src, limit: int | None = None) -> tuple[list[dict], list[dict]]:
     "(prompts, skipped) of a JSONL file or folder of them; skipped entries name the file, line, id and reason."
     prompts, skipped = [], []
-    for name, path in list_completion_files(src):
+    for name, path in list_completion_files(src, option='--prompts'):
         for n, raw in read_lines(path):
             try: prompts.append(parse_prompt(json.loads(raw), name, n))
             except (json.JSONDecodeError, UnicodeError, BadRecord) as e:

@@ -81,7 +81,9 @@ def template_summary(manifest: dict | None) -> str:
     used, parts = man.get('chat_templates_used') or {}, []
     for name, f in forms.items():
         n = f" ({used[name]:,} samples)" if name in used else ''
-        parts.append(f"{name}{n}: end of turn {' '.join(f.get('end_of_turn') or []) or 'none written (a turn ends where its rendering ends)'}, "
+        none = ("none written (fallback: a turn ends where its rendering ends" +
+                (f"; its turns end with {' or '.join(f['written'])}, not a stop token of the model" if f.get('written') else '') + ")")
+        parts.append(f"{name}{n}: end of turn {' '.join(f.get('end_of_turn') or []) or none}, "
                      f"tool arguments {f.get('tool_args') or 'not rendered'}, reasoning field {f.get('reasoning_field') or 'none rendered'}")
     if stops := tok.get('stop_tokens'): parts.append(f"model stop tokens {' '.join(stops)}")
     if flagged := man.get('flagged'): parts.append('flagged ' + ', '.join(f"{k} {v:,}" for k, v in flagged.items()))

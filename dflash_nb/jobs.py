@@ -4,20 +4,21 @@
 
 # %% ../nbs/90_jobs.ipynb #24fb3eae
 from __future__ import annotations
-import contextlib, json, os, sys, time
+import contextlib, io, json, os, sys, time
 from dataclasses import dataclass
 from pathlib import Path
 import numpy as np
 
 # %% auto #0
-__all__ = ['REPO_ROOT', 'JOBS_DIR', 'SET_BY_RUN', 'JOB_OPTIONS', 'KERNEL_NAME', 'job_names', 'job_name', 'job_notebook',
-           'parse_param', 'JobParam', 'job_parameters', 'check_job_params', 'job_params_for', 'job_title', 'job_help',
-           'jobs_help', 'project_kernel', 'git_commit', 'machine', 'run_header', 'header_html', 'render_report', 'show',
-           'job_setup', 'tokenize_samples', 'skip_rows', 'job_path', 'show_dataset', 'show_tokenize_run',
-           'show_examples', 'inspect_verdict', 'job_train', 'train_rows', 'plot_training', 'run_evals',
-           'with_untrained', 'eval_rows', 'show_eval', 'timed', 'pipeline_target', 'pipeline_prompts',
-           'pipeline_dataset', 'pipeline_summary', 'merge_rows', 'merge_facts', 'plot_source_mix', 'show_merge',
-           'CellProgress', 'JobRun', 'JobInterrupted', 'run_job', 'run_jobs', 'resume_job']
+__all__ = ['REPO_ROOT', 'JOBS_DIR', 'SET_BY_RUN', 'JOB_OPTIONS', 'KERNEL_NAME', 'JOB_PROGRESS', 'job_names', 'job_name',
+           'job_notebook', 'parse_param', 'JobParam', 'job_parameters', 'check_job_params', 'job_params_for',
+           'job_title', 'job_help', 'jobs_help', 'project_kernel', 'git_commit', 'machine', 'run_header', 'header_html',
+           'render_report', 'show', 'job_setup', 'stage_bars', 'file_sizes', 'tokenize_samples', 'skip_rows',
+           'job_path', 'show_dataset', 'show_tokenize_run', 'show_examples', 'inspect_verdict', 'job_train',
+           'train_rows', 'plot_training', 'run_evals', 'with_untrained', 'eval_rows', 'show_eval', 'timed',
+           'pipeline_target', 'pipeline_prompts', 'pipeline_dataset', 'pipeline_summary', 'merge_rows', 'merge_facts',
+           'plot_source_mix', 'show_merge', 'CellProgress', 'JobRun', 'JobInterrupted', 'run_job', 'run_jobs',
+           'resume_job']
 
 # %% ../nbs/90_jobs.ipynb #c8aca57f
 REPO_ROOT = Path(__file__).resolve().parent.parent if '__file__' in globals() else Path.cwd().parent
@@ -237,13 +238,55 @@ def job_setup(out_dir, torch_threads: int | None = None) -> Path:
     out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
     return out
 
+# %% ../nbs/90_jobs.ipynb #7b1e0a02
+JOB_PROGRESS = 'DFLASH_NB_JOB_PROGRESS'  # in the kernel's environment: `dflash-nb run` (not --quiet) wants the stages' bars
+
+class _BarsToConsole(io.TextIOBase):
+    "`sys.stderr` in `stage_bars`: a tqdm bar's writes (a '\\r' or cursor move, and the newline that ends a bar) to `console`; the rest to `report`."
+    def __init__(self, console, report): self.console, self.report, self._bar = console, report, False
+    def write(self, s: str) -> int:
+        bar = '\r' in s or '\x1b[' in s or (self._bar and not s.strip('\n'))
+        (self.console if bar else self.report).write(s)
+        if bar: self.console.flush()
+        self._bar = bar and '\n' not in s
+        return len(s)
+    def flush(self): self.console.flush(); self.report.flush()
+    def fileno(self): return self.console.fileno()  # tqdm asks the terminal's width
+    def isatty(self): return self.console.isatty()
+    @property
+    def encoding(self): return 'utf-8'
+
+def _console():
+    "The stderr the kernel was started with (ipykernel captures fd 2 into the notebook and keeps a copy: its `fileno()`)."
+    try: fd = sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError): fd = sys.__stderr__.fileno()
+    return open(fd, 'w', encoding='utf-8', errors='replace', closefd=False)
+
+@contextlib.contextmanager
+def stage_bars():
+    """`with stage_bars() as bars: stage(..., progress=bars)`: in a job run by `dflash-nb run` without `--quiet`, `bars` is
+    True and the stage's tqdm bars go to the run's console, not into the report; elsewhere `bars` is False."""
+    if not os.environ.get(JOB_PROGRESS): yield False; return
+    report = sys.stderr
+    with _console() as console:
+        sys.stderr = _BarsToConsole(console, report)
+        try: yield True
+        finally: sys.stderr = report
+
+# %% ../nbs/90_jobs.ipynb #7b1e0a05
+def file_sizes(folder) -> str:
+    "The files of `folder` with their sizes in words, for a report: 'config.json (1.21 kB), model.safetensors (41.9 MB)'."
+    from dflash_nb.stats import human_bytes
+    return ', '.join(f"{p.name} ({human_bytes(p.stat().st_size)})" for p in sorted(Path(folder).iterdir()) if p.is_file())
+
 # %% ../nbs/90_jobs.ipynb #a25c2e2b
 def tokenize_samples(dataset_dir, model_path=None, completions=None, **kw) -> dict:
-    "`tokenize_dataset` with the jobs' defaults: the embedded Qwen3.6 tokenizer, the shipped data/samples, no progress bar."
+    "`tokenize_dataset` with the jobs' defaults: the embedded Qwen3.6 tokenizer, the shipped data/samples, its bar as `stage_bars` says."
     from dflash_nb.records import SAMPLES_DIR
     from dflash_nb.tokenize import tokenize_dataset
     if 'max_seq_len' in kw: kw['max_seq_len'] = kw['max_seq_len'] or None  # 0: never truncate, as `dflash-nb tokenize --max-seq-len 0`
-    return tokenize_dataset(model_path or default_model_path(), completions or SAMPLES_DIR, dataset_dir, progress=False, **kw)
+    with stage_bars() as bars:
+        return tokenize_dataset(model_path or default_model_path(), completions or SAMPLES_DIR, dataset_dir, progress=bars, **kw)
 
 def skip_rows(skipped: dict) -> list[tuple]:
     "Skip reasons, most frequent first (`none` when nothing was skipped)."
@@ -300,20 +343,25 @@ def show_examples(report, n: int = 2):
 
 # %% ../nbs/90_jobs.ipynb #d56c6f44
 def inspect_verdict(report, fail_on: str = 'fail'):
-    "Print the verdict table; raise one line naming the gates and checks when `fail_on` ('fail', 'warn', 'never') says so."
-    print(report.table())
+    """The verdict in one line (the report shows the gate and check tables above it, once); raise one line naming the gates
+    and checks when `fail_on` ('fail', 'warn', 'never') says so."""
+    from collections import Counter
     bad = [f"gate {g.name}: {g.message}" for g in report.gates if g.status == 'fail' or (fail_on == 'warn' and g.status == 'warn')]
     bad += [f"check {c.name}: {c.failures:,} sample(s)" for c in report.checks if c.status == 'fail']
+    n = lambda xs: ', '.join(f"{k:,} {s}" for s, k in Counter(x.status for x in xs).items())
+    show(f"**{report.status.upper()}**: gates {n(report.gates)}; mask checks {n(report.checks)}"
+         + (f" — {'; '.join(bad)}" if bad else ''))
     if fail_on != 'never' and bad: raise RuntimeError(f"inspect: {report.status.upper()}: " + '; '.join(bad))
 
 # %% ../nbs/90_jobs.ipynb #578c78c4
 def job_train(params: dict, **kw) -> dict:
-    "`train` as a job runs it: the job's `params` that are TrainConfig options, then `kw`; quiet, one final checkpoint, fresh."
+    "`train` as a job runs it: the job's `params` that are TrainConfig options, then `kw`; one final checkpoint, fresh; its bar as `stage_bars` says."
     from dataclasses import fields
     from dflash_nb.train import TrainConfig, train, train_args
     names = {f.name for f in fields(TrainConfig)}
     opts = {k: v for k, v in params.items() if k in names and k not in kw}
-    return train(train_args(**opts, **{'save_every': 0, 'keep_checkpoints': 1, 'quiet': True, 'resume': 'never', **kw}))
+    with stage_bars() as bars:
+        return train(train_args(**opts, **{'save_every': 0, 'keep_checkpoints': 1, 'quiet': not bars, 'resume': 'never', **kw}))
 
 def train_rows(s: dict, ks=(1, 2, 4, 8, 15)) -> list[tuple]:
     "A training summary as report rows."
@@ -358,11 +406,12 @@ def run_evals(target, drafters: dict, prompts, max_new_tokens: int, eos=None, su
               temperature: float = 0.0, seed: int = 0) -> tuple[dict, dict]:
     "(greedy, sampled): `evaluate` of every drafter (saved to OUT/eval-LABEL) and, when `temperature`, sampled at it."
     from dflash_nb.eval import evaluate
-    run = lambda k, d, **kw: evaluate(target, d, prompts, max_new_tokens, eos, suppress, label=k, **kw)
-    res = {k: run(k, d, reference=reference) for k, d in drafters.items()}
-    for k, r in res.items():
-        if out_dir is not None: r.save(Path(out_dir)/f"eval-{k}")
-    return res, {k: run(k, d, temperature=temperature, seed=seed) for k, d in drafters.items()} if temperature else {}
+    with stage_bars() as bars:
+        run = lambda k, d, **kw: evaluate(target, d, prompts, max_new_tokens, eos, suppress, label=k, progress=bars, **kw)
+        res = {k: run(k, d, reference=reference) for k, d in drafters.items()}
+        for k, r in res.items():
+            if out_dir is not None: r.save(Path(out_dir)/f"eval-{k}")
+        return res, {k: run(k, d, temperature=temperature, seed=seed) for k, d in drafters.items()} if temperature else {}
 
 def with_untrained(drafter, target, seed: int = 0) -> dict:
     "`{'untrained': a random drafter of `drafter`'s shape (the baseline), 'trained': drafter}`."
@@ -533,10 +582,10 @@ def plot_source_mix(before, after, path) -> list[tuple]:
     fig, ax = plt.subplots(figsize=(8, 0.8 + 0.45 * max(len(names), 1)))
     for i, (ds, dy, color, label) in enumerate(((before, -0.2, '#8c8c8c', 'existing'), (after, 0.2, '#4c72b0', 'merged'))):
         ax.barh(y + dy, [count(i, s) / per[i][1] for s in names], 0.4, color=color, label=f"{label} ({ds.stats['samples']:,})")
-    ax.set_yticks(y, [s or '(empty)' for s in names]); ax.invert_yaxis()
+    ax.set_yticks(y, [s or '(no source)' for s in names]); ax.invert_yaxis()
     ax.set(xlabel='share of samples', title='Source mix before and after the merge'); ax.legend(fontsize=8); ax.grid(axis='x', alpha=0.3)
     fig.tight_layout(); fig.savefig(path, dpi=110); plt.close(fig)
-    return [(s or '(empty)', *(x for i in (0, 1) for x in (f"{count(i, s):,}", f"{count(i, s) / per[i][1]:.1%}"))) for s in names]
+    return [(s or '(no source)', *(x for i in (0, 1) for x in (f"{count(i, s):,}", f"{count(i, s) / per[i][1]:.1%}"))) for s in names]
 
 # %% ../nbs/90_jobs.ipynb #9ae823e3
 def show_merge(stats: dict, output_dir, existing, out_dir):
@@ -561,32 +610,40 @@ def show_merge(stats: dict, output_dir, existing, out_dir):
 
 # %% ../nbs/90_jobs.ipynb #beb1938f
 class CellProgress:
-    """Says on stderr which cell of a running job is executing: `job: cell n/N (+elapsed) first line`. It listens to
-    papermill's 'Executing Cell' log records (and nothing else of its log); the kernel's own stderr (the stage's tqdm
-    bars) is passed through by papermill's `stderr_file`."""
+    """Says on stderr what a running job is doing: `job: cell n/N (+elapsed) first line` as a cell starts and, as it ends,
+    one line of summary, `job: cell n/N done in 5.2s` (or `failed after`). It listens to papermill's 'Executing Cell' and
+    'Ending Cell' log records (and nothing else of its log); between the two the stage's bars show (`stage_bars`)."""
     def __init__(self, job: str, cells: list, stream=None):
         import logging
         self.job, self.stream, self.t0 = job, stream or sys.stderr, time.perf_counter()
         self.code = {i: c for i, c in enumerate(cells) if c.cell_type == 'code' and c.source.strip()}
-        self.order = {i: k + 1 for k, i in enumerate(self.code)}
+        self.order, self.started, self.ended = {i: k + 1 for k, i in enumerate(self.code)}, {}, None
         self.logger, self.handler = logging.getLogger('papermill'), logging.Handler()
         self.handler.emit = self._emit
+    def _say(self, line): print(f"{self.job}: {line}", file=self.stream, flush=True)
+    def _end(self, ok: bool):
+        "The summary of the cell that ended last: said when the next one starts or the job ends (a failed cell ends too)."
+        if self.ended is None: return
+        i, t = self.ended; self.ended = None
+        self._say(f"cell {self.order[i]}/{len(self.code)} {'done in' if ok else 'failed after'} {t - self.started[i]:.1f}s")
     def _emit(self, record):
-        msg = record.getMessage()
-        if not msg.startswith('Executing Cell '): return
-        i = int(msg[len('Executing Cell '):].strip('-')) - 1
-        if i not in self.code: return
+        import re
+        m = re.match(r'(Executing|Ending) Cell (\d+)-*$', record.getMessage())
+        if not m or (i := int(m[2]) - 1) not in self.code: return
+        if m[1] == 'Ending': self.ended = (i, time.perf_counter()); return
+        self._end(True)
+        self.started[i] = time.perf_counter()
         lines = [l.strip() for l in self.code[i].source.splitlines() if l.strip()]
         first = next((l for l in lines if not l.startswith('#')), lines[0] if lines else '')
-        print(f"{self.job}: cell {self.order[i]}/{len(self.code)} (+{time.perf_counter() - self.t0:.1f}s) {first[:90]}",
-              file=self.stream, flush=True)
+        self._say(f"cell {self.order[i]}/{len(self.code)} (+{self.started[i] - self.t0:.1f}s) {first[:90]}")
     def __enter__(self):
         self.saved = (self.logger.level, self.logger.propagate, self.logger.handlers[:])
         self.logger.handlers[:] = [self.handler]; self.logger.setLevel('INFO'); self.logger.propagate = False
         return self
     def __exit__(self, *exc):
         self.logger.setLevel(self.saved[0]); self.logger.propagate = self.saved[1]; self.logger.handlers[:] = self.saved[2]
-        print(f"{self.job}: {'failed' if exc[0] else 'done'} after {time.perf_counter() - self.t0:.1f}s", file=self.stream, flush=True)
+        self._end(exc[0] is None)
+        self._say(f"{'failed' if exc[0] else 'done'} after {time.perf_counter() - self.t0:.1f}s")
 
 # %% ../nbs/90_jobs.ipynb #c63e961c
 @dataclass
@@ -648,6 +705,27 @@ def _interrupt(signum, frame):
     _kill_kernels()
     raise KeyboardInterrupt
 
+# %% ../nbs/90_jobs.ipynb #7b1e0a04
+def _kernel_config():
+    """The job kernel's transport: IPC sockets (in Jupyter's runtime folder) where their path fits a Unix socket (107 bytes),
+    else TCP with the kernel's log at ERROR: over TCP ipykernel warns on every start that the traffic is not encrypted."""
+    from jupyter_core.paths import jupyter_runtime_dir
+    from traitlets.config import Config
+    c = Config()
+    if len(os.path.join(jupyter_runtime_dir(), f"kernel-{'0' * 36}-ipc-99999").encode()) < 104: c.KernelManager.transport = 'ipc'
+    else: c.NotebookClient.extra_arguments = ['--IPKernelApp.log_level=ERROR']
+    return c
+
+@contextlib.contextmanager
+def _job_environ(progress: bool):
+    "`JOB_PROGRESS` in the environment the kernel inherits: set with `progress`, absent without (a value the shell had is restored after)."
+    old = os.environ.pop(JOB_PROGRESS, None)
+    if progress: os.environ[JOB_PROGRESS] = '1'
+    try: yield
+    finally:
+        os.environ.pop(JOB_PROGRESS, None)
+        if old is not None: os.environ[JOB_PROGRESS] = old
+
 # %% ../nbs/90_jobs.ipynb #d2f7d777
 def _write_job_json(run: JobRun, params: dict, header: dict | None):
     "OUT/job.json: the job, its status, error and parameters (what `--resume` reruns), and the report's header."
@@ -658,7 +736,7 @@ def _write_job_json(run: JobRun, params: dict, header: dict | None):
 def run_job(job: str, params: dict | None = None, outputs='outputs', jobs_dir=None, progress: bool = False, out_dir=None) -> JobRun:
     """Execute job notebook `job` with `params` (declared names only) into a new folder under `outputs` (or `out_dir`, an
     earlier run's folder, to resume it), on the project's own kernel, and render its report with the run header.
-    `progress`: cell n/N and the stage's bars on stderr. Ctrl-C or SIGTERM stops the job: the report and job.json
+    `progress`: cell n/N, a summary line per cell and the stage's bars on stderr. Ctrl-C or SIGTERM stops the job: the report and job.json
     (status 'interrupted') are written, then `JobInterrupted` says how to resume."""
     import papermill as pm
     from papermill.iorw import load_notebook_node
@@ -675,9 +753,10 @@ def run_job(job: str, params: dict | None = None, outputs='outputs', jobs_dir=No
     watch = CellProgress(job, parameterize_notebook(load_notebook_node(str(nb)), params).cells) if progress else contextlib.nullcontext()
     run.ok, run.status = True, 'ok'
     try:
-        with _signals(_interrupt), watch:
+        with _signals(_interrupt), _job_environ(progress), watch:
             pm.execute_notebook(str(nb), str(run.notebook), parameters=params, cwd=os.getcwd(), progress_bar=False,
-                                kernel_name=kernel, log_output=progress, stderr_file=sys.stderr if progress else None)
+                                kernel_name=kernel, log_output=progress, stderr_file=sys.stderr if progress else None,
+                                config=_kernel_config())
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM (papermill has shut the kernel down)
         run.ok, run.status, run.error = False, 'interrupted', 'interrupted (Ctrl-C or SIGTERM)'
     except Exception as e:  # papermill leaves the executed notebook with the error in it

@@ -15,8 +15,8 @@ __all__ = ['SKIP_REASONS', 'MAX_DEPTH', 'ROLE_ALIASES', 'ROLES', 'REASONING_FIEL
            'check_depth', 'safe_text', 'Record', 'Skip', 'normalize_message', 'is_user_query', 'generated_turns',
            'parse_record', 'input_suffix', 'is_saved_dataset', 'InputError', 'file_kind', 'TooLarge', 'read_lines',
            'name_not_read', 'Inputs', 'shown_name', 'unreadable_folder', 'dataset_dict_splits', 'choose_split',
-           'discover_inputs', 'list_completion_files', 'input_stat', 'ignored_summary', 'ignored_line', 'parse_line',
-           'read_records']
+           'hub_id_hint', 'discover_inputs', 'list_completion_files', 'input_stat', 'ignored_summary', 'ignored_line',
+           'parse_line', 'read_records']
 
 # %% ../nbs/01_records.ipynb #affd64da
 SKIP_REASONS = {
@@ -457,13 +457,22 @@ def choose_split(p: Path, split: str | None = None) -> tuple[str, list[str]]:
     return want, splits
 
 
+# %% ../nbs/01_records.ipynb #7b1e0b02
+def hub_id_hint(path, kind: str = 'model') -> str:
+    "'; … looks like a Hugging Face Hub id …' for a `path` that does not exist but reads `org/name`; '' otherwise."
+    import re
+    s = str(path)
+    if not re.fullmatch(r'[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*', s) or '..' in s or Path(s).exists(): return ''
+    return (f"; {s} looks like a Hugging Face Hub id, and nothing is downloaded here: download it first "
+            f"(`hf download {'--repo-type dataset ' if kind == 'dataset' else ''}{s} --local-dir DIR`) and give DIR")
+
 # %% ../nbs/01_records.ipynb #f18d98e7
-def discover_inputs(src, split: str | None = None) -> Inputs:
-    "Every completions input under `src` in sorted path order, and every other file with why it is not read; of a DatasetDict, split `split` (else `train`)."
+def discover_inputs(src, split: str | None = None, option: str = '--completions') -> Inputs:
+    "Every completions input under `src` in sorted path order, and every other file with why it is not read; of a DatasetDict, split `split` (else `train`); errors name `option`, the option that gave `src`."
     p = Path(src)
-    if not p.exists(): raise FileNotFoundError(f"{src}: no such file or folder; check the --completions path")
+    if not p.exists(): raise FileNotFoundError(f"{src}: no such file or folder; check the {option} path" + hub_id_hint(src, 'dataset'))
     if (kind := file_kind(p.stat().st_mode)) is not None:
-        raise ValueError(f"{src}: {kind}; --completions must be a regular file or a folder of them (a pipe or device never ends)")
+        raise ValueError(f"{src}: {kind}; {option} must be a regular file or a folder of them (a pipe or device never ends)")
     files, ignored, seen, splits = [], [], {}, []
     def dataset_dict(d: Path, rel: str):
         s, names = choose_split(d, split)
@@ -507,15 +516,15 @@ def discover_inputs(src, split: str | None = None) -> Inputs:
         raise ValueError(f"{src}: --split {split} given, but there is no DatasetDict folder (dataset_dict.json) in it; drop --split")
     if not files:
         raise FileNotFoundError(f"{src}: no completions in this folder ({len(ignored)} other files ignored"
-                                + (f", e.g. {ignored[0][0]}: {ignored[0][1]}" if ignored else '') + "); point --completions at "
+                                + (f", e.g. {ignored[0][0]}: {ignored[0][1]}" if ignored else '') + f"); point {option} at "
                                 "JSONL (.jsonl[.gz|.zst]), JSON-array, Parquet or saved-dataset files or a folder of them")
     return Inputs(files, ignored, splits)
 
 
 # %% ../nbs/01_records.ipynb #ee78c50f
-def list_completion_files(src) -> list[tuple[str, Path]]:
+def list_completion_files(src, option: str = '--completions') -> list[tuple[str, Path]]:
     "`(name, path)` of every completions input under `src` (see `discover_inputs`), in sorted order."
-    return discover_inputs(src).files
+    return discover_inputs(src, option=option).files
 
 def input_stat(path) -> tuple[int, int]:
     "`(bytes, mtime_ns)` of an input: a file's, or the sum/latest over a saved dataset's files (the resume check)."

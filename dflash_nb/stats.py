@@ -95,7 +95,7 @@ class DatasetStats:
     @property
     def path(self) -> Path: return Path(self.stats['dataset'])
     @property
-    def name(self) -> str: return self.path.name
+    def name(self) -> str: return f"{self.path.parent.name}/{self.path.name}" if self.path.parent.name else self.path.name  # not just 'dataset' 
     @property
     def loss_fraction(self) -> np.ndarray:
         "Masked fraction per sample (0 for an empty sample)."
@@ -269,7 +269,7 @@ def source_rows(stats: dict) -> list[tuple]:
     "(source, samples, % samples, tokens, % tokens, loss tokens, loss fraction, mean length) per source."
     if stats['per_source'] is None: return []
     n, t = stats['samples'] or 1, stats['total_tokens'] or 1
-    return [(s or '(empty)', _fmt(v['samples']), f"{v['samples'] / n:.1%}", _fmt(v['tokens']), f"{v['tokens'] / t:.1%}",
+    return [(s or '(no source)', _fmt(v['samples']), f"{v['samples'] / n:.1%}", _fmt(v['tokens']), f"{v['tokens'] / t:.1%}",
              _fmt(v['loss_tokens']), f"{v['loss_token_fraction']:.1%}", _fmt(v['mean_seq_len'])) for s, v in stats['per_source'].items()]
 
 SOURCE_HEADER = ('source', 'samples', '% samples', 'tokens', '% tokens', 'loss tokens', 'loss fraction', 'mean length')
@@ -309,6 +309,11 @@ class StatsFigure(Figure):
         path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
         self.savefig(path, dpi=dpi); return path
 
+def _whole_samples(ax):
+    "A y axis that counts samples: whole-number ticks (a few samples gave ticks at 0.5)."
+    from matplotlib.ticker import MaxNLocator
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+
 def _figure(w=8.0, h=3.6, ncols=1):
     fig = StatsFigure(figsize=(w, h), layout='constrained')
     return fig, fig.subplots(1, ncols)
@@ -338,7 +343,7 @@ def plot_seq_len(ds: DatasetStats, bins: int = 60) -> StatsFigure:
                    label=f"{'truncation limit' if lab == 'limit' else lab} {v:,.0f}")
     at = f"; {s['samples_at_limit']:,} at the limit" if s['samples_at_limit'] else ''
     ax.set(xlabel='tokens per sample', ylabel='samples', title=f"Sequence length: {s['samples']:,} samples, {human_count(s['total_tokens'])} tokens{at}")
-    ax.legend(fontsize=8, loc='upper right', framealpha=0.95); ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc='upper right', framealpha=0.95); ax.grid(alpha=0.3); _whole_samples(ax)
     return fig
 
 # %% ../nbs/06_stats.ipynb #69999d61
@@ -355,7 +360,7 @@ def plot_loss_tokens(ds: DatasetStats, bins: int = 60) -> StatsFigure:
     ax.set(xlabel='masked tokens per sample' + (' (log scale)' if log else ''), ylabel='samples',
            title=f"Masked tokens per sample: {few:,} samples ({few / max(len(x), 1):.1%}) have 8 or fewer; "
                  f"{ds.stats['samples_without_loss']:,} have none")
-    ax.legend(fontsize=8); ax.grid(alpha=0.3)
+    ax.legend(fontsize=8); ax.grid(alpha=0.3); _whole_samples(ax)
     return fig
 
 # %% ../nbs/06_stats.ipynb #7d3651f4
@@ -367,7 +372,7 @@ def plot_loss_fraction(ds: DatasetStats, bins: int = 50) -> StatsFigure:
     ax.axvline(ds.stats['loss_fraction_per_sample']['p50'], color=_MARKS['median'], ls='--', lw=1.2,
                label=f"median sample {ds.stats['loss_fraction_per_sample']['p50']:.1%}")
     ax.set(xlabel='masked fraction of the sample', ylabel='samples', xlim=(0, 1), title='Masked fraction per sample')
-    ax.legend(fontsize=8); ax.grid(alpha=0.3)
+    ax.legend(fontsize=8); ax.grid(alpha=0.3); _whole_samples(ax)
     return fig
 
 # %% ../nbs/06_stats.ipynb #e657884c
@@ -383,7 +388,7 @@ def plot_sources(ds: DatasetStats, top: int = 12) -> StatsFigure:
     if len(items) > top:
         rest = items[top:]; items = items[:top]
         items.append((f"other ({len(rest)})", dict(samples=sum(v['samples'] for _, v in rest), tokens=sum(v['tokens'] for _, v in rest))))
-    names = [k or '(empty)' for k, _ in items][::-1]
+    names = [k or '(no source)' for k, _ in items][::-1]
     for ax, key, total, color in ((axs[0], 'samples', s['samples'], '#4c72b0'), (axs[1], 'tokens', s['total_tokens'], '#dd8452')):
         share = [v[key] / max(total, 1) for _, v in items][::-1]
         ax.barh(names, share, color=color)

@@ -246,8 +246,9 @@ class ChatTokenizer:
         self.model_path = Path(model_path)
         self.tokenizer_json = tj = self.model_path/'tokenizer.json'
         if not tj.is_file():
+            from dflash_nb.records import hub_id_hint
             raise FileNotFoundError(f"{tj}: no tokenizer.json; --model-path must be a Hugging Face model or tokenizer "
-                                    f"directory (build the default one with `dflash-nb build-tokenizer DIR`)")
+                                    f"directory (build the default one with `dflash-nb build-tokenizer DIR`)" + hub_id_hint(model_path))
         if encoder == 'tiktoken':
             raise ValueError("--encoder tiktoken was removed: fastokens gives the same ids faster; use --encoder auto (or fastokens, tokenizers)")
         if encoder not in ENCODERS: raise ValueError(f"encoder must be one of {', '.join(ENCODERS)}, not {encoder!r}")
@@ -278,11 +279,7 @@ def _load_templates(self: ChatTokenizer) -> dict:
     sources = load_chat_templates(self.model_path)  # named templates (`default`, `tool_use`, ...) or just `default`
     self.templates = {n: self.template if n == 'default' else ChatTemplate(s, self.template.special_tokens, f"{self.model_path} [{n}]")
                       for n, s in sources.items()}
-    self.stop_tokens = tuple(load_end_of_turn_tokens(self.model_path))  # the model's own stop tokens
-    if not self.stop_tokens:
-        warnings.warn(f"{self.model_path}: no stop tokens (no generation_config.json eos_token_id, no eos_token in "
-                      "tokenizer_config.json): every generated turn ends where its own rendering ends. Add the model's "
-                      "generation_config.json if its turns end with a stop token")
+    self.stop_tokens = tuple(load_end_of_turn_tokens(self.model_path))  # the model's own stop tokens (none: `turn_end_warnings`)
     return sources
 
 @patch
@@ -311,7 +308,7 @@ def template_for(self: ChatTokenizer, record) -> tuple[ChatTemplate, TemplateFor
     "The template transformers would use for `record` (`tool_use` when it has tools and there is one) and its form."
     name = select_template_name(self.templates, bool(record.tools)) if len(self.templates) > 1 else 'default'
     tpl = self.template if name == 'default' else self.templates[name]
-    if (form := self._forms.get(tpl.source)) is None: form = self._forms[tpl.source] = detect_form(tpl, self.stop_tokens, name)
+    if (form := self._forms.get(tpl.source)) is None: form = self._forms[tpl.source] = detect_form(tpl, self.stop_tokens, name, self.special_tokens)
     return tpl, form
 
 @patch
@@ -327,6 +324,16 @@ def _bounded_form(self: ChatTokenizer, name: str) -> TemplateForm | None:
             arm(MAX_RECORD_SECONDS)
             return self.template_for(Record('probe', [], tools=[{}] if name == 'tool_use' else None))[1]
     except RecordTimeout: return None
+
+@patch
+def turn_end_warnings(self: ChatTokenizer) -> list[str]:
+    """One line per template that writes none of the model's stop tokens, so that a generated turn ends where its rendering
+    ends (the newline after a Gemma-style `<end_of_turn>` masked too), naming the tokens it does end a turn with."""
+    stops = (f"the model's stop tokens ({' '.join(self.stop_tokens)}) are" if self.stop_tokens else
+             "no stop token is named (no generation_config.json eos_token_id, no eos_token in tokenizer_config.json) or")
+    return [f"{self.model_path}: {stops} not written by chat template {n!r}: each generated turn ends where its rendering ends; "
+            f"its turns end with {' or '.join(f.written) or 'no special token'}: if that is the model's stop token, add its id to "
+            "generation_config.json's eos_token_id" for n, f in self.forms().items() if f is not None and not f.end_of_turn]
 
 @patch
 def render(self: ChatTokenizer, msgs: list, tools=None, add_generation_prompt: bool = False, template: ChatTemplate | None = None) -> str:
@@ -852,15 +859,18 @@ def _committed_run(out: Path) -> dict | None:
     return key
 
 # %% ../nbs/04_tokenize.ipynb #c33e6779
-def _checked(result: dict, out: Path, completions, ignored) -> dict:
-    "The run's stats, or the one-line error of a run that wrote a sample with a wrong mask or no sample at all."
+def _checked(result: dict, out: Path, completions, ignored, first_skip: dict | None = None) -> dict:
+    """The run's stats, or the one-line error of a run that wrote a sample with a wrong mask or had no sample at all (with
+    `first_skip`, a run that wrote nothing: the error names its first skipped record)."""
     if n := result['skipped'].get('mask_mismatch'):
         raise TokenizeError(f"{n} sample(s) failed the mask check (mask_mismatch) and were NOT written: see {out/'skipped.jsonl'}. "
                             "This is a bug in the tokenizer/template handling; please report it with those records.")
     if not result['samples']:
         why = ', '.join(f"{n:,} {r}" for r, n in result['skipped'].items()) or 'no records'
         raise TokenizeError(f"{completions}: 0 samples ({result['records_read']:,} records read: {why}"
-                            + (f"; {ignored_line(ignored)}" if ignored else '') + f"); see {out/'skipped.jsonl'}")
+                            + (f"; {ignored_line(ignored)}" if ignored else '') + (f"); see {out/'skipped.jsonl'}" if first_skip is None
+                            else f"); nothing written; first: {first_skip['file']}:{first_skip['line']} {first_skip['reason']}: "
+                                 f"{first_skip['detail'][:300]}" if first_skip else "); nothing written"))
     return result
 
 # %% ../nbs/04_tokenize.ipynb #e84ee3a4
@@ -916,6 +926,7 @@ def tokenize_dataset(model_path, completions, output_dir, max_seq_len: int | Non
         done = _committed_run(out)
         if done is None: check_output_dir(out, overwrite)  # a folder that is not our dataset: refused even with --overwrite
         ct = ChatTokenizer(model_path, encoder, renderer)
+        for w in ct.turn_end_warnings(): print(f"tokenize: warning: {w}", file=sys.stderr)
         files, open_files, ignored, splits = _sources(completions, s3_endpoint, download_workers, progress, split)
         for s in splits: print(f"tokenize: {Path(completions)/s['folder']}: a DatasetDict with splits {', '.join(s['splits'])}; "
                                f"reading split {s['split']!r} (--split chooses)", file=sys.stderr)
@@ -933,6 +944,10 @@ def tokenize_dataset(model_path, completions, output_dir, max_seq_len: int | Non
                 result = _tokenize_chunks(ct, tmp, metas, files, open_files, run_key, workers, progress, read)
                 result['ignored'] = ignored_summary(ignored)  # before finish_chunks: journaled with the plan
             shards = finish_chunks(tmp, metas, result)
+            if not result['samples'] and not result['skipped'].get('mask_mismatch'):  # no output: a 0-row one would block the corrected rerun
+                first = next(iter((tmp/'skipped.jsonl').read_text(encoding='utf-8').splitlines()), None)
+                shutil.rmtree(tmp)
+                _checked(result, out, completions, ignored, json.loads(first) if first else {})
             flags, flagged = _write_manifest(tmp, ct, completions, files, metas, result, finished_shard_records(tmp), run_key, splits)
             replace_dir(tmp, out)
             for f in (FINISH, 'run.json'): (out/f).unlink(missing_ok=True)

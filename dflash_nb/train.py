@@ -376,7 +376,9 @@ def load_target(spec: str, device, dtype=None, vocab_size: int | None = None):
     "A frozen target in eval mode: `tiny[:k=v,...]` (built in code; `hybrid=1`: Qwen3.5-style) or a local Hugging Face model directory."
     if _is_tiny(spec): return tiny_target(spec, vocab_size).to(device=device, dtype=dtype or torch.float32)  # toys: in code
     from transformers import AutoModelForCausalLM
-    if not Path(spec).is_dir(): raise FileNotFoundError(f"{spec}: --target must be a local model directory or 'tiny'")
+    if not Path(spec).is_dir():
+        from dflash_nb.records import hub_id_hint
+        raise FileNotFoundError(f"{spec}: --target must be a local model directory or 'tiny'" + hub_id_hint(spec))
     m = AutoModelForCausalLM.from_pretrained(spec, dtype=dtype or (torch.bfloat16 if device.type == 'cuda' else torch.float32),
                                              local_files_only=True)
     return m.eval().requires_grad_(False)

@@ -423,3 +423,22 @@ def test_automodel_drafter_runs_zlabs_generation_loop(tmp_path):
     for a, drafts in got['blocks']:                                  # each step drafted what the project's drafter drafts there
         want = mine.draft(seq[:, a], a, f[:, :a], torch.arange(a)[None])[0].argmax(-1).tolist()
         assert drafts[:len(want)] == want[:len(drafts)], a
+
+
+def test_eval_takes_the_target_and_vocabulary_the_drafter_was_trained_for(syn, tmp_path):
+    """Issue 24.8: `run train` then `run eval -p drafter RUN/drafter` failed with the defaults (the eval job's tiny target of
+    512 ids against a drafter of a 1,024-id one): eval and the eval job take the drafter's target (its train run's
+    train_args.json) and vocabulary unless told otherwise."""
+    from dflash_nb.eval import EvalConfig, prepare_eval
+    train(_args(syn, tmp_path/'run', target='tiny:num_layers=6'))   # as the train job: RUN/drafter beside RUN/train_args.json
+    drafter = tmp_path/'run'/'drafter'
+    e = prepare_eval(EvalConfig(drafter=str(drafter), random_prompts=2))
+    assert (e['target_spec'], e['target'].config.vocab_size, e['target'].config.num_hidden_layers) == ('tiny:num_layers=6', 64, 6)
+    with pytest.raises(ValueError, match='vocabulary of 64 ids, the target'):  # told otherwise: the user's target, checked
+        prepare_eval(EvalConfig(target='tiny:num_layers=6', drafter=str(drafter), random_prompts=2, vocab_size=512))
+    r = cli('run', 'eval', '-p', 'drafter', drafter, '-p', 'random_prompts', '2', '-p', 'max_new_tokens', '6', '-p', 'sampled_temperature', '0',
+            '--quiet', '--outputs', tmp_path/'runs')
+    assert r.stdout.startswith('ok     eval: '), r.stdout + r.stderr
+    [run] = (tmp_path/'runs').iterdir()
+    assert json.loads((run/'eval.json').read_text())['trained']['prompts'] == 2
+    assert 'tiny:num_layers=6</code> (qwen3, 6 layers)' in (run/'report.html').read_text()

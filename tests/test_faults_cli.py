@@ -1,6 +1,6 @@
 """Fault tests of the command line, its worker processes and jobs (issue 23: items 9, 12, 15, 17, 18): real processes,
 real signals (kill -9 of the main process only, SIGINT during start-up, SIGTERM during a job), a real read-only mount."""
-import json, os, signal, subprocess, sys, time
+import json, os, re, signal, subprocess, sys, time
 from pathlib import Path
 import pytest
 from conftest import mounted_tmpfs, ROOT, cli
@@ -209,7 +209,33 @@ def test_interrupted_run_writes_its_report_and_resumes(qwen_dir, tmp_path, sig):
     assert_workers_gone(kernels)  # the kernel (and so its lock on dataset) is gone with the run
     r = cli('run', '--resume', run_dir, '--quiet')
     assert r.stdout.strip() == f"ok     tokenize: {run_dir/'report.html'}", r.stdout
+    assert r.stderr == '', r.stderr  # --quiet: no cell lines, no bars, no kernel warning ('running over TCP without encryption')
     assert json.loads((run_dir/'job.json').read_text())['status'] == 'ok' and list(runs.iterdir()) == [run_dir]
     ref = tmp_path/'ref'; T.tokenize_dataset(qwen_dir, src, ref, max_seq_len=1024, progress=False)
     same_dataset(run_dir/'dataset', ref)
     assert 'completed; nothing to resume' in cli('run', '--resume', run_dir, check=False).stderr
+
+
+def test_version_and_the_one_line_hints(tmp_path):
+    """Issue 24.11 + 24.14: `--version`; `generate --prompts /nope` names --prompts (not --completions); a hub id
+    (`Qwen/Qwen3-8B`) is told that nothing is downloaded here; `tokenize --help` names the input formats; `stats FILE`
+    says it is a file (not 'no such dataset directory')."""
+    import dflash_nb, torch
+    from dflash_nb.records import discover_inputs
+    from dflash_nb.stats import compute_stats
+    from dflash_nb.inspect import inspect_dataset
+    from dflash_nb.train import load_target
+    from dflash_nb.generate import read_prompts
+    assert cli('--version').stdout.strip() == f"dflash-nb {dflash_nb.__version__}"
+    with pytest.raises(FileNotFoundError, match=re.escape(f"{tmp_path/'nope'}: no such file or folder; check the --prompts path")):
+        read_prompts(tmp_path/'nope')  # what `dflash-nb generate --prompts /nope` says (after loading torch: slow here)
+    hint = 'Qwen/Qwen3-8B looks like a Hugging Face Hub id, and nothing is downloaded here: download it first (`hf download Qwen/Qwen3-8B --local-dir DIR`)'
+    with pytest.raises(FileNotFoundError, match=re.escape(hint)): T.ChatTokenizer('Qwen/Qwen3-8B')
+    with pytest.raises(FileNotFoundError, match=re.escape(hint)): load_target('Qwen/Qwen3-8B', torch.device('cpu'))
+    with pytest.raises(FileNotFoundError, match=re.escape('`hf download --repo-type dataset HuggingFaceH4/ultrachat_200k --local-dir DIR`')):
+        discover_inputs('HuggingFaceH4/ultrachat_200k')
+    help_text = ' '.join(cli('tokenize', '--help').stdout.split())
+    assert all(f in help_text for f in ('.jsonl', '.ndjson', '.json', '.gz', '.zst', 'Parquet', 'saved Hugging Face dataset', 's3://'))
+    (f := tmp_path/'stats.json').write_text('{}')
+    for read in (compute_stats, inspect_dataset):
+        with pytest.raises(NotADirectoryError, match=re.escape(f"{f}: a file, not a dataset directory; give the folder")): read(f)

@@ -188,8 +188,18 @@ def test_hostile_template_is_a_bounded_template_error(qwen_dir, tmp_path, monkey
     d = tmp_path/'tok'; shutil.copytree(qwen_dir, d)
     (d/'chat_template.jinja').write_text(prefix + (qwen_dir/'chat_template.jinja').read_text())
     src = tmp_path/'c.jsonl'; src.write_text(''.join(json.dumps({'id': f'r{i}', 'messages': OK}) + '\n' for i in range(2)))
-    with pytest.raises(T.TokenizeError, match='0 samples'): tokenize_dataset(d, src, tmp_path/'out', progress=False)
-    st = json.loads((tmp_path/'out'/'stats.json').read_text())  # a run of 0 samples exits non-zero but keeps its accounting
-    assert st['samples'] == 0 and st['skipped'] == {'template_error': 2}
-    sk = [json.loads(l) for l in (tmp_path/'out'/'skipped.jsonl').read_text().splitlines()]
-    assert all(any(w in s['detail'] for w in why.split('|')) for s in sk), sk[0]['detail']
+    with pytest.raises(T.TokenizeError, match='0 samples') as e: tokenize_dataset(d, src, tmp_path/'out', progress=False)
+    msg = str(e.value)  # a run of 0 samples exits non-zero, writes nothing, and names its skips and the first one
+    assert '(2 records read: 2 template_error); nothing written; first: c.jsonl:1 template_error: ' in msg, msg
+    assert any(w in msg for w in why.split('|')), msg
+    assert sorted(p.name for p in tmp_path.iterdir()) == ['c.jsonl', 'tok']
+
+
+def test_a_run_of_0_samples_leaves_nothing_behind(qwen_dir, tmp_path):
+    "Issue 24.14: a 0-sample run left a complete 0-row dataset, so the corrected rerun was refused ('already exists')."
+    src = tmp_path/'c.jsonl'; src.write_text(json.dumps({'id': 'q', 'messages': OK[:1]}) + '\n')  # no assistant turn
+    with pytest.raises(Exception, match=r'0 samples \(1 records read: 1 no_generated_turn\); nothing written; first: c.jsonl:1 '):
+        tokenize_dataset(qwen_dir, src, tmp_path/'out', progress=False)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ['c.jsonl']  # no dataset, no .partial, no lock
+    src.write_text(json.dumps({'id': 'q', 'messages': OK}) + '\n')  # corrected: the same command now runs
+    assert tokenize_dataset(qwen_dir, src, tmp_path/'out', progress=False)['samples'] == 1

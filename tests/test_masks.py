@@ -1,7 +1,7 @@
 """Mask inspection and quality gates: every gate on passing and failing data (datasets tokenized from generated
 completions with the real embedded tokenizer), mask checks on deliberately corrupted datasets, the HTML views,
 the `inspect` command's function and the inspect job."""
-import argparse, contextlib, io, json, random, shutil, warnings
+import argparse, contextlib, io, json, random, re, shutil, warnings
 from pathlib import Path
 
 import numpy as np
@@ -281,8 +281,11 @@ def test_masked_user_turn_in_the_middle(samples_ds, root):
 
 def test_empty_and_foreign_datasets(qwen_dir, samples_ds, root):
     src = root/'bad.jsonl'; src.write_text('not json\n')
-    with pytest.raises(TokenizeError, match='0 samples'): tokenize_dataset(qwen_dir, src, root/'empty', progress=False)  # written, then refused
-    r = inspect_dataset(root/'empty')
+    with pytest.raises(TokenizeError, match='0 samples'): tokenize_dataset(qwen_dir, src, root/'empty', progress=False)  # refused, nothing written
+    assert not (root/'empty').exists()
+    man = json.loads((samples_ds/'manifest.json').read_text())  # a 0-row dataset (another writer's) still inspects
+    man['counts'] = dict.fromkeys(man['counts'], 0)
+    r = inspect_dataset(write_dataset(root/'empty', [], man))
     assert r.samples == 0 and not r.failed and all(g.status == 'n/a' for g in r.gates)
     # a dataset saved by `datasets` (no manifest): decode with --model-path, vocab check skipped, not truncated
     import datasets
@@ -404,6 +407,8 @@ def test_inspect_job_report(samples_ds, ok_ds, tmp_path):
     h = run.report.read_text()
     assert h.count('class="t"') > 100 and 'dfk-gates' in h and 'identical_answers' in h and 'dfk-checks' in h
     assert '#a8e6b4' in h and 'Random sample' in h and 'Traceback' not in h
+    # the verdict is one line under the gate and check tables, not both tables again as plain text (issue 24.9)
+    assert 'QUALITY GATES' not in h and 'MASK CHECKS' not in h and re.search(r'<strong>(PASS|WARN)</strong>: gates \d', h)
     d = json.loads((run.out_dir/'inspect.json').read_text())
     assert d['samples'] == 280 and {g['name'] for g in d['gates']} >= {'tiny_span', 'source_skew'}
     bad = run_job('inspect', {'dataset': str(ok_ds)}, outputs=tmp_path)

@@ -236,3 +236,25 @@ def test_stats_command_through_the_console_script(samples_ds, tmp_path):
     assert json.loads(r.stdout)['samples'] > 0 and len(list((tmp_path/'p').glob('*.png'))) == 4
     r = cli('stats', tmp_path/'nope', check=False)
     assert r.returncode == 1 and 'no such dataset directory' in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_report_wording(tmp_path):
+    """Issue 24.9: a sample without a source is '(no source)' everywhere (as inspect and the tokenize report say it, not
+    '(empty)'); a dataset is named with its folder's parent (not 'before: dataset'); sample-count axes tick whole samples
+    (3 samples gave ticks at 0.5); sizes in words (not '0.00 MB')."""
+    from dflash_nb.jobs import file_sizes, plot_source_mix
+    from dflash_nb.stats import plot_compare, plot_loss_fraction, plot_loss_tokens, plot_seq_len, plot_sources, source_rows
+    from dflash_nb.testing import write_dataset
+    rows = [dict(input_ids=list(range(4 + i)), loss_mask=[False, False] + [True] * (2 + i), seq_len=4 + i, sample_id=f"s{i}",
+                 source='web' if i else '') for i in range(3)]
+    ds = scan_token_counts(write_dataset(tmp_path/'tokenize-1'/'dataset', rows))
+    assert ds.name == 'tokenize-1/dataset'
+    assert '(no source)' in [r[0] for r in source_rows(ds.stats)] and '(empty)' not in str(source_rows(ds.stats))
+    assert '(no source)' in [r[0] for r in plot_source_mix(ds, ds, tmp_path/'mix.png')]
+    assert '(no source)' in [t.get_text() for t in plot_sources(ds).axes[0].get_yticklabels()]
+    for plot in (plot_seq_len, plot_loss_tokens, plot_loss_fraction):
+        ax = plot(ds).axes[0]; ax.figure.canvas.draw()
+        assert [float(t).is_integer() for t in ax.get_yticks()] == [True] * len(ax.get_yticks()), (plot.__name__, ax.get_yticks())
+    labels = [t.get_text() for t in plot_compare(ds, ds).axes[0].get_legend().get_texts()]
+    assert labels == ['before: tokenize-1/dataset (3)', 'after: tokenize-1/dataset (3)'], labels
+    assert file_sizes(tmp_path/'tokenize-1'/'dataset').startswith('data-00000-of-00001.arrow (') and ' MB)' not in file_sizes(tmp_path/'tokenize-1'/'dataset')

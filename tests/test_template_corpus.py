@@ -50,12 +50,18 @@ def read_dataset(out: Path) -> dict:
 
 def run_family(fam: Family, corpus, tmp: Path, cases=RECORDS) -> tuple[int, list[str], dict]:
     "Tokenize the corpus for `fam` and compare with the oracle: (cases exact, what differs, the manifest)."
-    from dflash_nb.tokenize import tokenize_dataset, TokenizeError
+    from dflash_nb.tokenize import ChatTokenizer, tokenize_dataset, tokenize_lines, TokenizeError
     d = model_dir(corpus[0], fam, tmp / 'model')
     (tmp / 'c.jsonl').write_text(''.join(record_line(c) + '\n' for c in cases), encoding='utf-8')
     try: tokenize_dataset(d, tmp / 'c.jsonl', tmp / 'out', max_seq_len=None, progress=False)
-    except TokenizeError as e:  # a family whose every record is skipped (DeepSeek-R1) exits non-zero but still lists them
-        if ': 0 samples (' not in str(e): raise
+    except TokenizeError as e:  # a family whose every record is skipped (DeepSeek-R1) exits non-zero and writes nothing:
+        if ': 0 samples (' not in str(e): raise  # its skips (and template facts) from the same per-record code, in process
+        ct, lines = ChatTokenizer(d), (tmp / 'c.jsonl').read_text(encoding='utf-8').splitlines()
+        b = tokenize_lines(ct, [('c.jsonl', n, line) for n, line in enumerate(lines, 1)], None)
+        assert not b.sample_ids, b.sample_ids
+        (tmp / 'out').mkdir()
+        (tmp / 'out' / 'skipped.jsonl').write_text(''.join(json.dumps(s) + '\n' for s in b.skips))
+        (tmp / 'out' / 'manifest.json').write_text(json.dumps({'tokenizer': ct.describe()}))
     got = read_dataset(tmp / 'out')
     skips = {s['sample_id']: s for s in map(json.loads, (tmp / 'out' / 'skipped.jsonl').read_text().splitlines())}
     flagged = {}
@@ -130,7 +136,7 @@ def test_a_wrong_end_of_turn_fails_the_run(name, wrong, what, corpus, tmp_path, 
     import dflash_nb.tokenize as T
     fam = next(f for f in MINE if f.name.startswith(name))
     real = T.detect_form
-    monkeypatch.setattr(T, 'detect_form', lambda tpl, stops=(), name='default': dataclasses.replace(real(tpl, stops, name), end_of_turn=wrong))
+    monkeypatch.setattr(T, 'detect_form', lambda *a, **k: dataclasses.replace(real(*a, **k), end_of_turn=wrong))
     d = model_dir(corpus[0], fam, tmp_path / 'model')
     (tmp_path / 'c.jsonl').write_text(''.join(record_line(c) + '\n' for c in RECORDS), encoding='utf-8')
     with pytest.raises(T.TokenizeError, match='mask_mismatch'):
@@ -163,3 +169,28 @@ def test_reasoning_not_rendered_is_flagged_or_skipped_and_inspect_shows_the_temp
     line = next(l for l in r.stdout.splitlines() if l.startswith('chat template:'))
     assert line == (f"chat template: default ({len(RECORDS)} samples): end of turn <|im_end|>, tool arguments dict, reasoning field "
                     f"reasoning_content; model stop tokens <|im_end|>; flagged reasoning_not_rendered {len(want)}"), line
+
+
+@pytest.mark.skipif(not any(f.name == 'qwen2.5-7b-instruct' for f in REAL), reason='../shared/reference/templates not present')
+def test_a_template_that_writes_no_stop_token_is_warned_recorded_and_inspected(corpus, tmp_path, capsys):
+    """Issue 24.13: a model directory whose stop token the template never writes (Gemma-style: eos <eos>, turns end in
+    <end_of_turn>, no generation_config.json) silently fell back to "the turn ends where its rendering ends". Here the
+    real Qwen2.5 template with the base model's eos <|endoftext|>: one warning line naming <|im_end|>, the fallback in
+    the manifest, and inspect says so."""
+    import dataclasses
+    from dflash_nb.inspect import inspect_dataset
+    from dflash_nb.tokenize import tokenize_dataset
+    fam = dataclasses.replace(next(f for f in REAL if f.name == 'qwen2.5-7b-instruct'), eos='<|endoftext|>', end_of_turn=['<|endoftext|>'])
+    d = model_dir(corpus[0], fam, tmp_path / 'model')
+    (d / 'generation_config.json').unlink()
+    (tmp_path / 'c.jsonl').write_text(record_line(RECORDS[0]) + '\n', encoding='utf-8')
+    capsys.readouterr()
+    tokenize_dataset(d, tmp_path / 'c.jsonl', tmp_path / 'out', progress=False)
+    [warning] = [l for l in capsys.readouterr().err.splitlines() if 'warning' in l]
+    assert warning.startswith(f"tokenize: warning: {d}: the model's stop tokens (<|endoftext|>) are not written by chat template "
+                              "'default': each generated turn ends where its rendering ends; its turns end with <|im_end|>"), warning
+    form = json.loads((tmp_path / 'out' / 'manifest.json').read_text())['tokenizer']['chat_templates']['default']
+    assert (form['end_of_turn'], form['written'], form['turn_end']) == ([], ['<|im_end|>'], "fallback: where the turn's rendering ends")
+    rep = inspect_dataset(tmp_path / 'out')
+    assert 'default (1 samples): end of turn none written (fallback: a turn ends where its rendering ends; its turns end with ' \
+           '<|im_end|>, not a stop token of the model)' in rep.chat_template, rep.chat_template
