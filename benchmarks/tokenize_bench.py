@@ -234,7 +234,7 @@ def fixed_costs(sizes: list[int], data: Path, model_dir: str, workers: int, repe
                 if r.returncode: raise SystemExit(r.stderr[-3000:])
                 st = json.loads((d/'ds'/'stats.json').read_text())
                 man = json.loads((d/'ds'/'manifest.json').read_text())
-                runs[enc].append(dict(wall=wall, cpu=cpu, tokenize=st['seconds'], startup=st.get('startup_seconds'), tokens=st['total_tokens'],
+                runs[enc].append(dict(wall=wall, cpu=cpu, tokenize=st['seconds'], startup=man.get('timing', {}).get('startup_seconds'), tokens=st['total_tokens'],
                                       encoder=man['tokenizer']['encoder'], load=os.getloadavg()[0]))
         for enc, v in runs.items():
             med = lambda k: statistics.median(x[k] for x in v)

@@ -896,7 +896,8 @@ def _checked(result: dict, out: Path, completions, ignored) -> dict:
     return result
 
 # %% ../nbs/04_tokenize.ipynb #e84ee3a4
-def _write_manifest(tmp: Path, ct, completions, files, metas, result: dict, shards, run_key: dict, splits=()) -> tuple[list, dict]:
+def _write_manifest(tmp: Path, ct, completions, files, metas, result: dict, shards, run_key: dict, splits=(),
+                    startup_seconds: float | None = None) -> tuple[list, dict]:
     "Write `flagged.jsonl` and `manifest.json` into `tmp` (its `params` from the run key); returns the flags and their counts."
     if flags := [f for m in metas for f in m.get('flags', [])]:
         _atomic_write(tmp/'flagged.jsonl', ''.join(json.dumps(f, ensure_ascii=False) + '\n' for f in flags))
@@ -908,6 +909,8 @@ def _write_manifest(tmp: Path, ct, completions, files, metas, result: dict, shar
                     tokenizer=ct.describe(), inputs=dict(completions=str(completions), files=files) | ({'splits': list(splits)} if splits else {}),
                     params=params, shards=shards, chat_templates_used=dict(sorted(used.items())), flagged=flagged,
                     counts={k: result[k] for k in ('samples', 'total_tokens', 'loss_tokens', 'records_read')})
+    if startup_seconds is not None:  # this run's clock: stats.json `seconds` is the tokenizing, this the start-up before it
+        manifest['timing'] = dict(startup_seconds=round(startup_seconds, 3), tokenize_seconds=result['seconds'])
     _atomic_write(tmp/'manifest.json', json.dumps(manifest, indent=2))
     return flags, flagged
 
@@ -959,17 +962,17 @@ def tokenize_dataset(model_path, completions, output_dir, max_seq_len: int | Non
             if done == run_key: return _checked(json.loads((out/'stats.json').read_text()), out, completions, ignored)
             if not overwrite: raise exists()
         read = {'bytes': 0}  # input bytes tokenized so far: for the full-disk estimate
+        timing = {'t0': t0}  # `startup`: encoder load, templates and workers (not in stats.json's `seconds`)
         try:
             metas = _prepare_tmp(tmp, run_key, restart)
             plan = finish_plan(tmp)
             if plan: result = plan['stats']
             else:
-                timing = {'t0': t0}
                 result = _tokenize_chunks(ct, tmp, metas, files, open_files, run_key, workers, progress, read, timing)
-                result['startup_seconds'] = round(timing['startup'], 3)  # encoder load, templates, pool: not in `seconds`
                 result['ignored'] = ignored_summary(ignored)  # before finish_chunks: journaled with the plan
             shards = finish_chunks(tmp, metas, result)
-            flags, flagged = _write_manifest(tmp, ct, completions, files, metas, result, finished_shard_records(tmp), run_key, splits)
+            flags, flagged = _write_manifest(tmp, ct, completions, files, metas, result, finished_shard_records(tmp), run_key, splits,
+                                             timing.get('startup'))
             replace_dir(tmp, out)
             for f in (FINISH, 'run.json'): (out/f).unlink(missing_ok=True)
         except OSError as e:
@@ -977,6 +980,7 @@ def tokenize_dataset(model_path, completions, output_dir, max_seq_len: int | Non
             raise _disk_full_in(e, tmp, files, read['bytes']) from None
     if flags: print(f"tokenize: {len(flags)} sample(s) kept but flagged {flagged}: listed in {out/'flagged.jsonl'} "
                     "(--skip-reasoning-not-rendered skips them instead)", file=sys.stderr)
+    if 'startup' in timing: result = result | {'startup_seconds': round(timing['startup'], 3)}  # for the summary line
     return _checked(result, out, completions, ignored)
 
 # %% ../nbs/04_tokenize.ipynb #b4142d7d
