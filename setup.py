@@ -21,9 +21,12 @@ setuptools.setup(
     license = 'Apache Software License 2.0',
     classifiers = ['Programming Language :: Python :: 3.11'],
     url = cfg['git_url'],
-    packages = setuptools.find_packages(include=['dflash_nb', 'dflash_nb.*']),
+    # namespace discovery: dflash_nb/templates (the chat template, a data folder without __init__.py) is a package too,
+    # so setuptools ships it without its 40-line "absent from the `packages` configuration" warning
+    packages = setuptools.find_namespace_packages(include=['dflash_nb', 'dflash_nb.*']),
+    package_dir = {'': '.'},  # a flat layout: `pip install -e` adds the repo to sys.path (a .pth file), no finder and no warning block
     include_package_data = True,
-    package_data = {'dflash_nb': ['templates/*.jinja']},  # data files the package reads (the chat template)
+    package_data = {'dflash_nb.templates': ['*.jinja']},  # data files the package reads (the chat template)
     install_requires = requirements,
     extras_require = {'dev': dev_requirements, 'train': train_requirements, 'lab': lab_requirements},
     python_requires  = '>=' + cfg['min_python'],

@@ -3,6 +3,7 @@
 
     python benchmarks/tokenize_bench.py                       # 2,000 records, 2 workers
     python benchmarks/tokenize_bench.py --records 10000 --workers 2 --keep /tmp/tb
+    python benchmarks/tokenize_bench.py --fixed-costs 1 100 10000 --repeat 3   # start-up cost by input size
 
 1. Generates realistic completions from the shipped samples (real prose and code, thinking traces, tool calls,
    multi-turn): each record is a sample record whose final reasoning is extended with real text from the other
@@ -19,6 +20,7 @@
      rendered texts, encoding them in N forked workers (the bar `dflash-nb tokenize` is held to: >= 0.6x);
    * `dflash`: `dflash-nb tokenize --workers N` end to end (read JSONL, render, mask, verify, write Arrow),
      timed as the whole command, start-up included; the others are timed after their workers are warm.
+   The ratio `dflash / fastokens_proc` is printed with the load average of each measurement.
 3. Checks every sample `dflash-nb tokenize` wrote against the model directory's Hugging Face tokenizer on the
    same text segments, and prints how many samples differ (the target is 0).
 """
@@ -208,6 +210,53 @@ def memory_scaling(sizes: list[int], data: Path, model_dir: str, workers: int):
     lo, hi = min(peaks), max(peaks)
     print(f"peak RSS at {hi:,} vs {lo:,} records: {peaks[hi] / peaks[lo]:.3f}x ({(peaks[hi] / peaks[lo] - 1) * 100:+.1f}%)")
 
+def fixed_costs(sizes: list[int], data: Path, model_dir: str, workers: int, repeat: int, encoders=('auto', 'fastokens')):
+    """Wall time of whole `dflash-nb tokenize` commands at each input size, split into the tokenizing itself
+    (stats.json `seconds`) and the fixed part (everything else: interpreter start, imports, chat template, encoder load,
+    workers, finish). Each encoder in `encoders` is run alternately, `repeat` times; medians are printed."""
+    rows = []
+    for n in sizes:
+        d = data/f'fixed-{n}'; d.mkdir(exist_ok=True)
+        src = d/'completions.jsonl'
+        if not src.exists():
+            with open(src, 'w') as f:
+                for k in range(0, n, 5000):
+                    for r in make_records(min(5000, n - k), seed=k): f.write(json.dumps(r, ensure_ascii=False) + '\n')
+        runs = {e: [] for e in encoders}
+        for rep in range(repeat):
+            for enc in (encoders if rep % 2 == 0 else encoders[::-1]):
+                t, cpu0 = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
+                r = subprocess.run([str(Path(sys.executable).with_name('dflash-nb')), 'tokenize', '--model-path', model_dir,
+                                    '--completions', str(src), '--output-dir', str(d/'ds'), '--workers', str(workers),
+                                    '--quiet', '--overwrite', '--max-seq-len', '0', '--encoder', enc], capture_output=True, text=True)
+                wall, cpu1 = time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN)
+                cpu = cpu1.ru_utime + cpu1.ru_stime - cpu0.ru_utime - cpu0.ru_stime  # the command and its workers
+                if r.returncode: raise SystemExit(r.stderr[-3000:])
+                st = json.loads((d/'ds'/'stats.json').read_text())
+                man = json.loads((d/'ds'/'manifest.json').read_text())
+                runs[enc].append(dict(wall=wall, cpu=cpu, tokenize=st['seconds'], startup=man.get('timing', {}).get('startup_seconds'), tokens=st['total_tokens'],
+                                      encoder=man['tokenizer']['encoder'], load=os.getloadavg()[0]))
+        for enc, v in runs.items():
+            med = lambda k: statistics.median(x[k] for x in v)
+            rows.append(dict(records=n, bytes=src.stat().st_size, asked=enc, encoder=v[0]['encoder'], wall=med('wall'), cpu=med('cpu'),
+                             tokenize=med('tokenize'), startup=med('startup'), fixed=med('wall') - med('tokenize'),
+                             tokens=v[0]['tokens'], load=max(x['load'] for x in v)))
+        import shutil; shutil.rmtree(d/'ds', ignore_errors=True)
+    print(f"fixed costs of `dflash-nb tokenize --workers {workers}` (median of {repeat}; fixed = wall - tokenizing; "
+          f"start-up = encoder load, templates and workers, inside the command; cpu = CPU seconds of the command and its "
+          f"workers, which is about what the wall time is on a quiet machine for the small inputs):")
+    print(f"  {'records':>9} {'MB':>7} {'--encoder':>10} {'used':>10} {'wall s':>7} {'cpu s':>6} {'tokenize s':>10} {'start-up s':>10} "
+          f"{'fixed s':>7} {'tok/s (tokenizing)':>18} {'load':>5}")
+    for r in rows:
+        print(f"  {r['records']:>9,} {r['bytes'] / 1e6:7.2f} {r['asked']:>10} {r['encoder']:>10} {r['wall']:7.2f} {r['cpu']:6.2f} {r['tokenize']:10.2f} "
+              f"{r['startup']:10.2f} {r['fixed']:7.2f} {r['tokens'] / max(r['tokenize'], 1e-9):18,.0f} {r['load']:5.1f}")
+    big = [r for r in rows if r['asked'] == 'auto' and r['records'] == max(sizes)]
+    if big and max(sizes) >= 1000:  # 900K records: the tokenizing scales with the input, the fixed part does not
+        r, k = big[0], 900_000 / big[0]['records']
+        print(f"  900,000 records (extrapolated from {r['records']:,}): tokenizing ~{r['tokenize'] * k:,.0f} s, "
+              f"fixed ~{r['fixed']:.1f} s ({r['fixed'] / (r['tokenize'] * k + r['fixed']):.2%} of the run)")
+    return rows
+
 # ---------------------------------------------------------------------------------------------- main
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -225,6 +274,9 @@ def main(argv=None):
                          "(and best): on a shared machine this cancels most of the drift in load between measurements")
     ap.add_argument('--memory', nargs='*', type=int, metavar='N',
                     help="instead: peak memory of `dflash-nb tokenize` at each number of records, e.g. --memory 10000 100000")
+    ap.add_argument('--fixed-costs', nargs='*', type=int, metavar='N',
+                    help="instead: the fixed part of whole `dflash-nb tokenize` runs at each number of records "
+                         "(--encoder auto and fastokens, alternating, --repeat times), e.g. --fixed-costs 1 100 10000")
     ap.add_argument('--measure', help=argparse.SUPPRESS)
     ap.add_argument('--fastokens-alone', action='store_true', help=argparse.SUPPRESS)
     ap.add_argument('--data', help=argparse.SUPPRESS)
@@ -238,6 +290,7 @@ def main(argv=None):
     model_dir = str(a.model_path or default_model_path())
     data = Path(a.keep or tempfile.mkdtemp(prefix='tokbench-')); data.mkdir(parents=True, exist_ok=True)
     if a.memory: return memory_scaling(a.memory, data, model_dir, a.workers)
+    if a.fixed_costs: return fixed_costs(a.fixed_costs, data, model_dir, a.workers, a.repeat)
     t = time.perf_counter()
     recs = make_records(a.records)
     tpl = ChatTemplate.from_model_dir(model_dir)
@@ -273,6 +326,10 @@ def main(argv=None):
                             ('tiktoken', 'raw tiktoken, encode only'), ('fastokens', 'raw fastokens, encode only'),
                             ('fastokens_proc', 'fastokens alone, whole process (target >= 0.6x)')):
             if other in rate: print(f"dflash-nb tokenize / {what}: {rate['dflash'] / rate[other]:.2f}x")
+        if 'fastokens_proc' in runs and len(runs['dflash']) == len(runs['fastokens_proc']) > 1:  # each pair, run back to back
+            pairs = [(d['tokens'] / d['seconds']) / (p['tokens'] / p['seconds']) for d, p in zip(runs['dflash'], runs['fastokens_proc'])]
+            print(f"tokenize-near-limit: dflash / fastokens alone per alternating pair: {' '.join(f'{x:.2f}x' for x in pairs)} "
+                  f"(median {statistics.median(pairs):.2f}x; target >= 0.6x; load avg now {os.getloadavg()[0]:.1f})")
         st = json.loads((data/'ds'/'stats.json').read_text())
         print(f"dataset: {st['samples']:,} samples, mean {st['mean_seq_len']:.0f} / median {st['median_seq_len']:.0f} / "
               f"p90 {st['p90_seq_len']:.0f} / max {st['max_seq_len']} tokens, skipped {st['skipped']}")

@@ -31,7 +31,8 @@ def _tokenize(a):
     skipped = sum(st['skipped'].values())
     print(f"{st['samples']:,} samples, {st['total_tokens']:,} tokens ({st['loss_token_fraction']:.1%} masked), "
           f"{skipped:,} skipped {st['skipped'] or ''}, {st['truncated']:,} truncated; "
-          f"{st['tokens_per_second']:,.0f} tokens/s -> {a.output_dir}")
+          f"{st['tokens_per_second']:,.0f} tokens/s over {st['seconds']:,.1f} s of tokenizing"
+          + (f" (+{st['startup_seconds']:,.1f} s start-up)" if st.get('startup_seconds') is not None else '') + f" -> {a.output_dir}")
     if st.get('ignored', {}).get('count'):
         from dflash_nb.records import ignored_line
         print(ignored_line([(f['name'], f['reason']) for f in st['ignored']['files']] + [('', '')] * (st['ignored']['count'] - len(st['ignored']['files']))))

@@ -8,16 +8,26 @@ import gzip, hashlib, itertools, json, re
 from pathlib import Path
 
 # %% auto #0
-__all__ = ['PROMPT_SOURCES', 'humaneval_prompts', 'mmlu_cot_prompts', 'bbh_cot_prompts', 'gsm8k_prompts', 'packaged_prompts',
-           'is_heldout', 'split_prompts', 'interleave_sources', 'write_prompts']
+__all__ = ['PROMPT_SOURCES', 'side_packages', 'package_distribution', 'humaneval_prompts', 'mmlu_cot_prompts', 'bbh_cot_prompts',
+           'gsm8k_prompts', 'packaged_prompts', 'is_heldout', 'split_prompts', 'interleave_sources', 'write_prompts']
 
 # %% ../nbs/08_prompts.ipynb #bcb85921
+def side_packages() -> Path:
+    "Where scripts/setup.sh installs the `--no-deps` packages (data-only here): outside site-packages, so `pip check` stays clean."
+    import os, sys
+    return Path(os.environ.get('DFLASH_NB_SIDE_PACKAGES') or Path(sys.prefix)/'dflash-nb-side')
+
+def package_distribution(distribution: str):
+    "The installed `distribution` (importlib.metadata): the environment's own, else the one in `side_packages()`; None if neither."
+    import importlib.metadata as md
+    try: return md.distribution(distribution)
+    except md.PackageNotFoundError: return next(iter(md.distributions(name=distribution, path=[str(side_packages())])), None)
+
 def _dist_file(distribution: str, rel: str, install: str, what: str = 'prompt source') -> Path:
     "Path of `rel` inside the installed `distribution` (from its metadata, never imported); the errors say `install`."
-    import importlib.metadata as md
-    try: dist = md.distribution(distribution)
-    except md.PackageNotFoundError:
-        raise FileNotFoundError(f"{what}: the package {distribution} is not installed; install it with: {install}") from None
+    if (dist := package_distribution(distribution)) is None:
+        raise FileNotFoundError(f"{what}: the package {distribution} is not installed; install it with: {install} "
+                                f"(scripts/setup.sh installs it into {side_packages()})")
     p = Path(dist.locate_file(rel))
     if not p.exists(): raise FileNotFoundError(f"{what}: {p} is missing from {distribution} {dist.version}; reinstall with: {install}")
     return p

@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib, json, os, shutil, time
 from pathlib import Path
 
-from .prompts import _dist_file
+from .prompts import _dist_file, package_distribution
 
 # %% auto #0
 __all__ = ['PACKAGED_TARGETS', 'packaged_target', 'packaged_file', 'target_record', 'build_target', 'default_target_dir',
@@ -74,8 +74,7 @@ def build_target(name: str, out_dir, overwrite: bool = False, progress: bool = F
     tmp = out.with_name(out.name + f".tmp-{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
     model.save_pretrained(tmp); tok.save_pretrained(tmp)
-    import importlib.metadata as md
-    rec = {'name': name, 'distribution': e['distribution'], 'version': md.version(e['distribution']), 'license': e['license'],
+    rec = {'name': name, 'distribution': e['distribution'], 'version': package_distribution(e['distribution']).version, 'license': e['license'],
            'model': e['model'], 'source_file': gguf.name, 'source_size': gguf.stat().st_size, 'source_sha256': _sha256(gguf),
            'mask_token': e.get('mask_token'), 'mask_token_id': tok.convert_tokens_to_ids(e['mask_token']) if e.get('mask_token') else None,
            'transformers': transformers.__version__, 'seconds': round(time.perf_counter() - t0, 1)}

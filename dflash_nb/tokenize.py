@@ -4,7 +4,7 @@
 
 # %% ../nbs/04_tokenize.ipynb #241e7489
 from __future__ import annotations
-import errno, functools, hashlib, importlib.metadata, itertools, json, multiprocessing, os, re, shutil, sys, time, unicodedata, warnings
+import contextlib, errno, functools, hashlib, importlib.metadata, itertools, json, multiprocessing, os, re, shutil, sys, time, unicodedata, warnings
 from contextlib import contextmanager
 from collections import Counter, deque
 from concurrent.futures import ProcessPoolExecutor
@@ -25,13 +25,14 @@ from .dataset import (SCHEMA, atomic_write as _atomic_write, check_output_dir, c
 from . import storage
 
 # %% auto #0
-__all__ = ['PROBE_TEXT', 'ENCODERS', 'FASTOKENS_CHECKS', 'TABLE_FORMAT', 'cache_dir', 'MAX_RENDER_CHARS', 'MAX_RECORD_SECONDS',
-           'FINISH', 'RESUMES', 'FastokensEncoder', 'fastokens_verdict', 'sha256_file', 'TokenizeError',
-           'bad_tokenizer_file', 'ChatTokenizer', 'Turns', 'render_turns', 'render_segments', 'Sample',
-           'generated_text', 'verify_sample', 'reasoning_not_rendered', 'tokenize_record', 'content_hash', 'Batch',
-           'RecordTimeout', 'record_timer', 'tokenize_lines', 'die_with_parent', 'worker_pool', 'batch_to_arrow',
-           'id_hashes', 'Chunk', 'committed_chunks', 'chunk_stats', 'finish_plan', 'finish_chunks',
-           'finished_shard_records', 'DiskFull', 'is_disk_full', 'disk_full', 'tokenize_dataset']
+__all__ = ['PROBE_TEXT', 'ENCODERS', 'FASTOKENS_CHECKS', 'TABLE_FORMAT', 'cache_dir', 'MAX_RENDER_CHARS',
+           'AUTO_FASTOKENS_MIN_BYTES', 'MAX_RECORD_SECONDS', 'FINISH', 'RESUMES', 'FastokensEncoder',
+           'fastokens_loaded', 'fastokens_verdict', 'sha256_file', 'TokenizeError', 'bad_tokenizer_file',
+           'ChatTokenizer', 'Turns', 'render_turns', 'render_segments', 'Sample', 'generated_text', 'verify_sample',
+           'reasoning_not_rendered', 'tokenize_record', 'content_hash', 'Batch', 'RecordTimeout', 'record_timer',
+           'tokenize_lines', 'die_with_parent', 'worker_pool', 'batch_to_arrow', 'id_hashes', 'Chunk',
+           'committed_chunks', 'chunk_stats', 'finish_plan', 'finish_chunks', 'finished_shard_records', 'DiskFull',
+           'is_disk_full', 'disk_full', 'tokenize_dataset']
 
 # %% ../nbs/04_tokenize.ipynb #4c583fe9
 PROBE_TEXT = ("def f(x):\n    return {'a': [1, 2.5e-3]}  # café naïve Ελληνικά Русский 中文分词 加拿大 新加坡 日本語のテキスト "
@@ -167,11 +168,21 @@ def decode_bytes(self: FastokensEncoder, ids: np.ndarray) -> bytes:
     return self._blob[starts + np.arange(len(starts))].tobytes()
 
 # %% ../nbs/04_tokenize.ipynb #8856494d
-@functools.lru_cache(maxsize=2)
+_FASTOKENS = {}  # (tokenizer.json path, sha256) -> fastokens.Tokenizer: loaded once per file content in a process
+
 def _load_fastokens(path: str, sha256: str | None):
     "The loaded `fastokens.Tokenizer`, once per file content in a process (tests and notebooks build many ChatTokenizers)."
-    import fastokens
-    return fastokens.Tokenizer.from_file(path)
+    if (path, sha256) not in _FASTOKENS:
+        import fastokens
+        tok = fastokens.Tokenizer.from_file(path)
+        while len(_FASTOKENS) >= 2: _FASTOKENS.pop(next(iter(_FASTOKENS)))  # the two most recent, as the lru_cache kept
+        _FASTOKENS[(path, sha256)] = tok
+    return _FASTOKENS[(path, sha256)]
+
+def fastokens_loaded(path, sha256: str | None) -> bool:
+    "Is this tokenizer.json's fastokens tokenizer already in memory (nothing to load)?"
+    return (str(path), sha256) in _FASTOKENS
+
 
 # %% ../nbs/04_tokenize.ipynb #995bc9f3
 def _cached_verdict(f: Path, sha256: str) -> dict | None:
@@ -285,7 +296,7 @@ def _load_templates(self: ChatTokenizer) -> dict:
 @patch
 def _choose_encoder(self: ChatTokenizer, encoder: str):
     "fastokens where it is asked for or `auto` and provably exact, else `tokenizers`; with the vocabulary and special tokens."
-    self.fast, v = None, None
+    self.fast, v, self.encoder_asked = None, None, encoder
     if encoder in ('auto', 'fastokens'):  # where its (cached) verdict is 'ok'
         v = fastokens_verdict(self.tokenizer_json, self.tokenizer_sha256, lambda: self.tokenizer)
         if v['reason'] == 'ok':
@@ -301,6 +312,27 @@ def _choose_encoder(self: ChatTokenizer, encoder: str):
     self.special_tokens = tuple(specials)  # a tuple: `str.endswith` takes it as it is
     self.encoder = 'fastokens' if self.fast is not None else 'tokenizers'
 
+
+# %% ../nbs/04_tokenize.ipynb #b3c9d2e4
+AUTO_FASTOKENS_MIN_BYTES = 2 << 20  # input bytes per worker below which `tokenizers` (loads in ~1 s) finishes first
+
+@patch
+def fit_to_input(self: ChatTokenizer, input_bytes: int, workers: int = 1) -> 'ChatTokenizer':
+    "With `--encoder auto`: `tokenizers` for an input too small to repay loading fastokens (see above)."
+    if (self.encoder_asked == 'auto' and self.fast is not None and input_bytes < AUTO_FASTOKENS_MIN_BYTES * max(1, workers)
+            and not fastokens_loaded(self.fast.path, self.tokenizer_sha256)):
+        self.fast, self.encoder = None, 'tokenizers'
+        self.encoder_reason = (f"auto: {input_bytes:,} bytes of input, under {AUTO_FASTOKENS_MIN_BYTES * max(1, workers):,} "
+                               f"for {max(1, workers)} worker(s): tokenizers loads faster than fastokens (same ids)")
+    return self
+
+@patch
+def ready(self: ChatTokenizer) -> 'ChatTokenizer':
+    "The encoder loaded and the template forms found: what a run does before its clock starts (and before forking workers)."
+    if self.fast is not None: self.fast.ready()
+    else: self.tokenizer
+    self.forms()
+    return self
 
 # %% ../nbs/04_tokenize.ipynb #98c45878
 @patch
@@ -632,7 +664,7 @@ def worker_pool(workers: int, ct: ChatTokenizer) -> ProcessPoolExecutor:
     "Worker processes holding `ct`: forked from this one where possible (no second load), else each loads it; they die with this process."
     global _worker_ct
     if 'fork' in multiprocessing.get_all_start_methods():
-        if isinstance(ct.fast, FastokensEncoder): ct.fast.ready()  # loaded once, here: the workers share it
+        ct.ready()  # loaded once, here: the workers share it
         _worker_ct = ct
         return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context('fork'), initializer=die_with_parent, initargs=(os.getpid(),))
     return ProcessPoolExecutor(workers, initializer=_init_worker, initargs=(str(ct.model_path), ct.encoder if ct.fast else 'tokenizers', 'auto' if ct.fast_render else 'jinja', os.getpid()))
@@ -874,7 +906,8 @@ def _checked(result: dict, out: Path, completions, ignored, first_skip: dict | N
     return result
 
 # %% ../nbs/04_tokenize.ipynb #e84ee3a4
-def _write_manifest(tmp: Path, ct, completions, files, metas, result: dict, shards, run_key: dict, splits=()) -> tuple[list, dict]:
+def _write_manifest(tmp: Path, ct, completions, files, metas, result: dict, shards, run_key: dict, splits=(),
+                    startup_seconds: float | None = None) -> tuple[list, dict]:
     "Write `flagged.jsonl` and `manifest.json` into `tmp` (its `params` from the run key); returns the flags and their counts."
     if flags := [f for m in metas for f in m.get('flags', [])]:
         _atomic_write(tmp/'flagged.jsonl', ''.join(json.dumps(f, ensure_ascii=False) + '\n' for f in flags))
@@ -886,6 +919,8 @@ def _write_manifest(tmp: Path, ct, completions, files, metas, result: dict, shar
                     tokenizer=ct.describe(), inputs=dict(completions=str(completions), files=files) | ({'splits': list(splits)} if splits else {}),
                     params=params, shards=shards, chat_templates_used=dict(sorted(used.items())), flagged=flagged,
                     counts={k: result[k] for k in ('samples', 'total_tokens', 'loss_tokens', 'records_read')})
+    if startup_seconds is not None:  # this run's clock: stats.json `seconds` is the tokenizing, this the start-up before it
+        manifest['timing'] = dict(startup_seconds=round(startup_seconds, 3), tokenize_seconds=result['seconds'])
     _atomic_write(tmp/'manifest.json', json.dumps(manifest, indent=2))
     return flags, flagged
 
@@ -925,9 +960,11 @@ def tokenize_dataset(model_path, completions, output_dir, max_seq_len: int | Non
         clean_asides(out)
         done = _committed_run(out)
         if done is None: check_output_dir(out, overwrite)  # a folder that is not our dataset: refused even with --overwrite
+        t0 = time.perf_counter()
         ct = ChatTokenizer(model_path, encoder, renderer)
         for w in ct.turn_end_warnings(): print(f"tokenize: warning: {w}", file=sys.stderr)
         files, open_files, ignored, splits = _sources(completions, s3_endpoint, download_workers, progress, split)
+        ct.fit_to_input(sum(f['size'] for f in files), workers)
         for s in splits: print(f"tokenize: {Path(completions)/s['folder']}: a DatasetDict with splits {', '.join(s['splits'])}; "
                                f"reading split {s['split']!r} (--split chooses)", file=sys.stderr)
         run_key = _run_key(ct, files, max_seq_len, batch_size, shard_tokens, skip_reasoning_not_rendered, max_record_bytes)
@@ -936,19 +973,21 @@ def tokenize_dataset(model_path, completions, output_dir, max_seq_len: int | Non
             if done == run_key: return _checked(json.loads((out/'stats.json').read_text()), out, completions, ignored)
             if not overwrite: raise exists()
         read = {'bytes': 0}  # input bytes tokenized so far: for the full-disk estimate
+        timing = {'t0': t0}  # `startup`: encoder load, templates and workers (not in stats.json's `seconds`)
         try:
             metas = _prepare_tmp(tmp, run_key, restart)
             plan = finish_plan(tmp)
             if plan: result = plan['stats']
             else:
-                result = _tokenize_chunks(ct, tmp, metas, files, open_files, run_key, workers, progress, read)
+                result = _tokenize_chunks(ct, tmp, metas, files, open_files, run_key, workers, progress, read, timing)
                 result['ignored'] = ignored_summary(ignored)  # before finish_chunks: journaled with the plan
             shards = finish_chunks(tmp, metas, result)
             if not result['samples'] and not result['skipped'].get('mask_mismatch'):  # no output: a 0-row one would block the corrected rerun
                 first = next(iter((tmp/'skipped.jsonl').read_text(encoding='utf-8').splitlines()), None)
                 shutil.rmtree(tmp)
                 _checked(result, out, completions, ignored, json.loads(first) if first else {})
-            flags, flagged = _write_manifest(tmp, ct, completions, files, metas, result, finished_shard_records(tmp), run_key, splits)
+            flags, flagged = _write_manifest(tmp, ct, completions, files, metas, result, finished_shard_records(tmp), run_key, splits,
+                                             timing.get('startup'))
             replace_dir(tmp, out)
             for f in (FINISH, 'run.json'): (out/f).unlink(missing_ok=True)
         except OSError as e:
@@ -956,30 +995,36 @@ def tokenize_dataset(model_path, completions, output_dir, max_seq_len: int | Non
             raise _disk_full_in(e, tmp, files, read['bytes']) from None
     if flags: print(f"tokenize: {len(flags)} sample(s) kept but flagged {flagged}: listed in {out/'flagged.jsonl'} "
                     "(--skip-reasoning-not-rendered skips them instead)", file=sys.stderr)
+    if 'startup' in timing: result = result | {'startup_seconds': round(timing['startup'], 3)}  # for the summary line
     return _checked(result, out, completions, ignored)
 
 # %% ../nbs/04_tokenize.ipynb #b4142d7d
 def _tokenize_chunks(ct, tmp: Path, metas: list, files, open_files, key: dict, workers: int, progress: bool,
-                     read: dict | None = None) -> dict:
-    "Tokenize the input after the committed `metas` into new chunks (appended to `metas`) as `key` says; returns the stats."
+                     read: dict | None = None, timing: dict | None = None) -> dict:
+    """Tokenize the input after the committed `metas` into new chunks (appended to `metas`) as `key` says; returns the stats.
+    The encoder is loaded and the workers started before the first chunk's clock, so `seconds` (and tokens/s) is the
+    tokenizing alone; `timing['startup']` gets the time from `timing['t0']` to that point."""
     opts = (key['max_seq_len'], key.get('skip_reasoning_not_rendered', False))  # tokenize_lines' options
     from tqdm import tqdm
     start = tuple(metas[-1]['end']) if metas else (0, 0)
-    pbar = tqdm(total=sum(f['size'] for f in files), initial=sum(f['size'] for f in files[:start[0]]),
-                unit='B', unit_scale=True, desc='tokenize', disable=not progress)
-    chunk = Chunk(tmp, len(metas))
-    if read is not None: read['bytes'] = sum(f['size'] for f in files[:start[0]])
-    def consume(b: Batch, end, nbytes: int):
-        nonlocal chunk
-        chunk.add(b); pbar.update(nbytes)
-        if read is not None: read['bytes'] += nbytes  # (a disabled tqdm does not count)
-        if chunk.tokens >= key['shard_tokens']: metas.append(chunk.commit(end)); chunk = Chunk(tmp, len(metas))
-    nbytes = lambda lines: sum(len(l[2]) for l in lines)
-    batches = _batches(open_files(), key['batch_size'], start, key.get('max_record_bytes', MAX_RECORD_BYTES))
-    if workers <= 1:
-        for lines, end in batches: consume(tokenize_lines(ct, lines, *opts), end, nbytes(lines))
-    else:
-        with worker_pool(workers, ct) as pool:
+    with worker_pool(workers, ct) if workers > 1 else contextlib.nullcontext() as pool:
+        if pool is None: ct.ready()
+        else: pool.submit(int).result()  # the workers are up (forked on the first submit)
+        if timing is not None: timing['startup'] = time.perf_counter() - timing['t0']
+        pbar = tqdm(total=sum(f['size'] for f in files), initial=sum(f['size'] for f in files[:start[0]]),
+                    unit='B', unit_scale=True, desc='tokenize', disable=not progress)
+        chunk = Chunk(tmp, len(metas))
+        if read is not None: read['bytes'] = sum(f['size'] for f in files[:start[0]])
+        def consume(b: Batch, end, nbytes: int):
+            nonlocal chunk
+            chunk.add(b); pbar.update(nbytes)
+            if read is not None: read['bytes'] += nbytes  # (a disabled tqdm does not count)
+            if chunk.tokens >= key['shard_tokens']: metas.append(chunk.commit(end)); chunk = Chunk(tmp, len(metas))
+        nbytes = lambda lines: sum(len(l[2]) for l in lines)
+        batches = _batches(open_files(), key['batch_size'], start, key.get('max_record_bytes', MAX_RECORD_BYTES))
+        if pool is None:
+            for lines, end in batches: consume(tokenize_lines(ct, lines, *opts), end, nbytes(lines))
+        else:
             inflight = deque()
             for lines, end in batches:
                 inflight.append((pool.submit(_work, (lines, *opts)), end, nbytes(lines)))

@@ -18,12 +18,15 @@ def ds(tmp_path_factory, qwen_dir):
     return d
 
 def _speculators():
+    "speculators 0.9 importable: scripts/setup.sh keeps it (--no-deps) in side_packages(), outside the environment."
+    from dflash_nb.prompts import side_packages
+    if str(side_packages()) not in sys.path: sys.path.append(str(side_packages()))  # after site-packages: the env's own win
     try:
         from speculators.train.data import ArrowDataset  # noqa: F401
         return True
     except ImportError as e:
-        pytest.skip(f"speculators 0.9.0 is not installed ({e}); scripts/setup.sh installs it: "
-                    "pip install --no-deps speculators==0.9.0 hs-connectors==0.9.0 loguru openai httpx")
+        pytest.skip(f"speculators 0.9.0 is not installed ({e}); scripts/setup.sh installs it: pip install --no-deps "
+                    f"--target {side_packages()} speculators==0.9.0 hs-connectors==0.9.0 loguru; pip install openai httpx aiohttp")
 
 def test_pretokenized_rows_reviewed_and_merged(ds, qwen_dir, tmp_path):
     "Rows with only input_ids + loss_mask (int64, torch format, as speculators writes them): stats, inspect, merge."
@@ -84,9 +87,10 @@ def test_stats_and_inspect_read_speculators_prepare_data_output(ds, qwen_dir, tm
     src = tmp_path/'rows.jsonl'
     src.write_text(''.join(json.dumps({'input_ids': i, 'loss_mask': [int(x) for x in m]}) + '\n'
                            for i, m in zip(rows['input_ids'], rows['loss_mask'])))
-    exe = Path(sys.executable).with_name('speculators')
-    env = {**os.environ, 'HF_HUB_OFFLINE': '1', 'HF_DATASETS_OFFLINE': '1', 'HF_DATASETS_CACHE': str(tmp_path/'hf')}
-    p = subprocess.run([str(exe), 'prepare-data', '--model', str(qwen_dir), '--data', str(src), '--output', str(tmp_path/'prep'),
+    from dflash_nb.prompts import side_packages
+    env = {**os.environ, 'HF_HUB_OFFLINE': '1', 'HF_DATASETS_OFFLINE': '1', 'HF_DATASETS_CACHE': str(tmp_path/'hf'),
+           'PYTHONPATH': os.pathsep.join(filter(None, [os.environ.get('PYTHONPATH'), str(side_packages())]))}
+    p = subprocess.run([sys.executable, '-m', 'speculators', 'prepare-data', '--model', str(qwen_dir), '--data', str(src), '--output', str(tmp_path/'prep'),
                         '--seq-length', '8192', '--num-preprocessing-workers', '1'], capture_output=True, text=True, env=env)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     assert json.loads((tmp_path/'prep'/'state.json').read_text())['_format_type'] == 'torch'

@@ -199,9 +199,45 @@ def test_fastokens_run_writes_hf_ids_and_records_the_encoder(qwen_dir, tmp_path)
     import datasets
     from dflash_nb.tokenize import tokenize_dataset
     src = ROOT/'data'/'samples'
-    a = tokenize_dataset(qwen_dir, src, tmp_path/'fk', workers=2, progress=False)
+    a = tokenize_dataset(qwen_dir, src, tmp_path/'fk', workers=2, encoder='fastokens', progress=False)  # (auto: tokenizers, small)
     b = tokenize_dataset(qwen_dir, src, tmp_path/'hf', encoder='tokenizers', renderer='jinja', progress=False)
     assert a['samples'] == b['samples'] > 250 and a['skipped'] == b['skipped']
     assert json.loads((tmp_path/'fk'/'manifest.json').read_text())['tokenizer']['encoder'] == 'fastokens'
     x, y = datasets.load_from_disk(str(tmp_path/'fk')), datasets.load_from_disk(str(tmp_path/'hf'))
     assert x['input_ids'] == y['input_ids'] and x['loss_mask'] == y['loss_mask'] and x['sample_id'] == y['sample_id']
+
+_RUN_CLI = """import sys
+from dflash_nb.cli import main
+try: rc = main(sys.argv[1:])
+finally: print('FASTOKENS_IMPORTED', 'fastokens' in sys.modules)
+sys.exit(rc)
+"""
+
+def _tokenize_cli(out, *extra):
+    "A real `dflash-nb tokenize` process on a small sample file; its stdout, manifest and stats, and whether it imported fastokens."
+    import subprocess, sys
+    r = subprocess.run([sys.executable, '-c', _RUN_CLI, 'tokenize', '--completions', ROOT/'data'/'samples'/'sharegpt.jsonl',
+                        '--output-dir', out, '--quiet', *extra], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-3000:]
+    return r.stdout, json.loads((out/'manifest.json').read_text()), json.loads((out/'stats.json').read_text()), \
+           'FASTOKENS_IMPORTED True' in r.stdout
+
+def test_small_input_uses_tokenizers_without_loading_fastokens(tmp_path):
+    "--encoder auto on an 84 KB file: `tokenizers` (never imports fastokens), the manifest says why; the ids are fastokens'."
+    import datasets
+    out, man, st, imported = _tokenize_cli(tmp_path/'auto')
+    assert man['tokenizer']['encoder'] == 'tokenizers' and not imported, (man['tokenizer'], out)
+    assert man['tokenizer']['encoder_reason'].startswith('auto: 84,255 bytes of input, under 2,097,152'), man['tokenizer']
+    out2, man2, st2, imported2 = _tokenize_cli(tmp_path/'fk', '--encoder', 'fastokens')  # asked for: always
+    assert man2['tokenizer']['encoder'] == 'fastokens' and imported2
+    a, b = datasets.load_from_disk(str(tmp_path/'auto')), datasets.load_from_disk(str(tmp_path/'fk'))
+    assert a['input_ids'] == b['input_ids'] and a['loss_mask'] == b['loss_mask'] and st['samples'] == st2['samples'] == 70
+
+def test_tokens_per_second_is_over_the_tokenizing_not_the_start_up(tmp_path):
+    "stats.json `seconds` is the tokenizing; the encoder load, template probes and workers are the manifest's start-up, apart."
+    out, man, st, _ = _tokenize_cli(tmp_path/'o', '--workers', '2')  # (tokenizers: small; loaded before the workers fork)
+    t = man['timing']
+    assert t['startup_seconds'] > 0 and st['seconds'] > 0 and t['tokenize_seconds'] == st['seconds'], (t, st)
+    assert 'startup_seconds' not in st  # stats.json: the DESIGN keys (runs compare equal apart from seconds and tokens/s)
+    assert st['tokens_per_second'] == pytest.approx(st['total_tokens'] / st['seconds'], rel=0.01)  # (seconds: rounded to ms)
+    assert f"tokens/s over {st['seconds']:,.1f} s of tokenizing (+{t['startup_seconds']:,.1f} s start-up)" in out, out
