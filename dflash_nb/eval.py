@@ -68,8 +68,9 @@ class TargetSession:
 @torch.no_grad()
 def logits(self: TargetSession, ids, all_logits: bool = True):
     "Feed `ids` after the kept positions; -> (float logits after each position, suppressed ids -inf; features or None)."
-    if self.linear: self._before_forward([int(t) for t in ids])
-    x = torch.as_tensor(ids, dtype=torch.long, device=self.device).view(1, -1)
+    fed = self._before_forward([int(t) for t in ids]) if self.linear else ids   # hybrid: the kept tokens go first
+    k = len(fed) - len(ids)                            # their outputs are dropped: the caller has them already
+    x = torch.as_tensor(fed, dtype=torch.long, device=self.device).view(1, -1)
     out = self.target(input_ids=x, use_cache=True, logits_to_keep=0 if all_logits else 1, **{self._kw: self.cache})
     self.forwards += 1; self.tokens_in += x.shape[1]
     if self.forwards == 1 and not self.linear:
@@ -77,9 +78,9 @@ def logits(self: TargetSession, ids, all_logits: bool = True):
             raise ValueError(f"{type(self.target).__name__}: its cache cannot be rolled back (linear-attention layers keep a "
                              "recurrent state); speculative verification needs a croppable KV cache")
         if hasattr(self.cache, 'activate_past_recording'): self.cache.activate_past_recording()  # after the prefill, as HF does
-    logits = out.logits[0].float()
+    logits = out.logits[0, k if all_logits else 0:].float()
     if self.suppress is not None: logits[:, self.suppress] = -math.inf
-    return logits, (self.features.pop()[0] if self.features is not None else None)
+    return logits, (self.features.pop()[0, k:] if self.features is not None else None)
 
 # %% ../nbs/12_eval.ipynb #bb3f650c
 @patch
@@ -91,19 +92,15 @@ def __call__(self: TargetSession, ids, all_logits: bool = True):
 # %% ../nbs/12_eval.ipynb #e1329d75
 @patch
 @torch.no_grad()
-def _before_forward(self: TargetSession, x: list):
-    "Hybrid target: feed the tokens kept by the last restore; snapshot the states before a forward that may be rolled back."
-    if self.pending:
-        self.target(input_ids=torch.tensor([self.pending], device=self.device), use_cache=True, logits_to_keep=1,
-                    **{self._kw: self.cache})
-        if self.features is not None: self.features.pop()      # the same features as before the restore: not needed
-        self.forwards += 1; self.tokens_in += len(self.pending)
-        self.extra_forwards += 1; self.extra_tokens += len(self.pending)
+def _before_forward(self: TargetSession, x: list) -> list:
+    "Hybrid target: the tokens to feed (those kept by the last restore, then `x`); snapshot the states before a forward that may be rolled back."
+    x, self.extra_tokens = self.pending + x, self.extra_tokens + len(self.pending)   # one forward: no extra one for them
     self.pending, self._fed, self._snap = [], x, None
     if len(x) > 1 and self.cache.get_seq_length() > 0:
         self._snap = (self.cache.get_seq_length(), [{i: (l.conv_states[i].clone(), l.recurrent_states[i].clone())
                                                      for i in range(l.number_of_states) if l.is_recurrent_states_initialized[i]}
                                                     for l in self.linear])
+    return x
 
 # %% ../nbs/12_eval.ipynb #08805e27
 @patch
@@ -138,7 +135,7 @@ class Generation:
     drafted: list = field(default_factory=list)     # per step: draft tokens verified (block size - 1, fewer at the end)
     draft_forwards: int = 0
     extra_target_tokens: int = 0    # hybrid targets: kept tokens fed again after a state restore (in target_tokens)
-    extra_target_forwards: int = 0  # hybrid targets: forwards that fed them (in target_forwards)
+    extra_target_forwards: int = 0  # hybrid targets: forwards that fed only them (0: they go with the next verify block)
     temperature: float = 0.0
 
     @property
@@ -372,8 +369,8 @@ def table(self: EvalResult) -> str:
     lines = [f"{self.label or 'drafter'}{f' at T={self.temperature:g} (drafts {self.draft_sampling})' if self.temperature else ''}: {s['prompts']} prompts, {s['new_tokens']:,} new tokens (max {self.max_new_tokens}/prompt)",
              f"  mean tau {s['mean_tau']:.3f} (pooled {s['pooled_tau']:.3f}); speed-up in target forwards {s['speedup_target_forwards']:.2f}x "
              f"({s['target_forwards']:,} forwards vs {s['autoregressive_forwards']:,} autoregressive, {s['target_forwards_saved']:,} saved)",
-             *([f"  hybrid target: {s['extra_target_tokens']:,} kept tokens fed again after state restores, in "
-                f"{s['extra_target_forwards']:,} extra forwards ({s['extra_target_tokens_per_step']:.2f} tokens per step)"]
+             *([f"  hybrid target: {s['extra_target_tokens']:,} kept tokens fed again after state restores, in front of the "
+                f"next verify block ({s['extra_target_tokens_per_step']:.2f} tokens per step)"]
                if s['extra_target_tokens'] else []),
              f"  lossless vs plain greedy: " + ('sampled (T > 0): see the distribution test' if self.temperature else 'not checked' if s['lossless'] is None else 'yes, every prompt' if s['lossless']
                                                else f"NO: {s['mismatches']} prompts differ"),
