@@ -1,7 +1,7 @@
 """`dflash-nb eval`'s decoding loops on a tiny Qwen3.5-style hybrid target (Gated DeltaNet + full attention), against
 transformers' own `generate` on the same model, in one run.
 
-    python benchmarks/eval_hybrid.py [--new-tokens 40] [--rounds 5] [--threads 1] [--draft-layers 5]
+    python benchmarks/eval_hybrid.py [--new-tokens 40] [--rounds 5] [--threads 1[,2]] [--draft-layers 5]
 
 Builds the tiny hybrid of `dflash-nb eval --target tiny:hybrid=1` (8 layers, hidden 64, vocabulary 512) and an
 untrained drafter (block 16), then times, for each prompt and round, three arms in a rotating order (the machine is
@@ -13,7 +13,9 @@ shared and noisy, so the arms alternate and every ratio is taken within one roun
   verifies a full block and restores the linear-attention state).
 
 It checks the three outputs are the same tokens and prints the median seconds per arm and the median of the
-per-round ratios greedy / generate and speculative / generate side by side.
+per-round ratios greedy / generate and speculative / generate side by side. `--threads 1,2` also alternates the
+torch thread count (each ratio is taken at one thread count): on a loaded 2-core machine, 2 threads make every arm
+an order of magnitude slower, and multi-token forwards (prefill, verification) more than one-token ones.
 """
 import argparse, statistics, time, warnings
 
@@ -24,10 +26,12 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     ap.add_argument('--new-tokens', type=int, default=40); ap.add_argument('--rounds', type=int, default=5)
     ap.add_argument('--prompts', type=int, default=2); ap.add_argument('--prompt-len', type=int, default=24)
-    ap.add_argument('--threads', type=int, default=1); ap.add_argument('--draft-layers', type=int, default=5)
+    ap.add_argument('--threads', default='1', help='torch threads, or a comma-separated list to alternate')
+    ap.add_argument('--draft-layers', type=int, default=5)
     ap.add_argument('--block-size', type=int, default=16)
     a = ap.parse_args(argv)
-    torch.set_num_threads(a.threads)
+    threads = [int(t) for t in a.threads.split(',')]
+    torch.set_num_threads(threads[0])
     warnings.filterwarnings('ignore')
     from transformers.utils import logging as hf_logging
     hf_logging.set_verbosity_error()
@@ -52,22 +56,25 @@ def main(argv=None):
     for p in prompts:                                        # warm-up, and the outputs must agree
         outs = {k: f(p) for k, f in arms.items()}
         assert outs['greedy'] == outs['generate'] == outs['speculative'], outs
-    times = {k: [] for k in arms}
     names = list(arms)
+    times = {(th, k): [] for th in threads for k in names}
     for r in range(a.rounds):
-        order = names[r % 3:] + names[:r % 3]                # rotate which arm goes first
-        for k in order:
-            t0 = time.perf_counter()
-            for p in prompts: arms[k](p)
-            times[k].append((time.perf_counter() - t0) / len(prompts))
-    med = {k: statistics.median(v) for k, v in times.items()}
-    ratio = lambda k: statistics.median(x / y for x, y in zip(times[k], times['generate']))
+        for th in threads:
+            torch.set_num_threads(th)
+            for k in names[r % 3:] + names[:r % 3]:          # rotate which arm goes first
+                t0 = time.perf_counter()
+                for p in prompts: arms[k](p)
+                times[th, k].append((time.perf_counter() - t0) / len(prompts))
     print(f"tiny hybrid target: 8 layers, hidden 64, vocabulary {V}; drafter: untrained, {a.draft_layers} layers, block "
-          f"{a.block_size}; {a.prompts} prompts x {N} new tokens, {a.rounds} rounds, {a.threads} torch thread(s)")
-    print(f"{'arm':<13}{'s/prompt':>10}{'ms/token':>10}{'x generate':>12}")
-    for k in names:
-        print(f"{k:<13}{med[k]:>10.3f}{1000 * med[k] / N:>10.1f}{ratio(k):>12.2f}")
-    print(f"ratios: greedy/generate {ratio('greedy'):.2f} (goal <= 1.5), speculative/generate {ratio('speculative'):.2f} (goal <= 3)")
+          f"{a.block_size}; {a.prompts} prompts x {N} new tokens, {a.rounds} rounds")
+    print(f"{'threads':<9}{'arm':<13}{'s/prompt':>10}{'ms/token':>10}{'x generate':>12}")
+    for th in threads:
+        ratio = lambda k: statistics.median(x / y for x, y in zip(times[th, k], times[th, 'generate']))
+        for k in names:
+            m = statistics.median(times[th, k])
+            print(f"{th:<9}{k:<13}{m:>10.3f}{1000 * m / N:>10.1f}{ratio(k):>12.2f}")
+        print(f"{th} thread(s): greedy/generate {ratio('greedy'):.2f} (goal <= 1.5), speculative/generate "
+              f"{ratio('speculative'):.2f} (goal <= 3)")
 
 
 if __name__ == '__main__':
