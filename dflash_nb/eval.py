@@ -49,6 +49,14 @@ def _linear_layers(cache) -> list:
     "Cache layers holding a linear-attention state (conv window + recurrent matrix): restorable, never croppable."
     return [l for l in getattr(cache, 'layers', None) or [] if hasattr(l, 'recurrent_states')]
 
+def _linear_mixers(target, n: int) -> list:
+    "The `n` linear-attention modules of a hybrid `target` (`linear_attn` of Qwen3.5/3.6 and Qwen3-Next decoder layers)."
+    mixers = [m for name, m in target.named_modules() if name.endswith('linear_attn')]
+    if len(mixers) != n:
+        raise ValueError(f"{type(target).__name__}: {n} linear-attention cache layers but {len(mixers)} `linear_attn` modules; "
+                         "speculative verification cannot restore this hybrid target's state")
+    return mixers
+
 class TargetSession:
     "One sequence through the target: its cache, logits / greedy next tokens, and the features `features` captures."
     def __init__(self, target, features: TargetFeatures | None = None, suppress_ids=()):
@@ -57,20 +65,21 @@ class TargetSession:
         self.device = target.get_input_embeddings().weight.device
         self.suppress = torch.tensor(sorted({int(i) for i in suppress_ids}), dtype=torch.long, device=self.device) if suppress_ids else None
         self.linear = _linear_layers(self.cache)          # a hybrid target: snapshot + restore instead of crop
-        self.pending, self._snap, self._fed = [], None, []  # hybrid: kept tokens to feed again before the next input
+        self.mixers = _linear_mixers(target, len(self.linear)) if self.linear else []
+        self._snap, self._inputs = None, {}                # hybrid: states before, and mixer inputs of, the last verify forward
         self.forwards = self.tokens_in = self.extra_tokens = self.extra_forwards = 0
 
     @property
-    def length(self) -> int: return self.cache.get_seq_length() + len(self.pending)
+    def length(self) -> int: return self.cache.get_seq_length()
 
 # %% ../nbs/12_eval.ipynb #87e6f83e
 @patch
 @torch.no_grad()
 def logits(self: TargetSession, ids, all_logits: bool = True):
     "Feed `ids` after the kept positions; -> (float logits after each position, suppressed ids -inf; features or None)."
-    if self.linear: self._before_forward([int(t) for t in ids])
     x = torch.as_tensor(ids, dtype=torch.long, device=self.device).view(1, -1)
-    out = self.target(input_ids=x, use_cache=True, logits_to_keep=0 if all_logits else 1, **{self._kw: self.cache})
+    with self._before_forward(x.shape[1]) if self.linear else nullcontext():
+        out = self.target(input_ids=x, use_cache=True, logits_to_keep=0 if all_logits else 1, **{self._kw: self.cache})
     self.forwards += 1; self.tokens_in += x.shape[1]
     if self.forwards == 1 and not self.linear:
         if getattr(self.cache, 'is_croppable', True) is False:
@@ -90,26 +99,25 @@ def __call__(self: TargetSession, ids, all_logits: bool = True):
 
 # %% ../nbs/12_eval.ipynb #e1329d75
 @patch
-@torch.no_grad()
-def _before_forward(self: TargetSession, x: list):
-    "Hybrid target: feed the tokens kept by the last restore; snapshot the states before a forward that may be rolled back."
-    if self.pending:
-        self.target(input_ids=torch.tensor([self.pending], device=self.device), use_cache=True, logits_to_keep=1,
-                    **{self._kw: self.cache})
-        if self.features is not None: self.features.pop()      # the same features as before the restore: not needed
-        self.forwards += 1; self.tokens_in += len(self.pending)
-        self.extra_forwards += 1; self.extra_tokens += len(self.pending)
-    self.pending, self._fed, self._snap = [], x, None
-    if len(x) > 1 and self.cache.get_seq_length() > 0:
-        self._snap = (self.cache.get_seq_length(), [{i: (l.conv_states[i].clone(), l.recurrent_states[i].clone())
-                                                     for i in range(l.number_of_states) if l.is_recurrent_states_initialized[i]}
-                                                    for l in self.linear])
+@contextmanager
+def _before_forward(self: TargetSession, n: int):
+    "Hybrid target, around a forward of `n` tokens that may be rolled back: snapshot the states, record each linear-attention layer's input."
+    self._snap, self._inputs = None, {}
+    if n < 2 or self.cache.get_seq_length() == 0: yield; return
+    self._snap = (self.cache.get_seq_length(), [{i: (l.conv_states[i].clone(), l.recurrent_states[i].clone())
+                                                 for i in range(l.number_of_states) if l.is_recurrent_states_initialized[i]}
+                                                for l in self.linear])
+    rec = lambda m, args, kw: self._inputs.__setitem__(m, kw['hidden_states'] if 'hidden_states' in kw else args[0])
+    hooks = [m.register_forward_pre_hook(rec, with_kwargs=True) for m in self.mixers]
+    try: yield
+    finally:
+        for h in hooks: h.remove()
 
 # %% ../nbs/12_eval.ipynb #08805e27
 @patch
 @torch.no_grad()
 def crop(self: TargetSession, keep: int):
-    "Keep the first `keep` positions: crop the KV cache; on a hybrid target restore the snapshot, queue the kept tokens."
+    "Keep the first `keep` positions: crop the KV cache; on a hybrid target restore the snapshot and re-run its linear layers over the kept tokens."
     if not self.linear: return crop_kv_cache(self.cache, keep)
     n = self.length
     if keep == n: return
@@ -120,8 +128,11 @@ def crop(self: TargetSession, keep: int):
         for i, (conv, rec) in st.items(): l.conv_states[i].copy_(conv); l.recurrent_states[i].copy_(rec)
     from transformers.cache_utils import DynamicLayer
     for l in self.cache.layers:
-        if isinstance(l, DynamicLayer): DynamicLayer.crop(l, -(l.get_seq_length() - start))
-    self.pending, self._snap = self._fed[:keep - start], None
+        if isinstance(l, DynamicLayer): DynamicLayer.crop(l, -(l.get_seq_length() - keep))
+    if keep > start:                                   # the linear layers' states after the kept tokens, from their inputs
+        for m, h in self._inputs.items(): m(hidden_states=h[:, :keep - start], cache=self.cache)
+    self.tokens_in += keep - start; self.extra_tokens += keep - start
+    self._snap, self._inputs = None, {}
 
 # %% ../nbs/12_eval.ipynb #f1ba11db
 @dataclass
@@ -137,8 +148,8 @@ class Generation:
     matched: list = field(default_factory=list)     # per step: leading draft tokens equal to the target's choice
     drafted: list = field(default_factory=list)     # per step: draft tokens verified (block size - 1, fewer at the end)
     draft_forwards: int = 0
-    extra_target_tokens: int = 0    # hybrid targets: kept tokens fed again after a state restore (in target_tokens)
-    extra_target_forwards: int = 0  # hybrid targets: forwards that fed them (in target_forwards)
+    extra_target_tokens: int = 0    # hybrid targets: kept tokens re-run through the linear layers after a restore (in target_tokens)
+    extra_target_forwards: int = 0  # hybrid targets: target forwards that fed only them (0: only the linear layers re-run them)
     temperature: float = 0.0
 
     @property
@@ -372,8 +383,8 @@ def table(self: EvalResult) -> str:
     lines = [f"{self.label or 'drafter'}{f' at T={self.temperature:g} (drafts {self.draft_sampling})' if self.temperature else ''}: {s['prompts']} prompts, {s['new_tokens']:,} new tokens (max {self.max_new_tokens}/prompt)",
              f"  mean tau {s['mean_tau']:.3f} (pooled {s['pooled_tau']:.3f}); speed-up in target forwards {s['speedup_target_forwards']:.2f}x "
              f"({s['target_forwards']:,} forwards vs {s['autoregressive_forwards']:,} autoregressive, {s['target_forwards_saved']:,} saved)",
-             *([f"  hybrid target: {s['extra_target_tokens']:,} kept tokens fed again after state restores, in "
-                f"{s['extra_target_forwards']:,} extra forwards ({s['extra_target_tokens_per_step']:.2f} tokens per step)"]
+             *([f"  hybrid target: {s['extra_target_tokens']:,} kept tokens re-run through the linear-attention "
+                f"layers after state restores ({s['extra_target_tokens_per_step']:.2f} tokens per step, no extra target forward)"]
                if s['extra_target_tokens'] else []),
              f"  lossless vs plain greedy: " + ('sampled (T > 0): see the distribution test' if self.temperature else 'not checked' if s['lossless'] is None else 'yes, every prompt' if s['lossless']
                                                else f"NO: {s['mismatches']} prompts differ"),
