@@ -552,6 +552,7 @@ class EvalConfig(Config):
     vocab_size: int | None = opt(None, "vocabulary of a tiny target (default: the drafter's, else 512)", 'decoding', min=2)
     output_dir: str | None = opt(None, 'write eval.json here')
     device: str = opt('auto', 'auto | cuda | cpu')
+    threads: int | None = opt(None, "torch CPU threads (default 1 where no GPU is used: decoding a small target is a chain of tiny ops, and 2 threads on a busy 2-core machine made speculative decoding ~9x slower, benchmarks/eval_hybrid.py)", min=1)
     seed: int = opt(0, 'seed of random prompts and of an untrained drafter', min=0)
     quiet: bool = opt(False, 'no progress bar')
 
@@ -628,6 +629,7 @@ def _temperatures(temperature, top_p: float) -> list[float]:
 def eval_main(args: argparse.Namespace) -> int:
     "Entry point of `dflash-nb eval`: 0 when every output equals plain greedy decoding (or was not checked), else 1."
     a = make_config(EvalConfig, args)
+    if a.threads or a.device == 'cpu' or not torch.cuda.is_available(): torch.set_num_threads(a.threads or 1)
     e = prepare_eval(a)
     temps = _temperatures(a.temperature, a.top_p)
     runs = [evaluate(e['target'], e['drafter'], e['prompts'], a.max_new_tokens, e['eos_token_id'], e['suppress_ids'],
