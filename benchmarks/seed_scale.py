@@ -234,6 +234,9 @@ class Watch:
             except self.psutil.Error: kids = []
             self._sample_proc(self.proc, 'tokenize (main)')
             for k in kids: self._sample_proc(k, self._role(k))
+            if 'workers' not in self.marks and any(d['role'] == 'tokenize worker' for d in self.procs.values()):
+                self.marks['workers'] = now   # the pool is up: the main process's CPU so far is start-up (imports, tokenizer load)
+                self.marks['main_cpu_startup'] = self.procs.get(self.proc.pid, {}).get('cpu', 0.0)
             if self.server: self._sample_proc(self.server, 's3rver (node)')
             if 'download' not in self.marks and n % 2 == 0 and du(self.dl_dir) >= self.input_bytes: self.marks['download'] = now
             part = self.stage/'dataset.partial'
@@ -327,8 +330,10 @@ def report(res: dict) -> str:
     tok = st['total_tokens']
     out.append(f"tokens/s per worker (wall of the tokenize phase): {tok / t_tok / res['workers'] / 1e6:.3f} M; "
                f"per worker CPU-second: {tok / wcpu / 1e6 if wcpu else float('nan'):.3f} M "
-               f"({wcpu:,.0f} worker CPU-s, main process {main['cpu'] if main else 0:,.0f} CPU-s = "
-               f"{(main['cpu'] if main else 0) / tok * 1e9:,.0f} ns/token, all children {run['cpu_all']:,.0f} CPU-s)")
+               f"({wcpu:,.0f} worker CPU-s; main process {main['cpu'] if main else 0:,.0f} CPU-s, of which "
+               f"{m.get('main_cpu_startup', 0):,.0f} s start-up before the pool ({m.get('workers', 0):,.0f} s wall), "
+               f"{((main['cpu'] if main else 0) - m.get('main_cpu_startup', 0)) / tok * 1e9:,.0f} ns/token after it; "
+               f"all children {run['cpu_all']:,.0f} CPU-s)")
     out.append(f"load average during the run (1/5/15 min at its end): {res['load']}")
     out.append("peak RSS: " + '; '.join(f"{p['role']} {pid}: {p['peak_rss'] / 2**20:,.0f} MiB (CPU {p['cpu']:,.0f} s)"
                                         for pid, p in sorted(run['procs'].items(), key=lambda kv: kv[1]['role'])))
@@ -343,7 +348,8 @@ def extrapolate(res: dict) -> str:
     wcpu = sum(p['cpu'] for p in workers)
     main = next(p for p in run['procs'].values() if p['role'] == 'tokenize (main)')
     per_cpu = st['total_tokens'] / wcpu                      # tokens per worker CPU-second
-    main_ns = main['cpu'] / st['total_tokens']               # main-process CPU-seconds per token: the serial part
+    startup = run['marks'].get('main_cpu_startup', 0.0)
+    main_ns = (main['cpu'] - startup) / st['total_tokens']   # main-process CPU-seconds per token after start-up: the serial part
     dl = run['marks'].get('download')
     dl_rate = res['corpus']['bytes'] / dl if dl else None    # bytes/s from the loopback server
     lines = ["extrapolation to the seed (1.866 B tokens, 7.25 GB), from the measured rates "
@@ -383,7 +389,7 @@ def main(argv=None):
     c = client(a.port)
     key = prefix.rstrip('/')
     committed = any(o['Key'] == f"{key}/manifest.json" for o in c.list_objects_v2(Bucket='out', Prefix=f"{key}/").get('Contents') or [])
-    res['run'] = None if committed else run_tokenize(work, a.port, prefix, a.workers, corpus['bytes'], server.pid, a.extra)
+    res['run'] = None if committed and '--overwrite' not in a.extra else run_tokenize(work, a.port, prefix, a.workers, corpus['bytes'], server.pid, a.extra)
     res['load'] = ' '.join(f"{x:.2f}" for x in os.getloadavg())
     res['stats'], res['manifest'] = output_stats(a.port, f"s3://out/{key}")
     res['manifest'] = dict(shards=res['manifest']['shards'], inputs=len(res['manifest']['inputs']['files']))
