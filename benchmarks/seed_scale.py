@@ -339,6 +339,7 @@ def report(res: dict) -> str:
                                         for pid, p in sorted(run['procs'].items(), key=lambda kv: kv[1]['role'])))
     out.append("disk: " + '; '.join(f"{k} {v / 1e9:.2f} GB" for k, v in res['disk'].items()))
     if res.get('extrapolation'): out.append(res['extrapolation'])
+    if res.get('probes'): out.append("probes: " + json.dumps(res['probes']))
     return '\n'.join(out)
 
 def extrapolate(res: dict) -> str:
@@ -365,6 +366,72 @@ def extrapolate(res: dict) -> str:
                      f"measured rate, overlapped; so ~{max(t, d) / 60:,.1f} min + finish/upload")
     return '\n'.join(lines)
 
+def probes(port: int, prefix: str, work: Path) -> dict:
+    """The steps whose cost grows with the number of objects or records, timed on their own after the run: listing the
+    input, the download cache's check of every object (what a rerun does first), what the output check before a commit
+    reads (`output_state`), and the sizes of the manifest (its input list) and of the output's small files."""
+    import tracemalloc
+    from dflash_nb import storage
+    c = client(port)
+    url = f"s3://corpus/{prefix}"
+    tracemalloc.start()
+    t = time.perf_counter(); objs = storage.list_objects(url, None, c); t_list = time.perf_counter() - t
+    list_mem = tracemalloc.get_traced_memory()[1]; tracemalloc.stop()
+    bucket, key = storage.split_s3_url(url)
+    jobs = [storage._Job.to(bucket, o, o.key[len(key):], work/'cache'/'s3'/bucket, o.key) for o in objs]
+    t = time.perf_counter(); cached = sum(storage._is_cached(j) for j in jobs); t_cached = time.perf_counter() - t
+    out = f"s3://out/{prefix.rstrip('/')}"
+    t = time.perf_counter(); st = storage.output_state(out, c); t_state = time.perf_counter() - t
+    okey = prefix.rstrip('/')
+    size = lambda k: c.head_object(Bucket='out', Key=k)['ContentLength']
+    state = json.loads(c.get_object(Bucket='out', Key=f"{okey}/state.json")['Body'].read())
+    run = state['_data_files'][0]['filename'].rsplit('/', 1)[0]
+    return dict(objects=len(objs), list_s=round(t_list, 3), list_peak_mb=round(list_mem / 1e6, 2),
+                cache_check_s=round(t_cached, 3), cached=cached, output_state_s=round(t_state, 3), output_objects=len(st.objects),
+                manifest_bytes=size(f"{okey}/manifest.json"), stats_bytes=size(f"{okey}/{run}/stats.json"),
+                skipped_bytes=size(f"{okey}/{run}/skipped.jsonl"), content_hashes_bytes=size(f"{okey}/{run}/content_hashes.npy"))
+
+def compare(root: Path) -> str:
+    "The results of every scale run under `root`, side by side (what grows with the size)."
+    res = sorted((json.loads(f.read_text()) for f in root.glob('x*/result.json')), key=lambda r: r['scale'])
+    if not res: return f"{root}: no results yet"
+    def row(name, f):
+        vals = []
+        for r in res:
+            try: vals.append(f(r))
+            except (KeyError, TypeError, ZeroDivisionError, StopIteration): vals.append('-')
+        return f"{name:<44}" + ''.join(f"{v:>18}" for v in vals)
+    main_p = lambda r: next(p for p in r['run']['procs'].values() if p['role'] == 'tokenize (main)')
+    wk = lambda r: [p for p in r['run']['procs'].values() if p['role'] == 'tokenize worker']
+    tok = lambda r: r['stats']['total_tokens']
+    m = lambda r, k: r['run']['marks'][k]
+    lines = [row('scale', lambda r: f"x{r['scale']:g}"),
+             row('records', lambda r: f"{r['stats']['samples']:,}"),
+             row('objects', lambda r: f"{r['corpus']['objects']:,}"),
+             row('tokens', lambda r: f"{tok(r) / 1e6:,.1f} M"),
+             row('wall (s)', lambda r: f"{r['run']['wall']:,.0f}"),
+             row('  tokenize phase (s)', lambda r: f"{m(r, 'tokenize'):,.0f}"),
+             row('  finish (s)', lambda r: f"{m(r, 'finish') - m(r, 'tokenize'):,.1f}"),
+             row('  upload (s)', lambda r: f"{r['run']['wall'] - m(r, 'finish'):,.0f}"),
+             row('  download done at (s)', lambda r: f"{m(r, 'download'):,.0f}"),
+             row('start-up before the pool (s wall / CPU)', lambda r: f"{m(r, 'workers'):,.0f} / {m(r, 'main_cpu_startup'):,.0f}"),
+             row('M tokens per worker CPU-s', lambda r: f"{tok(r) / sum(p['cpu'] for p in wk(r)) / 1e6:,.2f}"),
+             row('main ns/token after start-up', lambda r: f"{(main_p(r)['cpu'] - m(r, 'main_cpu_startup')) / tok(r) * 1e9:,.0f}"),
+             row('peak RSS main (MiB)', lambda r: f"{main_p(r)['peak_rss'] / 2**20:,.0f}"),
+             row('peak RSS per worker (MiB, max)', lambda r: f"{max(p['peak_rss'] for p in wk(r)) / 2**20:,.0f}"),
+             row('peak RSS s3rver (MiB)', lambda r: f"{next(p for p in r['run']['procs'].values() if p['role'].startswith('s3rver'))['peak_rss'] / 2**20:,.0f}"),
+             row('peak staging (GB)', lambda r: f"{r['disk']['peak staging'] / 1e9:,.2f}"),
+             row('download cache (GB)', lambda r: f"{r['disk']['download cache'] / 1e9:,.2f}"),
+             row('load average at the end', lambda r: r['load'].split()[0])]
+    if any('probes' in r for r in res):
+        p = lambda k, fmt='{:,}': (lambda r: fmt.format(r['probes'][k]))
+        lines += [row('listing the input (s)', p('list_s', '{:.3f}')), row('  its peak memory (MB)', p('list_peak_mb', '{:.2f}')),
+                  row('cache check of every object (s)', p('cache_check_s', '{:.3f}')),
+                  row('output check before commit (s)', p('output_state_s', '{:.3f}')),
+                  row('manifest.json (bytes)', p('manifest_bytes')), row('stats.json (bytes)', p('stats_bytes')),
+                  row('skipped.jsonl (bytes)', p('skipped_bytes')), row('content_hashes.npy (bytes)', p('content_hashes_bytes'))]
+    return '\n'.join(lines)
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument('--scale', type=float, default=1.0, help="fraction of the seed's records and objects (default 1)")
@@ -373,14 +440,23 @@ def main(argv=None):
     ap.add_argument('--workers', type=int, default=2, help="tokenize workers (default 2)")
     ap.add_argument('--gen-procs', type=int, default=2, help="processes writing the corpus (default 2)")
     ap.add_argument('--seed', type=int, default=0)
+    ap.add_argument('--compare', action='store_true', help="print the results of all scales under --root side by side, and exit")
     ap.add_argument('--extra', nargs=argparse.REMAINDER, default=[], help="more `dflash-nb tokenize` options (last)")
     a = ap.parse_args(argv)
     if not 0 < a.scale <= 1: ap.error("--scale must be in (0, 1]")
-    root = Path(a.root); work = root/f"x{a.scale:g}"; work.mkdir(parents=True, exist_ok=True)
+    root = Path(a.root)
+    if a.compare: print(compare(root)); return None
+    work = root/f"x{a.scale:g}"; work.mkdir(parents=True, exist_ok=True)
     n_objects, n_records = max(1, round(SEED['objects'] * a.scale)), max(1, round(SEED['samples'] * a.scale))
     prefix = f"x{a.scale:g}/"
     if (work/'result.json').exists():
-        res = json.loads((work/'result.json').read_text()); print(report(res)); return res
+        res = json.loads((work/'result.json').read_text())
+        if 'probes' not in res:   # (a result of an earlier version of this script)
+            server = start_s3rver(root, a.port)
+            try: res['probes'] = probes(a.port, prefix, work)
+            finally: server.terminate()
+            (work/'result.json').write_text(json.dumps(res, indent=1))
+        print(report(res)); return res
     server = start_s3rver(root, a.port)
     corpus = ensure_corpus(work, a.port, n_objects, n_records, a.seed, prefix, a.gen_procs)
     print(f"corpus: {corpus['objects']:,} objects, {corpus['bytes'] / 1e9:.2f} GB "
@@ -398,6 +474,7 @@ def main(argv=None):
     if res['run']:
         res['disk'] |= {f"peak {k}": v for k, v in res['run']['peak_disk'].items()}
         res['extrapolation'] = extrapolate(res)
+    res['probes'] = probes(a.port, prefix, work)
     (work/'result.json').write_text(json.dumps(res, indent=1))
     print(report(res))
     server.terminate()
