@@ -269,6 +269,7 @@ def run_tokenize(work: Path, port: int, prefix: str, workers: int, input_bytes: 
     print('$ dflash-nb ' + ' '.join(cmd[3:]), flush=True)
     import hashlib
     stage = cache/'staging'/hashlib.sha256(out.rstrip('/').encode()).hexdigest()[:16]
+    resumed = len(list((stage/'dataset.partial').glob('chunk-*.json')))  # chunks an interrupted attempt committed
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     with open(work/'tokenize.log', 'ab') as log:
         p = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, preexec_fn=_pdeathsig)
@@ -278,7 +279,7 @@ def run_tokenize(work: Path, port: int, prefix: str, workers: int, input_bytes: 
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     tail = (work/'tokenize.log').read_bytes()[-3000:].decode('utf-8', 'replace').replace('\r', '\n').splitlines()
     if rc != 0: raise SystemExit(f"tokenize exited {rc}: " + ' | '.join(l for l in tail[-5:] if l.strip()))
-    return dict(wall=wall, marks=w.marks, procs=w.procs, peak_disk=w.peak_disk, out=out,
+    return dict(wall=wall, resumed_chunks=resumed, marks=w.marks, procs=w.procs, peak_disk=w.peak_disk, out=out,
                 cpu_all=round((after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime), 1),
                 peak_rss_children=after.ru_maxrss * 1024)
 
@@ -321,6 +322,8 @@ def report(res: dict) -> str:
     m, wall = run['marks'], run['wall']
     t_tok, t_fin = m.get('tokenize', wall), m.get('finish', wall)
     dl = m.get('download')
+    if run.get('resumed_chunks'):
+        out.append(f"\n(this attempt resumed after {run['resumed_chunks']} chunk(s) an interrupted one committed: its times are this attempt's)")
     out.append(f"\nwall {wall:,.0f} s: download {'%.0f s' % dl if dl else '?'} (overlapped with tokenize; "
                f"{res['corpus']['bytes'] / 1e6 / dl if dl else float('nan'):,.0f} MB/s) | tokenize {t_tok:,.0f} s | "
                f"finish {t_fin - t_tok:,.0f} s | upload {wall - t_fin:,.0f} s")
