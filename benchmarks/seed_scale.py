@@ -56,7 +56,9 @@ def start_s3rver(root: Path, port: int) -> subprocess.Popen:
                        check=True, stdout=subprocess.DEVNULL)
     if _port_open(port): raise SystemExit(f"port {port} is in use (an s3rver of an earlier run still up?); pass --port")
     (root/'s3').mkdir(parents=True, exist_ok=True)
-    p = subprocess.Popen([str(exe), '-d', str(root/'s3'), '-a', '127.0.0.1', '-p', str(port), '-s'],
+    # s3rver's continuation tokens (a listing of over 1,000 keys) use DES, which OpenSSL 3 keeps in its legacy provider
+    env = os.environ | dict(NODE_OPTIONS=(os.environ.get('NODE_OPTIONS', '') + ' --openssl-legacy-provider').strip())
+    p = subprocess.Popen([str(exe), '-d', str(root/'s3'), '-a', '127.0.0.1', '-p', str(port)], env=env,
                          stdout=open(root/'s3rver.log', 'ab'), stderr=subprocess.STDOUT, preexec_fn=_pdeathsig)
     for _ in range(100):
         if _port_open(port): break
