@@ -20,7 +20,7 @@ from .records import MAX_RECORD_BYTES, discover_inputs, ignored_line, ignored_su
 from .chat_template import (ChatTemplate, ChatTemplateError, TemplateForm, adapt_messages, detect_form,
     load_chat_templates, load_end_of_turn_tokens, select_template_name)
 from .qwen import QWEN36_TEMPLATE_SHA256, bytes_to_unicode, render_qwen36
-from .dataset import (SCHEMA, atomic_write as _atomic_write, check_output_dir, clean_asides, output_lock,
+from .dataset import (SCHEMA, atomic_write as _atomic_write, distinct, check_output_dir, clean_asides, output_lock,
     read_json, record_shards, replace_dir, shard_record, summarize, write_dataset_metadata)  # the dataset's columns, the one writer and the swap
 from . import storage
 
@@ -719,7 +719,7 @@ def chunk_stats(tmp, metas: list[dict]) -> dict:
     ids = np.concatenate([a['id_hash'] for a in arrs]) if arrs and all('id_hash' in a.files for a in arrs) else None
     st = summarize(lens, sum(int(a['loss_tokens'].sum()) for a in arrs), sum(m['truncated'] for m in metas), skipped,
                    sum(m['records'] for m in metas), sources, sum(m['seconds'] for m in metas), int(lens.sum()))
-    return st | dict(duplicate_ids=None if ids is None else int(len(ids) - len(np.unique(ids))))
+    return st | dict(duplicate_ids=None if ids is None else int(len(ids) - len(distinct(ids))))
 
 # %% ../nbs/04_tokenize.ipynb #66a86371
 FINISH = 'finish.json'

@@ -1,5 +1,5 @@
 """What must not grow with the number of records (issue 27 item 3; the full-size measurement is benchmarks/seed_scale.py)."""
-import json
+import json, time
 from pathlib import Path
 
 import numpy as np
@@ -31,3 +31,21 @@ def test_flagged_samples_are_streamed_to_disk_not_held_in_the_commit_records(tmp
     got = [json.loads(l) for l in (tmp_path/'flagged.jsonl').read_text().splitlines()]
     assert [f['id'] for f in got] == [f"rec-{i:07d}" for i in range(n)] and {f['reason'] for f in got} == {'reasoning_not_rendered'}
     assert not list(tmp_path.glob('chunk-*'))                        # the chunk files are gone once the dataset is laid out
+
+
+def test_duplicate_ids_of_the_seeds_size_are_counted_in_about_a_sort(tmp_path):
+    """chunk_stats counts duplicate sample ids from their 64-bit hashes. With numpy's np.unique (hash-based since numpy
+    2.3) that took 15 s for the seed's 902,087 samples (0.3 s for a tenth: it grows ~50x for 10x); a sort takes ~1 s."""
+    from dflash_nb.tokenize import chunk_stats
+    n, dups = 902_087, 1_234
+    rng = np.random.default_rng(0)
+    ids = rng.integers(0, 2**63, n, dtype=np.uint64)
+    ids[rng.choice(n, dups, replace=False)] = ids[:dups]        # `dups` ids written twice (none of the first `dups` replaced, almost surely)
+    dups = n - len(np.unique(ids, return_counts=True)[0])       # (with counts, np.unique sorts)
+    np.savez(tmp_path/'chunk-00000.npz', seq_len=np.full(n, 2, np.int64), loss_tokens=np.ones(n, np.int64),
+             content_hash=ids, id_hash=ids)
+    meta = dict(index=0, skipped={}, sources={'': n}, truncated=0, records=n, seconds=1.0)
+    t = time.perf_counter(); np.sort(ids); sort_s = time.perf_counter() - t
+    t = time.perf_counter(); st = chunk_stats(tmp_path, [meta]); took = time.perf_counter() - t
+    assert st['duplicate_ids'] == dups and st['samples'] == n
+    assert took < 5 * sort_s + 1.0, (took, sort_s)              # was 15 s against a 0.9 s sort (a loaded 2-core machine)
