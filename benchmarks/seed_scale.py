@@ -240,11 +240,13 @@ class Watch:
                 self.marks['workers'] = now   # the pool is up: the main process's CPU so far is start-up (imports, tokenizer load)
                 self.marks['main_cpu_startup'] = self.procs.get(self.proc.pid, {}).get('cpu', 0.0)
             if self.server: self._sample_proc(self.server, 's3rver (node)')
-            if 'download' not in self.marks and n % 2 == 0 and du(self.dl_dir) >= self.input_bytes: self.marks['download'] = now
+            main_cpu = self.procs.get(self.proc.pid, {}).get('cpu', 0.0)
+            def mark(name):   # the end of a phase: its time, and the main process's CPU time so far
+                if name not in self.marks: self.marks[name], self.marks[f'main_cpu_{name}'] = now, main_cpu
+            if 'download' not in self.marks and n % 2 == 0 and du(self.dl_dir) >= self.input_bytes: mark('download')
             part = self.stage/'dataset.partial'
-            if 'tokenize' not in self.marks and (part/'finish.json').exists(): self.marks['tokenize'] = now
-            if 'finish' not in self.marks and (self.stage/'dataset'/'manifest.json').exists() and not part.exists():
-                self.marks['finish'] = now; self.marks.setdefault('tokenize', now)
+            if (part/'finish.json').exists(): mark('tokenize')
+            if (self.stage/'dataset'/'manifest.json').exists() and not part.exists(): mark('tokenize'); mark('finish')
             if n % 5 == 0:
                 for name, d in (('download cache', self.dl_dir), ('staging', self.stage)):
                     self.peak_disk[name] = max(self.peak_disk.get(name, 0), du(d) if d.exists() else 0)
@@ -355,7 +357,9 @@ def extrapolate(res: dict) -> str:
     main = next(p for p in run['procs'].values() if p['role'] == 'tokenize (main)')
     per_cpu = st['total_tokens'] / wcpu                      # tokens per worker CPU-second
     startup = run['marks'].get('main_cpu_startup', 0.0)
-    main_ns = (main['cpu'] - startup) / st['total_tokens']   # main-process CPU-seconds per token after start-up: the serial part
+    # main-process CPU-seconds per token from the pool's start to the end of tokenizing (reading, downloading, writing
+    # Arrow, hashing shards): the serial part; older results have only the whole run's (the upload's CPU included)
+    main_ns = (run['marks'].get('main_cpu_tokenize', main['cpu']) - startup) / st['total_tokens']
     dl = run['marks'].get('download')
     dl_rate = res['corpus']['bytes'] / dl if dl else None    # bytes/s from the loopback server
     lines = ["extrapolation to the seed (1.866 B tokens, 7.25 GB), from the measured rates "
@@ -422,6 +426,7 @@ def compare(root: Path) -> str:
              row('start-up before the pool (s wall / CPU)', lambda r: f"{m(r, 'workers'):,.0f} / {m(r, 'main_cpu_startup'):,.0f}"),
              row('M tokens per worker CPU-s', lambda r: f"{tok(r) / sum(p['cpu'] for p in wk(r)) / 1e6:,.2f}"),
              row('main ns/token after start-up', lambda r: f"{(main_p(r)['cpu'] - m(r, 'main_cpu_startup')) / tok(r) * 1e9:,.0f}"),
+             row('  of which while tokenizing', lambda r: f"{(m(r, 'main_cpu_tokenize') - m(r, 'main_cpu_startup')) / tok(r) * 1e9:,.0f}"),
              row('peak RSS main (MiB)', lambda r: f"{main_p(r)['peak_rss'] / 2**20:,.0f}"),
              row('peak RSS per worker (MiB, max)', lambda r: f"{max(p['peak_rss'] for p in wk(r)) / 2**20:,.0f}"),
              row('peak RSS s3rver (MiB)', lambda r: f"{next(p for p in r['run']['procs'].values() if p['role'].startswith('s3rver'))['peak_rss'] / 2**20:,.0f}"),
