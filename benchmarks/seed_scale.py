@@ -2,7 +2,8 @@
 """The seed run at its real size: 902,087 completions in 1,805 S3 objects -> `dflash-nb tokenize`, side by side with the seed.
 
     python benchmarks/seed_scale.py --scale 0.1        # a tenth (90,209 records, 181 objects): the quick check
-    python benchmarks/seed_scale.py                    # the whole seed: 902,087 records, ~1.87 B tokens (hours on 2 cores)
+    python benchmarks/seed_scale.py                    # the whole seed: 902,087 records, 1.89 B tokens (~15 min on 2 busy cores)
+    python benchmarks/seed_scale.py --compare          # every scale run so far, side by side (what grows with the size)
 
 The seed (a real run): 902,087 Qwen3.6-27B completions with thinking traces (1.64 B output tokens, 7.25 GB of JSONL in
 1,805 objects on S3) tokenized into 1.866 B tokens (87.5% masked; mean 2,068, median 1,727, p90 4,200, max 8,191;
@@ -11,6 +12,7 @@ The seed (a real run): 902,087 Qwen3.6-27B completions with thinking traces (1.6
 1. Starts `s3rver` (npm; installed into ROOT/s3rver on first use) on loopback, keeping its objects on disk under
    ROOT/s3 (moto keeps them in memory: 7 GB in + 9 GB out do not fit). s3rver ignores `If-None-Match`/`If-Match` on
    PUT: the output's commit then succeeds unconditionally (right for the one writer here; it is not a race test).
+   Node runs it with OpenSSL's legacy provider: its continuation token (a listing of over 1,000 keys) is DES.
 2. Writes the corpus once into the server (bucket `corpus`, prefix `x<scale>/`), deterministic by --seed: real text
    (the paragraphs of data/samples) around the shipped sample conversations, thinking in every final turn, ~10% with
    tool calls, total lengths drawn from a distribution with the seed's median, p90 and max (and so its mean), prompts
