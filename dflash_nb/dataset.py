@@ -18,7 +18,7 @@ __all__ = ['FEATURES', 'SCHEMA', 'SHARD_RECORD_KEYS', 'DATASET_COLUMNS', 'SHARD_
            'open_dataset', 'stream_batches', 'read_shard', 'read_schema', 'with_dataset_columns', 'atomic_write',
            'write_dataset_metadata', 'shard_record', 'record_shards', 'place_shard', 'verify_shards', 'write_shard',
            'write_dataset', 'OutputLocked', 'output_lock', 'check_output_dir', 'replace_dir', 'clean_asides',
-           'list_parts', 'true_counts', 'length_stats', 'summarize', 'write_pretokenized']
+           'list_parts', 'true_counts', 'length_stats', 'summarize', 'distinct', 'write_pretokenized']
 
 # %% ../nbs/03a_dataset.ipynb #c0c263ab
 FEATURES = {
@@ -617,6 +617,13 @@ def summarize(lens: np.ndarray, loss_tokens: int, truncated: int, skipped: dict,
         truncated=int(truncated), skipped=dict(sorted(skipped.items())), records_read=int(records_read),
         sources=dict(sorted(sources.items())), seconds=round(seconds, 3),
         tokens_per_second=round(tokens_written / seconds, 1) if seconds > 0 else 0.0)
+
+# %% ../nbs/03a_dataset.ipynb #e9bf1756
+def distinct(values: np.ndarray) -> np.ndarray:
+    "The sorted distinct values of `values` (np.unique by a sort: numpy's hash-based unique is slow on 64-bit hashes)."
+    s = np.sort(np.asarray(values))
+    return s[np.concatenate([[True], s[1:] != s[:-1]])] if len(s) else s
+
 
 # %% ../nbs/03a_dataset.ipynb #f678a389
 def write_pretokenized(out_dir, shards, name: str, max_rows: int | None = None, check=None) -> int:

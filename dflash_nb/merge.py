@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 from tqdm import tqdm
 
 from .storage import is_s3_url, list_objects, local_dataset, staged_output
-from .dataset import (SCHEMA, check_output_dir, clean_asides, dataset_manifest, dataset_shards, list_parts,
+from .dataset import (SCHEMA, check_output_dir, distinct, clean_asides, dataset_manifest, dataset_shards, list_parts,
     output_lock, place_shard, read_json, read_schema, record_shards, replace_dir, stream_batches, summarize,
     true_counts, write_dataset_metadata, write_pretokenized)
 from .records import MESSAGE_COLUMNS, _columns, choose_split, dataset_dict_splits
@@ -322,7 +322,7 @@ def _merge_into(tmp: Path, ex: DatasetDir, nd: DatasetDir, owned: bool, link: bo
     id_hits, ex_lens = _scan_existing(ex, new.ids, progress)
     ex_st, row = input_stats(ex, ex_lens, progress), len(ex_lens)
     ex_h, ex_h_computed = dataset_content_hashes(ex, row, progress)
-    uniq, hash_hits, step = np.unique(new_h), {}, 1 << 20
+    uniq, hash_hits, step = distinct(new_h), {}, 1 << 20
     for s0 in range(0, row, step):
         c = np.asarray(ex_h[s0:s0 + step])
         for r in np.flatnonzero(np.isin(c, uniq)).tolist(): hash_hits.setdefault(int(c[r]), s0 + r)

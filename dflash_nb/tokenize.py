@@ -20,7 +20,7 @@ from .records import MAX_RECORD_BYTES, discover_inputs, ignored_line, ignored_su
 from .chat_template import (ChatTemplate, ChatTemplateError, TemplateForm, adapt_messages, detect_form,
     load_chat_templates, load_end_of_turn_tokens, select_template_name)
 from .qwen import QWEN36_TEMPLATE_SHA256, bytes_to_unicode, render_qwen36
-from .dataset import (SCHEMA, atomic_write as _atomic_write, check_output_dir, clean_asides, output_lock,
+from .dataset import (SCHEMA, atomic_write as _atomic_write, distinct, check_output_dir, clean_asides, output_lock,
     read_json, record_shards, replace_dir, shard_record, summarize, write_dataset_metadata)  # the dataset's columns, the one writer and the swap
 from . import storage
 
@@ -702,7 +702,7 @@ class Chunk:
         self._w, self.tokens, self.records, self.truncated = None, 0, 0, 0
         self.lens, self.loss, self.hashes, self.skipped, self.sources = [], [], [], Counter(), Counter()
         self._skips = None  # the chunk's skipped.jsonl, written as skips come: a run of only bad records holds none in memory
-        self.flags, self.templates = [], Counter()
+        self._flags, self.flagged, self.templates = None, Counter(), Counter()  # flags go to the chunk's flagged.jsonl as skips do
         self.id_hashes = []  # 64-bit hashes of the sample ids: what counts duplicate ids over the whole run
 
 # %% ../nbs/04_tokenize.ipynb #be7cbf7e
@@ -719,7 +719,11 @@ def add(self: Chunk, b: Batch):
         if self._skips is None: self._skips = open(self.tmp/f"chunk-{self.index:05d}.skipped.jsonl", 'w', encoding='utf-8')
         self._skips.writelines(json.dumps(s, ensure_ascii=False) + '\n' for s in b.skips)
         self.skipped.update(s['reason'] for s in b.skips)
-    self.sources.update(b.sources); self.flags += b.flags; self.templates.update(b.templates)
+    if b.flags:
+        if self._flags is None: self._flags = open(self.tmp/f"chunk-{self.index:05d}.flagged.jsonl", 'w', encoding='utf-8')
+        self._flags.writelines(json.dumps(f, ensure_ascii=False) + '\n' for f in b.flags)
+        self.flagged.update(f['reason'] for f in b.flags)
+    self.sources.update(b.sources); self.templates.update(b.templates)
 
 # %% ../nbs/04_tokenize.ipynb #96c74293
 @patch
@@ -730,9 +734,10 @@ def commit(self: Chunk, end: tuple[int, int]) -> dict:
              content_hash=_cat(self.hashes, np.uint64), id_hash=_cat(self.id_hashes, np.uint64))
     if self._skips is None: open(self.tmp/f"chunk-{self.index:05d}.skipped.jsonl", 'wb').close()
     else: self._skips.close()
+    if self._flags is not None: self._flags.close()
     meta = dict(index=self.index, arrow=self.arrow if self._w is not None else None, end=list(end), records=self.records,
                 truncated=self.truncated, skipped=dict(self.skipped), sources=dict(self.sources),
-                seconds=time.perf_counter() - self.t0, flags=self.flags, templates=dict(self.templates),
+                seconds=time.perf_counter() - self.t0, flagged=dict(self.flagged), templates=dict(self.templates),
                 shard=shard_record(self.tmp/self.arrow) if self._w is not None else None)  # hashed now, from the page cache
     _atomic_write(self.tmp/f"chunk-{self.index:05d}.json", json.dumps(meta))
     return meta
@@ -753,7 +758,7 @@ def chunk_stats(tmp, metas: list[dict]) -> dict:
     ids = np.concatenate([a['id_hash'] for a in arrs]) if arrs and all('id_hash' in a.files for a in arrs) else None
     st = summarize(lens, sum(int(a['loss_tokens'].sum()) for a in arrs), sum(m['truncated'] for m in metas), skipped,
                    sum(m['records'] for m in metas), sources, sum(m['seconds'] for m in metas), int(lens.sum()))
-    return st | dict(duplicate_ids=None if ids is None else int(len(ids) - len(np.unique(ids))))
+    return st | dict(duplicate_ids=None if ids is None else int(len(ids) - len(distinct(ids))))
 
 # %% ../nbs/04_tokenize.ipynb #66a86371
 FINISH = 'finish.json'
@@ -785,6 +790,13 @@ def finish_chunks(tmp, metas: list[dict], stats: dict | None = None) -> list[str
             for m in metas:
                 with open(tmp/f"chunk-{m['index']:05d}.skipped.jsonl", 'rb') as s: shutil.copyfileobj(s, f)
         os.replace(tmp/'skipped.jsonl.part', tmp/'skipped.jsonl')
+    if any(m.get('flagged') or m.get('flags') for m in metas) and not (tmp/'flagged.jsonl').exists():  # the same for flags
+        with open(tmp/'flagged.jsonl.part', 'wb') as f:
+            for m in metas:
+                if m.get('flagged'):
+                    with open(tmp/f"chunk-{m['index']:05d}.flagged.jsonl", 'rb') as s: shutil.copyfileobj(s, f)
+                f.writelines((json.dumps(x, ensure_ascii=False) + '\n').encode() for x in m.get('flags', []))  # (chunks of older versions)
+        os.replace(tmp/'flagged.jsonl.part', tmp/'flagged.jsonl')
     if not (tmp/'content_hashes.npy').exists():
         hashes = [np.load(tmp/f"chunk-{m['index']:05d}.npz")['content_hash'] for m in metas]
         with open(tmp/'content_hashes.npy.part', 'wb') as f: np.save(f, _cat(hashes, np.uint64))
@@ -871,7 +883,7 @@ def _prepare_tmp(tmp: Path, run_key: dict, restart: bool) -> list[dict]:
                              f"and parameters to resume it, or pass --restart to discard it and start over")
         if (plan := finish_plan(tmp)) is not None: return plan['metas']  # killed while finishing: keep everything
         metas = committed_chunks(tmp)
-        keep = {f"chunk-{m['index']:05d}{ext}" for m in metas for ext in ('.json', '.npz', '.skipped.jsonl')}
+        keep = {f"chunk-{m['index']:05d}{ext}" for m in metas for ext in ('.json', '.npz', '.skipped.jsonl', '.flagged.jsonl')}
         keep |= {m['arrow'] for m in metas if m['arrow']} | {'run.json'}
         for f in tmp.iterdir():
             if f.name not in keep: f.unlink()
@@ -907,12 +919,11 @@ def _checked(result: dict, out: Path, completions, ignored, first_skip: dict | N
 
 # %% ../nbs/04_tokenize.ipynb #e84ee3a4
 def _write_manifest(tmp: Path, ct, completions, files, metas, result: dict, shards, run_key: dict, splits=(),
-                    startup_seconds: float | None = None) -> tuple[list, dict]:
-    "Write `flagged.jsonl` and `manifest.json` into `tmp` (its `params` from the run key); returns the flags and their counts."
-    if flags := [f for m in metas for f in m.get('flags', [])]:
-        _atomic_write(tmp/'flagged.jsonl', ''.join(json.dumps(f, ensure_ascii=False) + '\n' for f in flags))
+                    startup_seconds: float | None = None) -> tuple[int, dict]:
+    "Write `manifest.json` into `tmp` (its `params` from the run key); returns how many samples were flagged, and by reason."
     used = sum((Counter(m.get('templates', {})) for m in metas), Counter())
-    flagged = dict(sorted(Counter(f['reason'] for f in flags).items()))
+    flagged = sum((Counter(m.get('flagged') or Counter(f['reason'] for f in m.get('flags', []))) for m in metas), Counter())
+    flags, flagged = sum(flagged.values()), dict(sorted(flagged.items()))
     params = {k: run_key.get(k, False) for k in ('max_seq_len', 'batch_size', 'shard_tokens', 'skip_reasoning_not_rendered')}
     params['max_record_bytes'] = run_key.get('max_record_bytes', MAX_RECORD_BYTES)
     manifest = dict(format='dflash_nb.dataset', format_version=1, created_utc=time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
@@ -993,7 +1004,7 @@ def tokenize_dataset(model_path, completions, output_dir, max_seq_len: int | Non
         except OSError as e:
             if not is_disk_full(e): raise
             raise _disk_full_in(e, tmp, files, read['bytes']) from None
-    if flags: print(f"tokenize: {len(flags)} sample(s) kept but flagged {flagged}: listed in {out/'flagged.jsonl'} "
+    if flags: print(f"tokenize: {flags} sample(s) kept but flagged {flagged}: listed in {out/'flagged.jsonl'} "
                     "(--skip-reasoning-not-rendered skips them instead)", file=sys.stderr)
     if 'startup' in timing: result = result | {'startup_seconds': round(timing['startup'], 3)}  # for the summary line
     return _checked(result, out, completions, ignored)
