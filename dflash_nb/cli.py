@@ -68,8 +68,7 @@ class TokenizeConfig(Config):
     batch_size: int = opt(64, "records per work unit (default {default})", min=1)
     shard_tokens: int = opt(100_000_000, "tokens per Arrow shard / resume chunk (default 1e8)", min=1)
     encoder: str = opt('auto', "auto: fastokens where it provably gives the HF tokenizer's ids, else HF tokenizers (default); "
-                       "the choice and why are in the manifest", choices=('auto', 'fastokens', 'tokenizers', 'tiktoken'),
-                       metavar='{auto,fastokens,tokenizers}')   # tiktoken: removed, a one-line error
+                       "the choice and why are in the manifest", choices=('auto', 'fastokens', 'tokenizers'))
     renderer: str = opt('auto', "auto: native Python for the known Qwen3.6 templates, else Jinja (default)", choices=('auto', 'jinja'))
     max_record_bytes: int = opt(MAX_RECORD_BYTES, "longest record (a JSONL line, array element or row) in bytes; a longer one is a listed "
                                           "skip (record_too_large), read in pieces, never held whole (default 64 MiB)", min=1)

@@ -260,8 +260,6 @@ class ChatTokenizer:
             from dflash_nb.records import hub_id_hint
             raise FileNotFoundError(f"{tj}: no tokenizer.json; --model-path must be a Hugging Face model or tokenizer "
                                     f"directory (build the default one with `dflash-nb build-tokenizer DIR`)" + hub_id_hint(model_path))
-        if encoder == 'tiktoken':
-            raise ValueError("--encoder tiktoken was removed: fastokens gives the same ids faster; use --encoder auto (or fastokens, tokenizers)")
         if encoder not in ENCODERS: raise ValueError(f"encoder must be one of {', '.join(ENCODERS)}, not {encoder!r}")
         sources = self._load_templates()
         self._forms = {}  # template source -> TemplateForm, found once per template
@@ -962,7 +960,11 @@ def tokenize_dataset(model_path, completions, output_dir, max_seq_len: int | Non
                      download_workers: int = 32, progress: bool = True, skip_reasoning_not_rendered: bool = False,
                      max_record_bytes: int = MAX_RECORD_BYTES, split: str | None = None) -> dict:
     "Tokenize every completion under `completions` (file, folder or s3://) into the dataset `output_dir`; returns stats."
-    if storage.is_s3_url(str(output_dir)): return _tokenize_to_s3(**{k: v for k, v in locals().items()})
+    if storage.is_s3_url(str(output_dir)):
+        return _tokenize_to_s3(output_dir, overwrite, s3_endpoint, download_workers, progress, model_path=model_path,
+            completions=completions, max_seq_len=max_seq_len, workers=workers, batch_size=batch_size, shard_tokens=shard_tokens,
+            restart=restart, encoder=encoder, renderer=renderer, skip_reasoning_not_rendered=skip_reasoning_not_rendered,
+            max_record_bytes=max_record_bytes, split=split)
     if max_record_bytes < 1: raise ValueError(f"--max-record-bytes must be at least 1, not {max_record_bytes}")
     out = Path(output_dir)
     tmp = out.with_name(out.name + '.partial')

@@ -104,9 +104,6 @@ def test_auto_encoder_is_exact_on_variant_tokenizers(qwen_dir, tmp_path, monkeyp
     assert [ct.encode(t) for t in texts] == [e.ids for e in hf.encode_batch(texts, add_special_tokens=False)], ct.encoder
     assert ct.encoder == 'fastokens'
 
-def test_tiktoken_encoder_was_removed(qwen_dir):
-    with pytest.raises(ValueError, match='tiktoken was removed.*--encoder auto'): ChatTokenizer(qwen_dir, encoder='tiktoken')
-
 def test_other_template_uses_jinja(qwen_dir, tmp_path):
     d = tmp_path/'other'; shutil.copytree(qwen_dir, d)
     (d/'chat_template.jinja').write_text((d/'chat_template.jinja').read_text() + '\n')
