@@ -585,7 +585,7 @@ def _make_drafter(tgt, a: EvalConfig, cfg: dict | None) -> DFlashDraftModel:
 # %% ../nbs/12_eval.ipynb #adb26e98
 def _chat_prompts(prompts, tok, limit: int | None, max_prompt_len: int | None) -> list[dict]:
     "Prompt records rendered with the chat template of tokenizer dir `tok` (generation prompt added), as token ids."
-    from dflash_nb.tokenize import ChatTokenizer
+    from dflash_nb.tokenizer import ChatTokenizer
     if tok is None or not (Path(tok)/'tokenizer.json').is_file():
         raise FileNotFoundError(f"{tok}: no tokenizer.json; --prompts needs --tokenizer DIR (or a --target directory with one)")
     ct, (recs, skipped) = ChatTokenizer(tok), read_prompts(prompts, limit)

@@ -301,7 +301,7 @@ def generate_records(target, tokenizer_dir, prompts, out_path, max_new_tokens: i
                      eos_token_id=None, suppress_ids=(), source: str | None = None, overwrite: bool = False,
                      progress: bool = False, restart: bool = False) -> dict:
     "Completions of prompt records (list, or a JSONL path) by a Hugging Face target, as shape-3 records; resumable."
-    from dflash_nb.tokenize import ChatTokenizer
+    from dflash_nb.tokenizer import ChatTokenizer
     t0, (out, partial, prompts, skipped, done) = time.perf_counter(), _start_output(out_path, overwrite, prompts, restart)
     ct = ChatTokenizer(tokenizer_dir)
     eos = sorted(_eos_set(eos_token_id)) if eos_token_id is not None else default_eos_ids(target, ct.tokenizer)

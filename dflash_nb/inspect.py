@@ -18,7 +18,8 @@ import pyarrow.compute as pc
 
 from .dataset import SCHEMA, DatasetDamaged, dataset_shards, list_parts, open_dataset, stream_batches, verify_shards
 from .records import Record
-from .tokenize import ChatTokenizer, tokenize_record
+from .tokenize import tokenize_record
+from .tokenizer import ChatTokenizer
 from .views import TokenDisplay, TokenViews, MaskDataset, special_ids
 
 # %% auto #0

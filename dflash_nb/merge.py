@@ -20,7 +20,8 @@ from .dataset import (SCHEMA, check_output_dir, distinct, clean_asides, dataset_
     output_lock, place_shard, read_json, read_schema, record_shards, replace_dir, stream_batches, summarize,
     true_counts, write_dataset_metadata, write_pretokenized)
 from .records import MESSAGE_COLUMNS, _columns, choose_split, dataset_dict_splits
-from .tokenize import ChatTokenizer, DiskFull, content_hash, disk_full, is_disk_full, tokenize_dataset
+from .tokenizer import ChatTokenizer
+from .tokenize import DiskFull, content_hash, disk_full, is_disk_full, tokenize_dataset
 
 # %% auto #0
 __all__ = ['BATCH_ROWS', 'POSITION_ID', 'MergeError', 'DatasetDir', 'is_dataset_dir', 'open_dataset_dir', 'tokenizer_differences',

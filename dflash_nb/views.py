@@ -17,7 +17,8 @@ import pyarrow.compute as pc
 
 from .dataset import dataset_shards, open_dataset, read_json, stream_batches, with_dataset_columns
 from .records import Record, parse_record
-from .tokenize import ChatTokenizer, tokenize_record
+from .tokenize import tokenize_record
+from .tokenizer import ChatTokenizer
 
 # %% auto #0
 __all__ = ['cached_tokenizer', 'special_ids', 'load_tokenizer', 'visible', 'TokenDisplay', 'TokenView', 'TokenViews',

@@ -115,7 +115,7 @@ class _Payload:
 def test_encoder_cache_runs_no_code_and_rebuilds_bad_files(qwen_dir, tmp_path, monkeypatch):
     "Issue 15.6: planted pickles never run; corrupt or foreign cache files (verdict, byte table) are rebuilt with a warning."
     import pickle, shutil, warnings, numpy as np
-    from dflash_nb.tokenize import ChatTokenizer, sha256_file
+    from dflash_nb.tokenizer import ChatTokenizer, sha256_file
     monkeypatch.setenv('DFLASH_NB_CACHE', str(tmp_path/'cache'))
     text = 'Hello, wörld <|im_end|>'
     def fresh():
@@ -184,7 +184,8 @@ def test_hostile_template_is_a_bounded_template_error(qwen_dir, tmp_path, monkey
     "Issue 15.12: a chat template that allocates, outputs or loops without bound costs each record a capped skip."
     import shutil
     import dflash_nb.tokenize as T
-    monkeypatch.setattr(T, 'MAX_RECORD_SECONDS', 1.0, raising=False)  # the real limit is 30 s; the mechanism is the same
+    import dflash_nb.tokenizer as TK  # (the limit lives in tokenizer, which probes templates; tokenize arms it per record)
+    for m in (T, TK): monkeypatch.setattr(m, 'MAX_RECORD_SECONDS', 1.0)  # the real limit is 30 s; the mechanism is the same
     d = tmp_path/'tok'; shutil.copytree(qwen_dir, d)
     (d/'chat_template.jinja').write_text(prefix + (qwen_dir/'chat_template.jinja').read_text())
     src = tmp_path/'c.jsonl'; src.write_text(''.join(json.dumps({'id': f'r{i}', 'messages': OK}) + '\n' for i in range(2)))

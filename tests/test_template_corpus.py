@@ -133,10 +133,10 @@ WRONG_ENDS = [  # family, a wrong end-of-turn choice, what it would mask
 def test_a_wrong_end_of_turn_fails_the_run(name, wrong, what, corpus, tmp_path, monkeypatch):
     "The per-sample check does not trust render_turns' end-of-turn choice: forcing a wrong one makes the run fail."
     import dataclasses
-    import dflash_nb.tokenize as T
+    import dflash_nb.tokenize as T, dflash_nb.tokenizer as TK
     fam = next(f for f in MINE if f.name.startswith(name))
-    real = T.detect_form
-    monkeypatch.setattr(T, 'detect_form', lambda *a, **k: dataclasses.replace(real(*a, **k), end_of_turn=wrong))
+    real = TK.detect_form
+    monkeypatch.setattr(TK, 'detect_form', lambda *a, **k: dataclasses.replace(real(*a, **k), end_of_turn=wrong))
     d = model_dir(corpus[0], fam, tmp_path / 'model')
     (tmp_path / 'c.jsonl').write_text(''.join(record_line(c) + '\n' for c in RECORDS), encoding='utf-8')
     with pytest.raises(T.TokenizeError, match='mask_mismatch'):

@@ -7,7 +7,8 @@ from tokenizers import Tokenizer
 from dflash_nb.chat_template import ChatTemplate, ChatTemplateError
 from dflash_nb.qwen import QWEN36_CHAT_TEMPLATE, render_qwen36
 from dflash_nb.records import read_records, Record
-from dflash_nb.tokenize import ChatTokenizer, FastokensEncoder, fastokens_verdict, render_segments, tokenize_record
+from dflash_nb.tokenize import render_segments, tokenize_record
+from dflash_nb.tokenizer import ChatTokenizer, FastokensEncoder, fastokens_verdict
 from chat_conversations import conversations, RAISES
 from test_qwen import CORPUS
 from conftest import ROOT, REFERENCE_TEMPLATE
