@@ -19,7 +19,7 @@ from fastcore.basics import patch
 from torch.nn.utils.rnn import pad_sequence
 from tqdm.auto import tqdm
 
-from .model import (DRAFTER_PRESETS, DFlashConfig, DFlashDraftModel, TargetFeatures, block_attention_mask, check_drafter_fits,
+from .model import (DRAFTER_PRESETS, DFlashConfig, DFlashDraftModel, TargetFeatures, block_attention_mask, block_layout, check_drafter_fits,
                              decoder_layers, drafter_readme, flex_layer_masks, select_target_layers, text_config)
 from .config import Config, add_config_args, make_config, opt
 from dflash_nb.dataset import (atomic_write, dataset_manifest, dataset_shards, dataset_stats, open_dataset, output_lock,
@@ -233,6 +233,7 @@ def dflash_forward(model, features: TargetFeatures, batch: dict, weights, attent
     B, T = batch['input_ids'].shape
     N = batch['anchors'].shape[1]
     if attention == 'flex': mask = flex_layer_masks(c, batch['anchors'], T)   # one BlockMask per layer type (window, causality)
+    elif attention == 'blocks': mask = block_layout(batch['anchors'], T, c.block_size)   # no dense mask: each block vs its context + itself
     else: mask = block_attention_mask(batch['anchors'], T, c.block_size)      # the model adds window and causality per layer
     ctx_pos = torch.arange(T, device=block_ids.device).expand(B, -1)
     hidden = model(block_ids, block_pos, feats, ctx_pos, mask, return_hidden=True)
@@ -557,7 +558,7 @@ class TrainConfig(Config):
     target_layer_ids: str | None = opt(None, "comma-separated target layers to fuse (default: evenly 1..L-3)", 'drafter')
     block_size: int | None = opt(None, "block size (default 16; with --init-drafter the drafter's)", 'drafter', min=2)
     mask_token_id: int | None = opt(None, "mask token id (default: 248070 for Qwen3.5/3.6, vocab-1 for tiny)", 'drafter', min=0)
-    attention: str = opt('sdpa', "block attention kernel (default sdpa)", 'drafter', choices=['sdpa', 'flex'])
+    attention: str = opt('blocks', "block attention: blocks (default; each block against its visible context and itself, no dense mask), sdpa (one dense mask over all blocks) or flex", 'drafter', choices=['blocks', 'sdpa', 'flex'])
     norm_init: str = opt('ones', "drafter final norm: all ones (default), or 0.05 x the target's (near-uniform first predictions; see the model notebook)", 'drafter', choices=['ones', 'target'])
     draft_vocab: str = opt('full', "ids the drafter predicts: the whole vocabulary (default) or those in the dataset's loss tokens (cheaper LM head)", 'drafter', choices=['full', 'data'])
     max_seq_len: int = opt(3072, "truncate longer samples (default 3072)", 'data', min=1)
