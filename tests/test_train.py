@@ -158,6 +158,12 @@ def test_block_local_attention_gives_the_dense_masks_loss_and_gradients(small, l
     for n in g0: torch.testing.assert_close(g1[n], g0[n], rtol=1e-4, atol=1e-7, msg=n)
 
 
+def test_bf16_precision_on_cpu(tmp_path, small):
+    "--precision bf16 runs the drafter under CPU bf16 autocast: the first loss within 1% of fp32's, yet not bit-equal (autocast is on)."
+    first = {p: train(tiny_args(small, tmp_path/p, precision=p, max_steps=2)) and metrics(tmp_path/p)[0]['loss'] for p in ('fp32', 'bf16')}
+    assert first['bf16'] != first['fp32'] and abs(first['bf16'] - first['fp32']) < 0.01 * first['fp32']
+
+
 def test_training_lowers_the_loss_and_raises_position_1_accuracy(tmp_path, syn):
     s = train(tiny_args(syn, tmp_path/'run', max_seq_len=80, max_tokens=640, max_anchors=16, epochs=12, max_steps=None, lr=3e-3))
     m = metrics(tmp_path/'run')
