@@ -55,7 +55,7 @@ def log(out: Path, msg: str):
     with open(out/'log.txt', 'a') as f: f.write(line + '\n')
 
 
-def prepare(out: Path, n_samples: int, n_eval: int, max_new: int, seed: int = 0):
+def prepare(out: Path, n_samples: int, n_eval: int, max_new: int, seed: int = 0, heldout_set: bool = True):
     "(target, target dir, training dataset, in-memory features {key: tensor}, held-out set, baseline) — each built once."
     import torch, zstandard
     from dflash_nb.model import TargetFeatures
@@ -81,8 +81,11 @@ def prepare(out: Path, n_samples: int, n_eval: int, max_new: int, seed: int = 0)
     with TargetFeatures(tgt, LAYER_IDS, stop_early=True) as tf: fill = fill_feature_cache(ds, tf, cache)
     log(out, f"features: {len(ds)} samples, {int(ds.lengths.sum()):,} tokens; {fill['computed']} computed in {time.time() - t0:.0f} s")
     feats = {sample_key(ds[i][0]): cache.get(sample_key(ds[i][0])) for i in range(len(ds))}
+    if not heldout_set: return tgt, tdir, ds, feats, None, None
     prompts = heldout_prompts(tdir, n_eval)
-    base = baseline(tgt, prompts, max_new, out)
+    hdir = out/f"heldout-{n_eval}x{max_new}"; hdir.mkdir(exist_ok=True)
+    log(out, f"held-out: greedy and prompt lookup on {n_eval} prompts x {max_new} new tokens (once: {hdir}/baseline.json)")
+    base = baseline(tgt, prompts, max_new, hdir)
     held = []
     with TargetFeatures(tgt, LAYER_IDS, stop_early=True) as tf:
         for p, g in zip(prompts, base['greedy_tokens']):
@@ -196,8 +199,9 @@ def save_state(p: Path, st: dict):
 
 def run_arms(a, out: Path):
     import torch
+    from dflash_nb.train import default_eos_ids
     tgt, tdir, ds, feats, held, base = prepare(out, a.samples, a.eval_prompts, a.max_new_tokens)
-    vocab = np.unique(np.concatenate([ids[m] for ids, m in (ds[i] for i in range(len(ds)))] + [np.array([2], np.int64)]))
+    vocab = np.unique(np.concatenate([ids[m] for ids, m in (ds[i] for i in range(len(ds)))] + [np.array(default_eos_ids(tgt), np.int64)]))
     budget = a.cpu_minutes * 60
     names = a.arms.split(',')
     cfgs = {n: {**BASE, **ARMS[n]} for n in names}
@@ -254,9 +258,10 @@ def summary(out: Path, names, base, budget):
 def probe(a, out: Path):
     "Final-norm parameterisation on ONE fixed batch (the issue's probe): steps to loss 3.2 and 0.3, per parameterisation."
     import torch
+    from dflash_nb.train import default_eos_ids
     from dflash_nb.train import collate, dflash_forward, loss_weights
-    tgt, tdir, ds, feats, held, base = prepare(out, a.samples, a.eval_prompts, a.max_new_tokens)
-    vocab = np.unique(np.concatenate([ids[m] for ids, m in (ds[i] for i in range(len(ds)))] + [np.array([2], np.int64)]))
+    tgt, tdir, ds, feats, held, base = prepare(out, a.samples, a.eval_prompts, a.max_new_tokens, heldout_set=False)
+    vocab = np.unique(np.concatenate([ids[m] for ids, m in (ds[i] for i in range(len(ds)))] + [np.array(default_eos_ids(tgt), np.int64)]))
     batch = collate(ds, list(range(a.probe_samples)), 0, 0, a.probe_anchors)
     arms = {'default (x0.05, lr x1)': {}, 'norm lr x10': dict(norm_lr_mult=10.0), 'norm lr x30': dict(norm_lr_mult=30.0),
             'norm lr x100': dict(norm_lr_mult=100.0), 'init x0.2': dict(norm_init=0.2), 'init x0.5': dict(norm_init=0.5),

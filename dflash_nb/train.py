@@ -35,8 +35,9 @@ __all__ = ['DEFAULT_GAMMA', 'TokenDataset', 'check_token_dataset', 'open_token_d
            'save_checkpoint', 'saving', 'clean_stale_tmp', 'read_metrics', 'load_checkpoint', 'dataset_identity',
            'target_identity', 'TrainConfig', 'add_train_args', 'train_args', 'default_eos_ids', 'setup_run',
            'run_target', 'drafter_shape', 'fresh_drafter_config', 'run_drafter', 'run_features', 'plan_run',
-           'run_optimizer', 'resume_run', 'step_weight_sum', 'accumulate_gradients', 'train_step', 'step_metrics',
-           'log_step', 'run_loop', 'run_summary', 'save_drafter', 'train', 'train_main', 'run_readme_info']
+           'param_groups', 'run_optimizer', 'resume_run', 'step_weight_sum', 'accumulate_gradients', 'train_step',
+           'step_metrics', 'log_step', 'run_loop', 'run_summary', 'save_drafter', 'train', 'train_main',
+           'run_readme_info']
 
 # %% ../nbs/11_train.ipynb #44204f08
 def _index_batch(f, rb, max_seq_len: int | None):
@@ -569,6 +570,7 @@ class TrainConfig(Config):
     max_steps: int | None = opt(None, "stop after this many optimizer steps (the schedule spans them)", 'optimisation', min=1)
     time_budget_s: float | None = opt(None, "fit the run into this many seconds: after 5 steps the step count (and the LR schedule) shrinks to what the budget allows", 'optimisation', gt=0)
     lr: float = opt(6e-4, "peak learning rate (default 6e-4)", 'optimisation', gt=0)
+    norm_lr_mult: float = opt(1.0, "learning rate of the drafter's final norm scale, times --lr (default 1; Adam moves each weight ~lr per step, so a scale that must grow from 0.05 x the target's needs a larger rate: see the train notebook)", 'optimisation', gt=0)
     warmup_ratio: float = opt(0.04, "linear warmup share of the steps (default 0.04)", 'optimisation', min=0, max=1)
     weight_decay: float = opt(0.0, "AdamW weight decay (default 0)", 'optimisation', min=0)
     grad_clip: float = opt(1.0, "gradient norm clip (default 1.0)", 'optimisation', gt=0)
@@ -741,10 +743,17 @@ def plan_run(r: SimpleNamespace) -> None:
               'dataset': dataset_identity(r.ds, a.dataset), 'target': target_identity(a.target, text_config(r.target.config).vocab_size)}
 
 # %% ../nbs/11_train.ipynb #06e15c01
+def param_groups(core, lr: float, norm_lr_mult: float = 1.0) -> list[dict]:
+    "AdamW parameter groups: every drafter weight at `lr`, the final norm's scale at `norm_lr_mult` x `lr` (one group when 1)."
+    named = list(core.named_parameters())
+    if norm_lr_mult == 1: return [{'params': [p for _, p in named]}]
+    return [{'params': [p for n, p in named if n != 'norm.weight']},
+            {'params': [p for n, p in named if n == 'norm.weight'], 'lr': lr * norm_lr_mult}]
+
 def run_optimizer(r: SimpleNamespace) -> None:
     "AdamW and the cosine schedule with linear warmup; `r.span['total']` is its length, which a time budget may shorten."
     a = r.args
-    r.opt = torch.optim.AdamW(r.core.parameters(), lr=a.lr, weight_decay=a.weight_decay)
+    r.opt = torch.optim.AdamW(param_groups(r.core, a.lr, a.norm_lr_mult), lr=a.lr, weight_decay=a.weight_decay)
     warm, span = int(a.warmup_ratio * r.total), {'total': r.total}
     r.span, r.sched = span, torch.optim.lr_scheduler.LambdaLR(r.opt, lambda s: _cosine(s, span['total'], warm))
 

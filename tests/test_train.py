@@ -164,6 +164,18 @@ def test_bf16_precision_on_cpu(tmp_path, small):
     assert first['bf16'] != first['fp32'] and abs(first['bf16'] - first['fp32']) < 0.01 * first['fp32']
 
 
+def test_norm_lr_mult_moves_only_the_final_norm_faster(tmp_path, small):
+    "--norm-lr-mult 30: the final norm's scale moves ~30x as far in 2 steps as at x1 (Adam: ~lr per step), the other weights' lr unchanged."
+    from safetensors.torch import load_file
+    moved, lrs = {}, {}
+    for m in (1.0, 30.0):
+        out = tmp_path/f"m{m:g}"
+        train(tiny_args(small, out, norm_lr_mult=m, max_steps=2, save_dtype='float32'))
+        moved[m] = float((load_file(str(out/'drafter'/'model.safetensors'))['norm.weight'] - 1).abs().mean())
+        lrs[m] = [r['lr'] for r in metrics(out)]
+    assert moved[30.0] > 10 * moved[1.0] > 0 and lrs[30.0] == lrs[1.0]
+
+
 def test_training_lowers_the_loss_and_raises_position_1_accuracy(tmp_path, syn):
     s = train(tiny_args(syn, tmp_path/'run', max_seq_len=80, max_tokens=640, max_anchors=16, epochs=12, max_steps=None, lr=3e-3))
     m = metrics(tmp_path/'run')
