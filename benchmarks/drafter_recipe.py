@@ -55,14 +55,16 @@ def log(out: Path, msg: str):
     with open(out/'log.txt', 'a') as f: f.write(line + '\n')
 
 
-def prepare(out: Path, n_samples: int, n_eval: int, max_new: int, seed: int = 0, heldout_set: bool = True):
-    "(target, target dir, training dataset, in-memory features {key: tensor}, held-out set, baseline) — each built once."
+def prepare(out: Path, n_samples: int, n_eval: int, max_new: int, seed: int = 0, heldout_set: bool = True, fill: str = 'all'):
+    """(target, target dir, training dataset, usable rows, in-memory features {key: tensor}, held-out set, baseline), each
+    built once. `fill`: 'all' computes the features of every sample not cached yet; 'cached' trains on the cached ones only;
+    an integer string: the first that many samples only."""
     import torch, zstandard
     from dflash_nb.model import TargetFeatures
     from dflash_nb.real_target import shipped_completions
     from dflash_nb.storage import cache_root
     from dflash_nb.targets import default_target_dir, target_fingerprint
-    from dflash_nb.train import FeatureCache, TokenDataset, fill_feature_cache, load_target, sample_key
+    from dflash_nb.train import CachedTargetFeatures, FeatureCache, TokenDataset, collate, fill_feature_cache, load_target, sample_key
     from real_target_scaling import baseline, cli, heldout_prompts
     tdir = default_target_dir('smollm2-135m-instruct'); fp = target_fingerprint(tdir)
     d = out/'data'/f"n{n_samples}-s{seed}"
@@ -78,10 +80,17 @@ def prepare(out: Path, n_samples: int, n_eval: int, max_new: int, seed: int = 0,
     tgt = load_target(str(tdir), torch.device('cpu'))
     cache = FeatureCache(cache_root()/'features'/fp.replace(':', '-'), LAYER_IDS, 576, fp)   # the job's cache
     t0 = time.time()
-    with TargetFeatures(tgt, LAYER_IDS, stop_early=True) as tf: fill = fill_feature_cache(ds, tf, cache)
-    log(out, f"features: {len(ds)} samples, {int(ds.lengths.sum()):,} tokens; {fill['computed']} computed in {time.time() - t0:.0f} s")
-    feats = {sample_key(ds[i][0]): cache.get(sample_key(ds[i][0])) for i in range(len(ds))}
-    if not heldout_set: return tgt, tdir, ds, feats, None, None
+    if fill == 'all':
+        with TargetFeatures(tgt, LAYER_IDS, stop_early=True) as tf: fill_feature_cache(ds, tf, cache)
+    elif fill != 'cached':
+        with TargetFeatures(tgt, LAYER_IDS, stop_early=True) as tf:
+            cf = CachedTargetFeatures(tf, cache)
+            for i in range(int(fill)): cf.for_batch(collate(ds, [i], 0, 0, 1))
+    keys = {i: sample_key(ds[i][0]) for i in range(len(ds))}
+    rows = np.array([i for i in range(len(ds)) if keys[i] in cache], np.int64)
+    feats = {keys[i]: cache.get(keys[i]) for i in rows}
+    log(out, f"features: {len(rows)} of {len(ds)} samples, {int(ds.lengths[rows].sum()):,} tokens ({time.time() - t0:.0f} s)")
+    if not heldout_set: return tgt, tdir, ds, rows, feats, None, None
     prompts = heldout_prompts(tdir, n_eval)
     hdir = out/f"heldout-{n_eval}x{max_new}"; hdir.mkdir(exist_ok=True)
     log(out, f"held-out: greedy and prompt lookup on {n_eval} prompts x {max_new} new tokens (once: {hdir}/baseline.json)")
@@ -91,7 +100,7 @@ def prepare(out: Path, n_samples: int, n_eval: int, max_new: int, seed: int = 0,
         for p, g in zip(prompts, base['greedy_tokens']):
             ids = torch.tensor([list(p['input_ids']) + list(g)])
             held.append({'ids': ids, 'prompt_len': len(p['input_ids']), 'feats': tf(ids).float()})
-    return tgt, tdir, ds, feats, held, base
+    return tgt, tdir, ds, rows, feats, held, base
 
 
 class MemFeatures:
@@ -156,7 +165,7 @@ def heldout(dr, held, cfg: dict) -> dict:
     return {'position_acceptance': pos, 'tau_all_anchors': 1 + sum(pos), 'anchors': n}
 
 
-def train_slice(st: dict, ds, feats, held, cfg: dict, budget_s: float, slice_s: float, eval_every: float, out: Path, name: str):
+def train_slice(st: dict, ds, rows, feats, held, cfg: dict, budget_s: float, slice_s: float, eval_every: float, out: Path, name: str):
     "Train arm state `st` for `slice_s` more process-CPU seconds (or to the budget); held-out points every `eval_every`."
     import torch
     from dflash_nb.train import collate, dflash_forward, loss_weights, token_budget_batches
@@ -164,9 +173,9 @@ def train_slice(st: dict, ds, feats, held, cfg: dict, budget_s: float, slice_s: 
     w, mf = loss_weights(cfg['block'], cfg['gamma']), MemFeatures(feats)
     end = min(budget_s, st['cpu'] + slice_s)
     while st['cpu'] < end:
-        batches = token_budget_batches(ds.lengths, cfg['max_tokens'], 0, st['epoch'])
+        batches = token_budget_batches(ds.lengths[rows], cfg['max_tokens'], 0, st['epoch'])
         if st['i'] >= len(batches): st['epoch'] += 1; st['i'] = 0; continue
-        batch = collate(ds, batches[st['i']], st['epoch'], 0, cfg['anchors']); st['i'] += 1
+        batch = collate(ds, rows[batches[st['i']]], st['epoch'], 0, cfg['anchors']); st['i'] += 1
         t0 = time.process_time()
         lr = lr_at(st['cpu'] / budget_s, cfg)
         for g in opt.param_groups: g['lr'] = lr * g['lr_mult']
@@ -200,7 +209,7 @@ def save_state(p: Path, st: dict):
 def run_arms(a, out: Path):
     import torch
     from dflash_nb.train import default_eos_ids
-    tgt, tdir, ds, feats, held, base = prepare(out, a.samples, a.eval_prompts, a.max_new_tokens)
+    tgt, tdir, ds, rows, feats, held, base = prepare(out, a.samples, a.eval_prompts, a.max_new_tokens, fill=a.fill)
     vocab = np.unique(np.concatenate([ids[m] for ids, m in (ds[i] for i in range(len(ds)))] + [np.array(default_eos_ids(tgt), np.int64)]))
     budget = a.cpu_minutes * 60
     names = a.arms.split(',')
@@ -218,7 +227,7 @@ def run_arms(a, out: Path):
         states[n] = st
     while states:
         for n in list(states):
-            st = train_slice(states[n], ds, feats, held, cfgs[n], budget, a.slice_s, a.eval_every, out, n)
+            st = train_slice(states[n], ds, rows, feats, held, cfgs[n], budget, a.slice_s, a.eval_every, out, n)
             if st['cpu'] >= budget:
                 res = {'arm': n, 'config': cfgs[n], 'budget_s': budget, 'steps': st['step'], 'cpu_s': st['cpu'],
                        'predictions': st['predictions'], 'predictions_per_cpu_s': st['predictions'] / st['cpu'],
@@ -260,7 +269,8 @@ def probe(a, out: Path):
     import torch
     from dflash_nb.train import default_eos_ids
     from dflash_nb.train import collate, dflash_forward, loss_weights
-    tgt, tdir, ds, feats, held, base = prepare(out, a.samples, a.eval_prompts, a.max_new_tokens, heldout_set=False)
+    tgt, tdir, ds, rows, feats, held, base = prepare(out, a.samples, a.eval_prompts, a.max_new_tokens, heldout_set=False,
+                                                     fill=str(a.probe_samples))
     vocab = np.unique(np.concatenate([ids[m] for ids, m in (ds[i] for i in range(len(ds)))] + [np.array(default_eos_ids(tgt), np.int64)]))
     batch = collate(ds, list(range(a.probe_samples)), 0, 0, a.probe_anchors)
     arms = {'default (x0.05, lr x1)': {}, 'norm lr x10': dict(norm_lr_mult=10.0), 'norm lr x30': dict(norm_lr_mult=30.0),
@@ -309,6 +319,7 @@ def main(argv=None):
     p.add_argument('--slice-s', type=float, default=30.0, help='CPU seconds an arm trains before the next takes its turn')
     p.add_argument('--eval-every', type=float, default=60.0, help='CPU seconds between held-out measurements')
     p.add_argument('--samples', type=int, default=916, help='training samples (a seeded subset of the 916 shipped completions)')
+    p.add_argument('--fill', default='all', help="'all' (features of every sample, computed once), 'cached' (train on those cached already), or N (the first N)")
     p.add_argument('--eval-prompts', type=int, default=12)
     p.add_argument('--max-new-tokens', type=int, default=128)
     p.add_argument('--decode', action='store_true', help="also decode the held-out prompts with each arm's final drafter")

@@ -559,7 +559,7 @@ class TrainConfig(Config):
     target_layer_ids: str | None = opt(None, "comma-separated target layers to fuse (default: evenly 1..L-3)", 'drafter')
     block_size: int | None = opt(None, "block size (default 16; with --init-drafter the drafter's)", 'drafter', min=2)
     mask_token_id: int | None = opt(None, "mask token id (default: 248070 for Qwen3.5/3.6, vocab-1 for tiny)", 'drafter', min=0)
-    attention: str = opt('blocks', "block attention: blocks (default; each block against its visible context and itself, no dense mask), sdpa (one dense mask over all blocks) or flex", 'drafter', choices=['blocks', 'sdpa', 'flex'])
+    attention: str = opt('auto', "block attention: blocks (each block against its visible context and itself, no dense mask; cheapest on a CPU), sdpa (one dense mask over all blocks), flex, or auto (default: blocks on CPU, sdpa on GPU)", 'drafter', choices=['auto', 'blocks', 'sdpa', 'flex'])
     norm_init: str = opt('ones', "drafter final norm: all ones (default), or 0.05 x the target's (near-uniform first predictions; see the model notebook)", 'drafter', choices=['ones', 'target'])
     draft_vocab: str = opt('full', "ids the drafter predicts: the whole vocabulary (default) or those in the dataset's loss tokens (cheaper LM head)", 'drafter', choices=['full', 'data'])
     max_seq_len: int = opt(3072, "truncate longer samples (default 3072)", 'data', min=1)
@@ -798,7 +798,8 @@ def train_step(r: SimpleNamespace, epoch: int, s_in: int) -> tuple[torch.Tensor,
     a = r.args
     batches = [{key: v.to(r.dev) for key, v in collate(r.ds, r.plan_batches[epoch][(s_in * a.grad_accum + k) * r.world + r.rank],
                                                          epoch, a.seed, a.max_anchors).items()} for k in range(a.grad_accum)]
-    stats = accumulate_gradients(r.model, r.features, batches, r.weights, r.world, a.attention, a.loss_chunk, r.autocast)
+    attention = a.attention if a.attention != 'auto' else ('blocks' if r.dev.type == 'cpu' else 'sdpa')
+    stats = accumulate_gradients(r.model, r.features, batches, r.weights, r.world, attention, a.loss_chunk, r.autocast)
     gnorm = torch.nn.utils.clip_grad_norm_(r.core.parameters(), a.grad_clip)
     r.opt.step(); lr = r.sched.get_last_lr()[0]; r.sched.step(); r.opt.zero_grad(set_to_none=True)
     if r.world > 1:
