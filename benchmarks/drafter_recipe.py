@@ -32,19 +32,21 @@ sys.path.insert(0, str(HERE))
 
 BASE = dict(layers=2, block=8, anchors=32, max_tokens=2048, lr=1.5e-3, warmup=0.04, attention='sdpa', bf16=False,
             norm_init=0.05, norm_lr_mult=1.0, gamma=None, grad_clip=1.0)        # the job's recipe before this study
+FAST = dict(attention='blocks', bf16=True)   # measured: 1.8-2.8x the predictions per CPU-second of the dense mask in fp32
 ARMS = {
     'base': {},
     'blocks': dict(attention='blocks'),
-    'blocks-bf16': dict(attention='blocks', bf16=True),
-    'a128': dict(attention='blocks', anchors=128),
-    'a512': dict(attention='blocks', anchors=512),
-    'norm-lr30': dict(attention='blocks', norm_lr_mult=30.0),
-    'norm-init0.2': dict(attention='blocks', norm_init=0.2),
-    'block16': dict(attention='blocks', block=16),
-    'layers1': dict(attention='blocks', layers=1),
-    'layers5': dict(attention='blocks', layers=5),
-    'lr6e-4': dict(attention='blocks', lr=6e-4),
-    'lr3e-3': dict(attention='blocks', lr=3e-3),
+    'fast': FAST,
+    'a128': dict(FAST, anchors=128),
+    'a512': dict(FAST, anchors=512),
+    'norm-lr10': dict(FAST, norm_lr_mult=10.0),
+    'norm-lr30': dict(FAST, norm_lr_mult=30.0),
+    'norm-init0.2': dict(FAST, norm_init=0.2),
+    'block16': dict(FAST, block=16),
+    'layers1': dict(FAST, layers=1),
+    'layers5': dict(FAST, layers=5),
+    'lr6e-4': dict(FAST, lr=6e-4),
+    'lr3e-3': dict(FAST, lr=3e-3),
 }
 LAYER_IDS = [1, 8, 14, 20, 27]
 
@@ -313,7 +315,7 @@ def plot_probe(res: dict, path: Path):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     p.add_argument('--out-dir', type=Path, required=True)
-    p.add_argument('--arms', default='base,blocks,blocks-bf16,a128,a512,norm-lr30,block16,layers1,layers5,lr3e-3',
+    p.add_argument('--arms', default='base,fast,a128,a512,norm-lr30,block16,layers1,layers5,lr6e-4,lr3e-3',
                    help=f"comma-separated, of: {', '.join(ARMS)}")
     p.add_argument('--cpu-minutes', type=float, default=5.0, help='process CPU minutes of training per arm')
     p.add_argument('--slice-s', type=float, default=30.0, help='CPU seconds an arm trains before the next takes its turn')
