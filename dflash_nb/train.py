@@ -508,6 +508,9 @@ def load_checkpoint(ckpt, core: DFlashDraftModel, opt, sched, plan: dict) -> int
     diff = {k: (st['plan'].get(k), plan.get(k)) for k in _PLAN_KEYS if st['plan'].get(k) != plan.get(k)}
     if diff: raise ValueError(f"{ckpt}: cannot resume exactly, the data plan differs (checkpoint vs now: {diff}); "
                               "use the same settings and global batch (ranks x --grad-accum), or --resume never")
+    if len(st['optimizer']['param_groups']) != len(opt.param_groups):   # the final norm has its own group iff --norm-lr-mult != 1
+        raise ValueError(f"{ckpt}: made with{'out' if len(st['optimizer']['param_groups']) == 1 else ''} a learning-rate group of "
+                         "its own for the final norm: resume with the checkpoint's --norm-lr-mult, or --resume never")
     core.load_state_dict(load_file(str(ckpt/'model.safetensors')))
     opt.load_state_dict(st['optimizer']); sched.load_state_dict(st['scheduler'])
     torch.set_rng_state(st['rng']['torch']); np.random.set_state(st['rng']['numpy']); random.setstate(st['rng']['python'])
