@@ -2,6 +2,7 @@
 draft vocabulary and the feature cache buy.
 
     python benchmarks/drafter_step.py [--anchors 64] [--block 8] [--layers 1 2] [--repeat 3]
+    python benchmarks/drafter_step.py --sweep 32 128 256 512 [--samples 5] [--layers 2]   # predictions per CPU-second
 
 Builds (or reuses) the SmolLM2 model directory (`dflash-nb build-target`), takes real SmolLM2 completions from
 data/smollm2, and times, one torch thread, best of `--repeat`:
@@ -14,6 +15,12 @@ data/smollm2, and times, one torch thread, best of `--repeat`:
 
 and prints them side by side with their ratios. It also prints the first-step loss for the three norm
 initialisations (ones, the target's, 0.05 x the target's) against ln V.
+
+`--sweep A1 A2 ...` instead measures a training step (forward + backward, draft vocabulary, cached features) at
+each number of anchors per sample, for the dense-mask SDPA attention (`--attention sdpa`) against the block-local
+one (`blocks`, the default), in float32 and under bfloat16 autocast: process CPU time per step (time.process_time,
+one torch thread, so other processes on the machine do not count), predictions (labelled slots) per CPU-second,
+and the loss difference of bf16 against float32.
 """
 import argparse, json, math, sys, tempfile, time
 from pathlib import Path
@@ -32,11 +39,58 @@ def best(fn, repeat):
     return min(ts), out
 
 
+def cpu_best(fn, repeat):
+    "Least process CPU time of `repeat` calls of `fn` (one torch thread: the machine's other load does not count)."
+    ts = []
+    for _ in range(repeat):
+        t0 = time.process_time(); out = fn(); ts.append(time.process_time() - t0)
+    return min(ts), out
+
+
+def sweep(a, tgt, ds, vocab, layer_ids, mask_id):
+    "Predictions per CPU-second of a training step by anchors per sample, attention and dtype."
+    from dflash_nb.train import collate, dflash_forward, loss_weights
+    from dflash_nb.model import DFlashDraftModel, TargetFeatures
+    idx = list(range(a.samples))
+    full = collate(ds, idx, 0, 0, 10 ** 6)
+    with TargetFeatures(tgt, layer_ids, stop_early=True) as tf:
+        feats = tf(full['input_ids'])
+    class Cached:
+        def __call__(self, ids): return feats
+    w = loss_weights(a.block)
+    torch.manual_seed(0)
+    dr = DFlashDraftModel.from_target(tgt, a.layers[0], layer_ids, a.block, mask_id, norm_from_target=True, draft_vocab_size=len(vocab))
+    dr.set_draft_vocab(vocab)
+    print(f"{a.samples} samples, {int(full['lengths'].sum()):,} tokens (longest {full['input_ids'].shape[1]}), {a.layers[0]} draft layers, "
+          f"block {a.block}, draft vocabulary {len(vocab):,}; process CPU seconds per step, best of {a.repeat}")
+    print(f"{'anchors/sample':>14}{'anchors':>9}{'predictions':>12}  {'attention':<9}{'dtype':<6}{'step CPU s':>11}{'pred/CPU-s':>11}{'loss':>9}{'vs fp32':>9}")
+    rows = []
+    for n in a.sweep:
+        batch = collate(ds, idx, 0, 0, n)
+        for att in ('sdpa', 'blocks'):
+            ref = None
+            for dt in ('fp32', 'bf16'):
+                ctx = torch.autocast('cpu', dtype=torch.bfloat16) if dt == 'bf16' else torch.autocast('cpu', enabled=False)
+                def step():
+                    with ctx: loss, st = dflash_forward(dr, Cached(), batch, w, attention=att)
+                    loss.backward(); dr.zero_grad(); return loss.item(), int(st['count'].sum())
+                t, (loss, preds) = cpu_best(step, a.repeat)
+                ref = loss if dt == 'fp32' else ref
+                rows.append(dict(anchors_per_sample=n, anchors=int(batch['anchor_valid'].sum()), predictions=preds, attention=att,
+                                 dtype=dt, step_cpu_s=t, predictions_per_cpu_s=preds / t, loss=loss, loss_vs_fp32=loss - ref))
+                r = rows[-1]
+                print(f"{n:>14}{r['anchors']:>9}{preds:>12}  {att:<9}{dt:<6}{t:>11.2f}{preds / t:>11.0f}{loss:>9.4f}{loss - ref:>+9.4f}", flush=True)
+    if a.json: Path(a.json).write_text(json.dumps(rows, indent=1))
+    return rows
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     ap.add_argument('--anchors', type=int, default=64); ap.add_argument('--block', type=int, default=8)
     ap.add_argument('--layers', type=int, nargs='+', default=[1, 2]); ap.add_argument('--repeat', type=int, default=3)
     ap.add_argument('--samples', type=int, default=4)
+    ap.add_argument('--sweep', type=int, nargs='*', default=None, help='anchors per sample to sweep (predictions per CPU-second)')
+    ap.add_argument('--json', default=None, help='write the sweep rows here')
     a = ap.parse_args(argv)
     torch.set_num_threads(1)
     import zstandard
@@ -54,6 +108,7 @@ def main(argv=None):
         ds = TokenDataset(Path(d)/'ds', 1024)
         vocab = np.unique(np.concatenate([ids[m] for ids, m in (ds[i] for i in range(len(ds)))]))
         layer_ids = select_target_layers(30, 5)
+        if a.sweep: return sweep(a, tgt, ds, vocab, layer_ids, default_mask_token_id(smol)) and 0
         batch = collate(ds, list(range(a.samples)), 0, 0, a.anchors // a.samples)
         n_tok, n_anc = int(batch['lengths'].sum()), int(batch['anchor_valid'].sum())
         with TargetFeatures(tgt, layer_ids, stop_early=True) as tf:

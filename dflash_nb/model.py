@@ -19,10 +19,11 @@ from .qwen import QWEN36_MASK_TOKEN_ID
 # %% auto #0
 __all__ = ['LAYER_TYPES', 'SCALED_ROPE_TYPES', 'DRAFTER_PRESETS', 'text_config', 'rope_theta_of', 'select_target_layers',
            'DFlashConfig', 'preset_config', 'rotary_cos_sin', 'rope_scaling_of', 'apply_rotary', 'block_attention_mask',
-           'flex_block_mask', 'sliding_window_mask', 'layer_causal', 'flex_layer_masks', 'layer_masks', 'DraftCache',
-           'HFCache', 'crop_cache', 'DFlashAttention', 'DFlashDecoderLayer', 'decoder_layers', 'shared_embeddings',
-           'final_norm', 'norm_gain', 'TargetFeatures', 'build_drafter', 'drafter_hidden', 'spec_generate',
-           'served_weights', 'DFlashDraftModel', 'check_drafter_fits', 'drafter_readme', 'modeling_source']
+           'BlockLayout', 'block_layout', 'flex_block_mask', 'sliding_window_mask', 'layer_causal', 'flex_layer_masks',
+           'layer_masks', 'DraftCache', 'HFCache', 'crop_cache', 'DFlashAttention', 'DFlashDecoderLayer',
+           'decoder_layers', 'shared_embeddings', 'final_norm', 'norm_gain', 'TargetFeatures', 'build_drafter',
+           'drafter_hidden', 'spec_generate', 'served_weights', 'DFlashDraftModel', 'check_drafter_fits',
+           'drafter_readme', 'modeling_source']
 
 # %% ../nbs/10_model.ipynb #4a32cb2a
 def _get(cfg, key, default=None):
@@ -284,6 +285,22 @@ def block_attention_mask(anchors, ctx_len: int, block_size: int):
     own = (qb[:, None] == qb[None, :]).expand(B, -1, -1)
     return torch.cat([ctx, own], dim=-1)
 
+# %% ../nbs/10_model.ipynb #rc01layout
+@dataclass
+class BlockLayout:
+    """The training layout without a dense mask: queries are N blocks of `block_size` per sample, keys the `ctx_len`
+    context positions then the same blocks; block n sees context < anchors[:, n] (within `window` of each query) and
+    its own block (causally with `causal`)."""
+    anchors: torch.Tensor          # (B, N) anchor of each block
+    ctx_len: int
+    block_size: int
+    window: int | None = None
+    causal: bool = False
+
+def block_layout(anchors, ctx_len: int, block_size: int) -> BlockLayout:
+    "The `block_attention_mask` rule as a `BlockLayout` (the model adds window and causality per layer type)."
+    return BlockLayout(anchors, int(ctx_len), int(block_size))
+
 # %% ../nbs/10_model.ipynb #a26e45d0
 def flex_block_mask(anchors, ctx_len: int, block_size: int, sliding_window: int | None = None, causal: bool = False):
     "The block attention rule as a flex-attention BlockMask (`block_attention_mask`'s), with an optional window and causality."
@@ -325,6 +342,8 @@ def layer_masks(c: DFlashConfig, attn_mask, q_pos, k_pos=None) -> dict:
     for t in set(c.layer_types):
         win, causal = c.sliding_window if t == 'sliding_attention' else None, layer_causal(c, t)
         if not (win or causal): out[t] = attn_mask; continue
+        if isinstance(attn_mask, BlockLayout):
+            out[t] = BlockLayout(attn_mask.anchors, attn_mask.ctx_len, attn_mask.block_size, win, causal); continue
         if attn_mask is not None and not isinstance(attn_mask, torch.Tensor):
             raise ValueError("a drafter with sliding or causal layers needs one flex BlockMask per layer type: flex_layer_masks(...)")
         near = sliding_window_mask(q_pos, k_pos, win, causal)
@@ -387,9 +406,32 @@ def crop_cache(cache, keep: int):
     if keep < n: cache.crop(keep - n)
 
 
+# %% ../nbs/10_model.ipynb #rc01attblk
+def _attend_blocks(q, k, v, lay: BlockLayout):
+    "Attention of q (B, h, N*bs, d) over k, v (B, kvh, T + N*bs, d) per `lay`: each block against its visible context and its own keys, one softmax."
+    B, h, Q, d = q.shape
+    kvh, T, bs = k.shape[1], lay.ctx_len, lay.block_size
+    g, N = h // kvh, Q // bs
+    q, k = q.to(v.dtype) * d ** -0.5, k.to(v.dtype)     # grouped-query heads: q head i reads kv head i // g
+    qg = q.reshape(B, kvh, g, N * bs, d)
+    s_ctx = (qg @ k[:, :, None, :T].transpose(-1, -2)).view(B, kvh, g, N, bs, T)
+    kb, vb = (t[:, :, None, T:].reshape(B, kvh, 1, N, bs, d) for t in (k, v))
+    s_own = qg.view(B, kvh, g, N, bs, d) @ kb.transpose(-1, -2)                   # (B, kvh, g, N, bs, bs)
+    kv = torch.arange(T, device=q.device)
+    ok = (kv < lay.anchors[:, :, None, None])                                      # (B, N, 1, T)
+    if lay.window:
+        qpos = lay.anchors[:, :, None] + torch.arange(bs, device=q.device)
+        ok = ok & (qpos[..., None] - kv < lay.window)                              # (B, N, bs, T)
+    s_ctx = s_ctx.masked_fill(~ok[:, None, None], -math.inf)
+    if lay.causal: s_own = s_own.masked_fill(~torch.ones(bs, bs, dtype=torch.bool, device=q.device).tril(), -math.inf)
+    p = torch.softmax(torch.cat([s_ctx, s_own], -1).float(), -1).to(v.dtype)
+    o = p[..., :T].reshape(B, kvh, g, N * bs, T) @ v[:, :, None, :T] + (p[..., T:] @ vb).view(B, kvh, g, N * bs, d)
+    return o.view(B, h, Q, d)
+
 # %% ../nbs/10_model.ipynb #a0350519
 def _attend(q, k, v, mask):
-    "Scaled dot-product attention of q (B, h, Q, d) over k, v (B, kvh, K, d) with a bool mask, a BlockMask or none."
+    "Scaled dot-product attention of q (B, h, Q, d) over k, v (B, kvh, K, d) with a bool mask, a BlockLayout, a BlockMask or none."
+    if isinstance(mask, BlockLayout): return _attend_blocks(q, k, v, mask)
     if mask is not None and not isinstance(mask, torch.Tensor):  # a flex-attention BlockMask
         return _flex_attention(q.is_cuda)(q, k, v, block_mask=mask, enable_gqa=True)
     q, k = q.to(v.dtype), k.to(v.dtype)  # under autocast the normed q/k come out in float32
@@ -769,7 +811,7 @@ def drafter_readme(c: DFlashConfig, info: dict | None = None) -> str:
 # %% ../nbs/10_model.ipynb #361c61da
 _MODELING_OBJECTS = ('_get', 'text_config', 'rope_theta_of', 'select_target_layers', 'DFlashConfig', '_check_config', '_from_target', '_to_hf_dict',
                      '_rope_scaling', '_window_form', '_draft_vocab_size', '_from_hf_dict', 'rotary_cos_sin', 'rope_scaling_of', 'apply_rotary',
-                     'sliding_window_mask', 'layer_causal', 'layer_masks', 'DraftCache', '_flex_attention', '_attend', 'DFlashAttention',
+                     'BlockLayout', 'sliding_window_mask', 'layer_causal', 'layer_masks', 'DraftCache', '_flex_attention', '_attend_blocks', '_attend', 'DFlashAttention',
                      'DFlashDecoderLayer', 'build_drafter', 'drafter_hidden', 'HFCache', 'crop_cache', 'spec_generate')
 
 _HF_WRAPPER = '''

@@ -19,7 +19,7 @@ from fastcore.basics import patch
 from torch.nn.utils.rnn import pad_sequence
 from tqdm.auto import tqdm
 
-from .model import (DRAFTER_PRESETS, DFlashConfig, DFlashDraftModel, TargetFeatures, block_attention_mask, check_drafter_fits,
+from .model import (DRAFTER_PRESETS, DFlashConfig, DFlashDraftModel, TargetFeatures, block_attention_mask, block_layout, check_drafter_fits,
                              decoder_layers, drafter_readme, flex_layer_masks, select_target_layers, text_config)
 from .config import Config, add_config_args, make_config, opt
 from dflash_nb.dataset import (atomic_write, dataset_manifest, dataset_shards, dataset_stats, open_dataset, output_lock,
@@ -35,8 +35,9 @@ __all__ = ['DEFAULT_GAMMA', 'TokenDataset', 'check_token_dataset', 'open_token_d
            'save_checkpoint', 'saving', 'clean_stale_tmp', 'read_metrics', 'load_checkpoint', 'dataset_identity',
            'target_identity', 'TrainConfig', 'add_train_args', 'train_args', 'default_eos_ids', 'setup_run',
            'run_target', 'drafter_shape', 'fresh_drafter_config', 'run_drafter', 'run_features', 'plan_run',
-           'run_optimizer', 'resume_run', 'step_weight_sum', 'accumulate_gradients', 'train_step', 'step_metrics',
-           'log_step', 'run_loop', 'run_summary', 'save_drafter', 'train', 'train_main', 'run_readme_info']
+           'param_groups', 'run_optimizer', 'resume_run', 'step_weight_sum', 'accumulate_gradients', 'train_step',
+           'step_metrics', 'log_step', 'run_loop', 'run_summary', 'save_drafter', 'train', 'train_main',
+           'run_readme_info']
 
 # %% ../nbs/11_train.ipynb #44204f08
 def _index_batch(f, rb, max_seq_len: int | None):
@@ -233,6 +234,7 @@ def dflash_forward(model, features: TargetFeatures, batch: dict, weights, attent
     B, T = batch['input_ids'].shape
     N = batch['anchors'].shape[1]
     if attention == 'flex': mask = flex_layer_masks(c, batch['anchors'], T)   # one BlockMask per layer type (window, causality)
+    elif attention == 'blocks': mask = block_layout(batch['anchors'], T, c.block_size)   # no dense mask: each block vs its context + itself
     else: mask = block_attention_mask(batch['anchors'], T, c.block_size)      # the model adds window and causality per layer
     ctx_pos = torch.arange(T, device=block_ids.device).expand(B, -1)
     hidden = model(block_ids, block_pos, feats, ctx_pos, mask, return_hidden=True)
@@ -508,6 +510,9 @@ def load_checkpoint(ckpt, core: DFlashDraftModel, opt, sched, plan: dict) -> int
     diff = {k: (st['plan'].get(k), plan.get(k)) for k in _PLAN_KEYS if st['plan'].get(k) != plan.get(k)}
     if diff: raise ValueError(f"{ckpt}: cannot resume exactly, the data plan differs (checkpoint vs now: {diff}); "
                               "use the same settings and global batch (ranks x --grad-accum), or --resume never")
+    if len(st['optimizer']['param_groups']) != len(opt.param_groups):   # the final norm has its own group iff --norm-lr-mult != 1
+        raise ValueError(f"{ckpt}: made with{'out' if len(st['optimizer']['param_groups']) == 1 else ''} a learning-rate group of "
+                         "its own for the final norm: resume with the checkpoint's --norm-lr-mult, or --resume never")
     core.load_state_dict(load_file(str(ckpt/'model.safetensors')))
     opt.load_state_dict(st['optimizer']); sched.load_state_dict(st['scheduler'])
     torch.set_rng_state(st['rng']['torch']); np.random.set_state(st['rng']['numpy']); random.setstate(st['rng']['python'])
@@ -559,7 +564,7 @@ class TrainConfig(Config):
     target_layer_ids: str | None = opt(None, "comma-separated target layers to fuse (default: evenly 1..L-3)", 'drafter')
     block_size: int | None = opt(None, "block size (default 16; with --init-drafter the drafter's)", 'drafter', min=2)
     mask_token_id: int | None = opt(None, "mask token id (default: 248070 for Qwen3.5/3.6, vocab-1 for tiny)", 'drafter', min=0)
-    attention: str = opt('sdpa', "block attention kernel (default sdpa)", 'drafter', choices=['sdpa', 'flex'])
+    attention: str = opt('auto', "block attention: blocks (each block against its visible context and itself, no dense mask; cheapest on a CPU), sdpa (one dense mask over all blocks), flex, or auto (default: blocks on CPU, sdpa on GPU)", 'drafter', choices=['auto', 'blocks', 'sdpa', 'flex'])
     norm_init: str = opt('ones', "drafter final norm: all ones (default), or 0.05 x the target's (near-uniform first predictions; see the model notebook)", 'drafter', choices=['ones', 'target'])
     draft_vocab: str = opt('full', "ids the drafter predicts: the whole vocabulary (default) or those in the dataset's loss tokens (cheaper LM head)", 'drafter', choices=['full', 'data'])
     max_seq_len: int = opt(3072, "truncate longer samples (default 3072)", 'data', min=1)
@@ -570,11 +575,13 @@ class TrainConfig(Config):
     max_steps: int | None = opt(None, "stop after this many optimizer steps (the schedule spans them)", 'optimisation', min=1)
     time_budget_s: float | None = opt(None, "fit the run into this many seconds: after 5 steps the step count (and the LR schedule) shrinks to what the budget allows", 'optimisation', gt=0)
     lr: float = opt(6e-4, "peak learning rate (default 6e-4)", 'optimisation', gt=0)
+    norm_lr_mult: float = opt(1.0, "learning rate of the drafter's final norm scale, times --lr (default 1; Adam moves each weight ~lr per step, so a scale that must grow from 0.05 x the target's needs a larger rate: see the train notebook)", 'optimisation', gt=0)
     warmup_ratio: float = opt(0.04, "linear warmup share of the steps (default 0.04)", 'optimisation', min=0, max=1)
     weight_decay: float = opt(0.0, "AdamW weight decay (default 0)", 'optimisation', min=0)
     grad_clip: float = opt(1.0, "gradient norm clip (default 1.0)", 'optimisation', gt=0)
     grad_accum: int = opt(1, "micro-batches per optimizer step per device (default 1)", 'optimisation', min=1)
     gamma: float | None = opt(None, "loss decay (default 7/5/4 for block 16/10/8)", 'optimisation', gt=0)
+    precision: str = opt('auto', "drafter compute: bf16 autocast (float32 weights), fp32, or auto (default: bf16 on GPU, fp32 on CPU; bf16 on a CPU measured 1.8x the predictions per CPU-second of SmolLM2 drafter steps, loss within 3e-4)", 'optimisation', choices=['auto', 'bf16', 'fp32'])
     loss_chunk: int = opt(1024, "slots per LM-head chunk in the loss (default 1024)", 'optimisation', min=1)
     seed: int = opt(0, "seed for init, batches and anchors (default 0)", 'run', min=0)
     save_every: int = opt(1000, "checkpoint every N steps (default 1000; 0: only at the end)", 'run', min=0)
@@ -741,10 +748,17 @@ def plan_run(r: SimpleNamespace) -> None:
               'dataset': dataset_identity(r.ds, a.dataset), 'target': target_identity(a.target, text_config(r.target.config).vocab_size)}
 
 # %% ../nbs/11_train.ipynb #06e15c01
+def param_groups(core, lr: float, norm_lr_mult: float = 1.0) -> list[dict]:
+    "AdamW parameter groups: every drafter weight at `lr`, the final norm's scale at `norm_lr_mult` x `lr` (one group when 1)."
+    named = list(core.named_parameters())
+    if norm_lr_mult == 1: return [{'params': [p for _, p in named]}]
+    return [{'params': [p for n, p in named if n != 'norm.weight']},
+            {'params': [p for n, p in named if n == 'norm.weight'], 'lr': lr * norm_lr_mult}]
+
 def run_optimizer(r: SimpleNamespace) -> None:
     "AdamW and the cosine schedule with linear warmup; `r.span['total']` is its length, which a time budget may shorten."
     a = r.args
-    r.opt = torch.optim.AdamW(r.core.parameters(), lr=a.lr, weight_decay=a.weight_decay)
+    r.opt = torch.optim.AdamW(param_groups(r.core, a.lr, a.norm_lr_mult), lr=a.lr, weight_decay=a.weight_decay)
     warm, span = int(a.warmup_ratio * r.total), {'total': r.total}
     r.span, r.sched = span, torch.optim.lr_scheduler.LambdaLR(r.opt, lambda s: _cosine(s, span['total'], warm))
 
@@ -789,7 +803,8 @@ def train_step(r: SimpleNamespace, epoch: int, s_in: int) -> tuple[torch.Tensor,
     a = r.args
     batches = [{key: v.to(r.dev) for key, v in collate(r.ds, r.plan_batches[epoch][(s_in * a.grad_accum + k) * r.world + r.rank],
                                                          epoch, a.seed, a.max_anchors).items()} for k in range(a.grad_accum)]
-    stats = accumulate_gradients(r.model, r.features, batches, r.weights, r.world, a.attention, a.loss_chunk, r.autocast)
+    attention = a.attention if a.attention != 'auto' else ('blocks' if r.dev.type == 'cpu' else 'sdpa')
+    stats = accumulate_gradients(r.model, r.features, batches, r.weights, r.world, attention, a.loss_chunk, r.autocast)
     gnorm = torch.nn.utils.clip_grad_norm_(r.core.parameters(), a.grad_clip)
     r.opt.step(); lr = r.sched.get_last_lr()[0]; r.sched.step(); r.opt.zero_grad(set_to_none=True)
     if r.world > 1:
@@ -824,7 +839,8 @@ def log_step(r: SimpleNamespace, stats: torch.Tensor, dt: float) -> None:
 def run_loop(r: SimpleNamespace) -> None:
     "Optimizer steps from `r.step` to the planned (or budgeted) total; checkpoints every --save-every steps and at the end."
     a = r.args
-    r.autocast = torch.autocast('cuda', dtype=torch.bfloat16) if r.dev.type == 'cuda' else nullcontext()
+    bf16 = a.precision == 'bf16' or (a.precision == 'auto' and r.dev.type == 'cuda')
+    r.autocast = torch.autocast(r.dev.type, dtype=torch.bfloat16) if bf16 else nullcontext()
     r.bar = None
     if r.dev.type == 'cuda': torch.cuda.reset_peak_memory_stats(r.dev)
     if r.rank == 0 and not a.quiet: r.bar = tqdm(total=r.total, initial=r.step, desc='train', unit='step')

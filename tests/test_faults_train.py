@@ -130,6 +130,13 @@ def test_resume_on_another_dataset_or_target_is_refused(syn, tmp_path):
     assert 'was trained on another target' in str(e.value) and 'weights' in str(e.value) and len(str(e.value).splitlines()) == 1
     with pytest.raises(ValueError, match='another target'): train(train_args(**tiny_run(copy, out, target='tiny:seed=1')))
 
+def test_resume_with_another_norm_lr_mult_is_refused_in_one_line(syn, tmp_path):
+    "A checkpoint's optimizer has one learning-rate group, a resume with --norm-lr-mult 30 needs two: one line naming the option."
+    out = tmp_path/'run'
+    train(train_args(**tiny_run(syn, out, max_steps=2)))
+    with pytest.raises(ValueError) as e: train(train_args(**tiny_run(syn, out, max_steps=2, norm_lr_mult=30.0)))
+    assert '--norm-lr-mult' in str(e.value) and len(str(e.value).splitlines()) == 1, str(e.value)
+
 def test_cut_last_metrics_line_does_not_block_the_resume(syn, tmp_path, capfd):
     "Issue 23.16: a kill while metrics.jsonl got its line leaves it cut; the resume drops it, warns, and matches the whole run."
     full = tmp_path/'full'; train(train_args(**tiny_run(syn, full, keep_checkpoints=3)))

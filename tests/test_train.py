@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import torch
 
+from dflash_nb import train as train_mod
 from dflash_nb.model import DFlashDraftModel, TargetFeatures
 from dflash_nb.toy import synthetic_dataset, tiny_qwen3_target, toy_dataset_from_samples
 from dflash_nb.train import (TokenDataset, add_train_args, collate, dflash_forward, latest_checkpoint, loss_weights,
@@ -131,6 +132,48 @@ def test_only_drafter_parameters_get_gradients(small):
     assert all(p.grad is not None and p.grad.abs().sum() > 0 for p in dr.parameters())
     assert all(p.grad is None for p in tgt.parameters())
     assert st['count'][0] == 0 and st['count'][1] > 0
+
+
+@pytest.mark.parametrize('layers', ['full', 'sliding_causal'])
+def test_block_local_attention_gives_the_dense_masks_loss_and_gradients(small, layers, monkeypatch):
+    "attention='blocks' (no dense mask over all blocks) = the dense SDPA mask: loss and every gradient; samples of unequal length, padded anchors."
+    ds = TokenDataset(small)
+    tgt = tiny_qwen3_target(vocab_size=64)
+    kw = dict(layer_types=['sliding_attention', 'full_attention'], sliding_window=9, causal=True) if layers != 'full' else {}
+    dr = DFlashDraftModel.from_target(tgt, num_draft_layers=2, block_size=8, mask_token_id=63, seed=0, norm_from_target=True, **kw)
+    batch = collate(ds, [0, 5, 9], 0, 0, 40)
+    assert not batch['anchor_valid'].all() and len(set(batch['lengths'].tolist())) > 1   # padding of both kinds is exercised
+    out = {}
+    with TargetFeatures(tgt, dr.config.target_layer_ids, stop_early=True) as tf:
+        for attention in ('sdpa', 'blocks'):
+            if attention == 'blocks':   # the block-local path never builds the dense (B, N*bs, T + N*bs) mask
+                monkeypatch.setattr(train_mod, 'block_attention_mask', lambda *a: pytest.fail('dense mask built'))
+            dr.zero_grad()
+            loss, st = dflash_forward(dr, tf, batch, loss_weights(8), attention=attention)
+            loss.backward()
+            out[attention] = (loss.detach(), st['correct'], {n: p.grad.clone() for n, p in dr.named_parameters()})
+    (l0, c0, g0), (l1, c1, g1) = out['sdpa'], out['blocks']
+    torch.testing.assert_close(l1, l0, rtol=1e-5, atol=1e-6)
+    assert torch.equal(c0, c1)
+    for n in g0: torch.testing.assert_close(g1[n], g0[n], rtol=1e-4, atol=1e-7, msg=n)
+
+
+def test_bf16_precision_on_cpu(tmp_path, small):
+    "--precision bf16 runs the drafter under CPU bf16 autocast: the first loss within 1% of fp32's, yet not bit-equal (autocast is on)."
+    first = {p: train(tiny_args(small, tmp_path/p, precision=p, max_steps=2)) and metrics(tmp_path/p)[0]['loss'] for p in ('fp32', 'bf16')}
+    assert first['bf16'] != first['fp32'] and abs(first['bf16'] - first['fp32']) < 0.01 * first['fp32']
+
+
+def test_norm_lr_mult_moves_only_the_final_norm_faster(tmp_path, small):
+    "--norm-lr-mult 30: the final norm's scale moves ~30x as far in 2 steps as at x1 (Adam: ~lr per step), the other weights' lr unchanged."
+    from safetensors.torch import load_file
+    moved, lrs = {}, {}
+    for m in (1.0, 30.0):
+        out = tmp_path/f"m{m:g}"
+        train(tiny_args(small, out, norm_lr_mult=m, max_steps=2, save_dtype='float32'))
+        moved[m] = float((load_file(str(out/'drafter'/'model.safetensors'))['norm.weight'] - 1).abs().mean())
+        lrs[m] = [r['lr'] for r in metrics(out)]
+    assert moved[30.0] > 10 * moved[1.0] > 0 and lrs[30.0] == lrs[1.0]
 
 
 def test_training_lowers_the_loss_and_raises_position_1_accuracy(tmp_path, syn):
