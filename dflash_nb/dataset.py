@@ -612,7 +612,7 @@ def length_stats(lens: np.ndarray, loss_tokens: int) -> dict:
 
 def summarize(lens: np.ndarray, loss_tokens: int, truncated: int, skipped: dict, records_read: int, sources: dict,
               seconds: float, tokens_written: int) -> dict:
-    "stats.json's DESIGN.md keys of a run that wrote `tokens_written` tokens in `seconds`."
+    "stats.json's docs/design.md keys of a run that wrote `tokens_written` tokens in `seconds`."
     return length_stats(lens, loss_tokens) | dict(
         truncated=int(truncated), skipped=dict(sorted(skipped.items())), records_read=int(records_read),
         sources=dict(sorted(sources.items())), seconds=round(seconds, 3),

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import torch
 from fastcore.basics import patch
-from tqdm.auto import tqdm
+from tqdm import tqdm  # a text bar on stderr: what `dflash-nb run` shows on its console (tqdm.auto picks a widget in a kernel)
 
 from .model import DFlashDraftModel, DraftCache, TargetFeatures, text_config
 from .config import Config, add_config_args, make_config, opt

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
+from tqdm import tqdm  # a text bar on stderr: what `dflash-nb run` shows on its console (tqdm.auto picks a widget in a kernel)
 
 from .config import Config, add_config_args, make_config, opt
 from .dataset import atomic_write, clean_asides, dataset_manifest, output_lock, replace_dir

@@ -83,7 +83,7 @@ def training_completions(t: SimpleNamespace, prompts, heldout, path, regenerate:
 # %% ../nbs/13_real_target.ipynb #db65951e
 def prompt_token_ids(model_dir, prompts, limit: int | None = None) -> list[dict]:
     "`{id, source, input_ids}` of prompt records rendered with `model_dir`'s chat template (generation prompt added)."
-    from dflash_nb.tokenize import ChatTokenizer
+    from dflash_nb.tokenizer import ChatTokenizer
     ct = ChatTokenizer(model_dir)
     return [{'id': p['id'], 'source': p.get('source', ''),
              'input_ids': ct.encode(ct.template.render(p['messages'], p.get('tools'), add_generation_prompt=True))}

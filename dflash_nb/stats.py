@@ -203,7 +203,7 @@ def scan_token_counts(dataset_dir, num_layers: int = 5, hidden_size: int = 5120,
 # %% ../nbs/06_stats.ipynb #4cd1138a
 def compute_stats(dataset_dir, num_layers: int = 5, hidden_size: int = 5120, progress: bool = False, threads: int = 8,
                   client=None) -> dict:
-    "stats.json's dict (DESIGN.md keys plus extras) over the whole dataset at `dataset_dir`."
+    "stats.json's dict (docs/design.md keys plus extras) over the whole dataset at `dataset_dir`."
     return scan_token_counts(dataset_dir, num_layers, hidden_size, progress, threads, client).stats
 
 # %% ../nbs/06_stats.ipynb #9171fe4f

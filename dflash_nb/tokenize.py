@@ -46,7 +46,7 @@ class Turns:
 
 # %% ../nbs/04_tokenize.ipynb #89cae4b7
 def render_turns(ct: ChatTokenizer, record: Record) -> Turns:
-    "The record rendered and cut by the mask rule of DESIGN.md into prompt and generated segments."
+    "The record rendered and cut by the mask rule of docs/design.md into prompt and generated segments."
     try:
         tpl, form = ct.template_for(record)
         msgs, tools = tpl.prepare(record.messages, record.tools, copy=False)  # records are plain JSON already

@@ -17,7 +17,7 @@ import torch.nn.functional as F
 import torch.utils.checkpoint
 from fastcore.basics import patch
 from torch.nn.utils.rnn import pad_sequence
-from tqdm.auto import tqdm
+from tqdm import tqdm  # a text bar on stderr: what `dflash-nb run` shows on its console (tqdm.auto picks a widget in a kernel)
 
 from .model import (DRAFTER_PRESETS, DFlashConfig, DFlashDraftModel, TargetFeatures, block_attention_mask, block_layout, check_drafter_fits,
                              decoder_layers, drafter_readme, flex_layer_masks, select_target_layers, text_config)
