@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .dataset import SCHEMA, DatasetDamaged, dataset_shards, list_parts, open_dataset, stream_batches, verify_shards
+from .dataset import SCHEMA, DatasetDamaged, dataset_shards, list_parts, masked_runs, open_dataset, stream_batches, verify_shards
 from .records import Record
 from .tokenize import tokenize_record
 from .tokenizer import ChatTokenizer
@@ -459,7 +459,7 @@ def _answer_words(ids: np.ndarray, facts: TemplateFacts, disp: TokenDisplay) -> 
 # %% ../nbs/05a_inspect.ipynb #f489b8f4
 def describe_loop(ids: np.ndarray, mask: np.ndarray, thr: Thresholds, disp: TokenDisplay, run: bool = False) -> tuple[str, int]:
     "(what, times): the most repeated generated turn (`run`) or `loop_ngram`-token window of one sample, in words."
-    cuts = np.flatnonzero(np.diff(np.r_[0, mask.astype(np.int8), 0])).reshape(-1, 2)
+    cuts = masked_runs(mask)
     runs = [tuple(ids[a:b].tolist()) for a, b in cuts]
     if run: seq, times = Counter(runs).most_common(1)[0]
     else: seq, times = Counter(r[i:i + thr.loop_ngram] for r in runs for i in range(len(r) - thr.loop_ngram + 1)).most_common(1)[0]

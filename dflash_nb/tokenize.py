@@ -16,7 +16,7 @@ import pyarrow as pa
 
 from .records import BadRecord, JSONL_SUFFIXES, Record, Skip, generated_turns, parse_line, read_lines
 from .records import MAX_RECORD_BYTES, discover_inputs, ignored_line, ignored_summary, input_stat, name_not_read
-from .dataset import (SCHEMA, atomic_write as _atomic_write, distinct, check_output_dir, clean_asides, output_lock,
+from .dataset import (SCHEMA, masked_runs, atomic_write as _atomic_write, distinct, check_output_dir, clean_asides, output_lock,
     read_json, record_shards, replace_dir, shard_record, summarize, write_dataset_metadata)  # the dataset's columns, the one writer and the swap
 from .chat_template import ChatTemplateError, adapt_messages
 from . import storage
@@ -98,14 +98,6 @@ class Sample:
     flags: tuple = ()
     template: str = 'default'
 
-# %% ../nbs/04_tokenize.ipynb #beb50ea3
-def _masked_runs(mask: np.ndarray) -> list[tuple[int, int]]:
-    "`(start, end)` of each run of True in `mask`."
-    edges = np.flatnonzero(mask[1:] != mask[:-1]) + 1  # where the value changes: one pass over the mask
-    bounds = [0, *edges.tolist(), len(mask)]
-    first = 0 if len(mask) and mask[0] else 1  # runs of True are every other interval, from the first or the second
-    return [(bounds[k], bounds[k + 1]) for k in range(first, len(bounds) - 1, 2)]
-
 # %% ../nbs/04_tokenize.ipynb #fbace1b7
 def generated_text(turn_text: str, stop_tokens) -> str:
     "What the model generates for a turn rendered as `turn_text`: up to its first stop token."
@@ -123,7 +115,7 @@ def verify_sample(ct: ChatTokenizer, segs, ids: np.ndarray, mask: np.ndarray, tu
             return (f"generated turn {k} is masked as ...{a[-80:]!r} but the model generates ...{b[-80:]!r} "
                     f"(the template's turn text up to its first stop token {list(ct.stop_tokens)})")
     want = [''.join(t for t, _ in run) for gen, run in itertools.groupby(segs, key=lambda s: s[1]) if gen]
-    runs = _masked_runs(mask)
+    runs = masked_runs(mask).tolist()
     if len(runs) != len(want): return f"{len(runs)} masked runs, but the template rendered {len(want)} generated spans"
     for k, ((a, b), text) in enumerate(zip(runs, want)):
         if not ct.same_text(ids[a:b], text):
