@@ -907,8 +907,14 @@ def train(args: TrainConfig | argparse.Namespace) -> dict:
 # %% ../nbs/11_train.ipynb #ca7c8540
 def train_main(args: argparse.Namespace) -> int:
     "Entry point of `dflash-nb train` (and `python -m dflash_nb.train`, e.g. under torchrun); rank 0 holds the output's lock."
-    with output_lock(args.output_dir) if dist_info()[0] == 0 else nullcontext():  # a second train on one output: refused
-        with saving(args.output_dir, "rerun the same command: it resumes from the last complete checkpoint"): s = train(args)
+    out, rank = Path(args.output_dir), dist_info()[0]
+    made = rank == 0 and not out.exists()  # a run refused before it wrote anything leaves no empty folder behind
+    try:
+        with output_lock(out) if rank == 0 else nullcontext():  # a second train on one output: refused
+            with saving(out, "rerun the same command: it resumes from the last complete checkpoint"): s = train(args)
+    except BaseException:
+        if made and out.is_dir() and not any(out.iterdir()): out.rmdir()
+        raise
     if dist_info()[0] == 0:
         loss = f"{s['final_loss']:.4f}" if s['final_loss'] is not None else 'n/a'
         print(f"trained {s['steps']} steps ({s['drafter_parameters']:,} drafter parameters): loss {loss}, "

@@ -232,6 +232,8 @@ def test_version_and_the_one_line_hints(tmp_path):
     hint = 'Qwen/Qwen3-8B looks like a Hugging Face Hub id, and nothing is downloaded here: download it first (`hf download Qwen/Qwen3-8B --local-dir DIR`)'
     with pytest.raises(FileNotFoundError, match=re.escape(hint)): T.ChatTokenizer('Qwen/Qwen3-8B')
     with pytest.raises(FileNotFoundError, match=re.escape(hint)): load_target('Qwen/Qwen3-8B', torch.device('cpu'))
+    r = cli('train', '--target', 'Qwen/Qwen3-8B', '--dataset', tmp_path/'nope', '--output-dir', tmp_path/'tr', check=False)
+    assert r.returncode != 0 and len(r.stderr.strip().splitlines()) == 1 and not (tmp_path/'tr').exists(), r.stderr  # no empty folder left
     with pytest.raises(FileNotFoundError, match=re.escape('`hf download --repo-type dataset HuggingFaceH4/ultrachat_200k --local-dir DIR`')):
         discover_inputs('HuggingFaceH4/ultrachat_200k')
     help_text = ' '.join(cli('tokenize', '--help').stdout.split())
