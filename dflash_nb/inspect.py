@@ -9,7 +9,7 @@ import argparse, html, json, sys, time
 from collections import Counter
 from dataclasses import dataclass, field, fields, asdict
 from pathlib import Path
-from .config import Config, ranged
+from .config import Config, opt, ranged
 from typing import Callable
 
 import numpy as np
@@ -119,33 +119,30 @@ def window_hashes(x: np.ndarray, n: int) -> np.ndarray:
     np.cumsum(x * pinv, out=s[1:])
     return (s[n:] - s[:-n]) * p[:len(x) - n + 1]
 
-# %% ../nbs/05a_inspect.ipynb #0df343fe
-def _t(default, help: str, **rng): return field(default=default, metadata={'help': help, 'range': rng})  # rng: min/max/gt, as config.opt
-
 # %% ../nbs/05a_inspect.ipynb #96d8771b
 @dataclass
 class Thresholds(Config):
     "Thresholds of the quality gates. A gate warns when its measured share is above `*_warn` and fails above `*_fail`."
     kind = 'inspect'   # what check_config's errors call them
-    tiny_span_tokens: int = _t(16, "a sample with fewer generated (masked) tokens than this is tiny", min=0)
-    tiny_span_warn: float = _t(0.05, "share of tiny samples above which the tiny_span gate warns", min=0, max=1)
-    tiny_span_fail: float = _t(0.25, "share of tiny samples above which the tiny_span gate fails", min=0, max=1)
-    identical_top: int = _t(5, "how many of the most common (repeated) answers make up 'a few identical answers'", min=1)
-    identical_warn: float = _t(0.02, "share of samples with one of those answers above which identical_answers warns", min=0, max=1)
-    identical_fail: float = _t(0.10, "... above which identical_answers fails", min=0, max=1)
-    empty_reasoning_warn: float = _t(0.25, "share of samples whose think blocks are all empty above which empty_reasoning warns", min=0, max=1)
-    empty_reasoning_fail: float = _t(0.50, "... above which empty_reasoning fails", min=0, max=1)
-    loop_ngram: int = _t(32, "window length (tokens) for repetition loops", min=1)
-    loop_repeats: int = _t(4, "a window or a whole generated turn repeated this many times in one sample is a loop", min=2)
-    loop_warn: float = _t(0.01, "share of looping samples above which repetition warns", min=0, max=1)
-    loop_fail: float = _t(0.05, "... above which repetition fails", min=0, max=1)
-    short_sample_tokens: int = _t(64, "a sample with fewer tokens (prompt + answer) than this is very short", min=0)
-    short_sample_warn: float = _t(0.10, "share of very short samples above which short_samples warns", min=0, max=1)
-    short_sample_fail: float = _t(0.30, "... above which short_samples fails", min=0, max=1)
-    truncated_warn: float = _t(0.05, "share of truncated samples (seq_len == max_seq_len) above which truncated warns", min=0, max=1)
-    truncated_fail: float = _t(0.20, "... above which truncated fails", min=0, max=1)
-    source_skew_warn: float = _t(0.50, "largest source's share of generated tokens above which source_skew warns", min=0, max=1)
-    source_skew_fail: float = _t(0.70, "... above which source_skew fails", min=0, max=1)
+    tiny_span_tokens: int = opt(16, "a sample with fewer generated (masked) tokens than this is tiny", min=0)
+    tiny_span_warn: float = opt(0.05, "share of tiny samples above which the tiny_span gate warns", min=0, max=1)
+    tiny_span_fail: float = opt(0.25, "share of tiny samples above which the tiny_span gate fails", min=0, max=1)
+    identical_top: int = opt(5, "how many of the most common (repeated) answers make up 'a few identical answers'", min=1)
+    identical_warn: float = opt(0.02, "share of samples with one of those answers above which identical_answers warns", min=0, max=1)
+    identical_fail: float = opt(0.10, "... above which identical_answers fails", min=0, max=1)
+    empty_reasoning_warn: float = opt(0.25, "share of samples whose think blocks are all empty above which empty_reasoning warns", min=0, max=1)
+    empty_reasoning_fail: float = opt(0.50, "... above which empty_reasoning fails", min=0, max=1)
+    loop_ngram: int = opt(32, "window length (tokens) for repetition loops", min=1)
+    loop_repeats: int = opt(4, "a window or a whole generated turn repeated this many times in one sample is a loop", min=2)
+    loop_warn: float = opt(0.01, "share of looping samples above which repetition warns", min=0, max=1)
+    loop_fail: float = opt(0.05, "... above which repetition fails", min=0, max=1)
+    short_sample_tokens: int = opt(64, "a sample with fewer tokens (prompt + answer) than this is very short", min=0)
+    short_sample_warn: float = opt(0.10, "share of very short samples above which short_samples warns", min=0, max=1)
+    short_sample_fail: float = opt(0.30, "... above which short_samples fails", min=0, max=1)
+    truncated_warn: float = opt(0.05, "share of truncated samples (seq_len == max_seq_len) above which truncated warns", min=0, max=1)
+    truncated_fail: float = opt(0.20, "... above which truncated fails", min=0, max=1)
+    source_skew_warn: float = opt(0.50, "largest source's share of generated tokens above which source_skew warns", min=0, max=1)
+    source_skew_fail: float = opt(0.70, "... above which source_skew fails", min=0, max=1)
 
     @classmethod
     def make(cls, thresholds=None, **overrides) -> 'Thresholds':
