@@ -573,7 +573,7 @@ def tokenize_dataset(model_path, completions, output_dir, max_seq_len: int | Non
                 result['ignored'] = ignored_summary(ignored)  # before finish_chunks: journaled with the plan
             shards = finish_chunks(tmp, metas, result)
             if not result['samples'] and not result['skipped'].get('mask_mismatch'):  # no output: a 0-row one would block the corrected rerun
-                first = next(iter((tmp/'skipped.jsonl').read_text(encoding='utf-8').splitlines()), None)
+                with open(tmp/'skipped.jsonl', encoding='utf-8') as f: first = f.readline()  # (not the whole list: millions of skips)
                 shutil.rmtree(tmp)
                 _checked(result, out, completions, ignored, json.loads(first) if first else {})
             flags, flagged = _write_manifest(tmp, ct, completions, files, metas, result, finished_shard_records(tmp), run_key, splits,
