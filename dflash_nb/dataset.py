@@ -5,10 +5,12 @@
 # %% ../nbs/03a_dataset.ipynb #dae20da4
 from __future__ import annotations
 import hashlib, json, mmap, os, stat, sys, threading, time
+from functools import cached_property
 from pathlib import Path
 from typing import Iterator
 
 import numpy as np
+from fastcore.basics import patch
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -17,7 +19,7 @@ __all__ = ['FEATURES', 'SCHEMA', 'SHARD_RECORD_KEYS', 'DATASET_COLUMNS', 'SHARD_
            'dataset_manifest', 'dataset_stats', 'DatasetDamaged', 'Shard', 'Shards', 'dataset_shards', 'copied_run',
            'open_dataset', 'stream_batches', 'read_shard', 'read_schema', 'with_dataset_columns', 'atomic_write',
            'write_dataset_metadata', 'shard_record', 'record_shards', 'place_shard', 'verify_shards', 'write_shard',
-           'write_dataset', 'OutputLocked', 'output_lock', 'check_output_dir', 'replace_dir', 'clean_asides',
+           'write_dataset', 'OutputLocked', 'output_lock', 'check_output_dir', 'replace_dir', 'clean_asides', 'Dataset',
            'list_parts', 'masked_runs', 'true_counts', 'length_stats', 'summarize', 'distinct', 'write_pretokenized']
 
 # %% ../nbs/03a_dataset.ipynb #c0c263ab
@@ -108,6 +110,7 @@ def _inside(d: Path, name: str) -> str:
                              "copy the file into the folder instead of linking it")
     return name
 
+# %% ../nbs/03a_dataset.ipynb #b2c97ed9
 def _shard_names(d: Path, state, dfd: int) -> list[str]:
     "The shard names `state.json` lists (else `data-*.arrow`, else `*.arrow` in the folder), each inside the folder."
     if state is None:
@@ -182,6 +185,7 @@ def _folder_bytes(dfd: int) -> int:
             if stat.S_ISREG(st.st_mode): total += st.st_size
     return total
 
+# %% ../nbs/03a_dataset.ipynb #2c9830b2
 def _snapshot(d: Path, dfd: int) -> Shards:
     "The dataset in the open folder `dfd`: its JSON files and every shard, opened through it."
     out = Shards()
@@ -224,9 +228,10 @@ def copied_run(path: Path) -> Path:
 
 def open_dataset(path, progress: bool = False) -> Path:
     "A local folder holding the dataset at `path`: `path` itself (the run folder of a plain copy of an s3:// output), or for s3:// a verified cached copy."
-    if not str(path).startswith('s3://'): return copied_run(Path(path))  # (storage is imported only for s3: it loads boto3)
-    from dflash_nb.storage import local_dataset
-    return local_dataset(str(path), progress=progress)
+    if '://' in str(path):  # (storage is imported only for a URL: it loads boto3)
+        from dflash_nb.storage import is_s3_url, local_dataset
+        if is_s3_url(str(path)): return local_dataset(str(path), progress=progress)
+    return copied_run(Path(path))
 
 # %% ../nbs/03a_dataset.ipynb #a3726fcc
 _RELEASE_BYTES = 8 << 20
@@ -549,6 +554,82 @@ def clean_asides(out) -> list[str]:
     if asides and not out.exists(): os.replace(asides.pop(), out)
     for a in asides: shutil.rmtree(a, ignore_errors=True)
     return [a.name for a in asides]
+
+# %% ../nbs/03a_dataset.ipynb #5ae4968f
+class Dataset:
+    "A tokenized dataset opened for reading (local or s3://): its folder, shards (one snapshot), manifest, stats, schema."
+    def __init__(self, path, progress: bool = False):
+        self.url, self.path = str(path), open_dataset(path, progress)
+        self.shards = dataset_shards(self.path)  # one snapshot, checked as it is read
+        self.manifest, self.stats = self.shards.manifest, self.shards.stats
+
+    @property
+    def tokenizer(self) -> dict: return (self.manifest or {}).get('tokenizer') or {}  # the manifest's record of it
+    @property
+    def params(self) -> dict: return (self.manifest or {}).get('params') or {}
+    @property
+    def vocab_size(self) -> int | None: return self.tokenizer.get('vocab_size')
+
+    @cached_property
+    def schema(self) -> pa.Schema:
+        "The shards' one Arrow schema (each shard's first message); shards of different schemas are refused."
+        schemas = [read_schema(s) for s in self.shards]
+        if bad := [s.name for s, sc in zip(self.shards, schemas) if not sc.equals(schemas[0])]:
+            raise DatasetDamaged(f"{self.path}: shard(s) {', '.join(bad)} have a different schema from "
+                                 f"{self.shards[0].name}; the dataset is inconsistent: {_FIX}")
+        return schemas[0]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.url}: {len(self):,} samples in {len(self.shards)} shard(s))"
+
+# %% ../nbs/03a_dataset.ipynb #3ef1899d
+@patch
+def recorded_samples(self: Dataset) -> dict:
+    "`{file: samples}` as `manifest.json`'s `counts` and `stats.json` record them (those that do)."
+    said = {'manifest.json': ((self.manifest or {}).get('counts') or {}).get('samples'),
+            'stats.json': (self.stats or {}).get('samples')}
+    return {k: int(v) for k, v in said.items() if v is not None}
+
+@patch
+def check_counts(self: Dataset, rows: int, then: str = "download or rebuild the dataset") -> int:
+    "`rows` (what the shards hold) when the manifest and stats.json record as many samples; else one line, then `then`."
+    for name, n in self.recorded_samples().items():
+        if n != rows:
+            raise DatasetDamaged(f"{self.path}: its shards hold {rows:,} rows but {name} says {n:,}: a shard is "
+                                 f"truncated or missing; {then}")
+    return rows
+
+@patch
+def __len__(self: Dataset) -> int:
+    "Samples: as recorded (the manifest's, else stats.json's), else counted by reading the shards."
+    return next(iter(self.recorded_samples().values()), None) or sum(b.num_rows for _, _, b in self.batches())
+
+# %% ../nbs/03a_dataset.ipynb #0885830d
+@patch
+def batches(self: Dataset):
+    "`(shard index, batch index, batch)` over the whole dataset, streaming, in the dataset's five columns."
+    pos = 0
+    for si, shard in enumerate(self.shards):
+        for bi, b in enumerate(stream_batches(shard)):
+            yield si, bi, with_dataset_columns(b, self.path.name, pos); pos += b.num_rows
+
+@patch
+def rows(self: Dataset, indices) -> list[dict]:
+    "Rows at the given global positions (in that order), read by streaming; raises IndexError for a position past the end."
+    want = sorted(set(int(i) for i in indices))
+    got, pos, it = {}, 0, iter(want)
+    nxt = next(it, None)
+    for _, _, b in self.batches():  # `pos`: the position of the batch's first row
+        if nxt is None: break
+        while nxt is not None and nxt < pos + b.num_rows:
+            r = nxt - pos
+            col = lambda c: np.array(b.column(c)[r].values.to_numpy(zero_copy_only=False))
+            got[nxt] = dict(index=nxt, input_ids=col('input_ids'), loss_mask=col('loss_mask').astype(bool),
+                            sample_id=b.column('sample_id')[r].as_py() or '', source=b.column('source')[r].as_py() or '')
+            nxt = next(it, None)
+        pos += b.num_rows
+    if nxt is not None: raise IndexError(f"{self.path}: sample #{nxt} does not exist; the dataset has {pos:,} samples")
+    return [got[int(i)] for i in indices]
 
 # %% ../nbs/03a_dataset.ipynb #8a5105b7
 def list_parts(col) -> tuple[np.ndarray, pa.Array]:

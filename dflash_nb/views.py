@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .dataset import dataset_shards, open_dataset, read_json, stream_batches, with_dataset_columns
+from .dataset import Dataset, masked_runs, read_json
 from .records import Record, parse_record
 from .tokenize import tokenize_record
 from .tokenizer import ChatTokenizer
@@ -150,7 +150,8 @@ def _keep_ranges(points, n: int, context: int) -> list[tuple[int, int]]:
 
 # %% ../nbs/05_views.ipynb #135b2699
 def _boundaries(mask: np.ndarray) -> list[int]:
-    return (np.flatnonzero(np.diff(mask.astype(np.int8))) + 1).tolist()
+    "Positions where `mask` changes value: the inner edges of its masked runs (`dataset.masked_runs`)."
+    return [p for p in masked_runs(mask).ravel().tolist() if 0 < p < len(mask)]
 
 # %% ../nbs/05_views.ipynb #5b204fd6
 def _chip(piece: str, pos: int, tid: int, masked: bool, special: bool, extra: str = '') -> str:
@@ -221,7 +222,7 @@ def _segments(self: TokenView) -> list[tuple[bool, int, int]]:
 @patch
 def header(self: TokenView) -> str:
     n, k = len(self.input_ids), self.n_masked
-    runs = len(_boundaries(np.concatenate([[False], self.loss_mask, [False]]))) // 2
+    runs = len(masked_runs(self.loss_mask))
     bits = [f"<b>{html.escape(self.title or self.sample_id or '(no id)')}</b>"]
     if self.title and self.sample_id: bits.append(f"id <code>{html.escape(self.sample_id)}</code>")
     if self.index is not None: bits.append(f"#{self.index:,}")
@@ -292,65 +293,27 @@ class TokenViews(list):
     def __repr__(self) -> str: return self.to_text(color=False)
 
 # %% ../nbs/05_views.ipynb #79c81d15
-class MaskDataset:
-    "A tokenized dataset opened for inspection: shards, manifest, stats, verified tokenizer, and sample views."
+class MaskDataset(Dataset):
+    "A tokenized `Dataset` opened for inspection: with its verified tokenizer, and sample views."
     def __init__(self, path, model_path=None, tokenizer: bool = True, ignore_fingerprint: bool = False, progress: bool = False):
-        self.url = str(path)
-        self.path = open_dataset(path, progress)
-        self.shards = dataset_shards(self.path)  # one snapshot, checked as it is read (`dataset`)
-        self.manifest, self.stats = self.shards.manifest, self.shards.stats
+        super().__init__(path, progress)  # one snapshot, checked as it is read (`dataset`)
         self.ct, self.tokenizer_note = (load_tokenizer(self.manifest, model_path, ignore_fingerprint) if tokenizer
                                         else (None, "no tokenizer (--no-tokenizer): showing token ids"))
         self.display = TokenDisplay(self.ct)
         self.summary = None  # a SampleTable once scanned
 
-# %% ../nbs/05_views.ipynb #ef7aec52
-@patch(as_prop=True)
-def max_seq_len(self: MaskDataset) -> int | None:
-    "The truncation length: the manifest's `params.max_seq_len`, else stats' `max_seq_len` when stats counted truncations."
-    if self.manifest and 'max_seq_len' in (self.manifest.get('params') or {}): return self.manifest['params']['max_seq_len']
-    if self.stats and self.stats.get('truncated'): return self.stats.get('max_seq_len')
-    return None
+    @property
+    def max_seq_len(self) -> int | None:
+        "The truncation length: the manifest's `params.max_seq_len`, else stats' `max_seq_len` when stats counted truncations."
+        if 'max_seq_len' in self.params: return self.params['max_seq_len']
+        if self.stats and self.stats.get('truncated'): return self.stats.get('max_seq_len')
+        return None
 
-@patch(as_prop=True)
-def vocab_size(self: MaskDataset) -> int | None:
-    if self.ct is not None: return self.ct.vocab_size
-    return ((self.manifest or {}).get('tokenizer') or {}).get('vocab_size')
+    @property
+    def vocab_size(self) -> int | None: return self.ct.vocab_size if self.ct is not None else super().vocab_size
 
-# %% ../nbs/05_views.ipynb #3c7ae233
-@patch
-def __len__(self: MaskDataset) -> int:
-    if self.summary is not None: return len(self.summary)
-    for d, k in ((self.manifest or {}).get('counts'), 'samples'), (self.stats, 'samples'):
-        if d and k in d: return int(d[k])
-    return sum(b.num_rows for _, _, b in self.batches())
-
-@patch
-def batches(self: MaskDataset):
-    "`(shard index, batch index, batch)` over the whole dataset, streaming."
-    pos = 0
-    for si, shard in enumerate(self.shards):
-        for bi, b in enumerate(stream_batches(shard)):
-            yield si, bi, with_dataset_columns(b, self.path.name, pos); pos += b.num_rows
-
-# %% ../nbs/05_views.ipynb #c1c95611
-@patch
-def rows(self: MaskDataset, indices) -> list[dict]:
-    "Rows at the given global positions (in that order), read by streaming; raises IndexError for a position past the end."
-    want = sorted(set(int(i) for i in indices))
-    got, pos, it = {}, 0, iter(want)
-    nxt = next(it, None)
-    for _, _, b in self.batches():  # `pos`: the position of the batch's first row
-        if nxt is None: break
-        while nxt is not None and nxt < pos + b.num_rows:
-            r = nxt - pos
-            got[nxt] = dict(index=nxt, input_ids=np.array(b.column('input_ids')[r].values.to_numpy(zero_copy_only=False)),
-                            loss_mask=np.array(b.column('loss_mask')[r].values.to_numpy(zero_copy_only=False), dtype=bool),
-                            sample_id=b.column('sample_id')[r].as_py() or '', source=b.column('source')[r].as_py() or '')
-            nxt = next(it, None)
-        pos += b.num_rows
-    if nxt is not None: raise IndexError(f"{self.path}: sample #{nxt} does not exist; the dataset has {pos:,} samples")
-    return [got[int(i)] for i in indices]
+    def __len__(self) -> int: return len(self.summary) if self.summary is not None else super().__len__()
+    def __repr__(self) -> str: return f"{super().__repr__()[:-1]}; {self.tokenizer_note})"
 
 # %% ../nbs/05_views.ipynb #2a99636a
 @patch
@@ -405,10 +368,6 @@ def select(self: MaskDataset, by: str | None = None, source: str | None = None, 
 def diff(self: MaskDataset, other: 'MaskDataset', sample_id: str, labels=None, **kw) -> 'DiffView':
     "Side-by-side view of sample `sample_id` in this dataset and in `other` (e.g. two tokenize runs)."
     return diff_views(self.find(sample_id), other.find(sample_id), labels or (str(self.url), str(other.url)), **kw)
-
-@patch
-def __repr__(self: MaskDataset) -> str:
-    return f"MaskDataset({self.url}: {len(self):,} samples in {len(self.shards)} shard(s); {self.tokenizer_note})"
 
 # %% ../nbs/05_views.ipynb #0083a2b1
 @dataclass
