@@ -16,15 +16,15 @@ import pyarrow.compute as pc
 from tqdm import tqdm
 
 from .storage import is_s3_url, list_objects, local_dataset, staged_output
-from .dataset import (SCHEMA, check_output_dir, distinct, clean_asides, dataset_manifest, dataset_shards, list_parts,
-    output_lock, place_shard, read_json, read_schema, record_shards, replace_dir, stream_batches, summarize,
+from .dataset import (SCHEMA, Dataset, check_output_dir, distinct, clean_asides, list_parts,
+    output_lock, place_shard, read_schema, record_shards, replace_dir, stream_batches, summarize,
     true_counts, write_dataset_metadata, write_pretokenized)
 from .records import MESSAGE_COLUMNS, _columns, choose_split, dataset_dict_splits
 from .tokenizer import ChatTokenizer
 from .tokenize import DiskFull, content_hash, disk_full, is_disk_full, tokenize_dataset
 
 # %% auto #0
-__all__ = ['BATCH_ROWS', 'POSITION_ID', 'MergeError', 'DatasetDir', 'is_dataset_dir', 'open_dataset_dir', 'tokenizer_differences',
+__all__ = ['BATCH_ROWS', 'POSITION_ID', 'MergeError', 'is_dataset_dir', 'open_dataset_dir', 'tokenizer_differences',
            'param_differences', 'schema_differences', 'conform_batch', 'is_position_id', 'batch_content_hashes',
            'dataset_content_hashes', 'Duplicates', 'find_duplicates', 'link_or_copy', 'write_hashes', 'write_filtered',
            'Part', 'read_part', 'input_stats', 'conform_rows', 'merge_datasets', 'count_equation', 'add_merge_args',
@@ -36,34 +36,19 @@ BATCH_ROWS = 1024  # rows per step when merge reads tokens (new data, hashes): m
 class MergeError(ValueError):
     "A refused merge: the inputs do not fit together (tokenizer, template, schema, parameters) or are not datasets."
 
-@dataclass
-class DatasetDir:
-    "A dataset folder as merge sees it: manifest, shards (in `state.json` order) and schema. Never written to."
-    path: Path
-    manifest: dict | None
-    shards: list
-    schema: pa.Schema
-    @property
-    def tokenizer(self) -> dict: return (self.manifest or {}).get('tokenizer') or {}
-    @property
-    def params(self) -> dict: return (self.manifest or {}).get('params') or {}
-
 # %% ../nbs/07_merge.ipynb #fc8b9b3a
 def is_dataset_dir(path) -> bool:
     "True for a dataset folder (it has `state.json`), False for completions (JSONL files)."
     return Path(path).is_dir() and (Path(path)/'state.json').is_file()
 
-def open_dataset_dir(path, role: str = 'existing') -> DatasetDir:
-    "Open the dataset folder `path` (`role` names it in errors: 'existing' or 'new')."
+def open_dataset_dir(path, role: str = 'existing') -> Dataset:
+    "The dataset folder `path` as one snapshot, its one schema checked (`role` names it in errors: 'existing' or 'new')."
     p = Path(path)
     if not (p/'state.json').is_file():
         what = "no such folder" if not p.exists() else "not a dataset folder (no state.json)"
         raise FileNotFoundError(f"{p}: {what}; --{role} must be a dataset written by `dflash-nb tokenize` or `dflash-nb merge`")
-    shards = dataset_shards(p)  # one snapshot (shards and manifest of one dataset), checked as merge reads it
-    schemas = [read_schema(s) for s in shards]
-    if bad := [s.name for s, sc in zip(shards, schemas) if not sc.equals(schemas[0])]:
-        raise MergeError(f"{p}: shard(s) {', '.join(bad)} have a different schema from {shards[0].name}; the dataset is inconsistent")
-    return DatasetDir(p, shards.manifest, shards, schemas[0])
+    ds = Dataset(p); ds.schema  # shards of different schemas are refused before anything is written
+    return ds
 
 # %% ../nbs/07_merge.ipynb #8cfffc99
 _PART = {'tokenizer_sha256': 'tokenizer', 'chat_template_sha256': 'chat template'}
@@ -115,7 +100,7 @@ def batch_content_hashes(b: pa.RecordBatch) -> np.ndarray:
     iv, mv = iv.to_numpy(zero_copy_only=False), mv.to_numpy(zero_copy_only=False)
     return np.fromiter((content_hash(iv[io_[i]:io_[i + 1]], mv[mo[i]:mo[i + 1]]) for i in range(len(b))), np.uint64, len(b))
 
-def dataset_content_hashes(ds: DatasetDir, rows: int, progress: bool = False) -> tuple[np.ndarray, bool]:
+def dataset_content_hashes(ds: Dataset, rows: int, progress: bool = False) -> tuple[np.ndarray, bool]:
     "`(hashes, computed)`: `content_hashes.npy` memory-mapped when present and complete, else computed by streaming."
     f = ds.path/'content_hashes.npy'
     if f.is_file():
@@ -197,7 +182,7 @@ class Part:
     loss: np.ndarray
 
 # %% ../nbs/07_merge.ipynb #16b31faa
-def read_part(ds: DatasetDir, progress: bool = False, desc: str = 'read') -> Part:
+def read_part(ds: Dataset, progress: bool = False, desc: str = 'read') -> Part:
     "`seq_len`, `sample_id`, `source` and loss tokens of every row of `ds`, streamed."
     lens, rows, ids, srcs, loss = [], [], [], [], []
     for s in tqdm(ds.shards, desc=desc, disable=not progress):
@@ -211,9 +196,9 @@ def read_part(ds: DatasetDir, progress: bool = False, desc: str = 'read') -> Par
     return Part(cat(lens), rows, ids, srcs, cat(loss))
 
 # %% ../nbs/07_merge.ipynb #fd781e07
-def input_stats(ds: DatasetDir, lens: np.ndarray, progress: bool = False) -> dict:
+def input_stats(ds: Dataset, lens: np.ndarray, progress: bool = False) -> dict:
     "The input's stats.json facts merge needs, checked against its shards; computed by streaming when absent."
-    st = ds.shards.stats if hasattr(ds.shards, 'stats') else read_json(ds.path/'stats.json', dict)  # (the snapshot's)
+    st = ds.stats  # (the snapshot's)
     n, total = len(lens), int(lens.sum())
     if st is not None:
         if (st.get('samples'), st.get('total_tokens')) != (n, total):
@@ -253,7 +238,7 @@ def _local_inputs(existing, new, progress: bool = True) -> tuple[Path, object]:
     return existing, new
 
 # %% ../nbs/07_merge.ipynb #91712e4c
-def _tokenizer_for_completions(ex: DatasetDir, model_path) -> ChatTokenizer:
+def _tokenizer_for_completions(ex: Dataset, model_path) -> ChatTokenizer:
     "The tokenizer to tokenize new completions with: `model_path`, else the directory recorded in the existing manifest."
     if model_path is None:
         rec = ex.tokenizer.get('model_path')
@@ -263,7 +248,7 @@ def _tokenizer_for_completions(ex: DatasetDir, model_path) -> ChatTokenizer:
         model_path = rec
     return ChatTokenizer(model_path)
 
-def _describe_input(ds: DatasetDir, kind: str, path, st: dict, extra: dict | None = None) -> dict:
+def _describe_input(ds: Dataset, kind: str, path, st: dict, extra: dict | None = None) -> dict:
     return dict(path=str(Path(path).resolve()), kind=kind, fingerprint=ds.tokenizer.get('fingerprint'), tokenizer=ds.tokenizer,
                 params=ds.params, created_utc=(ds.manifest or {}).get('created_utc'), shards=[s.name for s in ds.shards],
                 samples=st['samples'], records_read=st['records_read'], total_tokens=st['total_tokens'], **(extra or {}))
@@ -278,7 +263,7 @@ def _append_jsonl(dst, src, extra: dict | None = None):
             if line.strip(): dst.write((json.dumps({**json.loads(line), **extra}, ensure_ascii=False) + '\n').encode())
 
 # %% ../nbs/07_merge.ipynb #31fc1f68
-def _scan_existing(ex: DatasetDir, new_ids, progress: bool):
+def _scan_existing(ex: Dataset, new_ids, progress: bool):
     "`(id_hits, lens)`, streamed: the first existing row of each new (non-position) sample id, and every row's seq_len."
     value_set = pa.array(sorted({s for s in new_ids if not is_position_id(s)}), pa.string()).cast(ex.schema.field('sample_id').type)
     id_hits, lens, row = {}, [], 0
@@ -292,7 +277,7 @@ def _scan_existing(ex: DatasetDir, new_ids, progress: bool):
             row += len(b)
     return id_hits, np.concatenate(lens) if lens else np.zeros(0, np.int64)
 
-def _write_shards(tmp: Path, ex: DatasetDir, nd: DatasetDir, keep, shard_rows, owned: bool, link: bool, progress: bool):
+def _write_shards(tmp: Path, ex: Dataset, nd: Dataset, keep, shard_rows, owned: bool, link: bool, progress: bool):
     "The merged shards in `tmp` (existing linked, new moved/linked/filtered to `keep`): names, how each was placed, records."
     plan, bounds = [], np.cumsum([0, *shard_rows])
     for i, s in enumerate(nd.shards):
@@ -313,7 +298,7 @@ def _write_shards(tmp: Path, ex: DatasetDir, nd: DatasetDir, keep, shard_rows, o
 
 
 # %% ../nbs/07_merge.ipynb #58c95003
-def _merge_into(tmp: Path, ex: DatasetDir, nd: DatasetDir, owned: bool, link: bool, progress: bool, new_label: str | None = None) -> dict:
+def _merge_into(tmp: Path, ex: Dataset, nd: Dataset, owned: bool, link: bool, progress: bool, new_label: str | None = None) -> dict:
     "Write the merged dataset into `tmp`; returns what the manifest and stats.json need."
     new = read_part(nd, progress=progress, desc='merge: read new')
     new_st = input_stats(nd, new.lens)
@@ -347,7 +332,7 @@ def _merge_into(tmp: Path, ex: DatasetDir, nd: DatasetDir, owned: bool, link: bo
                 hashes_computed={'existing': ex_h_computed, 'new': new_h_computed})
 
 # %% ../nbs/07_merge.ipynb #de8a0815
-def conform_rows(nd: DatasetDir, dst: Path, vocab_size: int | None = None) -> DatasetDir:
+def conform_rows(nd: Dataset, dst: Path, vocab_size: int | None = None) -> Dataset:
     "The pre-tokenized dataset `nd` rewritten at `dst` with the dataset's five columns; ids checked against `vocab_size`."
     def check(b, pos):
         if vocab_size and b.num_rows and (hi := pc.max(pc.list_flatten(b.column('input_ids'))).as_py()) is not None and hi >= vocab_size:
@@ -454,6 +439,7 @@ def _open_existing(existing, new, out: Path, overwrite: bool):
                          "`dflash-nb tokenize` or `dflash-nb merge`")
     return ex
 
+# %% ../nbs/07_merge.ipynb #8b0c7ac0
 def _new_rows(ex, nd, new, new_is_ds: bool, ct, tmp: Path, workers: int, progress: bool, split: str | None = None):
     "`(nd, extra)`: the new side as a dataset inside `tmp` (rows conformed or completions tokenized) and its manifest facts."
     extra = {}

@@ -63,14 +63,15 @@ def _indexed_batches(f, max_seq_len: int | None) -> list[tuple]:
                          "download or rebuild the dataset") from None
 
 # %% ../nbs/11_train.ipynb #0b8b0172
-class TokenDataset:
-    "Memory-mapped samples of a tokenized dataset; `ds[i]` -> (input_ids int64, loss_mask bool), truncated to max_seq_len."
+from .dataset import Dataset
+
+class TokenDataset(Dataset):
+    "A `Dataset`'s samples indexed by anchors; `ds[i]` -> (input_ids int64, loss_mask bool), truncated to max_seq_len."
     def __init__(self, path, max_seq_len: int | None = None):
-        self.path, self.max_seq_len = open_dataset(path), max_seq_len
-        shards = dataset_shards(self.path)  # one snapshot of shards and manifest, checked as it is read (`dataset`)
-        self.manifest = shards.manifest or {}
+        super().__init__(path)  # one snapshot of shards and manifest, checked as it is read (`dataset`)
+        self.max_seq_len, self.manifest = max_seq_len, self.manifest or {}
         self._batches, where, lens, anchors, self.max_token_id = [], [], [], [], -1
-        for f in shards:
+        for f in self.shards:
             for rb, vals, mvals, off, n_t, anch, top in _indexed_batches(f, max_seq_len):
                 self.max_token_id = max(self.max_token_id, top)
                 where.append(np.stack([np.full(len(n_t), len(self._batches)), np.arange(len(n_t))], 1))
@@ -79,10 +80,11 @@ class TokenDataset:
         self.row_lengths = np.concatenate(lens) if lens else np.zeros(0, np.int64)
         self.row_anchors = np.concatenate(anchors) if anchors else np.zeros(0, np.int64)
         self.n_rows = len(self._where)
-        self.rows = np.flatnonzero(self.row_anchors > 0)          # usable samples (at least one anchor)
+        self.rows = np.flatnonzero(self.row_anchors > 0)  # usable samples (at least one anchor); not `Dataset.rows`
         self.lengths = self.row_lengths[self.rows]
         self.skipped_no_anchor = self.n_rows - len(self.rows)
-        self.truncated = int((self.row_lengths < np.concatenate([np.diff(b[3]) for b in self._batches])).sum()) if self._batches else 0
+        full = np.concatenate([np.diff(b[3]) for b in self._batches]) if self._batches else np.zeros(0, np.int64)
+        self.truncated = int((self.row_lengths < full).sum())
 
     def __len__(self): return len(self.rows)
     def __getitem__(self, i): return self.sample(int(self.rows[i]))
@@ -102,17 +104,10 @@ class TokenDataset:
             for c in cols: cols[c] += rb.column(c).to_pylist() if c in rb.schema.names else [''] * rb.num_rows
         return cols
 
-    @property
-    def vocab_size(self) -> int | None: return (self.manifest.get('tokenizer') or {}).get('vocab_size')
-
 # %% ../nbs/11_train.ipynb #7d1be683
 def check_token_dataset(ds: TokenDataset, vocab_size: int | None = None) -> TokenDataset:
-    "`ds` if its row count matches its manifest/stats.json and its ids lie in [0, vocab_size); else a ValueError with the numbers."
-    said = {'manifest.json': (ds.manifest.get('counts') or {}).get('samples'), 'stats.json': (dataset_stats(ds.path) or {}).get('samples')}
-    for name, n in said.items():
-        if n is not None and n != ds.n_rows:
-            raise ValueError(f"{ds.path}: its shards hold {ds.n_rows:,} rows but {name} says {n:,}: a shard is truncated or "
-                             "missing; download or rebuild the dataset before training on it")
+    "`ds` if its row count matches its manifest/stats.json and its ids lie in [0, vocab_size); else one line with both."
+    ds.check_counts(ds.n_rows, "download or rebuild the dataset before training on it")  # manifest.json, stats.json
     lo = min((int(vals[off[0]:off[-1]].min()) for _, vals, _, off in ds._batches if off[-1] > off[0]), default=0)
     vocab = vocab_size or ds.vocab_size
     if lo < 0 or (vocab and ds.max_token_id >= vocab):
