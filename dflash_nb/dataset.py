@@ -36,16 +36,19 @@ SCHEMA = pa.schema([('input_ids', pa.list_(pa.int32())), ('loss_mask', pa.list_(
 
 # %% ../nbs/03a_dataset.ipynb #fff7b9f6
 def _json_kind(v) -> str:
-    return {dict: 'a JSON object', list: 'a list', str: 'a string', bool: 'a boolean', type(None): 'null'}.get(type(v), 'a number')
+    names = {dict: 'a JSON object', list: 'a list', str: 'a string', bool: 'a boolean', type(None): 'null'}
+    return names.get(type(v), 'a number')
 
 def parse_json(data: bytes | None, p, kind: type | None = None):
-    "The JSON value in `data` (file `p`'s bytes; None: absent); invalid JSON, or not a `kind` (e.g. dict), is one line naming `p`."
+    """The JSON value in `data` (file `p`'s bytes; None: absent); invalid JSON, or not a `kind` (e.g. dict), is one line
+    naming `p`."""
     if data is None: return None
     try: v = json.loads(data.decode('utf-8'))
-    except (json.JSONDecodeError, UnicodeDecodeError) as e: raise ValueError(f"{p}: not valid JSON ({e}); repair or remove it") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e: raise ValueError(f"{p}: not valid JSON ({e}); "
+                                                                             "repair or remove it") from None
     if kind is not None and not isinstance(v, kind):
-        raise ValueError(f"{p}: holds {_json_kind(v)}, not {_json_kind(kind())}; the file is damaged or not this project's: "
-                         "repair or remove it")
+        raise ValueError(f"{p}: holds {_json_kind(v)}, not {_json_kind(kind())}; the file is damaged or not this "
+                         "project's: repair or remove it")
     return v
 
 def read_json(p: Path, kind: type | None = None):
@@ -72,7 +75,8 @@ class Shard(type(Path())):
     _owner = None               # the `Shards` it belongs to
 
 class Shards(list):
-    "The `Shard`s of one dataset opened together, with its `manifest.json`, `stats.json` and `state.json` (None: absent)."
+    """The `Shard`s of one dataset opened together, with its `manifest.json`, `stats.json` and `state.json` (None:
+    absent)."""
     path: Path
     manifest: dict | None = None
     stats: dict | None = None
@@ -86,11 +90,12 @@ class Shards(list):
 def _check_dataset_dir(d: Path):
     if not d.is_dir():
         raise (NotADirectoryError if d.exists() else FileNotFoundError)(
-            f"{d}: {'a file, not a dataset directory' if d.exists() else 'no such dataset directory'}; give the folder that "
-            "`dflash-nb tokenize --output-dir` or `datasets.save_to_disk` wrote")
+            f"{d}: {'a file, not a dataset directory' if d.exists() else 'no such dataset directory'}; give the folder "
+            "that `dflash-nb tokenize --output-dir` or `datasets.save_to_disk` wrote")
     if (d/'dataset_dict.json').is_file():
         splits = (read_json(d/'dataset_dict.json', dict) or {}).get('splits', [])
-        raise ValueError(f"{d}: a DatasetDict with splits {splits}; give one split's folder, e.g. {d/(splits or ['train'])[0]}")
+        raise ValueError(f"{d}: a DatasetDict with splits {splits}; give one "
+                         f"split's folder, e.g. {d/(splits or ['train'])[0]}")
 
 def _read_at(dfd: int, name: str) -> bytes | None:
     "The bytes of file `name` in the open folder `dfd`, None when absent."
@@ -102,12 +107,12 @@ def _inside(d: Path, name: str) -> str:
     "`name` (from state.json) when it names a file inside the folder `d`; else one line refusing it."
     parts = Path(name).parts
     if not name or Path(name).is_absolute() or '..' in parts:
-        raise DatasetDamaged(f"{d/'state.json'}: lists the shard {name!r}, which is not inside {d}; a dataset reads only its "
-                             "own files: refusing it (repair state.json or re-create the dataset)")
+        raise DatasetDamaged(f"{d/'state.json'}: lists the shard {name!r}, which is not inside {d}; a dataset reads "
+                             "only its own files: refusing it (repair state.json or re-create the dataset)")
     real, root = os.path.realpath(d/name), os.path.realpath(d)
     if not real.startswith(root.rstrip(os.sep) + os.sep):
-        raise DatasetDamaged(f"{d/name}: a link to {real}, outside the dataset folder; a dataset reads only its own files: "
-                             "copy the file into the folder instead of linking it")
+        raise DatasetDamaged(f"{d/name}: a link to {real}, outside the dataset folder; a dataset reads only its own "
+                             "files: copy the file into the folder instead of linking it")
     return name
 
 # %% ../nbs/03a_dataset.ipynb #b2c97ed9
@@ -118,32 +123,37 @@ def _shard_names(d: Path, state, dfd: int) -> list[str]:
         names = [n for n in names if n.startswith('data-')] or names
     else:
         files = state.get('_data_files', [])
-        if not isinstance(files, list) or not all(isinstance(f, dict) and isinstance(f.get('filename'), str) for f in files):
-            raise DatasetDamaged(f"{d/'state.json'}: '_data_files' is not a list of {{\"filename\": ...}}; the file is damaged: "
-                                 "repair it or re-create the dataset")
+        if not isinstance(files, list) or not all(isinstance(f, dict) and isinstance(f.get('filename'), str)
+                                                  for f in files):
+            raise DatasetDamaged(f"{d/'state.json'}: '_data_files' is not a list of {{\"filename\": ...}}; the file is "
+                                 "damaged: repair it or re-create the dataset")
         names = [f['filename'] for f in files]
     return [_inside(d, n) for n in names]
+
+def _is_record(r: dict) -> bool:
+    "Does `r` hold a shard record's keys, each of its type?"
+    return all(isinstance(r.get(k), t) for k, t in zip(SHARD_RECORD_KEYS, (str, int, int, int, str)))
 
 def _manifest_records(d: Path, manifest, names: list[str]) -> list[dict] | None:
     "The manifest's per-shard records in `names` order; None when it has none (an older dataset, or another tool's)."
     recs = (manifest or {}).get('shards')
-    if not isinstance(recs, list) or not recs or not all(isinstance(r, dict) for r in recs): return None  # (older: names)
-    if bad := next((r for r in recs if not all(isinstance(r.get(k), t) for k, t in zip(SHARD_RECORD_KEYS, (str, int, int, int, str)))), None):
-        raise DatasetDamaged(f"{d/'manifest.json'}: the shard record {bad} lacks one of {', '.join(SHARD_RECORD_KEYS)}; the manifest is "
-                             f"damaged: {_FIX}")
+    if not isinstance(recs, list) or not recs or not all(isinstance(r, dict) for r in recs): return None  # (older)
+    if bad := next((r for r in recs if not _is_record(r)), None):
+        raise DatasetDamaged(f"{d/'manifest.json'}: the shard record {bad} lacks one of "
+                             f"{', '.join(SHARD_RECORD_KEYS)}; the manifest is damaged: {_FIX}")
     if [r['filename'] for r in recs] != names:
-        i = next((i for i, (a, b) in enumerate(zip([r['filename'] for r in recs], names)) if a != b), min(len(recs), len(names)))
+        i = next((i for i, (a, b) in enumerate(zip([r['filename'] for r in recs], names)) if a != b),
+                 min(len(recs), len(names)))
         said = lambda xs: repr(xs[i]) if i < len(xs) else 'nothing'
-        raise DatasetDamaged(f"{d}: manifest.json records {len(recs)} shards and state.json lists {len(names)}; shard #{i} is "
-                             f"{said([r['filename'] for r in recs])} in one and {said(names)} in the other: the folder mixes two "
-                             f"datasets or was copied in part: {_FIX}")
+        raise DatasetDamaged(f"{d}: manifest.json records {len(recs)} shards and state.json lists {len(names)}; shard "
+                             f"#{i} is {said([r['filename'] for r in recs])} in one and {said(names)} in the other: "
+                             f"the folder mixes two datasets or was copied in part: {_FIX}")
     return recs
 
 def _state_records(state) -> list[dict] | None:
     "Per-shard records kept in `state.json`'s `_data_files` entries (an export view, which may hold no manifest.json)."
     files = (state or {}).get('_data_files') or []
-    ok = lambda f: all(isinstance(f.get(k), t) for k, t in zip(SHARD_RECORD_KEYS, (str, int, int, int, str)))
-    return files if files and all(ok(f) for f in files) else None
+    return files if files and all(_is_record(f) for f in files) else None
 
 # %% ../nbs/03a_dataset.ipynb #2e6aa6d4
 class _Replaced(Exception):
@@ -161,7 +171,8 @@ def _open_shard(d: Path, dfd: int, name: str, i: int, rec: dict | None, owner: S
     try: fd = os.open(name, os.O_RDONLY, dir_fd=dfd)
     except (FileNotFoundError, NotADirectoryError):
         if _replaced(d, dfd): raise _Replaced() from None
-        raise FileNotFoundError(f"{d/name}: listed in {d/'state.json'} but missing; the dataset is incomplete: copy or re-create it") from None
+        raise FileNotFoundError(f"{d/name}: listed in {d/'state.json'} but missing; the "
+                                "dataset is incomplete: copy or re-create it") from None
     try:
         size = os.fstat(fd).st_size
         s = Shard(d/name)
@@ -171,7 +182,8 @@ def _open_shard(d: Path, dfd: int, name: str, i: int, rec: dict | None, owner: S
     finally: os.close(fd)
     if rec is not None and size != rec['bytes']:
         raise DatasetDamaged(f"{s}: {size:,} bytes but {d/owner.records_in} records {rec['bytes']:,} "
-                             f"({'empty' if not size else 'cut short' if size < rec['bytes'] else 'longer'}): the shard is damaged: {_FIX}")
+                             f"({'empty' if not size else 'cut short' if size < rec['bytes'] else 'longer'}): "
+                             f"the shard is damaged: {_FIX}")
     return s
 
 def _folder_bytes(dfd: int) -> int:
@@ -190,7 +202,8 @@ def _snapshot(d: Path, dfd: int) -> Shards:
     "The dataset in the open folder `dfd`: its JSON files and every shard, opened through it."
     out = Shards()
     out.path = d
-    out.state, out.manifest, out.stats = (parse_json(_read_at(dfd, n), d/n, dict) for n in ('state.json', 'manifest.json', 'stats.json'))
+    out.state, out.manifest, out.stats = (parse_json(_read_at(dfd, n), d/n, dict)
+                                          for n in ('state.json', 'manifest.json', 'stats.json'))
     names = _shard_names(d, out.state, dfd)
     recs = _manifest_records(d, out.manifest, names)
     if recs is None and (recs := _state_records(out.state)): out.records_in = 'state.json'
@@ -212,22 +225,24 @@ def dataset_shards(path, tries: int = 50) -> Shards:
                 raise
             if _replaced(d, dfd): time.sleep(0.001 * attempt); continue
         finally: os.close(dfd)
-        if not shards: raise FileNotFoundError(f"{d}: no Arrow shards (no state.json, no *.arrow); is it a dataset directory?")
+        if not shards: raise FileNotFoundError(f"{d}: no Arrow shards (no state.json, no "
+                                               "*.arrow); is it a dataset directory?")
         return shards
-    raise RuntimeError(f"{d}: replaced {tries} times while it was being opened (another run is overwriting it); try again "
-                       "when that run has finished")
+    raise RuntimeError(f"{d}: replaced {tries} times while it was being opened (another run is overwriting it); try "
+                       "again when that run has finished")
 
 # %% ../nbs/03a_dataset.ipynb #3c5e145b
 def copied_run(path: Path) -> Path:
-    "`path`, or for a plain copy of an s3:// output (a root manifest naming its run folder) that run folder: the whole dataset, auxiliary files included."
+    """`path`, or for a plain copy of an s3:// output (a root manifest naming its run folder) that run folder: the whole
+    dataset, auxiliary files included."""
     man = read_json(path/'manifest.json') if path.is_dir() else None
     run = man.get('data_prefix') if isinstance(man, dict) else None
-    if isinstance(run, str) and run.startswith('runs/') and '..' not in run.split('/') and (path/run/'manifest.json').is_file():
-        return path/run
-    return path
+    ok = isinstance(run, str) and run.startswith('runs/') and '..' not in run.split('/')
+    return path/run if ok and (path/run/'manifest.json').is_file() else path
 
 def open_dataset(path, progress: bool = False) -> Path:
-    "A local folder holding the dataset at `path`: `path` itself (the run folder of a plain copy of an s3:// output), or for s3:// a verified cached copy."
+    """A local folder holding the dataset at `path`: `path` itself (the run folder of a plain copy of an s3:// output),
+    or for s3:// a verified cached copy."""
     if '://' in str(path):  # (storage is imported only for a URL: it loads boto3)
         from dflash_nb.storage import is_s3_url, local_dataset
         if is_s3_url(str(path)): return local_dataset(str(path), progress=progress)
@@ -257,9 +272,9 @@ def _finished(shard, rows: int, tokens: int | None):
     rec, owner = getattr(shard, 'record', None), getattr(shard, '_owner', None)
     if rec is not None:
         if rows != rec['rows'] or (tokens is not None and tokens != rec['tokens']):
-            raise DatasetDamaged(f"{shard}: holds {rows:,} rows / {tokens if tokens is None else f'{tokens:,}'} tokens but "
-                                 f"{owner.path/owner.records_in if owner else 'its manifest'} records {rec['rows']:,} / "
-                                 f"{rec['tokens']:,}: the shard is damaged or was replaced: {_FIX}")
+            raise DatasetDamaged(f"{shard}: holds {rows:,} rows / {tokens if tokens is None else f'{tokens:,}'} tokens "
+                                 f"but {owner.path/owner.records_in if owner else 'its manifest'} records "
+                                 f"{rec['rows']:,} / {rec['tokens']:,}: the shard is damaged or was replaced: {_FIX}")
         return
     if owner is None: return
     with _tally_lock:
@@ -277,32 +292,37 @@ def _check_totals(shards: Shards, rows: int, tokens: int | None):
             want = (rec['samples'], rec.get('total_tokens') if isinstance(rec.get('total_tokens'), int) else None)
             if rows != want[0] or (tokens is not None and want[1] is not None and tokens != want[1]):
                 empty = [s.name for s in shards if s.size == 0]
-                raise DatasetDamaged(f"{shards.path}: its {len(shards)} shard(s) hold {rows:,} rows / {tokens if tokens is None else f'{tokens:,}'} "
-                                     f"tokens but {name} records {want[0]:,} / {want[1] if want[1] is None else f'{want[1]:,}'}"
+                raise DatasetDamaged(f"{shards.path}: its {len(shards)} shard(s) hold {rows:,} rows / "
+                                     f"{tokens if tokens is None else f'{tokens:,}'} tokens but {name} records "
+                                     f"{want[0]:,} / {want[1] if want[1] is None else f'{want[1]:,}'}"
                                      + (f" ({', '.join(empty)} is empty)" if empty else '') +
-                                     f": a shard is cut short or damaged (this dataset records no per-shard sizes to name it): {_FIX}")
+                                     ": a shard is cut short or damaged (this dataset "
+                                     f"records no per-shard sizes to name it): {_FIX}")
             return
 
 def _damaged(shard, e: Exception, rows: int) -> DatasetDamaged:
-    return DatasetDamaged(f"{shard}: cannot be read after {rows:,} rows ({' '.join(str(e).split())}); the shard is truncated or "
-                          f"damaged: {_FIX}")
+    return DatasetDamaged(f"{shard}: cannot be read after {rows:,} rows "
+                          f"({' '.join(str(e).split())}); the shard is truncated or damaged: {_FIX}")
 
 # %% ../nbs/03a_dataset.ipynb #1e345639
 def _mapped(shard):
     "The memory map of `shard`: the one its snapshot opened, else a new one of the path (None: an empty file)."
     if getattr(shard, 'size', None) is not None: return shard._mm
-    with open(shard, 'rb') as f: return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if os.fstat(f.fileno()).st_size else None
+    with open(shard, 'rb') as f:
+        return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if os.fstat(f.fileno()).st_size else None
 
 def _empty(shard) -> DatasetDamaged:
     return DatasetDamaged(f"{shard}: empty (0 bytes), not even an Arrow schema; the shard is truncated: {_FIX}")
 
 def stream_batches(shard, max_rows: int | None = None) -> Iterator[pa.RecordBatch]:
-    "Record batches of one Arrow stream shard, zero-copy from a memory map; cut to `max_rows` rows when given; checked at the end."
+    """Record batches of one Arrow stream shard, zero-copy from a memory map; cut to `max_rows` rows when given; checked
+    at the end."""
     mm = _mapped(shard)
     if mm is None: raise _empty(shard)
     src = pa.BufferReader(pa.py_buffer(mm))
     try: reader = pa.ipc.open_stream(src)
-    except (pa.ArrowInvalid, OSError) as e: raise DatasetDamaged(f"{shard}: not an Arrow IPC stream ({e}); the shard is corrupt or not a dataset shard") from None
+    except (pa.ArrowInvalid, OSError) as e: raise DatasetDamaged(f"{shard}: not an Arrow IPC stream ({e}); the shard "
+                                                                 "is corrupt or not a dataset shard") from None
     done = rows = 0; tokens = 0
     it = iter(reader)
     while True:
@@ -317,7 +337,8 @@ def stream_batches(shard, max_rows: int | None = None) -> Iterator[pa.RecordBatc
 
 # %% ../nbs/03a_dataset.ipynb #9210ce3f
 def read_shard(path) -> pa.Table:
-    "The shard at `path` as a table backed by a memory map (zero-copy: nothing is read until a buffer is touched); checked."
+    """The shard at `path` as a table backed by a memory map (zero-copy: nothing is read until a buffer is touched);
+    checked."""
     mm = _mapped(path)
     if mm is None: raise _empty(path)
     buf = pa.py_buffer(mm)
@@ -325,7 +346,8 @@ def read_shard(path) -> pa.Table:
     except pa.ArrowInvalid:
         try: t = pa.ipc.open_file(buf).read_all()
         except (pa.ArrowInvalid, OSError) as e:
-            raise DatasetDamaged(f"{path}: not an Arrow IPC stream or file ({e}); the shard is damaged or not Arrow") from None
+            raise DatasetDamaged(f"{path}: not an Arrow IPC stream or file ({e}); the shard is damaged or not "
+                                 "Arrow") from None
     except OSError as e: raise _damaged(path, e, 0) from None
     tokens = [_batch_tokens(b) for b in t.to_batches()]
     _finished(path, t.num_rows, None if None in tokens else sum(tokens))
@@ -338,24 +360,29 @@ def read_schema(shard) -> pa.Schema:
         if mm is None: raise _empty(shard)
         return pa.ipc.open_stream(pa.py_buffer(mm)).schema
     except (pa.ArrowInvalid, OSError) as e:
-        raise DatasetDamaged(f"{shard}: not a readable Arrow stream shard ({e}); the dataset is damaged or incomplete") from None
+        raise DatasetDamaged(f"{shard}: not a readable Arrow stream shard ({e}); the dataset is damaged or "
+                             "incomplete") from None
 
 # %% ../nbs/03a_dataset.ipynb #f756e1c8
 DATASET_COLUMNS = SCHEMA.remove_metadata()  # the five columns, for comparing a batch's schema
 
 def with_dataset_columns(b: pa.RecordBatch, name: str, start: int) -> pa.RecordBatch:
     "Batch `b` (rows `start`.. of dataset `name`) with exactly the five dataset columns; pre-tokenized rows completed."
-    if b.schema.names[:5] == DATASET_COLUMNS.names and all(b.schema.field(f.name).type == f.type for f in DATASET_COLUMNS):
+    if b.schema.names[:5] == DATASET_COLUMNS.names and all(b.schema.field(f.name).type == f.type
+                                                           for f in DATASET_COLUMNS):
         return b
     if missing := [c for c in ('input_ids', 'loss_mask') if c not in b.schema.names]:
-        raise ValueError(f"{name}: no {' or '.join(missing)} column (columns: {', '.join(b.schema.names)}); not a tokenized dataset")
+        raise ValueError(f"{name}: no {' or '.join(missing)} column (columns: "
+                         f"{', '.join(b.schema.names)}); not a tokenized dataset")
     ids = b.column('input_ids').cast(pa.list_(pa.int32()))
     mask = b.column('loss_mask').cast(pa.list_(pa.bool_()))
-    if not pc.all(pc.equal(pc.list_value_length(ids), pc.list_value_length(mask))).as_py() in (True, None):
-        bad = int(np.flatnonzero(~pc.equal(pc.list_value_length(ids), pc.list_value_length(mask)).to_numpy(zero_copy_only=False))[0])
+    same = pc.equal(pc.list_value_length(ids), pc.list_value_length(mask))
+    if not pc.all(same).as_py() in (True, None):
+        bad = int(np.flatnonzero(~same.to_numpy(zero_copy_only=False))[0])
         raise ValueError(f"{name}: row {start + bad}: input_ids and loss_mask differ in length; the dataset is damaged")
     n = b.num_rows
-    col = lambda c, default: b.column(c).cast(pa.string()).fill_null('') if c in b.schema.names else pa.array(default, pa.string())
+    col = lambda c, default: (b.column(c).cast(pa.string()).fill_null('') if c in b.schema.names
+                              else pa.array(default, pa.string()))
     return pa.RecordBatch.from_arrays([ids, mask, pc.list_value_length(ids).cast(pa.int64()),
         col('sample_id', [f"{name}:{start + i}" for i in range(n)]), col('source', [''] * n)], schema=DATASET_COLUMNS)
 
@@ -370,25 +397,29 @@ def write_dataset_metadata(out_dir, shard_names: list[str]):
     "`state.json` and `dataset_info.json` as `datasets.save_to_disk` writes them."
     out_dir = Path(out_dir)
     fp = hashlib.sha256(''.join(shard_names).encode()).hexdigest()[:16]
-    atomic_write(out_dir/'state.json', json.dumps({'_data_files': [{'filename': f} for f in shard_names], '_fingerprint': fp,
-        '_format_columns': None, '_format_kwargs': {}, '_format_type': None, '_output_all_columns': False, '_split': None}, indent=2))
+    atomic_write(out_dir/'state.json', json.dumps({'_data_files': [{'filename': f} for f in shard_names],
+        '_fingerprint': fp, '_format_columns': None, '_format_kwargs': {}, '_format_type': None,
+        '_output_all_columns': False, '_split': None}, indent=2))
     atomic_write(out_dir/'dataset_info.json', json.dumps({'citation': '', 'description': '', 'features': FEATURES,
                                                          'homepage': '', 'license': ''}, indent=2))
 
 # %% ../nbs/03a_dataset.ipynb #440fad47
 def shard_record(path, filename: str | None = None) -> dict:
     "What the manifest records about the shard file `path`: `filename`, `rows`, `tokens`, `bytes`, `sha256` (one read)."
-    with open(path, 'rb') as f: size, digest = os.fstat(f.fileno()).st_size, hashlib.file_digest(f, 'sha256').hexdigest()
+    with open(path, 'rb') as f:
+        size, digest = os.fstat(f.fileno()).st_size, hashlib.file_digest(f, 'sha256').hexdigest()
     rows = tokens = 0
     for b in stream_batches(path): rows += len(b); tokens += _batch_tokens(b) or 0
     return dict(filename=filename or Path(path).name, rows=rows, tokens=tokens, bytes=size, sha256=digest)
 
 def record_shards(out_dir, names: list[str], known: dict | None = None) -> list[dict]:
-    "The manifest's `shards` for the shards `names` in `out_dir`: `known[name]` where the file still has its size, else read."
+    """The manifest's `shards` for the shards `names` in `out_dir`: `known[name]` where the file still has its size,
+    else read."""
     recs = []
     for n in names:
         k = (known or {}).get(n)
-        recs.append(dict(k, filename=n) if k and os.path.getsize(Path(out_dir)/n) == k['bytes'] else shard_record(Path(out_dir)/n, n))
+        same = k and os.path.getsize(Path(out_dir)/n) == k['bytes']
+        recs.append(dict(k, filename=n) if same else shard_record(Path(out_dir)/n, n))
     return recs
 
 # %% ../nbs/03a_dataset.ipynb #7a91eac1
@@ -422,8 +453,8 @@ def verify_shards(shards: Shards, progress: bool = False) -> list[str]:
         for i in range(0, s.size, 1 << 24):
             h.update(mm[i:i + (1 << 24)]); mm.madvise(mmap.MADV_DONTNEED, i, min(1 << 24, s.size - i))
         if h.hexdigest() != s.record['sha256']:
-            bad.append(f"{s}: sha256 {h.hexdigest()[:16]}… but {shards.path/shards.records_in} records {s.record['sha256'][:16]}…: "
-                       f"its bytes changed: {_FIX.split(' (')[0]}")
+            bad.append(f"{s}: sha256 {h.hexdigest()[:16]}… but {shards.path/shards.records_in} records "
+                       f"{s.record['sha256'][:16]}…: its bytes changed: {_FIX.split(' (')[0]}")
     return bad
 
 # %% ../nbs/03a_dataset.ipynb #246816cd
@@ -435,8 +466,10 @@ def write_shard(path, batches, schema: pa.Schema = SCHEMA) -> Path:
         for b in batches: w.write_batch(b)
     return Path(path)
 
-def write_dataset(out_dir, batches, manifest: dict | None = None, stats: dict | None = None, schema: pa.Schema = SCHEMA) -> Path:
-    "A one-shard dataset in `out_dir` (created): the shard, its metadata, and `manifest.json` (with the shard's record) / `stats.json` when given."
+def write_dataset(out_dir, batches, manifest: dict | None = None, stats: dict | None = None,
+                  schema: pa.Schema = SCHEMA) -> Path:
+    """A one-shard dataset in `out_dir` (created): the shard, its metadata, and `manifest.json` (with the shard's
+    record) / `stats.json` when given."""
     out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
     write_shard(out/SHARD_NAME, batches, schema); write_dataset_metadata(out, [SHARD_NAME])
     if manifest is not None: manifest = {**manifest, 'shards': record_shards(out, [SHARD_NAME])}
@@ -475,7 +508,8 @@ def _lock_holders(lock: Path) -> list[int]:
     pids = []
     for d in Path('/proc').glob('[0-9]*/fd'):
         try:
-            if any(os.stat(f).st_ino == ino and os.readlink(f) == str(lock) for f in d.iterdir()): pids.append(int(d.parent.name))
+            if any(os.stat(f).st_ino == ino and os.readlink(f) == str(lock) for f in d.iterdir()):
+                pids.append(int(d.parent.name))
         except OSError: continue
     return sorted(set(pids) - {os.getpid()})
 
@@ -493,7 +527,8 @@ def output_lock(out):
             os.close(fd)
             if not _pid_alive(holder) and (others := _lock_holders(lock.resolve())):
                 raise OutputLocked(f"{out}: the run that locked this output (pid {holder}) has ended, but processes "
-                                   f"{', '.join(map(str, others))} still hold its lock {lock}; end them, then rerun") from None
+                                   f"{', '.join(map(str, others))} still hold its lock {lock}; end them, then "
+                                   "rerun") from None
             raise OutputLocked(f"{out}: another run (pid {holder}) is writing this output (lock {lock}); wait for it "
                                "to end, or choose another --output-dir") from None
         try: same = os.stat(lock).st_ino == os.fstat(fd).st_ino
@@ -511,12 +546,14 @@ def output_lock(out):
 
 # %% ../nbs/03a_dataset.ipynb #2225fc88
 def check_output_dir(out, overwrite: bool, ours=None, what: str = 'a dataset written by dflash-nb (no manifest.json)'):
-    "Refuse the existing output folder `out` unless `overwrite` and it is empty, a dataset this project wrote, or `ours(out)`."
+    """Refuse the existing output folder `out` unless `overwrite` and it is empty, a dataset this project wrote, or
+    `ours(out)`."""
     out = Path(out)
     if not out.exists() and not out.is_symlink(): return
-    if not overwrite: raise FileExistsError(f"{out}: output already exists; choose a new --output-dir or pass --overwrite")
-    if out.is_dir() and not out.is_symlink() and (not any(out.iterdir()) or (out/'manifest.json').is_file() or (ours and ours(out))):
-        return
+    if not overwrite: raise FileExistsError(f"{out}: output already exists; choose a "
+                                            "new --output-dir or pass --overwrite")
+    if out.is_dir() and not out.is_symlink() and (not any(out.iterdir()) or (out/'manifest.json').is_file()
+                                                  or (ours and ours(out))): return
     raise FileExistsError(f"{out}: not {what}; --overwrite replaces only such an output: choose another --output-dir, "
                           "or move it away yourself")
 
@@ -550,14 +587,16 @@ def clean_asides(out) -> list[str]:
     "Remove `OUT.old-*` folders a killed commit left (restoring the newest if `out` itself is gone); their names."
     out = Path(out)
     if not out.parent.is_dir(): return []
-    asides = sorted((p for p in out.parent.iterdir() if p.name.startswith(out.name + '.old-')), key=lambda p: p.stat().st_mtime_ns)
+    asides = sorted((p for p in out.parent.iterdir() if p.name.startswith(out.name + '.old-')),
+                    key=lambda p: p.stat().st_mtime_ns)
     if asides and not out.exists(): os.replace(asides.pop(), out)
     for a in asides: shutil.rmtree(a, ignore_errors=True)
     return [a.name for a in asides]
 
 # %% ../nbs/03a_dataset.ipynb #5ae4968f
 class Dataset:
-    "A tokenized dataset opened for reading (local or s3://): its folder, shards (one snapshot), manifest, stats, schema."
+    """A tokenized dataset opened for reading (local or s3://): its folder, shards (one snapshot), manifest, stats,
+    schema."""
     def __init__(self, path, progress: bool = False):
         self.url, self.path = str(path), open_dataset(path, progress)
         self.shards = dataset_shards(self.path)  # one snapshot, checked as it is read
@@ -615,7 +654,7 @@ def batches(self: Dataset):
 
 @patch
 def rows(self: Dataset, indices) -> list[dict]:
-    "Rows at the given global positions (in that order), read by streaming; raises IndexError for a position past the end."
+    "Rows at the given global positions (in that order), read by streaming; IndexError for a position past the end."
     want = sorted(set(int(i) for i in indices))
     got, pos, it = {}, 0, iter(want)
     nxt = next(it, None)
@@ -625,7 +664,7 @@ def rows(self: Dataset, indices) -> list[dict]:
             r = nxt - pos
             col = lambda c: np.array(b.column(c)[r].values.to_numpy(zero_copy_only=False))
             got[nxt] = dict(index=nxt, input_ids=col('input_ids'), loss_mask=col('loss_mask').astype(bool),
-                            sample_id=b.column('sample_id')[r].as_py() or '', source=b.column('source')[r].as_py() or '')
+                            **{c: b.column(c)[r].as_py() or '' for c in ('sample_id', 'source')})
             nxt = next(it, None)
         pos += b.num_rows
     if nxt is not None: raise IndexError(f"{self.path}: sample #{nxt} does not exist; the dataset has {pos:,} samples")
@@ -640,7 +679,8 @@ def list_parts(col) -> tuple[np.ndarray, pa.Array]:
 
 # %% ../nbs/03a_dataset.ipynb #865a7791
 def masked_runs(mask: np.ndarray) -> np.ndarray:
-    "`(start, end)` of each run of True in one sample's `mask`, as a (runs, 2) array: what every stage calls a masked run."
+    """`(start, end)` of each run of True in one sample's `mask`, as a (runs, 2) array: what every stage calls a masked
+    run."""
     m = np.zeros(len(mask) + 2, np.int8); m[1:-1] = mask  # framed by zeros: every run has a rise and a fall
     return np.flatnonzero(m[1:] != m[:-1]).reshape(-1, 2)  # (one pass; 3.4 us for 2,000 tokens, on tokenize's hot path)
 
@@ -674,7 +714,8 @@ def _is_list(t) -> bool: return pa.types.is_list(t) or pa.types.is_large_list(t)
 # %% ../nbs/03a_dataset.ipynb #cbdb4c7a
 def true_counts(col, group_elements: int = 1 << 27) -> np.ndarray:
     "How many elements of each list of `col` (list<bool> or list<int>, Array or ChunkedArray) are true / non-zero."
-    if not _is_list(col.type) or not (pa.types.is_boolean(col.type.value_type) or pa.types.is_integer(col.type.value_type)):
+    vt = col.type.value_type if _is_list(col.type) else None
+    if vt is None or not (pa.types.is_boolean(vt) or pa.types.is_integer(vt)):
         raise ValueError(f"expected a list of bool or int, got {col.type}")
     chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
     count = _bool_list_counts if pa.types.is_boolean(col.type.value_type) else _int_list_counts
@@ -690,7 +731,8 @@ def true_counts(col, group_elements: int = 1 << 27) -> np.ndarray:
 
 # %% ../nbs/03a_dataset.ipynb #ee872193
 def length_stats(lens: np.ndarray, loss_tokens: int) -> dict:
-    "stats.json's first keys (samples, tokens, masked tokens and fraction, sequence-length summary) from per-sample lengths."
+    """stats.json's first keys (samples, tokens, masked tokens and fraction, sequence-length summary) from per-sample
+    lengths."""
     n, total, lt = len(lens), int(np.sum(lens, dtype=np.int64)), int(loss_tokens)
     q = np.percentile(lens, [50, 90]) if n else np.zeros(2)
     return dict(samples=n, total_tokens=total, loss_tokens=lt, loss_token_fraction=lt / total if total else 0.0,
@@ -714,7 +756,8 @@ def distinct(values: np.ndarray) -> np.ndarray:
 
 # %% ../nbs/03a_dataset.ipynb #f678a389
 def write_pretokenized(out_dir, shards, name: str, max_rows: int | None = None, check=None) -> int:
-    "The rows of `shards` (dataset `name`, another tool's) as a one-shard dataset in `out_dir`; `check(batch, row)` may refuse."
+    """The rows of `shards` (dataset `name`, another tool's) as a one-shard dataset in `out_dir`; `check(batch, row)`
+    may refuse."""
     rows = 0
     def batches():
         nonlocal rows

@@ -5,6 +5,7 @@
 # %% ../nbs/08_export.ipynb #3b74a144
 from __future__ import annotations
 import argparse, hashlib, json, os, shutil
+from collections import Counter
 from pathlib import Path
 
 from .dataset import (SHARD_NAME, check_output_dir, dataset_shards, place_shard, read_json, read_schema,
@@ -18,7 +19,8 @@ __all__ = ['SPECULATORS_COLUMNS', 'speculators_state', 'is_export_view', 'link_f
 SPECULATORS_COLUMNS = ['input_ids', 'loss_mask', 'seq_len']  # what speculators 0.9's ArrowDataset reads
 
 def speculators_state(shard_names: list[str], records: list[dict] | None = None) -> dict:
-    "`state.json` of a torch-format view over `shard_names`, as `datasets` writes it after `set_format('torch')`; with each shard's record."
+    """`state.json` of a torch-format view over `shard_names`, as `datasets` writes it after `set_format('torch')`; with
+    each shard's record."""
     return {'_data_files': records or [{'filename': n} for n in shard_names],
             '_fingerprint': hashlib.sha256(('speculators:' + ''.join(shard_names)).encode()).hexdigest()[:16],
             '_format_columns': SPECULATORS_COLUMNS, '_format_kwargs': {}, '_format_type': 'torch',
@@ -31,23 +33,25 @@ def is_export_view(path) -> bool:
     return bool(names) and all(isinstance(n, str) for n in names) and st == speculators_state(names, st['_data_files'])
 
 def link_file(src: Path, dst: Path) -> str:
-    "Hard-link shard `src` at `dst` ('hardlink'); a copy where that is impossible (another file system: 'copy'), never a symlink."
+    """Hard-link shard `src` at `dst` ('hardlink'); a copy where that is impossible (another file system: 'copy'), never
+    a symlink."""
     return 'hardlink' if place_shard(src, dst) == 'link' else 'copy'
 
 # %% ../nbs/08_export.ipynb #6df24765
 def _export_inputs(dataset, output_dir, overwrite: bool) -> tuple[list, list]:
     "The dataset's shards and each one's column names, after the one-line errors for what cannot be exported."
     src, out = Path(dataset), Path(output_dir)
-    if str(dataset).startswith('s3://') or str(output_dir).startswith('s3://'):
-        raise ValueError(f"{dataset if str(dataset).startswith('s3://') else output_dir}: export works on local folders; "
-                         "download the dataset first (it is linked, so the view must sit on the same machine)")
+    if url := next((p for p in (dataset, output_dir) if str(p).startswith('s3://')), None):
+        raise ValueError(f"{url}: export works on local folders; download the dataset first (it is linked, so the view "
+                         "must sit on the same machine)")
     shards = dataset_shards(src)
     check_output_dir(out, overwrite, is_export_view, 'a dataset or an export view written by dflash-nb')
     if out.resolve() == src.resolve() or src.resolve() in out.resolve().parents:
         raise ValueError(f"{out}: inside the dataset {src}; export to a folder of its own")
     names = [read_schema(s).names for s in shards]
     if missing := [c for c in ('input_ids', 'loss_mask') if c not in names[0]]:
-        raise ValueError(f"{src}: no {' or '.join(missing)} column (columns: {', '.join(names[0])}); not a tokenized dataset")
+        raise ValueError(f"{src}: no {' or '.join(missing)} column (columns: {', '.join(names[0])}); not a tokenized "
+                         "dataset")
     return shards, names
 
 # %% ../nbs/08_export.ipynb #f8248d2d
@@ -75,7 +79,8 @@ def export_speculators(dataset, output_dir, overwrite: bool = False) -> dict:
         else:  # pre-tokenized rows without seq_len: rewritten into one shard with the dataset's columns
             out_names, rows, how[SHARD_NAME] = [SHARD_NAME], write_pretokenized(tmp, shards, src.name), 'rewritten'
         known = {s.name: s.record for s in shards} if how.get(out_names[0]) != 'rewritten' else {}
-        (tmp/'state.json').write_text(json.dumps(speculators_state(out_names, record_shards(tmp, out_names, known)), indent=2))
+        state = speculators_state(out_names, record_shards(tmp, out_names, known))
+        (tmp/'state.json').write_text(json.dumps(state, indent=2))
         replace_dir(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True); raise
@@ -84,8 +89,10 @@ def export_speculators(dataset, output_dir, overwrite: bool = False) -> dict:
 # %% ../nbs/08_export.ipynb #b9ab81bb
 def add_export_args(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     "Arguments of `dflash-nb export`."
-    p.add_argument('dataset', metavar='DATASET', help="dataset folder (dflash-nb tokenize/merge output, or pre-tokenized rows)")
-    p.add_argument('--format', required=True, choices=('speculators',), help="the tool to export for: speculators (0.9 training data path)")
+    p.add_argument('dataset', metavar='DATASET',
+                   help="dataset folder (dflash-nb tokenize/merge output, or pre-tokenized rows)")
+    p.add_argument('--format', required=True, choices=('speculators',),
+                   help="the tool to export for: speculators (0.9 training data path)")
     p.add_argument('--output-dir', required=True, help="folder to create: the view (shards linked, not copied)")
     p.add_argument('--overwrite', action='store_true', help="replace an existing --output-dir")
     p.set_defaults(fn=export_main)
@@ -94,7 +101,7 @@ def add_export_args(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
 def export_main(args) -> int:
     "`dflash-nb export`: write the view and say how."
     r = export_speculators(args.dataset, args.output_dir, overwrite=args.overwrite)
-    kinds = ', '.join(f"{n} {k}" for k, n in sorted({k: list(r['how'].values()).count(k) for k in r['how'].values()}.items()))
+    kinds = ', '.join(f"{n} {k}" for k, n in sorted(Counter(r['how'].values()).items()))
     print(f"{r['rows']:,} rows -> {args.output_dir} (speculators 0.9 torch-format view; shards: {kinds}); "
           f"train with speculators' --data-path {args.output_dir}")
     return 0

@@ -31,7 +31,7 @@ __all__ = ['BATCH_ROWS', 'POSITION_ID', 'MergeError', 'is_dataset_dir', 'open_da
            'merge_main']
 
 # %% ../nbs/07_merge.ipynb #c94daf34
-BATCH_ROWS = 1024  # rows per step when merge reads tokens (new data, hashes): memory stays flat whatever the shards' batches
+BATCH_ROWS = 1024  # rows per step when merge reads tokens (new data, hashes): memory stays flat whatever the batches
 
 class MergeError(ValueError):
     "A refused merge: the inputs do not fit together (tokenizer, template, schema, parameters) or are not datasets."
@@ -42,11 +42,13 @@ def is_dataset_dir(path) -> bool:
     return Path(path).is_dir() and (Path(path)/'state.json').is_file()
 
 def open_dataset_dir(path, role: str = 'existing') -> Dataset:
-    "The dataset folder `path` as one snapshot, its one schema checked (`role` names it in errors: 'existing' or 'new')."
+    """The dataset folder `path` as one snapshot, its one schema checked (`role` names it in errors: 'existing' or
+    'new')."""
     p = Path(path)
     if not (p/'state.json').is_file():
         what = "no such folder" if not p.exists() else "not a dataset folder (no state.json)"
-        raise FileNotFoundError(f"{p}: {what}; --{role} must be a dataset written by `dflash-nb tokenize` or `dflash-nb merge`")
+        raise FileNotFoundError(f"{p}: {what}; --{role} must be a dataset written "
+                                "by `dflash-nb tokenize` or `dflash-nb merge`")
     ds = Dataset(p); ds.schema  # shards of different schemas are refused before anything is written
     return ds
 
@@ -60,7 +62,8 @@ def tokenizer_differences(existing: dict, new: dict, new_label: str = 'new') -> 
     parts = [k for k in _PART if existing.get(k) != new.get(k)] or ['fingerprint']
     detail = ', '.join(f"{k} {str(existing.get(k))[:16]} vs {str(new.get(k))[:16]}" for k in parts)
     label = ' and '.join(_PART.get(k, 'tokenizer fingerprint') for k in parts)
-    return [f"{label} differ{'s' if len(parts) == 1 else ''}: fingerprint {a} (existing) vs {b} ({new_label}); {detail}"]
+    return [f"{label} differ{'s' if len(parts) == 1 else ''}: fingerprint {a} (existing) vs {b} ({new_label}); "
+            f"{detail}"]
 
 def param_differences(existing: dict, new: dict) -> list[str]:
     "Tokenization parameters (manifest `params`) that change the samples: `max_seq_len`."
@@ -78,7 +81,8 @@ def schema_differences(existing: pa.Schema, new: pa.Schema) -> tuple[list[str], 
         t = existing.field(f.name).type
         if f.type == t: continue
         try: pa.array([], f.type).cast(t); castable.append(f"column {f.name!r} is {t} (existing) vs {f.type} (new)")
-        except (pa.ArrowNotImplementedError, pa.ArrowInvalid): fatal.append(f"column {f.name!r} is {t} (existing) vs {f.type} (new), not castable")
+        except (pa.ArrowNotImplementedError, pa.ArrowInvalid): fatal.append(f"column {f.name!r} is {t} (existing) "
+                                                                            f"vs {f.type} (new), not castable")
     return castable, fatal
 
 def conform_batch(b: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
@@ -98,7 +102,8 @@ def batch_content_hashes(b: pa.RecordBatch) -> np.ndarray:
     "`content_hash` of every row of a batch, as tokenize computes it."
     (io_, iv), (mo, mv) = list_parts(b.column('input_ids')), list_parts(b.column('loss_mask'))
     iv, mv = iv.to_numpy(zero_copy_only=False), mv.to_numpy(zero_copy_only=False)
-    return np.fromiter((content_hash(iv[io_[i]:io_[i + 1]], mv[mo[i]:mo[i + 1]]) for i in range(len(b))), np.uint64, len(b))
+    return np.fromiter((content_hash(iv[io_[i]:io_[i + 1]], mv[mo[i]:mo[i + 1]]) for i in range(len(b))), np.uint64,
+                       len(b))
 
 def dataset_content_hashes(ds: Dataset, rows: int, progress: bool = False) -> tuple[np.ndarray, bool]:
     "`(hashes, computed)`: `content_hashes.npy` memory-mapped when present and complete, else computed by streaming."
@@ -128,7 +133,8 @@ class Duplicates:
 
 # %% ../nbs/07_merge.ipynb #cfa77014
 def find_duplicates(ids: list, hashes, sources: list, id_hits: dict, hash_hits: dict) -> Duplicates:
-    "Apply the rule to new rows `ids`/`hashes`; `id_hits`/`hash_hits` map existing ids/hashes found among them to an existing row."
+    """Apply the rule to new rows `ids`/`hashes`; `id_hits`/`hash_hits` map existing ids/hashes found among them to an
+    existing row."""
     keep = np.ones(len(ids), bool)
     kept_ids, kept_hashes, dropped = {}, {}, []
     for i, (sid, h) in enumerate(zip(ids, np.asarray(hashes).tolist())):
@@ -140,12 +146,14 @@ def find_duplicates(ids: list, hashes, sources: list, id_hits: dict, hash_hits: 
         else:
             kept_ids.setdefault(sid, i); kept_hashes.setdefault(h, i); continue
         keep[i] = False
-        dropped.append(dict(row=i, sample_id=sid, source=sources[i], kind=hit[0], duplicate_of=hit[1], other_row=hit[2]))
+        dropped.append(dict(row=i, sample_id=sid, source=sources[i], kind=hit[0], duplicate_of=hit[1],
+                            other_row=hit[2]))
     return Duplicates(keep, dropped)
 
 # %% ../nbs/07_merge.ipynb #30cd0ba8
 def link_or_copy(src, dst, link: bool = True) -> str:
-    "Put shard `src` at new path `dst` as a hard link when possible, else a copy of the file its snapshot opened; 'link' or 'copy'."
+    """Put shard `src` at new path `dst` as a hard link when possible, else a copy of the file its snapshot opened;
+    'link' or 'copy'."""
     return place_shard(src, dst, link)
 
 # %% ../nbs/07_merge.ipynb #bec8f853
@@ -202,11 +210,13 @@ def input_stats(ds: Dataset, lens: np.ndarray, progress: bool = False) -> dict:
     n, total = len(lens), int(lens.sum())
     if st is not None:
         if (st.get('samples'), st.get('total_tokens')) != (n, total):
-            raise MergeError(f"{ds.path/'stats.json'}: says {st.get('samples')} samples / {st.get('total_tokens')} tokens but the "
-                             f"shards hold {n} / {total}: the dataset was changed after it was written; delete that stats.json to "
-                             "have merge recompute it from the shards, or rebuild the dataset")
-        return dict(samples=n, total_tokens=total, loss_tokens=int(st['loss_tokens']), truncated=int(st.get('truncated', 0)),
-                    skipped=dict(st.get('skipped', {})), records_read=int(st.get('records_read', n)), sources=dict(st.get('sources', {})),
+            raise MergeError(f"{ds.path/'stats.json'}: says {st.get('samples')} samples / "
+                             f"{st.get('total_tokens')} tokens but the shards hold {n} / {total}: "
+                             "the dataset was changed after it was written; delete that stats.json "
+                             "to have merge recompute it from the shards, or rebuild the dataset")
+        return dict(samples=n, total_tokens=total, loss_tokens=int(st['loss_tokens']),
+                    truncated=int(st.get('truncated', 0)), skipped=dict(st.get('skipped', {})),
+                    records_read=int(st.get('records_read', n)), sources=dict(st.get('sources', {})),
                     duplicates=dict(st.get('duplicates', {})))
     loss, sources = 0, Counter()
     for s in tqdm(ds.shards, desc=f"stats of {ds.path.name}", disable=not progress):
@@ -214,7 +224,8 @@ def input_stats(ds: Dataset, lens: np.ndarray, progress: bool = False) -> dict:
             loss += int(pc.sum(pc.list_flatten(b.column('loss_mask'))).as_py() or 0)
             sources.update(b.column('source').to_pylist())
     sk = ds.path/'skipped.jsonl'
-    skipped = Counter(json.loads(l)['reason'] for l in sk.read_text(encoding='utf-8').splitlines() if l.strip()) if sk.is_file() else Counter()
+    lines = sk.read_text(encoding='utf-8').splitlines() if sk.is_file() else []
+    skipped = Counter(json.loads(l)['reason'] for l in lines if l.strip())
     msl = ds.params.get('max_seq_len')
     return dict(samples=n, total_tokens=total, loss_tokens=loss, truncated=int((lens == msl).sum()) if msl else 0,
                 skipped=dict(skipped), records_read=n + sum(skipped.values()), sources=dict(sources), duplicates={})
@@ -227,31 +238,37 @@ def _check_paths(existing: Path, new: Path, out: Path, overwrite: bool):
     partial = o.with_name(o.name + '.partial')
     for role, p in (('--existing', e), ('--new', n)):
         if _inside(o, p) or _inside(p, o) or _inside(p, partial):
-            raise MergeError(f"{out}: the output must be a new folder outside {role} {p} (and not contain it); choose another --output-dir")
+            raise MergeError(f"{out}: the output must be a new folder outside {role} "
+                             f"{p} (and not contain it); choose another --output-dir")
     check_output_dir(out, overwrite)  # a folder that is not our dataset: refused even with --overwrite
 
 # %% ../nbs/07_merge.ipynb #99b7adae
 def _local_inputs(existing, new, progress: bool = True) -> tuple[Path, object]:
-    "s3:// inputs as local paths: a dataset downloaded into the cache; new completions stay a URL (tokenize streams them)."
+    """s3:// inputs as local paths: a dataset downloaded into the cache; new completions stay a URL (tokenize streams
+    them)."""
     existing = local_dataset(existing, progress=progress)
-    if is_s3_url(new) and list_objects(str(new).rstrip('/') + '/manifest.json', None): new = local_dataset(new, progress=progress)
+    if is_s3_url(new) and list_objects(str(new).rstrip('/') + '/manifest.json', None):
+        new = local_dataset(new, progress=progress)
     return existing, new
 
 # %% ../nbs/07_merge.ipynb #91712e4c
 def _tokenizer_for_completions(ex: Dataset, model_path) -> ChatTokenizer:
-    "The tokenizer to tokenize new completions with: `model_path`, else the directory recorded in the existing manifest."
+    """The tokenizer to tokenize new completions with: `model_path`, else the directory recorded in the existing
+    manifest."""
     if model_path is None:
         rec = ex.tokenizer.get('model_path')
         if not rec or not (Path(rec)/'tokenizer.json').is_file():
-            raise MergeError(f"{ex.path/'manifest.json'}: the tokenizer directory it records ({rec}) is not here; pass --model-path "
-                             f"with a copy of that tokenizer (fingerprint {ex.tokenizer.get('fingerprint')})")
+            raise MergeError(f"{ex.path/'manifest.json'}: the tokenizer directory it records ({rec}) is not here; pass "
+                             "--model-path with a copy of that tokenizer (fingerprint "
+                             f"{ex.tokenizer.get('fingerprint')})")
         model_path = rec
     return ChatTokenizer(model_path)
 
 def _describe_input(ds: Dataset, kind: str, path, st: dict, extra: dict | None = None) -> dict:
-    return dict(path=str(Path(path).resolve()), kind=kind, fingerprint=ds.tokenizer.get('fingerprint'), tokenizer=ds.tokenizer,
-                params=ds.params, created_utc=(ds.manifest or {}).get('created_utc'), shards=[s.name for s in ds.shards],
-                samples=st['samples'], records_read=st['records_read'], total_tokens=st['total_tokens'], **(extra or {}))
+    return dict(path=str(Path(path).resolve()), kind=kind, fingerprint=ds.tokenizer.get('fingerprint'),
+                tokenizer=ds.tokenizer, params=ds.params, created_utc=(ds.manifest or {}).get('created_utc'),
+                shards=[s.name for s in ds.shards], samples=st['samples'], records_read=st['records_read'],
+                total_tokens=st['total_tokens'], **(extra or {}))
 
 # %% ../nbs/07_merge.ipynb #7df328c9
 def _append_jsonl(dst, src, extra: dict | None = None):
@@ -265,7 +282,8 @@ def _append_jsonl(dst, src, extra: dict | None = None):
 # %% ../nbs/07_merge.ipynb #31fc1f68
 def _scan_existing(ex: Dataset, new_ids, progress: bool):
     "`(id_hits, lens)`, streamed: the first existing row of each new (non-position) sample id, and every row's seq_len."
-    value_set = pa.array(sorted({s for s in new_ids if not is_position_id(s)}), pa.string()).cast(ex.schema.field('sample_id').type)
+    value_set = pa.array(sorted({s for s in new_ids if not is_position_id(s)}),
+                         pa.string()).cast(ex.schema.field('sample_id').type)
     id_hits, lens, row = {}, [], 0
     for s in tqdm(ex.shards, desc='merge: scan existing', disable=not progress):
         for b in stream_batches(s):
@@ -278,7 +296,8 @@ def _scan_existing(ex: Dataset, new_ids, progress: bool):
     return id_hits, np.concatenate(lens) if lens else np.zeros(0, np.int64)
 
 def _write_shards(tmp: Path, ex: Dataset, nd: Dataset, keep, shard_rows, owned: bool, link: bool, progress: bool):
-    "The merged shards in `tmp` (existing linked, new moved/linked/filtered to `keep`): names, how each was placed, records."
+    """The merged shards in `tmp` (existing linked, new moved/linked/filtered to `keep`): names, how each was placed,
+    records."""
     plan, bounds = [], np.cumsum([0, *shard_rows])
     for i, s in enumerate(nd.shards):
         k = keep[bounds[i]:bounds[i + 1]]
@@ -298,7 +317,8 @@ def _write_shards(tmp: Path, ex: Dataset, nd: Dataset, keep, shard_rows, owned: 
 
 
 # %% ../nbs/07_merge.ipynb #58c95003
-def _merge_into(tmp: Path, ex: Dataset, nd: Dataset, owned: bool, link: bool, progress: bool, new_label: str | None = None) -> dict:
+def _merge_into(tmp: Path, ex: Dataset, nd: Dataset, owned: bool, link: bool, progress: bool,
+                new_label: str | None = None) -> dict:
     "Write the merged dataset into `tmp`; returns what the manifest and stats.json need."
     new = read_part(nd, progress=progress, desc='merge: read new')
     new_st = input_stats(nd, new.lens)
@@ -319,12 +339,13 @@ def _merge_into(tmp: Path, ex: Dataset, nd: Dataset, owned: bool, link: bool, pr
 
     write_hashes(tmp/'content_hashes.npy', ex_h, new_h[dup.keep])
     with open(tmp/'skipped.jsonl', 'wb') as f:
-        _append_jsonl(f, ex.path/'skipped.jsonl'); _append_jsonl(f, nd.path/'skipped.jsonl', {'from': new_label or str(nd.path)})  # --new as given, not our temporary folder
+        _append_jsonl(f, ex.path/'skipped.jsonl')
+        _append_jsonl(f, nd.path/'skipped.jsonl', {'from': new_label or str(nd.path)})  # --new as given, not our folder
     with open(tmp/'duplicates.jsonl', 'w', encoding='utf-8') as f:
         for d in dup.dropped: f.write(json.dumps(d, ensure_ascii=False) + '\n')
     write_dataset_metadata(tmp, names)
     if not ex.schema.remove_metadata().equals(SCHEMA.remove_metadata()) and (ex.path/'dataset_info.json').is_file():
-        shutil.copyfile(ex.path/'dataset_info.json', tmp/'dataset_info.json')  # features must describe the shards' schema
+        shutil.copyfile(ex.path/'dataset_info.json', tmp/'dataset_info.json')  # features describe the shards' schema
     msl = nd.params.get('max_seq_len')
     dropped_trunc = int((new.lens[~dup.keep] == msl).sum()) if msl else 0
     return dict(ex_lens=ex_lens, ex_st=ex_st, new=new, new_st=new_st, dup=dup, names=names, how=how, records=records,
@@ -333,9 +354,11 @@ def _merge_into(tmp: Path, ex: Dataset, nd: Dataset, owned: bool, link: bool, pr
 
 # %% ../nbs/07_merge.ipynb #de8a0815
 def conform_rows(nd: Dataset, dst: Path, vocab_size: int | None = None) -> Dataset:
-    "The pre-tokenized dataset `nd` rewritten at `dst` with the dataset's five columns; ids checked against `vocab_size`."
+    """The pre-tokenized dataset `nd` rewritten at `dst` with the dataset's five columns; ids checked against
+    `vocab_size`."""
     def check(b, pos):
-        if vocab_size and b.num_rows and (hi := pc.max(pc.list_flatten(b.column('input_ids'))).as_py()) is not None and hi >= vocab_size:
+        hi = pc.max(pc.list_flatten(b.column('input_ids'))).as_py() if vocab_size and b.num_rows else None
+        if hi is not None and hi >= vocab_size:
             row = pos + next(i for i, r in enumerate(b.column('input_ids').to_pylist()) if r and max(r) >= vocab_size)
             raise MergeError(f"{nd.path}: row {row}: token id {hi:,} is outside the existing tokenizer's vocabulary "
                              f"({vocab_size:,} ids); these rows were made with another tokenizer")
@@ -345,14 +368,16 @@ def conform_rows(nd: Dataset, dst: Path, vocab_size: int | None = None) -> Datas
 # %% ../nbs/07_merge.ipynb #bf7fd27e
 def merge_datasets(existing, new, output_dir, model_path=None, allow_mismatch: bool = False, workers: int = 1,
                    progress: bool = True, overwrite: bool = False, link: bool = True, split: str | None = None) -> dict:
-    "Merge `new` (completions or a dataset) into a copy of dataset `existing` at `output_dir`; returns its stats.json dict."
-    if is_s3_url(output_dir):  # merged into a local temporary folder, uploaded with its manifest last when the block ends
+    """Merge `new` (completions or a dataset) into a copy of dataset `existing` at `output_dir`; returns its stats.json
+    dict."""
+    if is_s3_url(output_dir):  # merged into a local temporary folder, uploaded (its manifest last) when the block ends
         with staged_output(str(output_dir), progress=progress, overwrite=overwrite) as d:
             st = merge_datasets(existing, new, d, model_path, allow_mismatch, workers, progress, True, link, split)
             return st | dict(count_equation=count_equation(d))  # for the caller: the folder is gone after the upload
     with output_lock(output_dir):  # one writer per OUT, from the exists-check to the commit
         clean_asides(output_dir)   # what a merge killed in its commit left
-        try: return _merge_locked(existing, new, output_dir, model_path, allow_mismatch, workers, progress, overwrite, link, split)
+        try: return _merge_locked(existing, new, output_dir, model_path, allow_mismatch, workers, progress,
+                                  overwrite, link, split)
         except OSError as e:  # a full disk is one line, not a traceback
             if isinstance(e, DiskFull) or not is_disk_full(e): raise
             raise disk_full(e, Path(output_dir).with_name(Path(output_dir).name + '.partial'),
@@ -364,13 +389,15 @@ def _differences(ex, new, new_is_ds: bool, model_path):
     mismatches, ct, nd = [], None, None
     if model_path is not None or not new_is_ds:
         ct = _tokenizer_for_completions(ex, model_path)
-        label = f"tokenizer at {ct.model_path}" if model_path is not None else f"tokenizer at {ct.model_path} now (recorded in the existing manifest)"
+        label = f"tokenizer at {ct.model_path}" + ('' if model_path is not None else
+                                                   " now (recorded in the existing manifest)")
         mismatches += tokenizer_differences(ex.tokenizer, ct.describe(), label)
     if not new_is_ds: return mismatches, ct, nd, SCHEMA
     nd = open_dataset_dir(new, 'new')
     if nd.manifest is None:  # pre-tokenized rows from another tool: conformed below, inside the partial folder
         mismatches.append(f"{nd.path} has no manifest.json, so the tokenizer its rows were made with is not recorded "
-                          "(pre-tokenized rows from another tool?); pass --allow-mismatch if it is the existing dataset's")
+                          "(pre-tokenized rows from another tool?); pass --allow-mismatch if it is the existing "
+                          "dataset's")
         return mismatches, ct, nd, SCHEMA
     mismatches += tokenizer_differences(ex.tokenizer, nd.tokenizer, 'new') + param_differences(ex.params, nd.params)
     return mismatches, ct, nd, nd.schema
@@ -379,12 +406,13 @@ def _schema_fits(ex, new, new_schema) -> list[str]:
     "The castable schema differences (mismatches); an error where the schemas cannot be merged at all."
     castable, fatal = schema_differences(ex.schema, new_schema)
     if fatal:
-        raise MergeError(f"{new}: its schema cannot be merged into {ex.path}: {'; '.join(fatal)}. The merged dataset must have one "
-                         "schema; rebuild one side with the same columns")
+        raise MergeError(f"{new}: its schema cannot be merged into {ex.path}: {'; '.join(fatal)}. The merged dataset "
+                         "must have one schema; rebuild one side with the same columns")
     return [f"schema differs: {c}" for c in castable]
 
 def _does_not_fit(ex, new, mismatches: list) -> MergeError:
-    fix = (f"re-tokenize the new data with the existing dataset's tokenizer (--model-path {ex.tokenizer.get('model_path')})"
+    fix = ("re-tokenize the new data with the existing dataset's tokenizer (--model-path "
+           f"{ex.tokenizer.get('model_path')})"
            if any('differ' in m and 'fingerprint' in m for m in mismatches) else "rebuild the new data to match")
     return MergeError(f"{new} does not fit {ex.path}: {' | '.join(mismatches)}. Either {fix}, or pass --allow-mismatch "
                       "to merge anyway (recorded in the output manifest)")
@@ -399,17 +427,20 @@ def _merged_stats(r: dict, seconds: float) -> dict:
     skipped = Counter(ex_st['skipped']); skipped.update(new_st['skipped'])
     skipped.update({f'duplicate_{kind}': n for kind, n in dup.counts.items() if n})  # dropped rows are skips too
     stats = summarize(np.concatenate([r['ex_lens'], newp.lens[k]]), ex_st['loss_tokens'] + int(newp.loss[k].sum()),
-                      ex_st['truncated'] + r['truncated_new'], dict(skipped), ex_st['records_read'] + new_st['records_read'],
-                      dict(sources), seconds, int(newp.lens[k].sum()))
-    stats['duplicates'] = {kind: skipped.get(f'duplicate_{kind}', 0) for kind in ('sample_id', 'content')}  # incl. earlier merges'
+                      ex_st['truncated'] + r['truncated_new'], dict(skipped),
+                      ex_st['records_read'] + new_st['records_read'], dict(sources), seconds, int(newp.lens[k].sum()))
+    # incl. earlier merges'
+    stats['duplicates'] = {kind: skipped.get(f'duplicate_{kind}', 0) for kind in ('sample_id', 'content')}
     if stats['samples'] != ex_st['samples'] + new_st['samples'] - dup.total:  # the invariant, checked, not assumed
         raise RuntimeError(f"merge bug: {stats['samples']} != {ex_st['samples']} + {new_st['samples']} - {dup.total}")
     return stats
 
-def _write_merge_manifest(tmp: Path, ex, inputs: dict, stats: dict, r: dict, allow_mismatch, mismatches: list, seconds: float):
+def _write_merge_manifest(tmp: Path, ex, inputs: dict, stats: dict, r: dict, allow_mismatch, mismatches: list,
+                          seconds: float):
     "The merged dataset's manifest.json: the existing tokenizer and params, both inputs, and how the merge went."
     dup = r['dup']
-    manifest = dict(format='dflash_nb.dataset', format_version=1, created_utc=time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
+    manifest = dict(format='dflash_nb.dataset', format_version=1,
+                    created_utc=time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
                     tokenizer=ex.tokenizer, inputs=inputs, params=ex.params, shards=r['records'],
                     counts={k_: stats[k_] for k_ in ('samples', 'total_tokens', 'loss_tokens', 'records_read')},
                     merge=dict(allow_mismatch=bool(allow_mismatch), overridden=mismatches, duplicates=dup.counts,
@@ -420,36 +451,40 @@ def _write_merge_manifest(tmp: Path, ex, inputs: dict, stats: dict, r: dict, all
 
 # %% ../nbs/07_merge.ipynb #89c86238
 def _split_of(path, split: str | None, role: str):
-    "`(path, splits)`: of a local DatasetDict folder, the split folder to read (`split`, else `train`; named on stderr) where it holds a dataset."
+    """`(path, splits)`: of a local DatasetDict folder, the split folder to read (`split`, else `train`; named on
+    stderr) where it holds a dataset."""
     if is_s3_url(path) or dataset_dict_splits(Path(path)) is None: return path, None
     s, names = choose_split(Path(path), split)
-    if role == '--new' and set(_columns(Path(path)/s)) & set(MESSAGE_COLUMNS): return path, None  # completions: tokenize chooses
-    print(f"merge: {role} {path}: a DatasetDict with splits {', '.join(names)}; reading split {s!r} (--split chooses)", file=sys.stderr)
+    if role == '--new' and set(_columns(Path(path)/s)) & set(MESSAGE_COLUMNS): return path, None  # tokenize chooses
+    print(f"merge: {role} {path}: a DatasetDict with splits {', '.join(names)}; reading split {s!r} (--split chooses)",
+          file=sys.stderr)
     return Path(path)/s, dict(split=s, splits=names)
 
 def _open_existing(existing, new, out: Path, overwrite: bool):
-    "The existing dataset, after the one-line errors for a missing --new, clashing paths and a dataset without manifest."
+    """The existing dataset, after the one-line errors for a missing --new, clashing paths and a dataset without
+    manifest."""
     ex = open_dataset_dir(existing, 'existing')
     if not is_s3_url(new) and not Path(new).exists():
-        raise FileNotFoundError(f"{new}: no such file or folder; --new must be JSONL completions (a file or a folder of them) "
-                                "or a dataset folder")
+        raise FileNotFoundError(f"{new}: no such file or folder; --new must be JSONL completions (a file or a folder "
+                                "of them) or a dataset folder")
     _check_paths(ex.path, Path(new) if not is_s3_url(new) else ex.path, out, overwrite)
     if ex.manifest is None:
-        raise MergeError(f"{ex.path}: no manifest.json, so its tokenizer is unknown; --existing must be a dataset written by "
-                         "`dflash-nb tokenize` or `dflash-nb merge`")
+        raise MergeError(f"{ex.path}: no manifest.json, so its tokenizer is unknown; --existing must be a dataset "
+                         "written by `dflash-nb tokenize` or `dflash-nb merge`")
     return ex
 
 # %% ../nbs/07_merge.ipynb #8b0c7ac0
 def _new_rows(ex, nd, new, new_is_ds: bool, ct, tmp: Path, workers: int, progress: bool, split: str | None = None):
-    "`(nd, extra)`: the new side as a dataset inside `tmp` (rows conformed or completions tokenized) and its manifest facts."
+    """`(nd, extra)`: the new side as a dataset inside `tmp` (rows conformed or completions tokenized) and its manifest
+    facts."""
     extra = {}
     if new_is_ds and nd.manifest is None:
         nd = conform_rows(nd, tmp/'_rows', ex.tokenizer.get('vocab_size'))
         extra = dict(pretokenized=True)
     if not new_is_ds:
-        tokenize_dataset(ct.model_path, new, tmp/'_new', max_seq_len=ex.params.get('max_seq_len', 8192), workers=workers,
-                         batch_size=ex.params.get('batch_size', 64), shard_tokens=ex.params.get('shard_tokens', 100_000_000),
-                         progress=progress, split=split)
+        tokenize_dataset(ct.model_path, new, tmp/'_new', max_seq_len=ex.params.get('max_seq_len', 8192),
+                         workers=workers, batch_size=ex.params.get('batch_size', 64),
+                         shard_tokens=ex.params.get('shard_tokens', 100_000_000), progress=progress, split=split)
         nd = open_dataset_dir(tmp/'_new', 'new')
         extra = dict(model_path=str(ct.model_path), files=nd.manifest['inputs']['files'])
         if splits := nd.manifest['inputs'].get('splits'): extra['splits'] = splits
@@ -457,13 +492,15 @@ def _new_rows(ex, nd, new, new_is_ds: bool, ct, tmp: Path, workers: int, progres
 
 
 # %% ../nbs/07_merge.ipynb #73e1c1fd
-def _merge_locked(existing, new, output_dir, model_path, allow_mismatch, workers, progress, overwrite, link, split=None) -> dict:
+def _merge_locked(existing, new, output_dir, model_path, allow_mismatch, workers, progress, overwrite, link,
+                  split=None) -> dict:
     t0 = time.perf_counter()
     existing, new = _local_inputs(existing, new, progress)
     (existing, ex_split), (new, new_split) = _split_of(existing, split, '--existing'), _split_of(new, split, '--new')
-    new_dd = not is_s3_url(new) and dataset_dict_splits(Path(new)) is not None  # DatasetDict completions: tokenize reads the split
+    new_dd = not is_s3_url(new) and dataset_dict_splits(Path(new)) is not None  # completions: tokenize reads the split
     if split is not None and not (ex_split or new_split or new_dd):
-        raise ValueError(f"--split {split}: neither --existing nor --new is a DatasetDict folder (dataset_dict.json); drop --split")
+        raise ValueError(f"--split {split}: neither --existing nor --new is a DatasetDict folder (dataset_dict.json); "
+                         "drop --split")
     out = Path(output_dir)
     ex = _open_existing(existing, new, out, overwrite)
     new_is_ds = is_dataset_dir(new)
@@ -482,7 +519,8 @@ def _merge_locked(existing, new, output_dir, model_path, allow_mismatch, workers
         stats = _merged_stats(r, seconds)
         (tmp/'stats.json').write_text(json.dumps(stats, indent=2))
         inputs = dict(existing=_describe_input(ex, 'dataset', existing, r['ex_st'], ex_split),
-                      new=_describe_input(nd, 'dataset' if new_is_ds else 'completions', new, r['new_st'], (new_split or {}) | extra))
+                      new=_describe_input(nd, 'dataset' if new_is_ds else 'completions', new, r['new_st'],
+                                          (new_split or {}) | extra))
         _write_merge_manifest(tmp, ex, inputs, stats, r, allow_mismatch, mismatches, seconds)
         replace_dir(tmp, out)  # an old `out` is swapped out in one step, then deleted
     except BaseException:
@@ -503,15 +541,19 @@ def add_merge_args(p):
     "Add the `merge` sub-command's arguments to the argparse parser `p`."
     from dflash_nb.config import ranged
     p.add_argument('--existing', required=True, help="dataset to merge into (never modified)")
-    p.add_argument('--new', required=True, help="new completions (JSONL file or folder) or another dataset made by dflash-nb")
+    p.add_argument('--new', required=True, help="new completions (JSONL file or folder) "
+                                                "or another dataset made by dflash-nb")
     p.add_argument('--output-dir', required=True, help="merged dataset directory to create")
-    p.add_argument('--model-path', help="tokenizer dir for new completions (default: the one recorded in --existing's manifest; "
-                                        "its fingerprint must match)")
-    p.add_argument('--allow-mismatch', action='store_true', help="merge despite a tokenizer/template/max_seq_len/type mismatch "
-                                                                   "(recorded in the output manifest)")
-    p.add_argument('--workers', type=ranged(int, min=1, max=1024), default=1, help="tokenizer processes for new completions (default 1)")
-    p.add_argument('--overwrite', action='store_true', help="replace an existing --output-dir (after the new one is complete)")
-    p.add_argument('--split', help="the split to read where --existing or --new is a DatasetDict folder (dataset_dict.json; default: train)")
+    p.add_argument('--model-path', help="tokenizer dir for new completions (default: the one recorded in --existing's "
+                                        "manifest; its fingerprint must match)")
+    p.add_argument('--allow-mismatch', action='store_true', help="merge despite a tokenizer/template/max_seq_len/type "
+                                                                 "mismatch (recorded in the output manifest)")
+    p.add_argument('--workers', type=ranged(int, min=1, max=1024), default=1, help="tokenizer processes for new "
+                                                                                   "completions (default 1)")
+    p.add_argument('--overwrite', action='store_true', help="replace an existing --output-dir "
+                                                            "(after the new one is complete)")
+    p.add_argument('--split', help="the split to read where --existing or --new is a DatasetDict folder "
+                                   "(dataset_dict.json; default: train)")
     p.add_argument('--copy', action='store_true', help="copy the existing shards instead of hard-linking them")
     p.add_argument('--quiet', action='store_true', help="no progress bars")
     return p
@@ -519,8 +561,8 @@ def add_merge_args(p):
 # %% ../nbs/07_merge.ipynb #01c97e1f
 def merge_main(args) -> int:
     "Run `dflash-nb merge` with parsed `args`; prints the count equation. Errors propagate as exceptions."
-    st = merge_datasets(args.existing, args.new, args.output_dir, model_path=args.model_path, allow_mismatch=args.allow_mismatch,
-                        workers=args.workers, progress=not args.quiet, overwrite=args.overwrite, link=not args.copy,
-                        split=args.split)
+    st = merge_datasets(args.existing, args.new, args.output_dir, model_path=args.model_path,
+                        allow_mismatch=args.allow_mismatch, workers=args.workers, progress=not args.quiet,
+                        overwrite=args.overwrite, link=not args.copy, split=args.split)
     print(f"{st.get('count_equation') or count_equation(args.output_dir)} -> {args.output_dir}")
     return 0

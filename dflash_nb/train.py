@@ -111,8 +111,8 @@ def check_token_dataset(ds: TokenDataset, vocab_size: int | None = None) -> Toke
     lo = min((int(vals[off[0]:off[-1]].min()) for _, vals, _, off in ds._batches if off[-1] > off[0]), default=0)
     vocab = vocab_size or ds.vocab_size
     if lo < 0 or (vocab and ds.max_token_id >= vocab):
-        raise ValueError(f"{ds.path}: token ids span [{lo}, {ds.max_token_id}], outside the vocabulary [0, {vocab or '?'}); "
-                         "the dataset is corrupt or was made with another tokenizer")
+        raise ValueError(f"{ds.path}: token ids span [{lo}, {ds.max_token_id}], outside the vocabulary [0, "
+                         f"{vocab or '?'}); the dataset is corrupt or was made with another tokenizer")
     return ds
 
 def open_token_dataset(path, max_seq_len: int | None = None) -> TokenDataset:

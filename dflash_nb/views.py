@@ -26,7 +26,7 @@ __all__ = ['cached_tokenizer', 'special_ids', 'load_tokenizer', 'visible', 'Toke
 
 # %% ../nbs/05_views.ipynb #2107fdad
 @functools.lru_cache(maxsize=4)
-def _tokenizer_of(key: tuple) -> ChatTokenizer: return ChatTokenizer(Path(key[0]))   # key: the directory, its files' stats
+def _tokenizer_of(key: tuple) -> ChatTokenizer: return ChatTokenizer(Path(key[0]))  # key: the folder, its files' stats
 
 def cached_tokenizer(model_path) -> ChatTokenizer:
     "`ChatTokenizer(model_path)`, loaded once per process while its files are unchanged (loading takes about a second)."
@@ -35,11 +35,13 @@ def cached_tokenizer(model_path) -> ChatTokenizer:
     return _tokenizer_of((str(p), *files))
 
 def special_ids(ct: ChatTokenizer) -> dict:
-    "`{id: text}` of the tokenizer's special tokens (without loading the Hugging Face tokenizer when tokenize does not need it)."
+    """`{id: text}` of the tokenizer's special tokens (without loading the Hugging Face tokenizer when tokenize does not
+    need it)."""
     return {ids[0]: t for t in ct.special_tokens if len(ids := ct.encode(t)) == 1}
 
 # %% ../nbs/05_views.ipynb #841d5ac7
-def load_tokenizer(manifest: dict | None, model_path=None, ignore_fingerprint: bool = False) -> tuple[ChatTokenizer | None, str]:
+def load_tokenizer(manifest: dict | None, model_path=None,
+                   ignore_fingerprint: bool = False) -> tuple[ChatTokenizer | None, str]:
     "`(ChatTokenizer or None, note)`: the tokenizer to decode a dataset with, verified against its manifest."
     want = (manifest or {}).get('tokenizer') or {}
     explicit = model_path is not None
@@ -47,7 +49,8 @@ def load_tokenizer(manifest: dict | None, model_path=None, ignore_fingerprint: b
     if not mp:
         return None, "no tokenizer (no --model-path and no manifest naming one): showing token ids"
     if not (Path(mp)/'tokenizer.json').is_file():
-        if explicit: raise FileNotFoundError(f"{mp}: no tokenizer.json; --model-path must be the model or tokenizer directory the dataset was tokenized with")
+        if explicit: raise FileNotFoundError(f"{mp}: no tokenizer.json; --model-path must be the model or tokenizer "
+                                             "directory the dataset was tokenized with")
         return None, (f"no tokenizer: the manifest's tokenizer {mp} is not there any more; pass --model-path DIR "
                       "(the directory the dataset was tokenized with) to see text; showing token ids")
     ct = cached_tokenizer(mp)
@@ -127,21 +130,26 @@ def text(self: TokenDisplay, ids) -> str:
 
 # %% ../nbs/05_views.ipynb #b698a4d6
 _MASKED_BG, _PROMPT_BG = ('#a8e6b4', '#cdf2d4'), ('#e3e3e3', '#f3f3f3')
-_DIFF_STYLE = {'changed': 'outline:2px solid #d62728;outline-offset:-1px;', 'mask': 'outline:2px dashed #ff7f0e;outline-offset:-1px;'}
+_DIFF_STYLE = {'changed': 'outline:2px solid #d62728;outline-offset:-1px;',
+               'mask': 'outline:2px dashed #ff7f0e;outline-offset:-1px;'}
 # inline as well as in <style>: JupyterLab drops <style> from an untrusted notebook (one executed elsewhere), and a dark
 # theme would otherwise give the view its light text on these light chips
-_VIEW_STYLE = ("font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px;line-height:1.9;word-break:break-all;"
-               "border:1px solid #ccc;border-radius:4px;padding:6px 8px;margin:4px 0 10px 0;background:#fff;color:#111")
+_VIEW_STYLE = ("font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px;line-height:1.9;"
+               "word-break:break-all;border:1px solid #ccc;border-radius:4px;padding:6px 8px;margin:4px 0 10px 0;"
+               "background:#fff;color:#111")
 _VIEW_CSS = (f"<style>.dfk-view{{{_VIEW_STYLE}}}.dfk-view span.t{{border-radius:3px;padding:1px 1px;margin-right:1px}}"
-             ".dfk-view .w{color:#7a7a7a}.dfk-head{font-family:system-ui,sans-serif;font-size:12.5px;margin-bottom:4px}</style>")
-_NOWRAP = 'white-space:nowrap;word-break:normal;'  # a legend entry never breaks inside ("maske/d" under the views' break-all)
+             ".dfk-view .w{color:#7a7a7a}.dfk-head{font-family:system-ui,sans-serif;font-size:12.5px;margin-bottom:4px}"
+             "</style>")
+_NOWRAP = 'white-space:nowrap;word-break:normal;'  # a legend entry never breaks ("maske/d" under the views' break-all)
 _LEGEND = (f'<span style="{_NOWRAP}background:{_MASKED_BG[0]};color:#111;padding:0 4px">masked</span> '
            f'<span style="{_NOWRAP}background:{_PROMPT_BG[0]};color:#111;padding:0 4px">not masked</span> '
-           f'<span style="{_NOWRAP}background:#fff;color:#6a1b9a;font-weight:bold;border:1px solid #6a1b9a;padding:0 3px">special</span>')
+           f'<span style="{_NOWRAP}background:#fff;color:#6a1b9a;font-weight:bold;border:1px solid #6a1b9a;'
+           'padding:0 3px">special</span>')
 
 def _keep_ranges(points, n: int, context: int) -> list[tuple[int, int]]:
     "Merged `[a, b)` ranges of `context` tokens around each point, plus the first and last `context` tokens."
-    rs = sorted([(0, min(n, context)), (max(0, n - context), n)] + [(max(0, p - context), min(n, p + context)) for p in points])
+    rs = sorted([(0, min(n, context)), (max(0, n - context), n)] +
+                [(max(0, p - context), min(n, p + context)) for p in points])
     out = []
     for a, b in rs:
         if out and a <= out[-1][1]: out[-1] = (out[-1][0], max(out[-1][1], b))
@@ -156,7 +164,8 @@ def _boundaries(mask: np.ndarray) -> list[int]:
 # %% ../nbs/05_views.ipynb #5b204fd6
 def _chip(piece: str, pos: int, tid: int, masked: bool, special: bool, extra: str = '') -> str:
     bg = (_MASKED_BG if masked else _PROMPT_BG)[pos % 2]
-    style = f"background:{bg};color:#111;" + ("color:#6a1b9a;font-weight:bold;border:1px solid #6a1b9a;" if special else '') + extra
+    sp = "color:#6a1b9a;font-weight:bold;border:1px solid #6a1b9a;" if special else ''
+    style = f"background:{bg};color:#111;{sp}{extra}"
     title = f"#{pos} id {tid}" + (" masked" if masked else "") + (" special" if special else "")
     body = html.escape(piece) if special else ''.join(  # runs of plain characters and runs of invisible ones
         html.escape(s) if plain else f'<span class="w" style="color:#7a7a7a">{html.escape(visible(s))}</span>'
@@ -207,7 +216,8 @@ def n_masked(self: TokenView) -> int: return int(self.loss_mask.sum())
 
 @patch
 def _segments(self: TokenView) -> list[tuple[bool, int, int]]:
-    "`(shown, a, b)` pieces of the sample: all of it when short, else the tokens around marks or mask boundaries and the gaps."
+    """`(shown, a, b)` pieces of the sample: all of it when short, else the tokens around marks or mask boundaries and
+    the gaps."""
     n = len(self.input_ids)
     if n <= self.max_tokens: return [(True, 0, n)]
     out, prev = [], 0
@@ -230,15 +240,16 @@ def header(self: TokenView) -> str:
     bits.append(f"{n:,} tokens, {k:,} masked ({k / n:.1%}) in {runs} run{'s' * (runs != 1)}" if n else "0 tokens")
     if self.truncated: bits.append('<span style="color:#b00020;font-weight:bold">truncated</span>')
     if self.display.ct is None: bits.append('<i>no tokenizer: token ids</i>')
-    return f'<div class="dfk-head" style="font-family:system-ui,sans-serif;font-size:12.5px;margin-bottom:4px">{" · ".join(bits)} &nbsp; {_LEGEND}</div>'
+    return (f'<div class="dfk-head" style="font-family:system-ui,sans-serif;font-size:12.5px;margin-bottom:4px">'
+            f'{" · ".join(bits)} &nbsp; {_LEGEND}</div>')
 
 # %% ../nbs/05_views.ipynb #13ba7015
 @patch
 def _chips(self: TokenView, a: int, b: int) -> str:
     "The chips of tokens `a` to `b`, diff marks included."
     ids, marks = self.input_ids, self.marks or {}
-    return ''.join(_chip(s, p, int(ids[p]), bool(self.loss_mask[p]), int(ids[p]) in self.display.special, _DIFF_STYLE.get(marks.get(p), ''))
-                   for p, s in zip(range(a, b), self.display.pieces(ids[a:b])))
+    return ''.join(_chip(s, p, int(ids[p]), bool(self.loss_mask[p]), int(ids[p]) in self.display.special,
+                         _DIFF_STYLE.get(marks.get(p), '')) for p, s in zip(range(a, b), self.display.pieces(ids[a:b])))
 
 @patch
 def chips_html(self: TokenView) -> str:
@@ -265,7 +276,8 @@ def to_text(self: TokenView, color: bool = True) -> str:
     ids, mask = self.input_ids, self.loss_mask
     n, k = len(ids), self.n_masked
     head = (f"== {self.sample_id or '(no id)'}" + (f" (#{self.index})" if self.index is not None else '') +
-            f" · source {self.source or '(none)'} · {n:,} tokens, {k:,} masked ({k / max(n, 1):.1%})" + (" · TRUNCATED" if self.truncated else ''))
+            f" · source {self.source or '(none)'} · {n:,} tokens, {k:,} masked ({k / max(n, 1):.1%})" +
+            (" · TRUNCATED" if self.truncated else ''))
     out = [head, '\n']
     for shown, a, b in self._segments():
         if not shown: out.append(f"\n  ⋯ {b - a:,} tokens hidden ({int(mask[a:b].sum()):,} masked) ⋯\n")
@@ -295,7 +307,8 @@ class TokenViews(list):
 # %% ../nbs/05_views.ipynb #79c81d15
 class MaskDataset(Dataset):
     "A tokenized `Dataset` opened for inspection: with its verified tokenizer, and sample views."
-    def __init__(self, path, model_path=None, tokenizer: bool = True, ignore_fingerprint: bool = False, progress: bool = False):
+    def __init__(self, path, model_path=None, tokenizer: bool = True, ignore_fingerprint: bool = False,
+                 progress: bool = False):
         super().__init__(path, progress)  # one snapshot, checked as it is read (`dataset`)
         self.ct, self.tokenizer_note = (load_tokenizer(self.manifest, model_path, ignore_fingerprint) if tokenizer
                                         else (None, "no tokenizer (--no-tokenizer): showing token ids"))
@@ -304,7 +317,7 @@ class MaskDataset(Dataset):
 
     @property
     def max_seq_len(self) -> int | None:
-        "The truncation length: the manifest's `params.max_seq_len`, else stats' `max_seq_len` when stats counted truncations."
+        "The truncation length: the manifest's `params.max_seq_len`, else stats' `max_seq_len` if it counted cuts."
         if 'max_seq_len' in self.params: return self.params['max_seq_len']
         if self.stats and self.stats.get('truncated'): return self.stats.get('max_seq_len')
         return None
@@ -321,9 +334,11 @@ def indices_of(self: MaskDataset, sample_ids) -> dict:
     "`{sample_id: [positions]}` for the given ids (absent ids map to [])."
     want = list(dict.fromkeys(map(str, sample_ids)))
     res, pos, vs = {s: [] for s in want}, 0, pa.array(want, pa.string())
-    cols = [self.summary.sample_ids] if self.summary is not None else (b.column('sample_id') for _, _, b in self.batches())
+    cols = ([self.summary.sample_ids] if self.summary is not None else
+            (b.column('sample_id') for _, _, b in self.batches()))
     for col in cols:
-        for i in np.flatnonzero(pc.is_in(col, value_set=vs).to_numpy(zero_copy_only=False)): res[col[int(i)].as_py()].append(pos + int(i))
+        for i in np.flatnonzero(pc.is_in(col, value_set=vs).to_numpy(zero_copy_only=False)):
+            res[col[int(i)].as_py()].append(pos + int(i))
         pos += len(col)
     return res
 
@@ -358,9 +373,10 @@ def sample(self: MaskDataset, n: int = 3, seed: int | None = 0, **kw) -> TokenVi
 
 # %% ../nbs/05_views.ipynb #d647236c
 @patch
-def select(self: MaskDataset, by: str | None = None, source: str | None = None, where: Callable | None = None, n: int = 5,
-           seed: int | None = 0, **kw) -> TokenViews:
-    "Views of samples chosen by a filter (`by` in `ORDERS`, a `source`, a `where(table) -> bool array`); random when `by` is None."
+def select(self: MaskDataset, by: str | None = None, source: str | None = None, where: Callable | None = None,
+           n: int = 5, seed: int | None = 0, **kw) -> TokenViews:
+    """Views of samples chosen by a filter (`by` in `ORDERS`, a `source`, a `where(table) -> bool array`); random when
+    `by` is None."""
     if self.summary is None: self.scan()
     return self.views(self.summary.select(by, source, where, n, seed), **kw)
 
@@ -396,11 +412,13 @@ def _rows(self: DiffView) -> list[str]:
     "One table row per aligned segment (difflib opcodes): differing segments side by side, long equal runs collapsed."
     ctx, rows = max(1, self.a.context), []
     td = f'<td style="{_CELL}vertical-align:top;width:50%;padding:2px 6px;{{}}">{{}}</td>'
-    row = lambda l, r, hot: (f'<tr style="{_CELL}">' + td.format('border-left:3px solid #d62728;' if hot else 'border-left:3px solid transparent;', l)
-                             + td.format('border-left:3px solid #d62728;' if hot else '', r) + '</tr>')
-    gap = lambda n: (f'<tr style="{_CELL}"><td colspan="2" style="{_CELL}text-align:center;padding:1px"><span style="background:#fff3cd;color:#7a5d00;'
-                     f'border:1px dashed #c9a227;border-radius:3px;padding:0 6px;font-family:system-ui,sans-serif">'
-                     f'⋯ {n:,} identical tokens hidden ⋯</span></td></tr>')
+    red, clear = 'border-left:3px solid #d62728;', 'border-left:3px solid transparent;'
+    row = lambda l, r, hot: (f'<tr style="{_CELL}">' + td.format(red if hot else clear, l)
+                             + td.format(red if hot else '', r) + '</tr>')
+    gap = lambda n: (f'<tr style="{_CELL}"><td colspan="2" style="{_CELL}text-align:center;padding:1px"><span '
+                     'style="background:#fff3cd;color:#7a5d00;border:1px dashed #c9a227;border-radius:3px;'
+                     f'padding:0 6px;font-family:system-ui,sans-serif">⋯ {n:,} identical tokens hidden ⋯</span>'
+                     '</td></tr>')
     ops = self.ops or [('equal', 0, len(self.a.input_ids), 0, len(self.b.input_ids))]
     for op, a0, a1, b0, b1 in ops:
         hot = op != 'equal' or any(p in (self.a.marks or {}) for p in range(a0, a1))
@@ -415,19 +433,24 @@ def _rows(self: DiffView) -> list[str]:
 @patch
 def _repr_html_(self: DiffView) -> str:
     "Both sides in one table, aligned segment by segment, with one legend for every colour and outline used."
-    key = (_LEGEND + f' <span style="{_NOWRAP}background:#fff;color:#111;outline:2px solid #d62728;outline-offset:-1px;padding:0 3px">differs</span> '
-           f'<span style="{_NOWRAP}background:#fff;color:#111;outline:2px dashed #ff7f0e;outline-offset:-1px;padding:0 3px">masked differently</span> '
-           f'<span style="{_NOWRAP}background:#fff;color:#111;border-left:3px solid #d62728;padding:0 3px">row with a difference</span>')
+    key = (_LEGEND + f' <span style="{_NOWRAP}background:#fff;color:#111;outline:2px solid '
+                     '#d62728;outline-offset:-1px;padding:0 3px">differs</span> <span '
+                     f'style="{_NOWRAP}background:#fff;color:#111;outline:2px dashed '
+                     '#ff7f0e;outline-offset:-1px;padding:0 3px">masked differently</span> '
+                     f'<span style="{_NOWRAP}background:#fff;color:#111;border-left:3px '
+                     'solid #d62728;padding:0 3px">row with a difference</span>')
     head = ''.join(f'<th style="{_CELL}vertical-align:top;width:50%;padding:2px 6px;font:12.5px system-ui,sans-serif">'
                    f'<b>{html.escape(str(l))}</b><br>{v.header()}</th>' for l, v in zip(self.labels, (self.a, self.b)))
-    return (f'<div style="{_VIEW_STYLE}"><div style="font:13px system-ui,sans-serif;margin:2px 0 6px 0"><b>{html.escape(self.summary())}</b>'
-            f' &nbsp; {key}</div><table style="width:100%;table-layout:fixed;border-collapse:collapse;color:#111">'
-            f'<tr style="{_CELL}border-bottom:1px solid #ccc">{head}</tr>{"".join(self._rows())}</table></div>')
+    return (f'<div style="{_VIEW_STYLE}"><div style="font:13px system-ui,sans-serif;margin:2px 0 6px '
+            f'0"><b>{html.escape(self.summary())}</b> &nbsp; {key}</div><table '
+            'style="width:100%;table-layout:fixed;border-collapse:collapse;color:#111"><tr '
+            f'style="{_CELL}border-bottom:1px solid #ccc">{head}</tr>{"".join(self._rows())}</table></div>')
 
 # %% ../nbs/05_views.ipynb #a3063ee0
 @patch
 def to_text(self: DiffView, color: bool = True) -> str:
-    return f"{self.summary()}\n--- {self.labels[0]}\n{self.a.to_text(color)}--- {self.labels[1]}\n{self.b.to_text(color)}"
+    return (f"{self.summary()}\n--- {self.labels[0]}\n{self.a.to_text(color)}"
+            f"--- {self.labels[1]}\n{self.b.to_text(color)}")
 
 @patch
 def __repr__(self: DiffView) -> str: return self.to_text(color=False)
@@ -451,7 +474,8 @@ def diff_views(a: TokenView, b: TokenView, labels=('A', 'B'), context: int = 16)
 
 # %% ../nbs/05_views.ipynb #4ce7c921
 def compare_tokenizations(record, a, b, labels=None, max_seq_len: int | None = None, **kw) -> DiffView:
-    "Tokenize one record (a `Record` or a raw JSON record dict) with two model directories / `ChatTokenizer`s and diff them."
+    """Tokenize one record (a `Record` or a raw JSON record dict) with two model directories / `ChatTokenizer`s and diff
+    them."""
     rec = record if isinstance(record, Record) else parse_record(record, 'record', 1)
     cts = [x if isinstance(x, ChatTokenizer) else cached_tokenizer(x) for x in (a, b)]
     vs = [TokenView(s.input_ids, s.loss_mask, rec.sample_id, rec.source, display=TokenDisplay(c), truncated=s.truncated)
