@@ -156,11 +156,6 @@ def _keep_ranges(points, n: int, context: int) -> list[tuple[int, int]]:
         else: out.append((a, b))
     return out
 
-# %% ../nbs/05_views.ipynb #135b2699
-def _boundaries(mask: np.ndarray) -> list[int]:
-    "Positions where `mask` changes value: the inner edges of its masked runs (`dataset.masked_runs`)."
-    return [p for p in masked_runs(mask).ravel().tolist() if 0 < p < len(mask)]
-
 # %% ../nbs/05_views.ipynb #5b204fd6
 def _chip(piece: str, pos: int, tid: int, masked: bool, special: bool, extra: str = '') -> str:
     bg = (_MASKED_BG if masked else _PROMPT_BG)[pos % 2]
@@ -182,7 +177,7 @@ def _gap(a: int, b: int, mask: np.ndarray) -> str:
 
 def _full_text(ids: np.ndarray, mask: np.ndarray, disp: TokenDisplay) -> str:
     "The whole sample as text, masked runs highlighted."
-    cuts = [0, *_boundaries(mask), len(ids)]
+    cuts = sorted({0, len(ids), *masked_runs(mask).ravel().tolist()})  # the masked runs' edges
     parts = []
     for a, b in zip(cuts, cuts[1:]):
         t = html.escape(disp.text(ids[a:b]) if disp.ct is not None else ' '.join(map(str, ids[a:b].tolist())) + ' ')
@@ -216,12 +211,11 @@ def n_masked(self: TokenView) -> int: return int(self.loss_mask.sum())
 
 @patch
 def _segments(self: TokenView) -> list[tuple[bool, int, int]]:
-    """`(shown, a, b)` pieces of the sample: all of it when short, else the tokens around marks or mask boundaries and
-    the gaps."""
+    "`(shown, a, b)` pieces of the sample: all of it when short, else the tokens around marks or mask edges, and gaps."
     n = len(self.input_ids)
     if n <= self.max_tokens: return [(True, 0, n)]
     out, prev = [], 0
-    points = sorted(self.marks) if self.marks else _boundaries(self.loss_mask)
+    points = sorted(self.marks) if self.marks else masked_runs(self.loss_mask).ravel().tolist()
     for a, b in _keep_ranges(points, n, self.context) + [(n, n)]:
         if a > prev: out.append((False, prev, a))
         if b > a: out.append((True, a, b))
