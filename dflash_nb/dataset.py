@@ -44,8 +44,8 @@ def parse_json(data: bytes | None, p, kind: type | None = None):
     naming `p`."""
     if data is None: return None
     try: v = json.loads(data.decode('utf-8'))
-    except (json.JSONDecodeError, UnicodeDecodeError) as e: raise ValueError(f"{p}: not valid JSON ({e}); "
-                                                                             "repair or remove it") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise ValueError(f"{p}: not valid JSON ({e}); repair or remove it") from None
     if kind is not None and not isinstance(v, kind):
         raise ValueError(f"{p}: holds {_json_kind(v)}, not {_json_kind(kind())}; the file is damaged or not this "
                          "project's: repair or remove it")
@@ -94,8 +94,8 @@ def _check_dataset_dir(d: Path):
             "that `dflash-nb tokenize --output-dir` or `datasets.save_to_disk` wrote")
     if (d/'dataset_dict.json').is_file():
         splits = (read_json(d/'dataset_dict.json', dict) or {}).get('splits', [])
-        raise ValueError(f"{d}: a DatasetDict with splits {splits}; give one "
-                         f"split's folder, e.g. {d/(splits or ['train'])[0]}")
+        raise ValueError(f"{d}: a DatasetDict with splits {splits}; "
+                         f"give one split's folder, e.g. {d/(splits or ['train'])[0]}")
 
 def _read_at(dfd: int, name: str) -> bytes | None:
     "The bytes of file `name` in the open folder `dfd`, None when absent."
@@ -171,8 +171,8 @@ def _open_shard(d: Path, dfd: int, name: str, i: int, rec: dict | None, owner: S
     try: fd = os.open(name, os.O_RDONLY, dir_fd=dfd)
     except (FileNotFoundError, NotADirectoryError):
         if _replaced(d, dfd): raise _Replaced() from None
-        raise FileNotFoundError(f"{d/name}: listed in {d/'state.json'} but missing; the "
-                                "dataset is incomplete: copy or re-create it") from None
+        raise FileNotFoundError(f"{d/name}: listed in {d/'state.json'} but missing; "
+                                "the dataset is incomplete: copy or re-create it") from None
     try:
         size = os.fstat(fd).st_size
         s = Shard(d/name)
@@ -225,8 +225,8 @@ def dataset_shards(path, tries: int = 50) -> Shards:
                 raise
             if _replaced(d, dfd): time.sleep(0.001 * attempt); continue
         finally: os.close(dfd)
-        if not shards: raise FileNotFoundError(f"{d}: no Arrow shards (no state.json, no "
-                                               "*.arrow); is it a dataset directory?")
+        if not shards:
+            raise FileNotFoundError(f"{d}: no Arrow shards (no state.json, no *.arrow); is it a dataset directory?")
         return shards
     raise RuntimeError(f"{d}: replaced {tries} times while it was being opened (another run is overwriting it); try "
                        "again when that run has finished")
@@ -296,13 +296,13 @@ def _check_totals(shards: Shards, rows: int, tokens: int | None):
                                      f"{tokens if tokens is None else f'{tokens:,}'} tokens but {name} records "
                                      f"{want[0]:,} / {want[1] if want[1] is None else f'{want[1]:,}'}"
                                      + (f" ({', '.join(empty)} is empty)" if empty else '') +
-                                     ": a shard is cut short or damaged (this dataset "
-                                     f"records no per-shard sizes to name it): {_FIX}")
+                                     ": a shard is cut short or damaged "
+                                     f"(this dataset records no per-shard sizes to name it): {_FIX}")
             return
 
 def _damaged(shard, e: Exception, rows: int) -> DatasetDamaged:
-    return DatasetDamaged(f"{shard}: cannot be read after {rows:,} rows "
-                          f"({' '.join(str(e).split())}); the shard is truncated or damaged: {_FIX}")
+    return DatasetDamaged(f"{shard}: cannot be read after {rows:,} rows ({' '.join(str(e).split())}); "
+                          f"the shard is truncated or damaged: {_FIX}")
 
 # %% ../nbs/03a_dataset.ipynb #1e345639
 def _mapped(shard):
@@ -346,8 +346,8 @@ def read_shard(path) -> pa.Table:
     except pa.ArrowInvalid:
         try: t = pa.ipc.open_file(buf).read_all()
         except (pa.ArrowInvalid, OSError) as e:
-            raise DatasetDamaged(f"{path}: not an Arrow IPC stream or file ({e}); the shard is damaged or not "
-                                 "Arrow") from None
+            raise DatasetDamaged(f"{path}: not an Arrow IPC stream or file ({e}); "
+                                 "the shard is damaged or not Arrow") from None
     except OSError as e: raise _damaged(path, e, 0) from None
     tokens = [_batch_tokens(b) for b in t.to_batches()]
     _finished(path, t.num_rows, None if None in tokens else sum(tokens))
@@ -360,8 +360,8 @@ def read_schema(shard) -> pa.Schema:
         if mm is None: raise _empty(shard)
         return pa.ipc.open_stream(pa.py_buffer(mm)).schema
     except (pa.ArrowInvalid, OSError) as e:
-        raise DatasetDamaged(f"{shard}: not a readable Arrow stream shard ({e}); the dataset is damaged or "
-                             "incomplete") from None
+        raise DatasetDamaged(f"{shard}: not a readable Arrow stream shard ({e}); "
+                             "the dataset is damaged or incomplete") from None
 
 # %% ../nbs/03a_dataset.ipynb #f756e1c8
 DATASET_COLUMNS = SCHEMA.remove_metadata()  # the five columns, for comparing a batch's schema
@@ -526,9 +526,9 @@ def output_lock(out):
             holder = os.pread(fd, 32, 0).decode(errors='replace').strip() or 'unknown'
             os.close(fd)
             if not _pid_alive(holder) and (others := _lock_holders(lock.resolve())):
-                raise OutputLocked(f"{out}: the run that locked this output (pid {holder}) has ended, but processes "
-                                   f"{', '.join(map(str, others))} still hold its lock {lock}; end them, then "
-                                   "rerun") from None
+                raise OutputLocked(f"{out}: the run that locked this output (pid {holder}) has ended, "
+                                   f"but processes {', '.join(map(str, others))} still hold its lock {lock}; "
+                                   "end them, then rerun") from None
             raise OutputLocked(f"{out}: another run (pid {holder}) is writing this output (lock {lock}); wait for it "
                                "to end, or choose another --output-dir") from None
         try: same = os.stat(lock).st_ino == os.fstat(fd).st_ino
@@ -550,12 +550,12 @@ def check_output_dir(out, overwrite: bool, ours=None, what: str = 'a dataset wri
     `ours(out)`."""
     out = Path(out)
     if not out.exists() and not out.is_symlink(): return
-    if not overwrite: raise FileExistsError(f"{out}: output already exists; choose a "
-                                            "new --output-dir or pass --overwrite")
+    if not overwrite:
+        raise FileExistsError(f"{out}: output already exists; choose a new --output-dir or pass --overwrite")
     if out.is_dir() and not out.is_symlink() and (not any(out.iterdir()) or (out/'manifest.json').is_file()
                                                   or (ours and ours(out))): return
-    raise FileExistsError(f"{out}: not {what}; --overwrite replaces only such an output: choose another --output-dir, "
-                          "or move it away yourself")
+    raise FileExistsError(f"{out}: not {what}; --overwrite replaces only such an output: "
+                          "choose another --output-dir, or move it away yourself")
 
 # %% ../nbs/03a_dataset.ipynb #56d01590
 def _exchange(a, b) -> bool:

@@ -50,8 +50,8 @@ def _export_inputs(dataset, output_dir, overwrite: bool) -> tuple[list, list]:
         raise ValueError(f"{out}: inside the dataset {src}; export to a folder of its own")
     names = [read_schema(s).names for s in shards]
     if missing := [c for c in ('input_ids', 'loss_mask') if c not in names[0]]:
-        raise ValueError(f"{src}: no {' or '.join(missing)} column (columns: {', '.join(names[0])}); not a tokenized "
-                         "dataset")
+        raise ValueError(f"{src}: no {' or '.join(missing)} column (columns: {', '.join(names[0])}); "
+                         "not a tokenized dataset")
     return shards, names
 
 # %% ../nbs/08_export.ipynb #f8248d2d

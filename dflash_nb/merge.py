@@ -499,8 +499,8 @@ def _merge_locked(existing, new, output_dir, model_path, allow_mismatch, workers
     (existing, ex_split), (new, new_split) = _split_of(existing, split, '--existing'), _split_of(new, split, '--new')
     new_dd = not is_s3_url(new) and dataset_dict_splits(Path(new)) is not None  # completions: tokenize reads the split
     if split is not None and not (ex_split or new_split or new_dd):
-        raise ValueError(f"--split {split}: neither --existing nor --new is a DatasetDict folder (dataset_dict.json); "
-                         "drop --split")
+        raise ValueError(f"--split {split}: neither --existing nor --new is a DatasetDict folder "
+                         "(dataset_dict.json); drop --split")
     out = Path(output_dir)
     ex = _open_existing(existing, new, out, overwrite)
     new_is_ds = is_dataset_dir(new)
@@ -541,17 +541,18 @@ def add_merge_args(p):
     "Add the `merge` sub-command's arguments to the argparse parser `p`."
     from dflash_nb.config import ranged
     p.add_argument('--existing', required=True, help="dataset to merge into (never modified)")
-    p.add_argument('--new', required=True, help="new completions (JSONL file or folder) "
-                                                "or another dataset made by dflash-nb")
+    p.add_argument('--new', required=True,
+                   help="new completions (JSONL file or folder) or another dataset made by dflash-nb")
     p.add_argument('--output-dir', required=True, help="merged dataset directory to create")
-    p.add_argument('--model-path', help="tokenizer dir for new completions (default: the one recorded in --existing's "
-                                        "manifest; its fingerprint must match)")
-    p.add_argument('--allow-mismatch', action='store_true', help="merge despite a tokenizer/template/max_seq_len/type "
-                                                                 "mismatch (recorded in the output manifest)")
-    p.add_argument('--workers', type=ranged(int, min=1, max=1024), default=1, help="tokenizer processes for new "
-                                                                                   "completions (default 1)")
-    p.add_argument('--overwrite', action='store_true', help="replace an existing --output-dir "
-                                                            "(after the new one is complete)")
+    p.add_argument('--model-path', help="tokenizer dir for new completions (default: the one recorded in "
+                                        "--existing's manifest; its fingerprint must match)")
+    p.add_argument('--allow-mismatch', action='store_true',
+                   help="merge despite a tokenizer/template/max_seq_len/type mismatch "
+                        "(recorded in the output manifest)")
+    p.add_argument('--workers', type=ranged(int, min=1, max=1024), default=1,
+                   help="tokenizer processes for new completions (default 1)")
+    p.add_argument('--overwrite', action='store_true',
+                   help="replace an existing --output-dir (after the new one is complete)")
     p.add_argument('--split', help="the split to read where --existing or --new is a DatasetDict folder "
                                    "(dataset_dict.json; default: train)")
     p.add_argument('--copy', action='store_true', help="copy the existing shards instead of hard-linking them")
