@@ -20,7 +20,8 @@ def code_cells(nb: Path):
 
 
 def is_exported(src: str) -> bool:
-    return any(l.strip().replace(' ', '') in ('#|export', '#|exports') or l.strip().replace(' ', '').startswith('#|export ')
+    "An nbdev export cell: `#| export`, `#| exports`, or either with a target module (`#| export templates.dflash`)."
+    return any(l.strip().replace('#|', '#| ').split()[:2] in (['#|', 'export'], ['#|', 'exports'])
                for l in src.splitlines()[:3])
 
 

@@ -15,17 +15,17 @@ dflash-nb inspect "$OUT/ds" --json "$OUT/inspect.json" --color never > "$OUT/ins
 head -n 40 "$ROOT/data/samples/"*.jsonl 2>/dev/null | grep '^{' > "$OUT/new.jsonl" || true
 q dflash-nb merge --existing "$OUT/ds" --new "$OUT/new.jsonl" --model-path "$OUT/tok" --output-dir "$OUT/merged" --quiet
 q dflash-nb export "$OUT/ds" --format speculators --output-dir "$OUT/export"
-python - "$OUT" <<'PY'
+python - "$OUT" "$ROOT" <<'PY'
 import hashlib, json, sys
 from pathlib import Path
-out = Path(sys.argv[1]).resolve()
+out, root = Path(sys.argv[1]).resolve(), str(Path(sys.argv[2]).resolve())
 VOLATILE = {'created', 'created_utc', 'time', 'timing', 'seconds', 'host', 'hostname', 'pid', 'python', 'versions',
-            'version', 'encoder', 'encoder_reason'}      # the encoder is picked by input size and a cache: same ids
+            'version', 'encoder', 'encoder_reason', 'size_on_disk_bytes'}   # the encoder is picked by input size and a cache (same ids); the size follows the manifest's times
 def volatile(k): return k in VOLATILE or k.endswith(('_seconds', '_utc', '_per_second', '_s', '_ns'))
 def clean(x):
     if isinstance(x, dict): return {k: clean(v) for k, v in x.items() if not volatile(k)}
     if isinstance(x, list): return [clean(v) for v in x]
-    if isinstance(x, str): return x.replace(str(out), 'OUT')
+    if isinstance(x, str): return x.replace(str(out), 'OUT').replace(root, 'ROOT')
     return x
 for f in sorted(p for p in out.rglob('*') if p.is_file() and p.name not in ('log.txt',) and '/tok/' not in str(p)):
     b = f.read_bytes()
