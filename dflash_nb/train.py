@@ -8,7 +8,6 @@ import argparse, errno, fcntl, hashlib, json, math, os, random, re, shutil, sys,
 from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 import pyarrow as pa
@@ -33,7 +32,7 @@ __all__ = ['DEFAULT_GAMMA', 'TokenDataset', 'check_token_dataset', 'open_token_d
            'feature_cache_bytes', 'sample_key', 'FeatureCache', 'CachedTargetFeatures', 'fill_feature_cache',
            'dist_info', 'setup_device', 'load_target', 'shard_target', 'drafter_from_dir', 'latest_checkpoint',
            'save_checkpoint', 'saving', 'clean_stale_tmp', 'read_metrics', 'load_checkpoint', 'dataset_identity',
-           'target_identity', 'TrainConfig', 'add_train_args', 'train_args', 'default_eos_ids', 'setup_run',
+           'target_identity', 'TrainConfig', 'add_train_args', 'train_args', 'default_eos_ids', 'TrainRun', 'setup_run',
            'run_target', 'drafter_shape', 'fresh_drafter_config', 'run_drafter', 'run_features', 'plan_run',
            'param_groups', 'run_optimizer', 'resume_run', 'step_weight_sum', 'accumulate_gradients', 'train_step',
            'step_metrics', 'log_step', 'run_loop', 'run_summary', 'save_drafter', 'train', 'train_main',
@@ -622,17 +621,65 @@ def default_eos_ids(target=None, tokenizer=None) -> list[int]:
     return []
 
 # %% ../nbs/11_train.ipynb #6eda298f
-def setup_run(args: TrainConfig) -> SimpleNamespace:
+@dataclass(slots=True)
+class TrainRun:
+    """The state of one training run, declared field by field in the order of the steps that set them (each step reads
+    what the steps before it set); slotted, so that a misspelt attribute is an error, not a new one."""
+    # setup_run: the options, device, ranks, output directory and dataset
+    args: TrainConfig
+    t_start: float                          # time.time() at the start (the time budget and summary's seconds)
+    dev: torch.device
+    rank: int = 0
+    world: int = 1
+    out: Path | None = None                 # --output-dir
+    ds: TokenDataset | None = None
+    # run_target: the frozen target and the mask token
+    mask_id: int | None = None
+    fsdp: bool = False                      # the target's layers FSDP-sharded over the ranks
+    target: torch.nn.Module | None = None
+    # run_drafter: the drafter, its config, and the module the steps call (DDP-wrapped over ranks)
+    core: DFlashDraftModel | None = None
+    cfg: DFlashConfig | None = None
+    model: torch.nn.Module | None = None
+    # run_features: the tap layers' hooks (through the feature cache), its record, the loss weights
+    features: TargetFeatures | None = None
+    cache_info: dict | None = None
+    weights: torch.Tensor | None = None
+    # plan_run: every epoch's micro-batches, steps per epoch and in all, where each epoch starts, the plan to resume
+    plan_batches: list | None = None
+    per_epoch: list | None = None
+    total: int = 0
+    starts: np.ndarray | None = None
+    plan: dict | None = None
+    # run_optimizer: AdamW, the schedule's span ({'total'}, which a time budget shortens) and the schedule
+    opt: torch.optim.Optimizer | None = None
+    span: dict | None = None
+    sched: object = None
+    # resume_run: the step to start from and the metrics file
+    step: int = 0
+    metrics_path: Path | None = None
+    # run_loop: autocast, progress bar, throughput counters (without the first step) and the last step's metrics
+    autocast: object = None
+    bar: object = None
+    tok_sum: float = 0
+    t_train: float = 0.0
+    steps_run: int = 0
+    last: dict | None = None
+
+# %% ../nbs/11_train.ipynb #767cfac2
+def setup_run(args: TrainConfig) -> TrainRun:
     "The run `r`: options, device, rank and world size, output directory and dataset; the options checked first."
-    r = SimpleNamespace(args=args, t_start=time.time(), dev=setup_device(args.device))
+    r = TrainRun(args=args, t_start=time.time(), dev=setup_device(args.device))
     r.rank, r.world, _ = dist_info()
     r.out = Path(args.output_dir)
     if r.rank == 0: r.out.mkdir(parents=True, exist_ok=True)
     if args.grad_accum < 1 or args.max_tokens < 1: raise ValueError("--grad-accum and --max-tokens must be >= 1")
     if args.max_seq_len > args.max_tokens:
-        raise ValueError(f"--max-seq-len {args.max_seq_len} exceeds --max-tokens {args.max_tokens}: a sample must fit a micro-batch")
+        raise ValueError(f"--max-seq-len {args.max_seq_len} exceeds --max-tokens {args.max_tokens}: "
+                         "a sample must fit a micro-batch")
     r.ds = open_token_dataset(args.dataset, args.max_seq_len)  # counts, id range, shard named in read errors
-    if not len(r.ds): raise ValueError(f"{args.dataset}: no sample has a response of two or more tokens; nothing to train on")
+    if not len(r.ds):
+        raise ValueError(f"{args.dataset}: no sample has a response of two or more tokens; nothing to train on")
     return r
 
 # %% ../nbs/11_train.ipynb #c70ab3fa
@@ -645,7 +692,7 @@ def _mask_token_id(args: TrainConfig, ds: TokenDataset, V: int) -> int | None:
     return _default_mask_id(args.target, V)
 
 # %% ../nbs/11_train.ipynb #1a9aded2
-def run_target(r: SimpleNamespace) -> None:
+def run_target(r: TrainRun) -> None:
     "The frozen target on the device (FSDP-sharded under torchrun with --target-shard fsdp) and the mask token."
     a, ds = r.args, r.ds
     target = load_target(a.target, r.dev, vocab_size=ds.vocab_size or ds.max_token_id + 2)
@@ -692,7 +739,7 @@ def fresh_drafter_config(a, target_config, mask_id: int | None, layer_ids=None, 
     return c
 
 # %% ../nbs/11_train.ipynb #dba481a6
-def run_drafter(r: SimpleNamespace) -> None:
+def run_drafter(r: TrainRun) -> None:
     "The drafter `r.core` (fresh and sized for the target, or --init-drafter) and `r.model` (DDP-wrapped over ranks)."
     a, ds, target = r.args, r.ds, r.target
     layer_ids = [int(x) for x in a.target_layer_ids.split(',')] if a.target_layer_ids else None
@@ -715,7 +762,7 @@ def run_drafter(r: SimpleNamespace) -> None:
         r.model = DDP(core, device_ids=[r.dev.index] if r.dev.type == 'cuda' else None)
 
 # %% ../nbs/11_train.ipynb #2998bc24
-def run_features(r: SimpleNamespace) -> None:
+def run_features(r: TrainRun) -> None:
     "Hooks keeping the tap layers' outputs (`r.features`, through the feature cache with --feature-cache) and the loss weights."
     a, ds, cfg = r.args, r.ds, r.cfg
     r.features, r.cache_info = TargetFeatures(r.target, cfg.target_layer_ids, stop_early=not r.fsdp), None
@@ -733,7 +780,7 @@ def run_features(r: SimpleNamespace) -> None:
     r.weights = loss_weights(cfg.block_size, a.gamma, r.dev)
 
 # %% ../nbs/11_train.ipynb #3861cf87
-def plan_run(r: SimpleNamespace) -> None:
+def plan_run(r: TrainRun) -> None:
     "Every epoch's batches, known up front (the same on every rank), the steps per epoch and in all, and the plan a resume must match."
     a, G = r.args, r.world * r.args.grad_accum
     r.plan_batches = [token_budget_batches(r.ds.lengths, a.max_tokens, a.seed, e) for e in range(a.epochs)]
@@ -755,7 +802,7 @@ def param_groups(core, lr: float, norm_lr_mult: float = 1.0) -> list[dict]:
     return [{'params': [p for n, p in named if n != 'norm.weight']},
             {'params': [p for n, p in named if n == 'norm.weight'], 'lr': lr * norm_lr_mult}]
 
-def run_optimizer(r: SimpleNamespace) -> None:
+def run_optimizer(r: TrainRun) -> None:
     "AdamW and the cosine schedule with linear warmup; `r.span['total']` is its length, which a time budget may shorten."
     a = r.args
     r.opt = torch.optim.AdamW(param_groups(r.core, a.lr, a.norm_lr_mult), lr=a.lr, weight_decay=a.weight_decay)
@@ -763,7 +810,7 @@ def run_optimizer(r: SimpleNamespace) -> None:
     r.span, r.sched = span, torch.optim.lr_scheduler.LambdaLR(r.opt, lambda s: _cosine(s, span['total'], warm))
 
 # %% ../nbs/11_train.ipynb #0c4f71cd
-def resume_run(r: SimpleNamespace) -> None:
+def resume_run(r: TrainRun) -> None:
     "The step to start from (a checkpoint's, per --resume, else 0); rank 0 trims metrics.jsonl to it and writes train_args.json."
     a = r.args
     ckpt = None if a.resume == 'never' else (latest_checkpoint(r.out) if a.resume == 'auto' else Path(a.resume))
@@ -798,7 +845,7 @@ def accumulate_gradients(model, features, batches, weights, world: int = 1, atte
     return stats
 
 # %% ../nbs/11_train.ipynb #6a6f2d01
-def train_step(r: SimpleNamespace, epoch: int, s_in: int) -> tuple[torch.Tensor, float, float]:
+def train_step(r: TrainRun, epoch: int, s_in: int) -> tuple[torch.Tensor, float, float]:
     "Optimizer step `s_in` of `epoch` -> (its stats summed over ranks, grad norm, lr)."
     a = r.args
     batches = [{key: v.to(r.dev) for key, v in collate(r.ds, r.plan_batches[epoch][(s_in * a.grad_accum + k) * r.world + r.rank],
@@ -812,7 +859,7 @@ def train_step(r: SimpleNamespace, epoch: int, s_in: int) -> tuple[torch.Tensor,
     return stats, float(gnorm), lr
 
 # %% ../nbs/11_train.ipynb #bd6ab699
-def step_metrics(r: SimpleNamespace, stats: torch.Tensor, epoch: int, gnorm: float, lr: float, dt: float) -> dict:
+def step_metrics(r: TrainRun, stats: torch.Tensor, epoch: int, gnorm: float, lr: float, dt: float) -> dict:
     "The line of metrics.jsonl for the step just done: loss, lr, grad norm, accuracy per position, tokens, throughput, padding."
     bs = r.cfg.block_size
     corr, cnt = stats[5:5 + bs], stats[5 + bs:]
@@ -822,7 +869,7 @@ def step_metrics(r: SimpleNamespace, stats: torch.Tensor, epoch: int, gnorm: flo
             'anchors': int(stats[4]), 'step_s': dt}
 
 # %% ../nbs/11_train.ipynb #c492ba78
-def log_step(r: SimpleNamespace, stats: torch.Tensor, dt: float) -> None:
+def log_step(r: TrainRun, stats: torch.Tensor, dt: float) -> None:
     "Throughput counters (without the first step), the time budget's step count after 5 timed steps, metrics.jsonl and the bar."
     a = r.args
     if r.steps_run: r.tok_sum, r.t_train = r.tok_sum + stats[2].item(), r.t_train + dt       # throughput without the first step
@@ -836,7 +883,7 @@ def log_step(r: SimpleNamespace, stats: torch.Tensor, dt: float) -> None:
         if r.bar: r.bar.update(1); r.bar.set_postfix(loss=f"{r.last['loss']:.3f}", acc1=f"{r.last['acc'][0] or 0:.2f}")
 
 # %% ../nbs/11_train.ipynb #9309b9c3
-def run_loop(r: SimpleNamespace) -> None:
+def run_loop(r: TrainRun) -> None:
     "Optimizer steps from `r.step` to the planned (or budgeted) total; checkpoints every --save-every steps and at the end."
     a = r.args
     bf16 = a.precision == 'bf16' or (a.precision == 'auto' and r.dev.type == 'cuda')
@@ -861,7 +908,7 @@ def run_loop(r: SimpleNamespace) -> None:
     r.features.remove()
 
 # %% ../nbs/11_train.ipynb #a976e84d
-def run_summary(r: SimpleNamespace) -> dict:
+def run_summary(r: TrainRun) -> dict:
     "What the run did: steps, data, final loss and accuracy, throughput, memory, and the options that shaped it."
     a, cfg, ds, last, dev = r.args, r.cfg, r.ds, r.last, r.dev
     if not last and r.rank == 0 and r.metrics_path.is_file() and r.metrics_path.read_text().strip():  # resumed a finished run
@@ -883,7 +930,7 @@ def run_summary(r: SimpleNamespace) -> dict:
             'save_dtype': a.save_dtype, 'feature_cache': fc}
 
 # %% ../nbs/11_train.ipynb #39cc51fc
-def save_drafter(r: SimpleNamespace, summary: dict) -> Path:
+def save_drafter(r: TrainRun, summary: dict) -> Path:
     "Rank 0: OUT/drafter and summary.json, after removing what a killed save left there; a full disk is one line."
     d = r.out/'drafter'
     clean_stale_tmp(d)
