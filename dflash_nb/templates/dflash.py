@@ -11,7 +11,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 from transformers import PreTrainedModel, Qwen3Config
-from transformers.models.qwen3.modeling_qwen3 import Qwen3MLP, Qwen3RMSNorm as RMSNorm, rotate_half   # Qwen3's own blocks
+# Qwen3's own blocks
+from transformers.models.qwen3.modeling_qwen3 import Qwen3MLP, Qwen3RMSNorm as RMSNorm, rotate_half
 
 QWEN36_MASK_TOKEN_ID = 248070   # the qwen module's (the test below): this file imports nothing of the package
 
