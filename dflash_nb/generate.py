@@ -12,7 +12,8 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from tqdm import tqdm  # a text bar on stderr: what `dflash-nb run` shows on its console (tqdm.auto picks a widget in a kernel)
+# a text bar on stderr: what `dflash-nb run` shows on its console (tqdm.auto picks a widget in a kernel)
+from tqdm import tqdm
 
 from .config import Config, add_config_args, make_config, opt
 from .dataset import atomic_write, clean_asides, dataset_manifest, output_lock, replace_dir
@@ -77,7 +78,8 @@ def generate_tokens(target, prompts, max_new_tokens: int = 256, batch_size: int 
         if comps is None:
             x, att = _left_pad([prompts[i] for i in idx], pad)
             with torch.random.fork_rng(devices=[dev] if dev.type == 'cuda' else []):
-                torch.manual_seed(seed * 1_000_003 + bi)   # per batch: a resumed run draws what the whole run would have
+                # per batch: a resumed run draws what the whole run would have
+                torch.manual_seed(seed * 1_000_003 + bi)
                 y = target.generate(input_ids=x.to(dev), attention_mask=att.to(dev), **kw)[:, x.shape[1]:].tolist()
             comps = [_cut_at_eos(r, eos) for r in y]
             if on_batch: on_batch(bi, comps)
@@ -138,7 +140,8 @@ def _token_dataset(target, prompts: list, out: Path, max_new_tokens: int, sids: 
     with output_lock(out):                 # one run per output; a second is refused in one line
         clean_asides(out)                  # what a run killed in its swap left
         if out.exists():
-            if ((dataset_manifest(out) or {}).get('generation') or {}).get('run') == run:   # this run, committed already
+            # this run, committed already
+            if ((dataset_manifest(out) or {}).get('generation') or {}).get('run') == run:
                 shutil.rmtree(partial, ignore_errors=True); return 0
             if not overwrite: raise FileExistsError(f"{out}: already exists; pass --overwrite (overwrite=True) or a new path")
         done = _token_partial(partial, key, restart)
@@ -418,7 +421,8 @@ def generate_records_api(prompts, out_path, api_base: str, model: str | None = N
             else: _add_answer(f, p, r, gen, source, finish, usage)
             bar.update(1)
     bar.close()
-    if errors: _write_jsonl_atomic(errors_path, errors)   # the prompts that failed: feed OUT.errors.jsonl back as --prompts
+    # the prompts that failed: feed OUT.errors.jsonl back as --prompts
+    if errors: _write_jsonl_atomic(errors_path, errors)
     elif errors_path.exists(): errors_path.unlink()      # a stale one goes when none failed
     os.replace(partial, out)
     return {'output': str(out), 'model': model, 'prompts': len(prompts), 'resumed': len(done), 'written': len(done) + len(todo) - len(errors),

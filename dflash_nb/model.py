@@ -12,7 +12,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 from fastcore.basics import patch
-from transformers.models.qwen3.modeling_qwen3 import Qwen3MLP, Qwen3RMSNorm as RMSNorm, rotate_half   # Qwen3's own blocks
+# Qwen3's own blocks
+from transformers.models.qwen3.modeling_qwen3 import Qwen3MLP, Qwen3RMSNorm as RMSNorm, rotate_half
 
 from .qwen import QWEN36_MASK_TOKEN_ID
 from dflash_nb.templates.dflash import (  # the drafter's modelling file: the cells marked `export templates.dflash`
@@ -202,7 +203,8 @@ class DFlashDraftModel(nn.Module):
         self.config = config
         self._shared = None  # (embedding, head) of the target: plain attribute, not sub-modules
         build_drafter(self, config)
-        self.register_load_state_dict_pre_hook(_served_pre_hook)   # a saved directory's d2t / lm_head.weight (served form) load too
+        # a saved directory's d2t / lm_head.weight (served form) load too
+        self.register_load_state_dict_pre_hook(_served_pre_hook)
 
     def bind_target(self, target=None, embed=None, head=None) -> DFlashDraftModel:
         "Use `target`'s (or the given) embedding and LM head matrices, frozen."
@@ -312,7 +314,8 @@ def drafter_readme(c: DFlashConfig, info: dict | None = None) -> str:
     i = info or {}
     tgt, d = i.get('target', '<target model>'), i.get('drafter_dir', '<this directory>')
     tau = i.get('tau')
-    mixed = 0 < c.layer_types.count('sliding_attention') < c.num_hidden_layers   # vLLM runs mixed sliding/full on its V2 runner only
+    # vLLM runs mixed sliding/full on its V2 runner only
+    mixed = 0 < c.layer_types.count('sliding_attention') < c.num_hidden_layers
     lines = [f"# DFlash drafter for {tgt}", '',
              f"* target: `{tgt}` ({c.target_model_type or 'model type unknown'}, {c.num_target_layers} layers, hidden {c.hidden_size}, vocabulary {c.vocab_size})",
              f"* drafter: {c.num_hidden_layers} layers ({', '.join(c.layer_types)}{f'; sliding window {c.sliding_window}' if c.sliding_window else ''}), "
@@ -356,7 +359,8 @@ def _save_pretrained(self, out_dir, dtype=None, readme: str | None = None) -> Pa
     from safetensors.torch import save_file
     out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
     sd = {k: (v.to(dtype) if dtype is not None and v.is_floating_point() else v).detach().cpu().contiguous() for k, v in self.state_dict().items()}
-    if self.d2t is not None:   # a draft vocabulary: vLLM needs the head of those ids (draft_vocab_size rows), as EAGLE-3 drafters ship it
+    # a draft vocabulary: vLLM needs the head of those ids (draft_vocab_size rows), as EAGLE-3 drafters ship it
+    if self.d2t is not None:
         if self._shared is None: raise RuntimeError("save_pretrained: a drafter with a draft vocabulary writes lm_head.weight: bind_target(target) first")
         sd['lm_head.weight'] = self.draft_head.detach().to(dtype or self.fc.weight.dtype).cpu().contiguous()
     cfg = self.config.to_hf_dict()

@@ -16,7 +16,8 @@ import torch.nn.functional as F
 import torch.utils.checkpoint
 from fastcore.basics import patch
 from torch.nn.utils.rnn import pad_sequence
-from tqdm import tqdm  # a text bar on stderr: what `dflash-nb run` shows on its console (tqdm.auto picks a widget in a kernel)
+# a text bar on stderr: what `dflash-nb run` shows on its console (tqdm.auto picks a widget in a kernel)
+from tqdm import tqdm
 
 from .model import (DRAFTER_PRESETS, DFlashConfig, DFlashDraftModel, TargetFeatures, block_attention_mask, block_layout, check_drafter_fits,
                              decoder_layers, drafter_readme, flex_layer_masks, select_target_layers, text_config)
@@ -179,7 +180,8 @@ def make_blocks(batch: dict, block_size: int, mask_token_id: int):
     at = pos.clamp(max=T - 1).reshape(B, -1)
     labels = ids.gather(1, at).view(B, N, block_size)
     ok = (pos < batch['lengths'][:, None, None]) & lm.gather(1, at).view(B, N, block_size) & batch['anchor_valid'][:, :, None]
-    ok[:, :, 0] = False                                                                  # slot 0 is given, not predicted
+    # slot 0 is given, not predicted
+    ok[:, :, 0] = False
     block_ids = torch.full_like(labels, mask_token_id)
     block_ids[:, :, 0] = labels[:, :, 0]
     return block_ids.view(B, -1), pos.view(B, -1), labels, ok
@@ -360,7 +362,8 @@ def setup_device(device: str = 'auto'):
     cuda = torch.cuda.is_available() and device in ('auto', 'cuda')
     dev = torch.device(f"cuda:{local}" if cuda else ('cpu' if device in ('auto', 'cuda') else device))
     if cuda: torch.cuda.set_device(dev)
-    if (world > 1 or 'TORCHELASTIC_RUN_ID' in os.environ) and not torch.distributed.is_initialized():   # torchrun, 1 rank too
+    # torchrun, 1 rank too
+    if (world > 1 or 'TORCHELASTIC_RUN_ID' in os.environ) and not torch.distributed.is_initialized():
         torch.distributed.init_process_group('nccl' if dev.type == 'cuda' else 'gloo')
     return dev
 
@@ -430,7 +433,8 @@ def save_checkpoint(out_dir, core: DFlashDraftModel, opt, sched, step: int, plan
         core.save_pretrained(tmp)
         rng = {'torch': torch.get_rng_state(), 'numpy': np.random.get_state(), 'python': random.getstate(),
                'cuda': torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None}
-        with open(tmp/'train_state.pt', 'wb') as f:   # a file object: a full disk then surfaces as ENOSPC, not only torch's message
+        # a file object: a full disk then surfaces as ENOSPC, not only torch's message
+        with open(tmp/'train_state.pt', 'wb') as f:
             torch.save({'step': step, 'optimizer': opt.state_dict(), 'scheduler': sched.state_dict(), 'rng': rng, 'plan': plan}, f)
     shutil.rmtree(final, ignore_errors=True); os.replace(tmp, final)
     for old in sorted(p for p in d.glob('step-*') if '.tmp' not in p.name)[:-keep] if keep > 0 else []: shutil.rmtree(old, ignore_errors=True)
@@ -509,7 +513,8 @@ def load_checkpoint(ckpt, core: DFlashDraftModel, opt, sched, plan: dict) -> int
     diff = {k: (st['plan'].get(k), plan.get(k)) for k in _PLAN_KEYS if st['plan'].get(k) != plan.get(k)}
     if diff: raise ValueError(f"{ckpt}: cannot resume exactly, the data plan differs (checkpoint vs now: {diff}); "
                               "use the same settings and global batch (ranks x --grad-accum), or --resume never")
-    if len(st['optimizer']['param_groups']) != len(opt.param_groups):   # the final norm has its own group iff --norm-lr-mult != 1
+    # the final norm has its own group iff --norm-lr-mult != 1
+    if len(st['optimizer']['param_groups']) != len(opt.param_groups):
         raise ValueError(f"{ckpt}: made with{'out' if len(st['optimizer']['param_groups']) == 1 else ''} a learning-rate group of "
                          "its own for the final norm: resume with the checkpoint's --norm-lr-mult, or --resume never")
     core.load_state_dict(load_file(str(ckpt/'model.safetensors')))
@@ -911,7 +916,8 @@ def run_loop(r: TrainRun) -> None:
 def run_summary(r: TrainRun) -> dict:
     "What the run did: steps, data, final loss and accuracy, throughput, memory, and the options that shaped it."
     a, cfg, ds, last, dev = r.args, r.cfg, r.ds, r.last, r.dev
-    if not last and r.rank == 0 and r.metrics_path.is_file() and r.metrics_path.read_text().strip():  # resumed a finished run
+    # resumed a finished run
+    if not last and r.rank == 0 and r.metrics_path.is_file() and r.metrics_path.read_text().strip():
         last = json.loads(r.metrics_path.read_text().splitlines()[-1])
     fc = r.cache_info and {**r.cache_info, 'samples_computed': r.features.rows_computed, 'samples_read': r.features.rows_read,
                            'target_seconds': round(r.features.target_seconds, 1)}

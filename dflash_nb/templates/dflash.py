@@ -81,9 +81,12 @@ class DFlashConfig:
     draft_vocab_size: int = 0       # > 0: the drafter predicts only these many ids (its `vocab_ids`)
     layer_types: list[str] | None = None   # per draft layer: 'full_attention' (default) or 'sliding_attention'
     sliding_window: int | None = None      # keys at |query pos - key pos| >= this are hidden in sliding layers
-    causal: bool | None = None             # explicit causality of every layer within the block (None: sliding layers causal)
-    rope_scaling: dict | None = None       # a scaled RoPE's parameters ({'rope_type': 'yarn', 'factor': ...}); None: plain
-    hf_extra: dict = field(default_factory=dict)   # other config.json fields of a loaded drafter, written back as they were
+    # explicit causality of every layer within the block (None: sliding layers causal)
+    causal: bool | None = None
+    # a scaled RoPE's parameters ({'rope_type': 'yarn', 'factor': ...}); None: plain
+    rope_scaling: dict | None = None
+    # other config.json fields of a loaded drafter, written back as they were
+    hf_extra: dict = field(default_factory=dict)
     hidden_act = 'silu'                            # the MLP's activation (Qwen3's; a constant, not a field)
 
     def __post_init__(self): _check_config(self)
@@ -154,7 +157,8 @@ def _to_hf_dict(self) -> dict:
                               'target_tie_word_embeddings': self.target_tie_word_embeddings,
                               'target_model_type': self.target_model_type,
                               **({'causal': self.causal} if self.causal is not None else {})}}
-    if self.draft_vocab_size:   # vLLM / EAGLE-3: draft_vocab_size rows of lm_head.weight, mapped to target ids by the d2t tensor
+    # vLLM / EAGLE-3: draft_vocab_size rows of lm_head.weight, mapped to target ids by the d2t tensor
+    if self.draft_vocab_size:
         ours.update(draft_vocab_size=self.draft_vocab_size, has_own_lm_head=True)
     extra = {k: v for k, v in self.hf_extra.items() if k != 'dflash_config'}
     return {**extra, **ours, 'dflash_config': {**self.hf_extra.get('dflash_config', {}), **ours['dflash_config']}}
@@ -474,7 +478,8 @@ def spec_generate(drafter, target, input_ids, max_new_tokens: int, stop_token_id
     bs, dev, P = drafter.block_size, input_ids.device, input_ids.shape[1]
     stop, head, embed = set(stop_token_ids or []), target.get_output_embeddings(), target.get_input_embeddings()
     tcache, dcache = DynamicCache(), DynamicCache()
-    feats = lambda o: torch.cat([o.hidden_states[i + 1] for i in drafter.target_layer_ids], -1)   # outputs of the tap layers
+    # outputs of the tap layers
+    feats = lambda o: torch.cat([o.hidden_states[i + 1] for i in drafter.target_layer_ids], -1)
     o = target(input_ids=input_ids, use_cache=True, output_hidden_states=True, **{ckw: tcache})
     ids, ctx = input_ids[0].tolist() + [int(pick(o.logits[0, -1]))], feats(o)
     while len(ids) - P < max_new_tokens and not stop & set(ids[P:]):
@@ -488,7 +493,8 @@ def spec_generate(drafter, target, input_ids, max_new_tokens: int, stop_token_id
         o = target(input_ids=block, position_ids=torch.arange(a, a + bs, device=dev)[None], use_cache=True,
                    output_hidden_states=True, **{ckw: tcache})
         post = pick(o.logits[0]).tolist()
-        m = next((i for i in range(bs - 1) if int(block[0, i + 1]) != post[i]), bs - 1)   # drafts the target agrees with
+        # drafts the target agrees with
+        m = next((i for i in range(bs - 1) if int(block[0, i + 1]) != post[i]), bs - 1)
         ids += block[0, 1:m + 1].tolist() + [post[m]]
         crop_cache(tcache, a + m + 1)
         ctx = feats(o)[:, :m + 1]
