@@ -190,7 +190,8 @@ def parse_prompt(obj, file: str = '', line: int = 0) -> dict:
     if not isinstance(obj, dict): raise BadRecord('not_an_object', f"got a JSON {type(obj).__name__}")
     sid = str(obj['id']) if obj.get('id') is not None else f"{file}:{line}"
     raw = [{'role': 'user', 'content': obj['prompt']}] if isinstance(obj.get('prompt'), str) else obj.get('messages', obj.get('conversations'))
-    if not isinstance(raw, list) or not raw: raise BadRecord('no_messages', "no `prompt` string and no non-empty `messages`/`conversations` list")
+    if not isinstance(raw, list) or not raw: raise BadRecord('no_messages', "no `prompt` string and no non-empty "
+                                                                            "`messages`/`conversations` list")
     msgs = [normalize_message(m, i) for i, m in enumerate(raw)]
     last = max((i for i, m in enumerate(msgs) if is_user_query(m)), default=None)
     if last is None: raise BadRecord('no_user_query', "no user message to answer (tool results do not count)")
@@ -251,7 +252,8 @@ def _target_fingerprint(target) -> str:
 def _start_output(out_path, overwrite: bool, prompts, restart: bool = False) -> tuple[Path, Path, list, list, dict]:
     "(OUT, OUT.partial, prompts, skipped, {id: record} of an interrupted run) of a run writing `out_path` (`overwrite`: OUT may exist)."
     out = Path(out_path)
-    if out.exists() and not overwrite: raise FileExistsError(f"{out}: already exists; pass overwrite=True (--overwrite) or a new path")
+    if out.exists() and not overwrite: raise FileExistsError(f"{out}: already exists; pass overwrite=True "
+                                                             "(--overwrite) or a new path")
     partial = out.with_name(out.name + '.partial')
     if restart: partial.unlink(missing_ok=True)   # `restart`: the partial file goes
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -358,7 +360,8 @@ def chat_completion(api_base: str, model: str, messages: list, tools=None, api_k
     body = {'model': model, 'messages': messages, **({'tools': tools} if tools else {}), **{k: v for k, v in params.items() if v is not None}}
     r = _http_retry(api_base.rstrip('/') + '/chat/completions', body, api_key, timeout, retries)
     try: ch = r['choices'][0]; msg = ch['message']
-    except (KeyError, IndexError, TypeError): raise ValueError(f"{api_base}: not a chat-completions answer: {json.dumps(r)[:300]}") from None
+    except (KeyError, IndexError, TypeError): raise ValueError(f"{api_base}: not a chat-completions answer: "
+                                                               f"{json.dumps(r)[:300]}") from None
     comp = {'role': 'assistant', 'content': msg.get('content') or ''}
     reasoning = msg.get('reasoning_content', msg.get('reasoning'))
     if reasoning is not None: comp['reasoning_content'] = reasoning
@@ -446,7 +449,8 @@ class GenerateConfig(Config):
     target: str | None = opt(None, 'Hugging Face model directory, or tiny[:key=value,...] (token level)', 'the target (one of)')
     prompts: str | None = opt(None, 'prompt records: JSONL file or folder ({messages|conversations|prompt, tools?, id?, source?})', 'prompts (one of)')
     random_prompts: int | None = opt(None, 'token level: N random token sequences', 'prompts (one of)', metavar='N', min=1)
-    prompt_dataset: str | None = opt(None, 'token level: the prompts (tokens before the first masked token) of a tokenized dataset', 'prompts (one of)')
+    prompt_dataset: str | None = opt(None, 'token level: the prompts (tokens before the first masked token) of a '
+                                           'tokenized dataset', 'prompts (one of)')
     prompt_len: str = opt('8,32', 'MIN,MAX tokens of --random-prompts (default {default})', 'prompts (one of)')
     limit: int | None = opt(None, 'use at most this many prompts', 'prompts (one of)', min=1)
     max_new_tokens: int = opt(2048, 'new tokens per prompt (default {default})', 'sampling', min=1)
@@ -523,14 +527,16 @@ def _generate_summary(s: dict) -> str:
     "The one line `dflash-nb generate` prints at the end."
     return (f"{s['written']:,} of {s['prompts']:,} prompts -> {s['output']}" + (f"; {s['errors']} failed, see {s['errors_file']}" if s.get('errors') else '')
             + (f"; finish reasons {s['finish_reasons']}" if s.get('finish_reasons') else '')
-            + (f"; {s['resumed']:,} resumed from {s['output']}.partial" if s.get('resumed') else '') + f" ({s['seconds']:.1f} s)")
+            + (f"; {s['resumed']:,} resumed from "
+               f"{s['output']}.partial" if s.get('resumed') else '') + f" ({s['seconds']:.1f} s)")
 
 def generate_main(args: argparse.Namespace) -> int:
     "Entry point of `dflash-nb generate`."
     a = make_config(GenerateConfig, args)
     if (a.api_base is None) == (a.target is None): raise ValueError("give exactly one of --api-base and --target")
     token_level = a.random_prompts is not None or a.prompt_dataset is not None
-    if token_level == (a.prompts is not None): raise ValueError("give exactly one of --prompts, --random-prompts, --prompt-dataset")
+    if token_level == (a.prompts is not None): raise ValueError("give exactly one of --prompts, --random-prompts, "
+                                                                "--prompt-dataset")
     with output_lock(a.output): pass   # another run on this output: refused now, before loading a target
     samp = dict(do_sample=a.temperature > 0, temperature=a.temperature or 1.0, top_p=a.top_p, seed=a.seed)
     s = _generate_api(a, token_level) if a.api_base else _generate_local(a, token_level, samp)

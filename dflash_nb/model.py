@@ -50,7 +50,8 @@ DRAFTER_PRESETS = {   # the shapes of the published DFlash drafters (SpecForge c
 
 def preset_config(name: str, target_config, mask_token_id: int | None = None, **overrides) -> DFlashConfig:
     "A fresh drafter config in the shape of the published recipe `name` (DRAFTER_PRESETS), sized for `target_config`; `overrides` win."
-    if name not in DRAFTER_PRESETS: raise ValueError(f"--drafter-preset {name}: unknown; one of {', '.join(DRAFTER_PRESETS)}")
+    if name not in DRAFTER_PRESETS: raise ValueError(f"--drafter-preset {name}: unknown; one of "
+                                                     f"{', '.join(DRAFTER_PRESETS)}")
     p = {**DRAFTER_PRESETS[name], **overrides}
     L = int(_get(text_config(target_config), 'num_hidden_layers'))
     taps = p.pop('tap_layers')
@@ -180,7 +181,8 @@ def served_weights(sd: dict, c: DFlashConfig, where: str = 'drafter') -> tuple[d
         d2t = sd['d2t'].long()
         ids = torch.arange(len(d2t)) + d2t
         if len(d2t) != c.draft_vocab_size:
-            raise ValueError(f"{where}: d2t maps {len(d2t)} draft ids, config.json says draft_vocab_size={c.draft_vocab_size}")
+            raise ValueError(f"{where}: d2t maps {len(d2t)} draft ids, config.json says "
+                             f"draft_vocab_size={c.draft_vocab_size}")
         if len(ids) and not (0 <= int(ids.min()) and int(ids.max()) < c.vocab_size and len(ids.unique()) == len(ids)):
             raise ValueError(f"{where}: d2t maps draft ids to repeated target ids or ids outside 0..{c.vocab_size - 1}")
         t2d = torch.zeros(c.vocab_size, dtype=torch.bool); t2d[ids] = True
@@ -317,9 +319,12 @@ def drafter_readme(c: DFlashConfig, info: dict | None = None) -> str:
     # vLLM runs mixed sliding/full on its V2 runner only
     mixed = 0 < c.layer_types.count('sliding_attention') < c.num_hidden_layers
     lines = [f"# DFlash drafter for {tgt}", '',
-             f"* target: `{tgt}` ({c.target_model_type or 'model type unknown'}, {c.num_target_layers} layers, hidden {c.hidden_size}, vocabulary {c.vocab_size})",
-             f"* drafter: {c.num_hidden_layers} layers ({', '.join(c.layer_types)}{f'; sliding window {c.sliding_window}' if c.sliding_window else ''}), "
-             f"{c.num_attention_heads} heads / {c.num_key_value_heads} KV heads of {c.head_dim}, MLP {c.intermediate_size}",
+             f"* target: `{tgt}` ({c.target_model_type or 'model type unknown'}, {c.num_target_layers} layers, hidden "
+             f"{c.hidden_size}, vocabulary {c.vocab_size})",
+             f"* drafter: {c.num_hidden_layers} layers "
+             f"({', '.join(c.layer_types)}{f'; sliding window {c.sliding_window}' if c.sliding_window else ''}), "
+             f"{c.num_attention_heads} heads / {c.num_key_value_heads} KV heads of {c.head_dim}, MLP "
+             f"{c.intermediate_size}",
              f"* tap layers (target_layer_ids): {c.target_layer_ids}", f"* block size: {c.block_size}",
              f"* mask token id: {c.mask_token_id}",
              f"* draft vocabulary: {c.draft_vocab_size:,} of the {c.vocab_size:,} ids (config `draft_vocab_size`; tensors `d2t`, "
@@ -332,7 +337,8 @@ def drafter_readme(c: DFlashConfig, info: dict | None = None) -> str:
              '## Serve it', '', 'vLLM:', '', '```bash',
              ('VLLM_USE_V2_MODEL_RUNNER=1 ' if mixed else '') + f"vllm serve {tgt} --speculative-config '{{\"method\": \"dflash\", \"model\": \"{d}\", \"num_speculative_tokens\": {c.block_size - 1}}}'",
              '```', '', 'SGLang:', '', '```bash',
-             f"python -m sglang.launch_server --model-path {tgt} --speculative-algorithm DFLASH --speculative-draft-model-path {d} "
+             f"python -m sglang.launch_server --model-path {tgt} --speculative-algorithm DFLASH "
+             f"--speculative-draft-model-path {d} "
              f"--speculative-num-draft-tokens {c.block_size} --trust-remote-code", '```', '',
              *([f"This drafter predicts {c.draft_vocab_size:,} of the target's ids. vLLM reads its `draft_vocab_size`, `d2t` and "
                 "`lm_head.weight` as saved and drafts over those ids, as trained (the command above; nothing to add). SGLang's "
@@ -361,7 +367,8 @@ def _save_pretrained(self, out_dir, dtype=None, readme: str | None = None) -> Pa
     sd = {k: (v.to(dtype) if dtype is not None and v.is_floating_point() else v).detach().cpu().contiguous() for k, v in self.state_dict().items()}
     # a draft vocabulary: vLLM needs the head of those ids (draft_vocab_size rows), as EAGLE-3 drafters ship it
     if self.d2t is not None:
-        if self._shared is None: raise RuntimeError("save_pretrained: a drafter with a draft vocabulary writes lm_head.weight: bind_target(target) first")
+        if self._shared is None: raise RuntimeError("save_pretrained: a drafter with a draft vocabulary writes "
+                                                    "lm_head.weight: bind_target(target) first")
         sd['lm_head.weight'] = self.draft_head.detach().to(dtype or self.fc.weight.dtype).cpu().contiguous()
     cfg = self.config.to_hf_dict()
     cfg['torch_dtype'] = cfg['dtype'] = str(next(v for v in sd.values() if v.is_floating_point()).dtype).replace('torch.', '')
@@ -381,7 +388,8 @@ def _from_pretrained(cls, model_dir, target=None, device=None, dtype='auto') -> 
     from safetensors.torch import load_file
     d = Path(model_dir)
     for f in ('config.json', 'model.safetensors'):
-        if not (d/f).is_file(): raise FileNotFoundError(f"{d/f}: missing; a drafter directory holds config.json and model.safetensors")
+        if not (d/f).is_file(): raise FileNotFoundError(f"{d/f}: missing; a drafter directory holds config.json and "
+                                                        "model.safetensors")
     raw = json.loads((d/'config.json').read_text())
     cfg = DFlashConfig.from_hf_dict(raw)
     if target is not None: check_drafter_fits(cfg, target.config, str(d))

@@ -486,7 +486,8 @@ def read_metrics(path, upto: int) -> list[str]:
         try: row = json.loads(l); step = int(row['step'])
         except (ValueError, KeyError, TypeError) as e:
             if i == len(parts) - 1:   # no newline after it: the write was cut
-                print(f"train: {p}: dropped its last line, cut by a kill while it was written ({l[:40]!r}...)", file=sys.stderr); break
+                print(f"train: {p}: dropped its last line, cut by a kill while it was written "
+                      f"({l[:40]!r}...)", file=sys.stderr); break
             raise ValueError(f"{p}:{i + 1}: not a metrics line ({' '.join(str(e).split())}); remove that line (or the file) "
                              "and rerun") from None
         if step <= upto: keep.append(l.decode())
@@ -554,38 +555,52 @@ class TrainConfig(Config):
     "Every parameter of a training run, declared once: `dflash-nb train`'s options and `train_args` are made from it."
     kind = 'training'   # what make_config's error calls them
     dataset: str = opt(None, "tokenized dataset directory (or s3:// URL) written by `dflash-nb tokenize`", required=True)
-    target: str = opt(None, "target model directory (Hugging Face), or 'tiny' / 'tiny:hidden_size=128,num_layers=8' for a tiny random Qwen3 built in code", required=True)
+    target: str = opt(None, "target model directory (Hugging Face), or 'tiny' / 'tiny:hidden_size=128,num_layers=8' "
+                            "for a tiny random Qwen3 built in code", required=True)
     output_dir: str = opt(None, "where checkpoints, metrics.jsonl, summary.json and drafter/ go", required=True)
-    init_drafter: str | None = opt(None, "start from this drafter directory (e.g. a published DFlash drafter): its shape, tap layers, block size and mask token are kept (an option giving another value is refused)", 'drafter', metavar='DIR')
-    drafter_preset: str | None = opt(None, "shape of a published drafter for a fresh one: heads, head size, KV heads, MLP, sliding layers, block, tap layers (SpecForge's configs)", 'drafter', choices=list(DRAFTER_PRESETS))
+    init_drafter: str | None = opt(None, "start from this drafter directory (e.g. a published DFlash drafter): its "
+                                         "shape, tap layers, block size and mask token are kept (an option giving "
+                                         "another value is refused)", 'drafter', metavar='DIR')
+    drafter_preset: str | None = opt(None, "shape of a published drafter for a fresh one: heads, head size, KV heads, "
+                                           "MLP, sliding layers, block, tap layers (SpecForge's configs)", 'drafter', choices=list(DRAFTER_PRESETS))
     draft_layers: int | None = opt(None, "draft decoder layers (default 5; with --init-drafter the drafter's)", 'drafter', min=1)
     draft_heads: int | None = opt(None, "attention heads per draft layer (default: the target's)", 'drafter', min=1)
     draft_kv_heads: int | None = opt(None, "KV heads per draft layer (default: the target's)", 'drafter', min=1)
     draft_head_dim: int | None = opt(None, "head size of the draft layers (default: the target's)", 'drafter', min=1)
     draft_intermediate_size: int | None = opt(None, "MLP width of the draft layers (default: the target's)", 'drafter', min=1)
-    draft_layer_types: str | None = opt(None, "attention of each draft layer, comma-separated full or sliding (e.g. sliding,sliding,sliding,sliding,full; default all full)", 'drafter')
+    draft_layer_types: str | None = opt(None, "attention of each draft layer, comma-separated full or sliding (e.g. "
+                                              "sliding,sliding,sliding,sliding,full; default all full)", 'drafter')
     sliding_window: int | None = opt(None, "window of the sliding draft layers in tokens (needed with sliding layers)", 'drafter', min=1)
     target_layer_ids: str | None = opt(None, "comma-separated target layers to fuse (default: evenly 1..L-3)", 'drafter')
     block_size: int | None = opt(None, "block size (default 16; with --init-drafter the drafter's)", 'drafter', min=2)
     mask_token_id: int | None = opt(None, "mask token id (default: 248070 for Qwen3.5/3.6, vocab-1 for tiny)", 'drafter', min=0)
-    attention: str = opt('auto', "block attention: blocks (each block against its visible context and itself, no dense mask; cheapest on a CPU), sdpa (one dense mask over all blocks), flex, or auto (default: blocks on CPU, sdpa on GPU)", 'drafter', choices=['auto', 'blocks', 'sdpa', 'flex'])
-    norm_init: str = opt('ones', "drafter final norm: all ones (default), or 0.05 x the target's (near-uniform first predictions; see the model notebook)", 'drafter', choices=['ones', 'target'])
-    draft_vocab: str = opt('full', "ids the drafter predicts: the whole vocabulary (default) or those in the dataset's loss tokens (cheaper LM head)", 'drafter', choices=['full', 'data'])
+    attention: str = opt('auto', "block attention: blocks (each block against its visible context and itself, no dense "
+                                 "mask; cheapest on a CPU), sdpa (one dense mask over all blocks), flex, or auto "
+                                 "(default: blocks on CPU, sdpa on GPU)", 'drafter', choices=['auto', 'blocks', 'sdpa', 'flex'])
+    norm_init: str = opt('ones', "drafter final norm: all ones (default), or 0.05 x the target's (near-uniform first "
+                                 "predictions; see the model notebook)", 'drafter', choices=['ones', 'target'])
+    draft_vocab: str = opt('full', "ids the drafter predicts: the whole vocabulary (default) or those in the dataset's "
+                                   "loss tokens (cheaper LM head)", 'drafter', choices=['full', 'data'])
     max_seq_len: int = opt(3072, "truncate longer samples (default 3072)", 'data', min=1)
     max_tokens: int = opt(8192, "token budget per micro-batch per device, padding included (default 8192)", 'data', min=1)
     max_anchors: int = opt(512, "anchors per sequence (default 512)", 'data', min=1)
     feature_cache: str | None = opt(None, "directory caching the target's features (filled on the first epoch, reused after)", 'data')
     epochs: int = opt(6, "epochs (default 6)", 'optimisation', min=1)
     max_steps: int | None = opt(None, "stop after this many optimizer steps (the schedule spans them)", 'optimisation', min=1)
-    time_budget_s: float | None = opt(None, "fit the run into this many seconds: after 5 steps the step count (and the LR schedule) shrinks to what the budget allows", 'optimisation', gt=0)
+    time_budget_s: float | None = opt(None, "fit the run into this many seconds: after 5 steps the step count (and the "
+                                            "LR schedule) shrinks to what the budget allows", 'optimisation', gt=0)
     lr: float = opt(6e-4, "peak learning rate (default 6e-4)", 'optimisation', gt=0)
-    norm_lr_mult: float = opt(1.0, "learning rate of the drafter's final norm scale, times --lr (default 1; Adam moves each weight ~lr per step, so a scale that must grow from 0.05 x the target's needs a larger rate: see the train notebook)", 'optimisation', gt=0)
+    norm_lr_mult: float = opt(1.0, "learning rate of the drafter's final norm scale, times --lr (default 1; Adam moves "
+                                   "each weight ~lr per step, so a scale that must grow from 0.05 x the target's needs "
+                                   "a larger rate: see the train notebook)", 'optimisation', gt=0)
     warmup_ratio: float = opt(0.04, "linear warmup share of the steps (default 0.04)", 'optimisation', min=0, max=1)
     weight_decay: float = opt(0.0, "AdamW weight decay (default 0)", 'optimisation', min=0)
     grad_clip: float = opt(1.0, "gradient norm clip (default 1.0)", 'optimisation', gt=0)
     grad_accum: int = opt(1, "micro-batches per optimizer step per device (default 1)", 'optimisation', min=1)
     gamma: float | None = opt(None, "loss decay (default 7/5/4 for block 16/10/8)", 'optimisation', gt=0)
-    precision: str = opt('auto', "drafter compute: bf16 autocast (float32 weights), fp32, or auto (default: bf16 on GPU, fp32 on CPU; bf16 on a CPU measured 1.8x the predictions per CPU-second of SmolLM2 drafter steps, loss within 3e-4)", 'optimisation', choices=['auto', 'bf16', 'fp32'])
+    precision: str = opt('auto', "drafter compute: bf16 autocast (float32 weights), fp32, or auto (default: bf16 on "
+                                 "GPU, fp32 on CPU; bf16 on a CPU measured 1.8x the predictions per CPU-second of "
+                                 "SmolLM2 drafter steps, loss within 3e-4)", 'optimisation', choices=['auto', 'bf16', 'fp32'])
     loss_chunk: int = opt(1024, "slots per LM-head chunk in the loss (default 1024)", 'optimisation', min=1)
     seed: int = opt(0, "seed for init, batches and anchors (default 0)", 'run', min=0)
     save_every: int = opt(1000, "checkpoint every N steps (default 1000; 0: only at the end)", 'run', min=0)
@@ -593,7 +608,8 @@ class TrainConfig(Config):
     resume: str = opt('auto', "'auto' (latest checkpoint in --output-dir, if any), 'never', or a checkpoint dir", 'run')
     device: str = opt('auto', "auto | cuda | cpu", 'run')
     target_shard: str = opt('replicate', "target per rank: full copy or FSDP-sharded layers", 'run', choices=['replicate', 'fsdp'])
-    save_dtype: str = opt('bfloat16', "dtype of the final drafter/ weights (default bfloat16, what serving engines load; checkpoints stay float32)", 'run', choices=['bfloat16', 'float32'])
+    save_dtype: str = opt('bfloat16', "dtype of the final drafter/ weights (default bfloat16, what serving engines "
+                                      "load; checkpoints stay float32)", 'run', choices=['bfloat16', 'float32'])
     quiet: bool = opt(False, "no progress bar", 'run')
 
 # %% ../nbs/11_train.ipynb #55495d46
@@ -702,7 +718,8 @@ def run_target(r: TrainRun) -> None:
     a, ds = r.args, r.ds
     target = load_target(a.target, r.dev, vocab_size=ds.vocab_size or ds.max_token_id + 2)
     V = int(getattr(text_config(target.config), 'vocab_size'))
-    if ds.max_token_id >= V: raise ValueError(f"{a.dataset}: token id {ds.max_token_id} is outside the target's vocabulary ({V}); wrong target?")
+    if ds.max_token_id >= V: raise ValueError(f"{a.dataset}: token id {ds.max_token_id} is outside the target's "
+                                              f"vocabulary ({V}); wrong target?")
     r.mask_id = _mask_token_id(a, ds, V)
     r.fsdp = a.target_shard == 'fsdp' and torch.distributed.is_initialized()   # under torchrun (one rank too)
     r.target = shard_target(target, r.dev) if r.fsdp else target.to(r.dev)
@@ -740,7 +757,8 @@ def fresh_drafter_config(a, target_config, mask_id: int | None, layer_ids=None, 
         layer_ids = select_target_layers(L, DRAFTER_PRESETS[a.drafter_preset]['tap_layers'])
     c = DFlashConfig.from_target(target_config, n, layer_ids, bs, mask_id, draft_vocab_size=draft_vocab_size, **kw)
     if a.sliding_window is not None and 'sliding_attention' not in c.layer_types:
-        raise ValueError(f"--sliding-window {a.sliding_window}: the drafter has no sliding layers; name them with --draft-layer-types")
+        raise ValueError(f"--sliding-window {a.sliding_window}: the drafter has no sliding layers; name them with "
+                         "--draft-layer-types")
     return c
 
 # %% ../nbs/11_train.ipynb #dba481a6
@@ -778,7 +796,8 @@ def run_features(r: TrainRun) -> None:
         cache = FeatureCache(a.feature_cache, cfg.target_layer_ids, cfg.hidden_size, fp)
         r.cache_info = {'dir': str(a.feature_cache), 'estimated_bytes': est, 'samples_cached_at_start': len(cache),
                         'samples': len(ds)}
-        if r.rank == 0: print(f"feature cache {a.feature_cache}: {int(ds.row_lengths.sum()):,} tokens x {len(cfg.target_layer_ids)} layers x "
+        if r.rank == 0: print(f"feature cache {a.feature_cache}: {int(ds.row_lengths.sum()):,} tokens x "
+                              f"{len(cfg.target_layer_ids)} layers x "
                               f"{cfg.hidden_size} x 2 bytes = {est / 1e9:.2f} GB; {len(cache):,} samples cached already",
                               file=sys.stderr)
         r.features = CachedTargetFeatures(r.features, cache)
@@ -971,7 +990,8 @@ def train_main(args: argparse.Namespace) -> int:
     if dist_info()[0] == 0:
         loss = f"{s['final_loss']:.4f}" if s['final_loss'] is not None else 'n/a'
         print(f"trained {s['steps']} steps ({s['drafter_parameters']:,} drafter parameters): loss {loss}, "
-              f"acc@1 {(s['final_acc'] or [None])[0]}, {s['tokens_per_s'] or 0:,.0f} target tokens/s -> {s['drafter_dir']}")
+              f"acc@1 {(s['final_acc'] or [None])[0]}, {s['tokens_per_s'] or 0:,.0f} target tokens/s -> "
+              f"{s['drafter_dir']}")
     if torch.distributed.is_initialized(): torch.distributed.destroy_process_group()
     return 0
 

@@ -98,19 +98,24 @@ def _check_config(self) -> None:
     if self.num_attention_heads % self.num_key_value_heads:
         raise ValueError(f"num_attention_heads={self.num_attention_heads} is not a multiple of "
                          f"num_key_value_heads={self.num_key_value_heads}")
-    if self.block_size < 2: raise ValueError(f"block_size must be >= 2 (anchor + at least one mask), got {self.block_size}")
+    if self.block_size < 2: raise ValueError("block_size must be >= 2 (anchor + at least one mask), got "
+                                             f"{self.block_size}")
     if not 0 <= self.mask_token_id < self.vocab_size:
-        raise ValueError(f"mask_token_id={self.mask_token_id} is outside the target vocabulary (size {self.vocab_size})")
+        raise ValueError(f"mask_token_id={self.mask_token_id} is outside the target vocabulary (size "
+                         f"{self.vocab_size})")
     bad = [i for i in self.target_layer_ids if not 0 <= i < self.num_target_layers]
     if bad or not self.target_layer_ids:
-        raise ValueError(f"target_layer_ids {self.target_layer_ids} must be non-empty and within 0..{self.num_target_layers - 1}")
+        raise ValueError(f"target_layer_ids {self.target_layer_ids} must be non-empty and within "
+                         f"0..{self.num_target_layers - 1}")
     self.layer_types = list(self.layer_types or ['full_attention'] * self.num_hidden_layers)
     if len(self.layer_types) != self.num_hidden_layers or set(self.layer_types) - set(LAYER_TYPES):
         raise ValueError(f"layer_types {self.layer_types} must name {self.num_hidden_layers} layers, each one of {LAYER_TYPES}")
     if 'sliding_attention' in self.layer_types and not (self.sliding_window and self.sliding_window >= self.block_size):
-        raise ValueError(f"sliding_attention layers need sliding_window >= block_size ({self.block_size}), got {self.sliding_window}")
+        raise ValueError(f"sliding_attention layers need sliding_window >= block_size ({self.block_size}), got "
+                         f"{self.sliding_window}")
     if self.rope_scaling and self.rope_scaling.get('rope_type') not in SCALED_ROPE_TYPES:
-        raise ValueError(f"RoPE type {self.rope_scaling.get('rope_type')!r} is not supported (plain, {', '.join(SCALED_ROPE_TYPES)})")
+        raise ValueError(f"RoPE type {self.rope_scaling.get('rope_type')!r} is not supported (plain, "
+                         f"{', '.join(SCALED_ROPE_TYPES)})")
 
 # %% ../../nbs/10_model.ipynb #dda2ee98
 def _from_target(cls, target_config, num_draft_layers: int = 5, target_layer_ids=None, block_size: int = 16,
@@ -289,7 +294,8 @@ def layer_masks(c: DFlashConfig, attn_mask, q_pos, k_pos=None) -> dict:
         if isinstance(attn_mask, BlockLayout):
             out[t] = BlockLayout(attn_mask.anchors, attn_mask.ctx_len, attn_mask.block_size, win, causal); continue
         if attn_mask is not None and not isinstance(attn_mask, torch.Tensor):
-            raise ValueError("a drafter with sliding or causal layers needs one flex BlockMask per layer type: flex_layer_masks(...)")
+            raise ValueError("a drafter with sliding or causal layers needs one flex BlockMask per layer type: "
+                             "flex_layer_masks(...)")
         near = sliding_window_mask(q_pos, k_pos, win, causal)
         out[t] = near if attn_mask is None else attn_mask & near
     return out
