@@ -143,7 +143,8 @@ def _token_dataset(target, prompts: list, out: Path, max_new_tokens: int, sids: 
             # this run, committed already
             if ((dataset_manifest(out) or {}).get('generation') or {}).get('run') == run:
                 shutil.rmtree(partial, ignore_errors=True); return 0
-            if not overwrite: raise FileExistsError(f"{out}: already exists; pass --overwrite (overwrite=True) or a new path")
+            if not overwrite:
+                raise FileExistsError(f"{out}: already exists; pass --overwrite (overwrite=True) or a new path")
         done = _token_partial(partial, key, restart)
         with open(partial/'batches.jsonl', 'a', encoding='utf-8') as f:
             def journal(bi, comps):
@@ -265,7 +266,8 @@ def _encode_prompts(ct, prompts, done: dict, skipped: list) -> tuple[list, list]
     ids, keep = [], []
     for p in prompts:
         if p['id'] in done: continue
-        try: ids.append(ct.encode(ct.template.render(p['messages'], p.get('tools'), add_generation_prompt=True))); keep.append(p)
+        try:
+            ids.append(ct.encode(ct.template.render(p['messages'], p.get('tools'), add_generation_prompt=True))); keep.append(p)
         except Exception as e:
             skipped.append({'file': '', 'line': 0, 'id': p['id'], 'reason': 'template_error', 'detail': str(e)[:300]})
     return ids, keep
@@ -540,6 +542,7 @@ def generate_main(args: argparse.Namespace) -> int:
     with output_lock(a.output): pass   # another run on this output: refused now, before loading a target
     samp = dict(do_sample=a.temperature > 0, temperature=a.temperature or 1.0, top_p=a.top_p, seed=a.seed)
     s = _generate_api(a, token_level) if a.api_base else _generate_local(a, token_level, samp)
-    for k in s['skipped'][:20]: print(f"skipped {k['file']}:{k['line']} ({k['id']}): {k['reason']}: {k['detail']}", file=sys.stderr)
+    for k in s['skipped'][:20]:
+        print(f"skipped {k['file']}:{k['line']} ({k['id']}): {k['reason']}: {k['detail']}", file=sys.stderr)
     print(_generate_summary(s))
     return 1 if s.get('errors') else 0

@@ -234,8 +234,10 @@ def dflash_forward(model, features: TargetFeatures, batch: dict, weights, attent
     block_ids, block_pos, labels, ok = block_labels(core, batch)
     B, T = batch['input_ids'].shape
     N = batch['anchors'].shape[1]
-    if attention == 'flex': mask = flex_layer_masks(c, batch['anchors'], T)   # one BlockMask per layer type (window, causality)
-    elif attention == 'blocks': mask = block_layout(batch['anchors'], T, c.block_size)   # no dense mask: each block vs its context + itself
+    if attention == 'flex':
+        mask = flex_layer_masks(c, batch['anchors'], T)   # one BlockMask per layer type (window, causality)
+    elif attention == 'blocks':
+        mask = block_layout(batch['anchors'], T, c.block_size)   # no dense mask: each block vs its context + itself
     else: mask = block_attention_mask(batch['anchors'], T, c.block_size)      # the model adds window and causality per layer
     ctx_pos = torch.arange(T, device=block_ids.device).expand(B, -1)
     hidden = model(block_ids, block_pos, feats, ctx_pos, mask, return_hidden=True)
@@ -264,7 +266,8 @@ class FeatureCache:
         if mp.is_file():
             old = json.loads(mp.read_text())
             diff = {k: (old.get(k), v) for k, v in meta.items() if old.get(k) != v}
-            if diff: raise ValueError(f"{self.path}: feature cache made for another target or layers (cached vs now: {diff}); "
+            if diff:
+                raise ValueError(f"{self.path}: feature cache made for another target or layers (cached vs now: {diff}); "
                                       "use another --feature-cache directory or delete this one")
         else: mp.write_text(json.dumps(meta, indent=2))
         self.meta, self.data_file, self.index_file, self.index = meta, self.path/'features.bf16', self.path/'index.tsv', {}
@@ -306,7 +309,8 @@ def get(self: FeatureCache, key: str) -> torch.Tensor:
 @patch
 def put(self: FeatureCache, key: str, feats: torch.Tensor):
     if key in self.index: return
-    if feats.ndim != 2 or feats.shape[1] != self.width: raise ValueError(f"features {tuple(feats.shape)}, expected (n, {self.width})")
+    if feats.ndim != 2 or feats.shape[1] != self.width:
+        raise ValueError(f"features {tuple(feats.shape)}, expected (n, {self.width})")
     data, n = feats.detach().to(torch.bfloat16).cpu().contiguous().view(torch.int16).numpy().tobytes(), feats.shape[0]
     with self.locked(), open(self.data_file, 'ab') as f:
         off = f.seek(0, os.SEEK_END) // (self.width * 2)   # the true end: another run or rank may have appended
@@ -378,7 +382,8 @@ def _default_mask_id(target: str, V: int) -> int | None:
 
 def load_target(spec: str, device, dtype=None, vocab_size: int | None = None):
     "A frozen target in eval mode: `tiny[:k=v,...]` (built in code; `hybrid=1`: Qwen3.5-style) or a local Hugging Face model directory."
-    if _is_tiny(spec): return tiny_target(spec, vocab_size).to(device=device, dtype=dtype or torch.float32)  # toys: in code
+    if _is_tiny(spec):
+        return tiny_target(spec, vocab_size).to(device=device, dtype=dtype or torch.float32)  # toys: in code
     from transformers import AutoModelForCausalLM
     if not Path(spec).is_dir():
         from dflash_nb.records import hub_id_hint
@@ -437,7 +442,8 @@ def save_checkpoint(out_dir, core: DFlashDraftModel, opt, sched, step: int, plan
         with open(tmp/'train_state.pt', 'wb') as f:
             torch.save({'step': step, 'optimizer': opt.state_dict(), 'scheduler': sched.state_dict(), 'rng': rng, 'plan': plan}, f)
     shutil.rmtree(final, ignore_errors=True); os.replace(tmp, final)
-    for old in sorted(p for p in d.glob('step-*') if '.tmp' not in p.name)[:-keep] if keep > 0 else []: shutil.rmtree(old, ignore_errors=True)
+    for old in sorted(p for p in d.glob('step-*') if '.tmp' not in p.name)[:-keep] if keep > 0 else []:
+        shutil.rmtree(old, ignore_errors=True)
     return final
 
 # %% ../nbs/11_train.ipynb #b705d644
@@ -447,7 +453,8 @@ def _disk_full_cause(e: BaseException) -> OSError | None:
     while e is not None and id(e) not in seen:
         seen.add(id(e))
         if isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EDQUOT): return e
-        if 'No space left on device' in str(e) or 'os error 28' in str(e): return OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        if 'No space left on device' in str(e) or 'os error 28' in str(e):
+            return OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         e = e.__cause__ or (None if e.__suppress_context__ else e.__context__)   # `raise ... from None`: ends here
     return None
 
@@ -862,7 +869,8 @@ def accumulate_gradients(model, features, batches, weights, world: int = 1, atte
     stats = torch.zeros(5 + 2 * bs, dtype=torch.float64)
     for k, batch in enumerate(batches):
         with model.no_sync() if (world > 1 and k < len(batches) - 1) else nullcontext():
-            with autocast or nullcontext(): loss, st = dflash_forward(model, features, batch, weights, attention, loss_chunk, norm)
+            with autocast or nullcontext():
+                loss, st = dflash_forward(model, features, batch, weights, attention, loss_chunk, norm)
             (loss * world).backward()   # DDP averages the ranks' gradients: x world makes it the sum over the step
         stats[:5] += torch.tensor([loss.item() * norm, st['weight_sum'], st['tokens'], st['positions'], st['anchors']], dtype=torch.float64)
         stats[5:5 + bs] += st['correct'].cpu(); stats[5 + bs:] += st['count'].cpu()
@@ -896,7 +904,8 @@ def step_metrics(r: TrainRun, stats: torch.Tensor, epoch: int, gnorm: float, lr:
 def log_step(r: TrainRun, stats: torch.Tensor, dt: float) -> None:
     "Throughput counters (without the first step), the time budget's step count after 5 timed steps, metrics.jsonl and the bar."
     a = r.args
-    if r.steps_run: r.tok_sum, r.t_train = r.tok_sum + stats[2].item(), r.t_train + dt       # throughput without the first step
+    if r.steps_run:
+        r.tok_sum, r.t_train = r.tok_sum + stats[2].item(), r.t_train + dt       # throughput without the first step
     r.steps_run += 1
     if a.time_budget_s and r.steps_run == 6 and 'budget_steps' not in r.span:
         left = a.time_budget_s - (time.time() - r.t_start)

@@ -234,7 +234,8 @@ DFlashConfig.from_hf_dict = classmethod(_from_hf_dict)
 # %% ../../nbs/10_model.ipynb #6e713411
 def rotary_cos_sin(positions, head_dim: int, theta: float, dtype=torch.float32, scaling: tuple | None = None):
     "cos and sin of shape (B, 1, S, head_dim) for integer `positions` (B, S); `scaling`: (inv_freq, factor) of a scaled RoPE."
-    if scaling is None: inv_freq = 1.0 / theta ** (torch.arange(0, head_dim, 2, device=positions.device, dtype=torch.float32) / head_dim)
+    if scaling is None:
+        inv_freq = 1.0 / theta ** (torch.arange(0, head_dim, 2, device=positions.device, dtype=torch.float32) / head_dim)
     else: inv_freq = scaling[0].to(positions.device)
     f = positions[..., None].float() * inv_freq
     emb = torch.cat([f, f], -1)[:, None]
