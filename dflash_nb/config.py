@@ -8,43 +8,58 @@ import argparse, math, numbers
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
 
 # %% auto #0
-__all__ = ['opt', 'range_text', 'value_problem', 'ranged', 'add_config_args', 'check_config', 'Config', 'make_config']
+__all__ = ['opt', 'opt_of', 'range_text', 'value_problem', 'ranged', 'add_config_args', 'check_config', 'Config', 'make_config']
 
 # %% ../nbs/09a_config.ipynb #9c52be98
-def opt(default=None, help: str = '', group: str | None = None, min=None, max=None, gt=None, **argparse_kw):
-    "A config field that is also the option `--name`: its default, help (`{default}` is filled in), --help group, valid range (`min` <= x <= `max`, x > `gt`), other argparse keywords."
+def opt(default=None, help: str = '', group: str | None = None, min=None, max=None, gt=None, flags: tuple = (),
+        **argparse_kw):
+    """A config field that is also the option `--name`: its default, help (`{default}` is filled in), --help group,
+    valid range (`min` <= x <= `max`, x > `gt`), its option strings where not `--name` (`flags`: a positional's name,
+    a short alias) and other argparse keywords."""
     rng = {k: v for k, v in (('min', min), ('max', max), ('gt', gt)) if v is not None}
-    return field(default=default, metadata={'help': help, 'group': group, 'kw': argparse_kw, 'range': rng})
+    return field(default=default,
+                 metadata={'help': help, 'group': group, 'kw': argparse_kw, 'range': rng, 'flags': flags})
+
+def opt_of(config, name: str, **changes):
+    """The option `name` of the dataclass `config` declared again for another command's config (its default, range,
+    group, argparse keywords), with `changes` to its metadata (`help=`, `group=`): a shared option declared once."""
+    f = next(f for f in fields(config) if f.name == name)
+    return field(default=f.default, metadata={**f.metadata, **changes})
 
 # %% ../nbs/09a_config.ipynb #3d265e3a
 def range_text(rng: dict) -> str:
     "A range as the messages say it: 'at least 1', 'from 0 to 1', 'above 0', 'above 0 and at most 1'."
     lo = f"above {rng['gt']}" if 'gt' in rng else f"at least {rng['min']}" if 'min' in rng else ''
     if 'max' not in rng: return lo
-    return f"from {rng['min']} to {rng['max']}" if 'min' in rng and 'gt' not in rng else f"{lo} and at most {rng['max']}" if lo else f"at most {rng['max']}"
+    if 'min' in rng and 'gt' not in rng: return f"from {rng['min']} to {rng['max']}"
+    return f"{lo} and at most {rng['max']}" if lo else f"at most {rng['max']}"
 
 def value_problem(value, typ: str | None, rng: dict | None = None, choices=None, optional: bool = False) -> str | None:
-    "Why `value` is not a valid value of a field of type `typ` ('int', 'float', else not checked) with range `rng`; None when it is."
+    """Why `value` is not a valid value of a field of type `typ` ('int', 'float', else not checked) with range `rng`;
+    None when it is."""
     if value is None: return None if optional or typ not in ('int', 'float') else 'must be a number'
+    in_range = f" ({range_text(rng)})" if rng else ''
     if typ == 'int' and (isinstance(value, bool) or not isinstance(value, numbers.Integral)):
-        return 'must be an integer' + (f" ({range_text(rng)})" if rng else '')
+        return 'must be an integer' + in_range
     if typ == 'float':
-        if isinstance(value, bool) or not isinstance(value, numbers.Real): return 'must be a number' + (f" ({range_text(rng)})" if rng else '')
+        if isinstance(value, bool) or not isinstance(value, numbers.Real): return 'must be a number' + in_range
         if not math.isfinite(value): return 'must be a finite number'
-    if typ in ('int', 'float') and rng and not (('min' not in rng or value >= rng['min']) and ('max' not in rng or value <= rng['max'])
+    if typ in ('int', 'float') and rng and not (('min' not in rng or value >= rng['min'])
+                                                and ('max' not in rng or value <= rng['max'])
                                                 and ('gt' not in rng or value > rng['gt'])):
         return f"must be {range_text(rng)}"
     if choices is not None and value not in choices: return f"must be one of {', '.join(map(str, choices))}"
     return None
 
 def _field_type(f) -> tuple[str, bool]:
-    "(the field's base type name, whether None is allowed), from its annotation (a string under `from __future__ import annotations`)."
+    "(the field's base type name, whether None is allowed), from its annotation (a string: future annotations)."
     parts = [s.strip() for s in str(f.type).split('|')]
     return parts[0], 'None' in parts or f.default is None
 
 # %% ../nbs/09a_config.ipynb #4fb2950d
 def ranged(typ=int, min=None, max=None, gt=None):
-    "An argparse `type=` converting to `typ` (int, float) within a range; a bad value is one line naming the option, value and range."
+    """An argparse `type=` converting to `typ` (int, float) within a range; a bad value is one line naming the option,
+    value and range."""
     rng = {k: v for k, v in (('min', min), ('max', max), ('gt', gt)) if v is not None}
     def convert(s: str):
         try: v = typ(s)
@@ -56,23 +71,25 @@ def ranged(typ=int, min=None, max=None, gt=None):
     return convert
 
 def _arg_type(f):
-    "What argparse converts option `f` with: int or float within the field's range (None: a string), from the field's annotation."
+    "What argparse converts option `f` with: int or float within the field's range (None: a string), per annotation."
     typ = {'int': int, 'float': float}.get(_field_type(f)[0])
     return typ and ranged(typ, **f.metadata.get('range', {}))
 
 def add_config_args(p: argparse.ArgumentParser, config) -> argparse.ArgumentParser:
-    "One option `--name` per field of the dataclass `config`, in declaration order and --help groups; a `bool` field is a flag."
+    """One option `--name` (or the field's `flags`) per field of the dataclass `config`, in declaration order and --help
+    groups; a `bool` field is a flag."""
     groups = {None: p}
     for f in fields(config):
         m = f.metadata
         if m['group'] not in groups: groups[m['group']] = p.add_argument_group(m['group'])
         kw = {'action': 'store_true'} if f.type == 'bool' else {'type': _arg_type(f), 'default': f.default}
-        groups[m['group']].add_argument('--' + f.name.replace('_', '-'), help=m['help'].replace('{default}', str(f.default)), **kw, **m['kw'])
+        groups[m['group']].add_argument(*(m.get('flags') or ['--' + f.name.replace('_', '-')]),
+                                        help=m['help'].replace('{default}', str(f.default)), **kw, **m['kw'])
     return p
 
 # %% ../nbs/09a_config.ipynb #c4748067
 def check_config(c):
-    "Raise one `ValueError` line naming the first field of the config `c` whose value is not of its type, range or choices."
+    "Raise one `ValueError` line naming the first field of config `c` whose value is not of its type, range or choices."
     for f in fields(c):
         typ, optional = _field_type(f)
         v = getattr(c, f.name)
@@ -86,8 +103,11 @@ class Config:
     def __post_init__(self): check_config(self)
 
 def make_config(config, args=None, **kw):
-    "A `config` from another one, a Namespace (parsed options) or a dict, updated by `kw`; unknown `kw` names are an error; values are checked."
-    base = asdict(args) if is_dataclass(args) else dict(vars(args) if isinstance(args, argparse.Namespace) else args or {})
+    """A `config` from another one, a Namespace (parsed options) or a dict, updated by `kw`; unknown `kw` names are an
+    error; values are checked."""
+    base = (asdict(args) if is_dataclass(args)
+            else dict(vars(args) if isinstance(args, argparse.Namespace) else args or {}))
     names = {f.name for f in fields(config)}
-    if unknown := set(kw) - names: raise TypeError(f"unknown {getattr(config, 'kind', config.__name__)} options: {sorted(unknown)}")
+    if unknown := set(kw) - names:
+        raise TypeError(f"unknown {getattr(config, 'kind', config.__name__)} options: {sorted(unknown)}")
     return check_config(config(**{k: v for k, v in {**base, **kw}.items() if k in names}))

@@ -525,6 +525,9 @@ def plot_eval(results: dict, path=None):
     return fig
 
 # %% ../nbs/12_eval.ipynb #f9a52c68
+from .config import opt_of
+from .generate import GenerateConfig
+
 @dataclass
 class EvalConfig(Config):
     "Every parameter of `dflash-nb eval`, declared once: name, type, default, help and --help group."
@@ -532,11 +535,12 @@ class EvalConfig(Config):
     target: str | None = opt(None, "target model directory (Hugging Face), or tiny[:key=value,...] for a tiny random Qwen3 built in code (tiny:hybrid=1: a Qwen3.5-style hybrid); default: the target --drafter was trained for (its train run's train_args.json)")
     drafter: str | None = opt(None, "drafter directory (config.json + model.safetensors, as train writes it), or 'untrained'", required=True)
     dataset: str | None = opt(None, "tokenized dataset (local or s3://): each sample's tokens before its first masked token", 'prompts (one of)')
-    prompts: str | None = opt(None, 'prompt records (JSONL file or folder), rendered with the chat template of --tokenizer', 'prompts (one of)')
-    random_prompts: int | None = opt(None, 'N random token sequences (tiny targets)', 'prompts (one of)', metavar='N', min=1)
+    prompts: str | None = opt_of(GenerateConfig, 'prompts',
+                                 help='prompt records (JSONL file or folder), rendered with the chat template of --tokenizer')
+    random_prompts: int | None = opt_of(GenerateConfig, 'random_prompts', help='N random token sequences (tiny targets)')
     tokenizer: str | None = opt(None, 'tokenizer/model dir for --prompts (default: --target)', 'prompts (one of)')
-    prompt_len: str = opt('8,32', 'MIN,MAX tokens of --random-prompts (default {default})', 'prompts (one of)')
-    limit: int | None = opt(None, 'use at most this many prompts', 'prompts (one of)', min=1)
+    prompt_len: str = opt_of(GenerateConfig, 'prompt_len')   # the prompt options generate has, declared there
+    limit: int | None = opt_of(GenerateConfig, 'limit')
     max_prompt_len: int | None = opt(None, 'keep only the last N prompt tokens', 'prompts (one of)', min=1)
     max_new_tokens: int = opt(256, 'new tokens per prompt (default {default})', 'decoding', min=1)
     eos_token_id: str | None = opt(None, "comma-separated end ids (default: the target's generation config)", 'decoding')

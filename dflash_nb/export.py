@@ -12,8 +12,8 @@ from .dataset import (SHARD_NAME, check_output_dir, dataset_shards, place_shard,
     record_shards, replace_dir, stream_batches, write_dataset_metadata, write_pretokenized)
 
 # %% auto #0
-__all__ = ['SPECULATORS_COLUMNS', 'speculators_state', 'is_export_view', 'link_file', 'export_speculators', 'add_export_args',
-           'export_main']
+__all__ = ['SPECULATORS_COLUMNS', 'speculators_state', 'is_export_view', 'link_file', 'export_speculators', 'ExportConfig',
+           'add_export_args', 'export_main']
 
 # %% ../nbs/08_export.ipynb #742391fb
 SPECULATORS_COLUMNS = ['input_ids', 'loss_mask', 'seq_len']  # what speculators 0.9's ArrowDataset reads
@@ -87,15 +87,23 @@ def export_speculators(dataset, output_dir, overwrite: bool = False) -> dict:
     return dict(rows=rows, shards=out_names, how=how)
 
 # %% ../nbs/08_export.ipynb #b9ab81bb
+from dataclasses import dataclass
+from .config import Config, add_config_args, opt
+
+@dataclass
+class ExportConfig(Config):
+    "Every option of `dflash-nb export`, declared once (`config.opt`): what `export_main` reads."
+    kind = 'export'   # what make_config's and check_config's errors call them
+    dataset: str | None = opt(None, "dataset folder (dflash-nb tokenize/merge output, or pre-tokenized rows)",
+                              flags=('dataset',), metavar='DATASET')
+    format: str | None = opt(None, "the tool to export for: speculators (0.9 training data path)", required=True,
+                             choices=('speculators',))
+    output_dir: str | None = opt(None, "folder to create: the view (shards linked, not copied)", required=True)
+    overwrite: bool = opt(False, "replace an existing --output-dir")
+
 def add_export_args(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    "Arguments of `dflash-nb export`."
-    p.add_argument('dataset', metavar='DATASET',
-                   help="dataset folder (dflash-nb tokenize/merge output, or pre-tokenized rows)")
-    p.add_argument('--format', required=True, choices=('speculators',),
-                   help="the tool to export for: speculators (0.9 training data path)")
-    p.add_argument('--output-dir', required=True, help="folder to create: the view (shards linked, not copied)")
-    p.add_argument('--overwrite', action='store_true', help="replace an existing --output-dir")
-    p.set_defaults(fn=export_main)
+    "Arguments of `dflash-nb export`: one per `ExportConfig` field."
+    add_config_args(p, ExportConfig).set_defaults(fn=export_main)
     return p
 
 def export_main(args) -> int:

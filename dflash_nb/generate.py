@@ -12,7 +12,8 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from tqdm import tqdm  # a text bar on stderr: what `dflash-nb run` shows on its console (tqdm.auto picks a widget in a kernel)
+# a text bar on stderr: what `dflash-nb run` shows on its console (tqdm.auto picks a widget in a kernel)
+from tqdm import tqdm
 
 from .config import Config, add_config_args, make_config, opt
 from .dataset import atomic_write, clean_asides, dataset_manifest, output_lock, replace_dir
@@ -77,7 +78,8 @@ def generate_tokens(target, prompts, max_new_tokens: int = 256, batch_size: int 
         if comps is None:
             x, att = _left_pad([prompts[i] for i in idx], pad)
             with torch.random.fork_rng(devices=[dev] if dev.type == 'cuda' else []):
-                torch.manual_seed(seed * 1_000_003 + bi)   # per batch: a resumed run draws what the whole run would have
+                # per batch: a resumed run draws what the whole run would have
+                torch.manual_seed(seed * 1_000_003 + bi)
                 y = target.generate(input_ids=x.to(dev), attention_mask=att.to(dev), **kw)[:, x.shape[1]:].tolist()
             comps = [_cut_at_eos(r, eos) for r in y]
             if on_batch: on_batch(bi, comps)
@@ -138,9 +140,11 @@ def _token_dataset(target, prompts: list, out: Path, max_new_tokens: int, sids: 
     with output_lock(out):                 # one run per output; a second is refused in one line
         clean_asides(out)                  # what a run killed in its swap left
         if out.exists():
-            if ((dataset_manifest(out) or {}).get('generation') or {}).get('run') == run:   # this run, committed already
+            # this run, committed already
+            if ((dataset_manifest(out) or {}).get('generation') or {}).get('run') == run:
                 shutil.rmtree(partial, ignore_errors=True); return 0
-            if not overwrite: raise FileExistsError(f"{out}: already exists; pass --overwrite (overwrite=True) or a new path")
+            if not overwrite:
+                raise FileExistsError(f"{out}: already exists; pass --overwrite (overwrite=True) or a new path")
         done = _token_partial(partial, key, restart)
         with open(partial/'batches.jsonl', 'a', encoding='utf-8') as f:
             def journal(bi, comps):
@@ -187,7 +191,8 @@ def parse_prompt(obj, file: str = '', line: int = 0) -> dict:
     if not isinstance(obj, dict): raise BadRecord('not_an_object', f"got a JSON {type(obj).__name__}")
     sid = str(obj['id']) if obj.get('id') is not None else f"{file}:{line}"
     raw = [{'role': 'user', 'content': obj['prompt']}] if isinstance(obj.get('prompt'), str) else obj.get('messages', obj.get('conversations'))
-    if not isinstance(raw, list) or not raw: raise BadRecord('no_messages', "no `prompt` string and no non-empty `messages`/`conversations` list")
+    if not isinstance(raw, list) or not raw: raise BadRecord('no_messages', "no `prompt` string and no non-empty "
+                                                                            "`messages`/`conversations` list")
     msgs = [normalize_message(m, i) for i, m in enumerate(raw)]
     last = max((i for i, m in enumerate(msgs) if is_user_query(m)), default=None)
     if last is None: raise BadRecord('no_user_query', "no user message to answer (tool results do not count)")
@@ -248,7 +253,8 @@ def _target_fingerprint(target) -> str:
 def _start_output(out_path, overwrite: bool, prompts, restart: bool = False) -> tuple[Path, Path, list, list, dict]:
     "(OUT, OUT.partial, prompts, skipped, {id: record} of an interrupted run) of a run writing `out_path` (`overwrite`: OUT may exist)."
     out = Path(out_path)
-    if out.exists() and not overwrite: raise FileExistsError(f"{out}: already exists; pass overwrite=True (--overwrite) or a new path")
+    if out.exists() and not overwrite: raise FileExistsError(f"{out}: already exists; pass overwrite=True "
+                                                             "(--overwrite) or a new path")
     partial = out.with_name(out.name + '.partial')
     if restart: partial.unlink(missing_ok=True)   # `restart`: the partial file goes
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -260,7 +266,8 @@ def _encode_prompts(ct, prompts, done: dict, skipped: list) -> tuple[list, list]
     ids, keep = [], []
     for p in prompts:
         if p['id'] in done: continue
-        try: ids.append(ct.encode(ct.template.render(p['messages'], p.get('tools'), add_generation_prompt=True))); keep.append(p)
+        try:
+            ids.append(ct.encode(ct.template.render(p['messages'], p.get('tools'), add_generation_prompt=True))); keep.append(p)
         except Exception as e:
             skipped.append({'file': '', 'line': 0, 'id': p['id'], 'reason': 'template_error', 'detail': str(e)[:300]})
     return ids, keep
@@ -355,7 +362,8 @@ def chat_completion(api_base: str, model: str, messages: list, tools=None, api_k
     body = {'model': model, 'messages': messages, **({'tools': tools} if tools else {}), **{k: v for k, v in params.items() if v is not None}}
     r = _http_retry(api_base.rstrip('/') + '/chat/completions', body, api_key, timeout, retries)
     try: ch = r['choices'][0]; msg = ch['message']
-    except (KeyError, IndexError, TypeError): raise ValueError(f"{api_base}: not a chat-completions answer: {json.dumps(r)[:300]}") from None
+    except (KeyError, IndexError, TypeError): raise ValueError(f"{api_base}: not a chat-completions answer: "
+                                                               f"{json.dumps(r)[:300]}") from None
     comp = {'role': 'assistant', 'content': msg.get('content') or ''}
     reasoning = msg.get('reasoning_content', msg.get('reasoning'))
     if reasoning is not None: comp['reasoning_content'] = reasoning
@@ -418,7 +426,8 @@ def generate_records_api(prompts, out_path, api_base: str, model: str | None = N
             else: _add_answer(f, p, r, gen, source, finish, usage)
             bar.update(1)
     bar.close()
-    if errors: _write_jsonl_atomic(errors_path, errors)   # the prompts that failed: feed OUT.errors.jsonl back as --prompts
+    # the prompts that failed: feed OUT.errors.jsonl back as --prompts
+    if errors: _write_jsonl_atomic(errors_path, errors)
     elif errors_path.exists(): errors_path.unlink()      # a stale one goes when none failed
     os.replace(partial, out)
     return {'output': str(out), 'model': model, 'prompts': len(prompts), 'resumed': len(done), 'written': len(done) + len(todo) - len(errors),
@@ -442,7 +451,8 @@ class GenerateConfig(Config):
     target: str | None = opt(None, 'Hugging Face model directory, or tiny[:key=value,...] (token level)', 'the target (one of)')
     prompts: str | None = opt(None, 'prompt records: JSONL file or folder ({messages|conversations|prompt, tools?, id?, source?})', 'prompts (one of)')
     random_prompts: int | None = opt(None, 'token level: N random token sequences', 'prompts (one of)', metavar='N', min=1)
-    prompt_dataset: str | None = opt(None, 'token level: the prompts (tokens before the first masked token) of a tokenized dataset', 'prompts (one of)')
+    prompt_dataset: str | None = opt(None, 'token level: the prompts (tokens before the first masked token) of a '
+                                           'tokenized dataset', 'prompts (one of)')
     prompt_len: str = opt('8,32', 'MIN,MAX tokens of --random-prompts (default {default})', 'prompts (one of)')
     limit: int | None = opt(None, 'use at most this many prompts', 'prompts (one of)', min=1)
     max_new_tokens: int = opt(2048, 'new tokens per prompt (default {default})', 'sampling', min=1)
@@ -519,17 +529,20 @@ def _generate_summary(s: dict) -> str:
     "The one line `dflash-nb generate` prints at the end."
     return (f"{s['written']:,} of {s['prompts']:,} prompts -> {s['output']}" + (f"; {s['errors']} failed, see {s['errors_file']}" if s.get('errors') else '')
             + (f"; finish reasons {s['finish_reasons']}" if s.get('finish_reasons') else '')
-            + (f"; {s['resumed']:,} resumed from {s['output']}.partial" if s.get('resumed') else '') + f" ({s['seconds']:.1f} s)")
+            + (f"; {s['resumed']:,} resumed from "
+               f"{s['output']}.partial" if s.get('resumed') else '') + f" ({s['seconds']:.1f} s)")
 
 def generate_main(args: argparse.Namespace) -> int:
     "Entry point of `dflash-nb generate`."
     a = make_config(GenerateConfig, args)
     if (a.api_base is None) == (a.target is None): raise ValueError("give exactly one of --api-base and --target")
     token_level = a.random_prompts is not None or a.prompt_dataset is not None
-    if token_level == (a.prompts is not None): raise ValueError("give exactly one of --prompts, --random-prompts, --prompt-dataset")
+    if token_level == (a.prompts is not None): raise ValueError("give exactly one of --prompts, --random-prompts, "
+                                                                "--prompt-dataset")
     with output_lock(a.output): pass   # another run on this output: refused now, before loading a target
     samp = dict(do_sample=a.temperature > 0, temperature=a.temperature or 1.0, top_p=a.top_p, seed=a.seed)
     s = _generate_api(a, token_level) if a.api_base else _generate_local(a, token_level, samp)
-    for k in s['skipped'][:20]: print(f"skipped {k['file']}:{k['line']} ({k['id']}): {k['reason']}: {k['detail']}", file=sys.stderr)
+    for k in s['skipped'][:20]:
+        print(f"skipped {k['file']}:{k['line']} ({k['id']}): {k['reason']}: {k['detail']}", file=sys.stderr)
     print(_generate_summary(s))
     return 1 if s.get('errors') else 0

@@ -27,8 +27,8 @@ from .tokenize import DiskFull, content_hash, disk_full, is_disk_full, tokenize_
 __all__ = ['BATCH_ROWS', 'POSITION_ID', 'MergeError', 'is_dataset_dir', 'open_dataset_dir', 'tokenizer_differences',
            'param_differences', 'schema_differences', 'conform_batch', 'is_position_id', 'batch_content_hashes',
            'dataset_content_hashes', 'Duplicates', 'find_duplicates', 'link_or_copy', 'write_hashes', 'write_filtered',
-           'Part', 'read_part', 'input_stats', 'conform_rows', 'merge_datasets', 'count_equation', 'add_merge_args',
-           'merge_main']
+           'Part', 'read_part', 'input_stats', 'conform_rows', 'merge_datasets', 'count_equation', 'MergeConfig',
+           'add_merge_args', 'merge_main']
 
 # %% ../nbs/07_merge.ipynb #c94daf34
 BATCH_ROWS = 1024  # rows per step when merge reads tokens (new data, hashes): memory stays flat whatever the batches
@@ -537,27 +537,30 @@ def count_equation(out_dir) -> str:
             f"(sample_id {d['sample_id']:,}, content {d['content']:,})")
 
 # %% ../nbs/07_merge.ipynb #9d58c493
+from .config import Config, add_config_args, opt
+
+@dataclass
+class MergeConfig(Config):
+    "Every option of `dflash-nb merge`, declared once (`config.opt`): what `merge_main` reads."
+    kind = 'merge'   # what make_config's and check_config's errors call them
+    existing: str | None = opt(None, "dataset to merge into (never modified)", required=True)
+    new: str | None = opt(None, "new completions (JSONL file or folder) or another dataset made by dflash-nb",
+                          required=True)
+    output_dir: str | None = opt(None, "merged dataset directory to create", required=True)
+    model_path: str | None = opt(None, "tokenizer dir for new completions (default: the one recorded in --existing's "
+                                       "manifest; its fingerprint must match)")
+    allow_mismatch: bool = opt(False, "merge despite a tokenizer/template/max_seq_len/type mismatch "
+                                      "(recorded in the output manifest)")
+    workers: int = opt(1, "tokenizer processes for new completions (default {default})", min=1, max=1024)
+    overwrite: bool = opt(False, "replace an existing --output-dir (after the new one is complete)")
+    split: str | None = opt(None, "the split to read where --existing or --new is a DatasetDict folder "
+                                  "(dataset_dict.json; default: train)")
+    copy: bool = opt(False, "copy the existing shards instead of hard-linking them")
+    quiet: bool = opt(False, "no progress bars")
+
 def add_merge_args(p):
-    "Add the `merge` sub-command's arguments to the argparse parser `p`."
-    from dflash_nb.config import ranged
-    p.add_argument('--existing', required=True, help="dataset to merge into (never modified)")
-    p.add_argument('--new', required=True,
-                   help="new completions (JSONL file or folder) or another dataset made by dflash-nb")
-    p.add_argument('--output-dir', required=True, help="merged dataset directory to create")
-    p.add_argument('--model-path', help="tokenizer dir for new completions (default: the one recorded in "
-                                        "--existing's manifest; its fingerprint must match)")
-    p.add_argument('--allow-mismatch', action='store_true',
-                   help="merge despite a tokenizer/template/max_seq_len/type mismatch "
-                        "(recorded in the output manifest)")
-    p.add_argument('--workers', type=ranged(int, min=1, max=1024), default=1,
-                   help="tokenizer processes for new completions (default 1)")
-    p.add_argument('--overwrite', action='store_true',
-                   help="replace an existing --output-dir (after the new one is complete)")
-    p.add_argument('--split', help="the split to read where --existing or --new is a DatasetDict folder "
-                                   "(dataset_dict.json; default: train)")
-    p.add_argument('--copy', action='store_true', help="copy the existing shards instead of hard-linking them")
-    p.add_argument('--quiet', action='store_true', help="no progress bars")
-    return p
+    "Add the `merge` sub-command's arguments to the argparse parser `p`: one per `MergeConfig` field."
+    return add_config_args(p, MergeConfig)
 
 # %% ../nbs/07_merge.ipynb #01c97e1f
 def merge_main(args) -> int:

@@ -12,133 +12,30 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 from fastcore.basics import patch
-from transformers.models.qwen3.modeling_qwen3 import Qwen3MLP, Qwen3RMSNorm as RMSNorm, rotate_half   # Qwen3's own blocks
+# Qwen3's own blocks
+from transformers.models.qwen3.modeling_qwen3 import Qwen3MLP, Qwen3RMSNorm as RMSNorm, rotate_half
 
 from .qwen import QWEN36_MASK_TOKEN_ID
+from dflash_nb.templates.dflash import (  # the drafter's modelling file: the cells marked `export templates.dflash`
+    _get, text_config, rope_theta_of, select_target_layers, LAYER_TYPES, SCALED_ROPE_TYPES, _SAVE_TIME_KEYS,
+    DFlashConfig, _check_config, _from_target, _to_hf_dict, _rope_scaling, _READ_KEYS, _READ_DFLASH_KEYS,
+    _window_form, _draft_vocab_size, _from_hf_dict, rotary_cos_sin, _ROPE_CACHE, rope_scaling_of, apply_rotary,
+    BlockLayout, sliding_window_mask, layer_causal, layer_masks, DraftCache, _FLEX, _flex_attention, HFCache,
+    crop_cache, _attend_blocks, _attend, DFlashAttention, DFlashDecoderLayer, build_drafter, drafter_hidden,
+    spec_generate)
+_all_ = ['text_config', 'rope_theta_of', 'select_target_layers', 'LAYER_TYPES', 'SCALED_ROPE_TYPES', 'DFlashConfig',
+         'rotary_cos_sin', 'rope_scaling_of', 'apply_rotary', 'BlockLayout', 'sliding_window_mask', 'layer_causal',
+         'layer_masks', 'DraftCache', 'HFCache', 'crop_cache', 'DFlashAttention', 'DFlashDecoderLayer', 'build_drafter',
+         'drafter_hidden', 'spec_generate']   # this module's names, as before they were the modelling file's
 
 # %% auto #0
-__all__ = ['LAYER_TYPES', 'SCALED_ROPE_TYPES', 'DRAFTER_PRESETS', 'text_config', 'rope_theta_of', 'select_target_layers',
-           'DFlashConfig', 'preset_config', 'rotary_cos_sin', 'rope_scaling_of', 'apply_rotary', 'block_attention_mask',
-           'BlockLayout', 'block_layout', 'flex_block_mask', 'sliding_window_mask', 'layer_causal', 'flex_layer_masks',
+__all__ = ['DRAFTER_PRESETS', 'preset_config', 'block_attention_mask', 'block_layout', 'flex_block_mask', 'flex_layer_masks',
+           'decoder_layers', 'shared_embeddings', 'final_norm', 'norm_gain', 'TargetFeatures', 'served_weights',
+           'DFlashDraftModel', 'check_drafter_fits', 'drafter_readme', 'modeling_source', 'text_config',
+           'rope_theta_of', 'select_target_layers', 'LAYER_TYPES', 'SCALED_ROPE_TYPES', 'DFlashConfig',
+           'rotary_cos_sin', 'rope_scaling_of', 'apply_rotary', 'BlockLayout', 'sliding_window_mask', 'layer_causal',
            'layer_masks', 'DraftCache', 'HFCache', 'crop_cache', 'DFlashAttention', 'DFlashDecoderLayer',
-           'decoder_layers', 'shared_embeddings', 'final_norm', 'norm_gain', 'TargetFeatures', 'build_drafter',
-           'drafter_hidden', 'spec_generate', 'served_weights', 'DFlashDraftModel', 'check_drafter_fits',
-           'drafter_readme', 'modeling_source']
-
-# %% ../nbs/10_model.ipynb #4a32cb2a
-def _get(cfg, key, default=None):
-    "`cfg.key` for a config object or a dict."
-    if isinstance(cfg, dict): return cfg.get(key, default)
-    return getattr(cfg, key, default)
-
-# %% ../nbs/10_model.ipynb #9552a2b4
-def text_config(cfg):
-    "The language-model part of a (possibly multimodal) Hugging Face config, as an object or a dict."
-    if isinstance(cfg, dict): return cfg.get('text_config') or cfg
-    if hasattr(cfg, 'get_text_config'):
-        try: return cfg.get_text_config(decoder=True)
-        except TypeError: return cfg.get_text_config()
-    return _get(cfg, 'text_config') or cfg
-
-# %% ../nbs/10_model.ipynb #cb347bb9
-def rope_theta_of(cfg, default: float = 10000.0) -> float:
-    "RoPE base of a Qwen-family config: `rope_theta` (transformers 4) or `rope_parameters['rope_theta']` (5)."
-    rp = _get(cfg, 'rope_parameters') or _get(cfg, 'rope_scaling') or {}
-    if isinstance(rp, dict) and 'rope_theta' not in rp and 'full_attention' in rp: rp = rp['full_attention']
-    if isinstance(rp, dict) and rp.get('rope_theta') is not None: return float(rp['rope_theta'])
-    return float(_get(cfg, 'rope_theta', None) or default)
-
-# %% ../nbs/10_model.ipynb #45ca7588
-def select_target_layers(num_target_layers: int, n: int) -> list[int]:
-    "`n` target layer indices spread evenly from 1 to `num_target_layers - 3` (the DFlash choice)."
-    if n < 1: raise ValueError(f"need at least one target layer, got n={n}")
-    if n == 1: return [num_target_layers // 2]
-    start, end = 1, num_target_layers - 3
-    if end < start:
-        raise ValueError(f"a target with {num_target_layers} layers is too shallow for the 1..L-3 rule; "
-                         "pass target_layer_ids explicitly")
-    return [int(round(start + i * (end - start) / (n - 1))) for i in range(n)]
-
-# %% ../nbs/10_model.ipynb #c7bb0c23
-LAYER_TYPES = ('full_attention', 'sliding_attention')
-SCALED_ROPE_TYPES = ('linear', 'yarn', 'llama3')   # static scaled RoPE, computed by transformers' ROPE_INIT_FUNCTIONS
-_SAVE_TIME_KEYS = {'torch_dtype', 'dtype', 'auto_map', 'transformers_version'}   # written by save_pretrained itself
-
-# %% ../nbs/10_model.ipynb #77c5c138
-@dataclass
-class DFlashConfig:
-    "Shape and DFlash settings of a drafter; `from_target` sizes it from a target config."
-    hidden_size: int
-    num_attention_heads: int
-    num_key_value_heads: int
-    head_dim: int
-    intermediate_size: int
-    vocab_size: int
-    num_target_layers: int
-    target_layer_ids: list[int]
-    mask_token_id: int
-    num_hidden_layers: int = 5
-    block_size: int = 16
-    rms_norm_eps: float = 1e-6
-    rope_theta: float = 1e6
-    max_position_embeddings: int = 32768
-    target_tie_word_embeddings: bool = False
-    target_model_type: str = ''
-    draft_vocab_size: int = 0       # > 0: the drafter predicts only these many ids (its `vocab_ids`)
-    layer_types: list[str] | None = None   # per draft layer: 'full_attention' (default) or 'sliding_attention'
-    sliding_window: int | None = None      # keys at |query pos - key pos| >= this are hidden in sliding layers
-    causal: bool | None = None             # explicit causality of every layer within the block (None: sliding layers causal)
-    rope_scaling: dict | None = None       # a scaled RoPE's parameters ({'rope_type': 'yarn', 'factor': ...}); None: plain
-    hf_extra: dict = field(default_factory=dict)   # other config.json fields of a loaded drafter, written back as they were
-    hidden_act = 'silu'                            # the MLP's activation (Qwen3's; a constant, not a field)
-
-    def __post_init__(self): _check_config(self)
-
-# %% ../nbs/10_model.ipynb #2cdf52ce
-def _check_config(self) -> None:
-    "Normalise and check a `DFlashConfig`: one clear ValueError naming the first setting that cannot work."
-    self.target_layer_ids = [int(i) for i in self.target_layer_ids]
-    if self.num_attention_heads % self.num_key_value_heads:
-        raise ValueError(f"num_attention_heads={self.num_attention_heads} is not a multiple of "
-                         f"num_key_value_heads={self.num_key_value_heads}")
-    if self.block_size < 2: raise ValueError(f"block_size must be >= 2 (anchor + at least one mask), got {self.block_size}")
-    if not 0 <= self.mask_token_id < self.vocab_size:
-        raise ValueError(f"mask_token_id={self.mask_token_id} is outside the target vocabulary (size {self.vocab_size})")
-    bad = [i for i in self.target_layer_ids if not 0 <= i < self.num_target_layers]
-    if bad or not self.target_layer_ids:
-        raise ValueError(f"target_layer_ids {self.target_layer_ids} must be non-empty and within 0..{self.num_target_layers - 1}")
-    self.layer_types = list(self.layer_types or ['full_attention'] * self.num_hidden_layers)
-    if len(self.layer_types) != self.num_hidden_layers or set(self.layer_types) - set(LAYER_TYPES):
-        raise ValueError(f"layer_types {self.layer_types} must name {self.num_hidden_layers} layers, each one of {LAYER_TYPES}")
-    if 'sliding_attention' in self.layer_types and not (self.sliding_window and self.sliding_window >= self.block_size):
-        raise ValueError(f"sliding_attention layers need sliding_window >= block_size ({self.block_size}), got {self.sliding_window}")
-    if self.rope_scaling and self.rope_scaling.get('rope_type') not in SCALED_ROPE_TYPES:
-        raise ValueError(f"RoPE type {self.rope_scaling.get('rope_type')!r} is not supported (plain, {', '.join(SCALED_ROPE_TYPES)})")
-
-# %% ../nbs/10_model.ipynb #dda2ee98
-def _from_target(cls, target_config, num_draft_layers: int = 5, target_layer_ids=None, block_size: int = 16,
-                 mask_token_id: int | None = None, **overrides) -> DFlashConfig:
-    "Size a drafter for the (Qwen2/Qwen3/Qwen3.5/Llama-style) target config `target_config` (object or dict)."
-    t = text_config(target_config)
-    H, nh = int(_get(t, 'hidden_size')), int(_get(t, 'num_attention_heads'))
-    L, V = int(_get(t, 'num_hidden_layers')), int(_get(t, 'vocab_size') or _get(target_config, 'vocab_size'))
-    if mask_token_id is None:
-        if V <= QWEN36_MASK_TOKEN_ID:
-            raise ValueError(f"no default mask token for a target with vocab_size {V}: pass mask_token_id "
-                             "(an id the target's tokenizer never produces)")
-        mask_token_id = QWEN36_MASK_TOKEN_ID
-    tie = next((v for v in (_get(target_config, 'tie_word_embeddings'), _get(t, 'tie_word_embeddings')) if v is not None), False)
-    kw = dict(hidden_size=H, num_attention_heads=nh, num_key_value_heads=int(_get(t, 'num_key_value_heads') or nh),
-              head_dim=int(_get(t, 'head_dim') or H // nh), intermediate_size=int(_get(t, 'intermediate_size')),
-              vocab_size=V, num_target_layers=L,
-              target_layer_ids=list(target_layer_ids) if target_layer_ids is not None else select_target_layers(L, num_draft_layers),
-              mask_token_id=int(mask_token_id), num_hidden_layers=num_draft_layers, block_size=block_size,
-              rms_norm_eps=float(_get(t, 'rms_norm_eps') or 1e-6), rope_theta=rope_theta_of(t),
-              max_position_embeddings=int(_get(t, 'max_position_embeddings') or 32768),
-              target_tie_word_embeddings=bool(tie), target_model_type=str(_get(target_config, 'model_type') or ''))
-    return cls(**{**kw, **overrides})
-
-DFlashConfig.from_target = classmethod(_from_target)
+           'build_drafter', 'drafter_hidden', 'spec_generate']
 
 # %% ../nbs/10_model.ipynb #g25presets
 _SLIDING4_FULL1 = ['sliding_attention'] * 4 + ['full_attention']
@@ -153,128 +50,13 @@ DRAFTER_PRESETS = {   # the shapes of the published DFlash drafters (SpecForge c
 
 def preset_config(name: str, target_config, mask_token_id: int | None = None, **overrides) -> DFlashConfig:
     "A fresh drafter config in the shape of the published recipe `name` (DRAFTER_PRESETS), sized for `target_config`; `overrides` win."
-    if name not in DRAFTER_PRESETS: raise ValueError(f"--drafter-preset {name}: unknown; one of {', '.join(DRAFTER_PRESETS)}")
+    if name not in DRAFTER_PRESETS: raise ValueError(f"--drafter-preset {name}: unknown; one of "
+                                                     f"{', '.join(DRAFTER_PRESETS)}")
     p = {**DRAFTER_PRESETS[name], **overrides}
     L = int(_get(text_config(target_config), 'num_hidden_layers'))
     taps = p.pop('tap_layers')
     ids = p.pop('target_layer_ids', None) or select_target_layers(L, taps)
     return DFlashConfig.from_target(target_config, p.pop('num_hidden_layers'), ids, p.pop('block_size'), mask_token_id, **p)
-
-# %% ../nbs/10_model.ipynb #631b2d0b
-def _to_hf_dict(self) -> dict:
-    "A Qwen3-style `config.json` for a serving engine's DFlash loader (the published DFlash drafters' layout)."
-    n, sliding = self.num_hidden_layers, 'sliding_attention' in self.layer_types
-    rs = dict(self.rope_scaling) if self.rope_scaling else None
-    ours = {'architectures': ['DFlashDraftModel'], 'model_type': 'qwen3',
-            'hidden_size': self.hidden_size, 'num_hidden_layers': n, 'num_attention_heads': self.num_attention_heads,
-            'num_key_value_heads': self.num_key_value_heads, 'head_dim': self.head_dim,
-            'intermediate_size': self.intermediate_size, 'hidden_act': 'silu', 'attention_bias': False,
-            'rms_norm_eps': self.rms_norm_eps, 'rope_theta': self.rope_theta,
-            'rope_parameters': {**(rs or {'rope_type': 'default'}), 'rope_theta': self.rope_theta}, 'rope_scaling': rs,
-            'max_position_embeddings': self.max_position_embeddings, 'vocab_size': self.vocab_size,
-            'tie_word_embeddings': False, 'layer_types': list(self.layer_types), 'use_sliding_window': sliding,
-            'sliding_window': self.sliding_window if sliding else None, 'max_window_layers': n,
-            'num_target_layers': self.num_target_layers, 'block_size': self.block_size,
-            'dflash_config': {'target_layer_ids': self.target_layer_ids, 'mask_token_id': self.mask_token_id,
-                              'block_size': self.block_size, 'num_target_layers': self.num_target_layers,
-                              'target_tie_word_embeddings': self.target_tie_word_embeddings,
-                              'target_model_type': self.target_model_type,
-                              **({'causal': self.causal} if self.causal is not None else {})}}
-    if self.draft_vocab_size:   # vLLM / EAGLE-3: draft_vocab_size rows of lm_head.weight, mapped to target ids by the d2t tensor
-        ours.update(draft_vocab_size=self.draft_vocab_size, has_own_lm_head=True)
-    extra = {k: v for k, v in self.hf_extra.items() if k != 'dflash_config'}
-    return {**extra, **ours, 'dflash_config': {**self.hf_extra.get('dflash_config', {}), **ours['dflash_config']}}
-
-DFlashConfig.to_hf_dict = _to_hf_dict
-
-
-# %% ../nbs/10_model.ipynb #d4abb6fa
-def _rope_scaling(d: dict) -> dict | None:
-    "The scaled-RoPE parameters of a config dict (`rope_parameters` or `rope_scaling`), None for plain RoPE; unknown types refused."
-    rp = d.get('rope_parameters') or d.get('rope_scaling') or {}
-    if isinstance(rp, dict) and 'full_attention' in rp: rp = rp['full_attention']
-    rp = rp if isinstance(rp, dict) else {}
-    t = rp.get('rope_type') or rp.get('type') or 'default'
-    if t == 'default': return None
-    if t not in SCALED_ROPE_TYPES:
-        raise ValueError(f"drafter config uses RoPE type {t!r}; supported: plain, {', '.join(SCALED_ROPE_TYPES)}")
-    return {**{k: v for k, v in rp.items() if k not in ('rope_theta', 'type')}, 'rope_type': t}
-
-# %% ../nbs/10_model.ipynb #991d17d3
-_READ_KEYS = {'draft_vocab_size', 'has_own_lm_head'}                  # top-level fields read into the config (written back canonically)
-_READ_DFLASH_KEYS = {'use_swa', 'swa_window_size', 'draft_vocab_size'}  # dflash_config fields read into it (other forms of ours)
-
-def _window_form(d: dict, n: int) -> tuple:
-    "(layer_types, sliding_window, causal) of a config dict in any of the forms serving engines read."
-    dc = d.get('dflash_config') or {}
-    lt, causal = d.get('layer_types'), d.get('is_causal', dc.get('causal'))
-    if lt is None and d.get('use_sliding_window'):   # Qwen3's older rule: layers from max_window_layers on slide
-        lt = ['sliding_attention' if i >= d.get('max_window_layers', n) else 'full_attention' for i in range(n)]
-    if dc.get('use_swa') and 'sliding_attention' not in (lt or []):
-        # vLLM's other form (MiMo / ModelOpt exports): every layer slides, and none is causal unless the config says so
-        lt, causal = ['sliding_attention'] * n, (False if causal is None else causal)
-    window = dc.get('swa_window_size', d.get('sliding_window'))
-    return lt, (window if lt and 'sliding_attention' in lt else None), causal
-
-def _draft_vocab_size(d: dict) -> int:
-    "Ids a drafter predicts per its config dict (0: the whole vocabulary): top-level `draft_vocab_size` (vLLM, EAGLE-3) or ours in dflash_config."
-    v = d.get('draft_vocab_size', (d.get('dflash_config') or {}).get('draft_vocab_size')) or 0
-    return 0 if int(v) == int(d['vocab_size']) else int(v)
-
-def _from_hf_dict(cls, d: dict) -> DFlashConfig:
-    "Read a drafter `config.json`: written by `to_hf_dict`, a published DFlash drafter's (own heads, sliding layers) or vLLM's `use_swa` form."
-    dc = d.get('dflash_config') or {}
-    L = int(dc.get('num_target_layers', d.get('num_target_layers')))
-    n = int(d['num_hidden_layers'])
-    lt, window, causal = _window_form(d, n)
-    c = cls(hidden_size=d['hidden_size'], num_attention_heads=d['num_attention_heads'],
-            num_key_value_heads=d.get('num_key_value_heads') or d['num_attention_heads'],
-            head_dim=d.get('head_dim') or d['hidden_size'] // d['num_attention_heads'],
-            intermediate_size=d['intermediate_size'], vocab_size=d['vocab_size'], num_target_layers=L,
-            target_layer_ids=dc.get('target_layer_ids') or d.get('target_layer_ids') or select_target_layers(L, n),
-            mask_token_id=dc.get('mask_token_id', d.get('mask_token_id', QWEN36_MASK_TOKEN_ID)),
-            num_hidden_layers=n, block_size=int(dc.get('block_size', d.get('block_size', 16))),
-            rms_norm_eps=d.get('rms_norm_eps', 1e-6), rope_theta=rope_theta_of(d),
-            max_position_embeddings=d.get('max_position_embeddings', 32768),
-            target_tie_word_embeddings=bool(dc.get('target_tie_word_embeddings', False)),
-            target_model_type=dc.get('target_model_type', ''),
-            draft_vocab_size=_draft_vocab_size(d), layer_types=lt, sliding_window=window,
-            rope_scaling=_rope_scaling(d), causal=causal)
-    ours = c.to_hf_dict()
-    extra = {k: v for k, v in d.items() if k not in ours and k not in _SAVE_TIME_KEYS | _READ_KEYS}
-    dextra = {k: v for k, v in dc.items() if k not in ours['dflash_config'] and k not in _READ_DFLASH_KEYS}
-    c.hf_extra = {**extra, **({'dflash_config': dextra} if dextra else {})}
-    return c
-
-DFlashConfig.from_hf_dict = classmethod(_from_hf_dict)
-
-# %% ../nbs/10_model.ipynb #6e713411
-def rotary_cos_sin(positions, head_dim: int, theta: float, dtype=torch.float32, scaling: tuple | None = None):
-    "cos and sin of shape (B, 1, S, head_dim) for integer `positions` (B, S); `scaling`: (inv_freq, factor) of a scaled RoPE."
-    if scaling is None: inv_freq = 1.0 / theta ** (torch.arange(0, head_dim, 2, device=positions.device, dtype=torch.float32) / head_dim)
-    else: inv_freq = scaling[0].to(positions.device)
-    f = positions[..., None].float() * inv_freq
-    emb = torch.cat([f, f], -1)[:, None]
-    if scaling is None: return emb.cos().to(dtype), emb.sin().to(dtype)
-    return (emb.cos() * scaling[1]).to(dtype), (emb.sin() * scaling[1]).to(dtype)
-
-# %% ../nbs/10_model.ipynb #12d83232
-_ROPE_CACHE = {}
-def rope_scaling_of(c) -> tuple | None:
-    "(inv_freq, attention factor) of the drafter's scaled RoPE, as transformers computes it for Qwen3 (None: plain RoPE)."
-    if not c.rope_scaling: return None
-    key = json.dumps([c.rope_scaling, c.rope_theta, c.head_dim, c.max_position_embeddings], sort_keys=True)
-    if key not in _ROPE_CACHE:
-        from transformers import Qwen3Config
-        from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
-        rc = Qwen3Config(hidden_size=c.hidden_size, num_attention_heads=c.num_attention_heads, head_dim=c.head_dim,
-                         max_position_embeddings=c.max_position_embeddings, rope_theta=c.rope_theta, rope_scaling=dict(c.rope_scaling))
-        inv, factor = ROPE_INIT_FUNCTIONS[c.rope_scaling['rope_type']](rc, torch.device('cpu'))
-        _ROPE_CACHE[key] = (inv.float(), float(factor))
-    return _ROPE_CACHE[key]
-
-# %% ../nbs/10_model.ipynb #aab7bfe2
-def apply_rotary(x, cos, sin): return x * cos.to(x.dtype) + rotate_half(x) * sin.to(x.dtype)
 
 # %% ../nbs/10_model.ipynb #120e93b1
 def block_attention_mask(anchors, ctx_len: int, block_size: int):
@@ -285,18 +67,7 @@ def block_attention_mask(anchors, ctx_len: int, block_size: int):
     own = (qb[:, None] == qb[None, :]).expand(B, -1, -1)
     return torch.cat([ctx, own], dim=-1)
 
-# %% ../nbs/10_model.ipynb #rc01layout
-@dataclass
-class BlockLayout:
-    """The training layout without a dense mask: queries are N blocks of `block_size` per sample, keys the `ctx_len`
-    context positions then the same blocks; block n sees context < anchors[:, n] (within `window` of each query) and
-    its own block (causally with `causal`)."""
-    anchors: torch.Tensor          # (B, N) anchor of each block
-    ctx_len: int
-    block_size: int
-    window: int | None = None
-    causal: bool = False
-
+# %% ../nbs/10_model.ipynb #8f910939
 def block_layout(anchors, ctx_len: int, block_size: int) -> BlockLayout:
     "The `block_attention_mask` rule as a `BlockLayout` (the model adds window and causality per layer type)."
     return BlockLayout(anchors, int(ctx_len), int(block_size))
@@ -316,172 +87,11 @@ def flex_block_mask(anchors, ctx_len: int, block_size: int, sliding_window: int 
         return torch.where(kv < ctx_len, ctx_ok, own)
     return create_block_mask(mask_mod, B, None, Q, ctx_len + Q, device=anchors.device)
 
-# %% ../nbs/10_model.ipynb #2129b6eb
-def sliding_window_mask(q_pos, k_pos, window: int | None, causal: bool = False):
-    "Boolean (B, Q, K) from positions: key within `window` of the query (None: no window), with `causal` not after it."
-    d = q_pos[:, :, None] - k_pos[:, None, :]
-    ok = d.abs() < window if window else torch.ones_like(d, dtype=torch.bool)
-    return ok & (d >= 0) if causal else ok
-
-# %% ../nbs/10_model.ipynb #f7c547a1
-def layer_causal(c: DFlashConfig, layer_type: str) -> bool:
-    "Whether layers of this type attend causally within the block: the config's `causal`, else sliding layers only."
-    return c.causal if c.causal is not None else layer_type == 'sliding_attention'
-
 # %% ../nbs/10_model.ipynb #4313abb2
 def flex_layer_masks(c: DFlashConfig, anchors, ctx_len: int) -> dict:
     "One flex BlockMask per layer type of the drafter (training layout)."
     return {t: flex_block_mask(anchors, ctx_len, c.block_size, c.sliding_window if t == 'sliding_attention' else None,
                                layer_causal(c, t)) for t in set(c.layer_types)}
-
-# %% ../nbs/10_model.ipynb #fa85a02e
-def layer_masks(c: DFlashConfig, attn_mask, q_pos, k_pos=None) -> dict:
-    "The mask of each layer type: `attn_mask`, and'ed with the window (sliding layers) and causality (causal layers)."
-    if isinstance(attn_mask, dict): return attn_mask
-    out = {}
-    for t in set(c.layer_types):
-        win, causal = c.sliding_window if t == 'sliding_attention' else None, layer_causal(c, t)
-        if not (win or causal): out[t] = attn_mask; continue
-        if isinstance(attn_mask, BlockLayout):
-            out[t] = BlockLayout(attn_mask.anchors, attn_mask.ctx_len, attn_mask.block_size, win, causal); continue
-        if attn_mask is not None and not isinstance(attn_mask, torch.Tensor):
-            raise ValueError("a drafter with sliding or causal layers needs one flex BlockMask per layer type: flex_layer_masks(...)")
-        near = sliding_window_mask(q_pos, k_pos, win, causal)
-        out[t] = near if attn_mask is None else attn_mask & near
-    return out
-
-# %% ../nbs/10_model.ipynb #82a9d96c
-class DraftCache:
-    "Per-layer keys/values (and positions) of the context features seen so far (inference); blocks are never cached."
-    def __init__(self): self.k, self.v, self.pos = {}, {}, None
-    @property
-    def seq_len(self) -> int: return self.k[0].shape[2] if self.k else 0
-    def update(self, layer: int, k, v):
-        if layer in self.k: k, v = torch.cat([self.k[layer], k], 2), torch.cat([self.v[layer], v], 2)
-        self.k[layer], self.v[layer] = k, v
-        return k, v
-    def add_positions(self, pos):
-        "Append the positions (B, C) of new context (None: none) and return those of all the cached context."
-        if pos is not None: self.pos = pos if self.pos is None else torch.cat([self.pos, pos.to(self.pos.device)], 1)
-        return self.pos
-    def crop(self, n: int):
-        "Keep the first `n` context positions."
-        for i in self.k: self.k[i], self.v[i] = self.k[i][:, :, :n], self.v[i][:, :, :n]
-        if self.pos is not None: self.pos = self.pos[:, :n]
-
-_FLEX = {}
-def _flex_attention(cuda: bool):
-    "flex_attention, compiled once on GPU (eager, unfused, on CPU)."
-    if cuda not in _FLEX:
-        from torch.nn.attention.flex_attention import flex_attention
-        _FLEX[cuda] = torch.compile(flex_attention) if cuda else flex_attention
-    return _FLEX[cuda]
-
-# %% ../nbs/10_model.ipynb #g25hfcache
-class HFCache:
-    """A transformers `Cache` (the DynamicCache z-lab's generation loop passes) used as the drafter's context cache: it
-    holds the context keys/values only (positions 0 .. length - 1), so the loop's `crop(start)` keeps the context."""
-    def __init__(self, cache): self.cache = cache
-    def _layers(self) -> dict:
-        return {i: l for i, l in enumerate(getattr(self.cache, 'layers', None) or []) if getattr(l, 'keys', None) is not None}
-    @property
-    def k(self) -> dict: return {i: l.keys for i, l in self._layers().items()}
-    @property
-    def v(self) -> dict: return {i: l.values for i, l in self._layers().items()}
-    @property
-    def seq_len(self) -> int: return self.cache.get_seq_length()
-    def update(self, layer: int, k, v): return self.cache.update(k, v, layer)
-    def add_positions(self, pos):
-        "Positions (1, C) of the cached context plus the new context `pos` (added by this forward's layers); None: none."
-        n, ks = self.cache.get_seq_length(), self.k
-        dev = pos.device if pos is not None else (ks[0].device if ks else None)
-        old = torch.arange(n, device=dev)[None]
-        if pos is None: return old if n else None
-        return torch.cat([old.expand(pos.shape[0], -1), pos], 1)
-    def crop(self, n: int): crop_cache(self.cache, n)
-
-def crop_cache(cache, keep: int):
-    "Keep the first `keep` positions of a transformers Cache: crop(-removed) is read alike by transformers 4 (max length) and 5 (tokens to remove)."
-    n = cache.get_seq_length()
-    if keep < n: cache.crop(keep - n)
-
-
-# %% ../nbs/10_model.ipynb #rc01attblk
-def _attend_blocks(q, k, v, lay: BlockLayout):
-    "Attention of q (B, h, N*bs, d) over k, v (B, kvh, T + N*bs, d) per `lay`: each block against its visible context and its own keys, one softmax."
-    B, h, Q, d = q.shape
-    kvh, T, bs = k.shape[1], lay.ctx_len, lay.block_size
-    g, N = h // kvh, Q // bs
-    q, k = q.to(v.dtype) * d ** -0.5, k.to(v.dtype)     # grouped-query heads: q head i reads kv head i // g
-    qg = q.reshape(B, kvh, g, N * bs, d)
-    s_ctx = (qg @ k[:, :, None, :T].transpose(-1, -2)).view(B, kvh, g, N, bs, T)
-    kb, vb = (t[:, :, None, T:].reshape(B, kvh, 1, N, bs, d) for t in (k, v))
-    s_own = qg.view(B, kvh, g, N, bs, d) @ kb.transpose(-1, -2)                   # (B, kvh, g, N, bs, bs)
-    kv = torch.arange(T, device=q.device)
-    ok = (kv < lay.anchors[:, :, None, None])                                      # (B, N, 1, T)
-    if lay.window:
-        qpos = lay.anchors[:, :, None] + torch.arange(bs, device=q.device)
-        ok = ok & (qpos[..., None] - kv < lay.window)                              # (B, N, bs, T)
-    s_ctx = s_ctx.masked_fill(~ok[:, None, None], -math.inf)
-    if lay.causal: s_own = s_own.masked_fill(~torch.ones(bs, bs, dtype=torch.bool, device=q.device).tril(), -math.inf)
-    p = torch.softmax(torch.cat([s_ctx, s_own], -1).float(), -1).to(v.dtype)
-    o = p[..., :T].reshape(B, kvh, g, N * bs, T) @ v[:, :, None, :T] + (p[..., T:] @ vb).view(B, kvh, g, N * bs, d)
-    return o.view(B, h, Q, d)
-
-# %% ../nbs/10_model.ipynb #a0350519
-def _attend(q, k, v, mask):
-    "Scaled dot-product attention of q (B, h, Q, d) over k, v (B, kvh, K, d) with a bool mask, a BlockLayout, a BlockMask or none."
-    if isinstance(mask, BlockLayout): return _attend_blocks(q, k, v, mask)
-    if mask is not None and not isinstance(mask, torch.Tensor):  # a flex-attention BlockMask
-        return _flex_attention(q.is_cuda)(q, k, v, block_mask=mask, enable_gqa=True)
-    q, k = q.to(v.dtype), k.to(v.dtype)  # under autocast the normed q/k come out in float32
-    if k.shape[1] != q.shape[1]:  # grouped-query attention: repeat kv heads (works with every SDPA backend)
-        k, v = (t.repeat_interleave(q.shape[1] // k.shape[1], dim=1) for t in (k, v))
-    return F.scaled_dot_product_attention(q, k, v, attn_mask=None if mask is None else mask[:, None])
-
-# %% ../nbs/10_model.ipynb #72567a20
-class DFlashAttention(nn.Module):
-    def __init__(self, cfg: DFlashConfig, layer_idx: int):
-        super().__init__()
-        self.layer_idx, self.head_dim, self.layer_type = layer_idx, cfg.head_dim, cfg.layer_types[layer_idx]
-        self.q_proj = nn.Linear(cfg.hidden_size, cfg.num_attention_heads * cfg.head_dim, bias=False)
-        self.k_proj = nn.Linear(cfg.hidden_size, cfg.num_key_value_heads * cfg.head_dim, bias=False)
-        self.v_proj = nn.Linear(cfg.hidden_size, cfg.num_key_value_heads * cfg.head_dim, bias=False)
-        self.o_proj = nn.Linear(cfg.num_attention_heads * cfg.head_dim, cfg.hidden_size, bias=False)
-        self.q_norm = RMSNorm(cfg.head_dim, cfg.rms_norm_eps)
-        self.k_norm = RMSNorm(cfg.head_dim, cfg.rms_norm_eps)
-
-    def _heads(self, x): return x.view(*x.shape[:2], -1, self.head_dim).transpose(1, 2)   # (B, S, h*d) -> (B, h, S, d)
-
-    def kv(self, x, rope):
-        "Keys (normed, rotated) and values of hidden states x: used for the block and for the context."
-        return apply_rotary(self.k_norm(self._heads(self.k_proj(x))), *rope), self._heads(self.v_proj(x))
-
-    def forward(self, x, ctx, rope_q, rope_ctx, mask=None, cache: DraftCache | None = None):
-        B, Q, _ = x.shape
-        q = apply_rotary(self.q_norm(self._heads(self.q_proj(x))), *rope_q)
-        k, v = self.kv(x, rope_q)
-        if ctx is not None:
-            kc, vc = self.kv(ctx, rope_ctx)
-            if cache is not None: kc, vc = cache.update(self.layer_idx, kc, vc)
-        elif cache is not None and self.layer_idx in cache.k: kc, vc = cache.k[self.layer_idx], cache.v[self.layer_idx]
-        else: kc = vc = None
-        if kc is not None: k, v = torch.cat([kc, k], 2), torch.cat([vc, v], 2)
-        o = _attend(q, k, v, mask)
-        return self.o_proj(o.transpose(1, 2).reshape(B, Q, -1))
-
-# %% ../nbs/10_model.ipynb #c136ed29
-class DFlashDecoderLayer(nn.Module):
-    def __init__(self, cfg: DFlashConfig, layer_idx: int):
-        super().__init__()
-        self.input_layernorm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
-        self.self_attn = DFlashAttention(cfg, layer_idx)
-        self.post_attention_layernorm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
-        self.mlp = Qwen3MLP(cfg)   # reads hidden_size, intermediate_size, hidden_act
-
-    def forward(self, x, ctx, rope_q, rope_ctx, mask=None, cache=None):
-        x = x + self.self_attn(self.input_layernorm(x), ctx, rope_q, rope_ctx, mask, cache)
-        return x + self.mlp(self.post_attention_layernorm(x))
 
 # %% ../nbs/10_model.ipynb #3fcd37eb
 def decoder_layers(target) -> nn.ModuleList:
@@ -558,80 +168,6 @@ class TargetFeatures:
     def __enter__(self): return self
     def __exit__(self, *exc): self.remove()
 
-# %% ../nbs/10_model.ipynb #46844750
-def build_drafter(m: nn.Module, c: DFlashConfig) -> nn.Module:
-    "Give `m` the drafter's own modules, under the names of the saved weights (`layers.*`, `fc`, `hidden_norm`, `norm`)."
-    m.layers = nn.ModuleList(DFlashDecoderLayer(c, i) for i in range(c.num_hidden_layers))
-    m.fc = nn.Linear(len(c.target_layer_ids) * c.hidden_size, c.hidden_size, bias=False)
-    m.hidden_norm = RMSNorm(c.hidden_size, c.rms_norm_eps)
-    m.norm = RMSNorm(c.hidden_size, c.rms_norm_eps)
-    if c.draft_vocab_size:   # the draft vocabulary as EAGLE-3 drafters, vLLM and SpecForge store it
-        m.register_buffer('d2t', torch.zeros(c.draft_vocab_size, dtype=torch.long))   # target id = draft id + d2t[draft id]
-        m.register_buffer('t2d', torch.arange(c.vocab_size) < c.draft_vocab_size)      # t2d[target id]: in the draft vocabulary
-    else: m.d2t = m.t2d = None
-    for mod in m.modules():
-        if isinstance(mod, nn.Linear): nn.init.normal_(mod.weight, std=0.02)
-    return m
-
-# %% ../nbs/10_model.ipynb #37570477
-def drafter_hidden(m: nn.Module, c: DFlashConfig, x, block_pos, ctx_hidden=None, ctx_pos=None, attn_mask=None,
-                   cache: DraftCache | None = None):
-    "Final normed hidden states of the block embeddings `x` (B, Q, H) given the raw target features `ctx_hidden`."
-    autocast = torch.is_autocast_enabled(x.device.type)
-    if not autocast: x = x.to(m.fc.weight.dtype)   # e.g. a bf16 target's embedding, fp32 drafter weights
-    scaling = rope_scaling_of(c)
-    rope_q = rotary_cos_sin(block_pos, c.head_dim, c.rope_theta, scaling=scaling)
-    ctx = rope_ctx = None
-    if ctx_hidden is not None and ctx_hidden.shape[1] > 0:
-        ctx = m.hidden_norm(m.fc(ctx_hidden if autocast else ctx_hidden.to(x.dtype)))
-        rope_ctx = rotary_cos_sin(ctx_pos, c.head_dim, c.rope_theta, scaling=scaling)
-    else: ctx_pos = None
-    k_ctx = cache.add_positions(ctx_pos) if cache is not None else ctx_pos
-    k_pos = block_pos if k_ctx is None else torch.cat([k_ctx.expand(block_pos.shape[0], -1), block_pos], 1)
-    masks = layer_masks(c, attn_mask, block_pos, k_pos)
-    for layer in m.layers: x = layer(x, ctx, rope_q, rope_ctx, masks.get(layer.self_attn.layer_type, attn_mask), cache)
-    return m.norm(x)
-
-# %% ../nbs/10_model.ipynb #g25specgen
-@torch.no_grad()
-def spec_generate(drafter, target, input_ids, max_new_tokens: int, stop_token_ids=None, temperature: float = 0.0):
-    """z-lab's entry point, for the AutoModel drafter (`dflash.py`): DFlash speculative decoding of `input_ids` (1, P) with
-    the Hugging Face `target` (attention layers only: its cache is cropped to the accepted length) -> (1, P + new ids),
-    cut after the first stop token. Drafts are the drafter's argmax (within its draft vocabulary); each committed token is
-    the target's own argmax (temperature 0) or sample, so the output is the target's own decoding."""
-    import inspect
-    from transformers import DynamicCache
-    def pick(logits):
-        if temperature <= 0: return logits.argmax(-1)
-        p = torch.softmax(logits.float() / temperature, -1)
-        return torch.multinomial(p.reshape(-1, p.shape[-1]), 1).view(p.shape[:-1])
-    ckw = 'cache' if 'cache' in inspect.signature(target.forward).parameters else 'past_key_values'
-    bs, dev, P = drafter.block_size, input_ids.device, input_ids.shape[1]
-    stop, head, embed = set(stop_token_ids or []), target.get_output_embeddings(), target.get_input_embeddings()
-    tcache, dcache = DynamicCache(), DynamicCache()
-    feats = lambda o: torch.cat([o.hidden_states[i + 1] for i in drafter.target_layer_ids], -1)   # outputs of the tap layers
-    o = target(input_ids=input_ids, use_cache=True, output_hidden_states=True, **{ckw: tcache})
-    ids, ctx = input_ids[0].tolist() + [int(pick(o.logits[0, -1]))], feats(o)
-    while len(ids) - P < max_new_tokens and not stop & set(ids[P:]):
-        a = len(ids) - 1                                                   # the anchor's position
-        block = torch.full((1, bs), drafter.mask_token_id, device=dev); block[0, 0] = ids[-1]
-        pos = torch.arange(dcache.get_seq_length(), a + bs, device=dev)[None]   # new context, then the block
-        h = drafter(position_ids=pos, noise_embedding=embed(block), target_hidden=ctx, past_key_values=dcache, use_cache=True)
-        logits = head(h[:, 1:].to(head.weight.dtype))
-        if getattr(drafter, 't2d', None) is not None: logits[..., ~drafter.t2d.to(dev)] = -math.inf
-        block[0, 1:] = logits[0].argmax(-1)
-        o = target(input_ids=block, position_ids=torch.arange(a, a + bs, device=dev)[None], use_cache=True,
-                   output_hidden_states=True, **{ckw: tcache})
-        post = pick(o.logits[0]).tolist()
-        m = next((i for i in range(bs - 1) if int(block[0, i + 1]) != post[i]), bs - 1)   # drafts the target agrees with
-        ids += block[0, 1:m + 1].tolist() + [post[m]]
-        crop_cache(tcache, a + m + 1)
-        ctx = feats(o)[:, :m + 1]
-    new = ids[P:P + max_new_tokens]
-    cut = next((i + 1 for i, t in enumerate(new) if t in stop), len(new))
-    return torch.tensor([ids[:P] + new[:cut]], device=dev)
-
-
 # %% ../nbs/10_model.ipynb #g25served
 def served_weights(sd: dict, c: DFlashConfig, where: str = 'drafter') -> tuple[dict, torch.Tensor | None]:
     """(the drafter's own tensors, the `lm_head.weight` rows it ships or None) of a saved state dict: reads our `d2t`/`t2d`,
@@ -645,7 +181,8 @@ def served_weights(sd: dict, c: DFlashConfig, where: str = 'drafter') -> tuple[d
         d2t = sd['d2t'].long()
         ids = torch.arange(len(d2t)) + d2t
         if len(d2t) != c.draft_vocab_size:
-            raise ValueError(f"{where}: d2t maps {len(d2t)} draft ids, config.json says draft_vocab_size={c.draft_vocab_size}")
+            raise ValueError(f"{where}: d2t maps {len(d2t)} draft ids, config.json says "
+                             f"draft_vocab_size={c.draft_vocab_size}")
         if len(ids) and not (0 <= int(ids.min()) and int(ids.max()) < c.vocab_size and len(ids.unique()) == len(ids)):
             raise ValueError(f"{where}: d2t maps draft ids to repeated target ids or ids outside 0..{c.vocab_size - 1}")
         t2d = torch.zeros(c.vocab_size, dtype=torch.bool); t2d[ids] = True
@@ -668,7 +205,8 @@ class DFlashDraftModel(nn.Module):
         self.config = config
         self._shared = None  # (embedding, head) of the target: plain attribute, not sub-modules
         build_drafter(self, config)
-        self.register_load_state_dict_pre_hook(_served_pre_hook)   # a saved directory's d2t / lm_head.weight (served form) load too
+        # a saved directory's d2t / lm_head.weight (served form) load too
+        self.register_load_state_dict_pre_hook(_served_pre_hook)
 
     def bind_target(self, target=None, embed=None, head=None) -> DFlashDraftModel:
         "Use `target`'s (or the given) embedding and LM head matrices, frozen."
@@ -778,11 +316,15 @@ def drafter_readme(c: DFlashConfig, info: dict | None = None) -> str:
     i = info or {}
     tgt, d = i.get('target', '<target model>'), i.get('drafter_dir', '<this directory>')
     tau = i.get('tau')
-    mixed = 0 < c.layer_types.count('sliding_attention') < c.num_hidden_layers   # vLLM runs mixed sliding/full on its V2 runner only
+    # vLLM runs mixed sliding/full on its V2 runner only
+    mixed = 0 < c.layer_types.count('sliding_attention') < c.num_hidden_layers
     lines = [f"# DFlash drafter for {tgt}", '',
-             f"* target: `{tgt}` ({c.target_model_type or 'model type unknown'}, {c.num_target_layers} layers, hidden {c.hidden_size}, vocabulary {c.vocab_size})",
-             f"* drafter: {c.num_hidden_layers} layers ({', '.join(c.layer_types)}{f'; sliding window {c.sliding_window}' if c.sliding_window else ''}), "
-             f"{c.num_attention_heads} heads / {c.num_key_value_heads} KV heads of {c.head_dim}, MLP {c.intermediate_size}",
+             f"* target: `{tgt}` ({c.target_model_type or 'model type unknown'}, {c.num_target_layers} layers, hidden "
+             f"{c.hidden_size}, vocabulary {c.vocab_size})",
+             f"* drafter: {c.num_hidden_layers} layers "
+             f"({', '.join(c.layer_types)}{f'; sliding window {c.sliding_window}' if c.sliding_window else ''}), "
+             f"{c.num_attention_heads} heads / {c.num_key_value_heads} KV heads of {c.head_dim}, MLP "
+             f"{c.intermediate_size}",
              f"* tap layers (target_layer_ids): {c.target_layer_ids}", f"* block size: {c.block_size}",
              f"* mask token id: {c.mask_token_id}",
              f"* draft vocabulary: {c.draft_vocab_size:,} of the {c.vocab_size:,} ids (config `draft_vocab_size`; tensors `d2t`, "
@@ -795,7 +337,8 @@ def drafter_readme(c: DFlashConfig, info: dict | None = None) -> str:
              '## Serve it', '', 'vLLM:', '', '```bash',
              ('VLLM_USE_V2_MODEL_RUNNER=1 ' if mixed else '') + f"vllm serve {tgt} --speculative-config '{{\"method\": \"dflash\", \"model\": \"{d}\", \"num_speculative_tokens\": {c.block_size - 1}}}'",
              '```', '', 'SGLang:', '', '```bash',
-             f"python -m sglang.launch_server --model-path {tgt} --speculative-algorithm DFLASH --speculative-draft-model-path {d} "
+             f"python -m sglang.launch_server --model-path {tgt} --speculative-algorithm DFLASH "
+             f"--speculative-draft-model-path {d} "
              f"--speculative-num-draft-tokens {c.block_size} --trust-remote-code", '```', '',
              *([f"This drafter predicts {c.draft_vocab_size:,} of the target's ids. vLLM reads its `draft_vocab_size`, `d2t` and "
                 "`lm_head.weight` as saved and drafts over those ids, as trained (the command above; nothing to add). SGLang's "
@@ -808,59 +351,13 @@ def drafter_readme(c: DFlashConfig, info: dict | None = None) -> str:
              '```', '']
     return '\n'.join(lines)
 
-# %% ../nbs/10_model.ipynb #361c61da
-_MODELING_OBJECTS = ('_get', 'text_config', 'rope_theta_of', 'select_target_layers', 'DFlashConfig', '_check_config', '_from_target', '_to_hf_dict',
-                     '_rope_scaling', '_window_form', '_draft_vocab_size', '_from_hf_dict', 'rotary_cos_sin', 'rope_scaling_of', 'apply_rotary',
-                     'BlockLayout', 'sliding_window_mask', 'layer_causal', 'layer_masks', 'DraftCache', '_flex_attention', '_attend_blocks', '_attend', 'DFlashAttention',
-                     'DFlashDecoderLayer', 'build_drafter', 'drafter_hidden', 'HFCache', 'crop_cache', 'spec_generate')
-
-_HF_WRAPPER = '''
-class DFlashDraftModel(PreTrainedModel):
-    "The DFlash drafter; forward -> final normed hidden states of the block (apply the target's LM head for logits)."
-    config_class = Qwen3Config
-    base_model_prefix = 'dflash'
-    _no_split_modules = ['DFlashDecoderLayer']
-
-    def __init__(self, config):
-        super().__init__(config)
-        self.dflash = DFlashConfig.from_hf_dict(config.to_dict())
-        build_drafter(self, self.dflash)
-        if self.dflash.draft_vocab_size:   # the target's LM head at the draft vocabulary's ids (d2t), as saved for vLLM
-            self.lm_head = nn.Linear(self.dflash.hidden_size, self.dflash.draft_vocab_size, bias=False)
-        self.target_layer_ids, self.mask_token_id = self.dflash.target_layer_ids, self.dflash.mask_token_id
-        self.block_size = self.dflash.block_size
-        self.post_init()
-
-    def forward(self, position_ids, noise_embedding, target_hidden=None, attention_mask=None, past_key_values=None, cache=None, **kwargs):
-        "Hidden states of the block; `past_key_values` (or `cache`): a DraftCache or a transformers Cache (z-lab's DynamicCache) of the context."
-        C = 0 if target_hidden is None else target_hidden.shape[1]
-        pkv = past_key_values if past_key_values is not None else cache
-        pkv = pkv if pkv is None or isinstance(pkv, DraftCache) else HFCache(pkv)
-        return drafter_hidden(self, self.dflash, noise_embedding, position_ids[:, C:], target_hidden, position_ids[:, :C],
-                              attention_mask, pkv)
-
-    def spec_generate(self, target, input_ids, max_new_tokens, stop_token_ids=None, temperature=0.0):
-        "DFlash speculative decoding with the Hugging Face `target` (z-lab's entry point): (1, prompt + new) token ids."
-        self.eval()
-        return spec_generate(self, target, input_ids, max_new_tokens, stop_token_ids, temperature)
-'''
-
 # %% ../nbs/10_model.ipynb #85fa0e73
 def modeling_source() -> str:
-    "The self-contained modelling file `dflash.py` (torch + transformers only), generated from this module's source."
-    import inspect
-    from dflash_nb import model as pkg
-    head = ['"""DFlash drafter (generated by dflash_nb from its own source; needs only torch and transformers)."""',
-            'from __future__ import annotations', 'import json, math', 'from dataclasses import dataclass, field',
-            'import torch', 'import torch.nn as nn', 'import torch.nn.functional as F',
-            'from transformers import PreTrainedModel, Qwen3Config',
-            'from transformers.models.qwen3.modeling_qwen3 import Qwen3MLP, Qwen3RMSNorm as RMSNorm, rotate_half', '',
-            f'QWEN36_MASK_TOKEN_ID = {QWEN36_MASK_TOKEN_ID}', f'LAYER_TYPES = {LAYER_TYPES!r}', f'SCALED_ROPE_TYPES = {SCALED_ROPE_TYPES!r}',
-            f'_SAVE_TIME_KEYS = set({sorted(_SAVE_TIME_KEYS)!r})', f'_READ_KEYS = set({sorted(_READ_KEYS)!r})',
-            f'_READ_DFLASH_KEYS = set({sorted(_READ_DFLASH_KEYS)!r})', '_FLEX, _ROPE_CACHE = {}, {}', '']
-    body = [inspect.getsource(getattr(pkg, n)) for n in _MODELING_OBJECTS]
-    tail = ['DFlashConfig.from_target = classmethod(_from_target)', 'DFlashConfig.to_hf_dict = _to_hf_dict', 'DFlashConfig.from_hf_dict = classmethod(_from_hf_dict)', _HF_WRAPPER]
-    return '\n'.join(head) + '\n' + '\n\n'.join(body) + '\n' + '\n'.join(tail)
+    """The drafter's modelling file `dflash.py`: the module `templates/dflash.py` (torch + transformers only, the cells of
+    this notebook marked `export templates.dflash`) as it is, less nbdev's cell markers."""
+    from dflash_nb.templates import dflash
+    text = Path(dflash.__file__).read_text()
+    return ''.join(l for l in text.splitlines(keepends=True) if not l.startswith(('# %% ', '# AUTOGENERATED! ')))
 
 # %% ../nbs/10_model.ipynb #955ccb61
 def _save_pretrained(self, out_dir, dtype=None, readme: str | None = None) -> Path:
@@ -868,8 +365,10 @@ def _save_pretrained(self, out_dir, dtype=None, readme: str | None = None) -> Pa
     from safetensors.torch import save_file
     out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
     sd = {k: (v.to(dtype) if dtype is not None and v.is_floating_point() else v).detach().cpu().contiguous() for k, v in self.state_dict().items()}
-    if self.d2t is not None:   # a draft vocabulary: vLLM needs the head of those ids (draft_vocab_size rows), as EAGLE-3 drafters ship it
-        if self._shared is None: raise RuntimeError("save_pretrained: a drafter with a draft vocabulary writes lm_head.weight: bind_target(target) first")
+    # a draft vocabulary: vLLM needs the head of those ids (draft_vocab_size rows), as EAGLE-3 drafters ship it
+    if self.d2t is not None:
+        if self._shared is None: raise RuntimeError("save_pretrained: a drafter with a draft vocabulary writes "
+                                                    "lm_head.weight: bind_target(target) first")
         sd['lm_head.weight'] = self.draft_head.detach().to(dtype or self.fc.weight.dtype).cpu().contiguous()
     cfg = self.config.to_hf_dict()
     cfg['torch_dtype'] = cfg['dtype'] = str(next(v for v in sd.values() if v.is_floating_point()).dtype).replace('torch.', '')
@@ -889,7 +388,8 @@ def _from_pretrained(cls, model_dir, target=None, device=None, dtype='auto') -> 
     from safetensors.torch import load_file
     d = Path(model_dir)
     for f in ('config.json', 'model.safetensors'):
-        if not (d/f).is_file(): raise FileNotFoundError(f"{d/f}: missing; a drafter directory holds config.json and model.safetensors")
+        if not (d/f).is_file(): raise FileNotFoundError(f"{d/f}: missing; a drafter directory holds config.json and "
+                                                        "model.safetensors")
     raw = json.loads((d/'config.json').read_text())
     cfg = DFlashConfig.from_hf_dict(raw)
     if target is not None: check_drafter_fits(cfg, target.config, str(d))

@@ -21,7 +21,7 @@ __all__ = ['STATS_KEYS', 'RUN_KEYS', 'SOURCE_HEADER', 'COMPARE_HEADER', 'list_le
            'hidden_state_bytes', 'dir_size', 'DatasetStats', 'scan_token_counts', 'compute_stats', 'human_bytes',
            'human_count', 'storage_rows', 'stats_rows', 'source_rows', 'html_table', 'text_table', 'stats_table_html',
            'StatsFigure', 'plot_seq_len', 'plot_loss_tokens', 'plot_loss_fraction', 'plot_sources', 'save_plots',
-           'ratio_words', 'compare_rows', 'plot_compare', 'stats_json', 'add_stats_args', 'stats_main']
+           'ratio_words', 'compare_rows', 'plot_compare', 'stats_json', 'StatsConfig', 'add_stats_args', 'stats_main']
 
 # %% ../nbs/06_stats.ipynb #473f3a68
 def list_lengths(col) -> np.ndarray:
@@ -471,19 +471,27 @@ def stats_json(ds: DatasetStats, before: DatasetStats | None = None) -> dict:
     return out
 
 # %% ../nbs/06_stats.ipynb #8410098d
+from .config import Config, add_config_args, opt
+
+@dataclass
+class StatsConfig(Config):
+    "Every option of `dflash-nb stats`, declared once (`config.opt`): what `stats_main` reads."
+    kind = 'stats'   # what make_config's and check_config's errors call them
+    dataset: str | None = opt(None, "dataset directory or s3:// URL (dflash-nb tokenize output, or any "
+                                    "datasets.save_to_disk folder with input_ids and loss_mask)",
+                              flags=('dataset',), metavar='OUT')
+    output: str | None = opt(None, "write the statistics JSON to FILE (outside the dataset) instead of stdout",
+                             flags=('--output', '-o'), metavar='FILE')
+    plots: str | None = opt(None, "write the PNG plots into DIR", metavar='DIR')
+    compare: str | None = opt(None, "compare with another dataset (OTHER = before, OUT = after): table, "
+                                    "overlaid histograms, and 'comparison' in the JSON", metavar='OTHER')
+    num_layers: int = opt(5, "target layers whose hidden states the drafter reads (default {default})", min=1)
+    hidden_size: int = opt(5120, "target hidden size (default {default}: Qwen3.6-27B)", min=1)
+    quiet: bool = opt(False, "no progress bar")
+
 def add_stats_args(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    "Arguments of `dflash-nb stats`."
-    from dflash_nb.config import ranged
-    p.add_argument('dataset', metavar='OUT', help="dataset directory or s3:// URL (dflash-nb tokenize output, or any "
-                                                  "datasets.save_to_disk folder with input_ids and loss_mask)")
-    p.add_argument('--output', '-o', metavar='FILE', help="write the statistics JSON to FILE (outside the dataset) instead of stdout")
-    p.add_argument('--plots', metavar='DIR', help="write the PNG plots into DIR")
-    p.add_argument('--compare', metavar='OTHER', help="compare with another dataset (OTHER = before, OUT = after): table, "
-                                                      "overlaid histograms, and 'comparison' in the JSON")
-    p.add_argument('--num-layers', type=ranged(int, min=1), default=5, help="target layers whose hidden states the drafter reads (default 5)")
-    p.add_argument('--hidden-size', type=ranged(int, min=1), default=5120, help="target hidden size (default 5120: Qwen3.6-27B)")
-    p.add_argument('--quiet', action='store_true', help="no progress bar")
-    p.set_defaults(fn=stats_main)
+    "Arguments of `dflash-nb stats`: one per `StatsConfig` field."
+    add_config_args(p, StatsConfig).set_defaults(fn=stats_main)
     return p
 
 # %% ../nbs/06_stats.ipynb #a8e5ed19

@@ -8,7 +8,6 @@ import argparse, errno, fcntl, hashlib, json, math, os, random, re, shutil, sys,
 from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 import pyarrow as pa
@@ -17,7 +16,8 @@ import torch.nn.functional as F
 import torch.utils.checkpoint
 from fastcore.basics import patch
 from torch.nn.utils.rnn import pad_sequence
-from tqdm import tqdm  # a text bar on stderr: what `dflash-nb run` shows on its console (tqdm.auto picks a widget in a kernel)
+# a text bar on stderr: what `dflash-nb run` shows on its console (tqdm.auto picks a widget in a kernel)
+from tqdm import tqdm
 
 from .model import (DRAFTER_PRESETS, DFlashConfig, DFlashDraftModel, TargetFeatures, block_attention_mask, block_layout, check_drafter_fits,
                              decoder_layers, drafter_readme, flex_layer_masks, select_target_layers, text_config)
@@ -33,7 +33,7 @@ __all__ = ['DEFAULT_GAMMA', 'TokenDataset', 'check_token_dataset', 'open_token_d
            'feature_cache_bytes', 'sample_key', 'FeatureCache', 'CachedTargetFeatures', 'fill_feature_cache',
            'dist_info', 'setup_device', 'load_target', 'shard_target', 'drafter_from_dir', 'latest_checkpoint',
            'save_checkpoint', 'saving', 'clean_stale_tmp', 'read_metrics', 'load_checkpoint', 'dataset_identity',
-           'target_identity', 'TrainConfig', 'add_train_args', 'train_args', 'default_eos_ids', 'setup_run',
+           'target_identity', 'TrainConfig', 'add_train_args', 'train_args', 'default_eos_ids', 'TrainRun', 'setup_run',
            'run_target', 'drafter_shape', 'fresh_drafter_config', 'run_drafter', 'run_features', 'plan_run',
            'param_groups', 'run_optimizer', 'resume_run', 'step_weight_sum', 'accumulate_gradients', 'train_step',
            'step_metrics', 'log_step', 'run_loop', 'run_summary', 'save_drafter', 'train', 'train_main',
@@ -175,7 +175,8 @@ def make_blocks(batch: dict, block_size: int, mask_token_id: int):
     at = pos.clamp(max=T - 1).reshape(B, -1)
     labels = ids.gather(1, at).view(B, N, block_size)
     ok = (pos < batch['lengths'][:, None, None]) & lm.gather(1, at).view(B, N, block_size) & batch['anchor_valid'][:, :, None]
-    ok[:, :, 0] = False                                                                  # slot 0 is given, not predicted
+    # slot 0 is given, not predicted
+    ok[:, :, 0] = False
     block_ids = torch.full_like(labels, mask_token_id)
     block_ids[:, :, 0] = labels[:, :, 0]
     return block_ids.view(B, -1), pos.view(B, -1), labels, ok
@@ -228,8 +229,10 @@ def dflash_forward(model, features: TargetFeatures, batch: dict, weights, attent
     block_ids, block_pos, labels, ok = block_labels(core, batch)
     B, T = batch['input_ids'].shape
     N = batch['anchors'].shape[1]
-    if attention == 'flex': mask = flex_layer_masks(c, batch['anchors'], T)   # one BlockMask per layer type (window, causality)
-    elif attention == 'blocks': mask = block_layout(batch['anchors'], T, c.block_size)   # no dense mask: each block vs its context + itself
+    if attention == 'flex':
+        mask = flex_layer_masks(c, batch['anchors'], T)   # one BlockMask per layer type (window, causality)
+    elif attention == 'blocks':
+        mask = block_layout(batch['anchors'], T, c.block_size)   # no dense mask: each block vs its context + itself
     else: mask = block_attention_mask(batch['anchors'], T, c.block_size)      # the model adds window and causality per layer
     ctx_pos = torch.arange(T, device=block_ids.device).expand(B, -1)
     hidden = model(block_ids, block_pos, feats, ctx_pos, mask, return_hidden=True)
@@ -258,7 +261,8 @@ class FeatureCache:
         if mp.is_file():
             old = json.loads(mp.read_text())
             diff = {k: (old.get(k), v) for k, v in meta.items() if old.get(k) != v}
-            if diff: raise ValueError(f"{self.path}: feature cache made for another target or layers (cached vs now: {diff}); "
+            if diff:
+                raise ValueError(f"{self.path}: feature cache made for another target or layers (cached vs now: {diff}); "
                                       "use another --feature-cache directory or delete this one")
         else: mp.write_text(json.dumps(meta, indent=2))
         self.meta, self.data_file, self.index_file, self.index = meta, self.path/'features.bf16', self.path/'index.tsv', {}
@@ -300,7 +304,8 @@ def get(self: FeatureCache, key: str) -> torch.Tensor:
 @patch
 def put(self: FeatureCache, key: str, feats: torch.Tensor):
     if key in self.index: return
-    if feats.ndim != 2 or feats.shape[1] != self.width: raise ValueError(f"features {tuple(feats.shape)}, expected (n, {self.width})")
+    if feats.ndim != 2 or feats.shape[1] != self.width:
+        raise ValueError(f"features {tuple(feats.shape)}, expected (n, {self.width})")
     data, n = feats.detach().to(torch.bfloat16).cpu().contiguous().view(torch.int16).numpy().tobytes(), feats.shape[0]
     with self.locked(), open(self.data_file, 'ab') as f:
         off = f.seek(0, os.SEEK_END) // (self.width * 2)   # the true end: another run or rank may have appended
@@ -356,7 +361,8 @@ def setup_device(device: str = 'auto'):
     cuda = torch.cuda.is_available() and device in ('auto', 'cuda')
     dev = torch.device(f"cuda:{local}" if cuda else ('cpu' if device in ('auto', 'cuda') else device))
     if cuda: torch.cuda.set_device(dev)
-    if (world > 1 or 'TORCHELASTIC_RUN_ID' in os.environ) and not torch.distributed.is_initialized():   # torchrun, 1 rank too
+    # torchrun, 1 rank too
+    if (world > 1 or 'TORCHELASTIC_RUN_ID' in os.environ) and not torch.distributed.is_initialized():
         torch.distributed.init_process_group('nccl' if dev.type == 'cuda' else 'gloo')
     return dev
 
@@ -371,7 +377,8 @@ def _default_mask_id(target: str, V: int) -> int | None:
 
 def load_target(spec: str, device, dtype=None, vocab_size: int | None = None):
     "A frozen target in eval mode: `tiny[:k=v,...]` (built in code; `hybrid=1`: Qwen3.5-style) or a local Hugging Face model directory."
-    if _is_tiny(spec): return tiny_target(spec, vocab_size).to(device=device, dtype=dtype or torch.float32)  # toys: in code
+    if _is_tiny(spec):
+        return tiny_target(spec, vocab_size).to(device=device, dtype=dtype or torch.float32)  # toys: in code
     from transformers import AutoModelForCausalLM
     if not Path(spec).is_dir():
         from dflash_nb.records import hub_id_hint
@@ -426,10 +433,12 @@ def save_checkpoint(out_dir, core: DFlashDraftModel, opt, sched, step: int, plan
         core.save_pretrained(tmp)
         rng = {'torch': torch.get_rng_state(), 'numpy': np.random.get_state(), 'python': random.getstate(),
                'cuda': torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None}
-        with open(tmp/'train_state.pt', 'wb') as f:   # a file object: a full disk then surfaces as ENOSPC, not only torch's message
+        # a file object: a full disk then surfaces as ENOSPC, not only torch's message
+        with open(tmp/'train_state.pt', 'wb') as f:
             torch.save({'step': step, 'optimizer': opt.state_dict(), 'scheduler': sched.state_dict(), 'rng': rng, 'plan': plan}, f)
     shutil.rmtree(final, ignore_errors=True); os.replace(tmp, final)
-    for old in sorted(p for p in d.glob('step-*') if '.tmp' not in p.name)[:-keep] if keep > 0 else []: shutil.rmtree(old, ignore_errors=True)
+    for old in sorted(p for p in d.glob('step-*') if '.tmp' not in p.name)[:-keep] if keep > 0 else []:
+        shutil.rmtree(old, ignore_errors=True)
     return final
 
 # %% ../nbs/11_train.ipynb #b705d644
@@ -439,7 +448,8 @@ def _disk_full_cause(e: BaseException) -> OSError | None:
     while e is not None and id(e) not in seen:
         seen.add(id(e))
         if isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EDQUOT): return e
-        if 'No space left on device' in str(e) or 'os error 28' in str(e): return OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        if 'No space left on device' in str(e) or 'os error 28' in str(e):
+            return OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         e = e.__cause__ or (None if e.__suppress_context__ else e.__context__)   # `raise ... from None`: ends here
     return None
 
@@ -478,7 +488,8 @@ def read_metrics(path, upto: int) -> list[str]:
         try: row = json.loads(l); step = int(row['step'])
         except (ValueError, KeyError, TypeError) as e:
             if i == len(parts) - 1:   # no newline after it: the write was cut
-                print(f"train: {p}: dropped its last line, cut by a kill while it was written ({l[:40]!r}...)", file=sys.stderr); break
+                print(f"train: {p}: dropped its last line, cut by a kill while it was written "
+                      f"({l[:40]!r}...)", file=sys.stderr); break
             raise ValueError(f"{p}:{i + 1}: not a metrics line ({' '.join(str(e).split())}); remove that line (or the file) "
                              "and rerun") from None
         if step <= upto: keep.append(l.decode())
@@ -505,7 +516,8 @@ def load_checkpoint(ckpt, core: DFlashDraftModel, opt, sched, plan: dict) -> int
     diff = {k: (st['plan'].get(k), plan.get(k)) for k in _PLAN_KEYS if st['plan'].get(k) != plan.get(k)}
     if diff: raise ValueError(f"{ckpt}: cannot resume exactly, the data plan differs (checkpoint vs now: {diff}); "
                               "use the same settings and global batch (ranks x --grad-accum), or --resume never")
-    if len(st['optimizer']['param_groups']) != len(opt.param_groups):   # the final norm has its own group iff --norm-lr-mult != 1
+    # the final norm has its own group iff --norm-lr-mult != 1
+    if len(st['optimizer']['param_groups']) != len(opt.param_groups):
         raise ValueError(f"{ckpt}: made with{'out' if len(st['optimizer']['param_groups']) == 1 else ''} a learning-rate group of "
                          "its own for the final norm: resume with the checkpoint's --norm-lr-mult, or --resume never")
     core.load_state_dict(load_file(str(ckpt/'model.safetensors')))
@@ -545,38 +557,52 @@ class TrainConfig(Config):
     "Every parameter of a training run, declared once: `dflash-nb train`'s options and `train_args` are made from it."
     kind = 'training'   # what make_config's error calls them
     dataset: str = opt(None, "tokenized dataset directory (or s3:// URL) written by `dflash-nb tokenize`", required=True)
-    target: str = opt(None, "target model directory (Hugging Face), or 'tiny' / 'tiny:hidden_size=128,num_layers=8' for a tiny random Qwen3 built in code", required=True)
+    target: str = opt(None, "target model directory (Hugging Face), or 'tiny' / 'tiny:hidden_size=128,num_layers=8' "
+                            "for a tiny random Qwen3 built in code", required=True)
     output_dir: str = opt(None, "where checkpoints, metrics.jsonl, summary.json and drafter/ go", required=True)
-    init_drafter: str | None = opt(None, "start from this drafter directory (e.g. a published DFlash drafter): its shape, tap layers, block size and mask token are kept (an option giving another value is refused)", 'drafter', metavar='DIR')
-    drafter_preset: str | None = opt(None, "shape of a published drafter for a fresh one: heads, head size, KV heads, MLP, sliding layers, block, tap layers (SpecForge's configs)", 'drafter', choices=list(DRAFTER_PRESETS))
+    init_drafter: str | None = opt(None, "start from this drafter directory (e.g. a published DFlash drafter): its "
+                                         "shape, tap layers, block size and mask token are kept (an option giving "
+                                         "another value is refused)", 'drafter', metavar='DIR')
+    drafter_preset: str | None = opt(None, "shape of a published drafter for a fresh one: heads, head size, KV heads, "
+                                           "MLP, sliding layers, block, tap layers (SpecForge's configs)", 'drafter', choices=list(DRAFTER_PRESETS))
     draft_layers: int | None = opt(None, "draft decoder layers (default 5; with --init-drafter the drafter's)", 'drafter', min=1)
     draft_heads: int | None = opt(None, "attention heads per draft layer (default: the target's)", 'drafter', min=1)
     draft_kv_heads: int | None = opt(None, "KV heads per draft layer (default: the target's)", 'drafter', min=1)
     draft_head_dim: int | None = opt(None, "head size of the draft layers (default: the target's)", 'drafter', min=1)
     draft_intermediate_size: int | None = opt(None, "MLP width of the draft layers (default: the target's)", 'drafter', min=1)
-    draft_layer_types: str | None = opt(None, "attention of each draft layer, comma-separated full or sliding (e.g. sliding,sliding,sliding,sliding,full; default all full)", 'drafter')
+    draft_layer_types: str | None = opt(None, "attention of each draft layer, comma-separated full or sliding (e.g. "
+                                              "sliding,sliding,sliding,sliding,full; default all full)", 'drafter')
     sliding_window: int | None = opt(None, "window of the sliding draft layers in tokens (needed with sliding layers)", 'drafter', min=1)
     target_layer_ids: str | None = opt(None, "comma-separated target layers to fuse (default: evenly 1..L-3)", 'drafter')
     block_size: int | None = opt(None, "block size (default 16; with --init-drafter the drafter's)", 'drafter', min=2)
     mask_token_id: int | None = opt(None, "mask token id (default: 248070 for Qwen3.5/3.6, vocab-1 for tiny)", 'drafter', min=0)
-    attention: str = opt('auto', "block attention: blocks (each block against its visible context and itself, no dense mask; cheapest on a CPU), sdpa (one dense mask over all blocks), flex, or auto (default: blocks on CPU, sdpa on GPU)", 'drafter', choices=['auto', 'blocks', 'sdpa', 'flex'])
-    norm_init: str = opt('ones', "drafter final norm: all ones (default), or 0.05 x the target's (near-uniform first predictions; see the model notebook)", 'drafter', choices=['ones', 'target'])
-    draft_vocab: str = opt('full', "ids the drafter predicts: the whole vocabulary (default) or those in the dataset's loss tokens (cheaper LM head)", 'drafter', choices=['full', 'data'])
+    attention: str = opt('auto', "block attention: blocks (each block against its visible context and itself, no dense "
+                                 "mask; cheapest on a CPU), sdpa (one dense mask over all blocks), flex, or auto "
+                                 "(default: blocks on CPU, sdpa on GPU)", 'drafter', choices=['auto', 'blocks', 'sdpa', 'flex'])
+    norm_init: str = opt('ones', "drafter final norm: all ones (default), or 0.05 x the target's (near-uniform first "
+                                 "predictions; see the model notebook)", 'drafter', choices=['ones', 'target'])
+    draft_vocab: str = opt('full', "ids the drafter predicts: the whole vocabulary (default) or those in the dataset's "
+                                   "loss tokens (cheaper LM head)", 'drafter', choices=['full', 'data'])
     max_seq_len: int = opt(3072, "truncate longer samples (default 3072)", 'data', min=1)
     max_tokens: int = opt(8192, "token budget per micro-batch per device, padding included (default 8192)", 'data', min=1)
     max_anchors: int = opt(512, "anchors per sequence (default 512)", 'data', min=1)
     feature_cache: str | None = opt(None, "directory caching the target's features (filled on the first epoch, reused after)", 'data')
     epochs: int = opt(6, "epochs (default 6)", 'optimisation', min=1)
     max_steps: int | None = opt(None, "stop after this many optimizer steps (the schedule spans them)", 'optimisation', min=1)
-    time_budget_s: float | None = opt(None, "fit the run into this many seconds: after 5 steps the step count (and the LR schedule) shrinks to what the budget allows", 'optimisation', gt=0)
+    time_budget_s: float | None = opt(None, "fit the run into this many seconds: after 5 steps the step count (and the "
+                                            "LR schedule) shrinks to what the budget allows", 'optimisation', gt=0)
     lr: float = opt(6e-4, "peak learning rate (default 6e-4)", 'optimisation', gt=0)
-    norm_lr_mult: float = opt(1.0, "learning rate of the drafter's final norm scale, times --lr (default 1; Adam moves each weight ~lr per step, so a scale that must grow from 0.05 x the target's needs a larger rate: see the train notebook)", 'optimisation', gt=0)
+    norm_lr_mult: float = opt(1.0, "learning rate of the drafter's final norm scale, times --lr (default 1; Adam moves "
+                                   "each weight ~lr per step, so a scale that must grow from 0.05 x the target's needs "
+                                   "a larger rate: see the train notebook)", 'optimisation', gt=0)
     warmup_ratio: float = opt(0.04, "linear warmup share of the steps (default 0.04)", 'optimisation', min=0, max=1)
     weight_decay: float = opt(0.0, "AdamW weight decay (default 0)", 'optimisation', min=0)
     grad_clip: float = opt(1.0, "gradient norm clip (default 1.0)", 'optimisation', gt=0)
     grad_accum: int = opt(1, "micro-batches per optimizer step per device (default 1)", 'optimisation', min=1)
     gamma: float | None = opt(None, "loss decay (default 7/5/4 for block 16/10/8)", 'optimisation', gt=0)
-    precision: str = opt('auto', "drafter compute: bf16 autocast (float32 weights), fp32, or auto (default: bf16 on GPU, fp32 on CPU; bf16 on a CPU measured 1.8x the predictions per CPU-second of SmolLM2 drafter steps, loss within 3e-4)", 'optimisation', choices=['auto', 'bf16', 'fp32'])
+    precision: str = opt('auto', "drafter compute: bf16 autocast (float32 weights), fp32, or auto (default: bf16 on "
+                                 "GPU, fp32 on CPU; bf16 on a CPU measured 1.8x the predictions per CPU-second of "
+                                 "SmolLM2 drafter steps, loss within 3e-4)", 'optimisation', choices=['auto', 'bf16', 'fp32'])
     loss_chunk: int = opt(1024, "slots per LM-head chunk in the loss (default 1024)", 'optimisation', min=1)
     seed: int = opt(0, "seed for init, batches and anchors (default 0)", 'run', min=0)
     save_every: int = opt(1000, "checkpoint every N steps (default 1000; 0: only at the end)", 'run', min=0)
@@ -584,7 +610,8 @@ class TrainConfig(Config):
     resume: str = opt('auto', "'auto' (latest checkpoint in --output-dir, if any), 'never', or a checkpoint dir", 'run')
     device: str = opt('auto', "auto | cuda | cpu", 'run')
     target_shard: str = opt('replicate', "target per rank: full copy or FSDP-sharded layers", 'run', choices=['replicate', 'fsdp'])
-    save_dtype: str = opt('bfloat16', "dtype of the final drafter/ weights (default bfloat16, what serving engines load; checkpoints stay float32)", 'run', choices=['bfloat16', 'float32'])
+    save_dtype: str = opt('bfloat16', "dtype of the final drafter/ weights (default bfloat16, what serving engines "
+                                      "load; checkpoints stay float32)", 'run', choices=['bfloat16', 'float32'])
     quiet: bool = opt(False, "no progress bar", 'run')
 
 # %% ../nbs/11_train.ipynb #55495d46
@@ -617,17 +644,65 @@ def default_eos_ids(target=None, tokenizer=None) -> list[int]:
     return []
 
 # %% ../nbs/11_train.ipynb #6eda298f
-def setup_run(args: TrainConfig) -> SimpleNamespace:
+@dataclass(slots=True)
+class TrainRun:
+    """The state of one training run, declared field by field in the order of the steps that set them (each step reads
+    what the steps before it set); slotted, so that a misspelt attribute is an error, not a new one."""
+    # setup_run: the options, device, ranks, output directory and dataset
+    args: TrainConfig
+    t_start: float                          # time.time() at the start (the time budget and summary's seconds)
+    dev: torch.device
+    rank: int = 0
+    world: int = 1
+    out: Path | None = None                 # --output-dir
+    ds: TokenDataset | None = None
+    # run_target: the frozen target and the mask token
+    mask_id: int | None = None
+    fsdp: bool = False                      # the target's layers FSDP-sharded over the ranks
+    target: torch.nn.Module | None = None
+    # run_drafter: the drafter, its config, and the module the steps call (DDP-wrapped over ranks)
+    core: DFlashDraftModel | None = None
+    cfg: DFlashConfig | None = None
+    model: torch.nn.Module | None = None
+    # run_features: the tap layers' hooks (through the feature cache), its record, the loss weights
+    features: TargetFeatures | None = None
+    cache_info: dict | None = None
+    weights: torch.Tensor | None = None
+    # plan_run: every epoch's micro-batches, steps per epoch and in all, where each epoch starts, the plan to resume
+    plan_batches: list | None = None
+    per_epoch: list | None = None
+    total: int = 0
+    starts: np.ndarray | None = None
+    plan: dict | None = None
+    # run_optimizer: AdamW, the schedule's span ({'total'}, which a time budget shortens) and the schedule
+    opt: torch.optim.Optimizer | None = None
+    span: dict | None = None
+    sched: object = None
+    # resume_run: the step to start from and the metrics file
+    step: int = 0
+    metrics_path: Path | None = None
+    # run_loop: autocast, progress bar, throughput counters (without the first step) and the last step's metrics
+    autocast: object = None
+    bar: object = None
+    tok_sum: float = 0
+    t_train: float = 0.0
+    steps_run: int = 0
+    last: dict | None = None
+
+# %% ../nbs/11_train.ipynb #767cfac2
+def setup_run(args: TrainConfig) -> TrainRun:
     "The run `r`: options, device, rank and world size, output directory and dataset; the options checked first."
-    r = SimpleNamespace(args=args, t_start=time.time(), dev=setup_device(args.device))
+    r = TrainRun(args=args, t_start=time.time(), dev=setup_device(args.device))
     r.rank, r.world, _ = dist_info()
     r.out = Path(args.output_dir)
     if r.rank == 0: r.out.mkdir(parents=True, exist_ok=True)
     if args.grad_accum < 1 or args.max_tokens < 1: raise ValueError("--grad-accum and --max-tokens must be >= 1")
     if args.max_seq_len > args.max_tokens:
-        raise ValueError(f"--max-seq-len {args.max_seq_len} exceeds --max-tokens {args.max_tokens}: a sample must fit a micro-batch")
+        raise ValueError(f"--max-seq-len {args.max_seq_len} exceeds --max-tokens {args.max_tokens}: "
+                         "a sample must fit a micro-batch")
     r.ds = open_token_dataset(args.dataset, args.max_seq_len)  # counts, id range, shard named in read errors
-    if not len(r.ds): raise ValueError(f"{args.dataset}: no sample has a response of two or more tokens; nothing to train on")
+    if not len(r.ds):
+        raise ValueError(f"{args.dataset}: no sample has a response of two or more tokens; nothing to train on")
     return r
 
 # %% ../nbs/11_train.ipynb #c70ab3fa
@@ -640,12 +715,13 @@ def _mask_token_id(args: TrainConfig, ds: TokenDataset, V: int) -> int | None:
     return _default_mask_id(args.target, V)
 
 # %% ../nbs/11_train.ipynb #1a9aded2
-def run_target(r: SimpleNamespace) -> None:
+def run_target(r: TrainRun) -> None:
     "The frozen target on the device (FSDP-sharded under torchrun with --target-shard fsdp) and the mask token."
     a, ds = r.args, r.ds
     target = load_target(a.target, r.dev, vocab_size=ds.vocab_size or ds.max_token_id + 2)
     V = int(getattr(text_config(target.config), 'vocab_size'))
-    if ds.max_token_id >= V: raise ValueError(f"{a.dataset}: token id {ds.max_token_id} is outside the target's vocabulary ({V}); wrong target?")
+    if ds.max_token_id >= V: raise ValueError(f"{a.dataset}: token id {ds.max_token_id} is outside the target's "
+                                              f"vocabulary ({V}); wrong target?")
     r.mask_id = _mask_token_id(a, ds, V)
     r.fsdp = a.target_shard == 'fsdp' and torch.distributed.is_initialized()   # under torchrun (one rank too)
     r.target = shard_target(target, r.dev) if r.fsdp else target.to(r.dev)
@@ -683,11 +759,12 @@ def fresh_drafter_config(a, target_config, mask_id: int | None, layer_ids=None, 
         layer_ids = select_target_layers(L, DRAFTER_PRESETS[a.drafter_preset]['tap_layers'])
     c = DFlashConfig.from_target(target_config, n, layer_ids, bs, mask_id, draft_vocab_size=draft_vocab_size, **kw)
     if a.sliding_window is not None and 'sliding_attention' not in c.layer_types:
-        raise ValueError(f"--sliding-window {a.sliding_window}: the drafter has no sliding layers; name them with --draft-layer-types")
+        raise ValueError(f"--sliding-window {a.sliding_window}: the drafter has no sliding layers; name them with "
+                         "--draft-layer-types")
     return c
 
 # %% ../nbs/11_train.ipynb #dba481a6
-def run_drafter(r: SimpleNamespace) -> None:
+def run_drafter(r: TrainRun) -> None:
     "The drafter `r.core` (fresh and sized for the target, or --init-drafter) and `r.model` (DDP-wrapped over ranks)."
     a, ds, target = r.args, r.ds, r.target
     layer_ids = [int(x) for x in a.target_layer_ids.split(',')] if a.target_layer_ids else None
@@ -710,7 +787,7 @@ def run_drafter(r: SimpleNamespace) -> None:
         r.model = DDP(core, device_ids=[r.dev.index] if r.dev.type == 'cuda' else None)
 
 # %% ../nbs/11_train.ipynb #2998bc24
-def run_features(r: SimpleNamespace) -> None:
+def run_features(r: TrainRun) -> None:
     "Hooks keeping the tap layers' outputs (`r.features`, through the feature cache with --feature-cache) and the loss weights."
     a, ds, cfg = r.args, r.ds, r.cfg
     r.features, r.cache_info = TargetFeatures(r.target, cfg.target_layer_ids, stop_early=not r.fsdp), None
@@ -721,14 +798,15 @@ def run_features(r: SimpleNamespace) -> None:
         cache = FeatureCache(a.feature_cache, cfg.target_layer_ids, cfg.hidden_size, fp)
         r.cache_info = {'dir': str(a.feature_cache), 'estimated_bytes': est, 'samples_cached_at_start': len(cache),
                         'samples': len(ds)}
-        if r.rank == 0: print(f"feature cache {a.feature_cache}: {int(ds.row_lengths.sum()):,} tokens x {len(cfg.target_layer_ids)} layers x "
+        if r.rank == 0: print(f"feature cache {a.feature_cache}: {int(ds.row_lengths.sum()):,} tokens x "
+                              f"{len(cfg.target_layer_ids)} layers x "
                               f"{cfg.hidden_size} x 2 bytes = {est / 1e9:.2f} GB; {len(cache):,} samples cached already",
                               file=sys.stderr)
         r.features = CachedTargetFeatures(r.features, cache)
     r.weights = loss_weights(cfg.block_size, a.gamma, r.dev)
 
 # %% ../nbs/11_train.ipynb #3861cf87
-def plan_run(r: SimpleNamespace) -> None:
+def plan_run(r: TrainRun) -> None:
     "Every epoch's batches, known up front (the same on every rank), the steps per epoch and in all, and the plan a resume must match."
     a, G = r.args, r.world * r.args.grad_accum
     r.plan_batches = [token_budget_batches(r.ds.lengths, a.max_tokens, a.seed, e) for e in range(a.epochs)]
@@ -750,7 +828,7 @@ def param_groups(core, lr: float, norm_lr_mult: float = 1.0) -> list[dict]:
     return [{'params': [p for n, p in named if n != 'norm.weight']},
             {'params': [p for n, p in named if n == 'norm.weight'], 'lr': lr * norm_lr_mult}]
 
-def run_optimizer(r: SimpleNamespace) -> None:
+def run_optimizer(r: TrainRun) -> None:
     "AdamW and the cosine schedule with linear warmup; `r.span['total']` is its length, which a time budget may shorten."
     a = r.args
     r.opt = torch.optim.AdamW(param_groups(r.core, a.lr, a.norm_lr_mult), lr=a.lr, weight_decay=a.weight_decay)
@@ -758,7 +836,7 @@ def run_optimizer(r: SimpleNamespace) -> None:
     r.span, r.sched = span, torch.optim.lr_scheduler.LambdaLR(r.opt, lambda s: _cosine(s, span['total'], warm))
 
 # %% ../nbs/11_train.ipynb #0c4f71cd
-def resume_run(r: SimpleNamespace) -> None:
+def resume_run(r: TrainRun) -> None:
     "The step to start from (a checkpoint's, per --resume, else 0); rank 0 trims metrics.jsonl to it and writes train_args.json."
     a = r.args
     ckpt = None if a.resume == 'never' else (latest_checkpoint(r.out) if a.resume == 'auto' else Path(a.resume))
@@ -786,14 +864,15 @@ def accumulate_gradients(model, features, batches, weights, world: int = 1, atte
     stats = torch.zeros(5 + 2 * bs, dtype=torch.float64)
     for k, batch in enumerate(batches):
         with model.no_sync() if (world > 1 and k < len(batches) - 1) else nullcontext():
-            with autocast or nullcontext(): loss, st = dflash_forward(model, features, batch, weights, attention, loss_chunk, norm)
+            with autocast or nullcontext():
+                loss, st = dflash_forward(model, features, batch, weights, attention, loss_chunk, norm)
             (loss * world).backward()   # DDP averages the ranks' gradients: x world makes it the sum over the step
         stats[:5] += torch.tensor([loss.item() * norm, st['weight_sum'], st['tokens'], st['positions'], st['anchors']], dtype=torch.float64)
         stats[5:5 + bs] += st['correct'].cpu(); stats[5 + bs:] += st['count'].cpu()
     return stats
 
 # %% ../nbs/11_train.ipynb #6a6f2d01
-def train_step(r: SimpleNamespace, epoch: int, s_in: int) -> tuple[torch.Tensor, float, float]:
+def train_step(r: TrainRun, epoch: int, s_in: int) -> tuple[torch.Tensor, float, float]:
     "Optimizer step `s_in` of `epoch` -> (its stats summed over ranks, grad norm, lr)."
     a = r.args
     batches = [{key: v.to(r.dev) for key, v in collate(r.ds, r.plan_batches[epoch][(s_in * a.grad_accum + k) * r.world + r.rank],
@@ -807,7 +886,7 @@ def train_step(r: SimpleNamespace, epoch: int, s_in: int) -> tuple[torch.Tensor,
     return stats, float(gnorm), lr
 
 # %% ../nbs/11_train.ipynb #bd6ab699
-def step_metrics(r: SimpleNamespace, stats: torch.Tensor, epoch: int, gnorm: float, lr: float, dt: float) -> dict:
+def step_metrics(r: TrainRun, stats: torch.Tensor, epoch: int, gnorm: float, lr: float, dt: float) -> dict:
     "The line of metrics.jsonl for the step just done: loss, lr, grad norm, accuracy per position, tokens, throughput, padding."
     bs = r.cfg.block_size
     corr, cnt = stats[5:5 + bs], stats[5 + bs:]
@@ -817,10 +896,11 @@ def step_metrics(r: SimpleNamespace, stats: torch.Tensor, epoch: int, gnorm: flo
             'anchors': int(stats[4]), 'step_s': dt}
 
 # %% ../nbs/11_train.ipynb #c492ba78
-def log_step(r: SimpleNamespace, stats: torch.Tensor, dt: float) -> None:
+def log_step(r: TrainRun, stats: torch.Tensor, dt: float) -> None:
     "Throughput counters (without the first step), the time budget's step count after 5 timed steps, metrics.jsonl and the bar."
     a = r.args
-    if r.steps_run: r.tok_sum, r.t_train = r.tok_sum + stats[2].item(), r.t_train + dt       # throughput without the first step
+    if r.steps_run:
+        r.tok_sum, r.t_train = r.tok_sum + stats[2].item(), r.t_train + dt       # throughput without the first step
     r.steps_run += 1
     if a.time_budget_s and r.steps_run == 6 and 'budget_steps' not in r.span:
         left = a.time_budget_s - (time.time() - r.t_start)
@@ -831,7 +911,7 @@ def log_step(r: SimpleNamespace, stats: torch.Tensor, dt: float) -> None:
         if r.bar: r.bar.update(1); r.bar.set_postfix(loss=f"{r.last['loss']:.3f}", acc1=f"{r.last['acc'][0] or 0:.2f}")
 
 # %% ../nbs/11_train.ipynb #9309b9c3
-def run_loop(r: SimpleNamespace) -> None:
+def run_loop(r: TrainRun) -> None:
     "Optimizer steps from `r.step` to the planned (or budgeted) total; checkpoints every --save-every steps and at the end."
     a = r.args
     bf16 = a.precision == 'bf16' or (a.precision == 'auto' and r.dev.type == 'cuda')
@@ -856,10 +936,11 @@ def run_loop(r: SimpleNamespace) -> None:
     r.features.remove()
 
 # %% ../nbs/11_train.ipynb #a976e84d
-def run_summary(r: SimpleNamespace) -> dict:
+def run_summary(r: TrainRun) -> dict:
     "What the run did: steps, data, final loss and accuracy, throughput, memory, and the options that shaped it."
     a, cfg, ds, last, dev = r.args, r.cfg, r.ds, r.last, r.dev
-    if not last and r.rank == 0 and r.metrics_path.is_file() and r.metrics_path.read_text().strip():  # resumed a finished run
+    # resumed a finished run
+    if not last and r.rank == 0 and r.metrics_path.is_file() and r.metrics_path.read_text().strip():
         last = json.loads(r.metrics_path.read_text().splitlines()[-1])
     fc = r.cache_info and {**r.cache_info, 'samples_computed': r.features.rows_computed, 'samples_read': r.features.rows_read,
                            'target_seconds': round(r.features.target_seconds, 1)}
@@ -878,7 +959,7 @@ def run_summary(r: SimpleNamespace) -> dict:
             'save_dtype': a.save_dtype, 'feature_cache': fc}
 
 # %% ../nbs/11_train.ipynb #39cc51fc
-def save_drafter(r: SimpleNamespace, summary: dict) -> Path:
+def save_drafter(r: TrainRun, summary: dict) -> Path:
     "Rank 0: OUT/drafter and summary.json, after removing what a killed save left there; a full disk is one line."
     d = r.out/'drafter'
     clean_stale_tmp(d)
@@ -913,7 +994,8 @@ def train_main(args: argparse.Namespace) -> int:
     if dist_info()[0] == 0:
         loss = f"{s['final_loss']:.4f}" if s['final_loss'] is not None else 'n/a'
         print(f"trained {s['steps']} steps ({s['drafter_parameters']:,} drafter parameters): loss {loss}, "
-              f"acc@1 {(s['final_acc'] or [None])[0]}, {s['tokens_per_s'] or 0:,.0f} target tokens/s -> {s['drafter_dir']}")
+              f"acc@1 {(s['final_acc'] or [None])[0]}, {s['tokens_per_s'] or 0:,.0f} target tokens/s -> "
+              f"{s['drafter_dir']}")
     if torch.distributed.is_initialized(): torch.distributed.destroy_process_group()
     return 0
 

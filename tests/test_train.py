@@ -1,5 +1,5 @@
 "Tests of online DFlash training (dflash_nb.train) with a tiny Qwen3 target built in code (CPU, gloo)."
-import argparse, json, math, os, shutil, subprocess, sys
+import argparse, json, os, shutil, subprocess, sys
 from pathlib import Path
 
 import numpy as np
@@ -10,8 +10,7 @@ from dflash_nb import train as train_mod
 from dflash_nb.model import DFlashDraftModel, TargetFeatures
 from dflash_nb.toy import synthetic_dataset, tiny_qwen3_target, toy_dataset_from_samples
 from dflash_nb.train import (TokenDataset, add_train_args, collate, dflash_forward, latest_checkpoint, loss_weights,
-                             make_blocks, padding_share, sample_anchors, token_budget_batches,
-                             train, train_args, train_main, write_token_dataset)
+                             padding_share, train, train_args, train_main, write_token_dataset)
 
 torch.set_num_threads(1)
 
@@ -36,59 +35,6 @@ def tiny_args(ds, out, **kw):
 
 def metrics(out):
     return [json.loads(l) for l in (Path(out)/'metrics.jsonl').read_text().splitlines()]
-
-
-def test_loss_weights_match_the_formula():
-    for bs, gamma in ((16, 7), (10, 5), (8, 4)):
-        w = loss_weights(bs)
-        assert w[0] == 0 and len(w) == bs
-        assert torch.allclose(w[1:], torch.tensor([math.exp(-(k - 1) / gamma) for k in range(1, bs)]))
-    assert torch.allclose(loss_weights(16, gamma=3.0)[1:4], torch.tensor([1, math.exp(-1 / 3), math.exp(-2 / 3)]))
-
-
-def test_blocks_are_labelled_with_the_dataset_tokens(syn):
-    "Slot k of anchor a is labelled input_ids[a + k] (no off-by-one); slot 0 holds the anchor token and has no loss."
-    ds = TokenDataset(syn)
-    b = collate(ds, list(range(8)), epoch=0, seed=0, max_anchors=12)
-    block_ids, block_pos, labels, ok = make_blocks(b, 8, 63)
-    B, N = b['anchors'].shape
-    for i in range(B):
-        L = int(b['lengths'][i])
-        for n in range(N):
-            if not b['anchor_valid'][i, n]: assert not ok[i, n].any(); continue
-            a = int(b['anchors'][i, n])
-            assert b['loss_mask'][i, a] and b['loss_mask'][i, a + 1]                   # anchors in the response
-            assert block_ids[i, n * 8] == b['input_ids'][i, a] and (block_ids[i, n * 8 + 1:(n + 1) * 8] == 63).all()
-            assert block_pos[i, n * 8:(n + 1) * 8].tolist() == list(range(a, a + 8))
-            for k in range(8):
-                if a + k < L: assert labels[i, n, k] == b['input_ids'][i, a + k]
-                assert bool(ok[i, n, k]) == (k > 0 and a + k < L and bool(b['loss_mask'][i, a + k]))
-
-
-def test_anchors_sampling():
-    m = np.array([0, 0, 1, 1, 1, 0, 1, 1, 1, 1, 0, 1], bool)
-    rng = np.random.default_rng(0)
-    assert sample_anchors(m, 100, rng).tolist() == [2, 3, 6, 7, 8]       # p with mask[p] and mask[p+1]
-    a = sample_anchors(m, 3, rng)
-    assert len(a) == 3 and set(a) <= {2, 3, 6, 7, 8} and list(a) == sorted(a)
-    assert len(sample_anchors(np.array([0, 1, 0, 1], bool), 5, rng)) == 0
-
-
-def test_anchors_resampled_per_epoch_and_independent_of_batching(syn):
-    ds = TokenDataset(syn)
-    a = collate(ds, [3, 5], 0, 0, 6)['anchors']
-    assert torch.equal(collate(ds, [5, 3, 7], 0, 0, 6)['anchors'][1, :a.shape[1]], a[0])
-    assert not torch.equal(collate(ds, [3], 1, 0, 6)['anchors'][0], a[0, :6])
-
-
-def test_token_budget_batches(syn):
-    ds = TokenDataset(syn)
-    bat = token_budget_batches(ds.lengths, 400, seed=2, epoch=0, pool=32)
-    assert sorted(np.concatenate(bat).tolist()) == list(range(len(ds)))
-    assert all(len(b) * ds.lengths[b].max() <= 400 for b in bat)
-    assert padding_share(bat, ds.lengths) < 0.15
-    with pytest.raises(ValueError, match='--max-tokens'):
-        token_budget_batches(np.array([10, 500]), 400)
 
 
 def test_dataset_reader(tmp_path, syn):
