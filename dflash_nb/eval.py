@@ -23,7 +23,8 @@ from .generate import _cut_at_eos, _device_of, _encode_prompts, _ids, _int_list,
 __all__ = ['DRAFT_SAMPLING', 'PROMPT_LOOKUP', 'new_kv_cache', 'crop_kv_cache', 'TargetSession', 'Generation', 'greedy_generate',
            'tempered_probs', 'draft_tokens', 'sample_verify', 'speculative_generate', 'EvalResult', 'evaluate',
            'lookup_draft', 'prompt_lookup_generate', 'compare_methods', 'comparison_rows', 'comparison_table',
-           'plot_eval', 'EvalConfig', 'add_eval_args', 'prepare_eval', 'eval_main']
+           'plot_eval', 'with_untrained', 'run_evals', 'eval_rows', 'show_eval', 'EvalConfig', 'add_eval_args',
+           'prepare_eval', 'eval_main']
 
 # %% ../nbs/12_eval.ipynb #8945b4f1
 def _cache_kwarg(model) -> str:
@@ -523,6 +524,56 @@ def plot_eval(results: dict, path=None):
     fig.tight_layout()
     if path is not None: fig.savefig(path, dpi=110)
     return fig
+
+# %% ../nbs/12_eval.ipynb #6d697c60
+def with_untrained(drafter, target, seed: int = 0) -> dict:
+    "`{'untrained': a random drafter of `drafter`'s shape (the baseline), 'trained': drafter}`."
+    c = drafter.config
+    return {'untrained': DFlashDraftModel.from_target(target, c.num_hidden_layers, c.target_layer_ids, c.block_size,
+                                                      c.mask_token_id, seed=seed), 'trained': drafter}
+
+def run_evals(target, drafters: dict, prompts, max_new_tokens: int, eos=None, suppress=(), out_dir=None,
+              reference: bool = True, temperature: float = 0.0, seed: int = 0, progress: bool = False) -> tuple[dict, dict]:
+    "(greedy, sampled): `evaluate` of every drafter (saved to OUT/eval-LABEL) and, when `temperature`, sampled at it."
+    run = lambda k, d, **kw: evaluate(target, d, prompts, max_new_tokens, eos, suppress, label=k, progress=progress, **kw)
+    res = {k: run(k, d, reference=reference) for k, d in drafters.items()}
+    for k, r in res.items():
+        if out_dir is not None: r.save(Path(out_dir)/f"eval-{k}")
+    return res, {k: run(k, d, temperature=temperature, seed=seed) for k, d in drafters.items()} if temperature else {}
+
+# %% ../nbs/12_eval.ipynb #04adc010
+def eval_rows(results: dict, sampled: dict | None = None) -> list[tuple]:
+    "`EvalResult`s side by side: a row per measure, a column per drafter (`sampled`: their runs at T > 0)."
+    s0 = next(iter(sampled.values())) if sampled else None
+    fs = [('prompts', lambda r, s: f"{r.prompts:,}"), ('new tokens', lambda r, s: f"{s['new_tokens']:,}"),
+          ('mean tau (per prompt)', lambda r, s: f"{r.mean_tau:.3f}"),
+          ('pooled tau (tokens / steps)', lambda r, s: f"{r.pooled_tau:.3f}"),
+          *([(f'mean tau at T={s0.temperature:g} (sampled; drafts {s0.draft_sampling})',
+              lambda r, s: f"{sampled[r.label].mean_tau:.3f}")] if sampled else []),
+          ('extra target tokens per step (hybrid state restore)', lambda r, s: f"{s['extra_target_tokens_per_step']:.2f}"),
+          ('target forwards (autoregressive)', lambda r, s: f"{s['target_forwards']:,} ({s['autoregressive_forwards']:,})"),
+          ('target forwards saved',
+           lambda r, s: f"{r.forwards_saved:,} ({r.forwards_saved / max(1, s['autoregressive_forwards']):.0%})"),
+          ('speed-up in target forwards', lambda r, s: f"{r.speedup:.2f}x"),
+          ('acceptance k = 1 / 2 / 4 / 8',
+           lambda r, s: ' / '.join(f"{r.position_acceptance[k - 1]:.0%}" for k in (1, 2, 4, 8) if k < r.block_size)),
+          ('lossless vs greedy', lambda r, s: 'not checked' if r.lossless is None else 'yes, every prompt' if r.lossless
+                                              else f"NO ({len(r.mismatches)})"),
+          ('wall time (spec / greedy)', lambda r, s: f"{s['spec_seconds']:.1f} s / "
+                                                     + ('-' if s['greedy_seconds'] is None else f"{s['greedy_seconds']:.1f} s"))]
+    return [(k, *(f(r, r.summary()) for r in results.values())) for k, f in fs]
+
+def show_eval(results: dict, sampled: dict | None, out_dir):
+    "The evaluation table, `plot_eval`'s plots (OUT/acceptance.png) and mean tau per drafter (OUT/tau.png)."
+    import matplotlib.pyplot as plt
+    from dflash_nb.stats import show
+    show(eval_rows(results, sampled), header=('', *results))
+    plot_eval(results, Path(out_dir)/'acceptance.png'); plt.show()
+    fig, ax = plt.subplots(figsize=(5, 3.2))
+    ax.bar(list(results), [r.mean_tau for r in results.values()], color=['#bbbbbb', '#4c72b0', '#dd8452'][:len(results)])
+    for i, r in enumerate(results.values()): ax.text(i, r.mean_tau, f"{r.mean_tau:.2f}", ha='center', va='bottom')
+    ax.set(ylabel='mean tau', title=f"tau on {next(iter(results.values())).prompts} prompts"); fig.tight_layout()
+    fig.savefig(Path(out_dir)/'tau.png', dpi=110); plt.show()
 
 # %% ../nbs/12_eval.ipynb #f9a52c68
 @dataclass

@@ -122,7 +122,7 @@ def fill_features(t: SimpleNamespace, ds, layer_ids, cache_dir=None, max_tokens:
 # %% ../nbs/13_real_target.ipynb #8717d5de
 def save_training(s: dict, ds, stats: dict, features: dict, out_dir) -> list[tuple]:
     """Copy the drafter of `train`'s summary `s` to OUT/drafter and write OUT/train_summary.json (with `fill_features`' time
-    and estimate); the data, budget and cache of the run as report rows (beside `jobs.train_rows`)."""
+    and estimate); the data, budget and cache of the run as report rows (beside `train.train_rows`)."""
     out = Path(out_dir)
     shutil.copytree(s['drafter_dir'], out/'drafter', dirs_exist_ok=True)
     (out/'train_summary.json').write_text(json.dumps({**s, 'feature_fill_seconds': features['seconds'],

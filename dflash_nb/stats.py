@@ -20,8 +20,9 @@ from .storage import is_s3_url, local_dataset
 __all__ = ['STATS_KEYS', 'RUN_KEYS', 'SOURCE_HEADER', 'COMPARE_HEADER', 'list_lengths', 'recorded_run_stats',
            'hidden_state_bytes', 'dir_size', 'DatasetStats', 'scan_token_counts', 'compute_stats', 'human_bytes',
            'human_count', 'storage_rows', 'stats_rows', 'source_rows', 'html_table', 'text_table', 'stats_table_html',
-           'StatsFigure', 'plot_seq_len', 'plot_loss_tokens', 'plot_loss_fraction', 'plot_sources', 'save_plots',
-           'ratio_words', 'compare_rows', 'plot_compare', 'stats_json', 'add_stats_args', 'stats_main']
+           'show', 'StatsFigure', 'plot_seq_len', 'plot_loss_tokens', 'plot_loss_fraction', 'plot_sources',
+           'save_plots', 'ratio_words', 'compare_rows', 'plot_compare', 'stats_json', 'add_stats_args', 'stats_main',
+           'file_sizes', 'skip_rows', 'show_dataset', 'show_tokenize_run']
 
 # %% ../nbs/06_stats.ipynb #473f3a68
 def list_lengths(col) -> np.ndarray:
@@ -294,6 +295,14 @@ def text_table(rows, header=None) -> str:
 
 def stats_table_html(stats: dict) -> str: return html_table(stats_rows(stats), ('statistic', 'value'))
 
+# %% ../nbs/06_stats.ipynb #fc1b7ca1
+def show(*items, header=None, **table_kw):
+    "Put items into a report: a str as markdown, a Path as an image, a list of rows as a table, anything else as itself."
+    from IPython.display import HTML, Image, Markdown, display
+    for x in items:
+        display(Markdown(x) if isinstance(x, str) else Image(filename=str(x)) if isinstance(x, Path)
+                else HTML(html_table(x, header, **table_kw)) if type(x) is list else x)
+
 # %% ../nbs/06_stats.ipynb #6a65092d
 from matplotlib.figure import Figure
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -512,3 +521,33 @@ def stats_main(args: argparse.Namespace) -> int:
     else:
         print(table, file=sys.stderr); print(text)
     return 0
+
+# %% ../nbs/06_stats.ipynb #7d8d2b62
+def file_sizes(folder) -> str:
+    "The files of `folder` with their sizes in words, for a report: 'config.json (1.21 kB), model.safetensors (41.9 MB)'."
+    return ', '.join(f"{p.name} ({human_bytes(p.stat().st_size)})" for p in sorted(Path(folder).iterdir()) if p.is_file())
+
+def skip_rows(skipped: dict) -> list[tuple]:
+    "Skip reasons, most frequent first (`none` when nothing was skipped)."
+    return sorted(skipped.items(), key=lambda kv: -kv[1]) or [('none', 0)]
+
+# %% ../nbs/06_stats.ipynb #82dc710d
+def show_dataset(dataset_dir, out_dir) -> dict:
+    "A dataset's headline statistics and the four plots (saved into `out_dir`)."
+    ds = scan_token_counts(dataset_dir)
+    pngs = save_plots(ds, out_dir)
+    show(stats_rows(ds.stats), header=('statistic', 'value'))
+    show(*[pngs[n] for n in ('seq_len_hist', 'loss_tokens_hist', 'loss_fraction_hist', 'source_mix') if n in pngs])
+    return pngs
+
+def show_tokenize_run(stats: dict, dataset_dir):
+    "A tokenize run's own record: samples per source, skip reasons, the first 50 skipped records, files not read."
+    skipped = [json.loads(l) for l in (Path(dataset_dir)/'skipped.jsonl').read_text().splitlines()[:50]]
+    ign = stats.get('ignored') or {'count': 0, 'files': []}
+    show(sorted((k or '(no source)', v) for k, v in stats['sources'].items()), header=('source', 'samples'))
+    show(skip_rows(stats['skipped']), header=('skip reason', 'records'))
+    show([(s['file'], s['line'], s['sample_id'], s['reason'], s['detail'][:160]) for s in skipped],
+         header=('file', 'line', 'sample_id', 'reason', 'detail'), align='lrlll')
+    show(f"**Files not read as completions:** {ign['count']:,}"
+         + (" (names and reasons in `stats.json`)" if ign['count'] else ''))
+    if ign['files']: show([(f['name'], f['reason']) for f in ign['files'][:50]], header=('file', 'why not read'))
