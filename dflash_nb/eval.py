@@ -533,9 +533,11 @@ def with_untrained(drafter, target, seed: int = 0) -> dict:
                                                       c.mask_token_id, seed=seed), 'trained': drafter}
 
 def run_evals(target, drafters: dict, prompts, max_new_tokens: int, eos=None, suppress=(), out_dir=None,
-              reference: bool = True, temperature: float = 0.0, seed: int = 0, progress: bool = False) -> tuple[dict, dict]:
+              reference: bool = True, temperature: float = 0.0, seed: int = 0,
+              progress: bool = False) -> tuple[dict, dict]:
     "(greedy, sampled): `evaluate` of every drafter (saved to OUT/eval-LABEL) and, when `temperature`, sampled at it."
-    run = lambda k, d, **kw: evaluate(target, d, prompts, max_new_tokens, eos, suppress, label=k, progress=progress, **kw)
+    run = lambda k, d, **kw: evaluate(target, d, prompts, max_new_tokens, eos, suppress, label=k, progress=progress,
+                                      **kw)
     res = {k: run(k, d, reference=reference) for k, d in drafters.items()}
     for k, r in res.items():
         if out_dir is not None: r.save(Path(out_dir)/f"eval-{k}")
@@ -550,8 +552,10 @@ def eval_rows(results: dict, sampled: dict | None = None) -> list[tuple]:
           ('pooled tau (tokens / steps)', lambda r, s: f"{r.pooled_tau:.3f}"),
           *([(f'mean tau at T={s0.temperature:g} (sampled; drafts {s0.draft_sampling})',
               lambda r, s: f"{sampled[r.label].mean_tau:.3f}")] if sampled else []),
-          ('extra target tokens per step (hybrid state restore)', lambda r, s: f"{s['extra_target_tokens_per_step']:.2f}"),
-          ('target forwards (autoregressive)', lambda r, s: f"{s['target_forwards']:,} ({s['autoregressive_forwards']:,})"),
+          ('extra target tokens per step (hybrid state restore)',
+           lambda r, s: f"{s['extra_target_tokens_per_step']:.2f}"),
+          ('target forwards (autoregressive)',
+           lambda r, s: f"{s['target_forwards']:,} ({s['autoregressive_forwards']:,})"),
           ('target forwards saved',
            lambda r, s: f"{r.forwards_saved:,} ({r.forwards_saved / max(1, s['autoregressive_forwards']):.0%})"),
           ('speed-up in target forwards', lambda r, s: f"{r.speedup:.2f}x"),
@@ -559,8 +563,9 @@ def eval_rows(results: dict, sampled: dict | None = None) -> list[tuple]:
            lambda r, s: ' / '.join(f"{r.position_acceptance[k - 1]:.0%}" for k in (1, 2, 4, 8) if k < r.block_size)),
           ('lossless vs greedy', lambda r, s: 'not checked' if r.lossless is None else 'yes, every prompt' if r.lossless
                                               else f"NO ({len(r.mismatches)})"),
-          ('wall time (spec / greedy)', lambda r, s: f"{s['spec_seconds']:.1f} s / "
-                                                     + ('-' if s['greedy_seconds'] is None else f"{s['greedy_seconds']:.1f} s"))]
+          ('wall time (spec / greedy)',
+           lambda r, s: f"{s['spec_seconds']:.1f} s / " + ('-' if s['greedy_seconds'] is None
+                                                          else f"{s['greedy_seconds']:.1f} s"))]
     return [(k, *(f(r, r.summary()) for r in results.values())) for k, f in fs]
 
 def show_eval(results: dict, sampled: dict | None, out_dir):
@@ -570,7 +575,8 @@ def show_eval(results: dict, sampled: dict | None, out_dir):
     show(eval_rows(results, sampled), header=('', *results))
     plot_eval(results, Path(out_dir)/'acceptance.png'); plt.show()
     fig, ax = plt.subplots(figsize=(5, 3.2))
-    ax.bar(list(results), [r.mean_tau for r in results.values()], color=['#bbbbbb', '#4c72b0', '#dd8452'][:len(results)])
+    ax.bar(list(results), [r.mean_tau for r in results.values()],
+           color=['#bbbbbb', '#4c72b0', '#dd8452'][:len(results)])
     for i, r in enumerate(results.values()): ax.text(i, r.mean_tau, f"{r.mean_tau:.2f}", ha='center', va='bottom')
     ax.set(ylabel='mean tau', title=f"tau on {next(iter(results.values())).prompts} prompts"); fig.tight_layout()
     fig.savefig(Path(out_dir)/'tau.png', dpi=110); plt.show()

@@ -834,7 +834,8 @@ def show_examples(report: InspectReport, n: int = 2):
         if new := TokenViews(v for v in vs if v.index not in shown): _display(new)
         shown |= {v.index for v in vs}
     for title, key, k in (('Shortest masked runs', 'shortest_span', 2),
-                          ('Most truncated (least generated text left)', 'truncated', 2), ('Longest sample', 'longest', 1)):
+                          ('Most truncated (least generated text left)', 'truncated', 2),
+                          ('Longest sample', 'longest', 1)):
         _h3(title)
         _display(report.select(key, n=k) or ('_No truncated samples._' if key == 'truncated' else '_No samples._'))
 

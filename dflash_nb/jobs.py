@@ -24,11 +24,12 @@ def job_names(jobs_dir=None) -> list[str]:
     return sorted(p.stem for p in Path(jobs_dir or JOBS_DIR).glob('*.ipynb'))
 
 def job_name(job: str, jobs_dir=None) -> str:
-    "`job` as a job name: a name, or the path of a notebook inside the jobs folder; anything else (`../../x`) is refused."
+    "`job` as a job name: a name, or the path of a notebook inside the jobs folder; anything else (`../../x`) refused."
     d, s = Path(jobs_dir or JOBS_DIR), str(job)
     if s.endswith('.ipynb') and Path(s).resolve().parent == d.resolve(): return Path(s).stem
     if not s or s.startswith('.') or s.endswith('.ipynb') or Path(s).name != s or '\\' in s:
-        raise ValueError(f"{job}: not a job name; jobs are the notebooks of {d}, run by name: {', '.join(job_names(jobs_dir)) or 'none'}")
+        raise ValueError(f"{job}: not a job name; jobs are the notebooks of {d}, run by name: "
+                         f"{', '.join(job_names(jobs_dir)) or 'none'}")
     return s
 
 def job_notebook(name: str, jobs_dir=None) -> Path:
@@ -61,7 +62,8 @@ def job_parameters(job: str, jobs_dir=None) -> list[JobParam]:
     src = ''.join(cells[0]['source'])
     lines, out = src.splitlines(), []
     for node in ast.parse(src).body:
-        target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else getattr(node, 'target', None)
+        one = isinstance(node, ast.Assign) and len(node.targets) == 1
+        target = node.targets[0] if one else getattr(node, 'target', None)
         if not isinstance(target, ast.Name) or getattr(node, 'value', None) is None: continue
         k, notes = node.lineno - 2, []
         while k >= 0 and lines[k].lstrip().startswith('#'): notes.insert(0, lines[k].lstrip()[1:].strip()); k -= 1
@@ -72,7 +74,8 @@ def job_parameters(job: str, jobs_dir=None) -> list[JobParam]:
 SET_BY_RUN = {'out_dir'}  # parameters `dflash-nb run` sets itself
 
 def _param_type_problem(value, default: str) -> str | None:
-    "Why `value` cannot stand for a parameter declared `NAME = default` (its type is the default's; a None default takes anything)."
+    """Why `value` cannot stand for a parameter declared `NAME = default` (its type is the default's; a None default
+    takes anything)."""
     import ast
     try: d = ast.literal_eval(default)
     except (ValueError, SyntaxError, TypeError): return None  # an expression: its type is not known here
@@ -80,16 +83,17 @@ def _param_type_problem(value, default: str) -> str | None:
     t = type(d)
     ok = (isinstance(value, bool) if t is bool else isinstance(value, int) and not isinstance(value, bool) if t is int
           else isinstance(value, (int, float)) and not isinstance(value, bool) if t is float else isinstance(value, t))
-    words = {bool: 'true or false', int: 'an integer', float: 'a number', str: 'a string', list: 'a JSON list', dict: 'a JSON object'}
+    words = {bool: 'true or false', int: 'an integer', float: 'a number', str: 'a string', list: 'a JSON list',
+             dict: 'a JSON object'}
     return None if ok else f"expected {words.get(t, t.__name__)} (default {default})"
 
 JOB_OPTIONS = {'tokenize': 'TokenizeConfig', 'merge': 'TokenizeConfig'}
-"""Jobs whose same-named parameters are options of a torch-free config (`dflash_nb.cli.TokenizeConfig`: merge's `workers`
-are tokenize's): checked against its ranges before the kernel starts. The train, eval and pipeline jobs make their
-config (`TrainConfig`, `EvalConfig`) in the kernel, which checks it there: one line, and the job fails."""
+"""Jobs whose same-named parameters are options of a torch-free config (`dflash_nb.cli.TokenizeConfig`: merge's
+`workers` are tokenize's): checked against its ranges before the kernel starts. The train, eval and pipeline jobs make
+their config (`TrainConfig`, `EvalConfig`) in the kernel, which checks it there: one line, and the job fails."""
 
 def check_job_params(job: str, params: dict, jobs_dir=None):
-    "Refuse, in one line naming the parameter, its value and what it must be, a value of the wrong type or out of range."
+    "Refuse, in one line naming the parameter, its value and what it must be, a value of the wrong type or range."
     from dataclasses import fields
     from dflash_nb.config import _field_type, value_problem
     opts = {}
@@ -112,8 +116,9 @@ def job_params_for(jobs: list[str], params: dict, jobs_dir=None) -> dict[str, di
     declared = {j: {p.name for p in job_parameters(j, jobs_dir)} for j in jobs}
     if bad := sorted(n for n in params if n in SET_BY_RUN or not any(n in d for d in declared.values())):
         valid = sorted(set().union(*declared.values()) - SET_BY_RUN)
-        raise ValueError(f"unknown parameter{'s' if len(bad) > 1 else ''} {', '.join(map(repr, bad))} for {', '.join(jobs)}; "
-                         f"valid: {', '.join(valid) or 'none'} (see `dflash-nb run {jobs[0]} --help`)")
+        raise ValueError(f"unknown parameter{'s' if len(bad) > 1 else ''} {', '.join(map(repr, bad))} for "
+                         f"{', '.join(jobs)}; valid: {', '.join(valid) or 'none'} "
+                         f"(see `dflash-nb run {jobs[0]} --help`)")
     per_job = {j: {k: v for k, v in params.items() if k in declared[j]} for j in jobs}
     for j, ps in per_job.items(): check_job_params(j, ps, jobs_dir)
     return per_job
@@ -141,7 +146,8 @@ def jobs_help(jobs_dir=None) -> str:
     "The job list for `dflash-nb run --help`."
     names = job_names(jobs_dir)
     w = max([len(n) for n in names] + [4])
-    return "jobs (`dflash-nb run JOB --help` for a job's parameters):\n" + '\n'.join(f"  {n:<{w}}  {job_title(n, jobs_dir)}" for n in names)
+    return ("jobs (`dflash-nb run JOB --help` for a job's parameters):\n"
+            + '\n'.join(f"  {n:<{w}}  {job_title(n, jobs_dir)}" for n in names))
 
 # %% ../nbs/90_jobs.ipynb #15c26c93
 from .qwen import default_model_path  # the jobs' default tokenizer (benchmarks import it from here)
@@ -166,7 +172,8 @@ def git_commit(root=None) -> str:
     "The project's git commit (short hash, `+changes` when the work tree differs), or 'unknown' outside git."
     import subprocess
     try:
-        run = lambda *a: subprocess.run(['git', '-C', str(root or REPO_ROOT), *a], capture_output=True, text=True, timeout=10)
+        run = lambda *a: subprocess.run(['git', '-C', str(root or REPO_ROOT), *a], capture_output=True, text=True,
+                                        timeout=10)
         h = run('rev-parse', '--short=12', 'HEAD')
         if h.returncode: return 'unknown'
         dirty = run('status', '--porcelain', '--untracked-files=no').stdout.strip()
@@ -175,13 +182,16 @@ def git_commit(root=None) -> str:
 
 def machine() -> str:
     import platform
-    return f"{platform.node()} ({platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()})"
+    return (f"{platform.node()} ({platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, "
+            f"Python {platform.python_version()})")
 
 # %% ../nbs/90_jobs.ipynb #a988c46f
 def run_header(job: str, params: dict, declared: list, started: float, seconds: float) -> dict:
-    "What every report opens with: job, parameters (given, and the declared defaults), start, duration, version, commit, machine."
+    """What every report opens with: job, parameters (given, and the declared defaults), start, duration, version,
+    commit, machine."""
     from dflash_nb import __version__
-    ps = {p.name: (repr(params[p.name]) if p.name in params else f"{p.default} (default)") for p in declared if p.name not in SET_BY_RUN}
+    ps = {p.name: (repr(params[p.name]) if p.name in params else f"{p.default} (default)")
+          for p in declared if p.name not in SET_BY_RUN}
     ps.update({k: repr(v) for k, v in params.items() if k not in ps and k not in SET_BY_RUN})
     return dict(job=job, parameters=ps, started_utc=time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime(started)),
                 duration=f"{seconds:.1f} s", version=f"dflash_nb {__version__}", commit=git_commit(), machine=machine())
@@ -191,14 +201,17 @@ def header_html(h: dict) -> str:
     "The header as an HTML block for the top of the report (escaped: token strings such as `<|im_start|>` stay text)."
     import html
     e = lambda s: html.escape(str(s))
-    rows = ''.join(f"<tr><td><code>{e(k)}</code></td><td><code>{e(v)}</code></td></tr>" for k, v in h['parameters'].items())
-    facts = ' · '.join(f"{k} <b>{e(h[x])}</b>" for k, x in (('started', 'started_utc'), ('took', 'duration'), ('version', 'version'),
-                                                             ('commit', 'commit'), ('machine', 'machine')))
-    return (f'<div class="dflash-run-header" style="border:1px solid #8888;border-radius:6px;padding:8px 12px;margin:0 0 1em 0">'
+    rows = ''.join(f"<tr><td><code>{e(k)}</code></td><td><code>{e(v)}</code></td></tr>"
+                   for k, v in h['parameters'].items())
+    keys = (('started', 'started_utc'), ('took', 'duration'), ('version', 'version'), ('commit', 'commit'),
+            ('machine', 'machine'))
+    facts = ' · '.join(f"{k} <b>{e(h[x])}</b>" for k, x in keys)
+    return ('<div class="dflash-run-header" style="border:1px solid #8888;border-radius:6px;padding:8px 12px;'
+            'margin:0 0 1em 0">'
             f'<div>job <b>{e(h["job"])}</b> · {facts}</div>'
             + (f'<div style="color:#b00;font-weight:bold">{e(h["note"])}</div>' if h.get('note') else '')
-            + (f'<table style="margin-top:6px"><thead><tr><th>parameter</th><th>value</th></tr></thead><tbody>{rows}</tbody></table>'
-               if rows else '<div>no parameters</div>') + '</div>')
+            + ('<table style="margin-top:6px"><thead><tr><th>parameter</th><th>value</th></tr></thead>'
+               f'<tbody>{rows}</tbody></table>' if rows else '<div>no parameters</div>') + '</div>')
 
 # %% ../nbs/90_jobs.ipynb #a343ef25
 def render_report(notebook, html_path=None, header: dict | None = None) -> Path:
@@ -218,7 +231,7 @@ def render_report(notebook, html_path=None, header: dict | None = None) -> Path:
 from .stats import show  # the reports' one renderer (the job notebooks import it from here)
 
 def job_setup(out_dir, torch_threads: int | None = None) -> Path:
-    "A job's run folder (made), quiet libraries (no tqdm/ipywidgets or HF loading bars), torch on `torch_threads` threads."
+    "A job's run folder (made), quiet libraries (no tqdm/ipywidgets or HF loading bars), torch on `torch_threads`."
     import warnings
     for m in ('IProgress not found', '.*past_key_values.*'): warnings.filterwarnings('ignore', message=m)
     if torch_threads is not None:
@@ -228,10 +241,11 @@ def job_setup(out_dir, torch_threads: int | None = None) -> Path:
     return out
 
 # %% ../nbs/90_jobs.ipynb #7b1e0a02
-JOB_PROGRESS = 'DFLASH_NB_JOB_PROGRESS'  # in the kernel's environment: `dflash-nb run` (not --quiet) wants the stages' bars
+JOB_PROGRESS = 'DFLASH_NB_JOB_PROGRESS'  # in the kernel's environment: `dflash-nb run` (not --quiet) wants the bars
 
 class _BarsToConsole(io.TextIOBase):
-    "`sys.stderr` in `stage_bars`: a tqdm bar's writes (a '\\r' or cursor move, and the newline that ends a bar) to `console`; the rest to `report`."
+    """`sys.stderr` in `stage_bars`: a tqdm bar's writes (a '\\r' or cursor move, and the newline that ends a bar) to
+    `console`; the rest to `report`."""
     def __init__(self, console, report): self.console, self.report, self._bar = console, report, False
     def write(self, s: str) -> int:
         bar = '\r' in s or '\x1b[' in s or (self._bar and not s.strip('\n'))
@@ -246,15 +260,15 @@ class _BarsToConsole(io.TextIOBase):
     def encoding(self): return 'utf-8'
 
 def _console():
-    "The stderr the kernel was started with (ipykernel captures fd 2 into the notebook and keeps a copy: its `fileno()`)."
+    "The stderr the kernel was started with (ipykernel captures fd 2 into the notebook and keeps a copy: `fileno()`)."
     try: fd = sys.stderr.fileno()
     except (AttributeError, OSError, ValueError): fd = sys.__stderr__.fileno()
     return open(fd, 'w', encoding='utf-8', errors='replace', closefd=False)
 
 @contextlib.contextmanager
 def stage_bars():
-    """`with stage_bars() as bars: stage(..., progress=bars)`: in a job run by `dflash-nb run` without `--quiet`, `bars` is
-    True and the stage's tqdm bars go to the run's console, not into the report; elsewhere `bars` is False."""
+    """`with stage_bars() as bars: stage(..., progress=bars)`: in a job run by `dflash-nb run` without `--quiet`, `bars`
+    is True and the stage's tqdm bars go to the run's console, not into the report; elsewhere `bars` is False."""
     if not os.environ.get(JOB_PROGRESS): yield False; return
     report = sys.stderr
     with _console() as console:
@@ -264,15 +278,17 @@ def stage_bars():
 
 # %% ../nbs/90_jobs.ipynb #a25c2e2b
 def tokenize_samples(dataset_dir, model_path=None, completions=None, **kw) -> dict:
-    "`tokenize_dataset` with the jobs' defaults: the embedded Qwen3.6 tokenizer, the shipped data/samples, its bar as `stage_bars` says."
+    """`tokenize_dataset` with the jobs' defaults: the embedded Qwen3.6 tokenizer, the shipped data/samples, its bar as
+    `stage_bars` says."""
     from dflash_nb.records import SAMPLES_DIR
     from dflash_nb.tokenize import tokenize_dataset
-    if 'max_seq_len' in kw: kw['max_seq_len'] = kw['max_seq_len'] or None  # 0: never truncate, as `dflash-nb tokenize --max-seq-len 0`
+    if 'max_seq_len' in kw: kw['max_seq_len'] = kw['max_seq_len'] or None  # 0: never truncate, as `--max-seq-len 0`
     with stage_bars() as bars:
-        return tokenize_dataset(model_path or default_model_path(), completions or SAMPLES_DIR, dataset_dir, progress=bars, **kw)
+        return tokenize_dataset(model_path or default_model_path(), completions or SAMPLES_DIR, dataset_dir,
+                                progress=bars, **kw)
 
 def job_path(p):
-    "A path as the user meant it: papermill runs a job in nbs/jobs, so a relative path is tried from the caller's directory."
+    "A path as the user meant it: papermill runs a job in nbs/jobs, so a relative path is tried from the caller's dir."
     from dflash_nb.storage import is_s3_url
     if is_s3_url(str(p)): return str(p)
     p, here = Path(p).expanduser(), Path(os.environ.get('PWD') or Path.cwd())
@@ -280,19 +296,22 @@ def job_path(p):
 
 # %% ../nbs/90_jobs.ipynb #578c78c4
 def job_train(params: dict, **kw) -> dict:
-    "`train` as a job runs it: the job's `params` that are TrainConfig options, then `kw`; one final checkpoint, fresh; its bar as `stage_bars` says."
+    """`train` as a job runs it: the job's `params` that are TrainConfig options, then `kw`; one final checkpoint,
+    fresh; its bar as `stage_bars` says."""
     from dataclasses import fields
     from dflash_nb.train import TrainConfig, train, train_args
     names = {f.name for f in fields(TrainConfig)}
     opts = {k: v for k, v in params.items() if k in names and k not in kw}
     with stage_bars() as bars:
-        return train(train_args(**opts, **{'save_every': 0, 'keep_checkpoints': 1, 'quiet': not bars, 'resume': 'never', **kw}))
+        return train(train_args(**opts, **{'save_every': 0, 'keep_checkpoints': 1, 'quiet': not bars, 'resume': 'never',
+                                           **kw}))
 
 # %% ../nbs/90_jobs.ipynb #beb1938f
 class CellProgress:
-    """Says on stderr what a running job is doing: `job: cell n/N (+elapsed) first line` as a cell starts and, as it ends,
-    one line of summary, `job: cell n/N done in 5.2s` (or `failed after`). It listens to papermill's 'Executing Cell' and
-    'Ending Cell' log records (and nothing else of its log); between the two the stage's bars show (`stage_bars`)."""
+    """Says on stderr what a running job is doing: `job: cell n/N (+elapsed) first line` as a cell starts and, as it
+    ends, one line of summary, `job: cell n/N done in 5.2s` (or `failed after`). It listens to papermill's 'Executing
+    Cell' and 'Ending Cell' log records (and nothing else of its log); between the two the stage's bars show
+    (`stage_bars`)."""
     def __init__(self, job: str, cells: list, stream=None):
         import logging
         self.job, self.stream, self.t0 = job, stream or sys.stderr, time.perf_counter()
@@ -302,10 +321,11 @@ class CellProgress:
         self.handler.emit = self._emit
     def _say(self, line): print(f"{self.job}: {line}", file=self.stream, flush=True)
     def _end(self, ok: bool):
-        "The summary of the cell that ended last: said when the next one starts or the job ends (a failed cell ends too)."
+        "The summary of the cell that ended last: said when the next one starts or the job ends (a failed cell too)."
         if self.ended is None: return
         i, t = self.ended; self.ended = None
-        self._say(f"cell {self.order[i]}/{len(self.code)} {'done in' if ok else 'failed after'} {t - self.started[i]:.1f}s")
+        self._say(f"cell {self.order[i]}/{len(self.code)} {'done in' if ok else 'failed after'} "
+                  f"{t - self.started[i]:.1f}s")
     def _emit(self, record):
         import re
         m = re.match(r'(Executing|Ending) Cell (\d+)-*$', record.getMessage())
@@ -321,7 +341,8 @@ class CellProgress:
         self.logger.handlers[:] = [self.handler]; self.logger.setLevel('INFO'); self.logger.propagate = False
         return self
     def __exit__(self, *exc):
-        self.logger.setLevel(self.saved[0]); self.logger.propagate = self.saved[1]; self.logger.handlers[:] = self.saved[2]
+        self.logger.setLevel(self.saved[0]); self.logger.propagate = self.saved[1]
+        self.logger.handlers[:] = self.saved[2]
         self._end(exc[0] is None)
         self._say(f"{'failed' if exc[0] else 'done'} after {time.perf_counter() - self.t0:.1f}s")
 
@@ -342,7 +363,8 @@ class JobRun:
 class JobInterrupted(KeyboardInterrupt):
     "A job run stopped by Ctrl-C or SIGTERM, after its report and job.json (status 'interrupted') were written."
     def __init__(self, run: JobRun):
-        super().__init__(f"{run.job} interrupted; report {run.report}; resume with: dflash-nb run --resume {run.out_dir}")
+        super().__init__(f"{run.job} interrupted; report {run.report}; resume with: "
+                         f"dflash-nb run --resume {run.out_dir}")
         self.run = run
 
 # %% ../nbs/90_jobs.ipynb #886fd312
@@ -368,11 +390,12 @@ def _signals(handler):
         for s, h in old.items(): signal.signal(s, h)
 
 def _kill_kernels():
-    "SIGKILL the kernels this process started (Linux /proc): a kernel shut down in the middle of a cell prints tracebacks."
+    "SIGKILL the kernels this process started (Linux /proc): a kernel shut down in mid-cell prints tracebacks."
     import signal
     for d in Path('/proc').glob('[0-9]*'):
         try:
-            if int((d/'stat').read_text().rsplit(')', 1)[1].split()[1]) == os.getpid() and b'ipykernel' in (d/'cmdline').read_bytes():
+            parent = int((d/'stat').read_text().rsplit(')', 1)[1].split()[1])
+            if parent == os.getpid() and b'ipykernel' in (d/'cmdline').read_bytes():
                 os.kill(int(d.name), signal.SIGKILL)
         except (OSError, ValueError, IndexError): continue
 
@@ -381,24 +404,28 @@ def _interrupt(signum, frame):
     survive kill -9 and resume; its workers die with it) and its end is not logged (asyncio's 'Task exception was never
     retrieved', nbclient's 'Kernel died'): the user sees one line."""
     import logging
-    for name in ('papermill', 'traitlets', 'nbclient', 'asyncio'): logging.getLogger(name).setLevel(logging.CRITICAL + 1)
+    for name in ('papermill', 'traitlets', 'nbclient', 'asyncio'):
+        logging.getLogger(name).setLevel(logging.CRITICAL + 1)
     _kill_kernels()
     raise KeyboardInterrupt
 
 # %% ../nbs/90_jobs.ipynb #7b1e0a04
 def _kernel_config():
-    """The job kernel's transport: IPC sockets (in Jupyter's runtime folder) where their path fits a Unix socket (107 bytes),
-    else TCP with the kernel's log at ERROR: over TCP ipykernel warns on every start that the traffic is not encrypted."""
+    """The job kernel's transport: IPC sockets (in Jupyter's runtime folder) where their path fits a Unix socket (107
+    bytes), else TCP with the kernel's log at ERROR: over TCP ipykernel warns on every start that the traffic is not
+    encrypted."""
     from jupyter_core.paths import jupyter_runtime_dir
     from traitlets.config import Config
     c = Config()
-    if len(os.path.join(jupyter_runtime_dir(), f"kernel-{'0' * 36}-ipc-99999").encode()) < 104: c.KernelManager.transport = 'ipc'
+    if len(os.path.join(jupyter_runtime_dir(), f"kernel-{'0' * 36}-ipc-99999").encode()) < 104:
+        c.KernelManager.transport = 'ipc'
     else: c.NotebookClient.extra_arguments = ['--IPKernelApp.log_level=ERROR']
     return c
 
 @contextlib.contextmanager
 def _job_environ(progress: bool):
-    "`JOB_PROGRESS` in the environment the kernel inherits: set with `progress`, absent without (a value the shell had is restored after)."
+    """`JOB_PROGRESS` in the environment the kernel inherits: set with `progress`, absent without (a value the shell had
+    is restored after)."""
     old = os.environ.pop(JOB_PROGRESS, None)
     if progress: os.environ[JOB_PROGRESS] = '1'
     try: yield
@@ -410,14 +437,16 @@ def _job_environ(progress: bool):
 def _write_job_json(run: JobRun, params: dict, header: dict | None):
     "OUT/job.json: the job, its status, error and parameters (what `--resume` reruns), and the report's header."
     from dflash_nb.dataset import atomic_write
-    atomic_write(run.out_dir/'job.json', json.dumps(dict(job=run.job, ok=run.ok, status=run.status, error=run.error, params=params,
-                                                        header=header), indent=2, default=str))
+    atomic_write(run.out_dir/'job.json', json.dumps(dict(job=run.job, ok=run.ok, status=run.status, error=run.error,
+                                                        params=params, header=header), indent=2, default=str))
 
-def run_job(job: str, params: dict | None = None, outputs='outputs', jobs_dir=None, progress: bool = False, out_dir=None) -> JobRun:
-    """Execute job notebook `job` with `params` (declared names only) into a new folder under `outputs` (or `out_dir`, an
-    earlier run's folder, to resume it), on the project's own kernel, and render its report with the run header.
-    `progress`: cell n/N, a summary line per cell and the stage's bars on stderr. Ctrl-C or SIGTERM stops the job: the report and job.json
-    (status 'interrupted') are written, then `JobInterrupted` says how to resume."""
+# %% ../nbs/90_jobs.ipynb #05e3dee8
+def run_job(job: str, params: dict | None = None, outputs='outputs', jobs_dir=None, progress: bool = False,
+            out_dir=None) -> JobRun:
+    """Execute job notebook `job` with `params` (declared names only) into a new folder under `outputs` (or `out_dir`,
+    an earlier run's folder, to resume it), on the project's own kernel, and render its report with the run header.
+    `progress`: cell n/N, a summary line per cell and the stage's bars on stderr. Ctrl-C or SIGTERM stops the job: the
+    report and job.json (status 'interrupted') are written, then `JobInterrupted` says how to resume."""
     import papermill as pm
     from papermill.iorw import load_notebook_node
     from papermill.parameterize import parameterize_notebook
@@ -430,7 +459,8 @@ def run_job(job: str, params: dict | None = None, outputs='outputs', jobs_dir=No
     params = {**params, 'out_dir': str(out.resolve())}
     _write_job_json(run, params, None)  # a run killed outright (kill -9) still says what to resume
     kernel, t0, wall0 = project_kernel(), time.perf_counter(), time.time()
-    watch = CellProgress(job, parameterize_notebook(load_notebook_node(str(nb)), params).cells) if progress else contextlib.nullcontext()
+    watch = (CellProgress(job, parameterize_notebook(load_notebook_node(str(nb)), params).cells) if progress
+             else contextlib.nullcontext())
     run.ok, run.status = True, 'ok'
     try:
         with _signals(_interrupt), _job_environ(progress), watch:
@@ -444,32 +474,39 @@ def run_job(job: str, params: dict | None = None, outputs='outputs', jobs_dir=No
     import signal
     with _signals(signal.SIG_IGN):  # a second Ctrl-C must not stop the report half-written
         header = run_header(job, params, declared, wall0, time.perf_counter() - t0)
-        if run.status == 'interrupted': header['note'] = f"Interrupted (Ctrl-C or SIGTERM). Resume with: dflash-nb run --resume {out}"
+        if run.status == 'interrupted':
+            header['note'] = f"Interrupted (Ctrl-C or SIGTERM). Resume with: dflash-nb run --resume {out}"
         try: rendered = run.notebook.exists() and render_report(run.notebook, run.report, header)
         except Exception: rendered = False  # e.g. the notebook cut by the interrupt: the plain report below
         if not rendered:
             import html
             what = 'was interrupted' if run.status == 'interrupted' else 'failed before it ran'
-            run.report.write_text(f"<html><body>{header_html(header)}<h1>{job} {what}</h1><pre>{html.escape(run.error)}</pre></body></html>")
+            run.report.write_text(f"<html><body>{header_html(header)}<h1>{job} {what}</h1>"
+                                  f"<pre>{html.escape(run.error)}</pre></body></html>")
         _write_job_json(run, params, header)
     if run.status == 'interrupted': raise JobInterrupted(run)
     return run
 
 # %% ../nbs/90_jobs.ipynb #4b74b41e
-def run_jobs(jobs: list[str], params: dict | None = None, outputs='outputs', jobs_dir=None, progress: bool = False) -> list[JobRun]:
-    """Run several jobs one after the other in this process; every job runs even when an earlier one failed (not when it
-    was interrupted). Every name and parameter is checked before anything runs; each job gets the parameters it declares."""
+def run_jobs(jobs: list[str], params: dict | None = None, outputs='outputs', jobs_dir=None,
+             progress: bool = False) -> list[JobRun]:
+    """Run several jobs one after the other in this process; every job runs even when an earlier one failed (not when
+    it was interrupted). Every name and parameter is checked before anything runs; each job gets the parameters it
+    declares."""
     jobs = [job_name(j, jobs_dir) for j in jobs]
     per_job = job_params_for(jobs, params or {}, jobs_dir)
     return [run_job(j, per_job[j], outputs, jobs_dir, progress) for j in jobs]
 
 def resume_job(run_dir, jobs_dir=None, progress: bool = False) -> JobRun:
     """Run an interrupted (or failed, or killed) job again in its own run folder with its own parameters (from its
-    job.json): its stages find what they committed there and resume (tokenize's `dataset.partial`, a train checkpoint)."""
+    job.json): its stages find what they committed there and resume (tokenize's `dataset.partial`, a train
+    checkpoint)."""
     d = Path(run_dir)
     try: rec = json.loads((d/'job.json').read_text(encoding='utf-8'))
-    except FileNotFoundError: raise FileNotFoundError(f"{d}: not a run folder of `dflash-nb run` (no job.json)") from None
-    except (ValueError, UnicodeError) as e: raise ValueError(f"{d/'job.json'}: not readable ({e}); run the job again instead") from None
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{d}: not a run folder of `dflash-nb run` (no job.json)") from None
+    except (ValueError, UnicodeError) as e:
+        raise ValueError(f"{d/'job.json'}: not readable ({e}); run the job again instead") from None
     if not isinstance(rec, dict) or not isinstance(rec.get('job'), str) or not isinstance(rec.get('params', {}), dict):
         raise ValueError(f"{d/'job.json'}: not a job record (no job name and parameters); run the job again instead")
     if rec.get('status', 'ok' if rec.get('ok') else 'failed') == 'ok':

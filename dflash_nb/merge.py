@@ -555,7 +555,8 @@ def merge_facts(man: dict) -> list[tuple]:
     ins, tk, m = man['inputs'], man['tokenizer'], man['merge']
     return [('tokenizer fingerprint (existing)', ins['existing']['fingerprint']),
             ('tokenizer fingerprint (new)', ins['new']['fingerprint']),
-            ('chat_template_sha256', tk.get('chat_template_sha256', '')[:16]), ('tokenizer_sha256', tk.get('tokenizer_sha256', '')[:16]),
+            ('chat_template_sha256', tk.get('chat_template_sha256', '')[:16]),
+            ('tokenizer_sha256', tk.get('tokenizer_sha256', '')[:16]),
             ('max_seq_len', man['params'].get('max_seq_len')), ('--allow-mismatch', m['allow_mismatch']),
             ('shards (how each got into the output)', ', '.join(f"{v} {k}" for k, v in m['shards'].items())),
             ('merge time', f"{m['seconds']:.2f} s"), *[('overridden mismatch', x) for x in m['overridden']]]
@@ -568,8 +569,10 @@ def plot_source_mix(before, after, path) -> list[tuple]:
     names = sorted(set(per[0][0]) | set(per[1][0]), key=lambda s: -per[1][0].get(s, {}).get('samples', 0))
     count, y = lambda i, s: per[i][0].get(s, {}).get('samples', 0), np.arange(len(names))
     fig, ax = plt.subplots(figsize=(8, 0.8 + 0.45 * max(len(names), 1)))
-    for i, (ds, dy, color, label) in enumerate(((before, -0.2, '#8c8c8c', 'existing'), (after, 0.2, '#4c72b0', 'merged'))):
-        ax.barh(y + dy, [count(i, s) / per[i][1] for s in names], 0.4, color=color, label=f"{label} ({ds.stats['samples']:,})")
+    bars = ((before, -0.2, '#8c8c8c', 'existing'), (after, 0.2, '#4c72b0', 'merged'))
+    for i, (ds, dy, color, label) in enumerate(bars):
+        ax.barh(y + dy, [count(i, s) / per[i][1] for s in names], 0.4, color=color,
+                label=f"{label} ({ds.stats['samples']:,})")
     ax.set_yticks(y, [s or '(no source)' for s in names]); ax.invert_yaxis()
     ax.set(xlabel='share of samples', title='Source mix before and after the merge')
     ax.legend(fontsize=8); ax.grid(axis='x', alpha=0.3)
@@ -582,18 +585,19 @@ def show_merge(stats: dict, output_dir, existing, out_dir):
     from dflash_nb.stats import COMPARE_HEADER, compare_rows, plot_compare, scan_token_counts, show
     out, man = Path(out_dir), json.loads((Path(output_dir)/'manifest.json').read_text())
     show('## Counts', f"### {count_equation(output_dir)}", merge_rows(stats, man), header=('', 'count'))
-    show(f"The existing copy always wins; within the new data the first occurrence wins. Every dropped row is listed in "
-         f"`{Path(output_dir)/'duplicates.jsonl'}` and counted among the skips. Records read = samples + skipped: "
+    show(f"The existing copy always wins; within the new data the first occurrence wins. Every dropped row is listed "
+         f"in `{Path(output_dir)/'duplicates.jsonl'}` and counted among the skips. Records read = samples + skipped: "
          f"{stats['records_read']:,} = {stats['samples']:,} + {sum(stats['skipped'].values()):,}.")
     show('## Tokenizer, parameters and shards', merge_facts(man), header=('', ''))
     before, after = scan_token_counts(existing), scan_token_counts(output_dir)
     plot_compare(before, after, names=('existing', 'merged')).save(out/'compare_hist.png')
-    show('## Before and after: whole-dataset statistics', compare_rows(before.stats, after.stats), out/'compare_hist.png',
-         header=COMPARE_HEADER)
+    show('## Before and after: whole-dataset statistics', compare_rows(before.stats, after.stats),
+         out/'compare_hist.png', header=COMPARE_HEADER)
     mix = plot_source_mix(before, after, out/'source_mix.png')
     show('## Source mix, before and after', mix, out/'source_mix.png',
          header=('source', 'existing samples', 'existing share', 'merged samples', 'merged share'))
     dl = [json.loads(l) for l in (Path(output_dir)/'duplicates.jsonl').read_text().splitlines()[:50]]
     show('## Dropped duplicates (first 50)',
          [(d['row'], d['sample_id'], d['source'], d['kind'], d['duplicate_of'], d['other_row']) for d in dl]
-         or [('none', '', '', '', '', '')], header=('new row', 'sample_id', 'source', 'kind', 'copy kept is in', 'at row'))
+         or [('none', '', '', '', '', '')],
+         header=('new row', 'sample_id', 'source', 'kind', 'copy kept is in', 'at row'))

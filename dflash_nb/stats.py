@@ -297,7 +297,7 @@ def stats_table_html(stats: dict) -> str: return html_table(stats_rows(stats), (
 
 # %% ../nbs/06_stats.ipynb #fc1b7ca1
 def show(*items, header=None, **table_kw):
-    "Put items into a report: a str as markdown, a Path as an image, a list of rows as a table, anything else as itself."
+    "Put items into a report: a str as markdown, a Path as an image, a list of rows as a table, anything else as is."
     from IPython.display import HTML, Image, Markdown, display
     for x in items:
         display(Markdown(x) if isinstance(x, str) else Image(filename=str(x)) if isinstance(x, Path)
@@ -524,8 +524,9 @@ def stats_main(args: argparse.Namespace) -> int:
 
 # %% ../nbs/06_stats.ipynb #7d8d2b62
 def file_sizes(folder) -> str:
-    "The files of `folder` with their sizes in words, for a report: 'config.json (1.21 kB), model.safetensors (41.9 MB)'."
-    return ', '.join(f"{p.name} ({human_bytes(p.stat().st_size)})" for p in sorted(Path(folder).iterdir()) if p.is_file())
+    "The files of `folder` with their sizes in words: 'config.json (1.21 kB), model.safetensors (41.9 MB)'."
+    files = [p for p in sorted(Path(folder).iterdir()) if p.is_file()]
+    return ', '.join(f"{p.name} ({human_bytes(p.stat().st_size)})" for p in files)
 
 def skip_rows(skipped: dict) -> list[tuple]:
     "Skip reasons, most frequent first (`none` when nothing was skipped)."
