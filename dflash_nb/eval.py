@@ -23,7 +23,8 @@ from .generate import _cut_at_eos, _device_of, _encode_prompts, _ids, _int_list,
 __all__ = ['DRAFT_SAMPLING', 'PROMPT_LOOKUP', 'new_kv_cache', 'crop_kv_cache', 'TargetSession', 'Generation', 'greedy_generate',
            'tempered_probs', 'draft_tokens', 'sample_verify', 'speculative_generate', 'EvalResult', 'evaluate',
            'lookup_draft', 'prompt_lookup_generate', 'compare_methods', 'comparison_rows', 'comparison_table',
-           'plot_eval', 'EvalConfig', 'add_eval_args', 'prepare_eval', 'eval_main']
+           'plot_eval', 'with_untrained', 'run_evals', 'eval_rows', 'show_eval', 'EvalConfig', 'add_eval_args',
+           'prepare_eval', 'eval_main']
 
 # %% ../nbs/12_eval.ipynb #8945b4f1
 def _cache_kwarg(model) -> str:
@@ -380,16 +381,21 @@ def save(self: EvalResult, out_dir, **extra) -> Path:
 @patch
 def table(self: EvalResult) -> str:
     s = self.summary()
-    lines = [f"{self.label or 'drafter'}{f' at T={self.temperature:g} (drafts {self.draft_sampling})' if self.temperature else ''}: {s['prompts']} prompts, {s['new_tokens']:,} new tokens (max {self.max_new_tokens}/prompt)",
-             f"  mean tau {s['mean_tau']:.3f} (pooled {s['pooled_tau']:.3f}); speed-up in target forwards {s['speedup_target_forwards']:.2f}x "
-             f"({s['target_forwards']:,} forwards vs {s['autoregressive_forwards']:,} autoregressive, {s['target_forwards_saved']:,} saved)",
+    at_t = f' at T={self.temperature:g} (drafts {self.draft_sampling})' if self.temperature else ''
+    lossless = ('sampled (T > 0): see the distribution test' if self.temperature else 'not checked' if s['lossless'] is None
+                else 'yes, every prompt' if s['lossless'] else f"NO: {s['mismatches']} prompts differ")
+    lines = [f"{self.label or 'drafter'}{at_t}: {s['prompts']} prompts, {s['new_tokens']:,} new tokens "
+             f"(max {self.max_new_tokens}/prompt)",
+             f"  mean tau {s['mean_tau']:.3f} (pooled {s['pooled_tau']:.3f}); speed-up in target forwards "
+             f"{s['speedup_target_forwards']:.2f}x ({s['target_forwards']:,} forwards vs {s['autoregressive_forwards']:,} "
+             f"autoregressive, {s['target_forwards_saved']:,} saved)",
              *([f"  hybrid target: {s['extra_target_tokens']:,} kept tokens re-run through the linear-attention "
-                f"layers after state restores ({s['extra_target_tokens_per_step']:.2f} tokens per step, no extra target forward)"]
-               if s['extra_target_tokens'] else []),
-             f"  lossless vs plain greedy: " + ('sampled (T > 0): see the distribution test' if self.temperature else 'not checked' if s['lossless'] is None else 'yes, every prompt' if s['lossless']
-                                               else f"NO: {s['mismatches']} prompts differ"),
+                f"layers after state restores ({s['extra_target_tokens_per_step']:.2f} tokens per step, no extra target "
+                "forward)"] if s['extra_target_tokens'] else []),
+             f"  lossless vs plain greedy: " + lossless,
              '  accepted length (tokens/step) ' + ' '.join(f"{n}:{c}" for n, c in enumerate(s['accept_hist'], 1) if c),
-             '  acceptance by position k      ' + ' '.join(f"{k}:{_pct(x)}" for k, x in enumerate(self.position_acceptance, 1))]
+             '  acceptance by position k      '
+             + ' '.join(f"{k}:{_pct(x)}" for k, x in enumerate(self.position_acceptance, 1))]
     return '\n'.join(lines)
 @patch
 def __repr__(self: EvalResult) -> str: return self.table()
@@ -474,7 +480,8 @@ def compare_methods(target, methods: dict, prompts, max_new_tokens: int = 128, e
 
 # %% ../nbs/12_eval.ipynb #e605b1ff
 def comparison_rows(results: dict, sampled: dict | None = None) -> list[dict]:
-    "One summary dict per method: mean tau (and `sampled_mean_tau` of `sampled`, {label: EvalResult at T > 0}), target forwards (saved), seconds per token, lossless."
+    """One summary dict per method: mean tau (and `sampled_mean_tau` of `sampled`, {label: EvalResult at T > 0}),
+    target forwards (saved), seconds per token, lossless."""
     g = results['greedy']
     g_spt = g._sum('spec_seconds') / max(1, g._sum('new_tokens'))
     rows = []
@@ -482,7 +489,8 @@ def comparison_rows(results: dict, sampled: dict | None = None) -> list[dict]:
         s, spt = r.summary(), r._sum('spec_seconds') / max(1, r._sum('new_tokens'))
         rows.append({'method': label, 'prompts': s['prompts'], 'mean_tau': 1.0 if label == 'greedy' else s['mean_tau'],
                      'pooled_tau': 1.0 if label == 'greedy' else s['pooled_tau'], 'new_tokens': s['new_tokens'],
-                     'target_forwards': s['target_forwards'], 'target_forwards_saved': s['new_tokens'] - s['target_forwards'],
+                     'target_forwards': s['target_forwards'],
+                     'target_forwards_saved': s['new_tokens'] - s['target_forwards'],
                      'seconds_per_token': spt, 'wall_speedup_vs_greedy': g_spt / spt if spt else None,
                      'lossless': True if label == 'greedy' else s['lossless'], 'mismatches': s['mismatches']})
         if sampled: rows[-1].update(sampled_temperature=next(iter(sampled.values())).temperature,
@@ -492,16 +500,16 @@ def comparison_rows(results: dict, sampled: dict | None = None) -> list[dict]:
 
 # %% ../nbs/12_eval.ipynb #759402d8
 def comparison_table(results: dict, sampled: dict | None = None) -> str:
-    "The comparison as a fixed-width text table (with a tau column for the sampled runs `sampled`)."
-    T = f"tau T={next(iter(sampled.values())).temperature:g}" if sampled else ''
-    head = f"{'method':<22}{'mean tau':>9}{T:>10}{'pooled':>8}{'tokens':>8}{'target fwd':>11}{'saved':>7}{'ms/token':>10}{'wall x':>8}  lossless"
-    lines = [head, '-' * len(head)]
-    for r in comparison_rows(results, sampled):
-        ok = 'yes' if r['lossless'] else ('NO (' + str(r['mismatches']) + ')' if r['lossless'] is False else '-')
-        st = '' if not sampled else '-' if r['sampled_mean_tau'] is None else f"{r['sampled_mean_tau']:.3f}"
-        lines.append(f"{r['method']:<22}{r['mean_tau']:>9.3f}{st:>10}{r['pooled_tau']:>8.3f}{r['new_tokens']:>8,}{r['target_forwards']:>11,}"
-                     f"{r['target_forwards_saved']:>7,}{1000 * r['seconds_per_token']:>10.1f}{r['wall_speedup_vs_greedy'] or 0:>8.2f}  {ok}")
-    return '\n'.join(lines)
+    "The comparison as a text table (`stats.text_table`), with a tau column for the sampled runs `sampled`."
+    from dflash_nb.stats import text_table
+    T = [f"tau T={next(iter(sampled.values())).temperature:g}"] if sampled else []
+    ok = lambda r: 'yes' if r['lossless'] else f"NO ({r['mismatches']})" if r['lossless'] is False else '-'
+    tau_t = lambda r: ['-' if r['sampled_mean_tau'] is None else f"{r['sampled_mean_tau']:.3f}"] if sampled else []
+    rows = [(r['method'], f"{r['mean_tau']:.3f}", *tau_t(r), f"{r['pooled_tau']:.3f}", f"{r['new_tokens']:,}",
+             f"{r['target_forwards']:,}", f"{r['target_forwards_saved']:,}", f"{1000 * r['seconds_per_token']:.1f}",
+             f"{r['wall_speedup_vs_greedy'] or 0:.2f}", ok(r)) for r in comparison_rows(results, sampled)]
+    head = ('method', 'mean tau', *T, 'pooled', 'tokens', 'target fwd', 'saved', 'ms/token', 'wall x', 'lossless')
+    return text_table(rows, head, align='l' + 'r' * (7 + len(T)) + 'l')
 
 # %% ../nbs/12_eval.ipynb #e34254ed
 def plot_eval(results: dict, path=None):
@@ -512,17 +520,76 @@ def plot_eval(results: dict, path=None):
     bs = max(r.block_size for r in results.values())
     for (label, r), c in zip(results.items(), colors):
         taus = [x['tau'] for x in r.rows if x['steps']]
-        axs[0].hist(taus, bins=np.linspace(1, bs, 4 * bs - 3), alpha=0.6, color=c, label=f"{label}: mean {r.mean_tau:.2f}")
+        axs[0].hist(taus, bins=np.linspace(1, bs, 4 * bs - 3), alpha=0.6, color=c,
+                    label=f"{label}: mean {r.mean_tau:.2f}")
         h = r.accept_hist / max(1, r.accept_hist.sum())
         w = 0.8 / len(results); i = list(results).index(label)
         axs[1].bar(np.arange(1, r.block_size + 1) + (i - (len(results) - 1) / 2) * w, h, width=w, color=c, label=label)
         axs[2].plot(np.arange(1, r.block_size), r.position_acceptance, 'o-', color=c, label=label)
-    axs[0].set(xlabel='tau (tokens per verification step)', ylabel='prompts', title='Acceptance length per prompt'); axs[0].legend()
-    axs[1].set(xlabel='tokens committed per step (accepted + 1)', ylabel='share of steps', title='Accepted lengths'); axs[1].legend()
-    axs[2].set(xlabel='block position k', ylabel='P(first k drafts accepted)', ylim=(-0.02, 1.02), title='Acceptance by position'); axs[2].legend()
+    axs[0].set(xlabel='tau (tokens per verification step)', ylabel='prompts', title='Acceptance length per prompt')
+    axs[1].set(xlabel='tokens committed per step (accepted + 1)', ylabel='share of steps', title='Accepted lengths')
+    axs[2].set(xlabel='block position k', ylabel='P(first k drafts accepted)', ylim=(-0.02, 1.02),
+               title='Acceptance by position')
+    for ax in axs: ax.legend()
     fig.tight_layout()
     if path is not None: fig.savefig(path, dpi=110)
     return fig
+
+# %% ../nbs/12_eval.ipynb #6d697c60
+def with_untrained(drafter, target, seed: int = 0) -> dict:
+    "`{'untrained': a random drafter of `drafter`'s shape (the baseline), 'trained': drafter}`."
+    c = drafter.config
+    return {'untrained': DFlashDraftModel.from_target(target, c.num_hidden_layers, c.target_layer_ids, c.block_size,
+                                                      c.mask_token_id, seed=seed), 'trained': drafter}
+
+def run_evals(target, drafters: dict, prompts, max_new_tokens: int, eos=None, suppress=(), out_dir=None,
+              reference: bool = True, temperature: float = 0.0, seed: int = 0,
+              progress: bool = False) -> tuple[dict, dict]:
+    "(greedy, sampled): `evaluate` of every drafter (saved to OUT/eval-LABEL) and, when `temperature`, sampled at it."
+    run = lambda k, d, **kw: evaluate(target, d, prompts, max_new_tokens, eos, suppress, label=k, progress=progress,
+                                      **kw)
+    res = {k: run(k, d, reference=reference) for k, d in drafters.items()}
+    for k, r in res.items():
+        if out_dir is not None: r.save(Path(out_dir)/f"eval-{k}")
+    return res, {k: run(k, d, temperature=temperature, seed=seed) for k, d in drafters.items()} if temperature else {}
+
+# %% ../nbs/12_eval.ipynb #04adc010
+def eval_rows(results: dict, sampled: dict | None = None) -> list[tuple]:
+    "`EvalResult`s side by side: a row per measure, a column per drafter (`sampled`: their runs at T > 0)."
+    s0 = next(iter(sampled.values())) if sampled else None
+    fs = [('prompts', lambda r, s: f"{r.prompts:,}"), ('new tokens', lambda r, s: f"{s['new_tokens']:,}"),
+          ('mean tau (per prompt)', lambda r, s: f"{r.mean_tau:.3f}"),
+          ('pooled tau (tokens / steps)', lambda r, s: f"{r.pooled_tau:.3f}"),
+          *([(f'mean tau at T={s0.temperature:g} (sampled; drafts {s0.draft_sampling})',
+              lambda r, s: f"{sampled[r.label].mean_tau:.3f}")] if sampled else []),
+          ('extra target tokens per step (hybrid state restore)',
+           lambda r, s: f"{s['extra_target_tokens_per_step']:.2f}"),
+          ('target forwards (autoregressive)',
+           lambda r, s: f"{s['target_forwards']:,} ({s['autoregressive_forwards']:,})"),
+          ('target forwards saved',
+           lambda r, s: f"{r.forwards_saved:,} ({r.forwards_saved / max(1, s['autoregressive_forwards']):.0%})"),
+          ('speed-up in target forwards', lambda r, s: f"{r.speedup:.2f}x"),
+          ('acceptance k = 1 / 2 / 4 / 8',
+           lambda r, s: ' / '.join(f"{r.position_acceptance[k - 1]:.0%}" for k in (1, 2, 4, 8) if k < r.block_size)),
+          ('lossless vs greedy', lambda r, s: 'not checked' if r.lossless is None else 'yes, every prompt' if r.lossless
+                                              else f"NO ({len(r.mismatches)})"),
+          ('wall time (spec / greedy)',
+           lambda r, s: f"{s['spec_seconds']:.1f} s / " + ('-' if s['greedy_seconds'] is None
+                                                          else f"{s['greedy_seconds']:.1f} s"))]
+    return [(k, *(f(r, r.summary()) for r in results.values())) for k, f in fs]
+
+def show_eval(results: dict, sampled: dict | None, out_dir):
+    "The evaluation table, `plot_eval`'s plots (OUT/acceptance.png) and mean tau per drafter (OUT/tau.png)."
+    import matplotlib.pyplot as plt
+    from dflash_nb.stats import show
+    show(eval_rows(results, sampled), header=('', *results))
+    plot_eval(results, Path(out_dir)/'acceptance.png'); plt.show()
+    fig, ax = plt.subplots(figsize=(5, 3.2))
+    ax.bar(list(results), [r.mean_tau for r in results.values()],
+           color=['#bbbbbb', '#4c72b0', '#dd8452'][:len(results)])
+    for i, r in enumerate(results.values()): ax.text(i, r.mean_tau, f"{r.mean_tau:.2f}", ha='center', va='bottom')
+    ax.set(ylabel='mean tau', title=f"tau on {next(iter(results.values())).prompts} prompts"); fig.tight_layout()
+    fig.savefig(Path(out_dir)/'tau.png', dpi=110); plt.show()
 
 # %% ../nbs/12_eval.ipynb #f9a52c68
 from .config import opt_of

@@ -28,7 +28,7 @@ __all__ = ['CHECK_BITS', 'ORDERS', 'DUPLICATE_IDS_WARN', 'DUPLICATE_IDS_FAIL', '
            'mask_checks', 'Gate', 'GateInput', 'describe_loop', 'tiny_span_gate', 'identical_answers_gate',
            'empty_reasoning_gate', 'repetition_gate', 'short_samples_gate', 'truncated_gate', 'source_skew_gate',
            'duplicate_ids_gate', 'quality_gates', 'InspectReport', 'infer_facts', 'inspect_dataset', 'verify_dataset',
-           'add_inspect_args', 'inspect_main']
+           'add_inspect_args', 'inspect_main', 'show_examples', 'inspect_verdict']
 
 # %% ../nbs/05a_inspect.ipynb #6ecfc489
 @dataclass
@@ -811,3 +811,41 @@ def inspect_main(args: argparse.Namespace) -> int:
     print(rep.table(color=color), end='')
     if args.json: rep.save(args.json)
     return 1 if rep.failed or (args.strict and rep.warned) else 0
+
+# %% ../nbs/05a_inspect.ipynb #49092820
+def _display(*items):
+    "Text as markdown, anything else as itself (`stats.show`, which also renders tables, comes after this module)."
+    from IPython.display import Markdown, display
+    for x in items: display(Markdown(x) if isinstance(x, str) else x)
+
+def _h3(title):
+    from IPython.display import HTML
+    _display(HTML(f"<h3 style='font-family:system-ui,sans-serif'>{html.escape(title)}</h3>"))
+
+def show_examples(report: InspectReport, n: int = 2):
+    "The worst samples of the gates that warned or failed and the checks that failed (else of every gate), each once."
+    if not (views := report.example_views(n=n)):
+        _display("_No gate warned or failed and no mask check failed; the worst sample of each gate instead._")
+        views = report.example_views(n=1, include_passing=True)
+    shown = set()
+    for title, vs in views.items():
+        _h3(title)
+        if again := [v.sample_id for v in vs if v.index in shown]: _display(f"_{', '.join(again)}: shown above._")
+        if new := TokenViews(v for v in vs if v.index not in shown): _display(new)
+        shown |= {v.index for v in vs}
+    for title, key, k in (('Shortest masked runs', 'shortest_span', 2),
+                          ('Most truncated (least generated text left)', 'truncated', 2),
+                          ('Longest sample', 'longest', 1)):
+        _h3(title)
+        _display(report.select(key, n=k) or ('_No truncated samples._' if key == 'truncated' else '_No samples._'))
+
+def inspect_verdict(report: InspectReport, fail_on: str = 'fail'):
+    """The verdict in one line (the report shows the gate and check tables above it, once); raise one line naming the
+    gates and checks when `fail_on` ('fail', 'warn', 'never') says so."""
+    bad = [f"gate {g.name}: {g.message}" for g in report.gates
+           if g.status == 'fail' or (fail_on == 'warn' and g.status == 'warn')]
+    bad += [f"check {c.name}: {c.failures:,} sample(s)" for c in report.checks if c.status == 'fail']
+    n = lambda xs: ', '.join(f"{k:,} {s}" for s, k in Counter(x.status for x in xs).items())
+    _display(f"**{report.status.upper()}**: gates {n(report.gates)}; mask checks {n(report.checks)}"
+             + (f" — {'; '.join(bad)}" if bad else ''))
+    if fail_on != 'never' and bad: raise RuntimeError(f"inspect: {report.status.upper()}: " + '; '.join(bad))

@@ -7,18 +7,13 @@ from __future__ import annotations
 import contextlib, io, json, os, sys, time
 from dataclasses import dataclass
 from pathlib import Path
-import numpy as np
 
 # %% auto #0
 __all__ = ['REPO_ROOT', 'JOBS_DIR', 'SET_BY_RUN', 'JOB_OPTIONS', 'KERNEL_NAME', 'JOB_PROGRESS', 'job_names', 'job_name',
            'job_notebook', 'parse_param', 'JobParam', 'job_parameters', 'check_job_params', 'job_params_for',
            'job_title', 'job_help', 'jobs_help', 'project_kernel', 'git_commit', 'machine', 'run_header', 'header_html',
-           'render_report', 'show', 'job_setup', 'stage_bars', 'file_sizes', 'tokenize_samples', 'skip_rows',
-           'job_path', 'show_dataset', 'show_tokenize_run', 'show_examples', 'inspect_verdict', 'job_train',
-           'train_rows', 'plot_training', 'run_evals', 'with_untrained', 'eval_rows', 'show_eval', 'timed',
-           'pipeline_target', 'pipeline_prompts', 'pipeline_dataset', 'pipeline_summary', 'merge_rows', 'merge_facts',
-           'plot_source_mix', 'show_merge', 'CellProgress', 'JobRun', 'JobInterrupted', 'run_job', 'run_jobs',
-           'resume_job']
+           'render_report', 'job_setup', 'stage_bars', 'tokenize_samples', 'job_path', 'job_train', 'CellProgress',
+           'JobRun', 'JobInterrupted', 'run_job', 'run_jobs', 'resume_job']
 
 # %% ../nbs/90_jobs.ipynb #c8aca57f
 REPO_ROOT = Path(__file__).resolve().parent.parent if '__file__' in globals() else Path.cwd().parent
@@ -29,11 +24,12 @@ def job_names(jobs_dir=None) -> list[str]:
     return sorted(p.stem for p in Path(jobs_dir or JOBS_DIR).glob('*.ipynb'))
 
 def job_name(job: str, jobs_dir=None) -> str:
-    "`job` as a job name: a name, or the path of a notebook inside the jobs folder; anything else (`../../x`) is refused."
+    "`job` as a job name: a name, or the path of a notebook inside the jobs folder; anything else (`../../x`) refused."
     d, s = Path(jobs_dir or JOBS_DIR), str(job)
     if s.endswith('.ipynb') and Path(s).resolve().parent == d.resolve(): return Path(s).stem
     if not s or s.startswith('.') or s.endswith('.ipynb') or Path(s).name != s or '\\' in s:
-        raise ValueError(f"{job}: not a job name; jobs are the notebooks of {d}, run by name: {', '.join(job_names(jobs_dir)) or 'none'}")
+        raise ValueError(f"{job}: not a job name; jobs are the notebooks of {d}, run by name: "
+                         f"{', '.join(job_names(jobs_dir)) or 'none'}")
     return s
 
 def job_notebook(name: str, jobs_dir=None) -> Path:
@@ -66,7 +62,8 @@ def job_parameters(job: str, jobs_dir=None) -> list[JobParam]:
     src = ''.join(cells[0]['source'])
     lines, out = src.splitlines(), []
     for node in ast.parse(src).body:
-        target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else getattr(node, 'target', None)
+        one = isinstance(node, ast.Assign) and len(node.targets) == 1
+        target = node.targets[0] if one else getattr(node, 'target', None)
         if not isinstance(target, ast.Name) or getattr(node, 'value', None) is None: continue
         k, notes = node.lineno - 2, []
         while k >= 0 and lines[k].lstrip().startswith('#'): notes.insert(0, lines[k].lstrip()[1:].strip()); k -= 1
@@ -77,7 +74,8 @@ def job_parameters(job: str, jobs_dir=None) -> list[JobParam]:
 SET_BY_RUN = {'out_dir'}  # parameters `dflash-nb run` sets itself
 
 def _param_type_problem(value, default: str) -> str | None:
-    "Why `value` cannot stand for a parameter declared `NAME = default` (its type is the default's; a None default takes anything)."
+    """Why `value` cannot stand for a parameter declared `NAME = default` (its type is the default's; a None default
+    takes anything)."""
     import ast
     try: d = ast.literal_eval(default)
     except (ValueError, SyntaxError, TypeError): return None  # an expression: its type is not known here
@@ -85,16 +83,17 @@ def _param_type_problem(value, default: str) -> str | None:
     t = type(d)
     ok = (isinstance(value, bool) if t is bool else isinstance(value, int) and not isinstance(value, bool) if t is int
           else isinstance(value, (int, float)) and not isinstance(value, bool) if t is float else isinstance(value, t))
-    words = {bool: 'true or false', int: 'an integer', float: 'a number', str: 'a string', list: 'a JSON list', dict: 'a JSON object'}
+    words = {bool: 'true or false', int: 'an integer', float: 'a number', str: 'a string', list: 'a JSON list',
+             dict: 'a JSON object'}
     return None if ok else f"expected {words.get(t, t.__name__)} (default {default})"
 
 JOB_OPTIONS = {'tokenize': 'TokenizeConfig', 'merge': 'TokenizeConfig'}
-"""Jobs whose same-named parameters are options of a torch-free config (`dflash_nb.cli.TokenizeConfig`: merge's `workers`
-are tokenize's): checked against its ranges before the kernel starts. The train, eval and pipeline jobs make their
-config (`TrainConfig`, `EvalConfig`) in the kernel, which checks it there: one line, and the job fails."""
+"""Jobs whose same-named parameters are options of a torch-free config (`dflash_nb.cli.TokenizeConfig`: merge's
+`workers` are tokenize's): checked against its ranges before the kernel starts. The train, eval and pipeline jobs make
+their config (`TrainConfig`, `EvalConfig`) in the kernel, which checks it there: one line, and the job fails."""
 
 def check_job_params(job: str, params: dict, jobs_dir=None):
-    "Refuse, in one line naming the parameter, its value and what it must be, a value of the wrong type or out of range."
+    "Refuse, in one line naming the parameter, its value and what it must be, a value of the wrong type or range."
     from dataclasses import fields
     from dflash_nb.config import _field_type, value_problem
     opts = {}
@@ -117,8 +116,9 @@ def job_params_for(jobs: list[str], params: dict, jobs_dir=None) -> dict[str, di
     declared = {j: {p.name for p in job_parameters(j, jobs_dir)} for j in jobs}
     if bad := sorted(n for n in params if n in SET_BY_RUN or not any(n in d for d in declared.values())):
         valid = sorted(set().union(*declared.values()) - SET_BY_RUN)
-        raise ValueError(f"unknown parameter{'s' if len(bad) > 1 else ''} {', '.join(map(repr, bad))} for {', '.join(jobs)}; "
-                         f"valid: {', '.join(valid) or 'none'} (see `dflash-nb run {jobs[0]} --help`)")
+        raise ValueError(f"unknown parameter{'s' if len(bad) > 1 else ''} {', '.join(map(repr, bad))} for "
+                         f"{', '.join(jobs)}; valid: {', '.join(valid) or 'none'} "
+                         f"(see `dflash-nb run {jobs[0]} --help`)")
     per_job = {j: {k: v for k, v in params.items() if k in declared[j]} for j in jobs}
     for j, ps in per_job.items(): check_job_params(j, ps, jobs_dir)
     return per_job
@@ -146,7 +146,8 @@ def jobs_help(jobs_dir=None) -> str:
     "The job list for `dflash-nb run --help`."
     names = job_names(jobs_dir)
     w = max([len(n) for n in names] + [4])
-    return "jobs (`dflash-nb run JOB --help` for a job's parameters):\n" + '\n'.join(f"  {n:<{w}}  {job_title(n, jobs_dir)}" for n in names)
+    return ("jobs (`dflash-nb run JOB --help` for a job's parameters):\n"
+            + '\n'.join(f"  {n:<{w}}  {job_title(n, jobs_dir)}" for n in names))
 
 # %% ../nbs/90_jobs.ipynb #15c26c93
 from .qwen import default_model_path  # the jobs' default tokenizer (benchmarks import it from here)
@@ -171,7 +172,8 @@ def git_commit(root=None) -> str:
     "The project's git commit (short hash, `+changes` when the work tree differs), or 'unknown' outside git."
     import subprocess
     try:
-        run = lambda *a: subprocess.run(['git', '-C', str(root or REPO_ROOT), *a], capture_output=True, text=True, timeout=10)
+        run = lambda *a: subprocess.run(['git', '-C', str(root or REPO_ROOT), *a], capture_output=True, text=True,
+                                        timeout=10)
         h = run('rev-parse', '--short=12', 'HEAD')
         if h.returncode: return 'unknown'
         dirty = run('status', '--porcelain', '--untracked-files=no').stdout.strip()
@@ -180,13 +182,16 @@ def git_commit(root=None) -> str:
 
 def machine() -> str:
     import platform
-    return f"{platform.node()} ({platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()})"
+    return (f"{platform.node()} ({platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, "
+            f"Python {platform.python_version()})")
 
 # %% ../nbs/90_jobs.ipynb #a988c46f
 def run_header(job: str, params: dict, declared: list, started: float, seconds: float) -> dict:
-    "What every report opens with: job, parameters (given, and the declared defaults), start, duration, version, commit, machine."
+    """What every report opens with: job, parameters (given, and the declared defaults), start, duration, version,
+    commit, machine."""
     from dflash_nb import __version__
-    ps = {p.name: (repr(params[p.name]) if p.name in params else f"{p.default} (default)") for p in declared if p.name not in SET_BY_RUN}
+    ps = {p.name: (repr(params[p.name]) if p.name in params else f"{p.default} (default)")
+          for p in declared if p.name not in SET_BY_RUN}
     ps.update({k: repr(v) for k, v in params.items() if k not in ps and k not in SET_BY_RUN})
     return dict(job=job, parameters=ps, started_utc=time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime(started)),
                 duration=f"{seconds:.1f} s", version=f"dflash_nb {__version__}", commit=git_commit(), machine=machine())
@@ -196,14 +201,17 @@ def header_html(h: dict) -> str:
     "The header as an HTML block for the top of the report (escaped: token strings such as `<|im_start|>` stay text)."
     import html
     e = lambda s: html.escape(str(s))
-    rows = ''.join(f"<tr><td><code>{e(k)}</code></td><td><code>{e(v)}</code></td></tr>" for k, v in h['parameters'].items())
-    facts = ' · '.join(f"{k} <b>{e(h[x])}</b>" for k, x in (('started', 'started_utc'), ('took', 'duration'), ('version', 'version'),
-                                                             ('commit', 'commit'), ('machine', 'machine')))
-    return (f'<div class="dflash-run-header" style="border:1px solid #8888;border-radius:6px;padding:8px 12px;margin:0 0 1em 0">'
+    rows = ''.join(f"<tr><td><code>{e(k)}</code></td><td><code>{e(v)}</code></td></tr>"
+                   for k, v in h['parameters'].items())
+    keys = (('started', 'started_utc'), ('took', 'duration'), ('version', 'version'), ('commit', 'commit'),
+            ('machine', 'machine'))
+    facts = ' · '.join(f"{k} <b>{e(h[x])}</b>" for k, x in keys)
+    return ('<div class="dflash-run-header" style="border:1px solid #8888;border-radius:6px;padding:8px 12px;'
+            'margin:0 0 1em 0">'
             f'<div>job <b>{e(h["job"])}</b> · {facts}</div>'
             + (f'<div style="color:#b00;font-weight:bold">{e(h["note"])}</div>' if h.get('note') else '')
-            + (f'<table style="margin-top:6px"><thead><tr><th>parameter</th><th>value</th></tr></thead><tbody>{rows}</tbody></table>'
-               if rows else '<div>no parameters</div>') + '</div>')
+            + ('<table style="margin-top:6px"><thead><tr><th>parameter</th><th>value</th></tr></thead>'
+               f'<tbody>{rows}</tbody></table>' if rows else '<div>no parameters</div>') + '</div>')
 
 # %% ../nbs/90_jobs.ipynb #a343ef25
 def render_report(notebook, html_path=None, header: dict | None = None) -> Path:
@@ -220,16 +228,10 @@ def render_report(notebook, html_path=None, header: dict | None = None) -> Path:
     return html_path
 
 # %% ../nbs/90_jobs.ipynb #1f40aa7b
-def show(*items, header=None, **table_kw):
-    "Put items into a job's report: a str as markdown, a Path as an image, a list of rows as a table, anything else as itself."
-    from IPython.display import HTML, Image, Markdown, display
-    from dflash_nb.stats import html_table
-    for x in items:
-        display(Markdown(x) if isinstance(x, str) else Image(filename=str(x)) if isinstance(x, Path)
-                else HTML(html_table(x, header, **table_kw)) if type(x) is list else x)
+from .stats import show  # the reports' one renderer (the job notebooks import it from here)
 
 def job_setup(out_dir, torch_threads: int | None = None) -> Path:
-    "A job's run folder (made), quiet libraries (no tqdm/ipywidgets or HF loading bars), torch on `torch_threads` threads."
+    "A job's run folder (made), quiet libraries (no tqdm/ipywidgets or HF loading bars), torch on `torch_threads`."
     import warnings
     for m in ('IProgress not found', '.*past_key_values.*'): warnings.filterwarnings('ignore', message=m)
     if torch_threads is not None:
@@ -239,10 +241,11 @@ def job_setup(out_dir, torch_threads: int | None = None) -> Path:
     return out
 
 # %% ../nbs/90_jobs.ipynb #7b1e0a02
-JOB_PROGRESS = 'DFLASH_NB_JOB_PROGRESS'  # in the kernel's environment: `dflash-nb run` (not --quiet) wants the stages' bars
+JOB_PROGRESS = 'DFLASH_NB_JOB_PROGRESS'  # in the kernel's environment: `dflash-nb run` (not --quiet) wants the bars
 
 class _BarsToConsole(io.TextIOBase):
-    "`sys.stderr` in `stage_bars`: a tqdm bar's writes (a '\\r' or cursor move, and the newline that ends a bar) to `console`; the rest to `report`."
+    """`sys.stderr` in `stage_bars`: a tqdm bar's writes (a '\\r' or cursor move, and the newline that ends a bar) to
+    `console`; the rest to `report`."""
     def __init__(self, console, report): self.console, self.report, self._bar = console, report, False
     def write(self, s: str) -> int:
         bar = '\r' in s or '\x1b[' in s or (self._bar and not s.strip('\n'))
@@ -257,15 +260,15 @@ class _BarsToConsole(io.TextIOBase):
     def encoding(self): return 'utf-8'
 
 def _console():
-    "The stderr the kernel was started with (ipykernel captures fd 2 into the notebook and keeps a copy: its `fileno()`)."
+    "The stderr the kernel was started with (ipykernel captures fd 2 into the notebook and keeps a copy: `fileno()`)."
     try: fd = sys.stderr.fileno()
     except (AttributeError, OSError, ValueError): fd = sys.__stderr__.fileno()
     return open(fd, 'w', encoding='utf-8', errors='replace', closefd=False)
 
 @contextlib.contextmanager
 def stage_bars():
-    """`with stage_bars() as bars: stage(..., progress=bars)`: in a job run by `dflash-nb run` without `--quiet`, `bars` is
-    True and the stage's tqdm bars go to the run's console, not into the report; elsewhere `bars` is False."""
+    """`with stage_bars() as bars: stage(..., progress=bars)`: in a job run by `dflash-nb run` without `--quiet`, `bars`
+    is True and the stage's tqdm bars go to the run's console, not into the report; elsewhere `bars` is False."""
     if not os.environ.get(JOB_PROGRESS): yield False; return
     report = sys.stderr
     with _console() as console:
@@ -273,346 +276,42 @@ def stage_bars():
         try: yield True
         finally: sys.stderr = report
 
-# %% ../nbs/90_jobs.ipynb #7b1e0a05
-def file_sizes(folder) -> str:
-    "The files of `folder` with their sizes in words, for a report: 'config.json (1.21 kB), model.safetensors (41.9 MB)'."
-    from dflash_nb.stats import human_bytes
-    return ', '.join(f"{p.name} ({human_bytes(p.stat().st_size)})" for p in sorted(Path(folder).iterdir()) if p.is_file())
-
 # %% ../nbs/90_jobs.ipynb #a25c2e2b
 def tokenize_samples(dataset_dir, model_path=None, completions=None, **kw) -> dict:
-    "`tokenize_dataset` with the jobs' defaults: the embedded Qwen3.6 tokenizer, the shipped data/samples, its bar as `stage_bars` says."
+    """`tokenize_dataset` with the jobs' defaults: the embedded Qwen3.6 tokenizer, the shipped data/samples, its bar as
+    `stage_bars` says."""
     from dflash_nb.records import SAMPLES_DIR
     from dflash_nb.tokenize import tokenize_dataset
-    if 'max_seq_len' in kw: kw['max_seq_len'] = kw['max_seq_len'] or None  # 0: never truncate, as `dflash-nb tokenize --max-seq-len 0`
+    if 'max_seq_len' in kw: kw['max_seq_len'] = kw['max_seq_len'] or None  # 0: never truncate, as `--max-seq-len 0`
     with stage_bars() as bars:
-        return tokenize_dataset(model_path or default_model_path(), completions or SAMPLES_DIR, dataset_dir, progress=bars, **kw)
-
-def skip_rows(skipped: dict) -> list[tuple]:
-    "Skip reasons, most frequent first (`none` when nothing was skipped)."
-    return sorted(skipped.items(), key=lambda kv: -kv[1]) or [('none', 0)]
+        return tokenize_dataset(model_path or default_model_path(), completions or SAMPLES_DIR, dataset_dir,
+                                progress=bars, **kw)
 
 def job_path(p):
-    "A path as the user meant it: papermill runs a job in nbs/jobs, so a relative path is tried from the caller's directory."
+    "A path as the user meant it: papermill runs a job in nbs/jobs, so a relative path is tried from the caller's dir."
     from dflash_nb.storage import is_s3_url
     if is_s3_url(str(p)): return str(p)
     p, here = Path(p).expanduser(), Path(os.environ.get('PWD') or Path.cwd())
     return p if p.is_absolute() else next((b/p for b in (here, REPO_ROOT, Path.cwd()) if (b/p).exists()), here/p)
 
-# %% ../nbs/90_jobs.ipynb #0e7442cc
-def show_dataset(dataset_dir, out_dir) -> dict:
-    "A dataset's headline statistics and the four `stats` plots (saved into `out_dir`)."
-    from dflash_nb.stats import save_plots, scan_token_counts, stats_rows
-    ds = scan_token_counts(dataset_dir)
-    pngs = save_plots(ds, out_dir)
-    show(stats_rows(ds.stats), header=('statistic', 'value'))
-    show(*[pngs[n] for n in ('seq_len_hist', 'loss_tokens_hist', 'loss_fraction_hist', 'source_mix') if n in pngs])
-    return pngs
-
-def show_tokenize_run(stats: dict, dataset_dir):
-    "A tokenize run's own record: samples per source, skip reasons, the first 50 skipped records, files not read."
-    skipped = [json.loads(l) for l in (Path(dataset_dir)/'skipped.jsonl').read_text().splitlines()[:50]]
-    ign = stats.get('ignored') or {'count': 0, 'files': []}
-    show(sorted((k or '(no source)', v) for k, v in stats['sources'].items()), header=('source', 'samples'))
-    show(skip_rows(stats['skipped']), header=('skip reason', 'records'))
-    show([(s['file'], s['line'], s['sample_id'], s['reason'], s['detail'][:160]) for s in skipped],
-         header=('file', 'line', 'sample_id', 'reason', 'detail'), align='lrlll')
-    show(f"**Files not read as completions:** {ign['count']:,}" + (" (names and reasons in `stats.json`)" if ign['count'] else ''))
-    if ign['files']: show([(f['name'], f['reason']) for f in ign['files'][:50]], header=('file', 'why not read'))
-
-# %% ../nbs/90_jobs.ipynb #d6570b24
-def _h3(title):
-    import html; from IPython.display import HTML
-    show(HTML(f"<h3 style='font-family:system-ui,sans-serif'>{html.escape(title)}</h3>"))
-
-def show_examples(report, n: int = 2):
-    "The worst samples of the gates that warned or failed and the checks that failed (else of every gate), each once."
-    from dflash_nb.views import TokenViews
-    if not (views := report.example_views(n=n)):
-        show("_No gate warned or failed and no mask check failed; the worst sample of each gate instead._")
-        views = report.example_views(n=1, include_passing=True)
-    shown = set()
-    for title, vs in views.items():
-        _h3(title)
-        if again := [v.sample_id for v in vs if v.index in shown]: show(f"_{', '.join(again)}: shown above._")
-        if new := TokenViews(v for v in vs if v.index not in shown): show(new)
-        shown |= {v.index for v in vs}
-    for title, key, k in (('Shortest masked runs', 'shortest_span', 2), ('Most truncated (least generated text left)', 'truncated', 2),
-                          ('Longest sample', 'longest', 1)):
-        _h3(title); show(report.select(key, n=k) or ('_No truncated samples._' if key == 'truncated' else '_No samples._'))
-
-# %% ../nbs/90_jobs.ipynb #d56c6f44
-def inspect_verdict(report, fail_on: str = 'fail'):
-    """The verdict in one line (the report shows the gate and check tables above it, once); raise one line naming the gates
-    and checks when `fail_on` ('fail', 'warn', 'never') says so."""
-    from collections import Counter
-    bad = [f"gate {g.name}: {g.message}" for g in report.gates if g.status == 'fail' or (fail_on == 'warn' and g.status == 'warn')]
-    bad += [f"check {c.name}: {c.failures:,} sample(s)" for c in report.checks if c.status == 'fail']
-    n = lambda xs: ', '.join(f"{k:,} {s}" for s, k in Counter(x.status for x in xs).items())
-    show(f"**{report.status.upper()}**: gates {n(report.gates)}; mask checks {n(report.checks)}"
-         + (f" — {'; '.join(bad)}" if bad else ''))
-    if fail_on != 'never' and bad: raise RuntimeError(f"inspect: {report.status.upper()}: " + '; '.join(bad))
-
 # %% ../nbs/90_jobs.ipynb #578c78c4
 def job_train(params: dict, **kw) -> dict:
-    "`train` as a job runs it: the job's `params` that are TrainConfig options, then `kw`; one final checkpoint, fresh; its bar as `stage_bars` says."
+    """`train` as a job runs it: the job's `params` that are TrainConfig options, then `kw`; one final checkpoint,
+    fresh; its bar as `stage_bars` says."""
     from dataclasses import fields
     from dflash_nb.train import TrainConfig, train, train_args
     names = {f.name for f in fields(TrainConfig)}
     opts = {k: v for k, v in params.items() if k in names and k not in kw}
     with stage_bars() as bars:
-        return train(train_args(**opts, **{'save_every': 0, 'keep_checkpoints': 1, 'quiet': not bars, 'resume': 'never', **kw}))
-
-def train_rows(s: dict, ks=(1, 2, 4, 8, 15)) -> list[tuple]:
-    "A training summary as report rows."
-    acc = ', '.join('n/a' if s['final_acc'][k - 1] is None else f"{s['final_acc'][k - 1]:.2f}" for k in ks if k <= len(s['final_acc']))
-    return [('drafter (trainable)', f"{s['drafter_parameters']:,} parameters, {s['draft_layers']} layers, block {s['block_size']}, "
-                                    f"draft vocabulary {s['draft_vocab_size'] or 'full'}"),
-            ('target (frozen)', f"{s['target_parameters']:,} parameters, layers {s['target_layer_ids']} fused"),
-            ('mask token id', s['mask_token_id']), ('steps (epochs)', f"{s['steps']:,} ({s['epochs']})"),
-            ('samples used / without anchors', f"{s['samples']:,} / {s['skipped_no_anchor']:,}"),
-            ('padding share (all batches)', f"{s['padding_share_plan']:.1%}"),
-            ('throughput', f"{s['tokens_per_s'] or 0:,.0f} target tokens/s, {s['steps_per_s'] or 0:.2f} steps/s on {s['device']}"),
-            ('wall time', f"{s['seconds']:.0f} s"), ('final loss', f"{s['final_loss']:.3f}"),
-            (f"accuracy k = {', '.join(str(k) for k in ks if k <= len(s['final_acc']))} (last step)", acc)]
-
-# %% ../nbs/90_jobs.ipynb #3d53d90e
-def plot_training(metrics_path, path=None, ks=(1, 2, 4, 8, 15), floor: float | None = None):
-    "Loss, accuracy of block positions `ks` (smoothed; per position over the last tenth), throughput and padding per step."
-    import matplotlib.pyplot as plt
-    m = [json.loads(l) for l in Path(metrics_path).read_text().splitlines() if l.strip()]
-    steps, w = np.array([r['step'] for r in m]), max(1, len(m) // 20)
-    acc = np.array([[np.nan if a is None else a for a in r['acc']] for r in m])
-    sm = lambda x: np.convolve(np.nan_to_num(x), np.ones(w) / w, mode='valid')
-    fig, ((a1, a2), (a3, a4)) = plt.subplots(2, 2, figsize=(13, 7))
-    a1.plot(steps, [r['loss'] for r in m], color='#bbbbbb', lw=0.8, label='per step')
-    a1.plot(steps[w - 1:], sm([r['loss'] for r in m]), color='#4c72b0', lw=2, label=f'mean of {w}')
-    a1.set(yscale='log', xlabel='step', ylabel='loss', title='Training loss'); a1.legend()
-    for k, c in zip(ks, plt.cm.viridis(np.linspace(0, 0.9, len(ks)))):
-        if k <= acc.shape[1]: a2.plot(steps[w - 1:], sm(acc[:, k - 1]), color=c, label=f'k={k}')
-    tail = acc[-max(1, len(m) // 10):]
-    a3.bar(np.arange(1, acc.shape[1] + 1), np.nanmean(tail, 0), color='#4c72b0')
-    for a in (a2, a3) if floor is not None else (): a.axhline(floor, color='k', ls='--', lw=1, label='most frequent token')
-    a2.set(xlabel='step', ylabel='accuracy', ylim=(0, 1), title='Accuracy of block position k (train batches)'); a2.legend()
-    a3.set(xlabel='block position k', ylabel='accuracy', title=f'Accuracy per position, last {len(tail)} steps')
-    a4.plot(steps, [r['tokens_per_s'] for r in m], lw=0.8, color='#4c72b0'); a4.set(xlabel='step', ylabel='target tokens/s')
-    a5 = a4.twinx(); a5.plot(steps, [r['padding_share'] for r in m], lw=0.8, color='#dd8452'); a5.set_ylabel('padding share', color='#dd8452')
-    a4.set_title('Throughput (blue) and padding share (orange) per step'); fig.tight_layout()
-    if path is not None: fig.savefig(path, dpi=110)
-    return fig
-
-# %% ../nbs/90_jobs.ipynb #70972c55
-def run_evals(target, drafters: dict, prompts, max_new_tokens: int, eos=None, suppress=(), out_dir=None, reference: bool = True,
-              temperature: float = 0.0, seed: int = 0) -> tuple[dict, dict]:
-    "(greedy, sampled): `evaluate` of every drafter (saved to OUT/eval-LABEL) and, when `temperature`, sampled at it."
-    from dflash_nb.eval import evaluate
-    with stage_bars() as bars:
-        run = lambda k, d, **kw: evaluate(target, d, prompts, max_new_tokens, eos, suppress, label=k, progress=bars, **kw)
-        res = {k: run(k, d, reference=reference) for k, d in drafters.items()}
-        for k, r in res.items():
-            if out_dir is not None: r.save(Path(out_dir)/f"eval-{k}")
-        return res, {k: run(k, d, temperature=temperature, seed=seed) for k, d in drafters.items()} if temperature else {}
-
-def with_untrained(drafter, target, seed: int = 0) -> dict:
-    "`{'untrained': a random drafter of `drafter`'s shape (the baseline), 'trained': drafter}`."
-    from dflash_nb.model import DFlashDraftModel
-    c = drafter.config
-    return {'untrained': DFlashDraftModel.from_target(target, c.num_hidden_layers, c.target_layer_ids, c.block_size, c.mask_token_id,
-                                                      seed=seed), 'trained': drafter}
-
-# %% ../nbs/90_jobs.ipynb #73b1d62a
-def eval_rows(results: dict, sampled: dict | None = None) -> list[tuple]:
-    "`EvalResult`s side by side: a row per measure, a column per drafter (`sampled`: their runs at T > 0)."
-    T = next(iter(sampled.values())).temperature if sampled else None
-    fs = [('prompts', lambda r, s: f"{r.prompts:,}"), ('new tokens', lambda r, s: f"{s['new_tokens']:,}"),
-          ('mean tau (per prompt)', lambda r, s: f"{r.mean_tau:.3f}"), ('pooled tau (tokens / steps)', lambda r, s: f"{r.pooled_tau:.3f}"),
-          *([(f'mean tau at T={T:g} (sampled; drafts {next(iter(sampled.values())).draft_sampling})', lambda r, s: f"{sampled[r.label].mean_tau:.3f}")] if sampled else []),
-          ('extra target tokens per step (hybrid state restore)', lambda r, s: f"{s['extra_target_tokens_per_step']:.2f}"),
-          ('target forwards (autoregressive)', lambda r, s: f"{s['target_forwards']:,} ({s['autoregressive_forwards']:,})"),
-          ('target forwards saved', lambda r, s: f"{r.forwards_saved:,} ({r.forwards_saved / max(1, s['autoregressive_forwards']):.0%})"),
-          ('speed-up in target forwards', lambda r, s: f"{r.speedup:.2f}x"),
-          ('acceptance k = 1 / 2 / 4 / 8', lambda r, s: ' / '.join(f"{r.position_acceptance[k - 1]:.0%}" for k in (1, 2, 4, 8) if k < r.block_size)),
-          ('lossless vs greedy', lambda r, s: 'not checked' if r.lossless is None else 'yes, every prompt' if r.lossless else f"NO ({len(r.mismatches)})"),
-          ('wall time (spec / greedy)', lambda r, s: f"{s['spec_seconds']:.1f} s / " + ('-' if s['greedy_seconds'] is None else f"{s['greedy_seconds']:.1f} s"))]
-    return [(k, *(f(r, r.summary()) for r in results.values())) for k, f in fs]
-
-def show_eval(results: dict, sampled: dict | None, out_dir):
-    "The evaluation table, `plot_eval`'s plots (OUT/acceptance.png) and mean tau per drafter (OUT/tau.png)."
-    import matplotlib.pyplot as plt
-    from dflash_nb.eval import plot_eval
-    show(eval_rows(results, sampled), header=('', *results))
-    plot_eval(results, Path(out_dir)/'acceptance.png'); plt.show()
-    fig, ax = plt.subplots(figsize=(5, 3.2))
-    ax.bar(list(results), [r.mean_tau for r in results.values()], color=['#bbbbbb', '#4c72b0', '#dd8452'][:len(results)])
-    for i, r in enumerate(results.values()): ax.text(i, r.mean_tau, f"{r.mean_tau:.2f}", ha='center', va='bottom')
-    ax.set(ylabel='mean tau', title=f"tau on {next(iter(results.values())).prompts} prompts"); fig.tight_layout()
-    fig.savefig(Path(out_dir)/'tau.png', dpi=110); plt.show()
-
-# %% ../nbs/90_jobs.ipynb #b9af0f1d
-@contextlib.contextmanager
-def timed(times: dict, key: str):
-    "The seconds the `with` block takes, into `times[key]` (a job's time per stage)."
-    t0 = time.time()
-    yield
-    times[key] = time.time() - t0
-
-# %% ../nbs/90_jobs.ipynb #81b03d69
-def pipeline_target(out_dir, target=None, chat: bool = False, vocab_size: int = 512, hidden_size: int = 64,
-                    num_layers: int = 8, seed: int = 0):
-    """The pipeline's run record with its target loaded: model dir `target`, or (None) a tiny random Qwen3 with untied
-    embeddings, saved once into OUT/target."""
-    import torch
-    from types import SimpleNamespace
-    from dflash_nb.model import text_config
-    from dflash_nb.train import load_target
-    run = SimpleNamespace(out_dir=Path(out_dir), t0=time.time(), times={}, chat=chat)
-    if target is None:
-        if chat: raise ValueError("prompts (chat records) need a target directory with a tokenizer and chat template")
-        target = run.out_dir/'target'
-        if not (target/'config.json').is_file():
-            from dflash_nb.toy import tiny_qwen3_target
-            tiny_qwen3_target(vocab_size=vocab_size, seed=seed, num_layers=num_layers, hidden_size=hidden_size,
-                              tie_word_embeddings=False).save_pretrained(target)
-    run.target, run.tgt = str(target), load_target(str(target), torch.device('cpu'))
-    run.vocab_size = int(text_config(run.tgt.config).vocab_size)
-    run.mask_token_id = None if chat else run.vocab_size - 1    # a real target's drafter has its own (Qwen3.5/3.6: 248070)
-    run.suppress = [] if chat else [run.mask_token_id]
-    return run
-
-# %% ../nbs/90_jobs.ipynb #7a889b89
-def pipeline_prompts(run, prompts=None, holdout_every: int = 8, n_train: int = 1024, n_eval: int = 32, prompt_len=(8, 32),
-                     seed: int = 0) -> list[tuple]:
-    """The training and held-out prompts, into `run`: chat records (every `holdout_every`-th held out, as token ids) or
-    random token sequences (the two sets drawn with different seeds); what the pipeline runs on, as report rows."""
-    from dflash_nb.generate import random_prompts, read_prompts
-    from dflash_nb.real_target import prompt_token_ids
-    V, (lo, hi), held = run.vocab_size, prompt_len, lambda i: i % holdout_every == holdout_every - 1
-    if run.chat:
-        recs, skipped = read_prompts(prompts)
-        run.train = [r for i, r in enumerate(recs) if not held(i)]
-        run.heldout = prompt_token_ids(run.target, [r for i, r in enumerate(recs) if held(i)])
-        what = f"{len(recs):,} prompt records from `{prompts}` ({len(skipped)} skipped); every {holdout_every}th held out"
-    else:
-        run.train = random_prompts(n_train, V, lo, hi, seed=seed, exclude_ids=run.suppress)
-        seen, ev = {tuple(p) for p in run.train}, random_prompts(n_eval, V, lo, hi, seed=seed + 10_000, exclude_ids=run.suppress)
-        run.heldout = [{'id': f"heldout:{i}", 'input_ids': p} for i, p in enumerate(ev) if tuple(p) not in seen]
-        what = f"random token sequences of {lo}-{hi} tokens (ids 0..{V - 2}), training and held-out sets drawn with different seeds"
-    run.times['target + prompts'], c = time.time() - run.t0, run.tgt.config
-    return [('target', f"{run.target} ({c.model_type}, {c.num_hidden_layers} layers, hidden {c.hidden_size}, vocabulary {V:,}; "
-                       f"{sum(p.numel() for p in run.tgt.parameters()):,} parameters)"),
-            ('path', 'chat records → tokenize' if run.chat else 'token level (no tokenizer)'), ('prompts', what),
-            ('training prompts', f"{len(run.train):,}"), ('held-out prompts (eval)', f"{len(run.heldout):,}"),
-            ('suppressed ids', f"{run.suppress} (the mask token)" if run.suppress else 'none')]
-
-# %% ../nbs/90_jobs.ipynb #2d6fa7f9
-def pipeline_dataset(run, max_new_tokens: int, temperature: float = 0.0, batch_size: int = 64, max_seq_len: int = 256,
-                     seed: int = 0) -> list:
-    """The target's completions of `run.train` as the dataset OUT/dataset (into `run.dataset`, `run.ds`); what was made, as
-    report items: a table and, token level, the first completions (prompt's last ids | generated ids)."""
-    import shutil
-    from dflash_nb.generate import generate_records, generate_token_dataset
-    from dflash_nb.train import TokenDataset
-    out, rows, run.dataset = run.out_dir, [], run.out_dir/'dataset'
-    if run.dataset.exists(): shutil.rmtree(run.dataset)
-    kw = dict(batch_size=batch_size, do_sample=temperature > 0, temperature=temperature or 1.0, seed=seed, suppress_ids=run.suppress)
-    if run.chat:
-        with timed(run.times, 'generate'):
-            g = generate_records(run.tgt, run.target, run.train, out/'completions.jsonl', max_new_tokens, overwrite=True, **kw)
-        with timed(run.times, 'tokenize'):
-            tok = tokenize_samples(run.dataset, run.target, out/'completions.jsonl', max_seq_len=max_seq_len)
-        rows = [('completions', f"{g['written']:,} records, {g['completion_tokens']:,} new tokens, finish reasons {g['finish_reasons']}"),
-                ('tokenized', f"{tok['samples']:,} samples, {tok['total_tokens']:,} tokens ({tok['loss_token_fraction']:.1%} masked), "
-                              f"skipped {tok['skipped'] or 'none'}")]
-    else:
-        with timed(run.times, 'generate (token-level dataset)'):
-            generate_token_dataset(run.tgt, run.train, run.dataset, max_new_tokens, [f"train:{i}" for i in range(len(run.train))],
-                                   'tiny-target', **kw)
-    run.ds, st = TokenDataset(run.dataset), json.loads((run.dataset/'stats.json').read_text())
-    rows += [('dataset', f"{run.dataset}: {run.ds.n_rows:,} samples, {st['total_tokens']:,} tokens, {st['loss_tokens']:,} generated "
-                         f"(loss-masked) tokens; {len(run.ds):,} usable for training"),
-             ('generation', f"max {max_new_tokens} new tokens, temperature {temperature}, "
-                            f"{sum(v for k, v in run.times.items() if k.startswith(('generate', 'tokenize'))):.1f} s")]
-    return [rows] if run.chat else [rows, 'First completions (prompt | **generated**):\n\n' + '\n'.join(
-        f"* `{' '.join(map(str, ids[~m][-6:]))}` | **`{' '.join(map(str, ids[m][:40]))} …`**" for ids, m in (run.ds.sample(i) for i in range(3)))]
-
-# %% ../nbs/90_jobs.ipynb #236bd76f
-def pipeline_summary(run, report, s: dict, results: dict) -> str:
-    "Write OUT/pipeline.json (the run, inspect's `report`, `train`'s summary `s`, the eval `results`); its verdict as markdown."
-    u, t = results['untrained'], results['trained']
-    run.times['total'] = time.time() - run.t0
-    summary = {'target': run.target, 'path': 'chat' if run.chat else 'token', 'vocab_size': run.vocab_size,
-               'train_prompts': len(run.train), 'eval_prompts': len(run.heldout), 'dataset': str(run.dataset), 'samples': run.ds.n_rows,
-               'inspect': report.status, 'train_steps': s['steps'], 'final_loss': s['final_loss'], 'drafter_dir': s['drafter_dir'],
-               'drafter_parameters': s['drafter_parameters'], 'untrained': u.summary(), 'trained': t.summary(),
-               'tau_untrained': u.mean_tau, 'tau_trained': t.mean_tau, 'lossless': bool(u.lossless and t.lossless),
-               'target_forwards_saved': t.forwards_saved, 'speedup_target_forwards': t.speedup, 'seconds': run.times}
-    (run.out_dir/'pipeline.json').write_text(json.dumps(summary, indent=1, default=str))
-    ts = t.summary()
-    return (f"**Trained drafter: mean tau {t.mean_tau:.2f} vs {u.mean_tau:.2f} untrained** on {t.prompts} held-out prompts "
-            f"({ts['new_tokens']:,} tokens: {ts['target_forwards']:,} target forwards instead of {ts['autoregressive_forwards']:,}, "
-            f"{t.speedup:.2f}x fewer); every output identical to plain greedy decoding: "
-            f"**{'yes' if summary['lossless'] else 'NO'}**.  \nTime: " + ', '.join(f"{k} {v:.0f} s" for k, v in run.times.items()))
-
-# %% ../nbs/90_jobs.ipynb #20b0157c
-def merge_rows(stats: dict, man: dict) -> list[tuple]:
-    "Where the samples of a merge went, from its stats and the merged manifest."
-    ins, o, n = man['inputs'], man['merge']['duplicates_by_origin'], lambda x: f"{x:,}"
-    return [('existing samples', n(ins['existing']['samples'])), ('new samples', n(ins['new']['samples'])),
-            *[(f"dropped: same {'sample_id' if k == 'sample_id' else 'tokens'} as {'an existing' if w == 'existing' else 'an earlier new'} sample",
-               n(o[w][k])) for w in ('existing', 'new') for k in ('sample_id', 'content')],
-            ('merged samples', n(stats['samples'])), ('records read (existing + new)', n(stats['records_read'])),
-            ('skipped (bad records of both inputs, and duplicates)', n(sum(stats['skipped'].values())))]
-
-def merge_facts(man: dict) -> list[tuple]:
-    "Tokenizer, parameters and shards of a merged dataset."
-    ins, tk, m = man['inputs'], man['tokenizer'], man['merge']
-    return [('tokenizer fingerprint (existing)', ins['existing']['fingerprint']), ('tokenizer fingerprint (new)', ins['new']['fingerprint']),
-            ('chat_template_sha256', tk.get('chat_template_sha256', '')[:16]), ('tokenizer_sha256', tk.get('tokenizer_sha256', '')[:16]),
-            ('max_seq_len', man['params'].get('max_seq_len')), ('--allow-mismatch', m['allow_mismatch']),
-            ('shards (how each got into the output)', ', '.join(f"{v} {k}" for k, v in m['shards'].items())),
-            ('merge time', f"{m['seconds']:.2f} s"), *[('overridden mismatch', x) for x in m['overridden']]]
-
-# %% ../nbs/90_jobs.ipynb #70797b63
-def plot_source_mix(before, after, path) -> list[tuple]:
-    "Samples and share per source before and after (two `DatasetStats`) as table rows; the shares as bars in `path`."
-    import matplotlib.pyplot as plt
-    per = [(ds.stats['per_source'] or {}, max(ds.stats['samples'], 1)) for ds in (before, after)]
-    names = sorted(set(per[0][0]) | set(per[1][0]), key=lambda s: -per[1][0].get(s, {}).get('samples', 0))
-    count, y = lambda i, s: per[i][0].get(s, {}).get('samples', 0), np.arange(len(names))
-    fig, ax = plt.subplots(figsize=(8, 0.8 + 0.45 * max(len(names), 1)))
-    for i, (ds, dy, color, label) in enumerate(((before, -0.2, '#8c8c8c', 'existing'), (after, 0.2, '#4c72b0', 'merged'))):
-        ax.barh(y + dy, [count(i, s) / per[i][1] for s in names], 0.4, color=color, label=f"{label} ({ds.stats['samples']:,})")
-    ax.set_yticks(y, [s or '(no source)' for s in names]); ax.invert_yaxis()
-    ax.set(xlabel='share of samples', title='Source mix before and after the merge'); ax.legend(fontsize=8); ax.grid(axis='x', alpha=0.3)
-    fig.tight_layout(); fig.savefig(path, dpi=110); plt.close(fig)
-    return [(s or '(no source)', *(x for i in (0, 1) for x in (f"{count(i, s):,}", f"{count(i, s) / per[i][1]:.1%}"))) for s in names]
-
-# %% ../nbs/90_jobs.ipynb #9ae823e3
-def show_merge(stats: dict, output_dir, existing, out_dir):
-    "The merge job's report (sections with headings); plots into `out_dir`."
-    from dflash_nb.merge import count_equation
-    from dflash_nb.stats import COMPARE_HEADER, compare_rows, plot_compare, scan_token_counts
-    out, man = Path(out_dir), json.loads((Path(output_dir)/'manifest.json').read_text())
-    show('## Counts', f"### {count_equation(output_dir)}", merge_rows(stats, man), header=('', 'count'))
-    show(f"The existing copy always wins; within the new data the first occurrence wins. Every dropped row is listed in "
-         f"`{Path(output_dir)/'duplicates.jsonl'}` and counted among the skips. Records read = samples + skipped: "
-         f"{stats['records_read']:,} = {stats['samples']:,} + {sum(stats['skipped'].values()):,}.")
-    show('## Tokenizer, parameters and shards', merge_facts(man), header=('', ''))
-    before, after = scan_token_counts(existing), scan_token_counts(output_dir)
-    plot_compare(before, after, names=('existing', 'merged')).save(out/'compare_hist.png')
-    show('## Before and after: whole-dataset statistics', compare_rows(before.stats, after.stats), out/'compare_hist.png', header=COMPARE_HEADER)
-    mix = plot_source_mix(before, after, out/'source_mix.png')
-    show('## Source mix, before and after', mix, out/'source_mix.png',
-         header=('source', 'existing samples', 'existing share', 'merged samples', 'merged share'))
-    dl = [json.loads(l) for l in (Path(output_dir)/'duplicates.jsonl').read_text().splitlines()[:50]]
-    show('## Dropped duplicates (first 50)', [(d['row'], d['sample_id'], d['source'], d['kind'], d['duplicate_of'], d['other_row'])
-         for d in dl] or [('none', '', '', '', '', '')], header=('new row', 'sample_id', 'source', 'kind', 'copy kept is in', 'at row'))
+        return train(train_args(**opts, **{'save_every': 0, 'keep_checkpoints': 1, 'quiet': not bars, 'resume': 'never',
+                                           **kw}))
 
 # %% ../nbs/90_jobs.ipynb #beb1938f
 class CellProgress:
-    """Says on stderr what a running job is doing: `job: cell n/N (+elapsed) first line` as a cell starts and, as it ends,
-    one line of summary, `job: cell n/N done in 5.2s` (or `failed after`). It listens to papermill's 'Executing Cell' and
-    'Ending Cell' log records (and nothing else of its log); between the two the stage's bars show (`stage_bars`)."""
+    """Says on stderr what a running job is doing: `job: cell n/N (+elapsed) first line` as a cell starts and, as it
+    ends, one line of summary, `job: cell n/N done in 5.2s` (or `failed after`). It listens to papermill's 'Executing
+    Cell' and 'Ending Cell' log records (and nothing else of its log); between the two the stage's bars show
+    (`stage_bars`)."""
     def __init__(self, job: str, cells: list, stream=None):
         import logging
         self.job, self.stream, self.t0 = job, stream or sys.stderr, time.perf_counter()
@@ -622,10 +321,11 @@ class CellProgress:
         self.handler.emit = self._emit
     def _say(self, line): print(f"{self.job}: {line}", file=self.stream, flush=True)
     def _end(self, ok: bool):
-        "The summary of the cell that ended last: said when the next one starts or the job ends (a failed cell ends too)."
+        "The summary of the cell that ended last: said when the next one starts or the job ends (a failed cell too)."
         if self.ended is None: return
         i, t = self.ended; self.ended = None
-        self._say(f"cell {self.order[i]}/{len(self.code)} {'done in' if ok else 'failed after'} {t - self.started[i]:.1f}s")
+        self._say(f"cell {self.order[i]}/{len(self.code)} {'done in' if ok else 'failed after'} "
+                  f"{t - self.started[i]:.1f}s")
     def _emit(self, record):
         import re
         m = re.match(r'(Executing|Ending) Cell (\d+)-*$', record.getMessage())
@@ -641,7 +341,8 @@ class CellProgress:
         self.logger.handlers[:] = [self.handler]; self.logger.setLevel('INFO'); self.logger.propagate = False
         return self
     def __exit__(self, *exc):
-        self.logger.setLevel(self.saved[0]); self.logger.propagate = self.saved[1]; self.logger.handlers[:] = self.saved[2]
+        self.logger.setLevel(self.saved[0]); self.logger.propagate = self.saved[1]
+        self.logger.handlers[:] = self.saved[2]
         self._end(exc[0] is None)
         self._say(f"{'failed' if exc[0] else 'done'} after {time.perf_counter() - self.t0:.1f}s")
 
@@ -662,7 +363,8 @@ class JobRun:
 class JobInterrupted(KeyboardInterrupt):
     "A job run stopped by Ctrl-C or SIGTERM, after its report and job.json (status 'interrupted') were written."
     def __init__(self, run: JobRun):
-        super().__init__(f"{run.job} interrupted; report {run.report}; resume with: dflash-nb run --resume {run.out_dir}")
+        super().__init__(f"{run.job} interrupted; report {run.report}; resume with: "
+                         f"dflash-nb run --resume {run.out_dir}")
         self.run = run
 
 # %% ../nbs/90_jobs.ipynb #886fd312
@@ -688,11 +390,12 @@ def _signals(handler):
         for s, h in old.items(): signal.signal(s, h)
 
 def _kill_kernels():
-    "SIGKILL the kernels this process started (Linux /proc): a kernel shut down in the middle of a cell prints tracebacks."
+    "SIGKILL the kernels this process started (Linux /proc): a kernel shut down in mid-cell prints tracebacks."
     import signal
     for d in Path('/proc').glob('[0-9]*'):
         try:
-            if int((d/'stat').read_text().rsplit(')', 1)[1].split()[1]) == os.getpid() and b'ipykernel' in (d/'cmdline').read_bytes():
+            parent = int((d/'stat').read_text().rsplit(')', 1)[1].split()[1])
+            if parent == os.getpid() and b'ipykernel' in (d/'cmdline').read_bytes():
                 os.kill(int(d.name), signal.SIGKILL)
         except (OSError, ValueError, IndexError): continue
 
@@ -701,24 +404,28 @@ def _interrupt(signum, frame):
     survive kill -9 and resume; its workers die with it) and its end is not logged (asyncio's 'Task exception was never
     retrieved', nbclient's 'Kernel died'): the user sees one line."""
     import logging
-    for name in ('papermill', 'traitlets', 'nbclient', 'asyncio'): logging.getLogger(name).setLevel(logging.CRITICAL + 1)
+    for name in ('papermill', 'traitlets', 'nbclient', 'asyncio'):
+        logging.getLogger(name).setLevel(logging.CRITICAL + 1)
     _kill_kernels()
     raise KeyboardInterrupt
 
 # %% ../nbs/90_jobs.ipynb #7b1e0a04
 def _kernel_config():
-    """The job kernel's transport: IPC sockets (in Jupyter's runtime folder) where their path fits a Unix socket (107 bytes),
-    else TCP with the kernel's log at ERROR: over TCP ipykernel warns on every start that the traffic is not encrypted."""
+    """The job kernel's transport: IPC sockets (in Jupyter's runtime folder) where their path fits a Unix socket (107
+    bytes), else TCP with the kernel's log at ERROR: over TCP ipykernel warns on every start that the traffic is not
+    encrypted."""
     from jupyter_core.paths import jupyter_runtime_dir
     from traitlets.config import Config
     c = Config()
-    if len(os.path.join(jupyter_runtime_dir(), f"kernel-{'0' * 36}-ipc-99999").encode()) < 104: c.KernelManager.transport = 'ipc'
+    if len(os.path.join(jupyter_runtime_dir(), f"kernel-{'0' * 36}-ipc-99999").encode()) < 104:
+        c.KernelManager.transport = 'ipc'
     else: c.NotebookClient.extra_arguments = ['--IPKernelApp.log_level=ERROR']
     return c
 
 @contextlib.contextmanager
 def _job_environ(progress: bool):
-    "`JOB_PROGRESS` in the environment the kernel inherits: set with `progress`, absent without (a value the shell had is restored after)."
+    """`JOB_PROGRESS` in the environment the kernel inherits: set with `progress`, absent without (a value the shell had
+    is restored after)."""
     old = os.environ.pop(JOB_PROGRESS, None)
     if progress: os.environ[JOB_PROGRESS] = '1'
     try: yield
@@ -730,14 +437,16 @@ def _job_environ(progress: bool):
 def _write_job_json(run: JobRun, params: dict, header: dict | None):
     "OUT/job.json: the job, its status, error and parameters (what `--resume` reruns), and the report's header."
     from dflash_nb.dataset import atomic_write
-    atomic_write(run.out_dir/'job.json', json.dumps(dict(job=run.job, ok=run.ok, status=run.status, error=run.error, params=params,
-                                                        header=header), indent=2, default=str))
+    atomic_write(run.out_dir/'job.json', json.dumps(dict(job=run.job, ok=run.ok, status=run.status, error=run.error,
+                                                        params=params, header=header), indent=2, default=str))
 
-def run_job(job: str, params: dict | None = None, outputs='outputs', jobs_dir=None, progress: bool = False, out_dir=None) -> JobRun:
-    """Execute job notebook `job` with `params` (declared names only) into a new folder under `outputs` (or `out_dir`, an
-    earlier run's folder, to resume it), on the project's own kernel, and render its report with the run header.
-    `progress`: cell n/N, a summary line per cell and the stage's bars on stderr. Ctrl-C or SIGTERM stops the job: the report and job.json
-    (status 'interrupted') are written, then `JobInterrupted` says how to resume."""
+# %% ../nbs/90_jobs.ipynb #05e3dee8
+def run_job(job: str, params: dict | None = None, outputs='outputs', jobs_dir=None, progress: bool = False,
+            out_dir=None) -> JobRun:
+    """Execute job notebook `job` with `params` (declared names only) into a new folder under `outputs` (or `out_dir`,
+    an earlier run's folder, to resume it), on the project's own kernel, and render its report with the run header.
+    `progress`: cell n/N, a summary line per cell and the stage's bars on stderr. Ctrl-C or SIGTERM stops the job: the
+    report and job.json (status 'interrupted') are written, then `JobInterrupted` says how to resume."""
     import papermill as pm
     from papermill.iorw import load_notebook_node
     from papermill.parameterize import parameterize_notebook
@@ -750,7 +459,8 @@ def run_job(job: str, params: dict | None = None, outputs='outputs', jobs_dir=No
     params = {**params, 'out_dir': str(out.resolve())}
     _write_job_json(run, params, None)  # a run killed outright (kill -9) still says what to resume
     kernel, t0, wall0 = project_kernel(), time.perf_counter(), time.time()
-    watch = CellProgress(job, parameterize_notebook(load_notebook_node(str(nb)), params).cells) if progress else contextlib.nullcontext()
+    watch = (CellProgress(job, parameterize_notebook(load_notebook_node(str(nb)), params).cells) if progress
+             else contextlib.nullcontext())
     run.ok, run.status = True, 'ok'
     try:
         with _signals(_interrupt), _job_environ(progress), watch:
@@ -764,32 +474,39 @@ def run_job(job: str, params: dict | None = None, outputs='outputs', jobs_dir=No
     import signal
     with _signals(signal.SIG_IGN):  # a second Ctrl-C must not stop the report half-written
         header = run_header(job, params, declared, wall0, time.perf_counter() - t0)
-        if run.status == 'interrupted': header['note'] = f"Interrupted (Ctrl-C or SIGTERM). Resume with: dflash-nb run --resume {out}"
+        if run.status == 'interrupted':
+            header['note'] = f"Interrupted (Ctrl-C or SIGTERM). Resume with: dflash-nb run --resume {out}"
         try: rendered = run.notebook.exists() and render_report(run.notebook, run.report, header)
         except Exception: rendered = False  # e.g. the notebook cut by the interrupt: the plain report below
         if not rendered:
             import html
             what = 'was interrupted' if run.status == 'interrupted' else 'failed before it ran'
-            run.report.write_text(f"<html><body>{header_html(header)}<h1>{job} {what}</h1><pre>{html.escape(run.error)}</pre></body></html>")
+            run.report.write_text(f"<html><body>{header_html(header)}<h1>{job} {what}</h1>"
+                                  f"<pre>{html.escape(run.error)}</pre></body></html>")
         _write_job_json(run, params, header)
     if run.status == 'interrupted': raise JobInterrupted(run)
     return run
 
 # %% ../nbs/90_jobs.ipynb #4b74b41e
-def run_jobs(jobs: list[str], params: dict | None = None, outputs='outputs', jobs_dir=None, progress: bool = False) -> list[JobRun]:
-    """Run several jobs one after the other in this process; every job runs even when an earlier one failed (not when it
-    was interrupted). Every name and parameter is checked before anything runs; each job gets the parameters it declares."""
+def run_jobs(jobs: list[str], params: dict | None = None, outputs='outputs', jobs_dir=None,
+             progress: bool = False) -> list[JobRun]:
+    """Run several jobs one after the other in this process; every job runs even when an earlier one failed (not when
+    it was interrupted). Every name and parameter is checked before anything runs; each job gets the parameters it
+    declares."""
     jobs = [job_name(j, jobs_dir) for j in jobs]
     per_job = job_params_for(jobs, params or {}, jobs_dir)
     return [run_job(j, per_job[j], outputs, jobs_dir, progress) for j in jobs]
 
 def resume_job(run_dir, jobs_dir=None, progress: bool = False) -> JobRun:
     """Run an interrupted (or failed, or killed) job again in its own run folder with its own parameters (from its
-    job.json): its stages find what they committed there and resume (tokenize's `dataset.partial`, a train checkpoint)."""
+    job.json): its stages find what they committed there and resume (tokenize's `dataset.partial`, a train
+    checkpoint)."""
     d = Path(run_dir)
     try: rec = json.loads((d/'job.json').read_text(encoding='utf-8'))
-    except FileNotFoundError: raise FileNotFoundError(f"{d}: not a run folder of `dflash-nb run` (no job.json)") from None
-    except (ValueError, UnicodeError) as e: raise ValueError(f"{d/'job.json'}: not readable ({e}); run the job again instead") from None
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{d}: not a run folder of `dflash-nb run` (no job.json)") from None
+    except (ValueError, UnicodeError) as e:
+        raise ValueError(f"{d/'job.json'}: not readable ({e}); run the job again instead") from None
     if not isinstance(rec, dict) or not isinstance(rec.get('job'), str) or not isinstance(rec.get('params', {}), dict):
         raise ValueError(f"{d/'job.json'}: not a job record (no job name and parameters); run the job again instead")
     if rec.get('status', 'ok' if rec.get('ok') else 'failed') == 'ok':

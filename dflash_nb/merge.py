@@ -28,7 +28,7 @@ __all__ = ['BATCH_ROWS', 'POSITION_ID', 'MergeError', 'is_dataset_dir', 'open_da
            'param_differences', 'schema_differences', 'conform_batch', 'is_position_id', 'batch_content_hashes',
            'dataset_content_hashes', 'Duplicates', 'find_duplicates', 'link_or_copy', 'write_hashes', 'write_filtered',
            'Part', 'read_part', 'input_stats', 'conform_rows', 'merge_datasets', 'count_equation', 'MergeConfig',
-           'add_merge_args', 'merge_main']
+           'add_merge_args', 'merge_main', 'merge_rows', 'merge_facts', 'plot_source_mix', 'show_merge']
 
 # %% ../nbs/07_merge.ipynb #c94daf34
 BATCH_ROWS = 1024  # rows per step when merge reads tokens (new data, hashes): memory stays flat whatever the batches
@@ -570,3 +570,66 @@ def merge_main(args) -> int:
                         overwrite=args.overwrite, link=not args.copy, split=args.split)
     print(f"{st.get('count_equation') or count_equation(args.output_dir)} -> {args.output_dir}")
     return 0
+
+# %% ../nbs/07_merge.ipynb #9a739734
+def merge_rows(stats: dict, man: dict) -> list[tuple]:
+    "Where the samples of a merge went, from its stats and the merged manifest."
+    ins, o, n = man['inputs'], man['merge']['duplicates_by_origin'], lambda x: f"{x:,}"
+    same = lambda w, k: (f"dropped: same {'sample_id' if k == 'sample_id' else 'tokens'} as "
+                         f"{'an existing' if w == 'existing' else 'an earlier new'} sample")
+    return [('existing samples', n(ins['existing']['samples'])), ('new samples', n(ins['new']['samples'])),
+            *[(same(w, k), n(o[w][k])) for w in ('existing', 'new') for k in ('sample_id', 'content')],
+            ('merged samples', n(stats['samples'])), ('records read (existing + new)', n(stats['records_read'])),
+            ('skipped (bad records of both inputs, and duplicates)', n(sum(stats['skipped'].values())))]
+
+def merge_facts(man: dict) -> list[tuple]:
+    "Tokenizer, parameters and shards of a merged dataset."
+    ins, tk, m = man['inputs'], man['tokenizer'], man['merge']
+    return [('tokenizer fingerprint (existing)', ins['existing']['fingerprint']),
+            ('tokenizer fingerprint (new)', ins['new']['fingerprint']),
+            ('chat_template_sha256', tk.get('chat_template_sha256', '')[:16]),
+            ('tokenizer_sha256', tk.get('tokenizer_sha256', '')[:16]),
+            ('max_seq_len', man['params'].get('max_seq_len')), ('--allow-mismatch', m['allow_mismatch']),
+            ('shards (how each got into the output)', ', '.join(f"{v} {k}" for k, v in m['shards'].items())),
+            ('merge time', f"{m['seconds']:.2f} s"), *[('overridden mismatch', x) for x in m['overridden']]]
+
+# %% ../nbs/07_merge.ipynb #c25002cc
+def plot_source_mix(before, after, path) -> list[tuple]:
+    "Samples and share per source before and after (two `DatasetStats`) as table rows; the shares as bars in `path`."
+    import matplotlib.pyplot as plt
+    per = [(ds.stats['per_source'] or {}, max(ds.stats['samples'], 1)) for ds in (before, after)]
+    names = sorted(set(per[0][0]) | set(per[1][0]), key=lambda s: -per[1][0].get(s, {}).get('samples', 0))
+    count, y = lambda i, s: per[i][0].get(s, {}).get('samples', 0), np.arange(len(names))
+    fig, ax = plt.subplots(figsize=(8, 0.8 + 0.45 * max(len(names), 1)))
+    bars = ((before, -0.2, '#8c8c8c', 'existing'), (after, 0.2, '#4c72b0', 'merged'))
+    for i, (ds, dy, color, label) in enumerate(bars):
+        ax.barh(y + dy, [count(i, s) / per[i][1] for s in names], 0.4, color=color,
+                label=f"{label} ({ds.stats['samples']:,})")
+    ax.set_yticks(y, [s or '(no source)' for s in names]); ax.invert_yaxis()
+    ax.set(xlabel='share of samples', title='Source mix before and after the merge')
+    ax.legend(fontsize=8); ax.grid(axis='x', alpha=0.3)
+    fig.tight_layout(); fig.savefig(path, dpi=110); plt.close(fig)
+    return [(s or '(no source)', *(x for i in (0, 1) for x in (f"{count(i, s):,}", f"{count(i, s) / per[i][1]:.1%}")))
+            for s in names]
+
+def show_merge(stats: dict, output_dir, existing, out_dir):
+    "The merge job's report (sections with headings); plots into `out_dir`."
+    from dflash_nb.stats import COMPARE_HEADER, compare_rows, plot_compare, scan_token_counts, show
+    out, man = Path(out_dir), json.loads((Path(output_dir)/'manifest.json').read_text())
+    show('## Counts', f"### {count_equation(output_dir)}", merge_rows(stats, man), header=('', 'count'))
+    show(f"The existing copy always wins; within the new data the first occurrence wins. Every dropped row is listed "
+         f"in `{Path(output_dir)/'duplicates.jsonl'}` and counted among the skips. Records read = samples + skipped: "
+         f"{stats['records_read']:,} = {stats['samples']:,} + {sum(stats['skipped'].values()):,}.")
+    show('## Tokenizer, parameters and shards', merge_facts(man), header=('', ''))
+    before, after = scan_token_counts(existing), scan_token_counts(output_dir)
+    plot_compare(before, after, names=('existing', 'merged')).save(out/'compare_hist.png')
+    show('## Before and after: whole-dataset statistics', compare_rows(before.stats, after.stats),
+         out/'compare_hist.png', header=COMPARE_HEADER)
+    mix = plot_source_mix(before, after, out/'source_mix.png')
+    show('## Source mix, before and after', mix, out/'source_mix.png',
+         header=('source', 'existing samples', 'existing share', 'merged samples', 'merged share'))
+    dl = [json.loads(l) for l in (Path(output_dir)/'duplicates.jsonl').read_text().splitlines()[:50]]
+    show('## Dropped duplicates (first 50)',
+         [(d['row'], d['sample_id'], d['source'], d['kind'], d['duplicate_of'], d['other_row']) for d in dl]
+         or [('none', '', '', '', '', '')],
+         header=('new row', 'sample_id', 'source', 'kind', 'copy kept is in', 'at row'))

@@ -37,7 +37,7 @@ __all__ = ['DEFAULT_GAMMA', 'TokenDataset', 'check_token_dataset', 'open_token_d
            'run_target', 'drafter_shape', 'fresh_drafter_config', 'run_drafter', 'run_features', 'plan_run',
            'param_groups', 'run_optimizer', 'resume_run', 'step_weight_sum', 'accumulate_gradients', 'train_step',
            'step_metrics', 'log_step', 'run_loop', 'run_summary', 'save_drafter', 'train', 'train_main',
-           'run_readme_info']
+           'run_readme_info', 'train_rows', 'plot_training']
 
 # %% ../nbs/11_train.ipynb #44204f08
 def _index_batch(f, rb, max_seq_len: int | None):
@@ -1017,3 +1017,49 @@ def run_readme_info(args, ds, summary: dict) -> dict:
 # %% ../nbs/11_train.ipynb #41a45790
 if __name__ == '__main__' and Path(sys.argv[0]).name == 'train.py':
     sys.exit(train_main(add_train_args(argparse.ArgumentParser('dflash_nb.train')).parse_args()))
+
+# %% ../nbs/11_train.ipynb #f82d65d0
+def train_rows(s: dict, ks=(1, 2, 4, 8, 15)) -> list[tuple]:
+    "A training summary (what `train` returns) as report rows."
+    ks = [k for k in ks if k <= len(s['final_acc'])]
+    acc = ', '.join('n/a' if s['final_acc'][k - 1] is None else f"{s['final_acc'][k - 1]:.2f}" for k in ks)
+    return [('drafter (trainable)', f"{s['drafter_parameters']:,} parameters, {s['draft_layers']} layers, "
+                                    f"block {s['block_size']}, draft vocabulary {s['draft_vocab_size'] or 'full'}"),
+            ('target (frozen)', f"{s['target_parameters']:,} parameters, layers {s['target_layer_ids']} fused"),
+            ('mask token id', s['mask_token_id']), ('steps (epochs)', f"{s['steps']:,} ({s['epochs']})"),
+            ('samples used / without anchors', f"{s['samples']:,} / {s['skipped_no_anchor']:,}"),
+            ('padding share (all batches)', f"{s['padding_share_plan']:.1%}"),
+            ('throughput', f"{s['tokens_per_s'] or 0:,.0f} target tokens/s, {s['steps_per_s'] or 0:.2f} steps/s "
+                           f"on {s['device']}"),
+            ('wall time', f"{s['seconds']:.0f} s"), ('final loss', f"{s['final_loss']:.3f}"),
+            (f"accuracy k = {', '.join(str(k) for k in ks)} (last step)", acc)]
+
+# %% ../nbs/11_train.ipynb #a6486713
+def plot_training(metrics_path, path=None, ks=(1, 2, 4, 8, 15), floor: float | None = None):
+    """Loss, accuracy of block positions `ks` (smoothed; per position over the last tenth), throughput and padding per
+    step."""
+    import matplotlib.pyplot as plt
+    m = [json.loads(l) for l in Path(metrics_path).read_text().splitlines() if l.strip()]
+    steps, w = np.array([r['step'] for r in m]), max(1, len(m) // 20)
+    acc = np.array([[np.nan if a is None else a for a in r['acc']] for r in m])
+    sm = lambda x: np.convolve(np.nan_to_num(x), np.ones(w) / w, mode='valid')
+    fig, ((a1, a2), (a3, a4)) = plt.subplots(2, 2, figsize=(13, 7))
+    a1.plot(steps, [r['loss'] for r in m], color='#bbbbbb', lw=0.8, label='per step')
+    a1.plot(steps[w - 1:], sm([r['loss'] for r in m]), color='#4c72b0', lw=2, label=f'mean of {w}')
+    a1.set(yscale='log', xlabel='step', ylabel='loss', title='Training loss'); a1.legend()
+    for k, c in zip(ks, plt.cm.viridis(np.linspace(0, 0.9, len(ks)))):
+        if k <= acc.shape[1]: a2.plot(steps[w - 1:], sm(acc[:, k - 1]), color=c, label=f'k={k}')
+    tail = acc[-max(1, len(m) // 10):]
+    a3.bar(np.arange(1, acc.shape[1] + 1), np.nanmean(tail, 0), color='#4c72b0')
+    for a in (a2, a3) if floor is not None else ():
+        a.axhline(floor, color='k', ls='--', lw=1, label='most frequent token')
+    a2.set(xlabel='step', ylabel='accuracy', ylim=(0, 1), title='Accuracy of block position k (train batches)')
+    a2.legend()
+    a3.set(xlabel='block position k', ylabel='accuracy', title=f'Accuracy per position, last {len(tail)} steps')
+    a4.plot(steps, [r['tokens_per_s'] for r in m], lw=0.8, color='#4c72b0')
+    a4.set(xlabel='step', ylabel='target tokens/s')
+    a5 = a4.twinx(); a5.plot(steps, [r['padding_share'] for r in m], lw=0.8, color='#dd8452')
+    a5.set_ylabel('padding share', color='#dd8452')
+    a4.set_title('Throughput (blue) and padding share (orange) per step'); fig.tight_layout()
+    if path is not None: fig.savefig(path, dpi=110)
+    return fig

@@ -242,7 +242,8 @@ def test_report_wording(tmp_path):
     """Issue 24.9: a sample without a source is '(no source)' everywhere (as inspect and the tokenize report say it, not
     '(empty)'); a dataset is named with its folder's parent (not 'before: dataset'); sample-count axes tick whole samples
     (3 samples gave ticks at 0.5); sizes in words (not '0.00 MB')."""
-    from dflash_nb.jobs import file_sizes, plot_source_mix
+    from dflash_nb.merge import plot_source_mix
+    from dflash_nb.stats import file_sizes
     from dflash_nb.stats import plot_compare, plot_loss_fraction, plot_loss_tokens, plot_seq_len, plot_sources, source_rows
     from dflash_nb.testing import write_dataset
     rows = [dict(input_ids=list(range(4 + i)), loss_mask=[False, False] + [True] * (2 + i), seq_len=4 + i, sample_id=f"s{i}",
