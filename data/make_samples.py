@@ -39,7 +39,8 @@ def bank(name: str, tuples: bool = False):
     path = BANKS / f"{name}.json"
     try: data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError: raise SystemExit(f"{path}: text bank missing; restore it with `git checkout {path}`")
-    except json.JSONDecodeError as e: raise SystemExit(f"{path}: not valid JSON ({e}); fix the edit or `git checkout` it")
+    except json.JSONDecodeError as e: raise SystemExit(
+        f"{path}: not valid JSON ({e}); fix the edit or `git checkout` it")
     return [tuple(row) for row in data] if tuples else data
 
 
@@ -133,9 +134,9 @@ def math_arith_series(g: Gen):
     )
     answer = (
         f"The sequence has first term $a = {a}$ and common difference $d = {d}$.\n\n"
-        f"$$S_{{{n}}} = \\frac{{n}}{{2}}\\bigl(2a + (n-1)d\\bigr) = \\frac{{{n}}}{{2}}\\bigl({2 * a} + {(n - 1) * d}\\bigr) = {s}$$\n\n"
-        f"Check: the {n}th term is ${last}$, and $\\frac{{{n}({a} + {last})}}{{2}} = {s}$.\n\n"
-        f"$$\\boxed{{{s}}}$$"
+        f"$$S_{{{n}}} = \\frac{{n}}{{2}}\\bigl(2a + (n-1)d\\bigr) = \\frac{{{n}}}{{2}}\\bigl({2 * a} + "
+        f"{(n - 1) * d}\\bigr) = {s}$$\n\nCheck: the {n}th term is ${last}$, and $\\frac{{{n}({a} + {last})}}{{2}} = "
+        f"{s}$.\n\n$$\\boxed{{{s}}}$$"
     )
     return q, think, answer
 
@@ -162,8 +163,8 @@ def math_gcd(g: Gen):
     )
     answer = (
         "Using the Euclidean algorithm:\n\n" + "\n".join(f"- ${s}$" for s in steps)
-        + f"\n\nso $\\gcd({x}, {y}) = {gcd}$, and\n\n$$\\operatorname{{lcm}}({x}, {y}) = \\frac{{{a} \\cdot {b}}}{{{gcd}}} = {lcm}.$$\n\n"
-        f"**GCD = {gcd}, LCM = {lcm}.**"
+        + f"\n\nso $\\gcd({x}, {y}) = {gcd}$, and\n\n$$\\operatorname{{lcm}}({x}, {y}) = \\frac{{{a} \\cdot "
+        f"{b}}}{{{gcd}}} = {lcm}.$$\n\n**GCD = {gcd}, LCM = {lcm}.**"
     )
     return q, think, answer
 
@@ -182,7 +183,8 @@ def math_linear(g: Gen):
     think = (
         f"Linear equation. Move the x terms to the left and the constants to the right.\n\n"
         f"{a1}x - {a2}x = {b2} - ({b1})\n{a1 - a2}x = {b2 - b1}\nx = {b2 - b1} / {a1 - a2} = {x}\n\n"
-        f"Check: left side {a1}·{x} + ({b1}) = {a1 * x + b1}; right side {a2}·{x} + ({b2}) = {a2 * x + b2}. Equal, so x = {x}."
+        f"Check: left side {a1}·{x} + ({b1}) = {a1 * x + b1}; right side {a2}·{x} + ({b2}) = {a2 * x + b2}. Equal, so "
+        f"x = {x}."
     )
     answer = (
         f"Subtract ${a2}x$ from both sides and move the constant:\n\n"
@@ -262,14 +264,16 @@ def math_quadratic(g: Gen):
         f"since {r1} · {r2} = {c} and {r1} + {r2} = {r1 + r2}.\n\n"
         f"So {factored} = 0"
         + f".\n\nDouble-check with the discriminant: b² - 4ac = {b}² - 4·{c} = {disc}, √{disc} = {int(disc ** 0.5)}. "
-        f"x = ({-b} ± {int(disc ** 0.5)}) / 2 gives {(-b + int(disc ** 0.5)) // 2} and {(-b - int(disc ** 0.5)) // 2}. Consistent."
+        f"x = ({-b} ± {int(disc ** 0.5)}) / 2 gives {(-b + int(disc ** 0.5)) // 2} and {(-b - int(disc ** 0.5)) // 2}. "
+        "Consistent."
     )
     roots = sorted({r1, r2})
     answer = (
         f"Factor: we need two numbers whose product is ${c}$ and whose sum is ${-b}$ — namely ${r1}$ and ${r2}$.\n\n"
         + f"$$ {factored} = 0 $$"
         + "\n\n"
-        + (f"So $x = {roots[0]}$ or $x = {roots[1]}$." if len(roots) == 2 else f"So the equation has the double root $x = {roots[0]}$.")
+        + (f"So $x = {roots[0]}$ or $x = {roots[1]}$." if len(roots) == 2
+           else f"So the equation has the double root $x = {roots[0]}$.")
     )
     return q, think, answer
 
@@ -309,8 +313,8 @@ def math_last_digit(g: Gen):
     )
     answer = (
         f"The last digits of powers of {base} repeat with period {len(cycle)}: {', '.join(map(str, cycle))}, …\n\n"
-        f"Since ${exp} \\equiv {exp % len(cycle)} \\pmod{{{len(cycle)}}}$, the last digit is that of ${base}^{{{idx + 1}}}$:\n\n"
-        f"$$\\boxed{{{digit}}}$$"
+        f"Since ${exp} \\equiv {exp % len(cycle)} \\pmod{{{len(cycle)}}}$, the last digit is that of "
+        f"${base}^{{{idx + 1}}}$:\n\n$$\\boxed{{{digit}}}$$"
     )
     return q, think, answer
 
@@ -342,17 +346,18 @@ def math_round_trip(g: Gen):
     q = (f"A cyclist rides {d} km to a town at {v1} km/h and returns the same way at {v2} km/h. "
          f"What is the average speed for the whole trip?")
     think = (
-        f"Tempting answer: ({v1} + {v2})/2 = {(v1 + v2) / 2:g}. But that's wrong because more time is spent at the slower "
-        f"speed. Average speed = total distance / total time.\n\n"
-        f"Time out = {d}/{v1} = {d / v1:g} h. Time back = {d}/{v2} = {d / v2:g} h. Total time = {d / v1 + d / v2:g} h.\n"
-        f"Total distance = {2 * d} km. Average = {2 * d} / {d / v1 + d / v2:g} = {float(avg):g} km/h.\n\n"
-        f"This is the harmonic mean 2·{v1}·{v2}/({v1}+{v2}) = {2 * v1 * v2}/{v1 + v2} = {float(avg):g}. Note that the distance cancels."
+        f"Tempting answer: ({v1} + {v2})/2 = {(v1 + v2) / 2:g}. But that's wrong because more time is spent at the "
+        f"slower speed. Average speed = total distance / total time.\n\n"
+        f"Time out = {d}/{v1} = {d / v1:g} h. Time back = {d}/{v2} = {d / v2:g} h. Total time = {d / v1 + d / v2:g} "
+        f"h.\nTotal distance = {2 * d} km. Average = {2 * d} / {d / v1 + d / v2:g} = {float(avg):g} km/h.\n\n"
+        f"This is the harmonic mean 2·{v1}·{v2}/({v1}+{v2}) = {2 * v1 * v2}/{v1 + v2} = {float(avg):g}. Note that the "
+        "distance cancels."
     )
     answer = (
         f"Average speed is total distance over total time — not the mean of the two speeds.\n\n"
         f"- Out: {d} km ÷ {v1} km/h = {d / v1:g} h\n- Back: {d} km ÷ {v2} km/h = {d / v2:g} h\n\n"
-        f"$$\\bar v = \\frac{{{2 * d}\\text{{ km}}}}{{{d / v1 + d / v2:g}\\text{{ h}}}} = {float(avg):g}\\text{{ km/h}}$$\n\n"
-        f"(the harmonic mean of {v1} and {v2}; the distance doesn't matter)."
+        f"$$\\bar v = \\frac{{{2 * d}\\text{{ km}}}}{{{d / v1 + d / v2:g}\\text{{ h}}}} = {float(avg):g}\\text{{ "
+        f"km/h}}$$\n\n(the harmonic mean of {v1} and {v2}; the distance doesn't matter)."
     )
     return q, think, answer
 
@@ -377,16 +382,16 @@ def math_collatz_long(g: Gen, n: int):
     q = (f"Starting from {n}, apply the Collatz rule (halve if even, otherwise 3n + 1) until you reach 1. "
          f"How many steps does it take, and what is the largest number reached? Please show every step.")
     think = (
-        f"The user wants the full Collatz trajectory of {n}, the number of steps and the maximum. I'll go carefully, one "
-        f"step at a time, because one arithmetic slip ruins everything after it.\n\n" + "\n".join(lines)
-        + f"\n\nWe reached 1 after {len(seq) - 1} steps.\n\nNow the maximum: scanning the values, the largest is {peak}. "
-        f"Let me re-verify a few of the odd steps where mistakes are most likely: "
+        f"The user wants the full Collatz trajectory of {n}, the number of steps and the maximum. I'll go carefully, "
+        f"one step at a time, because one arithmetic slip ruins everything after it.\n\n" + "\n".join(lines)
+        + f"\n\nWe reached 1 after {len(seq) - 1} steps.\n\nNow the maximum: scanning the values, the largest is "
+        f"{peak}. Let me re-verify a few of the odd steps where mistakes are most likely: "
         + "; ".join(f"3 · {a} + 1 = {3 * a + 1}" for a in [s for s in seq if s % 2][:6])
         + ". All correct.\n\n" + g.pick(REASONING_FILLER)
     )
     answer = (
-        f"Starting at **{n}**, the sequence reaches 1 after **{len(seq) - 1} steps**, and the largest value along the way "
-        f"is **{peak:,}**.\n\nThe full trajectory:\n\n```\n" + " → ".join(map(str, seq)) + "\n```"
+        f"Starting at **{n}**, the sequence reaches 1 after **{len(seq) - 1} steps**, and the largest value along the "
+        f"way is **{peak:,}**.\n\nThe full trajectory:\n\n```\n" + " → ".join(map(str, seq)) + "\n```"
     )
     return q, think, answer
 
@@ -441,20 +446,21 @@ def code_sql_agg(g: Gen):
     agg = g.pick(["avg", "sum", "max"])
     n = g.rng.randint(3, 20)
     word = {"avg": "average", "sum": "total", "max": "maximum"}[agg]
-    q = f"Write a SQL query that returns the {n} {plural} with the highest {word} {val} in the `{table}` table, only counting rows from the last 30 days."
+    q = (f"Write a SQL query that returns the {n} {plural} with the highest {word} {val} in the `{table}` table, only "
+         "counting rows from the last 30 days.")
     think = (
-        f"Group by {key}, aggregate {agg}({val}), filter the last 30 days in WHERE (before grouping, so it's a row filter). "
-        f"I need a timestamp column — I'll assume created_at and say so. Order by the aggregate descending, limit {n}. "
-        f"NULLs: {agg} ignores NULL values; if a group has only NULLs, the result is NULL and in PostgreSQL NULLs sort first "
-        f"in DESC order, so add NULLS LAST."
+        f"Group by {key}, aggregate {agg}({val}), filter the last 30 days in WHERE (before grouping, so it's a row "
+        "filter). I need a timestamp column — I'll assume created_at and say so. Order by the aggregate descending, "
+        f"limit {n}. NULLs: {agg} ignores NULL values; if a group has only NULLs, the result is NULL and in PostgreSQL "
+        f"NULLs sort first in DESC order, so add NULLS LAST."
     )
     answer = (
         f"Assuming `{table}` has a `created_at` timestamp column:\n\n"
         f"```sql\nSELECT {key},\n       {agg}({val}) AS {word}_{val}\nFROM {table}\n"
         f"WHERE created_at >= now() - interval '30 days'\nGROUP BY {key}\n"
         f"ORDER BY {word}_{val} DESC NULLS LAST\nLIMIT {n};\n```\n\n"
-        f"The date filter is in `WHERE`, so it removes rows *before* grouping; `NULLS LAST` keeps groups whose values are "
-        f"all NULL from appearing at the top."
+        "The date filter is in `WHERE`, so it removes rows *before* grouping; `NULLS LAST` keeps groups whose values "
+        f"are all NULL from appearing at the top."
     )
     return q, think, answer
 
@@ -484,18 +490,19 @@ def long_log_review(g: Gen):
         "Let me count the 5xx responses per endpoint in the excerpt.\n\n"
         + "\n".join(f"- {status} on {path}: {n}" for (status, path), n in sorted(errors.items()))
         + "\n\nThe 5xx responses have very long response times (several seconds up to 30 s), which suggests upstream "
-        "timeouts rather than application exceptions — 504 is a gateway timeout, 502 a bad gateway. The errors are spread "
-        "over several endpoints, including simple ones, so it's probably not one slow query but the upstream pool itself."
+        "timeouts rather than application exceptions — 504 is a gateway timeout, 502 a bad gateway. The errors are "
+        "spread over several endpoints, including simple ones, so it's probably not one slow query but the upstream "
+        "pool itself."
     )
     answer = (
         "The failures are spread across endpoints, the most frequent being:\n\n"
         + "\n".join(f"{i + 1}. `{path}` — {n}× HTTP {status}" for i, ((status, path), n) in enumerate(top))
-        + "\n\nAll 5xx responses take seconds (up to ~30 s) while successful requests finish in under a second, which points "
-        "at the **upstream application servers timing out or refusing connections**, not at individual handlers.\n\n"
-        "What I'd check first:\n\n1. Upstream health and saturation: worker count, CPU, and the nginx error log "
-        "(`upstream timed out`, `connect() failed`).\n2. Database connection-pool exhaustion — it makes every endpoint slow at once.\n"
-        "3. Any deploy or config change shortly before 14:00 UTC.\n4. `proxy_read_timeout` vs. the app's own timeouts, so "
-        "failures surface quickly instead of after 30 s."
+        + "\n\nAll 5xx responses take seconds (up to ~30 s) while successful requests finish in under a second, which "
+        "points at the **upstream application servers timing out or refusing connections**, not at individual "
+        "handlers.\n\nWhat I'd check first:\n\n1. Upstream health and saturation: worker count, CPU, and the nginx "
+        "error log (`upstream timed out`, `connect() failed`).\n2. Database connection-pool exhaustion — it makes "
+        "every endpoint slow at once.\n3. Any deploy or config change shortly before 14:00 UTC.\n4. "
+        "`proxy_read_timeout` vs. the app's own timeouts, so failures surface quickly instead of after 30 s."
     )
     return q, think, answer
 
@@ -655,7 +662,8 @@ def generation_job_records(g: Gen, n: int):
         rec = record(rid, source, messages=prompt, completion=completion)
         rec["model"] = MODEL
         rec["finish_reason"] = "stop"
-        rec["generated_at"] = f"2026-03-{g.rng.randint(10, 28):02d}T{g.rng.randint(0, 23):02d}:{g.rng.randint(0, 59):02d}:00Z"
+        rec["generated_at"] = (f"2026-03-{g.rng.randint(10, 28):02d}T{g.rng.randint(0, 23):02d}:"
+                               f"{g.rng.randint(0, 59):02d}:00Z")
         out.append(rec)
     return out
 
@@ -688,18 +696,21 @@ def agent_weather(g: Gen):
     calls = [_call(g, "get_weather", {"city": c1, "unit": unit}), _call(g, "get_weather", {"city": c2, "unit": unit})]
     msgs = [{"role": "user", "content": q},
             {"role": "assistant", "content": g.pick([None, "", "Let me check both cities."]),
-             "reasoning_content": f"I need the current weather in two cities. I can call get_weather for {c1} and {c2} in parallel. "
-                                  f"The user didn't specify units; I'll use {unit}.",
+             "reasoning_content": f"I need the current weather in two cities. I can call get_weather for {c1} and {c2} "
+                                  f"in parallel. The user didn't specify units; I'll use {unit}.",
              "tool_calls": calls},
             _tool_msg(calls[0], {"city": c1, "country": cc1, "temperature": conv(t1), "unit": unit, "conditions": w1}),
             _tool_msg(calls[1], {"city": c2, "country": cc2, "temperature": conv(t2), "unit": unit, "conditions": w2}),
             {"role": "assistant",
-             "reasoning_content": f"{c1}: {conv(t1)}{sym}, {w1}. {c2}: {conv(t2)}{sym}, {w2}. Difference {abs(conv(t1) - conv(t2))} degrees. "
-                                  f"Rain-related conditions decide the umbrella advice.",
+             "reasoning_content": f"{c1}: {conv(t1)}{sym}, {w1}. {c2}: {conv(t2)}{sym}, {w2}. Difference "
+                                  f"{abs(conv(t1) - conv(t2))} degrees. Rain-related conditions decide the umbrella "
+                                  "advice.",
              "content": f"Right now:\n\n- **{c1}**: {conv(t1)}{sym}, {w1}\n- **{c2}**: {conv(t2)}{sym}, {w2}\n\n"
                         f"That's a difference of {abs(conv(t1) - conv(t2))}{sym}. "
-                        + ("An umbrella is a good idea." if any(k in (w1 + w2) for k in ("rain", "drizzle", "shower", "storm"))
-                           else "No rain is reported in either city at the moment, so you can probably leave the umbrella at home.")}]
+                        + ("An umbrella is a good idea." if any(k in (w1 + w2) for k in ("rain", "drizzle", "shower",
+                                                                                         "storm"))
+                           else "No rain is reported in either city at the moment, so you can probably leave the "
+                                "umbrella at home.")}]
     return [TOOLS["get_weather"]], msgs
 
 
@@ -712,27 +723,32 @@ def agent_currency(g: Gen):
     c1 = _call(g, "get_exchange_rate", {"base": base, "quote": quote})
     c2 = _call(g, "calculator", {"expression": f"{amount} * {rate}"})
     msgs = [{"role": "user", "content": q},
-            {"role": "assistant", "content": None, "reasoning_content": f"I need the current {base}/{quote} rate first.",
+            {"role": "assistant", "content": None,
+             "reasoning_content": f"I need the current {base}/{quote} rate first.",
              "tool_calls": [c1]},
             _tool_msg(c1, {"base": base, "quote": quote, "rate": rate, "as_of": "2026-03-12T09:00:00Z"}),
             {"role": "assistant", "content": "",
-             "reasoning_content": f"Rate is {rate}. Multiply {amount} by {rate}; use the calculator to avoid float rounding slips.",
+             "reasoning_content": f"Rate is {rate}. Multiply {amount} by {rate}; use the calculator to avoid float "
+                                  "rounding slips.",
              "tool_calls": [c2]},
             _tool_msg(c2, {"result": f"{total}"}),
             {"role": "assistant", "reasoning_content": f"{amount} {base} × {rate} = {total} {quote}.",
-             "content": f"{amount:,} {base} ≈ **{total:,.2f} {quote}** at the current rate of {rate} {quote} per {base} "
-                        f"(as of 12 March 2026, 09:00 UTC). Banks and card providers usually add a margin of 1–3%."}]
+             "content": f"{amount:,} {base} ≈ **{total:,.2f} {quote}** at the current rate of {rate} {quote} per "
+                        f"{base} (as of 12 March 2026, 09:00 UTC). Banks and card providers usually add a margin of "
+                        "1–3%."}]
     return [TOOLS["get_exchange_rate"], TOOLS["calculator"]], msgs
 
 
 def agent_debug(g: Gen):
     fname = g.pick(["stats.py", "utils/mean.py", "report.py"])
     code = ("def mean(xs):\n    return sum(xs) / len(xs)\n\n\ndef summary(rows):\n"
-            "    values = [r['value'] for r in rows if r.get('value') is not None]\n    return {'mean': mean(values), 'n': len(values)}\n")
+            "    values = [r['value'] for r in rows if r.get('value') is not None]\n    return {'mean': mean(values), "
+            "'n': len(values)}\n")
     c1 = _call(g, "list_directory", {"path": "."})
     c2 = _call(g, "read_file", {"path": fname})
     c3 = _call(g, "execute_python", {"code": f"from {fname[:-3].replace('/', '.')} import summary\nprint(summary([]))"})
-    c4 = _call(g, "execute_python", {"code": "def mean(xs):\n    return sum(xs) / len(xs) if xs else float('nan')\nprint(mean([]))",
+    c4 = _call(g, "execute_python",
+               {"code": "def mean(xs):\n    return sum(xs) / len(xs) if xs else float('nan')\nprint(mean([]))",
                                        "timeout_s": 5})
     q = g.pick(["Our nightly report crashed with ZeroDivisionError. Can you find out why?",
                 "The report job fails sometimes with 'division by zero'. Please investigate the repo."])
@@ -744,22 +760,24 @@ def agent_debug(g: Gen):
              "tool_calls": [c2]},
             _tool_msg(c2, code),
             {"role": "assistant", "content": "Let me reproduce it with an empty input.",
-             "reasoning_content": "mean() divides by len(xs); if every row has value None, values is empty and len is 0. "
-                                  "Reproduce with summary([]).", "tool_calls": [c3]},
-            _tool_msg(c3, {"stdout": "", "stderr": "Traceback (most recent call last):\n  ...\nZeroDivisionError: division by zero",
+             "reasoning_content": "mean() divides by len(xs); if every row has value None, values is empty and len is "
+                                  "0. Reproduce with summary([]).", "tool_calls": [c3]},
+            _tool_msg(c3, {"stdout": "",
+                           "stderr": "Traceback (most recent call last):\n  ...\nZeroDivisionError: division by zero",
                            "exit_code": 1}),
-            {"role": "assistant", "content": None, "reasoning_content": "Confirmed. Check that a guarded version returns nan.",
+            {"role": "assistant", "content": None,
+             "reasoning_content": "Confirmed. Check that a guarded version returns nan.",
              "tool_calls": [c4]},
             _tool_msg(c4, {"stdout": "nan\n", "stderr": "", "exit_code": 0}),
             {"role": "assistant",
              "reasoning_content": "Explain the cause: empty list after filtering Nones. Propose a fix and a test.",
-             "content": f"Found it. In `{fname}`, `summary()` drops rows whose `value` is `None` and then calls `mean()`. "
-                        "On nights when every row is missing a value, the list is empty and `len(xs)` is 0:\n\n"
-                        "```python\ndef mean(xs):\n    return sum(xs) / len(xs)   # ZeroDivisionError for []\n```\n\n"
-                        "Suggested fix — return NaN (or `None`) for empty input and make the report show it as \"no data\":\n\n"
-                        "```python\nimport math\n\ndef mean(xs):\n    return sum(xs) / len(xs) if xs else math.nan\n```\n\n"
-                        "and a regression test:\n\n```python\ndef test_summary_empty():\n    s = summary([{'value': None}])\n"
-                        "    assert s['n'] == 0 and math.isnan(s['mean'])\n```"}]
+             "content": f"Found it. In `{fname}`, `summary()` drops rows whose `value` is `None` and then calls "
+                        "`mean()`. On nights when every row is missing a value, the list is empty and `len(xs)` is "
+                        "0:\n\n```python\ndef mean(xs):\n    return sum(xs) / len(xs)   # ZeroDivisionError for "
+                        "[]\n```\n\nSuggested fix — return NaN (or `None`) for empty input and make the report show it "
+                        "as \"no data\":\n\n```python\nimport math\n\ndef mean(xs):\n    return sum(xs) / len(xs) if "
+                        "xs else math.nan\n```\n\nand a regression test:\n\n```python\ndef test_summary_empty():\n    "
+                        "s = summary([{'value': None}])\n    assert s['n'] == 0 and math.isnan(s['mean'])\n```"}]
     return [TOOLS["list_directory"], TOOLS["read_file"], TOOLS["execute_python"]], msgs
 
 
@@ -767,7 +785,8 @@ def agent_sql(g: Gen):
     month = g.pick(["2026-01", "2026-02", "2025-12"])
     bad = f"SELECT country, count(*) FROM signups WHERE month = '{month}' GROUP BY country ORDER BY 2 DESC LIMIT 5"
     good = (f"SELECT country, count(*) AS signups FROM signups WHERE created_at >= '{month}-01' "
-            f"AND created_at < ('{month}-01'::date + interval '1 month') GROUP BY country ORDER BY signups DESC LIMIT 5")
+            f"AND created_at < ('{month}-01'::date + interval '1 month') "
+            "GROUP BY country ORDER BY signups DESC LIMIT 5")
     rows = [{"country": c, "signups": n} for c, n in zip(["DE", "US", "BR", "IN", "JP"],
                                                           sorted(g.rng.sample(range(180, 2400), 5), reverse=True))]
     c1, c2 = _call(g, "run_sql", {"query": bad}), _call(g, "run_sql", {"query": good})
@@ -777,7 +796,8 @@ def agent_sql(g: Gen):
              "tool_calls": [c1]},
             _tool_msg(c1, {"error": 'column "month" does not exist', "hint": "signups(id, country, created_at, plan)"}),
             {"role": "assistant", "content": "There's no `month` column; I'll filter on `created_at` instead.",
-             "reasoning_content": "Use a half-open date range on created_at so the index can be used.", "tool_calls": [c2]},
+             "reasoning_content": "Use a half-open date range on created_at so the index can be used.",
+             "tool_calls": [c2]},
             _tool_msg(c2, {"rows": rows}),
             {"role": "assistant", "reasoning_content": "Format as a ranked table.",
              "content": f"Top 5 countries by sign-ups in {month}:\n\n| # | country | sign-ups |\n|---|---|---|\n"
@@ -789,19 +809,23 @@ def agent_search(g: Gen):
     topic, results, answer = g.pick([
         ("Python 3.13 free-threaded build",
          [{"title": "What's New In Python 3.13", "url": "https://docs.python.org/3/whatsnew/3.13.html",
-           "snippet": "CPython now has experimental support for running in a free-threaded mode, with the GIL disabled."},
+           "snippet": "CPython now has experimental support for running in a free-threaded mode, "
+                      "with the GIL disabled."},
           {"title": "PEP 703 – Making the GIL Optional", "url": "https://peps.python.org/pep-0703/",
            "snippet": "This PEP proposes adding a build configuration (--disable-gil) to CPython."}],
-         "Python 3.13 ships an **experimental free-threaded build** in which the GIL can be disabled (PEP 703). It is a "
-         "separate build (often installed as `python3.13t`), not the default, and some C extensions need updates to "
+         "Python 3.13 ships an **experimental free-threaded build** in which the GIL can be disabled (PEP 703). It is "
+         "a separate build (often installed as `python3.13t`), not the default, and some C extensions need updates to "
          "support it [1][2]."),
         ("HTTP 429 Retry-After header",
-         [{"title": "429 Too Many Requests - HTTP | MDN", "url": "https://developer.mozilla.org/en-US/docs/Web/HTTP/Status/429",
+         [{"title": "429 Too Many Requests - HTTP | MDN",
+           "url": "https://developer.mozilla.org/en-US/docs/Web/HTTP/Status/429",
            "snippet": "A Retry-After header might be included to this response indicating how long to wait."},
           {"title": "RFC 9110 §10.2.3 Retry-After", "url": "https://www.rfc-editor.org/rfc/rfc9110#name-retry-after",
-           "snippet": "The value is either an HTTP-date or a number of seconds to delay after receiving the response."}],
-         "A 429 response **may** include `Retry-After`, whose value is either a number of seconds or an HTTP date [1][2]. "
-         "Clients should wait at least that long before retrying, and fall back to exponential backoff when it's absent."),
+           "snippet": "The value is either an HTTP-date or a number of seconds to delay after "
+                      "receiving the response."}],
+         "A 429 response **may** include `Retry-After`, whose value is either a number of seconds or an HTTP date "
+         "[1][2]. Clients should wait at least that long before retrying, and fall back to exponential backoff when "
+         "it's absent."),
         ("PostgreSQL 16 logical replication from standby",
          [{"title": "PostgreSQL 16 Release Notes", "url": "https://www.postgresql.org/docs/16/release-16.html",
            "snippet": "Allow logical replication from standby servers."}],
@@ -809,12 +833,15 @@ def agent_search(g: Gen):
          "which takes load off the primary [1]."),
     ])
     c = _call(g, "search_web", {"query": topic, "max_results": g.pick([3, 5])})
-    msgs = [{"role": "user", "content": g.pick([f"What's the current state of {topic}?", f"Can you look up {topic} for me?"])},
-            {"role": "assistant", "content": "", "reasoning_content": "This needs up-to-date information; search first.",
+    msgs = [{"role": "user", "content": g.pick([f"What's the current state of {topic}?",
+                                                f"Can you look up {topic} for me?"])},
+            {"role": "assistant", "content": "",
+             "reasoning_content": "This needs up-to-date information; search first.",
              "tool_calls": [c]},
             _tool_msg(c, {"results": results}),
             {"role": "assistant", "reasoning_content": "Summarise with numbered citations matching the results.",
-             "content": answer + "\n\nSources:\n" + "\n".join(f"[{i + 1}] {r['title']} — {r['url']}" for i, r in enumerate(results))}]
+             "content": answer + "\n\nSources:\n" + "\n".join(f"[{i + 1}] {r['title']} — {r['url']}" for i,
+                                                              r in enumerate(results))}]
     return [TOOLS["search_web"]], msgs
 
 
@@ -824,10 +851,12 @@ def agent_email(g: Gen):
             "read-only mode.\n\nThanks,\nSam")
     c = _call(g, "send_email", {"to": [to], "subject": "Maintenance window moved to Saturday", "body": body})
     msgs = [{"role": "system", "content": "You can send emails for the user. Confirm before sending."},
-            {"role": "user", "content": f"Tell {to} that the DB maintenance moves to Saturday 6-8 UTC, up to 10 min read-only."},
+            {"role": "user",
+             "content": f"Tell {to} that the DB maintenance moves to Saturday 6-8 UTC, up to 10 min read-only."},
             {"role": "assistant", "content": f"Here's a draft:\n\n---\n{body}\n---\n\nShall I send it?"},
             {"role": "user", "content": g.pick(["Yes, send it.", "looks good, go ahead", "Send ✅"])},
-            {"role": "assistant", "content": None, "reasoning_content": "The user confirmed. Send the drafted email unchanged.",
+            {"role": "assistant", "content": None,
+             "reasoning_content": "The user confirmed. Send the drafted email unchanged.",
              "tool_calls": [c]},
             _tool_msg(c, {"status": "sent", "message_id": f"<{g.call_id()}@mail.example.com>"}),
             {"role": "assistant", "reasoning_content": "Confirm briefly.",
@@ -840,11 +869,13 @@ def agent_no_tool(g: Gen):
     q, think, ans = pick_task(g, source)
     msgs = [{"role": "user", "content": q},
             {"role": "assistant", "content": ans,
-             "reasoning_content": "None of the available tools are needed for this; I can answer directly.\n\n" + think}]
+             "reasoning_content": "None of the available tools are needed for this; I can answer directly.\n\n"
+             + think}]
     return g.rng.sample(list(TOOLS.values()), 3), msgs
 
 
-AGENT_SCENARIOS = [agent_weather, agent_weather, agent_currency, agent_debug, agent_sql, agent_search, agent_email, agent_no_tool]
+AGENT_SCENARIOS = [agent_weather, agent_weather, agent_currency, agent_debug, agent_sql, agent_search, agent_email,
+                   agent_no_tool]
 
 
 def agentic_records(g: Gen, n: int):
@@ -852,7 +883,8 @@ def agentic_records(g: Gen, n: int):
     for i in range(n):
         tools, msgs = g.pick(AGENT_SCENARIOS)(g)
         if g.maybe(0.2) and msgs[0]["role"] != "system":
-            msgs.insert(0, {"role": "system", "content": "You are an autonomous assistant with tool access. Think before acting."})
+            msgs.insert(0, {"role": "system",
+                            "content": "You are an autonomous assistant with tool access. Think before acting."})
         rec = record(g.new_id("agent", p_missing=0.05), "agent", tools=tools, messages=msgs)
         out.append(rec)
     return out
@@ -897,17 +929,22 @@ def bad_lines(g: Gen):
         (dump({"id": "bad-00007", "source": "chat", "messages": [
             {"role": "system", "content": "You are a helpful assistant."},
             {"role": "assistant", "content": "Hello! How can I help you today?"}]}), "no_user_query"),
-        (dump({"id": "bad-00008", "source": "chat", "messages": good() + [{"role": "user", "content": "And one more thing…"}]}),
+        (dump({"id": "bad-00008", "source": "chat",
+               "messages": good() + [{"role": "user", "content": "And one more thing…"}]}),
          "no_generated_turn"),
-        (dump({"id": "bad-00009", "source": "chat", "conversations": [{"from": "human", "value": q}]}), "no_generated_turn"),
-        (dump({"id": "bad-00010", "source": "chat", "messages": [{"role": "narrator", "content": "Once upon a time…"}] + good()}),
+        (dump({"id": "bad-00009", "source": "chat", "conversations": [{"from": "human", "value": q}]}),
+         "no_generated_turn"),
+        (dump({"id": "bad-00010", "source": "chat", "messages": [{"role": "narrator",
+                                                                  "content": "Once upon a time…"}] + good()}),
          "unknown_role"),
         (dump({"id": "bad-00011", "source": "chat", "conversations": [{"from": "human", "value": q},
-                                                                       {"from": "bing", "value": ans}]}), "unknown_role"),
+                                                                       {"from": "bing", "value": ans}]}),
+         "unknown_role"),
         (dump({"id": "bad-00012", "source": "agent", "tools": [TOOLS["get_weather"]], "messages": [
             {"role": "user", "content": "Weather in Oslo?"},
             {"role": "assistant", "content": None, "tool_calls": [
-                {"id": "call_0", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\": \"Oslo\""}}]},
+                {"id": "call_0", "type": "function",
+                 "function": {"name": "get_weather", "arguments": "{\"city\": \"Oslo\""}}]},
             {"role": "tool", "tool_call_id": "call_0", "content": "{\"temperature\": 4}"},
             {"role": "assistant", "content": "It's 4 °C in Oslo."}]}), "bad_tool_call"),
         (dump({"id": "bad-00013", "source": "agent", "tools": [TOOLS["calculator"]], "messages": [
@@ -919,7 +956,8 @@ def bad_lines(g: Gen):
         (dump({"id": "bad-00014", "source": "chat", "messages": [
             {"role": "user", "content": q}, {"role": "system", "content": "Answer in French."},
             {"role": "assistant", "content": ans}]}), "template_error"),
-        (dump({"id": "bad-00015", "source": "chat", "messages": [q, {"role": "assistant", "content": ans}]}), "bad_message"),
+        (dump({"id": "bad-00015", "source": "chat", "messages": [q, {"role": "assistant", "content": ans}]}),
+         "bad_message"),
     ]
     return lines
 
