@@ -42,7 +42,8 @@ class MotoServer:
             try:
                 with socket.create_connection((self.host, self.port), timeout=0.5): return self
             except OSError:
-                if time.monotonic() > deadline: self.kill(); raise RuntimeError(f"moto server not up on {self.endpoint}")
+                if time.monotonic() > deadline: self.kill(); raise RuntimeError(
+                    f"moto server not up on {self.endpoint}")
                 time.sleep(0.05)
 
     @staticmethod
@@ -68,7 +69,8 @@ class MotoServer:
 
 # %% ../nbs/98_testing.ipynb #c9596d2e
 def moto_env(monkeypatch, server: MotoServer, cache_dir) -> dict:
-    "Point this process's environment at `server` (test credentials, no other AWS_* settings, `cache_dir` as cache); return it."
+    """Point this process's environment at `server` (test credentials, no other AWS_* settings, `cache_dir` as cache);
+    return it."""
     for k in list(os.environ):
         if k.startswith('AWS_'): monkeypatch.delenv(k)
     monkeypatch.setenv('AWS_ACCESS_KEY_ID', 'testing'); monkeypatch.setenv('AWS_SECRET_ACCESS_KEY', 'testing')
@@ -80,17 +82,21 @@ def moto_env(monkeypatch, server: MotoServer, cache_dir) -> dict:
 import re
 
 class Proxy:
-    "A TCP proxy on loopback in front of `upstream_port`: outages (`down`/`up`) and per-request `rule`s (delay, fail, barrier)."
+    """A TCP proxy on loopback in front of `upstream_port`: outages (`down`/`up`) and per-request `rule`s (delay, fail,
+    barrier)."""
     def __init__(self, upstream_port: int):
-        self.upstream, self.port, self.conns, self.lock, self.rules = upstream_port, free_port(), [], threading.Lock(), []
+        self.upstream, self.port, self.conns, self.lock = upstream_port, free_port(), [], threading.Lock()
+        self.rules = []
         self.seen: list[str] = []
         self.up()
     @property
     def endpoint(self): return f"http://127.0.0.1:{self.port}"
 
     def rule(self, pattern: str, delay: float = 0.0, fail: int = 0, barrier: int = 0, timeout: float = 60.0) -> dict:
-        "Act on requests whose request line matches `pattern`: delay them, fail (drop) the next `fail`, hold them until `barrier` arrived."
-        r = dict(rx=re.compile(pattern), delay=delay, fail=fail, barrier=barrier, timeout=timeout, arrived=0, go=threading.Event())
+        """Act on requests whose request line matches `pattern`: delay them, fail (drop) the next `fail`, hold them
+        until `barrier` arrived."""
+        r = dict(rx=re.compile(pattern), delay=delay, fail=fail, barrier=barrier, timeout=timeout, arrived=0,
+                 go=threading.Event())
         self.rules.append(r); return r
 
     def up(self):
@@ -148,7 +154,8 @@ class Proxy:
 
 # %% ../nbs/98_testing.ipynb #93cc48fb
 class FakeChatServer:
-    "A local chat-completions server for tests: `answer(request_body) -> message dict`; the first `fail_first` requests get HTTP 500."
+    """A local chat-completions server for tests: `answer(request_body) -> message dict`; the first `fail_first`
+    requests get HTTP 500."""
     def __init__(self, answer=None, model: str = 'fake-model', fail_first: int = 0):
         from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
         self.answer = answer or (lambda body: {'role': 'assistant', 'content': 'OK.', 'reasoning_content': 'Easy.'})
@@ -161,7 +168,8 @@ class FakeChatServer:
                 self.send_response(code); self.send_header('Content-Type', 'application/json')
                 self.send_header('Content-Length', str(len(b))); self.end_headers(); self.wfile.write(b)
             def do_GET(self):
-                if self.path.rstrip('/').endswith('/models'): self._send(200, {'object': 'list', 'data': [{'id': srv.model, 'object': 'model'}]})
+                if self.path.rstrip('/').endswith('/models'): self._send(
+                    200, {'object': 'list', 'data': [{'id': srv.model, 'object': 'model'}]})
                 else: self._send(404, {'error': 'not found'})
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers.get('Content-Length', 0))) or b'{}')
@@ -169,11 +177,13 @@ class FakeChatServer:
                     srv.requests.append({'path': self.path, 'body': body, 'auth': self.headers.get('Authorization')})
                     fail = srv.fail_left > 0; srv.fail_left -= fail
                 if fail: return self._send(500, {'error': 'try again'})
-                if not self.path.rstrip('/').endswith('/chat/completions'): return self._send(404, {'error': 'not found'})
+                if not self.path.rstrip('/').endswith('/chat/completions'): return self._send(404,
+                                                                                              {'error': 'not found'})
                 try: msg = srv.answer(body)
                 except Exception as e: return self._send(400, {'error': {'message': str(e)}})
                 self._send(200, {'id': 'cmpl-1', 'object': 'chat.completion', 'model': srv.model,
-                                 'choices': [{'index': 0, 'message': msg, 'finish_reason': msg.pop('finish_reason', 'stop')}],
+                                 'choices': [{'index': 0, 'message': msg, 'finish_reason': msg.pop('finish_reason',
+                                                                                                   'stop')}],
                                  'usage': {'prompt_tokens': 7, 'completion_tokens': 3, 'total_tokens': 10}})
         self.httpd = ThreadingHTTPServer(('127.0.0.1', 0), H)
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
@@ -183,7 +193,8 @@ class FakeChatServer:
 
 # %% ../nbs/98_testing.ipynb #14a3140a
 def write_dataset(out_dir, rows: list[dict], manifest: dict | None = None, schema=None) -> Path:
-    "Write `rows` (dicts with input_ids, loss_mask, seq_len, sample_id, source) as a one-shard dataset, e.g. a corrupted one for tests."
+    """Write `rows` (dicts with input_ids, loss_mask, seq_len, sample_id, source) as a one-shard dataset, e.g. a
+    corrupted one for tests."""
     from dflash_nb.dataset import SCHEMA, write_dataset as _write
     schema = schema or SCHEMA
     return _write(out_dir, [pa.RecordBatch.from_pylist(rows, schema=schema)] if rows else [], manifest, schema=schema)
