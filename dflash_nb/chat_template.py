@@ -289,8 +289,8 @@ def _json_size(x, ensure_ascii=False, indent=None, separators=None, sort_keys=Fa
     "An upper bound of len(json.dumps(x, ...)) (what `tojson` writes), counted before it is written."
     width = len(indent) if isinstance(indent, str) else max(indent, 0) if isinstance(indent, int) else 0
     if width > MAX_TEMPLATE_VALUE: return width
-    item, key = separators if isinstance(separators, (tuple, list)) and len(separators) == 2 else (
-        ("," if indent is not None else ", "), ": ")
+    item, key = (separators if isinstance(separators, (tuple, list)) and len(separators) == 2
+                 else ("," if indent is not None else ", ", ": "))
     item, key = (len(s) if isinstance(s, str) else 0 for s in (item, key))
     str_size = functools.partial(_json_str_size, ensure_ascii=bool(ensure_ascii))
     return str_size(x) if isinstance(x, str) else _walk_size(x, str_size, item, key, width)
@@ -358,16 +358,16 @@ def _capped_binop(self, context, operator, left, right):
                 f"'*' would compute a {left.bit_length() + right.bit_length():,}-bit integer (limit {1 << 16:,})")
     elif operator == "%":
         if isinstance(left, (str, bytes)): _built(_printf_size(left, right), "'%' formatting")
-    elif operator == "**" and isinstance(left, int) and isinstance(right, int) and abs(left) > 1 and right * abs(
-        left).bit_length() > 1 << 16:
+    elif operator == "**" and isinstance(left, int) and isinstance(right, int) and abs(left) > 1 \
+            and right * abs(left).bit_length() > 1 << 16:
         raise TemplateLimitError(
             f"'**' would compute a {right * abs(left).bit_length():,}-bit power (limit {1 << 16:,})")
     return self.binop_table[operator](left, right)
 
 def _add(left, right):
     "`a + b` in a template: a string or list sum sized before it is built."
-    if isinstance(left, _SEQUENCES) and isinstance(right, _SEQUENCES) and len(left) + len(right) > 4096: _built(
-        len(left) + len(right), "'+'")
+    if isinstance(left, _SEQUENCES) and isinstance(right, _SEQUENCES) and len(left) + len(right) > 4096:
+        _built(len(left) + len(right), "'+'")
     return left + right
 
 def _join_values(markup: bool, parts: tuple) -> str:
@@ -445,8 +445,8 @@ def _capped_call(__self, __context, __obj, *args, **kwargs):
     elif type(__obj) is jinja2.runtime.LoopContext and args:  # `loop(children)` in a recursive loop
         args = (_count_loop(args[0]),) + args[1:]
     elif __obj is jinja2.utils.generate_lorem_ipsum:
-        bound = inspect.signature(__obj).bind(*args, **{k: v for k, v in kwargs.items() if k not in (
-            "_loop_vars", "_block_vars")}).arguments
+        own = {k: v for k, v in kwargs.items() if k not in ("_loop_vars", "_block_vars")}
+        bound = inspect.signature(__obj).bind(*args, **own).arguments
         _built(_int(bound.get("n", 5), 5) * _int(bound.get("max", 100), 100) * 16, "lipsum()")
     if not __self.is_safe_callable(__obj):  # the sandbox's own `call`, inline (one frame less on every call)
         raise jinja2.exceptions.SecurityError(f"{__obj!r} is not safely callable")

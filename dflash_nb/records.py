@@ -378,8 +378,9 @@ def _arrow_batches(path: Path):
         for s in json.loads((path/'state.json').read_text())['_data_files']:
             with pa.memory_map(str(path/s['filename'])) as m:
                 try: reader = pa.ipc.open_stream(m)
-                except pa.ArrowInvalid: reader = pa.ipc.open_file(m); yield from (
-                    reader.get_batch(i) for i in range(reader.num_record_batches)); continue
+                except pa.ArrowInvalid:
+                    reader = pa.ipc.open_file(m); yield from (reader.get_batch(i) for i in range(reader.num_record_batches))
+                    continue
                 yield from reader
     else:
         import pyarrow.parquet as pq
@@ -408,8 +409,8 @@ def read_lines(path, max_bytes: int = MAX_RECORD_BYTES) -> Iterator[tuple[int, b
     `max_bytes` is a `TooLarge`."""
     path = Path(path)
     if path.is_dir() or input_suffix(path.name) == '.parquet': return _rows(path, max_bytes)
-    if input_suffix(path.name) in ('.json', '.json.gz', '.json.zst') and _json_kind(
-        path) == 'array': return _array_items(path, max_bytes=max_bytes)
+    if input_suffix(path.name) in ('.json', '.json.gz', '.json.zst') and _json_kind(path) == 'array':
+        return _array_items(path, max_bytes=max_bytes)
     return _jsonl_lines(path, max_bytes)
 
 
@@ -434,8 +435,8 @@ def _json_kind(path: Path) -> str:
 
 def name_not_read(name: str) -> str | None:
     "Why a file is not read as completions, judged by its name alone (S3 listings), or None."
-    if input_suffix(name) is None: return "not a completions format (" + ', '.join(
-        INPUT_SUFFIXES) + ", or a saved dataset folder)"
+    if input_suffix(name) is None:
+        return "not a completions format (" + ', '.join(INPUT_SUFFIXES) + ", or a saved dataset folder)"
     if name.rsplit('/', 1)[-1].lower() in NOT_RECORDS: return "a tokenizer/model/dataset metadata file, not completions"
     return None
 
@@ -445,17 +446,16 @@ def _why_not_read(path: Path, name: str) -> str | None:
     if path.is_dir():
         if not is_saved_dataset(path): return None
         cols = _columns(path)
-        return None if set(cols) & set(
-            MESSAGE_COLUMNS) else ("a saved dataset without a messages/conversations column (columns: "
-                                   f"{', '.join(cols)})")
+        return None if set(cols) & set(MESSAGE_COLUMNS) else \
+            f"a saved dataset without a messages/conversations column (columns: {', '.join(cols)})"
     if (why := name_not_read(name)) is not None: return why
     sfx = input_suffix(name)
     if sfx == '.parquet':
         try: cols = _columns(path)
         except Exception as e: return (f"not a readable Parquet file ({type(e).__name__}: "
                                        f"{str(e).splitlines()[0] if str(e) else ''})")
-        return None if set(cols) & set(
-            MESSAGE_COLUMNS) else f"Parquet without a messages/conversations column (columns: {', '.join(cols)})"
+        return None if set(cols) & set(MESSAGE_COLUMNS) else \
+            f"Parquet without a messages/conversations column (columns: {', '.join(cols)})"
     if sfx.startswith('.json.') or sfx == '.json':
         try: kind = _json_kind(path)
         except (OSError, EOFError) as e: return f"cannot be read ({e})"

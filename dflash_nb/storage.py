@@ -458,8 +458,8 @@ def output_state(url: str, client=None, commit_file: str = "manifest.json") -> O
         owned = [o.key for o in objs if any(o.key.startswith(prefix + r) for r in runs) or o.key[len(prefix):]
                  in _POINTERS]
     else:  # the first layout: the dataset beside its manifest; its state.json lists the shards
-        names = {str(f.get("filename")) for f in (state or {}).get("_data_files", []) if isinstance(f, dict)} | set(
-            _KNOWN_FILES)
+        names = {str(f.get("filename")) for f in (state or {}).get("_data_files", []) if isinstance(f, dict)} \
+            | set(_KNOWN_FILES)
         owned = [o.key for o in objs if o.key[len(prefix):] in names]
     st.manifest_etag, st.owned = head["ETag"], tuple(owned)
     return st
@@ -716,8 +716,8 @@ def clean_stale_stages(root=None) -> list[Path]:
     for p in Path(root or tempfile.gettempdir()).glob(_STAGE + "*"):
         m = re.match(rf"{_STAGE}(\d+)-", p.name)
         try:
-            if not m or not p.is_dir() or p.is_symlink() or p.stat().st_uid != os.getuid() or _alive(
-                int(m.group(1))): continue
+            if not m or not p.is_dir() or p.is_symlink() or p.stat().st_uid != os.getuid() or _alive(int(m.group(1))):
+                continue
         except OSError: continue
         shutil.rmtree(p, ignore_errors=True); gone.append(p)
     return gone
