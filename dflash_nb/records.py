@@ -379,7 +379,8 @@ def _arrow_batches(path: Path):
             with pa.memory_map(str(path/s['filename'])) as m:
                 try: reader = pa.ipc.open_stream(m)
                 except pa.ArrowInvalid:
-                    reader = pa.ipc.open_file(m); yield from (reader.get_batch(i) for i in range(reader.num_record_batches))
+                    reader = pa.ipc.open_file(m)
+                    yield from (reader.get_batch(i) for i in range(reader.num_record_batches))
                     continue
                 yield from reader
     else:
