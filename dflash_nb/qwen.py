@@ -257,7 +257,7 @@ def _check_target(out: Path, overwrite: bool) -> None:
     if others and not overwrite:
         raise FileExistsError(
             f"{out} already holds other files ({', '.join(others[:5])}{', ...' if len(others) > 5 else ''}); "
-                              "refusing to replace it. Choose a new directory or pass overwrite=True.")
+            "refusing to replace it. Choose a new directory or pass overwrite=True.")
 
 # %% ../nbs/03_qwen.ipynb #0587bdeb
 def _move_into_place(tmp: Path, out: Path) -> None:

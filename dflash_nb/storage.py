@@ -176,7 +176,7 @@ def _not_a_listing(page: dict, url: str, client) -> StorageError:
     what = "HTML" if "html" in ctype.lower() else (ctype or "no content type")
     return StorageError(
         f"{url}: not an S3 listing (the endpoint {_endpoint(client)} answered {what}); check --s3-endpoint "
-                        "/ AWS_ENDPOINT_URL", url, "NotS3")
+        "/ AWS_ENDPOINT_URL", url, "NotS3")
 
 # %% ../nbs/00_storage.ipynb #4b003493
 def list_objects(url: str, suffixes: Iterable[str] | None = (".jsonl",), client=None,
@@ -287,9 +287,8 @@ def _fetch_once(client, job: _Job, run: _Run):
         resp["Body"].close()
         raise StorageError(
             f"{job.url}: the object changed after it was listed (listed ETag {job.obj.etag}, now {etag}); "
-                           "rerun: the new version is then a changed input (a resumed run refuses it; --restart takes "
-                           "it)",
-                           job.url, "Changed")
+            "rerun: the new version is then a changed input (a resumed run refuses it; --restart takes it)",
+            job.url, "Changed")
     md5 = hashlib.md5() if (_PLAIN_MD5.match(etag) and not resp.get("SSECustomerAlgorithm")  # an ETag that is the MD5
                             and resp.get("ServerSideEncryption") not in ("aws:kms", "aws:kms:dsse")) else None
     job.dest.parent.mkdir(parents=True, exist_ok=True)
@@ -476,13 +475,11 @@ def check_s3_output(url: str, overwrite: bool, client=None, commit_file: str = "
     if not overwrite:
         raise FileExistsError(
             f"{url}: already exists ({len(there)} objects{', a dataset' if st.is_dataset else ''}); choose a new "
-                              "--output-dir" + (", or pass --overwrite to replace the dataset" if st.is_dataset
-                                                else ""))
+            "--output-dir" + (", or pass --overwrite to replace the dataset" if st.is_dataset else ""))
     if not st.is_dataset:
         raise FileExistsError(
             f"{url}: holds {len(there)} objects but no dataset written by dflash-nb (no {commit_file}); "
-                              "--overwrite replaces only such a dataset: choose a new --output-dir, or empty the "
-                              "prefix yourself")
+            "--overwrite replaces only such a dataset: choose a new --output-dir, or empty the prefix yourself")
     return st
 
 # %% ../nbs/00_storage.ipynb #60277541
@@ -583,10 +580,9 @@ def _commit(client, bucket: str, commit_key: str, body: bytes, run_dir: str, pri
         _forget(client, bucket, dprefix, url)
         raise CommitLost(
             f"{url}: another writer committed a dataset here first (the {commit_key.rsplit('/', 1)[-1]} is no "
-                         "longer the one this run saw when it started); this run's upload was removed and nothing of "
-                         "the other writer's was touched; look at what is there now, and rerun (with --overwrite to "
-                         "replace it)",
-                         url, "CommitLost") from None
+            "longer the one this run saw when it started); this run's upload was removed and nothing of the "
+            "other writer's was touched; look at what is there now, and rerun (with --overwrite to replace it)",
+            url, "CommitLost") from None
 
 # %% ../nbs/00_storage.ipynb #115e2776
 def upload_dir(local_dir, url: str, workers: int = 16, client=None, progress: bool = True,
@@ -634,8 +630,8 @@ def upload_dir(local_dir, url: str, workers: int = 16, client=None, progress: bo
     if left := prior.unfinished(prefix):
         print(
             f"{url}: {len(left)} object(s) of unfinished uploads remain under {_url(bucket, prefix)}runs/ (killed "
-              "runs, or a writer at work); delete those run folders with `aws s3 rm --recursive` once no writer is "
-              "running", file=sys.stderr)
+            "runs, or a writer at work); delete those run folders with `aws s3 rm --recursive` once no writer is "
+            "running", file=sys.stderr)
     return written
 
 # %% ../nbs/00_storage.ipynb #42e566b7

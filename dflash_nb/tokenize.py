@@ -445,11 +445,11 @@ def disk_full(e: OSError, where, written: int | None = None, done: float | None 
     need = (
         f"; the output needs about {_mb(written / done - written)} more (it wrote {_mb(written)} for {done:.0%} of the "
         "input)"
-            if written and done and 0 < done < 1 else "")
+        if written and done and 0 < done < 1 else "")
     why = f", {e.strerror}" if e.strerror and e.strerror != os.strerror(errno.ENOSPC) else ""
     return DiskFull(
         f"{where}: no space left on device ({free}{why}){need}. Free some space (or choose another --output-dir) "
-                    f"and {then}")
+        f"and {then}")
 
 # %% ../nbs/04_tokenize.ipynb #0868c1a3
 def _sources(completions, s3_endpoint=None, download_workers: int = 32, progress: bool = True,
@@ -469,7 +469,7 @@ def _sources(completions, s3_endpoint=None, download_workers: int = 32, progress
     ignored = [(o.key, name_not_read(o.key) or 'not a completions format') for o in listed if o not in chosen]
     if not objs: raise FileNotFoundError(
         f"{completions}: no completions (*.jsonl[.gz|.zst], *.json, *.parquet) under this prefix "
-                                         f"({len(ignored)} other objects); check the --completions URL")
+        f"({len(ignored)} other objects); check the --completions URL")
     files = [dict(name=o.key, size=o.size, etag=o.etag) for o in objs]
     return files, lambda: storage.download_objects(str(completions), storage.default_cache_dir(), download_workers,
                                                    JSONL_SUFFIXES, client, progress, objects=objs), ignored, []
@@ -498,7 +498,7 @@ def _prepare_tmp(tmp: Path, run_key: dict, restart: bool) -> list[dict]:
             diff = sorted(k for k in set(old) | set(run_key) if old.get(k) != run_key.get(k))
             raise ValueError(
                 f"{tmp}: an interrupted run with different {', '.join(diff)} is there; rerun with the same inputs "
-                             f"and parameters to resume it, or pass --restart to discard it and start over")
+                f"and parameters to resume it, or pass --restart to discard it and start over")
         if (plan := finish_plan(tmp)) is not None: return plan['metas']  # killed while finishing: keep everything
         metas = committed_chunks(tmp)
         keep = {f"chunk-{m['index']:05d}{ext}" for m in metas for ext
@@ -529,15 +529,14 @@ def _checked(result: dict, out: Path, completions, ignored, first_skip: dict | N
     if n := result['skipped'].get('mask_mismatch'):
         raise TokenizeError(
             f"{n} sample(s) failed the mask check (mask_mismatch) and were NOT written: see {out/'skipped.jsonl'}. "
-                            "This is a bug in the tokenizer/template handling; please report it with those records.")
+            "This is a bug in the tokenizer/template handling; please report it with those records.")
     if not result['samples']:
         why = ', '.join(f"{n:,} {r}" for r, n in result['skipped'].items()) or 'no records'
         raise TokenizeError(f"{completions}: 0 samples ({result['records_read']:,} records read: {why}"
                             + (f"; {ignored_line(ignored)}" if ignored else '')
                             + (f"); see {out/'skipped.jsonl'}" if first_skip is None
-                            else f"); nothing written; first: {first_skip['file']}:{first_skip['line']} "
-                                 f"{first_skip['reason']}: {first_skip['detail'][:300]}" if first_skip
-                               else "); nothing written"))
+ else f"); nothing written; first: {first_skip['file']}:{first_skip['line']} {first_skip['reason']}: "
+ f"{first_skip['detail'][:300]}" if first_skip else "); nothing written"))
     return result
 
 # %% ../nbs/04_tokenize.ipynb #e84ee3a4
@@ -619,7 +618,7 @@ def tokenize_dataset(model_path, completions, output_dir, max_seq_len: int | Non
         ct.fit_to_input(sum(f['size'] for f in files), workers)
         for s in splits: print(
             f"tokenize: {Path(completions)/s['folder']}: a DatasetDict with splits {', '.join(s['splits'])}; "
-                               f"reading split {s['split']!r} (--split chooses)", file=sys.stderr)
+            f"reading split {s['split']!r} (--split chooses)", file=sys.stderr)
         run_key = _run_key(ct, files, max_seq_len, batch_size, shard_tokens, skip_reasoning_not_rendered,
                            max_record_bytes)
         if done is not None:  # a finished run whose last tidying-up was killed

@@ -274,7 +274,7 @@ def bad_tokenizer_file(path, why) -> ValueError:
     why = ' '.join(str(why).split())[:200] or type(why).__name__
     return ValueError(
         f"{path}: not a usable tokenizer.json ({why}); it is empty, cut short or not a Hugging Face tokenizer: "
-                      "copy it again from the model (the default one: dflash-nb build-tokenizer DIR)")
+        "copy it again from the model (the default one: dflash-nb build-tokenizer DIR)")
 
 # %% ../nbs/03b_tokenizer.ipynb #7ba5123b
 MAX_RENDER_CHARS = 16 << 20  # one rendered conversation; ~50x a 128K-token context
@@ -364,7 +364,7 @@ def fit_to_input(self: ChatTokenizer, input_bytes: int, workers: int = 1) -> 'Ch
         self.fast, self.encoder = None, 'tokenizers'
         self.encoder_reason = (
             f"auto: {input_bytes:,} bytes of input, under {AUTO_FASTOKENS_MIN_BYTES * max(1, workers):,} "
-                               f"for {max(1, workers)} worker(s): tokenizers loads faster than fastokens (same ids)")
+            f"for {max(1, workers)} worker(s): tokenizers loads faster than fastokens (same ids)")
     return self
 
 @patch
@@ -410,9 +410,9 @@ def turn_end_warnings(self: ChatTokenizer) -> list[str]:
              "no eos_token in tokenizer_config.json) or")
     return [
         f"{self.model_path}: {stops} not written by chat template {n!r}: each generated turn ends where its rendering "
-            f"ends; its turns end with {' or '.join(f.written) or 'no special token'}: if that is the model's stop "
-            "token, add its id to generation_config.json's eos_token_id" for n, f in self.forms().items()
-            if f is not None and not f.end_of_turn]
+        f"ends; its turns end with {' or '.join(f.written) or 'no special token'}: if that is the model's stop token, "
+        "add its id to generation_config.json's eos_token_id" for n, f in self.forms().items() if f is not None
+            and not f.end_of_turn]
 
 @patch
 def render(self: ChatTokenizer, msgs: list, tools=None, add_generation_prompt: bool = False,
