@@ -345,7 +345,7 @@ _METHOD_SIZE = {  # str/bytes methods a template can call, by name: the size of 
     "replace": _replace_size, "translate": _translate_size, "join": None, "to_bytes": None,
 }
 
-# %% ../nbs/02_chat_template.ipynb #b28656af
+# %% ../nbs/02_chat_template.ipynb #7b39cec0
 _SEQUENCES = (str, bytes, list, tuple)
 
 def _capped_binop(self, context, operator, left, right):
@@ -377,7 +377,7 @@ def _join_values(markup: bool, parts: tuple) -> str:
     _built(n * 6 if markup else n, "'~'")  # escaping writes at most 6 characters (`&quot;`) for one
     return jinja2.runtime.markup_join(parts) if markup else jinja2.runtime.str_join(parts)
 
-# %% ../nbs/02_chat_template.ipynb #7bdf7069
+# %% ../nbs/02_chat_template.ipynb #fadfb321
 def _finalize(value):
     "Every `{{ value }}` a template writes: a container's text is counted before `str()` writes it."
     if type(value) is not str and not isinstance(value, (int, float)) and value is not None:

@@ -405,9 +405,9 @@ def _delete_keys(client, bucket: str, keys: list[str], url: str):
 _RUN_RE = re.compile(r"^runs/\d{8}T\d{6}Z-\d+-[0-9a-f]{6}/")  # one upload's folder: runs/<UTC time>-<pid>-<random>/
 # root copies pointing `datasets` at the committed run, in writing order
 _POINTERS = ("dataset_info.json", "state.json")
+# what a dataset of the first layout (beside its manifest) holds besides its shards
 _KNOWN_FILES = ("state.json", "dataset_info.json", "stats.json", "skipped.jsonl", "content_hashes.npy",
-                "duplicates.jsonl",
-                "flagged.jsonl")  # what a dataset of the first layout (beside its manifest) holds besides its shards
+                "duplicates.jsonl", "flagged.jsonl")
 
 def _new_run() -> str:
     return f"runs/{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{os.getpid()}-{os.urandom(3).hex()}/"
@@ -450,8 +450,8 @@ def output_state(url: str, client=None, commit_file: str = "manifest.json") -> O
     head = _head(client, bucket, prefix + commit_file) if any(o.key == prefix + commit_file for o in objs) else None
     if head is None: return st
     runs = {r for r in [(head.get("Metadata") or {}).get(DATA_PREFIX_META, "")] if _RUN_RE.fullmatch(r)}
-    state = _get_json(client, bucket,
-                      prefix + "state.json") if any(o.key == prefix + "state.json" for o in objs) else None
+    has_state = any(o.key == prefix + "state.json" for o in objs)
+    state = _get_json(client, bucket, prefix + "state.json") if has_state else None
     runs |= _state_runs(state)
     if runs:  # its run folder(s), and the root pointers into them
         owned = [o.key for o in objs if any(o.key.startswith(prefix + r) for r in runs) or o.key[len(prefix):]
