@@ -534,8 +534,8 @@ def discover_inputs(src, split: str | None = None, option: str = '--completions'
         splits.append(dict(folder=rel or '.', split=s, splits=names))
         for n in names:
             r = f"{rel}/{n}" if rel else n
-            why = _why_not_read(d/n,
-                                n) if n == s else f"split {n!r} of a DatasetDict (reading {s!r}; choose with --split)"
+            why = (_why_not_read(d/n, n) if n == s
+                   else f"split {n!r} of a DatasetDict (reading {s!r}; choose with --split)")
             if why is None: files.append((r, d/n))
             else: ignored.append((r + '/', why))
     if p.is_file() or is_saved_dataset(p):
@@ -545,8 +545,8 @@ def discover_inputs(src, split: str | None = None, option: str = '--completions'
         return Inputs([(shown_name(p.name), p)], [])
     def walk(d: Path, rel: str):
         real = d.resolve()
-        if real in seen: ignored.append(
-            (rel + '/', f"the same folder as {seen[real] or '.'}/ (symlink; read once)")); return
+        if real in seen:
+            ignored.append((rel + '/', f"the same folder as {seen[real] or '.'}/ (symlink; read once)")); return
         seen[real] = rel
         try: entries, dd = sorted(os.scandir(d), key=lambda e: e.name), dataset_dict_splits(d) is not None
         except OSError as e: raise unreadable_folder(d, e) from None
@@ -560,16 +560,17 @@ def discover_inputs(src, split: str | None = None, option: str = '--completions'
             except OSError as err:
                 if err.errno == errno.ELOOP: ignored.append((r, "a broken symlink (a link loop)")); continue
                 raise unreadable_folder(d, err) from None
-            if (kind := file_kind(st.st_mode)) is not None: ignored.append(
-                (r, f"{kind}: only regular files are read (it never ends)")); continue
+            if (kind := file_kind(st.st_mode)) is not None:
+                ignored.append((r, f"{kind}: only regular files are read (it never ends)")); continue
             is_dir = stat.S_ISDIR(st.st_mode)
             try: saved = is_dir and is_saved_dataset(q)
-            # (not its state.json, which may not exist)
-            except OSError as err: raise unreadable_folder(q, err) from None
+            except OSError as err: raise unreadable_folder(q, err) from None  # (not its state.json: may not exist)
             if is_dir and not saved: walk(q, r); continue
             real_f = q.resolve()
-            if real_f in seen: ignored.append(
-                (r, f"the same {'dataset' if is_dir else 'file'} as {seen[real_f]} (symlink; read once)")); continue
+            if real_f in seen:
+                ignored.append(
+                    (r, f"the same {'dataset' if is_dir else 'file'} as {seen[real_f]} (symlink; read once)"))
+                continue
             seen[real_f] = r
             if (why := _why_not_read(q, e.name)) is None: files.append((r, q))
             else: ignored.append((r, why))
