@@ -518,16 +518,30 @@ def hub_id_hint(path, kind: str = 'model') -> str:
     return (f"; {s} looks like a Hugging Face Hub id, and nothing is downloaded here: download it first "
             f"(`hf download {'--repo-type dataset ' if kind == 'dataset' else ''}{s} --local-dir DIR`) and give DIR")
 
-# %% ../nbs/01_records.ipynb #f18d98e7
-def discover_inputs(src, split: str | None = None, option: str = '--completions') -> Inputs:
-    """Every completions input under `src` in sorted path order, and every other file with why it is not read; of a
-    DatasetDict, split `split` (else `train`); errors name `option`, the option that gave `src`."""
+# %% ../nbs/01_records.ipynb #49450a1d
+def _source_path(src, option: str) -> Path:
+    "`src` as a path, once it exists and is a regular file or folder (a pipe or device never ends)."
     p = Path(src)
     if not p.exists(): raise FileNotFoundError(f"{src}: no such file or folder; check the {option} path"
                                                + hub_id_hint(src, 'dataset'))
     if (kind := file_kind(p.stat().st_mode)) is not None:
         raise ValueError(
             f"{src}: {kind}; {option} must be a regular file or a folder of them (a pipe or device never ends)")
+    return p
+
+def _no_inputs(src, ignored: list, option: str) -> FileNotFoundError:
+    "The error for a source with no completions in it, naming the first thing it ignored."
+    return FileNotFoundError(f"{src}: no completions in this folder ({len(ignored)} other files ignored"
+                             + (f", e.g. {ignored[0][0]}: {ignored[0][1]}" if ignored else '')
+                             + f"); point {option} at "
+                             "JSONL (.jsonl[.gz|.zst]), JSON-array, Parquet or saved-dataset files or a folder of "
+                             "them")
+
+# %% ../nbs/01_records.ipynb #f18d98e7
+def discover_inputs(src, split: str | None = None, option: str = '--completions') -> Inputs:
+    """Every completions input under `src` in sorted path order, and every other file with why it is not read; of a
+    DatasetDict, split `split` (else `train`); errors name `option`, the option that gave `src`."""
+    p = _source_path(src, option)
     files, ignored, seen, splits = [], [], {}, []
     def dataset_dict(d: Path, rel: str):
         s, names = choose_split(d, split)
@@ -578,12 +592,7 @@ def discover_inputs(src, split: str | None = None, option: str = '--completions'
     if split is not None and not splits:
         raise ValueError(
             f"{src}: --split {split} given, but there is no DatasetDict folder (dataset_dict.json) in it; drop --split")
-    if not files:
-        raise FileNotFoundError(f"{src}: no completions in this folder ({len(ignored)} other files ignored"
-                                + (f", e.g. {ignored[0][0]}: {ignored[0][1]}" if ignored else '')
-                                + f"); point {option} at "
-                                "JSONL (.jsonl[.gz|.zst]), JSON-array, Parquet or saved-dataset files or a folder of "
-                                "them")
+    if not files: raise _no_inputs(src, ignored, option)
     return Inputs(files, ignored, splits)
 
 
