@@ -486,7 +486,7 @@ def _wrap_str_format(self, value):
         return str_type(formatter.vformat(f_self, args, kwargs))
     return functools.update_wrapper(wrapper, value)
 
-# %% ../nbs/02_chat_template.ipynb #c4f1a7e7
+# %% ../nbs/02_chat_template.ipynb #25c824b5
 def _soft(s) -> str:
     "str(s) (what jinja's filters write a value as), once its size is known to be under the cap."
     if isinstance(s, str): return s
@@ -521,6 +521,7 @@ _FILTER_SIZE = {  # the filters that can build more than they are given, by name
                     _text_size),  # these write a container as text first
 }
 
+# %% ../nbs/02_chat_template.ipynb #1704f663
 def _capped_filter(name: str, fn, size):
     "Filter `fn`, sized by `size` before it runs (an iterator is read into a list first, so it can be both)."
     skip = 1 if jinja2.utils._PassArg.from_obj(fn) else 0  # the context / environment jinja passes first
