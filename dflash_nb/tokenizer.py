@@ -52,9 +52,8 @@ def _probe_texts(added: list[str], n: int = 400, seed: int = 0) -> list[str]:
     "What the run-time probe encodes with both libraries (see above)."
     import random
     r = random.Random(seed)
-    alphabet = list(" \t\n\r\u00a0\u3000aZ09_'-.,:!?(){}<>/\\\"#") + ['e\u0301', '\u0338', 'ﬁ', 'Å', '한', '👍🏽', '中文',
-                                                                      '加拿大',
-                                                                     "'s", "'LL", '\ufeff', '\u200d', '𝔘'] + added[:64]
+    alphabet = list(" \t\n\r\u00a0\u3000aZ09_'-.,:!?(){}<>/\\\"#") + [
+        'e\u0301', '\u0338', 'ﬁ', 'Å', '한', '👍🏽', '中文', '加拿大', "'s", "'LL", '\ufeff', '\u200d', '𝔘'] + added[:64]
     return ([PROBE_TEXT] + [f"x{t}y {t}\n{t}{t} " for t in added] +
             [''.join(r.choice(alphabet) for _ in range(r.randint(1, 40))) for _ in range(n)])
 
@@ -306,8 +305,8 @@ class ChatTokenizer:
     def tokenizer(self):
         "The directory's Hugging Face `tokenizers.Tokenizer` (loaded on first use: the fast path rarely needs it)."
         from tokenizers import Tokenizer
-        try: return Tokenizer.from_file(str(self.tokenizer_json))
         # (tokenizers raises a bare Exception)
+        try: return Tokenizer.from_file(str(self.tokenizer_json))
         except Exception as e: raise bad_tokenizer_file(self.tokenizer_json, e) from None
 
 
@@ -342,8 +341,8 @@ def _choose_encoder(self: ChatTokenizer, encoder: str):
         raise ValueError(
             f"{self.tokenizer_json}: fastokens cannot reproduce this tokenizer exactly ({v['reason']}); use --encoder "
             "auto")
-    if self.fast is not None: specials, self.vocab_size, self.encoder_reason = v['special_tokens'], v[
-        'vocab_size'], 'ok'
+    if self.fast is not None:
+        specials, self.vocab_size, self.encoder_reason = v['special_tokens'], v['vocab_size'], 'ok'
     else:
         specials = [t.content for _, t in sorted(self.tokenizer.get_added_tokens_decoder().items()) if t.special]
         self.vocab_size = self.tokenizer.get_vocab_size(with_added_tokens=True)
