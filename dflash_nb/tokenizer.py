@@ -20,7 +20,7 @@ from . import storage
 
 # %% auto #0
 __all__ = ['PROBE_TEXT', 'ENCODERS', 'FASTOKENS_CHECKS', 'TABLE_FORMAT', 'MAX_RECORD_SECONDS', 'cache_dir', 'MAX_RENDER_CHARS',
-           'AUTO_FASTOKENS_MIN_BYTES', 'FastokensEncoder', 'fastokens_loaded', 'fastokens_verdict', 'RecordTimeout',
+           'AUTO_FASTOKENS_MIN_BYTES', 'fastokens_loaded', 'FastokensEncoder', 'fastokens_verdict', 'RecordTimeout',
            'record_timer', 'sha256_file', 'TokenizeError', 'bad_tokenizer_file', 'ChatTokenizer']
 
 # %% ../nbs/03b_tokenizer.ipynb #4c583fe9
@@ -56,6 +56,24 @@ def _probe_texts(added: list[str], n: int = 400, seed: int = 0) -> list[str]:
         'e\u0301', '\u0338', 'ﬁ', 'Å', '한', '👍🏽', '中文', '加拿大', "'s", "'LL", '\ufeff', '\u200d', '𝔘'] + added[:64]
     return ([PROBE_TEXT] + [f"x{t}y {t}\n{t}{t} " for t in added] +
             [''.join(r.choice(alphabet) for _ in range(r.randint(1, 40))) for _ in range(n)])
+
+# %% ../nbs/03b_tokenizer.ipynb #8856494d
+_FASTOKENS = {}  # (tokenizer.json path, sha256) -> fastokens.Tokenizer: loaded once per file content in a process
+
+def _load_fastokens(path: str, sha256: str | None):
+    """The loaded `fastokens.Tokenizer`, once per file content in a process (tests and notebooks build many
+    ChatTokenizers)."""
+    if (path, sha256) not in _FASTOKENS:
+        import fastokens
+        tok = fastokens.Tokenizer.from_file(path)
+        while len(_FASTOKENS) >= 2: _FASTOKENS.pop(next(iter(_FASTOKENS)))  # the two most recent, as the lru_cache kept
+        _FASTOKENS[(path, sha256)] = tok
+    return _FASTOKENS[(path, sha256)]
+
+def fastokens_loaded(path, sha256: str | None) -> bool:
+    "Is this tokenizer.json's fastokens tokenizer already in memory (nothing to load)?"
+    return (str(path), sha256) in _FASTOKENS
+
 
 # %% ../nbs/03b_tokenizer.ipynb #e96b3fbd
 class FastokensEncoder:
@@ -166,24 +184,6 @@ def decode_bytes(self: FastokensEncoder, ids: np.ndarray) -> bytes:
     n = self._lens[ids]
     starts = np.repeat(self._offs[ids] - (np.cumsum(n) - n), n)
     return self._blob[starts + np.arange(len(starts))].tobytes()
-
-# %% ../nbs/03b_tokenizer.ipynb #8856494d
-_FASTOKENS = {}  # (tokenizer.json path, sha256) -> fastokens.Tokenizer: loaded once per file content in a process
-
-def _load_fastokens(path: str, sha256: str | None):
-    """The loaded `fastokens.Tokenizer`, once per file content in a process (tests and notebooks build many
-    ChatTokenizers)."""
-    if (path, sha256) not in _FASTOKENS:
-        import fastokens
-        tok = fastokens.Tokenizer.from_file(path)
-        while len(_FASTOKENS) >= 2: _FASTOKENS.pop(next(iter(_FASTOKENS)))  # the two most recent, as the lru_cache kept
-        _FASTOKENS[(path, sha256)] = tok
-    return _FASTOKENS[(path, sha256)]
-
-def fastokens_loaded(path, sha256: str | None) -> bool:
-    "Is this tokenizer.json's fastokens tokenizer already in memory (nothing to load)?"
-    return (str(path), sha256) in _FASTOKENS
-
 
 # %% ../nbs/03b_tokenizer.ipynb #995bc9f3
 def _cached_verdict(f: Path, sha256: str) -> dict | None:
