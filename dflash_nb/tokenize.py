@@ -286,9 +286,8 @@ def batch_to_arrow(b: Batch) -> pa.RecordBatch:
 # %% ../nbs/04_tokenize.ipynb #fed9f953
 def id_hashes(sample_ids: list[str]) -> np.ndarray:
     "64-bit hashes of sample ids (8 bytes a sample, so duplicates are counted without keeping the ids)."
-    return np.array([int.from_bytes(hashlib.blake2b(s.encode('utf-8', 'surrogatepass'), digest_size=8).digest(),
-                                    'little')
-                     for s in sample_ids], dtype=np.uint64)
+    digest = lambda s: hashlib.blake2b(s.encode('utf-8', 'surrogatepass'), digest_size=8).digest()
+    return np.array([int.from_bytes(digest(s), 'little') for s in sample_ids], dtype=np.uint64)
 
 # %% ../nbs/04_tokenize.ipynb #d8e4c0d3
 class Chunk:
@@ -312,17 +311,17 @@ def add(self: Chunk, b: Batch):
         if self._w is None: self._w = pa.ipc.new_stream(str(self.tmp/self.arrow), SCHEMA)
         self._w.write_batch(batch_to_arrow(b))
         self.lens.append(b.seq_len)
-        self.loss.append(np.add.reduceat(b.loss_mask, np.concatenate([[0],
-                                                                      np.cumsum(b.seq_len)[:-1]])).astype(np.int64))
+        starts = np.concatenate([[0], np.cumsum(b.seq_len)[:-1]])
+        self.loss.append(np.add.reduceat(b.loss_mask, starts).astype(np.int64))
     self.tokens += len(b.input_ids); self.records += b.records; self.truncated += b.truncated
     if b.skips:
-        if self._skips is None: self._skips = open(self.tmp/f"chunk-{self.index:05d}.skipped.jsonl", 'w',
-                                                   encoding='utf-8')
+        if self._skips is None:
+            self._skips = open(self.tmp/f"chunk-{self.index:05d}.skipped.jsonl", 'w', encoding='utf-8')
         self._skips.writelines(json.dumps(s, ensure_ascii=False) + '\n' for s in b.skips)
         self.skipped.update(s['reason'] for s in b.skips)
     if b.flags:
-        if self._flags is None: self._flags = open(self.tmp/f"chunk-{self.index:05d}.flagged.jsonl", 'w',
-                                                   encoding='utf-8')
+        if self._flags is None:
+            self._flags = open(self.tmp/f"chunk-{self.index:05d}.flagged.jsonl", 'w', encoding='utf-8')
         self._flags.writelines(json.dumps(f, ensure_ascii=False) + '\n' for f in b.flags)
         self.flagged.update(f['reason'] for f in b.flags)
     self.sources.update(b.sources); self.templates.update(b.templates)
@@ -338,8 +337,7 @@ def commit(self: Chunk, end: tuple[int, int]) -> dict:
     else: self._skips.close()
     if self._flags is not None: self._flags.close()
     meta = dict(index=self.index, arrow=self.arrow if self._w is not None else None, end=list(end),
-                records=self.records,
-                truncated=self.truncated, skipped=dict(self.skipped), sources=dict(self.sources),
+                records=self.records, truncated=self.truncated, skipped=dict(self.skipped), sources=dict(self.sources),
                 seconds=time.perf_counter() - self.t0, flagged=dict(self.flagged), templates=dict(self.templates),
                 # hashed now, from the page cache
                 shard=shard_record(self.tmp/self.arrow) if self._w is not None else None)
