@@ -78,7 +78,7 @@ def moto_env(monkeypatch, server: MotoServer, cache_dir) -> dict:
     monkeypatch.setenv('DFLASH_NB_CACHE', str(cache_dir))
     return dict(os.environ)
 
-# %% ../nbs/98_testing.ipynb #73455760
+# %% ../nbs/98_testing.ipynb #7592dae7
 import re
 
 class Proxy:
@@ -125,32 +125,37 @@ class Proxy:
             threading.Thread(target=self._pump, args=(a, b, True), daemon=True).start()
             threading.Thread(target=self._pump, args=(b, a, False), daemon=True).start()
 
-    def _forward(self, data: bytes) -> bool:
-        "Apply the rules to a chunk from a client; False: drop the connection."
-        m = re.match(rb"([A-Z]+) (\S+) HTTP/1\.[01]\r\n", data)
-        if not m: return True
-        line = f"{m.group(1).decode()} {m.group(2).decode(errors='replace')}"
-        with self.lock: self.seen.append(line)
-        for r in self.rules:
-            if not r['rx'].search(line): continue
-            with self.lock:
-                if r['fail'] > 0: r['fail'] -= 1; return False
-                r['arrived'] += 1
-                if r['barrier'] and r['arrived'] >= r['barrier']: r['go'].set()
-            if r['delay']: time.sleep(r['delay'])
-            if r['barrier']: r['go'].wait(r['timeout'])
-        return True
+# %% ../nbs/98_testing.ipynb #b5f2589b
+from fastcore.basics import patch
 
-    def _pump(self, x, y, from_client: bool):
-        try:
-            while data := x.recv(65536):
-                if from_client and not self._forward(data): break
-                y.sendall(data)
-        except OSError: pass
-        finally:
-            for z in (x, y):
-                try: z.close()
-                except OSError: pass
+@patch
+def _forward(self: Proxy, data: bytes) -> bool:
+    "Apply the rules to a chunk from a client; False: drop the connection."
+    m = re.match(rb"([A-Z]+) (\S+) HTTP/1\.[01]\r\n", data)
+    if not m: return True
+    line = f"{m.group(1).decode()} {m.group(2).decode(errors='replace')}"
+    with self.lock: self.seen.append(line)
+    for r in self.rules:
+        if not r['rx'].search(line): continue
+        with self.lock:
+            if r['fail'] > 0: r['fail'] -= 1; return False
+            r['arrived'] += 1
+            if r['barrier'] and r['arrived'] >= r['barrier']: r['go'].set()
+        if r['delay']: time.sleep(r['delay'])
+        if r['barrier']: r['go'].wait(r['timeout'])
+    return True
+
+@patch
+def _pump(self: Proxy, x, y, from_client: bool):
+    try:
+        while data := x.recv(65536):
+            if from_client and not self._forward(data): break
+            y.sendall(data)
+    except OSError: pass
+    finally:
+        for z in (x, y):
+            try: z.close()
+            except OSError: pass
 
 # %% ../nbs/98_testing.ipynb #93cc48fb
 class FakeChatServer:
