@@ -24,7 +24,8 @@ setuptools.setup(
     # namespace discovery: dflash_nb/templates (the chat template, a data folder without __init__.py) is a package too,
     # so setuptools ships it without its 40-line "absent from the `packages` configuration" warning
     packages = setuptools.find_namespace_packages(include=['dflash_nb', 'dflash_nb.*']),
-    package_dir = {'': '.'},  # a flat layout: `pip install -e` adds the repo to sys.path (a .pth file), no finder and no warning block
+    # a flat layout: `pip install -e` adds the repo to sys.path (a .pth file), no finder and no warning block
+    package_dir = {'': '.'},
     include_package_data = True,
     package_data = {'dflash_nb.templates': ['*.jinja']},  # data files the package reads (the chat template)
     install_requires = requirements,

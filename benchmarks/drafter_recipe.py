@@ -1,4 +1,5 @@
-"""What each CPU-second teaches the real-target drafter: recipe arms at a FIXED process-CPU budget, same data, same held-out set.
+"""What each CPU-second teaches the real-target drafter: recipe arms at a FIXED process-CPU budget, same data, same
+held-out set.
 
 SmolLM2-135M-Instruct, the shipped on-policy completions (data/smollm2; a seeded subset of `--samples`), features of the
 job's tap layers (1, 8, 14, 20, 27) cached once in the job's feature cache ($DFLASH_NB_CACHE/features/<target>), so
@@ -32,7 +33,8 @@ sys.path.insert(0, str(HERE))
 
 BASE = dict(layers=2, block=8, anchors=32, max_tokens=2048, lr=1.5e-3, warmup=0.04, attention='sdpa', bf16=False,
             norm_init=0.05, norm_lr_mult=1.0, gamma=None, grad_clip=1.0)        # the job's recipe before this study
-FAST = dict(attention='blocks', bf16=True)   # measured: 1.8-2.8x the predictions per CPU-second of the dense mask in fp32
+# measured: 1.8-2.8x the predictions per CPU-second of the dense mask in fp32
+FAST = dict(attention='blocks', bf16=True)
 ARMS = {
     'base': {},
     'blocks': dict(attention='blocks'),
@@ -57,22 +59,25 @@ def log(out: Path, msg: str):
     with open(out/'log.txt', 'a') as f: f.write(line + '\n')
 
 
-def prepare(out: Path, n_samples: int, n_eval: int, max_new: int, seed: int = 0, heldout_set: bool = True, fill: str = 'all'):
-    """(target, target dir, training dataset, usable rows, in-memory features {key: tensor}, held-out set, baseline), each
-    built once. `fill`: 'all' computes the features of every sample not cached yet; 'cached' trains on the cached ones only;
-    an integer string: the first that many samples only."""
+def prepare(out: Path, n_samples: int, n_eval: int, max_new: int, seed: int = 0, heldout_set: bool = True,
+            fill: str = 'all'):
+    """(target, target dir, training dataset, usable rows, in-memory features {key: tensor}, held-out set, baseline),
+    each built once. `fill`: 'all' computes the features of every sample not cached yet; 'cached' trains on the cached
+    ones only; an integer string: the first that many samples only."""
     import torch, zstandard
     from dflash_nb.model import TargetFeatures
     from dflash_nb.real_target import shipped_completions
     from dflash_nb.storage import cache_root
     from dflash_nb.targets import default_target_dir, target_fingerprint
-    from dflash_nb.train import CachedTargetFeatures, FeatureCache, TokenDataset, collate, fill_feature_cache, load_target, sample_key
+    from dflash_nb.train import (CachedTargetFeatures, FeatureCache, TokenDataset, collate, fill_feature_cache,
+                                 load_target, sample_key)
     from real_target_scaling import baseline, cli, heldout_prompts
     tdir = default_target_dir('smollm2-135m-instruct'); fp = target_fingerprint(tdir)
     d = out/'data'/f"n{n_samples}-s{seed}"
     if not (d/'dataset'/'stats.json').is_file():
         src, _ = shipped_completions(fp)
-        lines = [l for l in zstandard.ZstdDecompressor().decompress(src.read_bytes(), max_output_size=1 << 31).decode().splitlines() if l.strip()]
+        lines = [l for l in zstandard.ZstdDecompressor().decompress(
+            src.read_bytes(), max_output_size=1 << 31).decode().splitlines() if l.strip()]
         order = list(range(len(lines))); random.Random(seed).shuffle(order)
         d.mkdir(parents=True, exist_ok=True)
         (d/'completions.jsonl').write_text(''.join(lines[i] + '\n' for i in sorted(order[:n_samples])))
@@ -91,11 +96,13 @@ def prepare(out: Path, n_samples: int, n_eval: int, max_new: int, seed: int = 0,
     keys = {i: sample_key(ds[i][0]) for i in range(len(ds))}
     rows = np.array([i for i in range(len(ds)) if keys[i] in cache], np.int64)
     feats = {keys[i]: cache.get(keys[i]) for i in rows}
-    log(out, f"features: {len(rows)} of {len(ds)} samples, {int(ds.lengths[rows].sum()):,} tokens ({time.time() - t0:.0f} s)")
+    log(out, f"features: {len(rows)} of {len(ds)} samples, {int(ds.lengths[rows].sum()):,} tokens "
+             f"({time.time() - t0:.0f} s)")
     if not heldout_set: return tgt, tdir, ds, rows, feats, None, None
     prompts = heldout_prompts(tdir, n_eval)
     hdir = out/f"heldout-{n_eval}x{max_new}"; hdir.mkdir(exist_ok=True)
-    log(out, f"held-out: greedy and prompt lookup on {n_eval} prompts x {max_new} new tokens (once: {hdir}/baseline.json)")
+    log(out,
+        f"held-out: greedy and prompt lookup on {n_eval} prompts x {max_new} new tokens (once: {hdir}/baseline.json)")
     base = baseline(tgt, prompts, max_new, hdir)
     held = []
     with TargetFeatures(tgt, LAYER_IDS, stop_early=True) as tf:
@@ -122,7 +129,8 @@ def make_drafter(tgt, tdir, cfg: dict, vocab):
     from dflash_nb.model import DFlashDraftModel, final_norm, norm_gain
     from dflash_nb.targets import default_mask_token_id
     torch.manual_seed(0)
-    dr = DFlashDraftModel.from_target(tgt, cfg['layers'], LAYER_IDS, cfg['block'], default_mask_token_id(tdir), draft_vocab_size=len(vocab))
+    dr = DFlashDraftModel.from_target(tgt, cfg['layers'], LAYER_IDS, cfg['block'], default_mask_token_id(tdir),
+                                      draft_vocab_size=len(vocab))
     dr.set_draft_vocab(vocab)
     with torch.no_grad(): dr.norm.weight.copy_(norm_gain(final_norm(tgt)) * cfg['norm_init'])
     return dr
@@ -133,7 +141,8 @@ def make_optimizer(dr, cfg: dict):
     import torch
     norm = [p for n, p in dr.named_parameters() if n == 'norm.weight']
     rest = [p for n, p in dr.named_parameters() if n != 'norm.weight']
-    return torch.optim.AdamW([{'params': rest, 'lr_mult': 1.0}, {'params': norm, 'lr_mult': cfg['norm_lr_mult']}], lr=cfg['lr'], weight_decay=0.0)
+    return torch.optim.AdamW([{'params': rest, 'lr_mult': 1.0}, {'params': norm, 'lr_mult': cfg['norm_lr_mult']}],
+                             lr=cfg['lr'], weight_decay=0.0)
 
 
 def lr_at(frac: float, cfg: dict) -> float:
@@ -158,7 +167,8 @@ def heldout(dr, held, cfg: dict) -> dict:
             batch = {'input_ids': ids, 'loss_mask': lm, 'lengths': torch.tensor([T]), 'anchors': anchors,
                      'anchor_valid': torch.ones_like(anchors, dtype=torch.bool)}
             block_ids, block_pos, labels, ok = make_blocks(batch, bs, dr.config.mask_token_id)
-            hid = dr(block_ids, block_pos, h['feats'], torch.arange(T)[None], block_layout(anchors, T, bs), return_hidden=True)
+            hid = dr(block_ids, block_pos, h['feats'], torch.arange(T)[None], block_layout(anchors, T, bs),
+                     return_hidden=True)
             pred = dr.vocab_ids[(hid @ dr.draft_head.T).argmax(-1)].view(labels.shape)
             hit = ((pred == labels) & ok)[0, :, 1:].long().cumprod(-1)       # (anchors, bs-1): accepted through slot k
             acc += hit.sum(0).float(); n += hit.shape[0]
@@ -167,8 +177,10 @@ def heldout(dr, held, cfg: dict) -> dict:
     return {'position_acceptance': pos, 'tau_all_anchors': 1 + sum(pos), 'anchors': n}
 
 
-def train_slice(st: dict, ds, rows, feats, held, cfg: dict, budget_s: float, slice_s: float, eval_every: float, out: Path, name: str):
-    "Train arm state `st` for `slice_s` more process-CPU seconds (or to the budget); held-out points every `eval_every`."
+def train_slice(st: dict, ds, rows, feats, held, cfg: dict, budget_s: float, slice_s: float, eval_every: float,
+                out: Path, name: str):
+    """Train arm state `st` for `slice_s` more process-CPU seconds (or to the budget); held-out points every
+    `eval_every`."""
     import torch
     from dflash_nb.train import collate, dflash_forward, loss_weights, token_budget_batches
     dr, opt = st['model'], st['opt']
@@ -212,7 +224,8 @@ def run_arms(a, out: Path):
     import torch
     from dflash_nb.train import default_eos_ids
     tgt, tdir, ds, rows, feats, held, base = prepare(out, a.samples, a.eval_prompts, a.max_new_tokens, fill=a.fill)
-    vocab = np.unique(np.concatenate([ids[m] for ids, m in (ds[i] for i in range(len(ds)))] + [np.array(default_eos_ids(tgt), np.int64)]))
+    vocab = np.unique(np.concatenate([ids[m] for ids, m in (ds[i] for i in range(len(ds)))]
+                                     + [np.array(default_eos_ids(tgt), np.int64)]))
     budget = a.cpu_minutes * 60
     names = a.arms.split(',')
     cfgs = {n: {**BASE, **ARMS[n]} for n in names}
@@ -243,7 +256,8 @@ def run_arms(a, out: Path):
 
 
 def decode(tgt, dr, held, base, max_new):
-    "Real lossless speculative decoding of the held-out prompts with drafter `dr` (greedy): tau and whether every output is greedy's."
+    """Real lossless speculative decoding of the held-out prompts with drafter `dr` (greedy): tau and whether every
+    output is greedy's."""
     from dflash_nb.eval import evaluate
     prompts = [{'id': i, 'input_ids': h['ids'][0, :h['prompt_len']].tolist()} for i, h in enumerate(held)]
     r = evaluate(tgt, dr.eval(), prompts, max_new, reference=False)
@@ -253,30 +267,41 @@ def decode(tgt, dr, held, base, max_new):
 
 
 def summary(out: Path, names, base, budget):
-    rows = [json.loads((out/'arms'/n/'result.json').read_text()) for n in names if (out/'arms'/n/'result.json').is_file()]
+    rows = [json.loads((out/'arms'/n/'result.json').read_text()) for n in names
+            if (out/'arms'/n/'result.json').is_file()]
     pl = base['prompt_lookup']
-    print(f"\nfixed budget {budget / 60:g} CPU-min per arm; prompt lookup tau {pl['mean_tau']:.3f} (decoded), greedy 1.0")
-    print(f"{'arm':<14}{'steps':>7}{'pred/CPU-s':>11}{'loss':>8}{'tau(all anchors)':>18}{'acc@1':>7}{'acc@2':>7}{'acc@3':>7}  tau per CPU-minute")
+    print(
+        f"\nfixed budget {budget / 60:g} CPU-min per arm; prompt lookup tau {pl['mean_tau']:.3f} (decoded), greedy 1.0")
+    print(f"{'arm':<14}{'steps':>7}{'pred/CPU-s':>11}{'loss':>8}{'tau(all anchors)':>18}"
+          f"{'acc@1':>7}{'acc@2':>7}{'acc@3':>7}  tau per CPU-minute")
     for r in rows:
         f = r['final']
         per_min = ' '.join(f"{c['tau_all_anchors']:.2f}" for c in r['curve'])
-        print(f"{r['arm']:<14}{r['steps']:>7}{r['predictions_per_cpu_s']:>11.0f}{f['loss']:>8.3f}{f['tau_all_anchors']:>18.3f}"
-              f"{f['position_acceptance'][0]:>7.3f}{f['position_acceptance'][1]:>7.3f}{f['position_acceptance'][2]:>7.3f}  {per_min}"
-              + (f"  decoded tau {r['decode']['mean_tau']:.3f} lossless {r['decode']['lossless']}" if r.get('decode') else ''))
+        print(
+            f"{r['arm']:<14}{r['steps']:>7}{r['predictions_per_cpu_s']:>11.0f}{f['loss']:>8.3f}"
+            f"{f['tau_all_anchors']:>18.3f}{f['position_acceptance'][0]:>7.3f}{f['position_acceptance'][1]:>7.3f}"
+            f"{f['position_acceptance'][2]:>7.3f}  {per_min}"
+            + (f"  decoded tau {r['decode']['mean_tau']:.3f} lossless {r['decode']['lossless']}" if r.get('decode')
+               else ''))
     (out/'recipe.json').write_text(json.dumps({'budget_s': budget, 'prompt_lookup': pl, 'arms': rows}, indent=1))
 
 
 def probe(a, out: Path):
-    "Final-norm parameterisation on ONE fixed batch (the issue's probe): steps to loss 3.2 and 0.3, per parameterisation."
+    """Final-norm parameterisation on ONE fixed batch (the issue's probe): steps to loss 3.2 and 0.3, per
+    parameterisation."""
     import torch
     from dflash_nb.train import default_eos_ids
     from dflash_nb.train import collate, dflash_forward, loss_weights
-    tgt, tdir, ds, rows, feats, held, base = prepare(out, a.samples, a.eval_prompts, a.max_new_tokens, heldout_set=False,
+    tgt, tdir, ds, rows, feats, held, base = prepare(out, a.samples, a.eval_prompts, a.max_new_tokens,
+                                                     heldout_set=False,
                                                      fill=str(a.probe_samples))
-    vocab = np.unique(np.concatenate([ids[m] for ids, m in (ds[i] for i in range(len(ds)))] + [np.array(default_eos_ids(tgt), np.int64)]))
+    vocab = np.unique(np.concatenate([ids[m] for ids, m in (ds[i] for i in range(len(ds)))]
+                                     + [np.array(default_eos_ids(tgt), np.int64)]))
     batch = collate(ds, list(range(a.probe_samples)), 0, 0, a.probe_anchors)
-    arms = {'default (x0.05, lr x1)': {}, 'norm lr x10': dict(norm_lr_mult=10.0), 'norm lr x30': dict(norm_lr_mult=30.0),
-            'norm lr x100': dict(norm_lr_mult=100.0), 'init x0.2': dict(norm_init=0.2), 'init x0.5': dict(norm_init=0.5),
+    arms = {'default (x0.05, lr x1)': {}, 'norm lr x10': dict(norm_lr_mult=10.0),
+            'norm lr x30': dict(norm_lr_mult=30.0),
+            'norm lr x100': dict(norm_lr_mult=100.0), 'init x0.2': dict(norm_init=0.2),
+            'init x0.5': dict(norm_init=0.5),
             'init x0.2, norm lr x30': dict(norm_init=0.2, norm_lr_mult=30.0)}
     arms = {k: v for i, (k, v) in enumerate(arms.items()) if not a.probe_arms or str(i) in a.probe_arms.split(',')}
     res = json.loads((out/'probe.json').read_text()) if (out/'probe.json').is_file() else {}
@@ -288,15 +313,19 @@ def probe(a, out: Path):
         w, curve = loss_weights(cfg['block']), []
         for s in range(a.probe_steps):
             for g in opt.param_groups: g['lr'] = cfg['lr'] * g['lr_mult'] * min(1.0, (s + 1) / 4)
-            with torch.autocast('cpu', dtype=torch.bfloat16, enabled=a.probe_bf16): loss, _ = dflash_forward(dr, mf, batch, w, attention='blocks')
+            with torch.autocast('cpu', dtype=torch.bfloat16,
+                                enabled=a.probe_bf16): loss, _ = dflash_forward(dr, mf, batch, w, attention='blocks')
             loss.backward()
             torch.nn.utils.clip_grad_norm_(dr.parameters(), 1.0); opt.step(); opt.zero_grad(set_to_none=True)
             curve.append((round(loss.item(), 4), round(float(dr.norm.weight.abs().mean()), 4)))
         first = lambda th: next((i + 1 for i, (l, _) in enumerate(curve) if l <= th), None)
         res[name] = {'change': ch, 'steps_to_3.2': first(3.2), 'steps_to_1.0': first(1.0), 'steps_to_0.3': first(0.3),
-                     'loss_first': curve[0][0], 'loss_last': curve[-1][0], 'norm_scale_last': curve[-1][1], 'curve': curve}
-        log(out, f"probe {name}: first {curve[0][0]:.2f}, to 3.2 in {res[name]['steps_to_3.2']}, to 1.0 in {res[name]['steps_to_1.0']}, "
-                 f"to 0.3 in {res[name]['steps_to_0.3']}, last {curve[-1][0]:.3f}, norm scale {curve[0][1]:.3f} -> {curve[-1][1]:.3f}")
+                     'loss_first': curve[0][0], 'loss_last': curve[-1][0], 'norm_scale_last': curve[-1][1],
+                     'curve': curve}
+        log(out,
+            f"probe {name}: first {curve[0][0]:.2f}, to 3.2 in {res[name]['steps_to_3.2']}, to 1.0 in "
+                 f"{res[name]['steps_to_1.0']}, to 0.3 in {res[name]['steps_to_0.3']}, last {curve[-1][0]:.3f}, norm "
+                 f"scale {curve[0][1]:.3f} -> {curve[-1][1]:.3f}")
         (out/'probe.json').write_text(json.dumps(res, indent=1))
     plot_probe(res, out/'probe.png')
 
@@ -307,7 +336,8 @@ def plot_probe(res: dict, path: Path):
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4))
     for name, r in res.items():
         a1.plot([l for l, _ in r['curve']], label=name); a2.plot([s for _, s in r['curve']], label=name)
-    a1.set(yscale='log', xlabel='step (one fixed batch)', ylabel='loss'); a1.axhline(3.2, ls=':', c='k'); a1.axhline(0.3, ls=':', c='k')
+    a1.set(yscale='log', xlabel='step (one fixed batch)', ylabel='loss'); a1.axhline(3.2, ls=':', c='k');
+    a1.axhline(0.3, ls=':', c='k')
     a2.set(xlabel='step', ylabel="mean |final norm scale|"); a1.legend(fontsize=7)
     fig.tight_layout(); fig.savefig(path, dpi=100); plt.close(fig)
 
@@ -318,13 +348,18 @@ def main(argv=None):
     p.add_argument('--arms', default='base,fast,a128,a512,norm-lr30,block16,layers1,layers5,lr6e-4,lr3e-3',
                    help=f"comma-separated, of: {', '.join(ARMS)}")
     p.add_argument('--cpu-minutes', type=float, default=5.0, help='process CPU minutes of training per arm')
-    p.add_argument('--slice-s', type=float, default=30.0, help='CPU seconds an arm trains before the next takes its turn')
+    p.add_argument('--slice-s', type=float, default=30.0,
+                   help='CPU seconds an arm trains before the next takes its turn')
     p.add_argument('--eval-every', type=float, default=60.0, help='CPU seconds between held-out measurements')
-    p.add_argument('--samples', type=int, default=916, help='training samples (a seeded subset of the 916 shipped completions)')
-    p.add_argument('--fill', default='all', help="'all' (features of every sample, computed once), 'cached' (train on those cached already), or N (the first N)")
+    p.add_argument('--samples', type=int, default=916,
+                   help='training samples (a seeded subset of the 916 shipped completions)')
+    p.add_argument('--fill', default='all',
+                   help="'all' (features of every sample, computed once), 'cached' (train on those cached already), or "
+                        "N (the first N)")
     p.add_argument('--eval-prompts', type=int, default=12)
     p.add_argument('--max-new-tokens', type=int, default=128)
-    p.add_argument('--decode', action='store_true', help="also decode the held-out prompts with each arm's final drafter")
+    p.add_argument('--decode', action='store_true',
+                   help="also decode the held-out prompts with each arm's final drafter")
     p.add_argument('--probe', action='store_true', help='the final-norm probe on one batch instead of the arms')
     p.add_argument('--probe-samples', type=int, default=5)
     p.add_argument('--probe-anchors', type=int, default=128)

@@ -59,27 +59,37 @@ def sweep(a, tgt, ds, vocab, layer_ids, mask_id):
         def __call__(self, ids): return feats
     w = loss_weights(a.block)
     torch.manual_seed(0)
-    dr = DFlashDraftModel.from_target(tgt, a.layers[0], layer_ids, a.block, mask_id, norm_from_target=True, draft_vocab_size=len(vocab))
+    dr = DFlashDraftModel.from_target(tgt, a.layers[0], layer_ids, a.block, mask_id, norm_from_target=True,
+                                      draft_vocab_size=len(vocab))
     dr.set_draft_vocab(vocab)
-    print(f"{a.samples} samples, {int(full['lengths'].sum()):,} tokens (longest {full['input_ids'].shape[1]}), {a.layers[0]} draft layers, "
-          f"block {a.block}, draft vocabulary {len(vocab):,}; process CPU seconds per step, best of {a.repeat}")
-    print(f"{'anchors/sample':>14}{'anchors':>9}{'predictions':>12}  {'attention':<9}{'dtype':<6}{'step CPU s':>11}{'pred/CPU-s':>11}{'loss':>9}{'vs fp32':>9}")
+    print(
+        f"{a.samples} samples, {int(full['lengths'].sum()):,} tokens (longest {full['input_ids'].shape[1]}), "
+        f"{a.layers[0]} draft layers, block {a.block}, draft vocabulary {len(vocab):,}; process CPU seconds per step, "
+        f"best of {a.repeat}")
+    print(
+        f"{'anchors/sample':>14}{'anchors':>9}{'predictions':>12}  "
+        f"{'attention':<9}{'dtype':<6}{'step CPU s':>11}{'pred/CPU-s':>11}{'loss':>9}{'vs fp32':>9}")
     rows = []
     for n in a.sweep:
         batch = collate(ds, idx, 0, 0, n)
         for att in ('sdpa', 'blocks'):
             ref = None
             for dt in ('fp32', 'bf16'):
-                ctx = torch.autocast('cpu', dtype=torch.bfloat16) if dt == 'bf16' else torch.autocast('cpu', enabled=False)
+                ctx = torch.autocast('cpu', dtype=torch.bfloat16) if dt == 'bf16' else torch.autocast('cpu',
+                                                                                                      enabled=False)
                 def step():
                     with ctx: loss, st = dflash_forward(dr, Cached(), batch, w, attention=att)
                     loss.backward(); dr.zero_grad(); return loss.item(), int(st['count'].sum())
                 t, (loss, preds) = cpu_best(step, a.repeat)
                 ref = loss if dt == 'fp32' else ref
-                rows.append(dict(anchors_per_sample=n, anchors=int(batch['anchor_valid'].sum()), predictions=preds, attention=att,
-                                 dtype=dt, step_cpu_s=t, predictions_per_cpu_s=preds / t, loss=loss, loss_vs_fp32=loss - ref))
+                rows.append(dict(anchors_per_sample=n, anchors=int(batch['anchor_valid'].sum()), predictions=preds,
+                                 attention=att,
+                                 dtype=dt, step_cpu_s=t, predictions_per_cpu_s=preds / t, loss=loss,
+                                 loss_vs_fp32=loss - ref))
                 r = rows[-1]
-                print(f"{n:>14}{r['anchors']:>9}{preds:>12}  {att:<9}{dt:<6}{t:>11.2f}{preds / t:>11.0f}{loss:>9.4f}{loss - ref:>+9.4f}", flush=True)
+                print(
+                    f"{n:>14}{r['anchors']:>9}{preds:>12}  "
+                    f"{att:<9}{dt:<6}{t:>11.2f}{preds / t:>11.0f}{loss:>9.4f}{loss - ref:>+9.4f}", flush=True)
     if a.json: Path(a.json).write_text(json.dumps(rows, indent=1))
     return rows
 
@@ -89,7 +99,8 @@ def main(argv=None):
     ap.add_argument('--anchors', type=int, default=64); ap.add_argument('--block', type=int, default=8)
     ap.add_argument('--layers', type=int, nargs='+', default=[1, 2]); ap.add_argument('--repeat', type=int, default=3)
     ap.add_argument('--samples', type=int, default=4)
-    ap.add_argument('--sweep', type=int, nargs='*', default=None, help='anchors per sample to sweep (predictions per CPU-second)')
+    ap.add_argument('--sweep', type=int, nargs='*', default=None,
+                    help='anchors per sample to sweep (predictions per CPU-second)')
     ap.add_argument('--json', default=None, help='write the sweep rows here')
     a = ap.parse_args(argv)
     torch.set_num_threads(1)
@@ -115,18 +126,24 @@ def main(argv=None):
             t_target, feats = best(lambda: tf(batch['input_ids']), a.repeat)
         class Cached:
             def __call__(self, ids): return feats
-        print(f"batch: {a.samples} samples, {n_tok:,} tokens, {n_anc} anchors, block {a.block}; draft vocabulary {len(vocab):,} of 49,152 ids")
-        print(f"target forward to layer {max(layer_ids)}: {t_target:.2f} s ({n_tok / t_target:,.0f} tokens/s)  <- paid every step online, once with the cache")
+        print(
+            f"batch: {a.samples} samples, {n_tok:,} tokens, {n_anc} anchors, block {a.block}; draft vocabulary "
+            f"{len(vocab):,} of 49,152 ids")
+        print(
+            f"target forward to layer {max(layer_ids)}: {t_target:.2f} s ({n_tok / t_target:,.0f} tokens/s)  <- paid "
+            "every step online, once with the cache")
         w = loss_weights(a.block)
         rows = []
         for L in a.layers:
             for name, dv in (('full head', None), ('draft vocab', vocab)):
                 torch.manual_seed(0)
-                dr = DFlashDraftModel.from_target(tgt, L, layer_ids, a.block, default_mask_token_id(smol), norm_from_target=True,
+                dr = DFlashDraftModel.from_target(tgt, L, layer_ids, a.block, default_mask_token_id(smol),
+                                                  norm_from_target=True,
                                                   draft_vocab_size=0 if dv is None else len(dv))
                 if dv is not None: dr.set_draft_vocab(dv)
                 def step():
-                    loss, _ = dflash_forward(dr, Cached(), batch, w); loss.backward(); dr.zero_grad(); return loss.item()
+                    loss, _ = dflash_forward(dr, Cached(), batch, w); loss.backward(); dr.zero_grad();
+                    return loss.item()
                 t_step, _ = best(step, a.repeat)
                 slots = n_anc * (a.block - 1)
                 h = torch.randn(slots, 576, requires_grad=True)
@@ -135,10 +152,14 @@ def main(argv=None):
                     F.cross_entropy(F.linear(h, W).float(), torch.randint(0, W.shape[0], (slots,))).backward()
                 t_head, _ = best(head, a.repeat)
                 rows.append((L, name, t_step, t_head))
-        print(f"\n{'draft layers':>12}  {'LM head':<12}{'step s':>8}{'head s':>8}{'head share':>11}{'step vs full':>14}{'online step':>13}{'cached vs online':>18}")
+        print(
+            f"\n{'draft layers':>12}  "
+            f"{'LM head':<12}{'step s':>8}{'head s':>8}{'head share':>11}{'step vs full':>14}{'online step':>13}"
+            f"{'cached vs online':>18}")
         full = {L: s for L, n, s, _ in rows if n == 'full head'}
         for L, n, s, hd in rows:
-            print(f"{L:>12}  {n:<12}{s:>8.2f}{hd:>8.2f}{hd / s:>10.0%}{full[L] / s:>13.2f}x{s + t_target:>12.2f}s{(s + t_target) / s:>17.2f}x")
+            print(f"{L:>12}  {n:<12}{s:>8.2f}{hd:>8.2f}{hd / s:>10.0%}{full[L] / s:>13.2f}x{s + t_target:>12.2f}s"
+                  f"{(s + t_target) / s:>17.2f}x")
         print(f"\nfirst-step loss by norm init (ln V = {math.log(49152):.1f}):")
         for init in ('ones', 'target x1', 'target x0.05'):
             torch.manual_seed(0)

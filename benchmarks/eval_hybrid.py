@@ -49,7 +49,8 @@ def main(argv=None):
 
     V = 512
     tgt = tiny_hybrid_target(vocab_size=V).eval()
-    drafter = DFlashDraftModel.from_target(tgt, a.draft_layers, block_size=a.block_size, mask_token_id=V - 1, seed=0).eval()
+    drafter = DFlashDraftModel.from_target(tgt, a.draft_layers, block_size=a.block_size, mask_token_id=V - 1,
+                                           seed=0).eval()
     g = torch.Generator().manual_seed(0)
     prompts = [torch.randint(0, V - 1, (a.prompt_len,), generator=g).tolist() for _ in range(a.prompts)]
     N = a.new_tokens
@@ -73,8 +74,9 @@ def main(argv=None):
                 t0 = time.perf_counter()
                 for p in prompts: arms[k](p)
                 times[th, k].append((time.perf_counter() - t0) / len(prompts))
-    print(f"tiny hybrid target: 8 layers, hidden 64, vocabulary {V}; drafter: untrained, {a.draft_layers} layers, block "
-          f"{a.block_size}; {a.prompts} prompts x {N} new tokens, {a.rounds} rounds")
+    print(
+        f"tiny hybrid target: 8 layers, hidden 64, vocabulary {V}; drafter: untrained, {a.draft_layers} layers, block "
+        f"{a.block_size}; {a.prompts} prompts x {N} new tokens, {a.rounds} rounds")
     print(f"{'threads':<9}{'arm':<13}{'s/prompt':>10}{'ms/token':>10}{'x generate':>12}")
     for th in threads:
         ratio = lambda k: statistics.median(x / y for x, y in zip(times[th, k], times[th, 'generate']))

@@ -22,7 +22,8 @@ import argparse, json, os, resource, shutil, socket, subprocess, sys, tempfile, 
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SMOLLM2_SHAPE = dict(vocab_size=49152, num_layers=30, hidden_size=576, num_heads=9, num_kv_heads=3, intermediate_size=1536)
+SMOLLM2_SHAPE = dict(vocab_size=49152, num_layers=30, hidden_size=576, num_heads=9, num_kv_heads=3,
+                     intermediate_size=1536)
 TINY_SHAPE = dict(vocab_size=256, num_layers=8, hidden_size=64, num_heads=4, num_kv_heads=2, intermediate_size=128)
 
 
@@ -56,15 +57,18 @@ def get_target(a, work: Path):
     shape = TINY_SHAPE if a.dry_run else SMOLLM2_SHAPE
     d = work/'target'
     tiny_llama_target(**shape, dtype=torch.float32 if a.dry_run else torch.bfloat16).save_pretrained(d)
-    return d, ('tiny random Llama (DRY RUN)' if a.dry_run else 'random-init Llama, SmolLM2 shape'), shape['vocab_size'] - 1
+    return d, ('tiny random Llama (DRY RUN)' if a.dry_run else 'random-init Llama, SmolLM2 shape'), shape[
+        'vocab_size'] - 1
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    ap.add_argument('--dry-run', action='store_true', help="CPU, tiny target and sizes, a few steps (checks the script itself)")
+    ap.add_argument('--dry-run', action='store_true',
+                    help="CPU, tiny target and sizes, a few steps (checks the script itself)")
     ap.add_argument('--target', help="target model directory (default: the SmolLM2 of `dflash-nb build-target`)")
     ap.add_argument('--steps', type=int, default=None, help="training steps per run (default 30; dry run 3)")
-    ap.add_argument('--out', default=None, help="where logs, runs and gpu_check.json go (default: a temporary directory)")
+    ap.add_argument('--out', default=None,
+                    help="where logs, runs and gpu_check.json go (default: a temporary directory)")
     a = ap.parse_args(argv)
     steps = a.steps or (3 if a.dry_run else 30)
     work = Path(a.out or tempfile.mkdtemp(prefix='gpu_check-')); work.mkdir(parents=True, exist_ok=True)
@@ -78,7 +82,8 @@ def main(argv=None):
     n = 12 if a.dry_run else 96
     ds = synthetic_dataset(work/'data', n_samples=n, vocab_size=mask if mask else V - 1, min_len=seq[0], max_len=seq[1])
     dev = 'cpu' if a.dry_run else 'cuda'
-    common = ['--dataset', ds, '--target', tdir, '--draft-layers', 5, '--max-steps', steps, '--epochs', 1, '--save-every', 0,
+    common = ['--dataset', ds, '--target', tdir, '--draft-layers', 5, '--max-steps', steps, '--epochs', 1,
+              '--save-every', 0,
               '--quiet', '--device', dev, '--max-seq-len', seq[1], '--max-tokens', 2 * seq[1] if a.dry_run else 8192,
               '--max-anchors', 8 if a.dry_run else 512, '--block-size', 16, '--resume', 'never']
     if mask is not None: common += ['--mask-token-id', mask]
@@ -87,7 +92,8 @@ def main(argv=None):
     trains = [('train flex', [sys.executable, '-m', 'dflash_nb.train', '--attention', 'flex']),
               ('train sdpa', [sys.executable, '-m', 'dflash_nb.train', '--attention', 'sdpa']),
               ('train sdpa, target FSDP 1 rank', [sys.executable, '-m', 'torch.distributed.run', '--nproc_per_node', 1,
-                                                   '--master-port', free_port(), '-m', 'dflash_nb.train', '--attention', 'sdpa',
+                                                   '--master-port', free_port(), '-m', 'dflash_nb.train', '--attention',
+                                                  'sdpa',
                                                    '--target-shard', 'fsdp'])]
     rows = []
     if a.dry_run:   # flex attention has no backward on CPU: check its masks against SDPA on one forward instead
@@ -98,8 +104,10 @@ def main(argv=None):
         rc, secs, rss = run(cmd + common + ['--output-dir', out], work/f"{out.name}.log", env)
         s = json.loads((out/'summary.json').read_text()) if rc == 0 and (out/'summary.json').is_file() else {}
         mem = s.get('peak_gpu_memory_gb')
-        rows.append({'run': name, 'ok': rc == 0 and bool(s), 'steps': s.get('steps'), 'tokens_per_s': s.get('tokens_per_s'),
-                     'peak_memory_gb': mem if mem is not None else rss, 'memory_kind': 'GPU' if mem is not None else 'RSS',
+        rows.append({'run': name, 'ok': rc == 0 and bool(s), 'steps': s.get('steps'),
+                     'tokens_per_s': s.get('tokens_per_s'),
+                     'peak_memory_gb': mem if mem is not None else rss,
+                     'memory_kind': 'GPU' if mem is not None else 'RSS',
                      'fsdp': s.get('target_fsdp'), 'loss': s.get('final_loss'), 'seconds': round(secs, 1),
                      'log': str(work/f"{out.name}.log")})
     sdpa, fs = next(r for r in rows if r['run'] == 'train sdpa'), rows[-1]
@@ -110,11 +118,15 @@ def main(argv=None):
     rc, secs, rss = run([sys.executable, '-c', 'import sys; from dflash_nb.cli import main; sys.exit(main())', 'eval',
                          '--target', tdir, '--drafter', drafter, '--random-prompts', 4 if a.dry_run else 16,
                          '--max-new-tokens', 24 if a.dry_run else 128, '--device', dev, '--output-dir', ev, '--quiet',
-                         '--ignore-eos'] + (['--suppress-token-ids', mask] if mask is not None else []), work/'eval.log', env)
+                         '--ignore-eos'] + (['--suppress-token-ids', mask] if mask is not None else []),
+                        work/'eval.log', env)
     e = json.loads((ev/'eval.json').read_text()) if (ev/'eval.json').is_file() else {}
-    rows.append({'run': 'eval (greedy, vs plain greedy)', 'ok': rc == 0 and e.get('lossless') is True, 'lossless': e.get('lossless'),
-                 'tau': e.get('mean_tau'), 'new_tokens': e.get('new_tokens'), 'seconds': round(secs, 1), 'log': str(work/'eval.log')})
-    report = {'dry_run': a.dry_run, 'target': tlabel, 'target_dir': str(tdir), 'device': torch.cuda.get_device_name(0) if not a.dry_run else 'cpu',
+    rows.append({'run': 'eval (greedy, vs plain greedy)', 'ok': rc == 0 and e.get('lossless') is True,
+                 'lossless': e.get('lossless'),
+                 'tau': e.get('mean_tau'), 'new_tokens': e.get('new_tokens'), 'seconds': round(secs, 1),
+                 'log': str(work/'eval.log')})
+    report = {'dry_run': a.dry_run, 'target': tlabel, 'target_dir': str(tdir),
+              'device': torch.cuda.get_device_name(0) if not a.dry_run else 'cpu',
               'torch': torch.__version__, 'steps': steps, 'rows': rows}
     (work/'gpu_check.json').write_text(json.dumps(report, indent=1))
     print(table(report))
@@ -135,7 +147,8 @@ def flex_forward_check(tdir, ds, mask, max_len) -> dict:
         warnings.simplefilter('ignore')
         losses = [dflash_forward(d, tf, batch, loss_weights(16), att)[0].item() for att in ('flex', 'sdpa')]
     ok = abs(losses[0] - losses[1]) < 1e-4 * abs(losses[1])
-    return {'run': 'flex forward == sdpa (no CPU backward)', 'ok': ok, 'loss': losses[0], 'seconds': round(time.time() - t0, 1),
+    return {'run': 'flex forward == sdpa (no CPU backward)', 'ok': ok, 'loss': losses[0],
+            'seconds': round(time.time() - t0, 1),
             'log': f"flex loss {losses[0]} vs sdpa {losses[1]}"}
 
 

@@ -95,7 +95,8 @@ def run_child(path: Path, release: bool):
     stop = threading.Event()
     def sample():
         while not stop.wait(0.05):
-            s = _status(); peak['RssAnon'] = max(peak['RssAnon'], s['RssAnon']); peak['VmRSS'] = max(peak['VmRSS'], s['VmRSS'])
+            s = _status(); peak['RssAnon'] = max(peak['RssAnon'], s['RssAnon']);
+            peak['VmRSS'] = max(peak['VmRSS'], s['VmRSS'])
     th = threading.Thread(target=sample, daemon=True); th.start()
     t0 = time.perf_counter()
     rep = M.inspect_dataset(ds)
@@ -104,7 +105,8 @@ def run_child(path: Path, release: bool):
     after = _status()
     print(json.dumps(dict(samples=rep.samples, tokens=rep.total_tokens, seconds=round(secs, 2),
                           samples_per_s=round(rep.samples / secs), tokens_per_s=round(rep.total_tokens / secs),
-                          rss_setup_mib=before['VmRSS'], peak_rss_mib=after['VmHWM'], peak_rss_during_scan_mib=peak['VmRSS'],
+                          rss_setup_mib=before['VmRSS'], peak_rss_mib=after['VmHWM'],
+                          peak_rss_during_scan_mib=peak['VmRSS'],
                           peak_anon_during_scan_mib=peak['RssAnon'], anon_setup_mib=before['RssAnon'],
                           status=rep.status, checks={c.name: c.failures for c in rep.checks},
                           gates={g.name: g.status for g in rep.gates})))
@@ -114,7 +116,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument('--sizes', type=int, nargs='+', default=[10_000, 100_000])
     ap.add_argument('--work', default='/tmp/dflash_bench_masks')
-    ap.add_argument('--model-path', default=None, help="tokenizer dir for the manifest (default: the embedded Qwen3.6 one)")
+    ap.add_argument('--model-path', default=None,
+                    help="tokenizer dir for the manifest (default: the embedded Qwen3.6 one)")
     ap.add_argument('--no-release', action='store_true', help="keep mmap pages mapped (shows what madvise saves)")
     ap.add_argument('--child', help=argparse.SUPPRESS)
     a = ap.parse_args()
@@ -130,10 +133,12 @@ def main():
                            capture_output=True, text=True)
         if r.returncode: sys.exit(f"child failed:\n{r.stderr}")
         res = json.loads(r.stdout.strip().splitlines()[-1])
-        print(f"{n:>9,} samples: {res['seconds']:7.1f} s, {res['samples_per_s']:,} samples/s, {res['tokens_per_s'] / 1e6:.1f} M tokens/s; "
-              f"RSS after setup {res['rss_setup_mib']:,} MiB, peak RSS {res['peak_rss_mib']:,} MiB "
-              f"(anonymous: {res['anon_setup_mib']:,} -> peak {res['peak_anon_during_scan_mib']:,} MiB); {res['status'].upper()} "
-              f"{json.dumps(res['gates'])}", flush=True)
+        print(
+            f"{n:>9,} samples: {res['seconds']:7.1f} s, {res['samples_per_s']:,} samples/s, "
+            f"{res['tokens_per_s'] / 1e6:.1f} M tokens/s; RSS after setup {res['rss_setup_mib']:,} MiB, peak RSS "
+            f"{res['peak_rss_mib']:,} MiB (anonymous: {res['anon_setup_mib']:,} -> peak "
+            f"{res['peak_anon_during_scan_mib']:,} MiB); {res['status'].upper()} {json.dumps(res['gates'])}",
+              flush=True)
 
 
 if __name__ == '__main__':

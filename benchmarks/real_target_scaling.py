@@ -30,24 +30,28 @@ def cli(*args):
     "Run `dflash-nb ARGS` (same interpreter, same environment); raise with its last output on failure."
     code = 'import sys; from dflash_nb.cli import main; sys.exit(main(sys.argv[1:]))'
     r = subprocess.run([sys.executable, '-c', code, *map(str, args)], capture_output=True, text=True)
-    if r.returncode: raise RuntimeError(f"dflash-nb {args[0]} failed (rc {r.returncode}): {(r.stdout + r.stderr)[-2000:]}")
+    if r.returncode: raise RuntimeError(
+        f"dflash-nb {args[0]} failed (rc {r.returncode}): {(r.stdout + r.stderr)[-2000:]}")
     return r.stdout
 
 
 def subsets(target_dir, out: Path, fractions, seed: int) -> dict:
-    "Nested random subsets of the shipped completions (first n of one seeded shuffle), each tokenized once: {fraction: dataset dir}."
+    """Nested random subsets of the shipped completions (first n of one seeded shuffle), each tokenized once:
+    {fraction: dataset dir}."""
     import zstandard
     from dflash_nb.real_target import shipped_completions
     from dflash_nb.targets import target_fingerprint
     src, _ = shipped_completions(target_fingerprint(target_dir))
-    lines = [l for l in zstandard.ZstdDecompressor().decompress(src.read_bytes(), max_output_size=1 << 31).decode().splitlines() if l.strip()]
+    lines = [l for l in zstandard.ZstdDecompressor().decompress(
+        src.read_bytes(), max_output_size=1 << 31).decode().splitlines() if l.strip()]
     order = list(range(len(lines))); random.Random(seed).shuffle(order)
     ds = {}
     for f in fractions:
         d = out/'data'/f"f{f:g}"; ds[f] = d/'dataset'
         if (ds[f]/'stats.json').is_file(): continue
         d.mkdir(parents=True, exist_ok=True)
-        (d/'completions.jsonl').write_text(''.join(lines[i] + '\n' for i in sorted(order[:max(1, round(f * len(lines)))])))
+        (d/'completions.jsonl').write_text(''.join(lines[i] + '\n' for i in sorted(order[:max(1,
+                                                                                              round(f * len(lines)))])))
         cli('tokenize', '--model-path', target_dir, '--completions', d/'completions.jsonl', '--output-dir', ds[f],
             '--max-seq-len', RECIPE['max_seq_len'], '--overwrite', '--quiet')
     return ds
@@ -78,7 +82,8 @@ def baseline(tgt, prompts, max_new: int, out: Path) -> dict:
 def train_point(dataset: Path, target_dir, run_dir: Path, steps: int, feature_cache, recipe: dict) -> dict:
     "`dflash-nb train` for exactly `steps` steps (the LR schedule spans them); its summary.json."
     args = ['train', '--dataset', dataset, '--target', target_dir, '--output-dir', run_dir, '--max-steps', steps,
-            '--epochs', 10_000, '--mask-token-id', 7, '--save-every', 0, '--keep-checkpoints', 1, '--resume', 'never', '--quiet']
+            '--epochs', 10_000, '--mask-token-id', 7, '--save-every', 0, '--keep-checkpoints', 1, '--resume', 'never',
+            '--quiet']
     for k, v in recipe.items(): args += [f"--{k.replace('_', '-')}", v]
     if feature_cache: args += ['--feature-cache', feature_cache]
     cli(*args)
@@ -103,7 +108,8 @@ def eval_point(tgt, drafter_dir: Path, prompts, max_new: int, base: dict) -> dic
     mism = [row['id'] for row, g in zip(r.rows, base['greedy_tokens']) if row['tokens'] != g]
     s = r.summary()
     return {'mean_tau': s['mean_tau'], 'pooled_tau': s['pooled_tau'], 'lossless': not mism, 'mismatched_prompts': mism,
-            'tau_per_prompt': [row['tau'] for row in r.rows], 'position_acceptance': [float(x) for x in r.position_acceptance],
+            'tau_per_prompt': [row['tau'] for row in r.rows],
+            'position_acceptance': [float(x) for x in r.position_acceptance],
             'seconds_per_token': r._sum('spec_seconds') / max(1, r._sum('new_tokens'))}
 
 
@@ -115,8 +121,10 @@ def plot(res: dict, path: Path):
     arms = [p for p in res['points'] if p['arm'] != 'data']
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 4))
     x = [p['loss_tokens'] for p in pts]
-    a1.plot(x, [p['mean_tau'] for p in pts], 'o-', color='#4c72b0', label=f"trained drafter, {res['steps']} steps (mean tau)")
-    a1.plot(x, [p['pooled_tau'] for p in pts], 's--', color='#4c72b0', alpha=0.5, ms=4, label='trained drafter (pooled tau)')
+    a1.plot(x, [p['mean_tau'] for p in pts], 'o-', color='#4c72b0',
+            label=f"trained drafter, {res['steps']} steps (mean tau)")
+    a1.plot(x, [p['pooled_tau'] for p in pts], 's--', color='#4c72b0', alpha=0.5, ms=4,
+            label='trained drafter (pooled tau)')
     for p, c in zip(arms, ('#dd8452', '#55a868', '#c44e52', '#8172b2')):
         a1.plot([p['loss_tokens']], [p['mean_tau']], 'D', color=c, ms=8, label=f"{p['name']} ({res['steps']} steps)")
     for e, mk in zip(res.get('extra_points', []), '*PXh'):
@@ -124,8 +132,10 @@ def plot(res: dict, path: Path):
     if res.get('fit'):
         import numpy as np
         f, xs = res['fit'], np.geomspace(min(x), max(x), 20)
-        a1.plot(xs, f['intercept_log2'] + f['tau_per_doubling'] * np.log2(xs), '-', color='#4c72b0', alpha=0.25, lw=6, label='fit a + b log2(tokens)')
-    a1.axhline(res['prompt_lookup_tau'], color='#999999', ls=':', lw=2, label=f"prompt lookup ({res['prompt_lookup_tau']:.2f})")
+        a1.plot(xs, f['intercept_log2'] + f['tau_per_doubling'] * np.log2(xs), '-', color='#4c72b0', alpha=0.25, lw=6,
+                label='fit a + b log2(tokens)')
+    a1.axhline(res['prompt_lookup_tau'], color='#999999', ls=':', lw=2,
+               label=f"prompt lookup ({res['prompt_lookup_tau']:.2f})")
     a1.axhline(3.0, color='#c44e52', ls='-.', lw=1, label='goal 3.0')
     if res.get('fit'): a1.set_title(f"held-out tau vs data: {res['fit']['tau_per_doubling']:+.3f} per doubling")
     a1.set(xscale='log', xlabel='training answer tokens (loss tokens)', ylabel='held-out tau (T=0, 128 new tokens)')
@@ -156,14 +166,18 @@ def fit(pts: list[dict]) -> dict | None:
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     p.add_argument('--out-dir', type=Path, required=True)
-    p.add_argument('--fractions', default='0.125,0.25,0.5,1', help='shares of the shipped completions, run in this order')
+    p.add_argument('--fractions', default='0.125,0.25,0.5,1',
+                   help='shares of the shipped completions, run in this order')
     p.add_argument('--steps', type=int, default=300, help='optimizer steps of every point')
-    p.add_argument('--arm', action='append', default=[], help="extra point on all the data with KEY=VALUE changed in the recipe, e.g. draft_layers=1")
-    p.add_argument('--feature-cache', default=None, help='feature cache directory (the job fills $DFLASH_NB_CACHE/features/<target fingerprint>)')
+    p.add_argument('--arm', action='append', default=[],
+                   help="extra point on all the data with KEY=VALUE changed in the recipe, e.g. draft_layers=1")
+    p.add_argument('--feature-cache', default=None,
+                   help='feature cache directory (the job fills $DFLASH_NB_CACHE/features/<target fingerprint>)')
     p.add_argument('--eval-prompts', type=int, default=12)
     p.add_argument('--max-new-tokens', type=int, default=128)
     p.add_argument('--subset-seed', type=int, default=0)
-    p.add_argument('--extra-point', action='append', default=[], help="LABEL:LOSS_TOKENS:TAU, e.g. a longer earlier run, drawn as a star")
+    p.add_argument('--extra-point', action='append', default=[],
+                   help="LABEL:LOSS_TOKENS:TAU, e.g. a longer earlier run, drawn as a star")
     p.add_argument('--plot-only', action='store_true', help='redraw OUT/scaling.png from OUT/scaling.json')
     a = p.parse_args(argv)
     out = a.out_dir; out.mkdir(parents=True, exist_ok=True)
@@ -179,29 +193,36 @@ def main(argv=None):
     prompts = heldout_prompts(target_dir, a.eval_prompts)
     log(out, f"baseline: greedy + prompt lookup on {len(prompts)} held-out prompts")
     base = baseline(tgt, prompts, a.max_new_tokens, out)
-    log(out, f"prompt lookup mean tau {base['prompt_lookup']['mean_tau']:.3f} (pooled {base['prompt_lookup']['pooled_tau']:.3f})")
-    extra = [dict(zip(('label', 'loss_tokens', 'mean_tau'), (l, float(t), float(v)))) for l, t, v in (e.split(':') for e in a.extra_point)]
+    log(out,
+        f"prompt lookup mean tau {base['prompt_lookup']['mean_tau']:.3f} (pooled "
+        f"{base['prompt_lookup']['pooled_tau']:.3f})")
+    extra = [dict(zip(('label', 'loss_tokens', 'mean_tau'), (l, float(t), float(v)))) for l, t, v
+             in (e.split(':') for e in a.extra_point)]
     plan = [(f"f{f:g}", 'data', f, {}) for f in fr]
     for arm in a.arm:
         k, v = arm.split('='); plan.append((f"all-{k}-{v}", arm, 1.0, {k: type(RECIPE[k])(v)}))
     res = {'steps': a.steps, 'recipe': RECIPE, 'prompts': base['prompts'], 'max_new_tokens': a.max_new_tokens,
-           'prompt_lookup_tau': base['prompt_lookup']['mean_tau'], 'prompt_lookup_pooled_tau': base['prompt_lookup']['pooled_tau'],
+           'prompt_lookup_tau': base['prompt_lookup']['mean_tau'],
+           'prompt_lookup_pooled_tau': base['prompt_lookup']['pooled_tau'],
            'prompt_lookup_lossless': base['prompt_lookup']['lossless'], 'extra_points': extra, 'points': []}
     for name, arm, f, change in plan:
         pdir = out/'points'/name
         if (pdir/'point.json').is_file(): pt = json.loads((pdir/'point.json').read_text())
         else:
             st = json.loads((ds[f]/'stats.json').read_text())
-            log(out, f"{name}: {st['samples']} samples, {st['loss_tokens']:,} answer tokens, {a.steps} steps {change or ''}")
+            log(out,
+                f"{name}: {st['samples']} samples, {st['loss_tokens']:,} answer tokens, {a.steps} steps {change or ''}")
             t0 = time.time()
             s = train_point(ds[f], target_dir, pdir/'train', a.steps, a.feature_cache, {**RECIPE, **change})
             t_train = time.time() - t0
             ev = eval_point(tgt, Path(s['drafter_dir']), prompts, a.max_new_tokens, base)
             pt = {'name': name, 'arm': arm, 'fraction': f, 'samples': st['samples'], 'loss_tokens': st['loss_tokens'],
-                  'total_tokens': st['total_tokens'], 'steps': s['steps'], 'epochs_seen': s['steps'] / max(1, s['steps_per_epoch'][0]),
+                  'total_tokens': st['total_tokens'], 'steps': s['steps'],
+                  'epochs_seen': s['steps'] / max(1, s['steps_per_epoch'][0]),
                   'train_seconds': s['seconds'], 'train_wall_s': t_train, 'eval_wall_s': time.time() - t0 - t_train,
                   'draft_vocab_size': s['draft_vocab_size'], 'recipe_change': change, 'final_loss': s['final_loss'],
-                  'train_tail': tail_metrics(pdir/'train'/'metrics.jsonl'), 'feature_cache': s.get('feature_cache'), **ev}
+                  'train_tail': tail_metrics(pdir/'train'/'metrics.jsonl'), 'feature_cache': s.get('feature_cache'),
+                  **ev}
             pdir.mkdir(parents=True, exist_ok=True); (pdir/'point.json').write_text(json.dumps(pt, indent=1))
             log(out, f"{name}: tau {pt['mean_tau']:.3f} (pooled {pt['pooled_tau']:.3f}), lossless {pt['lossless']}, "
                      f"train {t_train:.0f} s, eval {pt['eval_wall_s']:.0f} s")

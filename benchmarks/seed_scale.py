@@ -1,9 +1,11 @@
 #!/usr/bin/env python
-"""The seed run at its real size: 902,087 completions in 1,805 S3 objects -> `dflash-nb tokenize`, side by side with the seed.
+"""The seed run at its real size: 902,087 completions in 1,805 S3 objects -> `dflash-nb tokenize`, side by side with
+the seed.
 
     python benchmarks/seed_scale.py --scale 0.1        # a tenth (90,209 records, 181 objects): the quick check
-    python benchmarks/seed_scale.py                    # the whole seed: 902,087 records, 1.89 B tokens (~15 min on 2 busy cores)
-    python benchmarks/seed_scale.py --compare          # every scale run so far, side by side (what grows with the size)
+    python benchmarks/seed_scale.py                    # the whole seed: 902,087 records, 1.89 B tokens (~15 min on 2
+busy cores) python benchmarks/seed_scale.py --compare          # every scale run so far, side by side (what grows with
+the size)
 
 The seed (a real run): 902,087 Qwen3.6-27B completions with thinking traces (1.64 B output tokens, 7.25 GB of JSONL in
 1,805 objects on S3) tokenized into 1.866 B tokens (87.5% masked; mean 2,068, median 1,727, p90 4,200, max 8,191;
@@ -54,7 +56,8 @@ def start_s3rver(root: Path, port: int) -> subprocess.Popen:
     if not exe.exists():
         print(f"installing s3rver {S3RVER_VERSION} (npm) into {root/'s3rver'} ...", flush=True)
         (root/'s3rver').mkdir(parents=True, exist_ok=True)
-        subprocess.run(['npm', 'install', '--no-audit', '--no-fund', '--prefix', str(root/'s3rver'), f's3rver@{S3RVER_VERSION}'],
+        subprocess.run(['npm', 'install', '--no-audit', '--no-fund', '--prefix', str(root/'s3rver'),
+                        f's3rver@{S3RVER_VERSION}'],
                        check=True, stdout=subprocess.DEVNULL)
     if _port_open(port): raise SystemExit(f"port {port} is in use (an s3rver of an earlier run still up?); pass --port")
     (root/'s3').mkdir(parents=True, exist_ok=True)
@@ -158,7 +161,8 @@ def make_object(k: int, n_objects: int, n_records: int, seed: int, bank: dict) -
         total = min(8_191, target_length(rng.random()))
         prompt = min(int(rng.lognormvariate(math.log(120), 0.9)), total // 3)
         ptext, pn = _fill(rng, prompt - b['prompt'], bank) if prompt > b['prompt'] + 20 else ('', 0)
-        rtext, _ = _fill(rng, int((total - b['total'] - pn) * 0.96), bank)  # 0.96: joined paragraphs run ~4% over their sum
+        # 0.96: joined paragraphs run ~4% over their sum
+        rtext, _ = _fill(rng, int((total - b['total'] - pn) * 0.96), bank)
         p = b['parts']
         lines.append(f"{p[0]}seed-{i:07d}{p[1]}{chr(92) + 'n' + chr(92) + 'n' + ptext if ptext else ''}{p[2]}"
                      f"{chr(92) + 'n' + chr(92) + 'n' + rtext if rtext else ''}{p[3]}\n")
@@ -186,15 +190,18 @@ def ensure_corpus(work: Path, port: int, n_objects: int, n_records: int, seed: i
     t0 = time.perf_counter()
     if todo:
         import multiprocessing
-        print(f"corpus: writing {len(todo):,} of {n_objects:,} objects ({n_records:,} records) into s3://corpus/{prefix} "
-              f"with {procs} processes ...", flush=True)
+        print(
+            f"corpus: writing {len(todo):,} of {n_objects:,} objects ({n_records:,} records) into s3://corpus/{prefix} "
+            f"with {procs} processes ...", flush=True)
         with open(log, 'a') as f, multiprocessing.get_context('fork').Pool(procs, _gen_init, (seed, port)) as pool:
-            for j, (k, n) in enumerate(pool.imap_unordered(_gen_one, [(k, n_objects, n_records, seed, prefix) for k in todo])):
+            for j, (k, n) in enumerate(pool.imap_unordered(_gen_one, [(k, n_objects, n_records, seed,
+                                                                       prefix) for k in todo])):
                 f.write(f"{k} {n}\n"); f.flush(); done[k] = n
                 if (j + 1) % max(1, len(todo) // 20) == 0:
                     print(f"  {j + 1:,}/{len(todo):,} objects, {sum(done.values()) / 1e9:.2f} GB, "
                           f"{time.perf_counter() - t0:.0f} s", flush=True)
-    return dict(objects=len(done), bytes=sum(done.values()), seconds=round(time.perf_counter() - t0, 1), written=len(todo))
+    return dict(objects=len(done), bytes=sum(done.values()), seconds=round(time.perf_counter() - t0, 1),
+                written=len(todo))
 
 
 # ---------------------------------------------------------------------------------------------- watching the run
@@ -210,7 +217,8 @@ class Watch:
     "Samples the tokenize process tree and its folders every second from a thread."
     def __init__(self, pid: int, dl_dir: Path, stage: Path, input_bytes: int, server_pid: int | None):
         import psutil
-        self.psutil, self.proc, self.dl_dir, self.stage, self.input_bytes = psutil, psutil.Process(pid), dl_dir, stage, input_bytes
+        self.psutil, self.proc, self.dl_dir, self.stage, self.input_bytes = psutil, psutil.Process(
+            pid), dl_dir, stage, input_bytes
         self.server = psutil.Process(server_pid) if server_pid else None
         self.t0, self.marks, self.procs, self.peak_disk = time.perf_counter(), {}, {}, {}
         self.stop = threading.Event()
@@ -239,7 +247,8 @@ class Watch:
             self._sample_proc(self.proc, 'tokenize (main)')
             for k in kids: self._sample_proc(k, self._role(k))
             if 'workers' not in self.marks and any(d['role'] == 'tokenize worker' for d in self.procs.values()):
-                self.marks['workers'] = now   # the pool is up: the main process's CPU so far is start-up (imports, tokenizer load)
+                # the pool is up: the main process's CPU so far is start-up (imports, tokenizer load)
+                self.marks['workers'] = now
                 self.marks['main_cpu_startup'] = self.procs.get(self.proc.pid, {}).get('cpu', 0.0)
             if self.server: self._sample_proc(self.server, 's3rver (node)')
             main_cpu = self.procs.get(self.proc.pid, {}).get('cpu', 0.0)
@@ -261,16 +270,19 @@ class Watch:
 
 
 # ---------------------------------------------------------------------------------------------- the run
-def run_tokenize(work: Path, port: int, prefix: str, workers: int, input_bytes: int, server_pid: int | None, extra) -> dict:
+def run_tokenize(work: Path, port: int, prefix: str, workers: int, input_bytes: int, server_pid: int | None,
+                 extra) -> dict:
     cache = work/'cache'
-    for d in ('qwen3_6-tokenizer', 'encoders'):   # the built tokenizer (and fastokens' verdict), as the repo's .cache has it
+    # the built tokenizer (and fastokens' verdict), as the repo's .cache has it
+    for d in ('qwen3_6-tokenizer', 'encoders'):
         src = ROOT/'.cache'/d
         if src.exists() and not (cache/d).exists(): shutil.copytree(src, cache/d)
     env = os.environ | dict(DFLASH_NB_CACHE=str(cache), AWS_ACCESS_KEY_ID=KEY['aws_access_key_id'], OMP_NUM_THREADS='1',
                             AWS_SECRET_ACCESS_KEY=KEY['aws_secret_access_key'], AWS_DEFAULT_REGION=KEY['region_name'],
                             PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get('PYTHONPATH', ''))
     out = f"s3://out/{prefix.rstrip('/')}"
-    cmd = [sys.executable, '-c', 'import sys; from dflash_nb.cli import main; sys.exit(main())', 'tokenize', '--completions', f's3://corpus/{prefix}', '--output-dir', out,
+    cmd = [sys.executable, '-c', 'import sys; from dflash_nb.cli import main; sys.exit(main())', 'tokenize',
+           '--completions', f's3://corpus/{prefix}', '--output-dir', out,
            '--workers', str(workers), '--s3-endpoint', f'http://127.0.0.1:{port}', *extra]
     print('$ dflash-nb ' + ' '.join(cmd[3:]), flush=True)
     import hashlib
@@ -302,15 +314,18 @@ def table(res: dict) -> str:
             ('input', f"{SEED['bytes'] / 1e9:.2f} GB in {SEED['objects']:,} objects",
              f"{res['corpus']['bytes'] / 1e9:.2f} GB in {res['corpus']['objects']:,} objects"),
             ('total tokens', f"{SEED['total_tokens'] / 1e9:.3f} B", f"{st['total_tokens'] / 1e9:.3f} B"),
-            ('loss tokens (share)', f"{SEED['total_tokens'] * SEED['loss_fraction'] / 1e9:.3f} B ({SEED['loss_fraction']:.1%})",
+            ('loss tokens (share)',
+             f"{SEED['total_tokens'] * SEED['loss_fraction'] / 1e9:.3f} B ({SEED['loss_fraction']:.1%})",
              f"{st['loss_tokens'] / 1e9:.3f} B ({st['loss_token_fraction']:.1%})"),
             ('mean / median / p90 / max', f"{SEED['mean']:,} / {SEED['median']:,} / {SEED['p90']:,} / {SEED['max']:,}",
-             f"{st['mean_seq_len']:,.0f} / {st['median_seq_len']:,.0f} / {st['p90_seq_len']:,.0f} / {st['max_seq_len']:,}"),
+             f"{st['mean_seq_len']:,.0f} / {st['median_seq_len']:,.0f} / {st['p90_seq_len']:,.0f} / "
+             f"{st['max_seq_len']:,}"),
             ('shards', str(SEED['shards']), str(len(man['shards']))),
             ('skipped', str(SEED['skipped']), str(sum(st['skipped'].values())))]
     if run:
         rows.append(('wall time', f"{SEED['seconds'] / 60:.1f} min ({SEED['tokenize_workers']} tokenize, "
-                     f"{SEED['download_workers']} download workers)", f"{run['wall'] / 60:.1f} min ({res['workers']} tokenize, 32 download workers)"))
+                     f"{SEED['download_workers']} download workers)",
+                     f"{run['wall'] / 60:.1f} min ({res['workers']} tokenize, 32 download workers)"))
         rows.append(('tokens/s per tokenize worker (wall, downloads included)',
                      f"{SEED['total_tokens'] / SEED['seconds'] / SEED['tokenize_workers'] / 1e6:.2f} M",
                      f"{st['total_tokens'] / run['wall'] / res['workers'] / 1e6:.2f} M"))
@@ -329,7 +344,9 @@ def report(res: dict) -> str:
     t_tok, t_fin = m.get('tokenize', wall), m.get('finish', wall)
     dl = m.get('download')
     if run.get('resumed_chunks'):
-        out.append(f"\n(this attempt resumed after {run['resumed_chunks']} chunk(s) an interrupted one committed: its times are this attempt's)")
+        out.append(
+            f"\n(this attempt resumed after {run['resumed_chunks']} chunk(s) an interrupted one committed: its times "
+            "are this attempt's)")
     out.append(f"\nwall {wall:,.0f} s: download {'%.0f s' % dl if dl else '?'} (overlapped with tokenize; "
                f"{res['corpus']['bytes'] / 1e6 / dl if dl else float('nan'):,.0f} MB/s) | tokenize {t_tok:,.0f} s | "
                f"finish {t_fin - t_tok:,.0f} s | upload {wall - t_fin:,.0f} s")
@@ -373,8 +390,8 @@ def extrapolate(res: dict) -> str:
         t = SEED['total_tokens'] / tok_s
         d = SEED['bytes'] / dl_rate if dl_rate else float('nan')
         lines.append(f"  {cores} cores ({w} workers): {tok_s / 1e6:,.1f} M tok/s -> {t / 60:,.1f} min tokenize "
-                     f"(capped by the main process at {1 / main_ns / 1e6:,.1f} M tok/s); download {d / 60:,.1f} min at the "
-                     f"measured rate, overlapped; so ~{max(t, d) / 60:,.1f} min + finish/upload")
+                     f"(capped by the main process at {1 / main_ns / 1e6:,.1f} M tok/s); download {d / 60:,.1f} min at "
+                     f"the measured rate, overlapped; so ~{max(t, d) / 60:,.1f} min + finish/upload")
     return '\n'.join(lines)
 
 def probes(port: int, prefix: str, work: Path) -> dict:
@@ -398,9 +415,11 @@ def probes(port: int, prefix: str, work: Path) -> dict:
     state = json.loads(c.get_object(Bucket='out', Key=f"{okey}/state.json")['Body'].read())
     run = state['_data_files'][0]['filename'].rsplit('/', 1)[0]
     return dict(objects=len(objs), list_s=round(t_list, 3), list_peak_mb=round(list_mem / 1e6, 2),
-                cache_check_s=round(t_cached, 3), cached=cached, output_state_s=round(t_state, 3), output_objects=len(st.objects),
+                cache_check_s=round(t_cached, 3), cached=cached, output_state_s=round(t_state, 3),
+                output_objects=len(st.objects),
                 manifest_bytes=size(f"{okey}/manifest.json"), stats_bytes=size(f"{okey}/{run}/stats.json"),
-                skipped_bytes=size(f"{okey}/{run}/skipped.jsonl"), content_hashes_bytes=size(f"{okey}/{run}/content_hashes.npy"))
+                skipped_bytes=size(f"{okey}/{run}/skipped.jsonl"),
+                content_hashes_bytes=size(f"{okey}/{run}/content_hashes.npy"))
 
 def compare(root: Path) -> str:
     "The results of every scale run under `root`, side by side (what grows with the size)."
@@ -414,6 +433,7 @@ def compare(root: Path) -> str:
         return f"{name:<44}" + ''.join(f"{v:>18}" for v in vals)
     main_p = lambda r: next(p for p in r['run']['procs'].values() if p['role'] == 'tokenize (main)')
     wk = lambda r: [p for p in r['run']['procs'].values() if p['role'] == 'tokenize worker']
+    s3rver = lambda r: next(p for p in r['run']['procs'].values() if p['role'].startswith('s3rver'))
     tok = lambda r: r['stats']['total_tokens']
     m = lambda r, k: r['run']['marks'][k]
     lines = [row('scale', lambda r: f"x{r['scale']:g}"),
@@ -425,34 +445,41 @@ def compare(root: Path) -> str:
              row('  finish (s)', lambda r: f"{m(r, 'finish') - m(r, 'tokenize'):,.1f}"),
              row('  upload (s)', lambda r: f"{r['run']['wall'] - m(r, 'finish'):,.0f}"),
              row('  download done at (s)', lambda r: f"{m(r, 'download'):,.0f}"),
-             row('start-up before the pool (s wall / CPU)', lambda r: f"{m(r, 'workers'):,.0f} / {m(r, 'main_cpu_startup'):,.0f}"),
+             row('start-up before the pool (s wall / CPU)',
+                 lambda r: f"{m(r, 'workers'):,.0f} / {m(r, 'main_cpu_startup'):,.0f}"),
              row('M tokens per worker CPU-s', lambda r: f"{tok(r) / sum(p['cpu'] for p in wk(r)) / 1e6:,.2f}"),
-             row('main ns/token after start-up', lambda r: f"{(main_p(r)['cpu'] - m(r, 'main_cpu_startup')) / tok(r) * 1e9:,.0f}"),
-             row('  of which while tokenizing', lambda r: f"{(m(r, 'main_cpu_tokenize') - m(r, 'main_cpu_startup')) / tok(r) * 1e9:,.0f}"),
+             row('main ns/token after start-up',
+                 lambda r: f"{(main_p(r)['cpu'] - m(r, 'main_cpu_startup')) / tok(r) * 1e9:,.0f}"),
+             row('  of which while tokenizing',
+                 lambda r: f"{(m(r, 'main_cpu_tokenize') - m(r, 'main_cpu_startup')) / tok(r) * 1e9:,.0f}"),
              row('peak RSS main (MiB)', lambda r: f"{main_p(r)['peak_rss'] / 2**20:,.0f}"),
              row('peak RSS per worker (MiB, max)', lambda r: f"{max(p['peak_rss'] for p in wk(r)) / 2**20:,.0f}"),
-             row('peak RSS s3rver (MiB)', lambda r: f"{next(p for p in r['run']['procs'].values() if p['role'].startswith('s3rver'))['peak_rss'] / 2**20:,.0f}"),
+             row('peak RSS s3rver (MiB)', lambda r: f"{s3rver(r)['peak_rss'] / 2**20:,.0f}"),
              row('peak staging (GB)', lambda r: f"{r['disk']['peak staging'] / 1e9:,.2f}"),
              row('download cache (GB)', lambda r: f"{r['disk']['download cache'] / 1e9:,.2f}"),
              row('load average at the end', lambda r: r['load'].split()[0])]
     if any('probes' in r for r in res):
         p = lambda k, fmt='{:,}': (lambda r: fmt.format(r['probes'][k]))
-        lines += [row('listing the input (s)', p('list_s', '{:.3f}')), row('  its peak memory (MB)', p('list_peak_mb', '{:.2f}')),
+        lines += [row('listing the input (s)', p('list_s', '{:.3f}')), row('  its peak memory (MB)', p('list_peak_mb',
+                                                                                                       '{:.2f}')),
                   row('cache check of every object (s)', p('cache_check_s', '{:.3f}')),
                   row('output check before commit (s)', p('output_state_s', '{:.3f}')),
                   row('manifest.json (bytes)', p('manifest_bytes')), row('stats.json (bytes)', p('stats_bytes')),
-                  row('skipped.jsonl (bytes)', p('skipped_bytes')), row('content_hashes.npy (bytes)', p('content_hashes_bytes'))]
+                  row('skipped.jsonl (bytes)', p('skipped_bytes')),
+                  row('content_hashes.npy (bytes)', p('content_hashes_bytes'))]
     return '\n'.join(lines)
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument('--scale', type=float, default=1.0, help="fraction of the seed's records and objects (default 1)")
     ap.add_argument('--root', default='/work/bench/seed', help="where the server's disk, the caches and results go")
     ap.add_argument('--port', type=int, default=4599)
     ap.add_argument('--workers', type=int, default=2, help="tokenize workers (default 2)")
     ap.add_argument('--gen-procs', type=int, default=2, help="processes writing the corpus (default 2)")
     ap.add_argument('--seed', type=int, default=0)
-    ap.add_argument('--compare', action='store_true', help="print the results of all scales under --root side by side, and exit")
+    ap.add_argument('--compare', action='store_true',
+                    help="print the results of all scales under --root side by side, and exit")
     ap.add_argument('--extra', nargs=argparse.REMAINDER, default=[], help="more `dflash-nb tokenize` options (last)")
     a = ap.parse_args(argv)
     if not 0 < a.scale <= 1: ap.error("--scale must be in (0, 1]")
@@ -476,8 +503,10 @@ def main(argv=None):
     res = dict(scale=a.scale, workers=a.workers, corpus=corpus, seed=SEED)
     c = client(a.port)
     key = prefix.rstrip('/')
-    committed = any(o['Key'] == f"{key}/manifest.json" for o in c.list_objects_v2(Bucket='out', Prefix=f"{key}/").get('Contents') or [])
-    res['run'] = None if committed and '--overwrite' not in a.extra else run_tokenize(work, a.port, prefix, a.workers, corpus['bytes'], server.pid, a.extra)
+    committed = any(o['Key'] == f"{key}/manifest.json" for o in c.list_objects_v2(Bucket='out', Prefix=f"{key}/").get(
+        'Contents') or [])
+    res['run'] = None if committed and '--overwrite' not in a.extra else run_tokenize(
+        work, a.port, prefix, a.workers, corpus['bytes'], server.pid, a.extra)
     res['load'] = ' '.join(f"{x:.2f}" for x in os.getloadavg())
     res['stats'], res['manifest'] = output_stats(a.port, f"s3://out/{key}")
     res['manifest'] = dict(shards=res['manifest']['shards'], inputs=len(res['manifest']['inputs']['files']))

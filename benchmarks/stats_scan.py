@@ -19,10 +19,10 @@ again with them cached (warm):
 * for reference, reading every byte of every shard sequentially (what any approach that touches the token ids
   pays);
 
-keeping the best of `--repeat` runs (the machine may be shared), and, warm only, a naive Python loop over rows (`for ex in datasets.load_from_disk(OUT)`, summing lengths and
-masks) on the first `--naive-rows` rows, extrapolated to the whole dataset (it would take hours). It checks
-that compute_stats agrees with the generator's own totals, prints times, tokens/s and ratios, and deletes OUT
-unless `--keep`.
+keeping the best of `--repeat` runs (the machine may be shared), and, warm only, a naive Python loop over rows (`for ex
+in datasets.load_from_disk(OUT)`, summing lengths and masks) on the first `--naive-rows` rows, extrapolated to the
+whole dataset (it would take hours). It checks that compute_stats agrees with the generator's own totals, prints times,
+tokens/s and ratios, and deletes OUT unless `--keep`.
 """
 import argparse, json, os, shutil, sys, time
 from pathlib import Path
@@ -64,8 +64,10 @@ def generate(out: Path, samples: int, batch_rows: int = 64, shard_tokens: int = 
         offs = pa.array(np.concatenate([[0], np.cumsum(bl)]).astype(np.int32))
         start = int(rng.integers(0, len(pool) - total))
         ids = pa.ListArray.from_arrays(offs, pool.slice(start, total))
-        mask = pa.ListArray.from_arrays(offs, pa.array(np.concatenate([pattern[8192 - p:8192 - p + n] for n, p in zip(bl, bp)])))
-        rb = pa.RecordBatch.from_arrays([ids, mask, pa.array(bl), pa.array([f"bench-{i}" for i in range(b0, b0 + len(bl))]),
+        mask = pa.ListArray.from_arrays(offs, pa.array(np.concatenate([pattern[8192 - p:8192 - p + n] for n, p in zip(
+            bl, bp)])))
+        rb = pa.RecordBatch.from_arrays([ids, mask, pa.array(bl), pa.array([f"bench-{i}" for i in range(b0,
+                                                                                                        b0 + len(bl))]),
                                          names.take(pa.array(src[b0:b0 + batch_rows]))], schema=SCHEMA)
         if w is None:
             shards.append(f"data-{len(shards):05d}.arrow"); w = pa.ipc.new_stream(str(out/shards[-1]), SCHEMA)
@@ -79,7 +81,8 @@ def generate(out: Path, samples: int, batch_rows: int = 64, shard_tokens: int = 
     for a, b in zip(shards, final): os.replace(out/a, out/b)
     write_dataset_metadata(out, final)
     total, loss = int(lens.sum()), int((lens - prompt).sum())
-    (out/'manifest.json').write_text(json.dumps(dict(format='dflash_nb.dataset', format_version=1, generator='benchmarks/stats_scan.py',
+    (out/'manifest.json').write_text(json.dumps(dict(format='dflash_nb.dataset', format_version=1,
+                                                     generator='benchmarks/stats_scan.py',
         params=dict(max_seq_len=8192, batch_size=batch_rows, shard_tokens=shard_tokens), shards=final,
         counts=dict(samples=samples, total_tokens=total, loss_tokens=loss)), indent=2))
     for f in final:  # flush to disk so the pages are clean and can be evicted for the cold runs
@@ -103,7 +106,8 @@ def _read_needed(f) -> int:
     return cols.nbytes + ids_offsets.nbytes
 
 def read_needed_columns(out: Path, threads: int = 8) -> int:
-    "The floor: the columns compute_stats needs, copied into memory once, shards read by as many threads as compute_stats uses."
+    """The floor: the columns compute_stats needs, copied into memory once, shards read by as many threads as
+    compute_stats uses."""
     from concurrent.futures import ThreadPoolExecutor
     with ThreadPoolExecutor(threads) as ex: return sum(ex.map(_read_needed, dataset_shards(out)))
 
@@ -134,11 +138,15 @@ def timed(fn, *a):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument('out', nargs='?', default='/tmp/stats_bench', help="dataset folder to generate (default /tmp/stats_bench)")
-    ap.add_argument('--samples', type=int, default=1_000_000, help="samples to generate (default 1M, ~2.1B tokens, ~8.5 GB)")
-    ap.add_argument('--batch-rows', type=int, default=64, help="rows per Arrow record batch (default 64, as tokenize writes)")
+    ap.add_argument('out', nargs='?', default='/tmp/stats_bench',
+                    help="dataset folder to generate (default /tmp/stats_bench)")
+    ap.add_argument('--samples', type=int, default=1_000_000,
+                    help="samples to generate (default 1M, ~2.1B tokens, ~8.5 GB)")
+    ap.add_argument('--batch-rows', type=int, default=64,
+                    help="rows per Arrow record batch (default 64, as tokenize writes)")
     ap.add_argument('--naive-rows', type=int, default=20_000, help="rows the naive loop runs over (default 20K)")
-    ap.add_argument('--repeat', type=int, default=3, help="time each variant this many times and keep the best (default 3)")
+    ap.add_argument('--repeat', type=int, default=3,
+                    help="time each variant this many times and keep the best (default 3)")
     ap.add_argument('--reuse', action='store_true', help="reuse an existing OUT instead of generating it")
     ap.add_argument('--keep', action='store_true', help="keep OUT afterwards")
     a = ap.parse_args(argv)
@@ -146,11 +154,14 @@ def main(argv=None):
     need = a.samples * 2_100 * 4.2
     free = shutil.disk_usage(out.parent if out.parent.exists() else '/').free
     if not a.reuse and free < need * 1.1:
-        sys.exit(f"{out.parent}: {free / 1e9:.1f} GB free, the dataset needs ~{need / 1e9:.1f} GB; use --samples to scale down")
+        sys.exit(
+            f"{out.parent}: {free / 1e9:.1f} GB free, the dataset needs ~{need / 1e9:.1f} GB; use --samples to scale "
+            "down")
     try:
         if a.reuse:
             man = json.loads((out/'manifest.json').read_text())
-            gen = dict(man['counts'], seconds=0.0, shards=len(man['shards']), bytes=sum(f.stat().st_size for f in dataset_shards(out)))
+            gen = dict(man['counts'], seconds=0.0, shards=len(man['shards']),
+                       bytes=sum(f.stat().st_size for f in dataset_shards(out)))
         else:
             gen = generate(out, a.samples, a.batch_rows)
         print(f"dataset: {gen['samples']:,} samples, {gen['total_tokens']:,} tokens, {gen['bytes'] / 1e9:.2f} GB in "
@@ -168,7 +179,8 @@ def main(argv=None):
                     secs, r = timed(fn, out)
                     res[name, mode] = min(secs, res.get((name, mode), secs))
                     if name.startswith('compute_stats'):
-                        assert (r['samples'], r['total_tokens'], r['loss_tokens']) == (gen['samples'], gen['total_tokens'], gen['loss_tokens']), r
+                        assert (r['samples'], r['total_tokens'],
+                                r['loss_tokens']) == (gen['samples'], gen['total_tokens'], gen['loss_tokens']), r
         secs, tok, _ = naive_loop(out, a.naive_rows)
         naive = secs * T / tok
         print(f"\nbest of {a.repeat} runs each; cold = shards evicted from the page cache first")
@@ -179,8 +191,10 @@ def main(argv=None):
         print(f"{'naive Python loop (extrapolated)':34}{'':9}{'':11}{naive:9.0f}{T / naive:11.3g}"
               f"   <- {a.naive_rows:,} rows ({tok:,} tokens) took {secs:.1f} s; x {T / tok:.0f}")
         for mode in ('cold', 'warm'):
-            print(f"{mode}: compute_stats / floor = {res['compute_stats', mode] / res['floor: read needed columns', mode]:.2f}; "
-                  f"read every byte / compute_stats = {res['read every byte', mode] / res['compute_stats', mode]:.1f}x")
+            print(
+                f"{mode}: compute_stats / floor = "
+                f"{res['compute_stats', mode] / res['floor: read needed columns', mode]:.2f}; read every byte / "
+                f"compute_stats = {res['read every byte', mode] / res['compute_stats', mode]:.1f}x")
         print(f"naive loop / compute_stats (warm) = {naive / res['compute_stats', 'warm']:,.0f}x")
     finally:
         if not a.keep and out.exists() and not a.reuse: shutil.rmtree(out)

@@ -1,8 +1,8 @@
 #!/usr/bin/env python
 """Chat-template render speed: 2,000 records rendered with Jinja (no native renderer) by the Qwen3.6 template and each
 reference template of ../shared/reference/templates, as tokenize renders them (`prepare` once, then the full
-conversation and the prompt before the last turn). Prints the best of `--repeats` CPU times per template (CPU time, not wall time: on a shared machine
-wall time measures the neighbours) and a hash of
+conversation and the prompt before the last turn). Prints the best of `--repeats` CPU times per template (CPU time, not
+wall time: on a shared machine wall time measures the neighbours) and a hash of
 what it rendered (the same before and after a change to the sandbox).
 
     python benchmarks/template_render_bench.py [--records 2000] [--repeats 5]
@@ -38,7 +38,8 @@ def main():
             for r in recs:
                 try:
                     msgs, tools = ct.prepare(r.messages, r.tools, copy=False)
-                    h.update(ct.render_prepared(msgs, tools).encode()); h.update(ct.render_prepared(msgs[:-1], tools, True).encode())
+                    h.update(ct.render_prepared(msgs, tools).encode()); h.update(ct.render_prepared(msgs[:-1], tools,
+                                                                                                    True).encode())
                 except ChatTemplateError as e: h.update(e.reason.encode())
             return h.hexdigest()[:16]
         best, chars = float('inf'), None

@@ -65,7 +65,8 @@ def make_records(n: int, seed: int = 0) -> list[dict]:
         while chars < target * 2.5:                 # ~2.5 characters per token on this mix
             t = rng.choice(pool); extra.append(t); chars += len(t) + 2
         last['reasoning_content'] = '\n\n'.join([last.get('reasoning_content') or ''] + extra).strip()
-        recs.append({'id': f'bench-{i:06d}', 'source': r.source, 'messages': msgs, **({'tools': r.tools} if r.tools else {})})
+        recs.append({'id': f'bench-{i:06d}', 'source': r.source, 'messages': msgs,
+                     **({'tools': r.tools} if r.tools else {})})
     return recs
 
 
@@ -80,7 +81,8 @@ def _peak_mb(children_only: bool = False) -> float:
 
 def _marked_template(src: str) -> str:
     "The Qwen3.6 template with `{% generation %}` around the assistant turn, for return_assistant_tokens_mask."
-    src = src.replace('{%- elif message.role == "assistant" %}', '{%- elif message.role == "assistant" %}{% generation %}', 1)
+    src = src.replace('{%- elif message.role == "assistant" %}',
+                      '{%- elif message.role == "assistant" %}{% generation %}', 1)
     return src.replace('{%- elif message.role == "tool" %}', '{% endgeneration %}{%- elif message.role == "tool" %}', 1)
 
 _tok = None
@@ -126,7 +128,8 @@ def _fk_raw_chunk(lines):
     return len(_tok.encode_batch_flat([json.loads(l) for l in lines])[0]) // 4
 
 def fastokens_alone(data: Path, model_dir: str, workers: int):
-    "fastokens alone, as a whole process (run by `--fastokens-alone`): load once, fork the workers, read, parse, encode."
+    """fastokens alone, as a whole process (run by `--fastokens-alone`): load once, fork the workers, read, parse,
+    encode."""
     from multiprocessing import get_context
     _fk_init(model_dir)
     with open(data/'rendered.jsonl', 'rb') as f: lines = f.read().splitlines()
@@ -134,25 +137,31 @@ def fastokens_alone(data: Path, model_dir: str, workers: int):
         tokens = sum(p.imap(_fk_raw_chunk, [lines[i:i + 64] for i in range(0, len(lines), 64)]))
     print(json.dumps(dict(tokens=tokens)))
 
-def measure(kind: str, data: Path, model_dir: str, workers: int, slow_records: int | None = None, encoder: str = 'auto') -> dict:
+def measure(kind: str, data: Path, model_dir: str, workers: int, slow_records: int | None = None,
+            encoder: str = 'auto') -> dict:
     "Run one measurement in this process (called in a fresh subprocess); returns tokens, seconds, peak MB."
     from multiprocessing import Pool
     if kind == 'dflash':
         out = data/'ds'
         t = time.perf_counter()
         r = subprocess.run([str(Path(sys.executable).with_name('dflash-nb')), 'tokenize', '--model-path', model_dir,
-                            '--completions', str(data/'completions.jsonl'), '--output-dir', str(out), '--workers', str(workers),
-                            '--quiet', '--overwrite', '--max-seq-len', '0', '--encoder', encoder], capture_output=True, text=True)
+                            '--completions', str(data/'completions.jsonl'), '--output-dir', str(out), '--workers',
+                            str(workers),
+                            '--quiet', '--overwrite', '--max-seq-len', '0', '--encoder', encoder], capture_output=True,
+                           text=True)
         secs = time.perf_counter() - t
         if r.returncode: raise SystemExit(r.stderr)
-        return dict(tokens=json.loads((out/'stats.json').read_text())['total_tokens'], seconds=secs, peak_mb=_peak_mb(children_only=True))
+        return dict(tokens=json.loads((out/'stats.json').read_text())['total_tokens'], seconds=secs,
+                    peak_mb=_peak_mb(children_only=True))
     if kind == 'fastokens_proc':
         t = time.perf_counter()
-        r = subprocess.run([sys.executable, __file__, '--fastokens-alone', '--data', str(data), '--model-path', model_dir,
+        r = subprocess.run([sys.executable, __file__, '--fastokens-alone', '--data', str(data), '--model-path',
+                            model_dir,
                             '--workers', str(workers)], capture_output=True, text=True)
         secs = time.perf_counter() - t
         if r.returncode: raise SystemExit(r.stderr)
-        return dict(tokens=json.loads(r.stdout.strip().splitlines()[-1])['tokens'], seconds=secs, peak_mb=_peak_mb(children_only=True))
+        return dict(tokens=json.loads(r.stdout.strip().splitlines()[-1])['tokens'], seconds=secs,
+                    peak_mb=_peak_mb(children_only=True))
     if kind == 'baseline':
         recs = [json.loads(l) for l in open(data/'normalized.jsonl')][:slow_records]
         src = REFERENCE.read_text() if REFERENCE.is_file() else (Path(model_dir)/'chat_template.jinja').read_text()
@@ -164,7 +173,8 @@ def measure(kind: str, data: Path, model_dir: str, workers: int, slow_records: i
         return dict(tokens=tokens, seconds=secs, peak_mb=_peak_mb())
     texts = [json.loads(l) for l in open(data/'rendered.jsonl')][:slow_records if kind == 'hf_encode' else None]
     chunks = [texts[i:i + 32] for i in range(0, len(texts), 32)]
-    init, fn = {'hf_encode': (_hf_init, _hf_chunk), 'tiktoken': (_tt_init, _tt_chunk), 'fastokens': (_fk_init, _fk_chunk)}[kind]
+    init, fn = {'hf_encode': (_hf_init, _hf_chunk), 'tiktoken': (_tt_init, _tt_chunk),
+                'fastokens': (_fk_init, _fk_chunk)}[kind]
     with Pool(workers, init, (model_dir,)) as p:
         p.map(fn, [texts[:1]] * workers * 4)        # workers up and warm: raw encoding is timed without start-up
         t = time.perf_counter()
@@ -201,16 +211,22 @@ def memory_scaling(sizes: list[int], data: Path, model_dir: str, workers: int):
         with open(d/'completions.jsonl', 'w') as f:
             for k in range(0, n, 5000):   # generated in slices, so the generator's own memory stays small
                 for r in make_records(min(5000, n - k), seed=k): f.write(json.dumps(r, ensure_ascii=False) + '\n')
-        r = subprocess.run([sys.executable, __file__, '--measure', 'dflash', '--data', str(d), '--model-path', model_dir,
+        r = subprocess.run([sys.executable, __file__, '--measure', 'dflash', '--data', str(d), '--model-path',
+                            model_dir,
                             '--workers', str(workers)], capture_output=True, text=True)
         if r.returncode: print(r.stderr[-3000:]); return
         m = json.loads(r.stdout.strip().splitlines()[-1]); peaks[n] = m['peak_mb']
-        print(f"  {n:>9,} records {m['tokens']:>14,} tokens {m['seconds']:8.1f} s {m['tokens'] / m['seconds'] / 1e6:6.2f} M tok/s  peak RSS {m['peak_mb']:7.0f} MB")
+        print(
+            f"  {n:>9,} records {m['tokens']:>14,} tokens {m['seconds']:8.1f} s "
+            f"{m['tokens'] / m['seconds'] / 1e6:6.2f} M tok/s  peak RSS {m['peak_mb']:7.0f} MB")
         import shutil; shutil.rmtree(d/'ds', ignore_errors=True); (d/'completions.jsonl').unlink()
     lo, hi = min(peaks), max(peaks)
-    print(f"peak RSS at {hi:,} vs {lo:,} records: {peaks[hi] / peaks[lo]:.3f}x ({(peaks[hi] / peaks[lo] - 1) * 100:+.1f}%)")
+    print(
+        f"peak RSS at {hi:,} vs {lo:,} records: {peaks[hi] / peaks[lo]:.3f}x "
+        f"({(peaks[hi] / peaks[lo] - 1) * 100:+.1f}%)")
 
-def fixed_costs(sizes: list[int], data: Path, model_dir: str, workers: int, repeat: int, encoders=('auto', 'fastokens')):
+def fixed_costs(sizes: list[int], data: Path, model_dir: str, workers: int, repeat: int,
+                encoders=('auto', 'fastokens')):
     """Wall time of whole `dflash-nb tokenize` commands at each input size, split into the tokenizing itself
     (stats.json `seconds`) and the fixed part (everything else: interpreter start, imports, chat template, encoder load,
     workers, finish). Each encoder in `encoders` is run alternately, `repeat` times; medians are printed."""
@@ -226,30 +242,37 @@ def fixed_costs(sizes: list[int], data: Path, model_dir: str, workers: int, repe
         for rep in range(repeat):
             for enc in (encoders if rep % 2 == 0 else encoders[::-1]):
                 t, cpu0 = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
-                r = subprocess.run([str(Path(sys.executable).with_name('dflash-nb')), 'tokenize', '--model-path', model_dir,
+                r = subprocess.run([str(Path(sys.executable).with_name('dflash-nb')), 'tokenize', '--model-path',
+                                    model_dir,
                                     '--completions', str(src), '--output-dir', str(d/'ds'), '--workers', str(workers),
-                                    '--quiet', '--overwrite', '--max-seq-len', '0', '--encoder', enc], capture_output=True, text=True)
+                                    '--quiet', '--overwrite', '--max-seq-len', '0', '--encoder', enc],
+                                   capture_output=True, text=True)
                 wall, cpu1 = time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN)
                 cpu = cpu1.ru_utime + cpu1.ru_stime - cpu0.ru_utime - cpu0.ru_stime  # the command and its workers
                 if r.returncode: raise SystemExit(r.stderr[-3000:])
                 st = json.loads((d/'ds'/'stats.json').read_text())
                 man = json.loads((d/'ds'/'manifest.json').read_text())
-                runs[enc].append(dict(wall=wall, cpu=cpu, tokenize=st['seconds'], startup=man.get('timing', {}).get('startup_seconds'), tokens=st['total_tokens'],
+                runs[enc].append(dict(wall=wall, cpu=cpu, tokenize=st['seconds'],
+                                      startup=man.get('timing', {}).get('startup_seconds'), tokens=st['total_tokens'],
                                       encoder=man['tokenizer']['encoder'], load=os.getloadavg()[0]))
         for enc, v in runs.items():
             med = lambda k: statistics.median(x[k] for x in v)
-            rows.append(dict(records=n, bytes=src.stat().st_size, asked=enc, encoder=v[0]['encoder'], wall=med('wall'), cpu=med('cpu'),
+            rows.append(dict(records=n, bytes=src.stat().st_size, asked=enc, encoder=v[0]['encoder'], wall=med('wall'),
+                             cpu=med('cpu'),
                              tokenize=med('tokenize'), startup=med('startup'), fixed=med('wall') - med('tokenize'),
                              tokens=v[0]['tokens'], load=max(x['load'] for x in v)))
         import shutil; shutil.rmtree(d/'ds', ignore_errors=True)
     print(f"fixed costs of `dflash-nb tokenize --workers {workers}` (median of {repeat}; fixed = wall - tokenizing; "
-          f"start-up = encoder load, templates and workers, inside the command; cpu = CPU seconds of the command and its "
-          f"workers, which is about what the wall time is on a quiet machine for the small inputs):")
-    print(f"  {'records':>9} {'MB':>7} {'--encoder':>10} {'used':>10} {'wall s':>7} {'cpu s':>6} {'tokenize s':>10} {'start-up s':>10} "
-          f"{'fixed s':>7} {'tok/s (tokenizing)':>18} {'load':>5}")
+          "start-up = encoder load, templates and workers, inside the command; cpu = CPU seconds of the command and "
+          f"its workers, which is about what the wall time is on a quiet machine for the small inputs):")
+    print(
+        f"  {'records':>9} {'MB':>7} {'--encoder':>10} {'used':>10} {'wall s':>7} {'cpu s':>6} {'tokenize s':>10} "
+        f"{'start-up s':>10} {'fixed s':>7} {'tok/s (tokenizing)':>18} {'load':>5}")
     for r in rows:
-        print(f"  {r['records']:>9,} {r['bytes'] / 1e6:7.2f} {r['asked']:>10} {r['encoder']:>10} {r['wall']:7.2f} {r['cpu']:6.2f} {r['tokenize']:10.2f} "
-              f"{r['startup']:10.2f} {r['fixed']:7.2f} {r['tokens'] / max(r['tokenize'], 1e-9):18,.0f} {r['load']:5.1f}")
+        print(
+            f"  {r['records']:>9,} {r['bytes'] / 1e6:7.2f} {r['asked']:>10} {r['encoder']:>10} {r['wall']:7.2f} "
+            f"{r['cpu']:6.2f} {r['tokenize']:10.2f} {r['startup']:10.2f} {r['fixed']:7.2f} "
+            f"{r['tokens'] / max(r['tokenize'], 1e-9):18,.0f} {r['load']:5.1f}")
     big = [r for r in rows if r['asked'] == 'auto' and r['records'] == max(sizes)]
     if big and max(sizes) >= 1000:  # 900K records: the tokenizing scales with the input, the fixed part does not
         r, k = big[0], 900_000 / big[0]['records']
@@ -267,13 +290,17 @@ def main(argv=None):
                          "does not depend on the size, and they would take most of the run (default 3000)")
     ap.add_argument('--model-path', help="HF tokenizer dir (default: the embedded Qwen3.6 tokenizer)")
     ap.add_argument('--keep', help="folder for the generated data (default: a temporary folder)")
-    ap.add_argument('--only', nargs='*', default=['baseline', 'hf_encode', 'tiktoken', 'fastokens', 'fastokens_proc', 'dflash'])
-    ap.add_argument('--encoder', default='auto', help="dflash-nb tokenize --encoder: auto, fastokens or tokenizers (default auto)")
+    ap.add_argument('--only', nargs='*', default=['baseline', 'hf_encode', 'tiktoken', 'fastokens', 'fastokens_proc',
+                                                  'dflash'])
+    ap.add_argument('--encoder', default='auto',
+                    help="dflash-nb tokenize --encoder: auto, fastokens or tokenizers (default auto)")
     ap.add_argument('--repeat', type=int, default=1,
-                    help="measure each N times, in alternating order (A B C D, D C B A, ...), and report each one's median "
-                         "(and best): on a shared machine this cancels most of the drift in load between measurements")
+                    help="measure each N times, in alternating order (A B C D, D C B A, ...), and report each one's "
+                         "median (and best): on a shared machine this cancels most of the drift in load between "
+                         "measurements")
     ap.add_argument('--memory', nargs='*', type=int, metavar='N',
-                    help="instead: peak memory of `dflash-nb tokenize` at each number of records, e.g. --memory 10000 100000")
+                    help="instead: peak memory of `dflash-nb tokenize` at each number of records, e.g. --memory 10000 "
+                         "100000")
     ap.add_argument('--fixed-costs', nargs='*', type=int, metavar='N',
                     help="instead: the fixed part of whole `dflash-nb tokenize` runs at each number of records "
                          "(--encoder auto and fastokens, alternating, --repeat times), e.g. --fixed-costs 1 100 10000")
@@ -294,47 +321,64 @@ def main(argv=None):
     t = time.perf_counter()
     recs = make_records(a.records)
     tpl = ChatTemplate.from_model_dir(model_dir)
-    form = detect_form(tpl)  # records keep string tool arguments; the baselines get the form the template renders, as tokenize does
-    with open(data/'completions.jsonl', 'w') as f, open(data/'normalized.jsonl', 'w') as g, open(data/'rendered.jsonl', 'w') as h:
+    # records keep string tool arguments; the baselines get the form the template renders, as tokenize does
+    form = detect_form(tpl)
+    with open(data/'completions.jsonl', 'w') as f, open(data/'normalized.jsonl', 'w') as g, open(data/'rendered.jsonl',
+                                                                                                 'w') as h:
         for r in recs:
             f.write(json.dumps(r, ensure_ascii=False) + '\n')
             rec = parse_record(r, 'completions.jsonl', 0)
             rec.messages = adapt_messages(rec.messages, form)
             g.write(json.dumps({'messages': rec.messages, 'tools': rec.tools}, ensure_ascii=False) + '\n')
             h.write(json.dumps(tpl.render(rec.messages, tools=rec.tools), ensure_ascii=False) + '\n')
-    print(f"generated {len(recs):,} records ({(data/'completions.jsonl').stat().st_size / 1e6:.1f} MB) in {time.perf_counter() - t:.1f}s -> {data}")
+    print(
+        f"generated {len(recs):,} records ({(data/'completions.jsonl').stat().st_size / 1e6:.1f} MB) in "
+        f"{time.perf_counter() - t:.1f}s -> {data}")
     runs = {}
     for rep in range(a.repeat):
         for kind in (a.only if rep % 2 == 0 else a.only[::-1]):
-            r = subprocess.run([sys.executable, __file__, '--measure', kind, '--data', str(data), '--model-path', model_dir,
-                                '--workers', str(a.workers), '--slow-records', str(a.slow_records), '--encoder', a.encoder],
+            r = subprocess.run([sys.executable, __file__, '--measure', kind, '--data', str(data), '--model-path',
+                                model_dir,
+                                '--workers', str(a.workers), '--slow-records', str(a.slow_records), '--encoder',
+                                a.encoder],
                                capture_output=True, text=True)
             if r.returncode: print(f"{kind} failed:\n{r.stderr[-3000:]}"); continue
             m = json.loads(r.stdout.strip().splitlines()[-1])
-            print(f"  {kind:14s} {m['tokens']:>12,} tokens {m['seconds']:8.2f} s {m['tokens'] / m['seconds'] / 1e6:7.3f} M tok/s   "
-                  f"peak {m['peak_mb']:7.0f} MB   load {os.getloadavg()[0]:.1f}")
+            print(
+                f"  {kind:14s} {m['tokens']:>12,} tokens {m['seconds']:8.2f} s {m['tokens'] / m['seconds'] / 1e6:7.3f} "
+                f"M tok/s   peak {m['peak_mb']:7.0f} MB   load {os.getloadavg()[0]:.1f}")
             runs.setdefault(kind, []).append(m)
-    res = {k: dict(v[0], seconds=statistics.median(x['seconds'] for x in v)) for k, v in runs.items()}  # (tokens: the same each time)
+    # (tokens: the same each time)
+    res = {k: dict(v[0], seconds=statistics.median(x['seconds'] for x in v)) for k, v in runs.items()}
     if a.repeat > 1:
         print(f"median (best) of {a.repeat}:")
         for kind, v in runs.items():
             print(f"  {kind:14s} {res[kind]['tokens'] / res[kind]['seconds'] / 1e6:7.3f} M tok/s "
-                  f"({max(x['tokens'] / x['seconds'] for x in v) / 1e6:7.3f})   peak {max(x['peak_mb'] for x in v):7.0f} MB")
+                  f"({max(x['tokens'] / x['seconds'] for x in v) / 1e6:7.3f})   peak "
+                  f"{max(x['peak_mb'] for x in v):7.0f} MB")
     rate = {k: v['tokens'] / v['seconds'] for k, v in res.items()}
     if 'dflash' in rate:
-        for other, what in (('baseline', 'transformers baseline (target >= 12x)'), ('hf_encode', 'raw tokenizers, encode only'),
+        for other, what in (('baseline', 'transformers baseline (target >= 12x)'),
+                            ('hf_encode', 'raw tokenizers, encode only'),
                             ('tiktoken', 'raw tiktoken, encode only'), ('fastokens', 'raw fastokens, encode only'),
                             ('fastokens_proc', 'fastokens alone, whole process (target >= 0.6x)')):
             if other in rate: print(f"dflash-nb tokenize / {what}: {rate['dflash'] / rate[other]:.2f}x")
-        if 'fastokens_proc' in runs and len(runs['dflash']) == len(runs['fastokens_proc']) > 1:  # each pair, run back to back
-            pairs = [(d['tokens'] / d['seconds']) / (p['tokens'] / p['seconds']) for d, p in zip(runs['dflash'], runs['fastokens_proc'])]
-            print(f"tokenize-near-limit: dflash / fastokens alone per alternating pair: {' '.join(f'{x:.2f}x' for x in pairs)} "
-                  f"(median {statistics.median(pairs):.2f}x; target >= 0.6x; load avg now {os.getloadavg()[0]:.1f})")
+        # each pair, run back to back
+        if 'fastokens_proc' in runs and len(runs['dflash']) == len(runs['fastokens_proc']) > 1:
+            pairs = [(d['tokens'] / d['seconds']) / (p['tokens'] / p['seconds']) for d, p
+                     in zip(runs['dflash'], runs['fastokens_proc'])]
+            print(
+                "tokenize-near-limit: dflash / fastokens alone per alternating pair: "
+                f"{' '.join(f'{x:.2f}x' for x in pairs)} (median {statistics.median(pairs):.2f}x; target >= 0.6x; load "
+                f"avg now {os.getloadavg()[0]:.1f})")
         st = json.loads((data/'ds'/'stats.json').read_text())
-        print(f"dataset: {st['samples']:,} samples, mean {st['mean_seq_len']:.0f} / median {st['median_seq_len']:.0f} / "
-              f"p90 {st['p90_seq_len']:.0f} / max {st['max_seq_len']} tokens, skipped {st['skipped']}")
+        print(
+            f"dataset: {st['samples']:,} samples, mean {st['mean_seq_len']:.0f} / median {st['median_seq_len']:.0f} / "
+            f"p90 {st['p90_seq_len']:.0f} / max {st['max_seq_len']} tokens, skipped {st['skipped']}")
         differ, total = check_exact(data, model_dir)
-        print(f"exactness: {differ} of {total:,} samples differ from the Hugging Face tokenizer's ids on the same segments")
+        print(
+            f"exactness: {differ} of {total:,} samples differ from the Hugging Face tokenizer's ids on the same "
+            "segments")
 
 if __name__ == '__main__':
     main()

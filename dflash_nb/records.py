@@ -21,7 +21,8 @@ __all__ = ['SKIP_REASONS', 'MAX_DEPTH', 'ROLE_ALIASES', 'ROLES', 'REASONING_FIEL
 # %% ../nbs/01_records.ipynb #affd64da
 SKIP_REASONS = {
     'invalid_json': "the line is not valid JSON",
-    'record_too_large': "the record (a JSONL line, an array element, a row) is longer than --max-record-bytes: read in pieces and dropped",
+    'record_too_large': "the record (a JSONL line, an array element, a row) is longer than --max-record-bytes: read in "
+                        "pieces and dropped",
     'not_an_object': "the line is JSON but not an object",
     'no_messages': "no non-empty `messages` or `conversations` list",
     'bad_message': "a message is not an object, has no role, or has content of an unsupported type",
@@ -29,15 +30,18 @@ SKIP_REASONS = {
     'bad_tool_call': "a tool call has no function name, or arguments that are not a JSON object",
     'no_user_query': "no real user message (tool results do not count)",
     'no_generated_turn': "no assistant turn after the last user message: nothing the target generated",
-    'template_error': "the chat template raised, or render(messages[:j], add_generation_prompt=True) is not a prefix of the full render (the mask rule is undefined)",
-    'reasoning_not_rendered': "skipped on request (--skip-reasoning-not-rendered): the chat template does not render a generated turn's reasoning",
+    'template_error': "the chat template raised, or render(messages[:j], add_generation_prompt=True) is not a prefix "
+                      "of the full render (the mask rule is undefined)",
+    'reasoning_not_rendered': "skipped on request (--skip-reasoning-not-rendered): the chat template does not render a "
+                              "generated turn's reasoning",
     'mask_mismatch': "the masked tokens do not decode to exactly the generated text (a bug: please report it)",
     'no_loss_after_truncation': "truncation to --max-seq-len removed every generated token",
     'duplicate_sample_id': "merge: a new sample whose sample_id the merged dataset already has",
     'duplicate_content': "merge: a new sample whose tokens and mask the merged dataset already has",
     'unsupported_value': "a value no record needs: nesting deeper than MAX_DEPTH, an integer over 4,300 digits, "
                          "or an id/source that is not valid Unicode (a lone surrogate escape)",
-    'unsupported_content': "a message part that is not text (image, audio, video, file): the sample would not match what the target saw",
+    'unsupported_content': "a message part that is not text (image, audio, video, file): the sample would not match "
+                           "what the target saw",
 }
 
 # %% ../nbs/01_records.ipynb #8179de6f
@@ -52,7 +56,8 @@ class BadRecord(ValueError):
 MAX_DEPTH = 100  # levels of nested lists/objects in a record; chat records need a handful
 
 def check_depth(obj, what: str = "the record", limit: int = MAX_DEPTH):
-    "Raise `BadRecord('unsupported_value')` if `obj` nests lists/objects deeper than `limit` (checked without recursion)."
+    """Raise `BadRecord('unsupported_value')` if `obj` nests lists/objects deeper than `limit` (checked without
+    recursion)."""
     stack = [(obj, 1)]
     while stack:
         o, depth = stack.pop()
@@ -64,7 +69,8 @@ def _unicode(s: str, what: str) -> str:
     "`s` if it can be written as UTF-8 (no lone surrogate escape such as \\udc00), else `BadRecord`."
     try: s.encode('utf-8')
     except UnicodeEncodeError as e:
-        raise BadRecord('unsupported_value', f"{what} has a lone surrogate ({s[e.start]!r} at char {e.start}): not valid Unicode") from None
+        raise BadRecord('unsupported_value',
+                        f"{what} has a lone surrogate ({s[e.start]!r} at char {e.start}): not valid Unicode") from None
     return s
 
 def safe_text(s: str) -> str:
@@ -95,7 +101,8 @@ class Skip:
     sample_id: str
     reason: str
     detail: str = ""
-    def to_dict(self): return dict(file=self.file, line=self.line, sample_id=self.sample_id, reason=self.reason, detail=self.detail)
+    def to_dict(self): return dict(file=self.file, line=self.line, sample_id=self.sample_id, reason=self.reason,
+                                   detail=self.detail)
 
 # %% ../nbs/01_records.ipynb #bdc8ec3c
 ROLE_ALIASES = {'human': 'user', 'user': 'user', 'gpt': 'assistant', 'assistant': 'assistant', 'chatgpt': 'assistant',
@@ -115,26 +122,33 @@ def _norm_tool_call(tc, i: int) -> dict:
     if isinstance(args, str):  # validated here, kept as the string: tokenize gives each template the form it renders
         try: parsed = json.loads(args)
         except json.JSONDecodeError as e:
-            raise BadRecord('bad_tool_call', f"tool call {i} ({fn['name']}): arguments are not valid JSON ({e.msg.removesuffix(' at')} at char {e.pos})") from None
+            raise BadRecord('bad_tool_call',
+                            f"tool call {i} ({fn['name']}): arguments are not valid JSON ({e.msg.removesuffix(' at')} "
+                            f"at char {e.pos})") from None
         except (ValueError, RecursionError) as e:  # an integer over 4,300 digits, or nesting Python cannot parse
             raise BadRecord('unsupported_value', f"tool call {i} ({fn['name']}): arguments: {_why(e)}") from None
     if not isinstance(parsed, dict):
-        raise BadRecord('bad_tool_call', f"tool call {i} ({fn['name']}): arguments must be a JSON object, got {type(parsed).__name__}")
+        raise BadRecord('bad_tool_call',
+                        f"tool call {i} ({fn['name']}): arguments must be a JSON object, got {type(parsed).__name__}")
     check_depth(parsed, f"tool call {i} ({fn['name']}) arguments")
-    return {'type': 'function', 'function': {'name': fn['name'], 'arguments': args}} | ({'id': tc['id']} if 'id' in tc else {})
+    return {'type': 'function', 'function': {'name': fn['name'],
+                                             'arguments': args}} | ({'id': tc['id']} if 'id' in tc else {})
 
 # %% ../nbs/01_records.ipynb #fb85310b
-REASONING_FIELDS = ('reasoning_content', 'thinking', 'reasoning')  # the names servers emit reasoning under, in transformers' order
+# the names servers emit reasoning under, in transformers' order
+REASONING_FIELDS = ('reasoning_content', 'thinking', 'reasoning')
 
 TEXT_PARTS = {None, 'text', 'input_text', 'output_text'}
 
 def _check_content(content, i: int, role: str):
     "Content is text or a list of text parts: an image rendered as a bare pad token is not what the target saw."
-    if not (content is None or isinstance(content, str) or (isinstance(content, list) and all(isinstance(p, (dict, str)) for p in content))):
+    if not (content is None or isinstance(content, str) or (isinstance(content, list) and all(isinstance(p, (dict, str))
+                                                                                              for p in content))):
         raise BadRecord('bad_message', f"message {i} ({role}) has content of type {type(content).__name__}")
     for p in content if isinstance(content, list) else ():
         if isinstance(p, dict) and (p.get('type') not in TEXT_PARTS or 'text' not in p and p.get('type') is None):
-            raise BadRecord('unsupported_content', f"message {i} ({role}) has a {p.get('type') or 'non-text'!r} part; only "
+            raise BadRecord('unsupported_content',
+                            f"message {i} ({role}) has a {p.get('type') or 'non-text'!r} part; only "
                             "text is supported (drop such records, or convert them to text before tokenizing)")
 
 # %% ../nbs/01_records.ipynb #a5d7e52e
@@ -152,7 +166,8 @@ def normalize_message(m, i: int) -> dict:
     if role == 'assistant':
         reasoning = next((m[k] for k in REASONING_FIELDS if m.get(k) is not None), None)
         if reasoning is not None:
-            if not isinstance(reasoning, str): raise BadRecord('bad_message', f"message {i} has non-string reasoning (reasoning_content/reasoning/thinking)")
+            if not isinstance(reasoning, str): raise BadRecord(
+                'bad_message', f"message {i} has non-string reasoning (reasoning_content/reasoning/thinking)")
             out['reasoning_content'] = reasoning
         tcs = m.get('tool_calls')
         if tcs:
@@ -176,7 +191,8 @@ def generated_turns(messages: list) -> list[int]:
     last = max((i for i, m in enumerate(messages) if is_user_query(m)), default=None)
     if last is None: raise BadRecord('no_user_query', "no user message (tool results do not count)")
     turns = [i for i in range(last + 1, len(messages)) if messages[i]['role'] == 'assistant']
-    if not turns: raise BadRecord('no_generated_turn', f"no assistant turn after the last user message (message {last})")
+    if not turns: raise BadRecord('no_generated_turn',
+                                  f"no assistant turn after the last user message (message {last})")
     return turns
 
 # %% ../nbs/01_records.ipynb #b4c62843
@@ -201,18 +217,24 @@ def parse_record(obj, file: str, line: int) -> Record:
     if tools: check_depth(tools, "`tools`")
     generated_turns(messages)
     src = obj.get('source')
-    return Record(sample_id=sid, messages=messages, tools=tools or None, source='' if src is None else _unicode(str(src), 'source'),
+    return Record(sample_id=sid, messages=messages, tools=tools or None,
+                  source='' if src is None else _unicode(str(src), 'source'),
                   file=file, line=line, meta={k: v for k, v in obj.items() if k not in _KNOWN})
 
 # %% ../nbs/01_records.ipynb #43fa388c
-SAMPLES_DIR = Path(__file__).resolve().parent.parent/'data'/'samples' if '__file__' in globals() else Path.cwd().parent/'data'/'samples'
+SAMPLES_DIR = (Path(__file__).resolve().parent.parent/'data'/'samples' if '__file__' in globals()
+               else Path.cwd().parent/'data'/'samples')
 
 # %% ../nbs/01_records.ipynb #894d89b0
-INPUT_SUFFIXES = ('.jsonl', '.ndjson', '.json', '.jsonl.gz', '.ndjson.gz', '.json.gz', '.jsonl.zst', '.ndjson.zst', '.json.zst', '.parquet')
-JSONL_SUFFIXES = INPUT_SUFFIXES + tuple(s.upper() for s in INPUT_SUFFIXES)  # for S3 listings, which match case-sensitively
+INPUT_SUFFIXES = ('.jsonl', '.ndjson', '.json', '.jsonl.gz', '.ndjson.gz', '.json.gz', '.jsonl.zst', '.ndjson.zst',
+                  '.json.zst', '.parquet')
+# for S3 listings, which match case-sensitively
+JSONL_SUFFIXES = INPUT_SUFFIXES + tuple(s.upper() for s in INPUT_SUFFIXES)
 MESSAGE_COLUMNS = ('messages', 'conversations')
-NOT_RECORDS = {'tokenizer.json', 'tokenizer_config.json', 'config.json', 'generation_config.json', 'special_tokens_map.json',
-               'added_tokens.json', 'vocab.json', 'preprocessor_config.json', 'dataset_info.json', 'dataset_dict.json', 'state.json',
+NOT_RECORDS = {'tokenizer.json', 'tokenizer_config.json', 'config.json', 'generation_config.json',
+               'special_tokens_map.json',
+               'added_tokens.json', 'vocab.json', 'preprocessor_config.json', 'dataset_info.json', 'dataset_dict.json',
+               'state.json',
                'stats.json', 'manifest.json', 'job.json', 'run.json', 'skipped.jsonl'}
 
 def input_suffix(name: str) -> str | None:
@@ -231,14 +253,17 @@ class InputError(ValueError):
     "A whole input file that cannot be read (corrupt or truncated compression, unreadable Parquet, not a regular file)."
 
 def file_kind(mode: int) -> str | None:
-    "None for a regular file (or folder), else what `st_mode` says it is: a FIFO or a device never ends, so it is not read."
+    """None for a regular file (or folder), else what `st_mode` says it is: a FIFO or a device never ends, so it is not
+    read."""
     if stat.S_ISREG(mode) or stat.S_ISDIR(mode): return None
-    kinds = ((stat.S_ISFIFO, 'a FIFO (named pipe)'), (stat.S_ISCHR, 'a character device'), (stat.S_ISBLK, 'a block device'),
+    kinds = ((stat.S_ISFIFO, 'a FIFO (named pipe)'), (stat.S_ISCHR, 'a character device'),
+             (stat.S_ISBLK, 'a block device'),
              (stat.S_ISSOCK, 'a socket'))
     return next((what for test, what in kinds if test(mode)), 'a special file') + ", not a regular file"
 
 def _open_regular(path):
-    "`path` (links followed) opened for binary reading where it is a regular file, else `InputError`; never blocks on a FIFO."
+    """`path` (links followed) opened for binary reading where it is a regular file, else `InputError`; never blocks on
+    a FIFO."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     try:
         if not stat.S_ISREG(mode := os.fstat(fd).st_mode):
@@ -256,7 +281,8 @@ def _open_bytes(path):
             return g
         if n.endswith('.zst'):
             try: import zstandard
-            except ImportError: raise ValueError(f"{path}: reading .zst files needs the zstandard package (pip install zstandard)") from None
+            except ImportError: raise ValueError(
+                f"{path}: reading .zst files needs the zstandard package (pip install zstandard)") from None
             return io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(raw, closefd=True))
         return raw
     except BaseException: raw.close(); raise
@@ -264,7 +290,8 @@ def _open_bytes(path):
 
 # %% ../nbs/01_records.ipynb #3aee48f6
 class TooLarge(bytes):
-    "What the readers give for a record over the byte cap: its first bytes (never valid JSON) and `detail`, the skip's reason."
+    """What the readers give for a record over the byte cap: its first bytes (never valid JSON) and `detail`, the
+    skip's reason."""
     detail = ''
     @classmethod
     def of(cls, head: bytes, detail: str) -> 'TooLarge':
@@ -287,17 +314,20 @@ def _jsonl_lines(path, max_bytes: int = MAX_RECORD_BYTES):
     with _open_bytes(path) as f:
         n = 0
         try:
-            while raw := f.readline(max_bytes + 1):  # a line is never read past the cap (a file of zeros has no newline)
+            # a line is never read past the cap (a file of zeros has no newline)
+            while raw := f.readline(max_bytes + 1):
                 n += 1
                 if len(raw) > max_bytes and raw[-1:] != b'\n': yield n, _too_large(f, raw, max_bytes)
                 elif raw.strip(): yield n, raw
         except (OSError, EOFError) as e:
-            raise InputError(f"{path}: cannot be read after line {n} ({type(e).__name__}: {e}); the file is corrupt or truncated") from None
+            raise InputError(f"{path}: cannot be read after line {n} ({type(e).__name__}: {e}); "
+                             "the file is corrupt or truncated") from None
 
 
 # %% ../nbs/01_records.ipynb #cf15a7c0
 def _array_items(path, chunk: int = 1 << 20, max_bytes: int = MAX_RECORD_BYTES):
-    "The elements of a JSON array, streamed, as `(element number, raw text)`; a broken element ends the file as one bad item."
+    """The elements of a JSON array, streamed, as `(element number, raw text)`; a broken element ends the file as one
+    bad item."""
     dec = json.JSONDecoder()
     with _open_bytes(path) as f:
         u = codecs.getincrementaldecoder('utf-8')('replace')
@@ -324,8 +354,10 @@ def _array_items(path, chunk: int = 1 << 20, max_bytes: int = MAX_RECORD_BYTES):
                 except json.JSONDecodeError:
                     if eof: n += 1; yield n, buf[pos:pos + (1 << 20)].encode(); return
                     if len(buf) - pos > max_bytes:  # (characters: at least as many bytes)
-                        n += 1; yield n, TooLarge.of(buf[pos:pos + 200].encode(), f"array element {n} is {_over(len(buf) - pos, max_bytes, True)}; "
-                                                     "the rest of the array cannot be split into elements without reading it, so it is not read"); return
+                        n += 1; yield n, TooLarge.of(buf[pos:pos + 200].encode(),
+                                                     f"array element {n} is {_over(len(buf) - pos, max_bytes, True)}; "
+                                                     "the rest of the array cannot be split into elements without "
+                                                     "reading it, so it is not read"); return
                     more()
             n += 1
             yield n, buf[pos:end].encode()
@@ -346,7 +378,10 @@ def _arrow_batches(path: Path):
         for s in json.loads((path/'state.json').read_text())['_data_files']:
             with pa.memory_map(str(path/s['filename'])) as m:
                 try: reader = pa.ipc.open_stream(m)
-                except pa.ArrowInvalid: reader = pa.ipc.open_file(m); yield from (reader.get_batch(i) for i in range(reader.num_record_batches)); continue
+                except pa.ArrowInvalid:
+                    reader = pa.ipc.open_file(m)
+                    yield from (reader.get_batch(i) for i in range(reader.num_record_batches))
+                    continue
                 yield from reader
     else:
         import pyarrow.parquet as pq
@@ -365,14 +400,18 @@ def _rows(path: Path, max_bytes: int = MAX_RECORD_BYTES):
             yield n, raw if len(raw) <= max_bytes else TooLarge.of(raw, f"row {n} is {_over(len(raw), max_bytes)}")
     except (OSError, ValueError) as e:
         if isinstance(e, InputError): raise
-        raise InputError(f"{path}: cannot be read after row {n} ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}); the file is corrupt or truncated") from None
+        raise InputError(
+            f"{path}: cannot be read after row {n} ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}); "
+            "the file is corrupt or truncated") from None
 
 # %% ../nbs/01_records.ipynb #91242829
 def read_lines(path, max_bytes: int = MAX_RECORD_BYTES) -> Iterator[tuple[int, bytes]]:
-    "The records of one input as `(line, raw JSON bytes)`; decoding happens in `parse_line`; a record over `max_bytes` is a `TooLarge`."
+    """The records of one input as `(line, raw JSON bytes)`; decoding happens in `parse_line`; a record over
+    `max_bytes` is a `TooLarge`."""
     path = Path(path)
     if path.is_dir() or input_suffix(path.name) == '.parquet': return _rows(path, max_bytes)
-    if input_suffix(path.name) in ('.json', '.json.gz', '.json.zst') and _json_kind(path) == 'array': return _array_items(path, max_bytes=max_bytes)
+    if input_suffix(path.name) in ('.json', '.json.gz', '.json.zst') and _json_kind(path) == 'array':
+        return _array_items(path, max_bytes=max_bytes)
     return _jsonl_lines(path, max_bytes)
 
 
@@ -397,7 +436,8 @@ def _json_kind(path: Path) -> str:
 
 def name_not_read(name: str) -> str | None:
     "Why a file is not read as completions, judged by its name alone (S3 listings), or None."
-    if input_suffix(name) is None: return "not a completions format (" + ', '.join(INPUT_SUFFIXES) + ", or a saved dataset folder)"
+    if input_suffix(name) is None:
+        return "not a completions format (" + ', '.join(INPUT_SUFFIXES) + ", or a saved dataset folder)"
     if name.rsplit('/', 1)[-1].lower() in NOT_RECORDS: return "a tokenizer/model/dataset metadata file, not completions"
     return None
 
@@ -407,23 +447,28 @@ def _why_not_read(path: Path, name: str) -> str | None:
     if path.is_dir():
         if not is_saved_dataset(path): return None
         cols = _columns(path)
-        return None if set(cols) & set(MESSAGE_COLUMNS) else f"a saved dataset without a messages/conversations column (columns: {', '.join(cols)})"
+        return None if set(cols) & set(MESSAGE_COLUMNS) else \
+            f"a saved dataset without a messages/conversations column (columns: {', '.join(cols)})"
     if (why := name_not_read(name)) is not None: return why
     sfx = input_suffix(name)
     if sfx == '.parquet':
         try: cols = _columns(path)
-        except Exception as e: return f"not a readable Parquet file ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})"
-        return None if set(cols) & set(MESSAGE_COLUMNS) else f"Parquet without a messages/conversations column (columns: {', '.join(cols)})"
+        except Exception as e: return (f"not a readable Parquet file ({type(e).__name__}: "
+                                       f"{str(e).splitlines()[0] if str(e) else ''})")
+        return None if set(cols) & set(MESSAGE_COLUMNS) else \
+            f"Parquet without a messages/conversations column (columns: {', '.join(cols)})"
     if sfx.startswith('.json.') or sfx == '.json':
         try: kind = _json_kind(path)
         except (OSError, EOFError) as e: return f"cannot be read ({e})"
-        if kind == 'document': return "a single JSON document, neither JSON lines nor an array of records (a config file?)"
+        if kind == 'document': return ("a single JSON document, neither JSON lines nor an array of records (a config "
+                                       "file?)")
     return None
 
 # %% ../nbs/01_records.ipynb #6c36b630
 @dataclass
 class Inputs:
-    "What a completions source holds: the inputs to read `(name, path)` in order, what is ignored `(name, reason)`, and the DatasetDict splits chosen."
+    """What a completions source holds: the inputs to read `(name, path)` in order, what is ignored `(name, reason)`,
+    and the DatasetDict splits chosen."""
     files: list
     ignored: list
     splits: list = field(default_factory=list)  # one dict(folder, split, splits) per DatasetDict folder read
@@ -434,7 +479,9 @@ def shown_name(name: str) -> str:
 
 def unreadable_folder(d, e: OSError) -> PermissionError:
     "The one-line error for a folder of the source that cannot be listed or looked into."
-    return PermissionError(f"{d}: cannot read this folder ({e.strerror or e}); make it readable (chmod u+rx) or move it out of --completions")
+    return PermissionError(
+        f"{d}: cannot read this folder ({e.strerror or e}); make it readable (chmod u+rx) or move it out of "
+        "--completions")
 
 
 # %% ../nbs/01_records.ipynb #8b481579
@@ -445,15 +492,20 @@ def dataset_dict_splits(p: Path) -> list[str] | None:
     try: splits = json.loads(f.read_text(encoding='utf-8'))['splits']
     except (ValueError, KeyError, TypeError) as e: splits = e
     if not (isinstance(splits, list) and splits and all(isinstance(s, str) for s in splits)):
-        raise InputError(f"{f}: not a DatasetDict's split list ({{\"splits\": [\"train\", ...]}}); repair it, or point at one split's folder")
+        raise InputError(
+            f"{f}: not a DatasetDict's split list ({{\"splits\": [\"train\", ...]}}); repair it, or point at one "
+            "split's folder")
     return splits
 
 def choose_split(p: Path, split: str | None = None) -> tuple[str, list[str]]:
-    "`(split, all splits)` to read of the DatasetDict folder `p`: `split`, else `train`; one line naming the splits when it has neither."
+    """`(split, all splits)` to read of the DatasetDict folder `p`: `split`, else `train`; one line naming the splits
+    when it has neither."""
     splits = dataset_dict_splits(p)
     if (want := split or 'train') not in splits:
-        raise ValueError(f"{p}: a DatasetDict with splits {', '.join(splits)}, none named {want!r}; choose one with --split NAME")
-    if not is_saved_dataset(p/want): raise InputError(f"{p/want}: split {want!r} of the DatasetDict {p} is not a saved dataset (no state.json)")
+        raise ValueError(
+            f"{p}: a DatasetDict with splits {', '.join(splits)}, none named {want!r}; choose one with --split NAME")
+    if not is_saved_dataset(p/want): raise InputError(
+        f"{p/want}: split {want!r} of the DatasetDict {p} is not a saved dataset (no state.json)")
     return want, splits
 
 
@@ -466,58 +518,81 @@ def hub_id_hint(path, kind: str = 'model') -> str:
     return (f"; {s} looks like a Hugging Face Hub id, and nothing is downloaded here: download it first "
             f"(`hf download {'--repo-type dataset ' if kind == 'dataset' else ''}{s} --local-dir DIR`) and give DIR")
 
+# %% ../nbs/01_records.ipynb #49450a1d
+def _source_path(src, option: str) -> Path:
+    "`src` as a path, once it exists and is a regular file or folder (a pipe or device never ends)."
+    p = Path(src)
+    if not p.exists(): raise FileNotFoundError(f"{src}: no such file or folder; check the {option} path"
+                                               + hub_id_hint(src, 'dataset'))
+    if (kind := file_kind(p.stat().st_mode)) is not None:
+        raise ValueError(
+            f"{src}: {kind}; {option} must be a regular file or a folder of them (a pipe or device never ends)")
+    return p
+
+def _no_inputs(src, ignored: list, option: str) -> FileNotFoundError:
+    "The error for a source with no completions in it, naming the first thing it ignored."
+    return FileNotFoundError(f"{src}: no completions in this folder ({len(ignored)} other files ignored"
+                             + (f", e.g. {ignored[0][0]}: {ignored[0][1]}" if ignored else '')
+                             + f"); point {option} at "
+                             "JSONL (.jsonl[.gz|.zst]), JSON-array, Parquet or saved-dataset files or a folder of "
+                             "them")
+
 # %% ../nbs/01_records.ipynb #f18d98e7
 def discover_inputs(src, split: str | None = None, option: str = '--completions') -> Inputs:
-    "Every completions input under `src` in sorted path order, and every other file with why it is not read; of a DatasetDict, split `split` (else `train`); errors name `option`, the option that gave `src`."
-    p = Path(src)
-    if not p.exists(): raise FileNotFoundError(f"{src}: no such file or folder; check the {option} path" + hub_id_hint(src, 'dataset'))
-    if (kind := file_kind(p.stat().st_mode)) is not None:
-        raise ValueError(f"{src}: {kind}; {option} must be a regular file or a folder of them (a pipe or device never ends)")
+    """Every completions input under `src` in sorted path order, and every other file with why it is not read; of a
+    DatasetDict, split `split` (else `train`); errors name `option`, the option that gave `src`."""
+    p = _source_path(src, option)
     files, ignored, seen, splits = [], [], {}, []
     def dataset_dict(d: Path, rel: str):
         s, names = choose_split(d, split)
         splits.append(dict(folder=rel or '.', split=s, splits=names))
         for n in names:
             r = f"{rel}/{n}" if rel else n
-            why = _why_not_read(d/n, n) if n == s else f"split {n!r} of a DatasetDict (reading {s!r}; choose with --split)"
+            why = (_why_not_read(d/n, n) if n == s
+                   else f"split {n!r} of a DatasetDict (reading {s!r}; choose with --split)")
             if why is None: files.append((r, d/n))
             else: ignored.append((r + '/', why))
     if p.is_file() or is_saved_dataset(p):
         if (why := _why_not_read(p, p.name)) is not None: raise ValueError(f"{src}: {why}")
-        if split is not None: raise ValueError(f"{src}: --split {split} given, but this is not a DatasetDict folder (dataset_dict.json); drop --split")
+        if split is not None: raise ValueError(
+            f"{src}: --split {split} given, but this is not a DatasetDict folder (dataset_dict.json); drop --split")
         return Inputs([(shown_name(p.name), p)], [])
     def walk(d: Path, rel: str):
         real = d.resolve()
-        if real in seen: ignored.append((rel + '/', f"the same folder as {seen[real] or '.'}/ (symlink; read once)")); return
+        if real in seen:
+            ignored.append((rel + '/', f"the same folder as {seen[real] or '.'}/ (symlink; read once)")); return
         seen[real] = rel
         try: entries, dd = sorted(os.scandir(d), key=lambda e: e.name), dataset_dict_splits(d) is not None
         except OSError as e: raise unreadable_folder(d, e) from None
         if dd: return dataset_dict(d, rel)
         for e in entries:
-            r, q = (f"{rel}/{shown_name(e.name)}" if rel else shown_name(e.name)), Path(e.path)  # a non-UTF-8 name: read, named escaped
+            # a non-UTF-8 name: read, named escaped
+            r, q = (f"{rel}/{shown_name(e.name)}" if rel else shown_name(e.name)), Path(e.path)
             if e.name.startswith('.'): ignored.append((r + ('/' if e.is_dir() else ''), "hidden")); continue
             try: st = q.stat()  # links followed
             except (FileNotFoundError, NotADirectoryError): ignored.append((r, "a broken symlink")); continue
             except OSError as err:
                 if err.errno == errno.ELOOP: ignored.append((r, "a broken symlink (a link loop)")); continue
                 raise unreadable_folder(d, err) from None
-            if (kind := file_kind(st.st_mode)) is not None: ignored.append((r, f"{kind}: only regular files are read (it never ends)")); continue
+            if (kind := file_kind(st.st_mode)) is not None:
+                ignored.append((r, f"{kind}: only regular files are read (it never ends)")); continue
             is_dir = stat.S_ISDIR(st.st_mode)
             try: saved = is_dir and is_saved_dataset(q)
-            except OSError as err: raise unreadable_folder(q, err) from None  # (not its state.json, which may not exist)
+            except OSError as err: raise unreadable_folder(q, err) from None  # (not its state.json: may not exist)
             if is_dir and not saved: walk(q, r); continue
             real_f = q.resolve()
-            if real_f in seen: ignored.append((r, f"the same {'dataset' if is_dir else 'file'} as {seen[real_f]} (symlink; read once)")); continue
+            if real_f in seen:
+                ignored.append(
+                    (r, f"the same {'dataset' if is_dir else 'file'} as {seen[real_f]} (symlink; read once)"))
+                continue
             seen[real_f] = r
             if (why := _why_not_read(q, e.name)) is None: files.append((r, q))
             else: ignored.append((r, why))
     walk(p, '')
     if split is not None and not splits:
-        raise ValueError(f"{src}: --split {split} given, but there is no DatasetDict folder (dataset_dict.json) in it; drop --split")
-    if not files:
-        raise FileNotFoundError(f"{src}: no completions in this folder ({len(ignored)} other files ignored"
-                                + (f", e.g. {ignored[0][0]}: {ignored[0][1]}" if ignored else '') + f"); point {option} at "
-                                "JSONL (.jsonl[.gz|.zst]), JSON-array, Parquet or saved-dataset files or a folder of them")
+        raise ValueError(
+            f"{src}: --split {split} given, but there is no DatasetDict folder (dataset_dict.json) in it; drop --split")
+    if not files: raise _no_inputs(src, ignored, option)
     return Inputs(files, ignored, splits)
 
 
@@ -540,7 +615,8 @@ def ignored_summary(ignored: list, limit: int = 1000) -> dict:
 def ignored_line(ignored: list, show: int = 5) -> str:
     "One console line naming the ignored files (empty when there are none)."
     if not ignored: return ''
-    names = ', '.join(n for n, _ in ignored[:show]) + (f", ... ({len(ignored) - show} more)" if len(ignored) > show else '')
+    names = ', '.join(n for n, _ in ignored[:show]) + (f", ... ({len(ignored) - show} more)" if len(ignored) > show
+                                                       else '')
     return f"ignored {len(ignored):,} file(s) that are not completions: {names} (names and reasons in stats.json)"
 
 # %% ../nbs/01_records.ipynb #96d30835
@@ -548,7 +624,8 @@ def parse_line(text: str | bytes, name: str, line: int) -> Record | Skip:
     "One JSONL line (text or UTF-8 bytes) -> `Record`, or `Skip` with the reason."
     if isinstance(text, TooLarge): return Skip(name, line, f"{name}:{line}", 'record_too_large', text.detail)
     try: obj = json.loads(text)
-    except json.JSONDecodeError as e: return Skip(name, line, f"{name}:{line}", 'invalid_json', f"{e.msg.removesuffix(' at')} at char {e.pos}")
+    except json.JSONDecodeError as e: return Skip(name, line, f"{name}:{line}", 'invalid_json',
+                                                  f"{e.msg.removesuffix(' at')} at char {e.pos}")
     except UnicodeError as e: return Skip(name, line, f"{name}:{line}", 'invalid_json', f"not UTF-8: {e}")
     except (ValueError, RecursionError) as e: return Skip(name, line, f"{name}:{line}", 'unsupported_value', _why(e))
     try: return parse_record(obj, name, line)

@@ -82,7 +82,8 @@ def s3_client(endpoint_url: str | None = None, workers: int = 32, max_attempts: 
     try: bs = botocore.session.Session(profile=profile)
     except bce.ProfileNotFound as e: raise StorageError(f"{e}; check AWS_PROFILE and ~/.aws/config") from e
     scoped = bs.get_scoped_config()
-    if retry_mode is None and not (os.environ.get("AWS_RETRY_MODE") or scoped.get("retry_mode")): retry_mode = "adaptive"
+    if retry_mode is None and not (os.environ.get("AWS_RETRY_MODE")
+                                   or scoped.get("retry_mode")): retry_mode = "adaptive"
     if max_attempts is None and not (os.environ.get("AWS_MAX_ATTEMPTS") or scoped.get("max_attempts")):
         max_attempts = DEFAULT_MAX_ATTEMPTS
     retries = {k: v for k, v in (("mode", retry_mode), ("total_max_attempts", max_attempts)) if v is not None}
@@ -173,8 +174,9 @@ def _not_a_listing(page: dict, url: str, client) -> StorageError:
     "The one-line error for a listing `page` that is no S3 answer (botocore parses HTML as an empty listing)."
     ctype = (page.get("ResponseMetadata", {}).get("HTTPHeaders", {}).get("content-type") or "").split(";")[0].strip()
     what = "HTML" if "html" in ctype.lower() else (ctype or "no content type")
-    return StorageError(f"{url}: not an S3 listing (the endpoint {_endpoint(client)} answered {what}); check --s3-endpoint "
-                        "/ AWS_ENDPOINT_URL", url, "NotS3")
+    return StorageError(
+        f"{url}: not an S3 listing (the endpoint {_endpoint(client)} answered {what}); check --s3-endpoint "
+        "/ AWS_ENDPOINT_URL", url, "NotS3")
 
 # %% ../nbs/00_storage.ipynb #4b003493
 def list_objects(url: str, suffixes: Iterable[str] | None = (".jsonl",), client=None,
@@ -212,7 +214,8 @@ class _Job:
     def url(self) -> str: return _url(self.bucket, self.obj.key)
     @classmethod
     def to(cls, bucket: str, obj: S3Object, rel: str, root: Path, local: str) -> '_Job':
-        "The transfer of `obj` to `root/local`, its ETag recorded under `root/.s3meta` (both checked to stay inside `root`)."
+        """The transfer of `obj` to `root/local`, its ETag recorded under `root/.s3meta` (both checked to stay inside
+        `root`)."""
         url = _url(bucket, obj.key)
         return cls(bucket, obj, rel, _safe_join(root, local, url), _safe_join(root/_META_DIR, local + ".json", url))
 
@@ -279,11 +282,13 @@ def _fetch_once(client, job: _Job, run: _Run):
         e._retried_by_botocore = True  # the call itself: botocore's retry policy already applied
         raise
     etag, size = resp.get("ETag", "").strip('"'), int(resp["ContentLength"])
-    if job.obj.etag and etag != job.obj.etag:  # replaced between the listing and this GET: what is read must be what is recorded
+    # replaced between the listing and this GET: what is read must be what is recorded
+    if job.obj.etag and etag != job.obj.etag:
         resp["Body"].close()
-        raise StorageError(f"{job.url}: the object changed after it was listed (listed ETag {job.obj.etag}, now {etag}); "
-                           "rerun: the new version is then a changed input (a resumed run refuses it; --restart takes it)",
-                           job.url, "Changed")
+        raise StorageError(
+            f"{job.url}: the object changed after it was listed (listed ETag {job.obj.etag}, now {etag}); "
+            "rerun: the new version is then a changed input (a resumed run refuses it; --restart takes it)",
+            job.url, "Changed")
     md5 = hashlib.md5() if (_PLAIN_MD5.match(etag) and not resp.get("SSECustomerAlgorithm")  # an ETag that is the MD5
                             and resp.get("ServerSideEncryption") not in ("aws:kms", "aws:kms:dsse")) else None
     job.dest.parent.mkdir(parents=True, exist_ok=True)
@@ -309,7 +314,8 @@ def _fetch_once(client, job: _Job, run: _Run):
     return job.rel, job.dest
 
 # %% ../nbs/00_storage.ipynb #52f2adae
-_OUTAGE_EXC = (bce.EndpointConnectionError, bce.ConnectTimeoutError, bce.ReadTimeoutError, ConnectionError, TimeoutError)
+_OUTAGE_EXC = (bce.EndpointConnectionError, bce.ConnectTimeoutError, bce.ReadTimeoutError, ConnectionError,
+               TimeoutError)
 
 def _fetch(client, job: _Job, run: _Run, retries: int, backoff: float, budget: float | None = None):
     "Fetch one object, retrying transient failures with exponential backoff and jitter."
@@ -321,7 +327,8 @@ def _fetch(client, job: _Job, run: _Run, retries: int, backoff: float, budget: f
         except Exception as e:
             left = budget - (time.monotonic() - t0)
             outage = isinstance(e, _OUTAGE_EXC) and left > 0
-            if not is_transient(e) or (not outage and (attempt >= retries or getattr(e, "_retried_by_botocore", False))):
+            if not is_transient(e) or (not outage and (attempt >= retries or getattr(e, "_retried_by_botocore",
+                                                                                     False))):
                 raise storage_error(e, job.url, client, attempt + 1) from e
             with run.lock: run.retries += 1
             wait_s = min(20.0, backoff * 2 ** min(attempt, 16)) * random.uniform(0.5, 1.5)
@@ -363,7 +370,8 @@ def download_objects(url: str, cache_dir, workers: int = 32, suffixes: Iterable[
                      client=None, progress: bool = True, retries: int = 5, backoff: float = 0.5,
                      stats: dict | None = None, retry_budget: float | None = None,
                      objects: list[S3Object] | None = None) -> Iterator[tuple[str, Path]]:
-    "Download the objects at `url` (or the `objects` listed there already) into `cache_dir/<bucket>/<key>`, in key order."
+    """Download the objects at `url` (or the `objects` listed there already) into `cache_dir/<bucket>/<key>`, in key
+    order."""
     bucket, key = split_s3_url(url)
     client = client or s3_client(workers=workers)
     objs = list_objects(url, suffixes, client) if objects is None else objects  # errors (no bucket, credentials) here
@@ -395,15 +403,19 @@ def _delete_keys(client, bucket: str, keys: list[str], url: str):
 
 # %% ../nbs/00_storage.ipynb #b7593de0
 _RUN_RE = re.compile(r"^runs/\d{8}T\d{6}Z-\d+-[0-9a-f]{6}/")  # one upload's folder: runs/<UTC time>-<pid>-<random>/
-_POINTERS = ("dataset_info.json", "state.json")  # root copies pointing `datasets` at the committed run, in writing order
-_KNOWN_FILES = ("state.json", "dataset_info.json", "stats.json", "skipped.jsonl", "content_hashes.npy", "duplicates.jsonl",
-                "flagged.jsonl")  # what a dataset of the first layout (beside its manifest) holds besides its shards
+# root copies pointing `datasets` at the committed run, in writing order
+_POINTERS = ("dataset_info.json", "state.json")
+# what a dataset of the first layout (beside its manifest) holds besides its shards
+_KNOWN_FILES = ("state.json", "dataset_info.json", "stats.json", "skipped.jsonl", "content_hashes.npy",
+                "duplicates.jsonl", "flagged.jsonl")
 
-def _new_run() -> str: return f"runs/{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{os.getpid()}-{os.urandom(3).hex()}/"
+def _new_run() -> str:
+    return f"runs/{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{os.getpid()}-{os.urandom(3).hex()}/"
 
 @dataclass
 class OutputState:
-    "What the s3:// output `url` holds: all its `objects` and, when a dataset this project wrote is committed there, the commit's ETag and the keys of that dataset's objects (`owned`: what an overwrite deletes)."
+    """What the s3:// output `url` holds: all its `objects` and, when a dataset this project wrote is committed there,
+    the commit's ETag and the keys of that dataset's objects (`owned`: what an overwrite deletes)."""
     url: str
     objects: list
     manifest_etag: str | None = None
@@ -438,30 +450,36 @@ def output_state(url: str, client=None, commit_file: str = "manifest.json") -> O
     head = _head(client, bucket, prefix + commit_file) if any(o.key == prefix + commit_file for o in objs) else None
     if head is None: return st
     runs = {r for r in [(head.get("Metadata") or {}).get(DATA_PREFIX_META, "")] if _RUN_RE.fullmatch(r)}
-    state = _get_json(client, bucket, prefix + "state.json") if any(o.key == prefix + "state.json" for o in objs) else None
+    has_state = any(o.key == prefix + "state.json" for o in objs)
+    state = _get_json(client, bucket, prefix + "state.json") if has_state else None
     runs |= _state_runs(state)
     if runs:  # its run folder(s), and the root pointers into them
-        owned = [o.key for o in objs if any(o.key.startswith(prefix + r) for r in runs) or o.key[len(prefix):] in _POINTERS]
+        owned = [o.key for o in objs if any(o.key.startswith(prefix + r) for r in runs) or o.key[len(prefix):]
+                 in _POINTERS]
     else:  # the first layout: the dataset beside its manifest; its state.json lists the shards
-        names = {str(f.get("filename")) for f in (state or {}).get("_data_files", []) if isinstance(f, dict)} | set(_KNOWN_FILES)
+        names = {str(f.get("filename")) for f in (state or {}).get("_data_files", []) if isinstance(f, dict)} \
+            | set(_KNOWN_FILES)
         owned = [o.key for o in objs if o.key[len(prefix):] in names]
     st.manifest_etag, st.owned = head["ETag"], tuple(owned)
     return st
 
 # %% ../nbs/00_storage.ipynb #2c58acaf
 def check_s3_output(url: str, overwrite: bool, client=None, commit_file: str = "manifest.json") -> OutputState:
-    "Refuse an s3:// output that holds anything, unless `overwrite` and it holds a dataset this project wrote; returns what it holds."
+    """Refuse an s3:// output that holds anything, unless `overwrite` and it holds a dataset this project wrote;
+    returns what it holds."""
     st = output_state(url, client, commit_file)
     prefix = _dir_prefix(split_s3_url(url.rstrip("/"))[1])
     unfinished = {o.key for o in st.unfinished(prefix)}
     there = [o for o in st.objects if o.key not in unfinished]
     if not there: return st
     if not overwrite:
-        raise FileExistsError(f"{url}: already exists ({len(there)} objects{', a dataset' if st.is_dataset else ''}); choose a new "
-                              "--output-dir" + (", or pass --overwrite to replace the dataset" if st.is_dataset else ""))
+        raise FileExistsError(
+            f"{url}: already exists ({len(there)} objects{', a dataset' if st.is_dataset else ''}); choose a new "
+            "--output-dir" + (", or pass --overwrite to replace the dataset" if st.is_dataset else ""))
     if not st.is_dataset:
-        raise FileExistsError(f"{url}: holds {len(there)} objects but no dataset written by dflash-nb (no {commit_file}); "
-                              "--overwrite replaces only such a dataset: choose a new --output-dir, or empty the prefix yourself")
+        raise FileExistsError(
+            f"{url}: holds {len(there)} objects but no dataset written by dflash-nb (no {commit_file}); "
+            "--overwrite replaces only such a dataset: choose a new --output-dir, or empty the prefix yourself")
     return st
 
 # %% ../nbs/00_storage.ipynb #60277541
@@ -502,7 +520,8 @@ def _names_run(client, bucket: str, key: str, run_dir: str) -> bool:
 
 # %% ../nbs/00_storage.ipynb #08fc095d
 def _root_copy(local_dir: Path, name: str, run_dir: str) -> bytes | None:
-    "The root copy of the run's `name` (`state.json`, `dataset_info.json`, the manifest): file names made relative to the prefix."
+    """The root copy of the run's `name` (`state.json`, `dataset_info.json`, the manifest): file names made relative to
+    the prefix."""
     p = local_dir/name
     if not p.is_file(): return None
     data = p.read_bytes()
@@ -522,7 +541,8 @@ def _root_copy(local_dir: Path, name: str, run_dir: str) -> bytes | None:
 
 # %% ../nbs/00_storage.ipynb #d8c092b8
 def _point(client, bucket: str, key: str, body: bytes, commit_key: str, run_dir: str, url: str) -> bool:
-    "PUT the pointer `key` (conditional on the ETag it replaces) while the commit still names `run_dir`; False once a later writer's does."
+    """PUT the pointer `key` (conditional on the ETag it replaces) while the commit still names `run_dir`; False once a
+    later writer's does."""
     for _ in range(100):
         if not _names_run(client, bucket, commit_key, run_dir): return False
         cur = _head(client, bucket, key)
@@ -531,7 +551,8 @@ def _point(client, bucket: str, key: str, body: bytes, commit_key: str, run_dir:
         try: client.put_object(Bucket=bucket, Key=key, Body=body, **cond); return True
         except (bce.ClientError, bce.BotoCoreError) as e:
             if not _lost(e): raise storage_error(e, _url(bucket, key), client) from e
-    raise StorageError(f"{_url(bucket, key)}: keeps changing under this writer; is another writer looping on {url}?", url)
+    raise StorageError(f"{_url(bucket, key)}: keeps changing under this writer; is another writer looping on {url}?",
+                       url)
 
 # %% ../nbs/00_storage.ipynb #63dbdd5c
 def _forget(client, bucket: str, dprefix: str, url: str):
@@ -546,23 +567,28 @@ def _check_sizes(client, bucket: str, dprefix: str, files, url: str):
             raise StorageError(f"{_url(bucket, dprefix + r)}: uploaded size {listed.get(dprefix + r)} != local "
                                f"{p.stat().st_size}; rerun the upload", url, "SizeMismatch")
 
-def _commit(client, bucket: str, commit_key: str, body: bytes, run_dir: str, prior: OutputState, url: str, dprefix: str):
-    "PUT the commit object naming `run_dir`, on condition that it is still what `prior` saw; CommitLost when another writer's is there."
+def _commit(client, bucket: str, commit_key: str, body: bytes, run_dir: str, prior: OutputState, url: str,
+            dprefix: str):
+    """PUT the commit object naming `run_dir`, on condition that it is still what `prior` saw; CommitLost when another
+    writer's is there."""
     cond = dict(IfMatch=prior.manifest_etag) if prior.is_dataset else dict(IfNoneMatch="*")
     try: client.put_object(Bucket=bucket, Key=commit_key, Body=body, Metadata={DATA_PREFIX_META: run_dir}, **cond)
     except (bce.ClientError, bce.BotoCoreError) as e:
-        if not _lost(e): raise storage_error(e, _url(bucket, commit_key), client) from e  # outcome unknown: keep the run
+        # outcome unknown: keep the run
+        if not _lost(e): raise storage_error(e, _url(bucket, commit_key), client) from e
         if _names_run(client, bucket, commit_key, run_dir): return  # our own PUT, retried after its answer was lost
         _forget(client, bucket, dprefix, url)
-        raise CommitLost(f"{url}: another writer committed a dataset here first (the {commit_key.rsplit('/', 1)[-1]} is no "
-                         "longer the one this run saw when it started); this run's upload was removed and nothing of the "
-                         "other writer's was touched; look at what is there now, and rerun (with --overwrite to replace it)",
-                         url, "CommitLost") from None
+        raise CommitLost(
+            f"{url}: another writer committed a dataset here first (the {commit_key.rsplit('/', 1)[-1]} is no "
+            "longer the one this run saw when it started); this run's upload was removed and nothing of the "
+            "other writer's was touched; look at what is there now, and rerun (with --overwrite to replace it)",
+            url, "CommitLost") from None
 
 # %% ../nbs/00_storage.ipynb #115e2776
 def upload_dir(local_dir, url: str, workers: int = 16, client=None, progress: bool = True,
                commit_file: str | None = "manifest.json", delete_stale: bool = True,
-               chunksize: int = UPLOAD_CHUNKSIZE, prior: OutputState | None = None, overwrite: bool = True) -> list[str]:
+               chunksize: int = UPLOAD_CHUNKSIZE, prior: OutputState | None = None,
+               overwrite: bool = True) -> list[str]:
     "Upload `local_dir` to the prefix `url` with the commit protocol; returns the keys written."
     local_dir = Path(local_dir)
     bucket, key = split_s3_url(url)
@@ -581,26 +607,31 @@ def upload_dir(local_dir, url: str, workers: int = 16, client=None, progress: bo
     run = _Run(len(files) + bool(commit_file), sum(p.stat().st_size for _, p in files), "upload", progress)
     try:
         try:
-            _upload(client, files, bucket, dprefix, workers, run, chunksize)   # 2. the run folder, beside the old version
+            # 2. the run folder, beside the old version
+            _upload(client, files, bucket, dprefix, workers, run, chunksize)
             _check_sizes(client, bucket, dprefix, files, url)
         except BaseException:
             if commit_file: _forget(client, bucket, dprefix, url)
             raise
         if not commit_file: return [prefix + r for r, _ in files]           # (plain objects: no protocol)
-        _commit(client, bucket, commit_key, _root_copy(local_dir, commit_file, run_dir), run_dir, prior, url, dprefix)  # 3.
+        # 3.
+        _commit(client, bucket, commit_key, _root_copy(local_dir, commit_file, run_dir), run_dir, prior, url, dprefix)
         with run.lock: run.objects.update(1)
     finally: run.close()
     written = [dprefix + r for r, _ in files] + [commit_key]
     for name in _POINTERS:                                                    # 4. `datasets`' pointers
         if (body := _root_copy(local_dir, name, run_dir)) is None: continue
-        if not _point(client, bucket, prefix + name, body, commit_key, run_dir, url): return written  # a later writer took over
+        # a later writer took over
+        if not _point(client, bucket, prefix + name, body, commit_key, run_dir, url): return written
         written.append(prefix + name)
     if delete_stale:                                                          # 5. only now: what the old commit named
         keep = set(written)  # (an old root state.json this version has no copy of goes: it names the old shards)
         _delete_keys(client, bucket, [k for k in prior.owned if k not in keep and not k.startswith(dprefix)], url)
     if left := prior.unfinished(prefix):
-        print(f"{url}: {len(left)} object(s) of unfinished uploads remain under {_url(bucket, prefix)}runs/ (killed runs, or a "
-              "writer at work); delete those run folders with `aws s3 rm --recursive` once no writer is running", file=sys.stderr)
+        print(
+            f"{url}: {len(left)} object(s) of unfinished uploads remain under {_url(bucket, prefix)}runs/ (killed "
+            "runs, or a writer at work); delete those run folders with `aws s3 rm --recursive` once no writer is "
+            "running", file=sys.stderr)
     return written
 
 # %% ../nbs/00_storage.ipynb #42e566b7
@@ -627,7 +658,8 @@ def download_dir(url: str, local_dir, workers: int = 32, client=None, commit_fil
                                "failed; rerun the job that writes it, or use a finished dataset", url, "NotCommitted")
     dprefix = prefix + ((head.get("Metadata") or {}).get(DATA_PREFIX_META, "") if commit_key else "")
     objs = list_objects(_url(bucket, dprefix), None, client)  # the committed version's data (all, in the old layout)
-    if dprefix != prefix and not any(o.key == dprefix + commit_file for o in objs):  # a run folder without its manifest (earlier layout)
+    # a run folder without its manifest (earlier layout)
+    if dprefix != prefix and not any(o.key == dprefix + commit_file for o in objs):
         objs += [o for o in list_objects(_url(bucket, commit_key), None, client) if o.key == commit_key]
     rel = lambda o: commit_file if o.key == commit_key else o.key[len(dprefix):]
     local_dir = Path(local_dir)
@@ -645,7 +677,8 @@ def download_dir(url: str, local_dir, workers: int = 32, client=None, commit_fil
             raise StorageError(f"{url}: the dataset was rewritten while it was being downloaded; rerun to get "
                                "a consistent copy", url, "Changed")
     if stats is not None:
-        stats.update({k: st1.get(k, 0) + st2.get(k, 0) for k in ("objects", "skipped", "downloaded", "bytes", "retries")})
+        stats.update({k: st1.get(k, 0) + st2.get(k, 0) for k in ("objects", "skipped", "downloaded", "bytes",
+                                                                 "retries")})
     return local_dir
 
 # %% ../nbs/00_storage.ipynb #4a8d1aa7
@@ -659,7 +692,8 @@ def default_cache_dir() -> Path:
 
 # %% ../nbs/00_storage.ipynb #0ac6e5e1
 def stage_dir(url: str) -> Path:
-    "The local staging folder of the s3:// output `url`: under the cache root, keyed by the URL, so a killed run resumes there."
+    """The local staging folder of the s3:// output `url`: under the cache root, keyed by the URL, so a killed run
+    resumes there."""
     return cache_root()/"staging"/hashlib.sha256(str(url).rstrip("/").encode()).hexdigest()[:16]/"dataset"
 
 # %% ../nbs/00_storage.ipynb #577a859b
@@ -672,12 +706,14 @@ def _alive(pid: int) -> bool:
     return True
 
 def clean_stale_stages(root=None) -> list[Path]:
-    "Remove the temporary stages (`dflash-stage-<pid>-*` in `root`, the temp dir) of this user's runs whose process is gone."
+    """Remove the temporary stages (`dflash-stage-<pid>-*` in `root`, the temp dir) of this user's runs whose process
+    is gone."""
     gone = []
     for p in Path(root or tempfile.gettempdir()).glob(_STAGE + "*"):
         m = re.match(rf"{_STAGE}(\d+)-", p.name)
         try:
-            if not m or not p.is_dir() or p.is_symlink() or p.stat().st_uid != os.getuid() or _alive(int(m.group(1))): continue
+            if not m or not p.is_dir() or p.is_symlink() or p.stat().st_uid != os.getuid() or _alive(int(m.group(1))):
+                continue
         except OSError: continue
         shutil.rmtree(p, ignore_errors=True); gone.append(p)
     return gone
@@ -691,7 +727,8 @@ def staged_output(out, workers: int = 16, client=None, progress: bool = True, co
     url = str(out).rstrip("/")
     split_s3_url(url)
     client = client or s3_client(workers=workers)
-    prior = check_s3_output(url, overwrite, client, commit_file)  # refused before any work; the commit checks it is unchanged
+    # refused before any work; the commit checks it is unchanged
+    prior = check_s3_output(url, overwrite, client, commit_file)
     clean_stale_stages()
     if resumable: (stage := stage_dir(url)).parent.mkdir(parents=True, exist_ok=True)
     with nullcontext(stage) if resumable else tempfile.TemporaryDirectory(prefix=f"{_STAGE}{os.getpid()}-") as tmp:

@@ -46,7 +46,8 @@ def target_record(model_dir) -> dict | None:
 def _missing_converters(name: str) -> None:
     import importlib.util
     miss = [m for m in ('gguf', 'accelerate', 'transformers') if importlib.util.find_spec(m) is None]
-    if miss: raise FileNotFoundError(f"{name}: converting GGUF needs {', '.join(miss)}; install with: pip install {' '.join(miss)}")
+    if miss: raise FileNotFoundError(
+        f"{name}: converting GGUF needs {', '.join(miss)}; install with: pip install {' '.join(miss)}")
 
 # %% ../nbs/09_targets.ipynb #b8348ffd
 def build_target(name: str, out_dir, overwrite: bool = False, progress: bool = False) -> Path:
@@ -55,7 +56,8 @@ def build_target(name: str, out_dir, overwrite: bool = False, progress: bool = F
     rec = target_record(out)
     if rec and rec.get('name') == name and rec.get('source_size') == gguf.stat().st_size and not overwrite: return out
     if out.exists() and any(out.iterdir()) and not overwrite and rec is None:
-        raise FileExistsError(f"{out}: exists and is not a target directory written by build-target; pass --overwrite or a new path")
+        raise FileExistsError(
+            f"{out}: exists and is not a target directory written by build-target; pass --overwrite or a new path")
     _missing_converters(name)
     import torch, transformers
     from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig
@@ -74,9 +76,12 @@ def build_target(name: str, out_dir, overwrite: bool = False, progress: bool = F
     tmp = out.with_name(out.name + f".tmp-{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
     model.save_pretrained(tmp); tok.save_pretrained(tmp)
-    rec = {'name': name, 'distribution': e['distribution'], 'version': package_distribution(e['distribution']).version, 'license': e['license'],
-           'model': e['model'], 'source_file': gguf.name, 'source_size': gguf.stat().st_size, 'source_sha256': _sha256(gguf),
-           'mask_token': e.get('mask_token'), 'mask_token_id': tok.convert_tokens_to_ids(e['mask_token']) if e.get('mask_token') else None,
+    rec = {'name': name, 'distribution': e['distribution'], 'version': package_distribution(e['distribution']).version,
+           'license': e['license'],
+           'model': e['model'], 'source_file': gguf.name, 'source_size': gguf.stat().st_size,
+           'source_sha256': _sha256(gguf),
+           'mask_token': e.get('mask_token'),
+           'mask_token_id': tok.convert_tokens_to_ids(e['mask_token']) if e.get('mask_token') else None,
            'transformers': transformers.__version__, 'seconds': round(time.perf_counter() - t0, 1)}
     (tmp/'dflash_target.json').write_text(json.dumps(rec, indent=2))
     if out.exists(): shutil.rmtree(out)

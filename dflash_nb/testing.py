@@ -42,7 +42,8 @@ class MotoServer:
             try:
                 with socket.create_connection((self.host, self.port), timeout=0.5): return self
             except OSError:
-                if time.monotonic() > deadline: self.kill(); raise RuntimeError(f"moto server not up on {self.endpoint}")
+                if time.monotonic() > deadline: self.kill(); raise RuntimeError(
+                    f"moto server not up on {self.endpoint}")
                 time.sleep(0.05)
 
     @staticmethod
@@ -68,7 +69,8 @@ class MotoServer:
 
 # %% ../nbs/98_testing.ipynb #c9596d2e
 def moto_env(monkeypatch, server: MotoServer, cache_dir) -> dict:
-    "Point this process's environment at `server` (test credentials, no other AWS_* settings, `cache_dir` as cache); return it."
+    """Point this process's environment at `server` (test credentials, no other AWS_* settings, `cache_dir` as cache);
+    return it."""
     for k in list(os.environ):
         if k.startswith('AWS_'): monkeypatch.delenv(k)
     monkeypatch.setenv('AWS_ACCESS_KEY_ID', 'testing'); monkeypatch.setenv('AWS_SECRET_ACCESS_KEY', 'testing')
@@ -76,21 +78,25 @@ def moto_env(monkeypatch, server: MotoServer, cache_dir) -> dict:
     monkeypatch.setenv('DFLASH_NB_CACHE', str(cache_dir))
     return dict(os.environ)
 
-# %% ../nbs/98_testing.ipynb #73455760
+# %% ../nbs/98_testing.ipynb #7592dae7
 import re
 
 class Proxy:
-    "A TCP proxy on loopback in front of `upstream_port`: outages (`down`/`up`) and per-request `rule`s (delay, fail, barrier)."
+    """A TCP proxy on loopback in front of `upstream_port`: outages (`down`/`up`) and per-request `rule`s (delay, fail,
+    barrier)."""
     def __init__(self, upstream_port: int):
-        self.upstream, self.port, self.conns, self.lock, self.rules = upstream_port, free_port(), [], threading.Lock(), []
+        self.upstream, self.port, self.conns, self.lock = upstream_port, free_port(), [], threading.Lock()
+        self.rules = []
         self.seen: list[str] = []
         self.up()
     @property
     def endpoint(self): return f"http://127.0.0.1:{self.port}"
 
     def rule(self, pattern: str, delay: float = 0.0, fail: int = 0, barrier: int = 0, timeout: float = 60.0) -> dict:
-        "Act on requests whose request line matches `pattern`: delay them, fail (drop) the next `fail`, hold them until `barrier` arrived."
-        r = dict(rx=re.compile(pattern), delay=delay, fail=fail, barrier=barrier, timeout=timeout, arrived=0, go=threading.Event())
+        """Act on requests whose request line matches `pattern`: delay them, fail (drop) the next `fail`, hold them
+        until `barrier` arrived."""
+        r = dict(rx=re.compile(pattern), delay=delay, fail=fail, barrier=barrier, timeout=timeout, arrived=0,
+                 go=threading.Event())
         self.rules.append(r); return r
 
     def up(self):
@@ -119,36 +125,42 @@ class Proxy:
             threading.Thread(target=self._pump, args=(a, b, True), daemon=True).start()
             threading.Thread(target=self._pump, args=(b, a, False), daemon=True).start()
 
-    def _forward(self, data: bytes) -> bool:
-        "Apply the rules to a chunk from a client; False: drop the connection."
-        m = re.match(rb"([A-Z]+) (\S+) HTTP/1\.[01]\r\n", data)
-        if not m: return True
-        line = f"{m.group(1).decode()} {m.group(2).decode(errors='replace')}"
-        with self.lock: self.seen.append(line)
-        for r in self.rules:
-            if not r['rx'].search(line): continue
-            with self.lock:
-                if r['fail'] > 0: r['fail'] -= 1; return False
-                r['arrived'] += 1
-                if r['barrier'] and r['arrived'] >= r['barrier']: r['go'].set()
-            if r['delay']: time.sleep(r['delay'])
-            if r['barrier']: r['go'].wait(r['timeout'])
-        return True
+# %% ../nbs/98_testing.ipynb #b5f2589b
+from fastcore.basics import patch
 
-    def _pump(self, x, y, from_client: bool):
-        try:
-            while data := x.recv(65536):
-                if from_client and not self._forward(data): break
-                y.sendall(data)
-        except OSError: pass
-        finally:
-            for z in (x, y):
-                try: z.close()
-                except OSError: pass
+@patch
+def _forward(self: Proxy, data: bytes) -> bool:
+    "Apply the rules to a chunk from a client; False: drop the connection."
+    m = re.match(rb"([A-Z]+) (\S+) HTTP/1\.[01]\r\n", data)
+    if not m: return True
+    line = f"{m.group(1).decode()} {m.group(2).decode(errors='replace')}"
+    with self.lock: self.seen.append(line)
+    for r in self.rules:
+        if not r['rx'].search(line): continue
+        with self.lock:
+            if r['fail'] > 0: r['fail'] -= 1; return False
+            r['arrived'] += 1
+            if r['barrier'] and r['arrived'] >= r['barrier']: r['go'].set()
+        if r['delay']: time.sleep(r['delay'])
+        if r['barrier']: r['go'].wait(r['timeout'])
+    return True
+
+@patch
+def _pump(self: Proxy, x, y, from_client: bool):
+    try:
+        while data := x.recv(65536):
+            if from_client and not self._forward(data): break
+            y.sendall(data)
+    except OSError: pass
+    finally:
+        for z in (x, y):
+            try: z.close()
+            except OSError: pass
 
 # %% ../nbs/98_testing.ipynb #93cc48fb
 class FakeChatServer:
-    "A local chat-completions server for tests: `answer(request_body) -> message dict`; the first `fail_first` requests get HTTP 500."
+    """A local chat-completions server for tests: `answer(request_body) -> message dict`; the first `fail_first`
+    requests get HTTP 500."""
     def __init__(self, answer=None, model: str = 'fake-model', fail_first: int = 0):
         from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
         self.answer = answer or (lambda body: {'role': 'assistant', 'content': 'OK.', 'reasoning_content': 'Easy.'})
@@ -161,7 +173,8 @@ class FakeChatServer:
                 self.send_response(code); self.send_header('Content-Type', 'application/json')
                 self.send_header('Content-Length', str(len(b))); self.end_headers(); self.wfile.write(b)
             def do_GET(self):
-                if self.path.rstrip('/').endswith('/models'): self._send(200, {'object': 'list', 'data': [{'id': srv.model, 'object': 'model'}]})
+                if self.path.rstrip('/').endswith('/models'): self._send(
+                    200, {'object': 'list', 'data': [{'id': srv.model, 'object': 'model'}]})
                 else: self._send(404, {'error': 'not found'})
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers.get('Content-Length', 0))) or b'{}')
@@ -169,11 +182,13 @@ class FakeChatServer:
                     srv.requests.append({'path': self.path, 'body': body, 'auth': self.headers.get('Authorization')})
                     fail = srv.fail_left > 0; srv.fail_left -= fail
                 if fail: return self._send(500, {'error': 'try again'})
-                if not self.path.rstrip('/').endswith('/chat/completions'): return self._send(404, {'error': 'not found'})
+                if not self.path.rstrip('/').endswith('/chat/completions'): return self._send(404,
+                                                                                              {'error': 'not found'})
                 try: msg = srv.answer(body)
                 except Exception as e: return self._send(400, {'error': {'message': str(e)}})
                 self._send(200, {'id': 'cmpl-1', 'object': 'chat.completion', 'model': srv.model,
-                                 'choices': [{'index': 0, 'message': msg, 'finish_reason': msg.pop('finish_reason', 'stop')}],
+                                 'choices': [{'index': 0, 'message': msg, 'finish_reason': msg.pop('finish_reason',
+                                                                                                   'stop')}],
                                  'usage': {'prompt_tokens': 7, 'completion_tokens': 3, 'total_tokens': 10}})
         self.httpd = ThreadingHTTPServer(('127.0.0.1', 0), H)
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
@@ -183,7 +198,8 @@ class FakeChatServer:
 
 # %% ../nbs/98_testing.ipynb #14a3140a
 def write_dataset(out_dir, rows: list[dict], manifest: dict | None = None, schema=None) -> Path:
-    "Write `rows` (dicts with input_ids, loss_mask, seq_len, sample_id, source) as a one-shard dataset, e.g. a corrupted one for tests."
+    """Write `rows` (dicts with input_ids, loss_mask, seq_len, sample_id, source) as a one-shard dataset, e.g. a
+    corrupted one for tests."""
     from dflash_nb.dataset import SCHEMA, write_dataset as _write
     schema = schema or SCHEMA
     return _write(out_dir, [pa.RecordBatch.from_pylist(rows, schema=schema)] if rows else [], manifest, schema=schema)

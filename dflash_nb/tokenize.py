@@ -15,12 +15,16 @@ from fastcore.basics import patch
 import pyarrow as pa
 
 from .records import BadRecord, JSONL_SUFFIXES, Record, Skip, generated_turns, parse_line, read_lines
-from .records import MAX_RECORD_BYTES, discover_inputs, ignored_line, ignored_summary, input_stat, name_not_read
-from .dataset import (SCHEMA, masked_runs, atomic_write as _atomic_write, distinct, check_output_dir, clean_asides, output_lock,
-    read_json, record_shards, replace_dir, shard_record, summarize, write_dataset_metadata)  # the dataset's columns, the one writer and the swap
+from .records import (MAX_RECORD_BYTES, discover_inputs, ignored_line, ignored_summary, input_stat,
+                               name_not_read)
+from .dataset import (SCHEMA, masked_runs, atomic_write as _atomic_write, distinct, check_output_dir,
+                               clean_asides, output_lock,
+    # the dataset's columns, the one writer and the swap
+    read_json, record_shards, replace_dir, shard_record, summarize, write_dataset_metadata)
 from .chat_template import ChatTemplateError, adapt_messages
 from . import storage
-from dflash_nb.tokenizer import (ChatTokenizer, TokenizeError, MAX_RECORD_SECONDS, RecordTimeout,  # the model directory's
+# the model directory's
+from dflash_nb.tokenizer import (ChatTokenizer, TokenizeError, MAX_RECORD_SECONDS, RecordTimeout,
     record_timer)  # tokenizer and templates, and the per-record time limit (03b)
 
 # %% auto #0
@@ -59,10 +63,12 @@ def render_turns(ct: ChatTokenizer, record: Record) -> Turns:
         for k, j in enumerate(gen):
             p = len(prompts[k])
             if not full.startswith(prompts[k]):
-                raise BadRecord('template_error', f"message {j}: render(messages[:{j}], add_generation_prompt=True) is not a prefix "
+                raise BadRecord('template_error',
+                                f"message {j}: render(messages[:{j}], add_generation_prompt=True) is not a prefix "
                                 "of the full render, so the mask rule is undefined for this record")
             if p < pos:
-                raise BadRecord('template_error', f"message {j}: render(messages[:{j}], add_generation_prompt=True) ends inside "
+                raise BadRecord('template_error',
+                                f"message {j}: render(messages[:{j}], add_generation_prompt=True) ends inside "
                                 "the previous generated turn, so the mask rule is undefined for this record")
             upto = full if j == len(msgs) - 1 else render(msgs[:j + 1])
             own = len(upto) >= p and full.startswith(upto)
@@ -71,8 +77,10 @@ def render_turns(ct: ChatTokenizer, record: Record) -> Turns:
             end = _first_end(turn, form.end_of_turn)
             if end is None:
                 if not own:
-                    raise BadRecord('template_error', f"message {j}: the template writes no end-of-turn token for it and "
-                                    f"render(messages[:{j + 1}]) is not a prefix of the full render, so the turn has no end")
+                    raise BadRecord('template_error',
+                                    f"message {j}: the template writes no end-of-turn token for it and "
+                                    f"render(messages[:{j + 1}]) is not a prefix of the full render, so the turn has "
+                                    "no end")
                 end = len(turn)
             segs += [(full[pos:p], False), (turn[:end], True)]
             turns.append(turn); reasoning.append(record.messages[j].get('reasoning_content') or '')
@@ -108,7 +116,8 @@ def generated_text(turn_text: str, stop_tokens) -> str:
 def verify_sample(ct: ChatTokenizer, segs, ids: np.ndarray, mask: np.ndarray, turns: Turns | None = None) -> str | None:
     "None when the mask is exact, else what is wrong."
     if turns is not None:
-        got, want = [t for t, g in segs if g], [w for w in (generated_text(t, ct.stop_tokens) for t in turns.turns) if w]
+        got, want = [t for t, g in segs if g], [w for w in (generated_text(t, ct.stop_tokens) for t in turns.turns)
+                                                if w]
         if got != want:
             k = next((k for k, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))
             a, b = (got[k] if k < len(got) else ''), (want[k] if k < len(want) else '')
@@ -119,7 +128,8 @@ def verify_sample(ct: ChatTokenizer, segs, ids: np.ndarray, mask: np.ndarray, tu
     if len(runs) != len(want): return f"{len(runs)} masked runs, but the template rendered {len(want)} generated spans"
     for k, ((a, b), text) in enumerate(zip(runs, want)):
         if not ct.same_text(ids[a:b], text):
-            return f"masked run {k} decodes to {ct.decode(ids[a:b])[:80]!r}... but the template rendered {text[:80]!r}..."
+            return (f"masked run {k} decodes to {ct.decode(ids[a:b])[:80]!r}... but the template rendered "
+                    f"{text[:80]!r}...")
     return None
 
 # %% ../nbs/04_tokenize.ipynb #399356d8
@@ -128,14 +138,16 @@ def reasoning_not_rendered(turns: Turns) -> list[int]:
     return [k for k, (r, t) in enumerate(zip(turns.reasoning, turns.turns)) if (s := r.strip()) and s not in t]
 
 # %% ../nbs/04_tokenize.ipynb #ff0b9791
-def tokenize_record(ct: ChatTokenizer, record: Record, max_seq_len: int | None = 8192, skip_reasoning_not_rendered: bool = False,
+def tokenize_record(ct: ChatTokenizer, record: Record, max_seq_len: int | None = 8192,
+                    skip_reasoning_not_rendered: bool = False,
                     turns: Turns | None = None, enc: list | None = None) -> Sample:
     "Record -> verified, truncated `Sample`; raises `BadRecord` for anything that cannot become one."
     turns = turns or render_turns(ct, record)
     segs = turns.segments
     if enc is None:
         try: enc = ct.encode_segments([t for t, _ in segs])
-        except (ValueError, UnicodeError) as e: raise BadRecord('bad_message', f"text the tokenizer cannot encode ({e})") from None
+        except (ValueError, UnicodeError) as e: raise BadRecord('bad_message',
+                                                                f"text the tokenizer cannot encode ({e})") from None
     ids = np.concatenate(enc).view(np.int32)  # ids < 2**31: the uint32 buffer read as int32, no copy
     mask = np.repeat(np.array([g for _, g in segs], dtype=bool), [len(e) for e in enc])
     if (err := verify_sample(ct, segs, ids, mask, turns)) is not None: raise BadRecord('mask_mismatch', err)
@@ -148,7 +160,8 @@ def tokenize_record(ct: ChatTokenizer, record: Record, max_seq_len: int | None =
     truncated = max_seq_len is not None and len(ids) > max_seq_len
     if truncated:
         ids, mask = ids[:max_seq_len], mask[:max_seq_len]
-        if not mask.any(): raise BadRecord('no_loss_after_truncation', f"all generated tokens lie beyond --max-seq-len {max_seq_len}")
+        if not mask.any(): raise BadRecord('no_loss_after_truncation',
+                                           f"all generated tokens lie beyond --max-seq-len {max_seq_len}")
     return Sample(record.sample_id, record.source, ids, mask, truncated, flags, turns.template)
 
 # %% ../nbs/04_tokenize.ipynb #abe5971f
@@ -185,8 +198,10 @@ def _encode_batch(ct: ChatTokenizer, rendered: list) -> list:
     return [enc[a:b] for a, b in zip([0] + ends, ends)]
 
 # %% ../nbs/04_tokenize.ipynb #21b041b2
-def tokenize_lines(ct: ChatTokenizer, lines, max_seq_len: int | None = 8192, skip_reasoning_not_rendered: bool = False) -> Batch:
-    "Raw `(file, line, bytes)` JSONL lines -> `Batch`: parsed and rendered, encoded all at once, then checked record by record."
+def tokenize_lines(ct: ChatTokenizer, lines, max_seq_len: int | None = 8192,
+                   skip_reasoning_not_rendered: bool = False) -> Batch:
+    """Raw `(file, line, bytes)` JSONL lines -> `Batch`: parsed and rendered, encoded all at once, then checked record
+    by record."""
     samples, skips, flags, rendered = [], [], [], []
     with record_timer() as arm:
         def timed(i, name, n, rec, step):
@@ -204,14 +219,16 @@ def tokenize_lines(ct: ChatTokenizer, lines, max_seq_len: int | None = 8192, ski
             elif (turns := timed(i, name, n, rec, lambda: render_turns(ct, rec))) is not None:
                 rendered.append((i, name, n, rec, turns))
         for (i, name, n, rec, turns), enc in zip(rendered, _encode_batch(ct, rendered)):
-            s = timed(i, name, n, rec, lambda: tokenize_record(ct, rec, max_seq_len, skip_reasoning_not_rendered, turns, enc))
+            s = timed(i, name, n, rec, lambda: tokenize_record(ct, rec, max_seq_len, skip_reasoning_not_rendered, turns,
+                                                               enc))
             if s is not None:
                 samples.append(s)
                 flags += [Skip(name, n, rec.sample_id, reason, detail).to_dict() for reason, detail in s.flags]
     skips = [d for _, d in sorted(skips, key=lambda x: x[0])]  # in input order, as if done one record at a time
     lens = np.array([len(s.input_ids) for s in samples], dtype=np.int64)
     return Batch(_cat([s.input_ids for s in samples], np.int32), _cat([s.loss_mask for s in samples], bool), lens,
-                 [s.sample_id for s in samples], [s.source for s in samples], sum(s.truncated for s in samples), skips, len(lines),
+                 [s.sample_id for s in samples], [s.source for s in samples], sum(s.truncated for s in samples), skips,
+                 len(lines),
                  np.array([content_hash(s.input_ids, s.loss_mask) for s in samples], dtype=np.uint64), flags,
                  Counter(s.template for s in samples))
 
@@ -219,7 +236,8 @@ def tokenize_lines(ct: ChatTokenizer, lines, max_seq_len: int | None = 8192, ski
 _worker_ct = None
 
 def die_with_parent(parent_pid: int):
-    "In a worker: SIGKILL when the parent process dies (Linux `PR_SET_PDEATHSIG`), or now if it is gone already; Ctrl-C is the parent's."
+    """In a worker: SIGKILL when the parent process dies (Linux `PR_SET_PDEATHSIG`), or now if it is gone already;
+    Ctrl-C is the parent's."""
     import ctypes, signal
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try: ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
@@ -236,13 +254,16 @@ def _work(args): return tokenize_lines(_worker_ct, *args)
 
 # %% ../nbs/04_tokenize.ipynb #304de621
 def worker_pool(workers: int, ct: ChatTokenizer) -> ProcessPoolExecutor:
-    "Worker processes holding `ct`: forked from this one where possible (no second load), else each loads it; they die with this process."
+    """Worker processes holding `ct`: forked from this one where possible (no second load), else each loads it; they
+    die with this process."""
     global _worker_ct
     if 'fork' in multiprocessing.get_all_start_methods():
         ct.ready()  # loaded once, here: the workers share it
         _worker_ct = ct
-        return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context('fork'), initializer=die_with_parent, initargs=(os.getpid(),))
-    return ProcessPoolExecutor(workers, initializer=_init_worker, initargs=(str(ct.model_path), ct.encoder if ct.fast else 'tokenizers', 'auto' if ct.fast_render else 'jinja', os.getpid()))
+        return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context('fork'), initializer=die_with_parent,
+                                   initargs=(os.getpid(),))
+    return ProcessPoolExecutor(workers, initializer=_init_worker, initargs=(str(
+        ct.model_path), ct.encoder if ct.fast else 'tokenizers', 'auto' if ct.fast_render else 'jinja', os.getpid()))
 
 # %% ../nbs/04_tokenize.ipynb #13d85b65
 def _arrow(typ, values: np.ndarray) -> pa.Array:
@@ -265,8 +286,8 @@ def batch_to_arrow(b: Batch) -> pa.RecordBatch:
 # %% ../nbs/04_tokenize.ipynb #fed9f953
 def id_hashes(sample_ids: list[str]) -> np.ndarray:
     "64-bit hashes of sample ids (8 bytes a sample, so duplicates are counted without keeping the ids)."
-    return np.array([int.from_bytes(hashlib.blake2b(s.encode('utf-8', 'surrogatepass'), digest_size=8).digest(), 'little')
-                     for s in sample_ids], dtype=np.uint64)
+    digest = lambda s: hashlib.blake2b(s.encode('utf-8', 'surrogatepass'), digest_size=8).digest()
+    return np.array([int.from_bytes(digest(s), 'little') for s in sample_ids], dtype=np.uint64)
 
 # %% ../nbs/04_tokenize.ipynb #d8e4c0d3
 class Chunk:
@@ -276,8 +297,10 @@ class Chunk:
         self.arrow = f"data-{index:05d}.arrow"
         self._w, self.tokens, self.records, self.truncated = None, 0, 0, 0
         self.lens, self.loss, self.hashes, self.skipped, self.sources = [], [], [], Counter(), Counter()
-        self._skips = None  # the chunk's skipped.jsonl, written as skips come: a run of only bad records holds none in memory
-        self._flags, self.flagged, self.templates = None, Counter(), Counter()  # flags go to the chunk's flagged.jsonl as skips do
+        # the chunk's skipped.jsonl, written as skips come: a run of only bad records holds none in memory
+        self._skips = None
+        # flags go to the chunk's flagged.jsonl as skips do
+        self._flags, self.flagged, self.templates = None, Counter(), Counter()
         self.id_hashes = []  # 64-bit hashes of the sample ids: what counts duplicate ids over the whole run
 
 # %% ../nbs/04_tokenize.ipynb #be7cbf7e
@@ -288,14 +311,17 @@ def add(self: Chunk, b: Batch):
         if self._w is None: self._w = pa.ipc.new_stream(str(self.tmp/self.arrow), SCHEMA)
         self._w.write_batch(batch_to_arrow(b))
         self.lens.append(b.seq_len)
-        self.loss.append(np.add.reduceat(b.loss_mask, np.concatenate([[0], np.cumsum(b.seq_len)[:-1]])).astype(np.int64))
+        starts = np.concatenate([[0], np.cumsum(b.seq_len)[:-1]])
+        self.loss.append(np.add.reduceat(b.loss_mask, starts).astype(np.int64))
     self.tokens += len(b.input_ids); self.records += b.records; self.truncated += b.truncated
     if b.skips:
-        if self._skips is None: self._skips = open(self.tmp/f"chunk-{self.index:05d}.skipped.jsonl", 'w', encoding='utf-8')
+        if self._skips is None:
+            self._skips = open(self.tmp/f"chunk-{self.index:05d}.skipped.jsonl", 'w', encoding='utf-8')
         self._skips.writelines(json.dumps(s, ensure_ascii=False) + '\n' for s in b.skips)
         self.skipped.update(s['reason'] for s in b.skips)
     if b.flags:
-        if self._flags is None: self._flags = open(self.tmp/f"chunk-{self.index:05d}.flagged.jsonl", 'w', encoding='utf-8')
+        if self._flags is None:
+            self._flags = open(self.tmp/f"chunk-{self.index:05d}.flagged.jsonl", 'w', encoding='utf-8')
         self._flags.writelines(json.dumps(f, ensure_ascii=False) + '\n' for f in b.flags)
         self.flagged.update(f['reason'] for f in b.flags)
     self.sources.update(b.sources); self.templates.update(b.templates)
@@ -310,10 +336,11 @@ def commit(self: Chunk, end: tuple[int, int]) -> dict:
     if self._skips is None: open(self.tmp/f"chunk-{self.index:05d}.skipped.jsonl", 'wb').close()
     else: self._skips.close()
     if self._flags is not None: self._flags.close()
-    meta = dict(index=self.index, arrow=self.arrow if self._w is not None else None, end=list(end), records=self.records,
-                truncated=self.truncated, skipped=dict(self.skipped), sources=dict(self.sources),
+    meta = dict(index=self.index, arrow=self.arrow if self._w is not None else None, end=list(end),
+                records=self.records, truncated=self.truncated, skipped=dict(self.skipped), sources=dict(self.sources),
                 seconds=time.perf_counter() - self.t0, flagged=dict(self.flagged), templates=dict(self.templates),
-                shard=shard_record(self.tmp/self.arrow) if self._w is not None else None)  # hashed now, from the page cache
+                # hashed now, from the page cache
+                shard=shard_record(self.tmp/self.arrow) if self._w is not None else None)
     _atomic_write(self.tmp/f"chunk-{self.index:05d}.json", json.dumps(meta))
     return meta
 
@@ -365,12 +392,14 @@ def finish_chunks(tmp, metas: list[dict], stats: dict | None = None) -> list[str
             for m in metas:
                 with open(tmp/f"chunk-{m['index']:05d}.skipped.jsonl", 'rb') as s: shutil.copyfileobj(s, f)
         os.replace(tmp/'skipped.jsonl.part', tmp/'skipped.jsonl')
-    if any(m.get('flagged') or m.get('flags') for m in metas) and not (tmp/'flagged.jsonl').exists():  # the same for flags
+    # the same for flags
+    if any(m.get('flagged') or m.get('flags') for m in metas) and not (tmp/'flagged.jsonl').exists():
         with open(tmp/'flagged.jsonl.part', 'wb') as f:
             for m in metas:
                 if m.get('flagged'):
                     with open(tmp/f"chunk-{m['index']:05d}.flagged.jsonl", 'rb') as s: shutil.copyfileobj(s, f)
-                f.writelines((json.dumps(x, ensure_ascii=False) + '\n').encode() for x in m.get('flags', []))  # (chunks of older versions)
+                # (chunks of older versions)
+                f.writelines((json.dumps(x, ensure_ascii=False) + '\n').encode() for x in m.get('flags', []))
         os.replace(tmp/'flagged.jsonl.part', tmp/'flagged.jsonl')
     if not (tmp/'content_hashes.npy').exists():
         hashes = [np.load(tmp/f"chunk-{m['index']:05d}.npz")['content_hash'] for m in metas]
@@ -382,7 +411,8 @@ def finish_chunks(tmp, metas: list[dict], stats: dict | None = None) -> list[str
     return names
 
 def finished_shard_records(tmp) -> list[dict]:
-    "The manifest's `shards` of a finished folder: each chunk's record from its commit (by its final name), else read now."
+    """The manifest's `shards` of a finished folder: each chunk's record from its commit (by its final name), else read
+    now."""
     plan = finish_plan(tmp)
     known = {n: m['shard'] for a, n in plan['renames'] for m in plan['metas'] if m.get('arrow') == a and m.get('shard')}
     return record_shards(tmp, [n for _, n in plan['renames']], known)
@@ -401,41 +431,51 @@ def _mb(n: float) -> str: return f"{n / 1e6:,.1f} MB"
 # %% ../nbs/04_tokenize.ipynb #4c01fc6f
 RESUMES = "rerun the same command: it resumes from the last committed chunk"
 
-def disk_full(e: OSError, where, written: int | None = None, done: float | None = None, then: str = RESUMES) -> DiskFull:
-    "The one-line error for a full disk while writing under `where`: `written` bytes so far for the share `done` of the input."
+def disk_full(e: OSError, where, written: int | None = None, done: float | None = None,
+              then: str = RESUMES) -> DiskFull:
+    """The one-line error for a full disk while writing under `where`: `written` bytes so far for the share `done` of
+    the input."""
     named = getattr(e, 'filename2', None) or getattr(e, 'filename', None)  # a copy names (source, destination)
     where = Path(named) if named else Path(where)
     probe = next((p for p in (where, *where.parents) if p.is_dir()), where)  # (a failed merge removed its folder)
     try: free = f"{_mb(shutil.disk_usage(probe).free)} free"
     except OSError: free = "free space unknown"
-    need = (f"; the output needs about {_mb(written / done - written)} more (it wrote {_mb(written)} for {done:.0%} of the input)"
-            if written and done and 0 < done < 1 else "")
+    need = (
+        f"; the output needs about {_mb(written / done - written)} more (it wrote {_mb(written)} for {done:.0%} of the "
+        "input)"
+        if written and done and 0 < done < 1 else "")
     why = f", {e.strerror}" if e.strerror and e.strerror != os.strerror(errno.ENOSPC) else ""
-    return DiskFull(f"{where}: no space left on device ({free}{why}){need}. Free some space (or choose another --output-dir) "
-                    f"and {then}")
+    return DiskFull(
+        f"{where}: no space left on device ({free}{why}){need}. Free some space (or choose another --output-dir) "
+        f"and {then}")
 
 # %% ../nbs/04_tokenize.ipynb #0868c1a3
-def _sources(completions, s3_endpoint=None, download_workers: int = 32, progress: bool = True, split: str | None = None):
-    "`(files, open_files, ignored, splits)` of the completions: their identity, a reader of them, what is not read, DatasetDict splits read."
+def _sources(completions, s3_endpoint=None, download_workers: int = 32, progress: bool = True,
+             split: str | None = None):
+    """`(files, open_files, ignored, splits)` of the completions: their identity, a reader of them, what is not read,
+    DatasetDict splits read."""
     if not storage.is_s3_url(str(completions)):
         inputs = discover_inputs(completions, split)
         files = [dict(name=name, size=(st := input_stat(p))[0], mtime_ns=st[1]) for name, p in inputs.files]
         return files, lambda: iter(inputs.files), inputs.ignored, inputs.splits
-    if split is not None: raise ValueError(f"{completions}: --split chooses a split of a local DatasetDict folder; an s3:// prefix has none")
+    if split is not None: raise ValueError(
+        f"{completions}: --split chooses a split of a local DatasetDict folder; an s3:// prefix has none")
     client = storage.s3_client(s3_endpoint, workers=download_workers)
     listed, key = storage.list_objects(str(completions), None, client), storage.split_s3_url(str(completions))[1]
     objs = [o for o in listed if o.key == key] or [o for o in listed if o.key.endswith(JSONL_SUFFIXES)]  # listed once
     chosen = set(objs)  # a set: a prefix may hold 100,000s of objects
     ignored = [(o.key, name_not_read(o.key) or 'not a completions format') for o in listed if o not in chosen]
-    if not objs: raise FileNotFoundError(f"{completions}: no completions (*.jsonl[.gz|.zst], *.json, *.parquet) under this prefix "
-                                         f"({len(ignored)} other objects); check the --completions URL")
+    if not objs: raise FileNotFoundError(
+        f"{completions}: no completions (*.jsonl[.gz|.zst], *.json, *.parquet) under this prefix "
+        f"({len(ignored)} other objects); check the --completions URL")
     files = [dict(name=o.key, size=o.size, etag=o.etag) for o in objs]
     return files, lambda: storage.download_objects(str(completions), storage.default_cache_dir(), download_workers,
                                                    JSONL_SUFFIXES, client, progress, objects=objs), ignored, []
 
 # %% ../nbs/04_tokenize.ipynb #6315d13e
 def _batches(paths, batch_size: int, start=(0, 0), max_bytes: int = MAX_RECORD_BYTES):
-    "Batches of `(name, line, raw)` over all files, after `start` = (file index, last line done): `batch_size` lines, fewer where they reach `max_bytes`."
+    """Batches of `(name, line, raw)` over all files, after `start` = (file index, last line done): `batch_size` lines,
+    fewer where they reach `max_bytes`."""
     batch, fi, size = [], 0, 0
     for fi, (name, path) in enumerate(paths):
         if fi < start[0]: continue
@@ -454,11 +494,13 @@ def _prepare_tmp(tmp: Path, run_key: dict, restart: bool) -> list[dict]:
         old = json.loads(rk.read_text())
         if old != run_key:
             diff = sorted(k for k in set(old) | set(run_key) if old.get(k) != run_key.get(k))
-            raise ValueError(f"{tmp}: an interrupted run with different {', '.join(diff)} is there; rerun with the same inputs "
-                             f"and parameters to resume it, or pass --restart to discard it and start over")
+            raise ValueError(
+                f"{tmp}: an interrupted run with different {', '.join(diff)} is there; rerun with the same inputs "
+                f"and parameters to resume it, or pass --restart to discard it and start over")
         if (plan := finish_plan(tmp)) is not None: return plan['metas']  # killed while finishing: keep everything
         metas = committed_chunks(tmp)
-        keep = {f"chunk-{m['index']:05d}{ext}" for m in metas for ext in ('.json', '.npz', '.skipped.jsonl', '.flagged.jsonl')}
+        keep = {f"chunk-{m['index']:05d}{ext}" for m in metas for ext
+                in ('.json', '.npz', '.skipped.jsonl', '.flagged.jsonl')}
         keep |= {m['arrow'] for m in metas if m['arrow']} | {'run.json'}
         for f in tmp.iterdir():
             if f.name not in keep: f.unlink()
@@ -479,45 +521,57 @@ def _committed_run(out: Path) -> dict | None:
 
 # %% ../nbs/04_tokenize.ipynb #c33e6779
 def _checked(result: dict, out: Path, completions, ignored, first_skip: dict | None = None) -> dict:
-    """The run's stats, or the one-line error of a run that wrote a sample with a wrong mask or had no sample at all (with
+    """The run's stats, or the one-line error of a run that wrote a sample with a wrong mask or had no sample at all
+    (with
     `first_skip`, a run that wrote nothing: the error names its first skipped record)."""
     if n := result['skipped'].get('mask_mismatch'):
-        raise TokenizeError(f"{n} sample(s) failed the mask check (mask_mismatch) and were NOT written: see {out/'skipped.jsonl'}. "
-                            "This is a bug in the tokenizer/template handling; please report it with those records.")
+        raise TokenizeError(
+            f"{n} sample(s) failed the mask check (mask_mismatch) and were NOT written: see {out/'skipped.jsonl'}. "
+            "This is a bug in the tokenizer/template handling; please report it with those records.")
     if not result['samples']:
         why = ', '.join(f"{n:,} {r}" for r, n in result['skipped'].items()) or 'no records'
         raise TokenizeError(f"{completions}: 0 samples ({result['records_read']:,} records read: {why}"
-                            + (f"; {ignored_line(ignored)}" if ignored else '') + (f"); see {out/'skipped.jsonl'}" if first_skip is None
-                            else f"); nothing written; first: {first_skip['file']}:{first_skip['line']} {first_skip['reason']}: "
-                                 f"{first_skip['detail'][:300]}" if first_skip else "); nothing written"))
+                            + (f"; {ignored_line(ignored)}" if ignored else '')
+                            + (f"); see {out/'skipped.jsonl'}" if first_skip is None
+ else f"); nothing written; first: {first_skip['file']}:{first_skip['line']} {first_skip['reason']}: "
+ f"{first_skip['detail'][:300]}" if first_skip else "); nothing written"))
     return result
 
 # %% ../nbs/04_tokenize.ipynb #e84ee3a4
 def _write_manifest(tmp: Path, ct, completions, files, metas, result: dict, shards, run_key: dict, splits=(),
                     startup_seconds: float | None = None) -> tuple[int, dict]:
-    "Write `manifest.json` into `tmp` (its `params` from the run key); returns how many samples were flagged, and by reason."
+    """Write `manifest.json` into `tmp` (its `params` from the run key); returns how many samples were flagged, and by
+    reason."""
     used = sum((Counter(m.get('templates', {})) for m in metas), Counter())
-    flagged = sum((Counter(m.get('flagged') or Counter(f['reason'] for f in m.get('flags', []))) for m in metas), Counter())
+    flagged = sum((Counter(m.get('flagged') or Counter(f['reason'] for f in m.get('flags', []))) for m in metas),
+                  Counter())
     flags, flagged = sum(flagged.values()), dict(sorted(flagged.items()))
-    params = {k: run_key.get(k, False) for k in ('max_seq_len', 'batch_size', 'shard_tokens', 'skip_reasoning_not_rendered')}
+    params = {k: run_key.get(k, False) for k in ('max_seq_len', 'batch_size', 'shard_tokens',
+                                                 'skip_reasoning_not_rendered')}
     params['max_record_bytes'] = run_key.get('max_record_bytes', MAX_RECORD_BYTES)
-    manifest = dict(format='dflash_nb.dataset', format_version=1, created_utc=time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
-                    tokenizer=ct.describe(), inputs=dict(completions=str(completions), files=files) | ({'splits': list(splits)} if splits else {}),
+    manifest = dict(format='dflash_nb.dataset', format_version=1, created_utc=time.strftime('%Y-%m-%dT%H:%M:%SZ',
+                                                                                            time.gmtime()),
+                    tokenizer=ct.describe(), inputs=dict(completions=str(completions), files=files)
+                    | ({'splits': list(splits)} if splits else {}),
                     params=params, shards=shards, chat_templates_used=dict(sorted(used.items())), flagged=flagged,
                     counts={k: result[k] for k in ('samples', 'total_tokens', 'loss_tokens', 'records_read')})
-    if startup_seconds is not None:  # this run's clock: stats.json `seconds` is the tokenizing, this the start-up before it
+    # this run's clock: stats.json `seconds` is the tokenizing, this the start-up before it
+    if startup_seconds is not None:
         manifest['timing'] = dict(startup_seconds=round(startup_seconds, 3), tokenize_seconds=result['seconds'])
     _atomic_write(tmp/'manifest.json', json.dumps(manifest, indent=2))
     return flags, flagged
 
 
 # %% ../nbs/04_tokenize.ipynb #1e5f0b26
-def _run_key(ct, files, max_seq_len, batch_size, shard_tokens, skip_reasoning_not_rendered, max_record_bytes=MAX_RECORD_BYTES) -> dict:
+def _run_key(ct, files, max_seq_len, batch_size, shard_tokens, skip_reasoning_not_rendered,
+             max_record_bytes=MAX_RECORD_BYTES) -> dict:
     "What a resumed run must share with the interrupted one (`run.json`)."
     run_key = dict(format_version=1, tokenizer=ct.fingerprint, inputs=files, max_seq_len=max_seq_len,
                    batch_size=batch_size, shard_tokens=shard_tokens)
-    if skip_reasoning_not_rendered: run_key['skip_reasoning_not_rendered'] = True  # absent when off: old partial runs still resume
-    if max_record_bytes != MAX_RECORD_BYTES: run_key['max_record_bytes'] = max_record_bytes  # (the same: absent at the default)
+    # absent when off: old partial runs still resume
+    if skip_reasoning_not_rendered: run_key['skip_reasoning_not_rendered'] = True
+    # (the same: absent at the default)
+    if max_record_bytes != MAX_RECORD_BYTES: run_key['max_record_bytes'] = max_record_bytes
     return run_key
 
 
@@ -533,14 +587,18 @@ def _disk_full_in(e: OSError, tmp: Path, files: list, read: int) -> DiskFull:
 # %% ../nbs/04_tokenize.ipynb #f15878f9
 def tokenize_dataset(model_path, completions, output_dir, max_seq_len: int | None = 8192, workers: int = 1,
                      batch_size: int = 64, shard_tokens: int = 100_000_000, overwrite: bool = False,
-                     restart: bool = False, encoder: str = 'auto', renderer: str = 'auto', s3_endpoint: str | None = None,
+                     restart: bool = False, encoder: str = 'auto', renderer: str = 'auto',
+                     s3_endpoint: str | None = None,
                      download_workers: int = 32, progress: bool = True, skip_reasoning_not_rendered: bool = False,
                      max_record_bytes: int = MAX_RECORD_BYTES, split: str | None = None) -> dict:
-    "Tokenize every completion under `completions` (file, folder or s3://) into the dataset `output_dir`; returns stats."
+    """Tokenize every completion under `completions` (file, folder or s3://) into the dataset `output_dir`; returns
+    stats."""
     if storage.is_s3_url(str(output_dir)):
         return _tokenize_to_s3(output_dir, overwrite, s3_endpoint, download_workers, progress, model_path=model_path,
-            completions=completions, max_seq_len=max_seq_len, workers=workers, batch_size=batch_size, shard_tokens=shard_tokens,
-            restart=restart, encoder=encoder, renderer=renderer, skip_reasoning_not_rendered=skip_reasoning_not_rendered,
+            completions=completions, max_seq_len=max_seq_len, workers=workers, batch_size=batch_size,
+                               shard_tokens=shard_tokens,
+            restart=restart, encoder=encoder, renderer=renderer,
+                               skip_reasoning_not_rendered=skip_reasoning_not_rendered,
             max_record_bytes=max_record_bytes, split=split)
     if max_record_bytes < 1: raise ValueError(f"--max-record-bytes must be at least 1, not {max_record_bytes}")
     out = Path(output_dir)
@@ -549,15 +607,18 @@ def tokenize_dataset(model_path, completions, output_dir, max_seq_len: int | Non
     with output_lock(out):
         clean_asides(out)
         done = _committed_run(out)
-        if done is None: check_output_dir(out, overwrite)  # a folder that is not our dataset: refused even with --overwrite
+        # a folder that is not our dataset: refused even with --overwrite
+        if done is None: check_output_dir(out, overwrite)
         t0 = time.perf_counter()
         ct = ChatTokenizer(model_path, encoder, renderer)
         for w in ct.turn_end_warnings(): print(f"tokenize: warning: {w}", file=sys.stderr)
         files, open_files, ignored, splits = _sources(completions, s3_endpoint, download_workers, progress, split)
         ct.fit_to_input(sum(f['size'] for f in files), workers)
-        for s in splits: print(f"tokenize: {Path(completions)/s['folder']}: a DatasetDict with splits {', '.join(s['splits'])}; "
-                               f"reading split {s['split']!r} (--split chooses)", file=sys.stderr)
-        run_key = _run_key(ct, files, max_seq_len, batch_size, shard_tokens, skip_reasoning_not_rendered, max_record_bytes)
+        for s in splits: print(
+            f"tokenize: {Path(completions)/s['folder']}: a DatasetDict with splits {', '.join(s['splits'])}; "
+            f"reading split {s['split']!r} (--split chooses)", file=sys.stderr)
+        run_key = _run_key(ct, files, max_seq_len, batch_size, shard_tokens, skip_reasoning_not_rendered,
+                           max_record_bytes)
         if done is not None:  # a finished run whose last tidying-up was killed
             if tmp.exists() and not (tmp/'run.json').is_file(): shutil.rmtree(tmp)  # what the swap moved out
             if done == run_key: return _checked(json.loads((out/'stats.json').read_text()), out, completions, ignored)
@@ -572,11 +633,14 @@ def tokenize_dataset(model_path, completions, output_dir, max_seq_len: int | Non
                 result = _tokenize_chunks(ct, tmp, metas, files, open_files, run_key, workers, progress, read, timing)
                 result['ignored'] = ignored_summary(ignored)  # before finish_chunks: journaled with the plan
             shards = finish_chunks(tmp, metas, result)
-            if not result['samples'] and not result['skipped'].get('mask_mismatch'):  # no output: a 0-row one would block the corrected rerun
-                with open(tmp/'skipped.jsonl', encoding='utf-8') as f: first = f.readline()  # (not the whole list: millions of skips)
+            if not result['samples'] and not result['skipped'].get('mask_mismatch'):  # no output: a 0-row one would
+                                                                                      # block the corrected rerun
+                # (not the whole list: millions of skips)
+                with open(tmp/'skipped.jsonl', encoding='utf-8') as f: first = f.readline()
                 shutil.rmtree(tmp)
                 _checked(result, out, completions, ignored, json.loads(first) if first else {})
-            flags, flagged = _write_manifest(tmp, ct, completions, files, metas, result, finished_shard_records(tmp), run_key, splits,
+            flags, flagged = _write_manifest(tmp, ct, completions, files, metas, result, finished_shard_records(tmp),
+                                             run_key, splits,
                                              timing.get('startup'))
             replace_dir(tmp, out)
             for f in (FINISH, 'run.json'): (out/f).unlink(missing_ok=True)
@@ -591,9 +655,9 @@ def tokenize_dataset(model_path, completions, output_dir, max_seq_len: int | Non
 # %% ../nbs/04_tokenize.ipynb #b4142d7d
 def _tokenize_chunks(ct, tmp: Path, metas: list, files, open_files, key: dict, workers: int, progress: bool,
                      read: dict | None = None, timing: dict | None = None) -> dict:
-    """Tokenize the input after the committed `metas` into new chunks (appended to `metas`) as `key` says; returns the stats.
-    The encoder is loaded and the workers started before the first chunk's clock, so `seconds` (and tokens/s) is the
-    tokenizing alone; `timing['startup']` gets the time from `timing['t0']` to that point."""
+    """Tokenize the input after the committed `metas` into new chunks (appended to `metas`) as `key` says; returns the
+    stats. The encoder is loaded and the workers started before the first chunk's clock, so `seconds` (and tokens/s) is
+    the tokenizing alone; `timing['startup']` gets the time from `timing['t0']` to that point."""
     opts = (key['max_seq_len'], key.get('skip_reasoning_not_rendered', False))  # tokenize_lines' options
     from tqdm import tqdm
     start = tuple(metas[-1]['end']) if metas else (0, 0)
@@ -627,7 +691,10 @@ def _tokenize_chunks(ct, tmp: Path, metas: list, files, open_files, key: dict, w
 # %% ../nbs/04_tokenize.ipynb #cbf45a58
 def _tokenize_to_s3(output_dir, overwrite, s3_endpoint, download_workers, progress, **kw) -> dict:
     "Tokenize into the output's local staging folder (resumable), then upload it with `manifest.json` last."
-    with output_lock(storage.stage_dir(output_dir).parent), storage.staged_output(  # one run per s3:// output on this machine
-            str(output_dir), client=storage.s3_client(s3_endpoint), progress=progress, overwrite=overwrite, resumable=True) as d:
-        return tokenize_dataset(output_dir=d, overwrite=True, s3_endpoint=s3_endpoint, download_workers=download_workers,
+    # one run per s3:// output on this machine
+    with output_lock(storage.stage_dir(output_dir).parent), storage.staged_output(
+            str(output_dir), client=storage.s3_client(s3_endpoint), progress=progress, overwrite=overwrite,
+                                                                                  resumable=True) as d:
+        return tokenize_dataset(output_dir=d, overwrite=True, s3_endpoint=s3_endpoint,
+                                download_workers=download_workers,
                                 progress=progress, **kw)

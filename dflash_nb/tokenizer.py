@@ -20,7 +20,7 @@ from . import storage
 
 # %% auto #0
 __all__ = ['PROBE_TEXT', 'ENCODERS', 'FASTOKENS_CHECKS', 'TABLE_FORMAT', 'MAX_RECORD_SECONDS', 'cache_dir', 'MAX_RENDER_CHARS',
-           'AUTO_FASTOKENS_MIN_BYTES', 'FastokensEncoder', 'fastokens_loaded', 'fastokens_verdict', 'RecordTimeout',
+           'AUTO_FASTOKENS_MIN_BYTES', 'fastokens_loaded', 'FastokensEncoder', 'fastokens_verdict', 'RecordTimeout',
            'record_timer', 'sha256_file', 'TokenizeError', 'bad_tokenizer_file', 'ChatTokenizer']
 
 # %% ../nbs/03b_tokenizer.ipynb #4c583fe9
@@ -35,10 +35,12 @@ FASTOKENS_CHECKS = 2  # bump when the checks below change: cached verdicts of ol
 TABLE_FORMAT = 'dflash_nb.token_bytes/1'
 
 def _cache_warning(f, e: BaseException):
-    warnings.warn(f"{f}: ignoring a damaged or foreign encoder cache file ({' '.join(str(e).split())[:200]}); rebuilding it")
+    warnings.warn(
+        f"{f}: ignoring a damaged or foreign encoder cache file ({' '.join(str(e).split())[:200]}); rebuilding it")
 
 def _cache_write(f: Path, write):
-    "Write the cache file `f` with `write(tmp)` and a rename; no writable cache is no error (it is built again next time)."
+    """Write the cache file `f` with `write(tmp)` and a rename; no writable cache is no error (it is built again next
+    time)."""
     try:
         f.parent.mkdir(parents=True, exist_ok=True)
         write(tmp := f.with_name(f"{f.stem}.{os.getpid()}.tmp{f.suffix}"))
@@ -50,20 +52,41 @@ def _probe_texts(added: list[str], n: int = 400, seed: int = 0) -> list[str]:
     "What the run-time probe encodes with both libraries (see above)."
     import random
     r = random.Random(seed)
-    alphabet = list(" \t\n\r\u00a0\u3000aZ09_'-.,:!?(){}<>/\\\"#") + ['e\u0301', '\u0338', 'ﬁ', 'Å', '한', '👍🏽', '中文', '加拿大',
-                                                                     "'s", "'LL", '\ufeff', '\u200d', '𝔘'] + added[:64]
+    alphabet = list(" \t\n\r\u00a0\u3000aZ09_'-.,:!?(){}<>/\\\"#") + [
+        'e\u0301', '\u0338', 'ﬁ', 'Å', '한', '👍🏽', '中文', '加拿大', "'s", "'LL", '\ufeff', '\u200d', '𝔘'] + added[:64]
     return ([PROBE_TEXT] + [f"x{t}y {t}\n{t}{t} " for t in added] +
             [''.join(r.choice(alphabet) for _ in range(r.randint(1, 40))) for _ in range(n)])
+
+# %% ../nbs/03b_tokenizer.ipynb #8856494d
+_FASTOKENS = {}  # (tokenizer.json path, sha256) -> fastokens.Tokenizer: loaded once per file content in a process
+
+def _load_fastokens(path: str, sha256: str | None):
+    """The loaded `fastokens.Tokenizer`, once per file content in a process (tests and notebooks build many
+    ChatTokenizers)."""
+    if (path, sha256) not in _FASTOKENS:
+        import fastokens
+        tok = fastokens.Tokenizer.from_file(path)
+        while len(_FASTOKENS) >= 2: _FASTOKENS.pop(next(iter(_FASTOKENS)))  # the two most recent, as the lru_cache kept
+        _FASTOKENS[(path, sha256)] = tok
+    return _FASTOKENS[(path, sha256)]
+
+def fastokens_loaded(path, sha256: str | None) -> bool:
+    "Is this tokenizer.json's fastokens tokenizer already in memory (nothing to load)?"
+    return (str(path), sha256) in _FASTOKENS
+
 
 # %% ../nbs/03b_tokenizer.ipynb #e96b3fbd
 class FastokensEncoder:
     "`fastokens` for tokenizers where it provably gives the ids of the `tokenizers` library."
-    def __init__(self, path, nfc: bool, split_special_tokens: bool = False, table_cache=None, sha256: str | None = None):
-        self.path, self.nfc, self.split, self.table_cache, self.sha256 = str(path), nfc, split_special_tokens, table_cache, sha256
+    def __init__(self, path, nfc: bool, split_special_tokens: bool = False, table_cache=None,
+                 sha256: str | None = None):
+        self.path, self.nfc, self.split, self.table_cache, self.sha256 = str(
+            path), nfc, split_special_tokens, table_cache, sha256
         self._tok = None
     @staticmethod
     def check(tj: dict) -> str:
-        "'ok' where the structure of `tokenizer.json` allows the fast path (encoding and the byte-level mask check), else why not."
+        """'ok' where the structure of `tokenizer.json` allows the fast path (encoding and the byte-level mask check),
+        else why not."""
         m, norm = tj.get('model') or {}, tj.get('normalizer')
         if m.get('type') != 'BPE': return f"model type {m.get('type')} is not BPE"
         if m.get('dropout') not in (None, 0, 0.0): return f"BPE dropout={m.get('dropout')!r} (not deterministic)"
@@ -73,7 +96,8 @@ class FastokensEncoder:
         if any(t.get('lstrip') or t.get('rstrip') or t.get('single_word') or (t.get('normalized') and norm is not None)
                for t in tj.get('added_tokens', [])):
             return "an added token is normalized or strips/matches whole words"
-        if (tj.get('decoder') or {}).get('type') != 'ByteLevel': return "the decoder is not ByteLevel (vocabulary not byte-level)"
+        if (tj.get('decoder') or {}).get(
+            'type') != 'ByteLevel': return "the decoder is not ByteLevel (vocabulary not byte-level)"
         return 'ok'
 
 # %% ../nbs/03b_tokenizer.ipynb #a6b00c37
@@ -82,7 +106,8 @@ def wait(self: FastokensEncoder):
     "The loaded `fastokens.Tokenizer`, loaded on first use."
     if self._tok is None:
         try: self._tok = _load_fastokens(self.path, self.sha256)
-        except Exception as e: raise TokenizeError(f"{self.path}: fastokens could not load it ({e}); use --encoder tokenizers") from None
+        except Exception as e: raise TokenizeError(
+            f"{self.path}: fastokens could not load it ({e}); use --encoder tokenizers") from None
     return self._tok
 
 @patch
@@ -102,7 +127,8 @@ def _table(self: FastokensEncoder):
             if z['key'].tobytes() != key: raise ValueError("it was made for another tokenizer.json")
             self._blob, self._lens, added = z['blob'], z['lens'], json.loads(z['added'].tobytes())
         added = {int(i): str(t) for i, t in added.items()}
-        if self._lens.dtype != np.int64 or self._lens.sum() != len(self._blob): raise ValueError("its arrays do not fit")
+        if self._lens.dtype != np.int64 or self._lens.sum() != len(self._blob): raise ValueError(
+            "its arrays do not fit")
     except Exception as e:
         if self.table_cache is not None and Path(self.table_cache).exists(): _cache_warning(self.table_cache, e)
         tok, byte_of = self.wait(), {c: b for b, c in bytes_to_unicode().items()}
@@ -112,10 +138,12 @@ def _table(self: FastokensEncoder):
         self._lens = np.array([len(b) for b in table], np.int64)
         self._blob = np.frombuffer(b''.join(table), np.uint8)
         if self.table_cache is not None:
-            _cache_write(Path(self.table_cache), lambda tmp: np.savez(tmp, key=np.frombuffer(key, np.uint8), blob=self._blob,
+            _cache_write(Path(self.table_cache), lambda tmp: np.savez(tmp, key=np.frombuffer(key, np.uint8),
+                                                                      blob=self._blob,
                          lens=self._lens, added=np.frombuffer(json.dumps(added).encode(), np.uint8)))
     self._offs = np.concatenate([[0], np.cumsum(self._lens)[:-1]])
-    self._split_re = (re.compile('|'.join(map(re.escape, sorted(added.values(), key=len, reverse=True)))) if added else None)
+    self._split_re = (re.compile('|'.join(map(re.escape, sorted(added.values(), key=len, reverse=True)))) if added
+                      else None)
 
 # %% ../nbs/03b_tokenizer.ipynb #bd6b2875
 @patch
@@ -137,7 +165,8 @@ def same_text(self: FastokensEncoder, decoded: bytes, normalized: str) -> bool:
 
 @patch
 def encode(self: FastokensEncoder, text: str) -> list[int]:
-    "Token ids of the raw text: fastokens normalises it itself, exactly as `tokenizers` does (never pre-normalised here)."
+    """Token ids of the raw text: fastokens normalises it itself, exactly as `tokenizers` does (never pre-normalised
+    here)."""
     return self.wait().encode(text, split_special_tokens=self.split).ids
 
 # %% ../nbs/03b_tokenizer.ipynb #6fe0acb8
@@ -156,23 +185,6 @@ def decode_bytes(self: FastokensEncoder, ids: np.ndarray) -> bytes:
     starts = np.repeat(self._offs[ids] - (np.cumsum(n) - n), n)
     return self._blob[starts + np.arange(len(starts))].tobytes()
 
-# %% ../nbs/03b_tokenizer.ipynb #8856494d
-_FASTOKENS = {}  # (tokenizer.json path, sha256) -> fastokens.Tokenizer: loaded once per file content in a process
-
-def _load_fastokens(path: str, sha256: str | None):
-    "The loaded `fastokens.Tokenizer`, once per file content in a process (tests and notebooks build many ChatTokenizers)."
-    if (path, sha256) not in _FASTOKENS:
-        import fastokens
-        tok = fastokens.Tokenizer.from_file(path)
-        while len(_FASTOKENS) >= 2: _FASTOKENS.pop(next(iter(_FASTOKENS)))  # the two most recent, as the lru_cache kept
-        _FASTOKENS[(path, sha256)] = tok
-    return _FASTOKENS[(path, sha256)]
-
-def fastokens_loaded(path, sha256: str | None) -> bool:
-    "Is this tokenizer.json's fastokens tokenizer already in memory (nothing to load)?"
-    return (str(path), sha256) in _FASTOKENS
-
-
 # %% ../nbs/03b_tokenizer.ipynb #995bc9f3
 def _cached_verdict(f: Path, sha256: str) -> dict | None:
     "The verdict cached in `f`, or None (with a warning) where the file is damaged or foreign: it is checked again."
@@ -185,13 +197,15 @@ def _cached_verdict(f: Path, sha256: str) -> dict | None:
     except Exception as e: _cache_warning(f, e)
 
 def _probe(enc: FastokensEncoder, ref, tj: dict, split_special_tokens: bool) -> str:
-    "'ok' where fastokens `enc` gives the ids of `tokenizers` `ref` on the probe texts and decodes them back, else why not."
+    """'ok' where fastokens `enc` gives the ids of `tokenizers` `ref` on the probe texts and decodes them back, else
+    why not."""
     ref.encode_special_tokens = split_special_tokens
     try:
         texts = _probe_texts([t['content'] for t in tj.get('added_tokens', [])])
         want = [e.ids for e in ref.encode_batch(texts, add_special_tokens=False)]
         got = [a.tolist() for a in enc.encode_batch(texts)]
-        if got != want: return f"fastokens and tokenizers disagree on probe text {next(i for i, (a, b) in enumerate(zip(got, want)) if a != b)}"
+        if got != want: return ("fastokens and tokenizers disagree on probe text "
+                                f"{next(i for i, (a, b) in enumerate(zip(got, want)) if a != b)}")
         if any(not enc.same_text(enc.decode_bytes(np.array(g, np.int64)), enc.normalize(t))
                for t, g in zip(texts, got) if not split_special_tokens):
             return "the byte table does not decode the probe back to its text"
@@ -205,16 +219,20 @@ def fastokens_verdict(tokenizer_json, sha256: str, reference, split_special_toke
     "Whether fastokens may encode for `tokenizer_json` (`reason` 'ok' or why not), cached."
     try: ver = importlib.metadata.version('fastokens')
     except Exception: return dict(reason='fastokens is not installed (pip install fastokens)', nfc=False)
-    f = cache_dir()/'encoders'/f"{sha256}.fastokens-{ver}-{FASTOKENS_CHECKS}{'-split' if split_special_tokens else ''}.json"
+    split = '-split' if split_special_tokens else ''
+    f = cache_dir()/'encoders'/f"{sha256}.fastokens-{ver}-{FASTOKENS_CHECKS}{split}.json"
     if f.exists() and (v := _cached_verdict(f, sha256)) is not None: return v
     try:
         tj = json.loads(Path(tokenizer_json).read_text(encoding='utf-8'))
-        if not isinstance(tj, dict) or not isinstance(tj.get('model'), dict): raise ValueError("JSON, but without a `model` object")
-        v = dict(tokenizer_sha256=sha256, reason=FastokensEncoder.check(tj), nfc='NFC' in json.dumps(tj.get('normalizer')),
+        if not isinstance(tj, dict) or not isinstance(tj.get('model'),
+                                                      dict): raise ValueError("JSON, but without a `model` object")
+        v = dict(tokenizer_sha256=sha256, reason=FastokensEncoder.check(tj),
+                 nfc='NFC' in json.dumps(tj.get('normalizer')),
                  special_tokens=[t['content'] for t in tj.get('added_tokens', []) if t.get('special')], vocab_size=None)
     except (ValueError, TypeError, AttributeError, KeyError) as e: raise bad_tokenizer_file(tokenizer_json, e) from None
     if v['reason'] == 'ok':
-        enc = FastokensEncoder(tokenizer_json, v['nfc'], split_special_tokens, f.parent/f"{sha256}.fastokens-bytes-1.npz", sha256)
+        enc = FastokensEncoder(tokenizer_json, v['nfc'], split_special_tokens,
+                               f.parent/f"{sha256}.fastokens-bytes-1.npz", sha256)
         ref = reference()
         v['vocab_size'] = ref.get_vocab_size(with_added_tokens=True)
         v['reason'] = _probe(enc, ref, tj, split_special_tokens)
@@ -226,7 +244,8 @@ def fastokens_verdict(tokenizer_json, sha256: str, reference, split_special_toke
 MAX_RECORD_SECONDS = 30.0  # render + encode + check of one record; a template that loops for ever is a template_error
 
 class RecordTimeout(BaseException):
-    "A record took longer than MAX_RECORD_SECONDS (a BaseException, so no `except Exception` in a template probe swallows it)."
+    """A record took longer than MAX_RECORD_SECONDS (a BaseException, so no `except Exception` in a template probe
+    swallows it)."""
 
 # %% ../nbs/03b_tokenizer.ipynb #1c9bc07a
 @contextmanager
@@ -252,8 +271,9 @@ cache_dir = storage.cache_root  # the one cache root
 def bad_tokenizer_file(path, why) -> ValueError:
     "The one-line error for a `tokenizer.json` that is empty, cut short or of the wrong shape."
     why = ' '.join(str(why).split())[:200] or type(why).__name__
-    return ValueError(f"{path}: not a usable tokenizer.json ({why}); it is empty, cut short or not a Hugging Face tokenizer: "
-                      "copy it again from the model (the default one: dflash-nb build-tokenizer DIR)")
+    return ValueError(
+        f"{path}: not a usable tokenizer.json ({why}); it is empty, cut short or not a Hugging Face tokenizer: "
+        "copy it again from the model (the default one: dflash-nb build-tokenizer DIR)")
 
 # %% ../nbs/03b_tokenizer.ipynb #7ba5123b
 MAX_RENDER_CHARS = 16 << 20  # one rendered conversation; ~50x a 128K-token context
@@ -266,7 +286,8 @@ class ChatTokenizer:
         if not tj.is_file():
             from dflash_nb.records import hub_id_hint
             raise FileNotFoundError(f"{tj}: no tokenizer.json; --model-path must be a Hugging Face model or tokenizer "
-                                    f"directory (build the default one with `dflash-nb build-tokenizer DIR`)" + hub_id_hint(model_path))
+                                    f"directory (build the default one with `dflash-nb build-tokenizer DIR`)"
+                                    + hub_id_hint(model_path))
         if encoder not in ENCODERS: raise ValueError(f"encoder must be one of {', '.join(ENCODERS)}, not {encoder!r}")
         sources = self._load_templates()
         self._forms = {}  # template source -> TemplateForm, found once per template
@@ -276,40 +297,52 @@ class ChatTokenizer:
         self.fingerprint = hashlib.sha256(f"{self.tokenizer_sha256}:{self.template_sha256}".encode()).hexdigest()[:16]
         self._choose_encoder(encoder)
         if renderer not in ('auto', 'jinja'): raise ValueError(f"renderer must be auto or jinja, not {renderer!r}")
-        self.fast_render = render_qwen36 if renderer == 'auto' and self.template_sha256 in QWEN36_TEMPLATE_SHA256 else None
+        native = renderer == 'auto' and self.template_sha256 in QWEN36_TEMPLATE_SHA256
+        self.fast_render = render_qwen36 if native else None
         self.renderer = 'qwen36-native' if self.fast_render else 'jinja'
         self._renders = 0
     @functools.cached_property
     def tokenizer(self):
         "The directory's Hugging Face `tokenizers.Tokenizer` (loaded on first use: the fast path rarely needs it)."
         from tokenizers import Tokenizer
+        # (tokenizers raises a bare Exception)
         try: return Tokenizer.from_file(str(self.tokenizer_json))
-        except Exception as e: raise bad_tokenizer_file(self.tokenizer_json, e) from None  # (tokenizers raises a bare Exception)
+        except Exception as e: raise bad_tokenizer_file(self.tokenizer_json, e) from None
+
 
 # %% ../nbs/03b_tokenizer.ipynb #8507d224
 @patch
 def _load_templates(self: ChatTokenizer) -> dict:
-    "The default template, the named ones and the stop tokens (a warning where there are none); returns the named sources."
+    """The default template, the named ones and the stop tokens (a warning where there are none); returns the named
+    sources."""
     self.template = ChatTemplate.from_model_dir(self.model_path)  # with bos_token/eos_token/... as variables
     self.template_source = self.template.source
     sources = load_chat_templates(self.model_path)  # named templates (`default`, `tool_use`, ...) or just `default`
-    self.templates = {n: self.template if n == 'default' else ChatTemplate(s, self.template.special_tokens, f"{self.model_path} [{n}]")
+    self.templates = {n: self.template if n == 'default' else ChatTemplate(s, self.template.special_tokens,
+                                                                           f"{self.model_path} [{n}]")
                       for n, s in sources.items()}
-    self.stop_tokens = tuple(load_end_of_turn_tokens(self.model_path))  # the model's own stop tokens (none: `turn_end_warnings`)
+    # the model's own stop tokens (none: `turn_end_warnings`)
+    self.stop_tokens = tuple(load_end_of_turn_tokens(self.model_path))
     return sources
 
 @patch
 def _choose_encoder(self: ChatTokenizer, encoder: str):
-    "fastokens where it is asked for or `auto` and provably exact, else `tokenizers`; with the vocabulary and special tokens."
+    """fastokens where it is asked for or `auto` and provably exact, else `tokenizers`; with the vocabulary and special
+    tokens."""
     self.fast, v, self.encoder_asked = None, None, encoder
     if encoder in ('auto', 'fastokens'):  # where its (cached) verdict is 'ok'
         v = fastokens_verdict(self.tokenizer_json, self.tokenizer_sha256, lambda: self.tokenizer)
         if v['reason'] == 'ok':
-            self.fast = v.pop('loaded', None) or FastokensEncoder(self.tokenizer_json, v['nfc'], sha256=self.tokenizer_sha256)
-            self.fast.table_cache = cache_dir()/'encoders'/f"{self.tokenizer_sha256}.fastokens-bytes-1.npz"  # -1: TABLE_FORMAT's version
+            self.fast = v.pop('loaded', None) or FastokensEncoder(self.tokenizer_json, v['nfc'],
+                                                                  sha256=self.tokenizer_sha256)
+            # -1: TABLE_FORMAT's version
+            self.fast.table_cache = cache_dir()/'encoders'/f"{self.tokenizer_sha256}.fastokens-bytes-1.npz"
     if encoder == 'fastokens' and self.fast is None:
-        raise ValueError(f"{self.tokenizer_json}: fastokens cannot reproduce this tokenizer exactly ({v['reason']}); use --encoder auto")
-    if self.fast is not None: specials, self.vocab_size, self.encoder_reason = v['special_tokens'], v['vocab_size'], 'ok'
+        raise ValueError(
+            f"{self.tokenizer_json}: fastokens cannot reproduce this tokenizer exactly ({v['reason']}); use --encoder "
+            "auto")
+    if self.fast is not None:
+        specials, self.vocab_size, self.encoder_reason = v['special_tokens'], v['vocab_size'], 'ok'
     else:
         specials = [t.content for _, t in sorted(self.tokenizer.get_added_tokens_decoder().items()) if t.special]
         self.vocab_size = self.tokenizer.get_vocab_size(with_added_tokens=True)
@@ -324,16 +357,19 @@ AUTO_FASTOKENS_MIN_BYTES = 2 << 20  # input bytes per worker below which `tokeni
 @patch
 def fit_to_input(self: ChatTokenizer, input_bytes: int, workers: int = 1) -> 'ChatTokenizer':
     "With `--encoder auto`: `tokenizers` for an input too small to repay loading fastokens (see above)."
-    if (self.encoder_asked == 'auto' and self.fast is not None and input_bytes < AUTO_FASTOKENS_MIN_BYTES * max(1, workers)
+    if (self.encoder_asked == 'auto' and self.fast is not None and input_bytes < AUTO_FASTOKENS_MIN_BYTES
+        * max(1, workers)
             and not fastokens_loaded(self.fast.path, self.tokenizer_sha256)):
         self.fast, self.encoder = None, 'tokenizers'
-        self.encoder_reason = (f"auto: {input_bytes:,} bytes of input, under {AUTO_FASTOKENS_MIN_BYTES * max(1, workers):,} "
-                               f"for {max(1, workers)} worker(s): tokenizers loads faster than fastokens (same ids)")
+        self.encoder_reason = (
+            f"auto: {input_bytes:,} bytes of input, under {AUTO_FASTOKENS_MIN_BYTES * max(1, workers):,} "
+            f"for {max(1, workers)} worker(s): tokenizers loads faster than fastokens (same ids)")
     return self
 
 @patch
 def ready(self: ChatTokenizer) -> 'ChatTokenizer':
-    "The encoder loaded and the template forms found: what a run does before its clock starts (and before forking workers)."
+    """The encoder loaded and the template forms found: what a run does before its clock starts (and before forking
+    workers)."""
     if self.fast is not None: self.fast.ready()
     else: self.tokenizer
     self.forms()
@@ -345,7 +381,8 @@ def template_for(self: ChatTokenizer, record) -> tuple[ChatTemplate, TemplateFor
     "The template transformers would use for `record` (`tool_use` when it has tools and there is one) and its form."
     name = select_template_name(self.templates, bool(record.tools)) if len(self.templates) > 1 else 'default'
     tpl = self.template if name == 'default' else self.templates[name]
-    if (form := self._forms.get(tpl.source)) is None: form = self._forms[tpl.source] = detect_form(tpl, self.stop_tokens, name, self.special_tokens)
+    if (form := self._forms.get(tpl.source)) is None: form = self._forms[tpl.source] = detect_form(
+        tpl, self.stop_tokens, name, self.special_tokens)
     return tpl, form
 
 @patch
@@ -364,17 +401,23 @@ def _bounded_form(self: ChatTokenizer, name: str) -> TemplateForm | None:
 
 @patch
 def turn_end_warnings(self: ChatTokenizer) -> list[str]:
-    """One line per template that writes none of the model's stop tokens, so that a generated turn ends where its rendering
-    ends (the newline after a Gemma-style `<end_of_turn>` masked too), naming the tokens it does end a turn with."""
+    """One line per template that writes none of the model's stop tokens, so that a generated turn ends where its
+    rendering ends (the newline after a Gemma-style `<end_of_turn>` masked too), naming the tokens it does end a turn
+    with."""
     stops = (f"the model's stop tokens ({' '.join(self.stop_tokens)}) are" if self.stop_tokens else
-             "no stop token is named (no generation_config.json eos_token_id, no eos_token in tokenizer_config.json) or")
-    return [f"{self.model_path}: {stops} not written by chat template {n!r}: each generated turn ends where its rendering ends; "
-            f"its turns end with {' or '.join(f.written) or 'no special token'}: if that is the model's stop token, add its id to "
-            "generation_config.json's eos_token_id" for n, f in self.forms().items() if f is not None and not f.end_of_turn]
+             "no stop token is named (no generation_config.json eos_token_id, "
+             "no eos_token in tokenizer_config.json) or")
+    return [
+        f"{self.model_path}: {stops} not written by chat template {n!r}: each generated turn ends where its rendering "
+        f"ends; its turns end with {' or '.join(f.written) or 'no special token'}: if that is the model's stop token, "
+        "add its id to generation_config.json's eos_token_id" for n, f in self.forms().items() if f is not None
+            and not f.end_of_turn]
 
 @patch
-def render(self: ChatTokenizer, msgs: list, tools=None, add_generation_prompt: bool = False, template: ChatTemplate | None = None) -> str:
-    "Render prepared messages: natively where that is provably the template's text, else with Jinja (`template`: a named one; size-capped)."
+def render(self: ChatTokenizer, msgs: list, tools=None, add_generation_prompt: bool = False,
+           template: ChatTemplate | None = None) -> str:
+    """Render prepared messages: natively where that is provably the template's text, else with Jinja (`template`: a
+    named one; size-capped)."""
     tpl = template or self.template
     text = self.fast_render(msgs, tools, add_generation_prompt) if self.fast_render and tpl is self.template else None
     if text is None: text = tpl.render_prepared(msgs, tools, add_generation_prompt)
@@ -382,11 +425,12 @@ def render(self: ChatTokenizer, msgs: list, tools=None, add_generation_prompt: b
         self._renders += 1
         if self._renders <= 64 or self._renders % 256 == 0:  # spot-check the native renderer against the template
             if text != (ref := tpl.render_prepared(msgs, tools, add_generation_prompt)):
+                at = next(i for i, (a, b) in enumerate(zip(text + chr(0), ref + chr(1))) if a != b)
                 raise TokenizeError(f"the native Qwen3.6 renderer disagrees with {self.model_path}'s chat template "
-                                    f"(first difference at char {next(i for i, (a, b) in enumerate(zip(text + chr(0), ref + chr(1))) if a != b)}); "
-                                    "rerun with --renderer jinja and report this")
+                                    f"(first difference at char {at}); rerun with --renderer jinja and report this")
     if len(text) > MAX_RENDER_CHARS:
-        raise BadRecord('template_error', f"the chat template rendered {len(text):,} characters (limit {MAX_RENDER_CHARS:,})")
+        raise BadRecord('template_error',
+                        f"the chat template rendered {len(text):,} characters (limit {MAX_RENDER_CHARS:,})")
     return text
 
 # %% ../nbs/03b_tokenizer.ipynb #d740dc9d
@@ -410,7 +454,8 @@ def normalize(self: ChatTokenizer, text: str) -> str:
     return norm.normalize_str(text) if norm is not None else text
 
 @patch
-def decode(self: ChatTokenizer, ids) -> str: return self.tokenizer.decode(list(map(int, ids)), skip_special_tokens=False)
+def decode(self: ChatTokenizer, ids) -> str: return self.tokenizer.decode(list(map(int, ids)),
+                                                                          skip_special_tokens=False)
 
 # %% ../nbs/03b_tokenizer.ipynb #ab5de58c
 @patch
@@ -426,9 +471,11 @@ def same_text(self: ChatTokenizer, ids: np.ndarray, text: str) -> bool:
 @patch
 def describe(self: ChatTokenizer) -> dict:
     "What the manifest records about this tokenizer."
-    return dict(model_path=str(self.model_path.resolve()), fingerprint=self.fingerprint, tokenizer_sha256=self.tokenizer_sha256,
+    return dict(model_path=str(self.model_path.resolve()), fingerprint=self.fingerprint,
+                tokenizer_sha256=self.tokenizer_sha256,
                 chat_template_sha256=self.template_sha256, vocab_size=self.vocab_size, encoder=self.encoder,
                 encoder_reason=self.encoder_reason, renderer=self.renderer, stop_tokens=list(self.stop_tokens),
                 template_selection="tool_use for records with tools where the directory names one, else default",
-                chat_templates={n: f.to_dict() if f else {'error': f'probing it took longer than {MAX_RECORD_SECONDS:g} s'}
+                chat_templates={n: f.to_dict() if f
+                                else {'error': f'probing it took longer than {MAX_RECORD_SECONDS:g} s'}
                                 for n, f in self.forms().items()})

@@ -20,7 +20,8 @@ __all__ = ['tiny_qwen3_target', 'tiny_llama_target', 'tiny_hybrid_target', 'tiny
 
 # %% ../nbs/09b_toy.ipynb #420b64a6
 def _seeded_model(model_cls, cfg, seed: int, embed_std: float, norm_range=None, dtype=torch.float32):
-    "`model_cls(cfg)` initialised under `seed` (the global RNG left as it was): embedding rows of std `embed_std`, final norm uniform in `norm_range`."
+    """`model_cls(cfg)` initialised under `seed` (the global RNG left as it was): embedding rows of std `embed_std`,
+    final norm uniform in `norm_range`."""
     g = torch.random.get_rng_state()
     torch.manual_seed(seed)
     try:
@@ -63,21 +64,28 @@ def tiny_hybrid_target(vocab_size: int = 512, seed: int = 0, num_layers: int = 8
                        full_attention_interval: int = 4, num_heads: int = 4, num_kv_heads: int = 2, head_dim: int = 16,
                        linear_heads: int = 4, linear_head_dim: int = 16, intermediate_size: int = 128,
                        tie_word_embeddings: bool = True, dtype=torch.float32):
-    "A small random-init Qwen3_5ForCausalLM: linear-attention layers, full attention every `full_attention_interval`-th."
+    """A small random-init Qwen3_5ForCausalLM: linear-attention layers, full attention every
+    `full_attention_interval`-th."""
     from transformers import Qwen3_5ForCausalLM, Qwen3_5TextConfig
-    types = ['full_attention' if (i + 1) % full_attention_interval == 0 else 'linear_attention' for i in range(num_layers)]
+    types = ['full_attention' if (i + 1) % full_attention_interval == 0 else 'linear_attention' for i
+             in range(num_layers)]
     cfg = Qwen3_5TextConfig(vocab_size=vocab_size, hidden_size=hidden_size, intermediate_size=intermediate_size,
-                            num_hidden_layers=num_layers, num_attention_heads=num_heads, num_key_value_heads=num_kv_heads,
-                            head_dim=head_dim, linear_num_key_heads=linear_heads // 2, linear_num_value_heads=linear_heads,
-                            linear_key_head_dim=linear_head_dim, linear_value_head_dim=linear_head_dim, layer_types=types,
+                            num_hidden_layers=num_layers, num_attention_heads=num_heads,
+                            num_key_value_heads=num_kv_heads,
+                            head_dim=head_dim, linear_num_key_heads=linear_heads // 2,
+                            linear_num_value_heads=linear_heads,
+                            linear_key_head_dim=linear_head_dim, linear_value_head_dim=linear_head_dim,
+                            layer_types=types,
                             max_position_embeddings=8192, tie_word_embeddings=tie_word_embeddings)
     # its norm applies (1 + w): per-dimension scales 0.5..2.5
     return _seeded_model(Qwen3_5ForCausalLM, cfg, seed, 2 / math.sqrt(hidden_size), norm_range=(-0.5, 1.5), dtype=dtype)
 
 # %% ../nbs/09b_toy.ipynb #dd232ae1
 def tiny_target(spec: str, vocab_size: int | None = None):
-    "The tiny target named by `spec`: `tiny` or `tiny:key=value,...` (`hybrid=1`: Qwen3.5-style), with `vocab_size` by default."
-    kw = {k: json.loads(v.lower() if v.lower() in ('true', 'false') else v) for k, v in (kv.split('=', 1) for kv in spec[5:].split(',') if kv)}
+    """The tiny target named by `spec`: `tiny` or `tiny:key=value,...` (`hybrid=1`: Qwen3.5-style), with `vocab_size`
+    by default."""
+    kw = {k: json.loads(v.lower() if v.lower() in ('true', 'false') else v) for k, v
+          in (kv.split('=', 1) for kv in spec[5:].split(',') if kv)}
     if vocab_size and 'vocab_size' not in kw: kw['vocab_size'] = vocab_size
     make = tiny_hybrid_target if kw.pop('hybrid', False) else tiny_qwen3_target    # tiny:hybrid=1 = Qwen3.5-style
     return make(**kw)
@@ -103,7 +111,8 @@ def write_token_dataset(out_dir, samples, vocab_size: int, description: str = ''
     stats = {'samples': n, 'total_tokens': tokens, 'loss_tokens': loss, 'loss_token_fraction': loss / max(1, tokens),
              'mean_seq_len': float(lens.mean()) if n else 0.0, 'max_seq_len': int(lens.max()) if n else 0,
              'min_seq_len': int(lens.min()) if n else 0}
-    manifest = {'format': 'dflash_nb.dataset', 'format_version': 1, 'created_utc': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
+    manifest = {'format': 'dflash_nb.dataset', 'format_version': 1, 'created_utc': time.strftime('%Y-%m-%dT%H:%M:%SZ',
+                                                                                                 time.gmtime()),
                 'description': description, 'tokenizer': {'vocab_size': vocab_size}, 'shards': [SHARD_NAME],
                 'counts': {'samples': n, 'total_tokens': tokens, 'loss_tokens': loss}, **(extra or {})}
     tmp = out.with_name(out.name + f".tmp-{os.getpid()}")
@@ -114,7 +123,8 @@ def write_token_dataset(out_dir, samples, vocab_size: int, description: str = ''
 # %% ../nbs/09b_toy.ipynb #f65e285b
 def synthetic_dataset(out_dir, n_samples: int = 256, vocab_size: int = 128, min_len: int = 48, max_len: int = 160,
                       noise: float = 0.1, seed: int = 0) -> Path:
-    "Random prompts + responses following a fixed random permutation of the vocabulary (learnable); id vocab_size-1 unused."
+    """Random prompts + responses following a fixed random permutation of the vocabulary (learnable); id vocab_size-1
+    unused."""
     rng = np.random.default_rng(seed)
     V = vocab_size - 1                               # the last id is left for the mask token
     perm = rng.permutation(V)
@@ -129,7 +139,8 @@ def synthetic_dataset(out_dir, n_samples: int = 256, vocab_size: int = 128, min_
 
 # %% ../nbs/09b_toy.ipynb #440d08ea
 def frequency_remap(ids, vocab_size: int) -> tuple[np.ndarray, np.ndarray]:
-    "The `vocab_size - 2` most frequent of `ids` (ties by id) and a lookup table sending them to 0, 1, ... and all others to `vocab_size - 2`."
+    """The `vocab_size - 2` most frequent of `ids` (ties by id) and a lookup table sending them to 0, 1, ... and all
+    others to `vocab_size - 2`."""
     uniq, counts = np.unique(ids, return_counts=True)
     keep = uniq[np.lexsort((uniq, -counts))][:vocab_size - 2]            # by frequency, ties by id
     lut = np.full(int(ids.max()) + 1, vocab_size - 2, np.int64)
@@ -138,7 +149,8 @@ def frequency_remap(ids, vocab_size: int) -> tuple[np.ndarray, np.ndarray]:
 
 # %% ../nbs/09b_toy.ipynb #ded43e53
 def toy_dataset_from_samples(out_dir, vocab_size: int = 1024, completions=None, model_path=None) -> Path:
-    "Tokenize `completions` (default data/samples) with the embedded Qwen3.6 tokenizer; remap ids by frequency into `vocab_size`."
+    """Tokenize `completions` (default data/samples) with the embedded Qwen3.6 tokenizer; remap ids by frequency into
+    `vocab_size`."""
     from dflash_nb.qwen import default_model_path
     from dflash_nb.records import SAMPLES_DIR
     from dflash_nb.tokenize import tokenize_dataset
@@ -152,9 +164,11 @@ def toy_dataset_from_samples(out_dir, vocab_size: int = 1024, completions=None, 
         all_ids = np.concatenate([np.asarray(r['input_ids'], np.int64) for r in rows])
         keep, lut = frequency_remap(all_ids, vocab_size)
         samples = [(lut[r['input_ids']], r['loss_mask'], r['sample_id'], r['source']) for r in rows]
-        out = write_token_dataset(out, samples, vocab_size, f"{completions or SAMPLES_DIR} remapped into {vocab_size} ids",
+        out = write_token_dataset(out, samples, vocab_size,
+                                  f"{completions or SAMPLES_DIR} remapped into {vocab_size} ids",
             {'remap': {'vocab_size': vocab_size, 'other_id': vocab_size - 2, 'mask_token_id': vocab_size - 1,
-                       'coverage': float(np.isin(all_ids, keep).mean()), 'source_tokenizer': dataset_manifest(work)['tokenizer']}})
+                       'coverage': float(np.isin(all_ids, keep).mean()),
+                       'source_tokenizer': dataset_manifest(work)['tokenizer']}})
         np.save(out/'remap_ids.npy', keep)                                    # new id -> original Qwen3.6 id
         return out
     finally: shutil.rmtree(work, ignore_errors=True)

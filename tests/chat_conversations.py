@@ -38,7 +38,8 @@ def tool_call(r):
     for i in range(r.choice([0, 1, 1, 2, 3])):
         args[r.choice(["city", "q", "days", "filters", "x", f"arg{i}"])] = r.choice(ARG_VALUES)
     k = r.random()
-    if k < 0.7: return {"id": f"call_{r.randint(0, 999)}", "type": "function", "function": {"name": name, "arguments": args}}
+    if k < 0.7: return {"id": f"call_{r.randint(0, 999)}", "type": "function",
+                        "function": {"name": name, "arguments": args}}
     if k < 0.9: return {"name": name, "arguments": args}
     return {"type": "function", "function": {"name": name}}  # no arguments key
 
@@ -49,7 +50,8 @@ def assistant(r, final=True):
     if style < 0.4: m["reasoning_content"] = r.choice(REASONING)
     elif style < 0.5: m[r.choice(["reasoning", "thinking"])] = r.choice(REASONING)
     elif style < 0.7:
-        answer = r.choice(["<think>\n", "<think>", ""]) + r.choice(REASONING) + r.choice(["\n</think>\n\n", "</think>", "</think>\n"]) + answer
+        answer = r.choice(["<think>\n", "<think>", ""]) + r.choice(REASONING) + r.choice(
+            ["\n</think>\n\n", "</think>", "</think>\n"]) + answer
     elif style < 0.75: m["reasoning_content"] = None
     if r.random() < 0.3:
         m["tool_calls"] = [tool_call(r) for _ in range(r.choice([1, 1, 2, 3]))]
@@ -63,11 +65,13 @@ def tool_msg(r):
     if r.random() < 0.3: m["name"] = "get_weather"
     return m
 
-def user(r): return {"role": "user", "content": content_of(r, r.choice(TEXTS[:3] + TEXTS[6:] if r.random() < 0.9 else TEXTS))}
+def user(r): return {"role": "user",
+                     "content": content_of(r, r.choice(TEXTS[:3] + TEXTS[6:] if r.random() < 0.9 else TEXTS))}
 
 def conversation(r):
     msgs = []
-    if r.random() < 0.5: msgs.append({"role": "system", "content": content_of(r, r.choice(["You are helpful.", "", "  Be brief.\n", "系统提示", "multi\nline system"]))})
+    if r.random() < 0.5: msgs.append({"role": "system", "content": content_of(
+        r, r.choice(["You are helpful.", "", "  Be brief.\n", "系统提示", "multi\nline system"]))})
     for turn in range(r.choice([1, 1, 2, 3, 4])):
         msgs.append(user(r))
         if r.random() < 0.2: msgs.append(user(r))  # two user messages in a row
@@ -83,14 +87,16 @@ def conversation(r):
     if k < 0.35: tools = r.sample(TOOLS, r.randint(1, 3))
     elif k < 0.4: tools = []
     kwargs = {}
-    for key, vals in (("enable_thinking", [True, False]), ("preserve_thinking", [True, False]), ("add_vision_id", [True])):
+    for key, vals in (("enable_thinking", [True, False]), ("preserve_thinking", [True, False]),
+                      ("add_vision_id", [True])):
         if r.random() < 0.3: kwargs[key] = r.choice(vals)
     return msgs, tools, kwargs
 
 def media_conversation(r):
     parts = [{"type": "image", "image": "x.png"}, {"type": "image_url", "image_url": {"url": "http://x"}},
              {"type": "video", "video": "v.mp4"}, {"type": "text", "text": "look"}]
-    msgs = [{"role": "user", "content": r.sample(parts, r.randint(1, 4))}, {"role": "assistant", "content": "A picture."},
+    msgs = [{"role": "user", "content": r.sample(parts, r.randint(1, 4))},
+            {"role": "assistant", "content": "A picture."},
             {"role": "user", "content": [r.choice(parts[:3]), {"type": "text", "text": " and?"}]}]
     if r.random() < 0.5: msgs.append({"role": "assistant", "content": "Also a picture."})
     return msgs, None, ({"add_vision_id": True} if r.random() < 0.5 else {})
@@ -106,12 +112,16 @@ def conversations(n, seed=0):
 RAISES = [
     ("empty", []),
     ("no user query", [{"role": "system", "content": "s"}, {"role": "assistant", "content": "hi"}]),
-    ("only tool responses", [{"role": "user", "content": "<tool_response>\nx\n</tool_response>"}, {"role": "assistant", "content": "a"}]),
+    ("only tool responses", [{"role": "user", "content": "<tool_response>\nx\n</tool_response>"}, {"role": "assistant",
+                                                                                                   "content": "a"}]),
     ("system not first", [{"role": "user", "content": "q"}, {"role": "system", "content": "s"}]),
     ("unknown role", [{"role": "user", "content": "q"}, {"role": "narrator", "content": "n"}]),
     ("bad content type", [{"role": "user", "content": 42}]),
     ("bad part", [{"role": "user", "content": [{"type": "audio", "audio": "a.wav"}]}]),
-    ("image in system", [{"role": "system", "content": [{"type": "image", "image": "x"}]}, {"role": "user", "content": "q"}]),
-    ("string arguments", [{"role": "user", "content": "q"}, {"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "f", "arguments": "{\"a\": 1}"}}]}]),
-    ("tool call without name", [{"role": "user", "content": "q"}, {"role": "assistant", "content": "", "tool_calls": [{"function": {"arguments": {}}}]}]),
+    ("image in system", [{"role": "system", "content": [{"type": "image", "image": "x"}]}, {"role": "user",
+                                                                                            "content": "q"}]),
+    ("string arguments", [{"role": "user", "content": "q"}, {"role": "assistant", "content": "", "tool_calls": [{
+        "function": {"name": "f", "arguments": "{\"a\": 1}"}}]}]),
+    ("tool call without name", [{"role": "user", "content": "q"}, {"role": "assistant", "content": "",
+                                                                   "tool_calls": [{"function": {"arguments": {}}}]}]),
 ]

@@ -41,12 +41,14 @@ def cli(*args, check=True, **kw):
     exe = Path(sys.executable).with_name('dflash-nb')
     r = subprocess.run([str(exe), *map(str, args)], capture_output=True, text=True, **kw)
     if check and r.returncode != 0:
-        raise AssertionError(f"dflash-nb {' '.join(map(str, args))} exited {r.returncode}\nstdout:\n{r.stdout}\nstderr:\n{r.stderr}")
+        raise AssertionError(
+            f"dflash-nb {' '.join(map(str, args))} exited {r.returncode}\nstdout:\n{r.stdout}\nstderr:\n{r.stderr}")
     return r
 
 @contextmanager
 def mounted_tmpfs(d: Path, options: str):
-    "A real tmpfs mounted at `d` with mount `options` (e.g. 'size=1m', 'ro,size=1m'); root only: the test is skipped where mount is not permitted."
+    """A real tmpfs mounted at `d` with mount `options` (e.g. 'size=1m', 'ro,size=1m'); root only: the test is skipped
+    where mount is not permitted."""
     d.mkdir(parents=True, exist_ok=True)
     r = subprocess.run(['mount', '-t', 'tmpfs', '-o', options, 'tmpfs', str(d)], capture_output=True, text=True)
     if r.returncode != 0: pytest.skip(f"cannot mount a tmpfs ({options}) here ({r.stderr.strip()})")

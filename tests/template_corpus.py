@@ -42,8 +42,10 @@ def real_families() -> list[Family]:
     for d in sorted(p for p in SHARED_TEMPLATES.glob('*') if p.is_dir()) if SHARED_TEMPLATES.is_dir() else []:
         t = json.loads((d / 'tokens.json').read_text())
         if (d / 'chat_template.jinja').is_file(): tpls = {'default': (d / 'chat_template.jinja').read_text()}
-        else: tpls = {f.name[len('chat_template.'):-len('.jinja')]: f.read_text() for f in sorted(d.glob('chat_template.*.jinja'))}
-        out.append(Family(d.name, tpls, t['control_tokens'], t['special'], t['bos_token'], t['eos_token'], t['end_of_turn'],
+        else: tpls = {f.name[len('chat_template.'):-len('.jinja')]: f.read_text() for f
+                      in sorted(d.glob('chat_template.*.jinja'))}
+        out.append(Family(d.name, tpls, t['control_tokens'], t['special'], t['bos_token'], t['eos_token'],
+                          t['end_of_turn'],
                           t['reasoning_field'], t['tool_args'], source=f'../shared/reference/templates/{d.name}'))
     return out
 
@@ -93,11 +95,12 @@ You are a function calling AI model. <tools>{% for t in tools %}{{ t | tojson }}
 # Tool-call arguments concatenated as a string (DeepSeek-V3.1 style): a dict raises TypeError.
 DSV31_LIKE = ("{{ bos_token }}{% for m in messages %}{% if m.role == 'system' %}{{ m.content }}"
               "{% elif m.role == 'user' %}<｜User｜>{{ m.content }}"
-              "{% elif m.role == 'assistant' %}<｜Assistant｜></think>{{ m.content }}{% if m.tool_calls %}<｜tool▁calls▁begin｜>"
-              "{% for c in m.tool_calls %}{{ '<｜tool▁call▁begin｜>' + c.function.name + '<｜tool▁sep｜>' + c.function.arguments + '<｜tool▁call▁end｜>' }}"
-              "{% endfor %}<｜tool▁calls▁end｜>{% endif %}<｜end▁of▁sentence｜>"
-              "{% elif m.role == 'tool' %}<｜tool▁output▁begin｜>{{ m.content }}<｜tool▁output▁end｜>{% endif %}{% endfor %}"
-              "{% if add_generation_prompt %}<｜Assistant｜></think>{% endif %}")
+              "{% elif m.role == 'assistant' %}<｜Assistant｜></think>{{ m.content }}{% if m.tool_calls "
+              "%}<｜tool▁calls▁begin｜>{% for c in m.tool_calls %}{{ '<｜tool▁call▁begin｜>' + c.function.name + "
+              "'<｜tool▁sep｜>' + c.function.arguments + '<｜tool▁call▁end｜>' }}{% endfor %}<｜tool▁calls▁end｜>{% endif "
+              "%}<｜end▁of▁sentence｜>{% elif m.role == 'tool' %}<｜tool▁output▁begin｜>{{ m.content "
+              "}}<｜tool▁output▁end｜>{% endif %}{% endfor %}{% if add_generation_prompt %}<｜Assistant｜></think>{% endif "
+              "%}")
 
 # A think block written for an empty reasoning only when the assistant turn is the last message (Qwen3's original).
 QWEN3_LIKE = """{%- set ns = namespace(last_query=-1) %}
@@ -124,7 +127,8 @@ KIMI_LIKE = """{%- for m in messages %}
 {%- endfor %}
 {%- if add_generation_prompt %}<|im_assistant|>assistant<|im_middle|>{% endif %}"""
 
-# Reasoning read from `thinking`, two stop tokens (gpt-oss style: <|call|> after a tool call, <|return|> after the answer).
+# Reasoning read from `thinking`, two stop tokens (gpt-oss style: <|call|> after a tool call, <|return|> after the
+# answer).
 GPTOSS_LIKE = """{%- for m in messages %}
 {%- if m.role == 'assistant' %}
 {%- if m.thinking %}<|start|>assistant<|channel|>analysis<|message|>{{ m.thinking }}<|end|>{% endif %}
@@ -136,28 +140,37 @@ GPTOSS_LIKE = """{%- for m in messages %}
 {%- if add_generation_prompt %}<|start|>assistant{% endif %}"""
 
 _DS = ['<｜begin▁of▁sentence｜>', '<｜User｜>', '<｜Assistant｜>', '<｜end▁of▁sentence｜>', '<｜tool▁calls▁begin｜>',
-       '<｜tool▁call▁begin｜>', '<｜tool▁sep｜>', '<｜tool▁call▁end｜>', '<｜tool▁calls▁end｜>', '<｜tool▁output▁begin｜>', '<｜tool▁output▁end｜>']
-_KIMI = ['<|im_user|>', '<|im_system|>', '<|im_assistant|>', '<|im_middle|>', '<|im_end|>', '<|tool_calls_section_begin|>',
+       '<｜tool▁call▁begin｜>', '<｜tool▁sep｜>', '<｜tool▁call▁end｜>', '<｜tool▁calls▁end｜>', '<｜tool▁output▁begin｜>',
+       '<｜tool▁output▁end｜>']
+_KIMI = ['<|im_user|>', '<|im_system|>', '<|im_assistant|>', '<|im_middle|>', '<|im_end|>',
+         '<|tool_calls_section_begin|>',
          '<|tool_calls_section_end|>', '<|tool_call_begin|>', '<|tool_call_argument_begin|>', '<|tool_call_end|>']
 _OSS = ['<|start|>', '<|channel|>', '<|message|>', '<|end|>', '<|return|>', '<|call|>']
-_GLM = ['[gMASK]', '<sop>', '<|system|>', '<|user|>', '<|assistant|>', '<|observation|>', '<|endoftext|>', '<think>', '</think>',
-        '<tool_call>', '</tool_call>', '<tool_response>', '</tool_response>', '<arg_key>', '</arg_key>', '<arg_value>', '</arg_value>']
-_PHI = ['<|system|>', '<|user|>', '<|assistant|>', '<|tool|>', '<|end|>', '<|endoftext|>', '<|tool_call|>', '<|/tool_call|>']
+_GLM = ['[gMASK]', '<sop>', '<|system|>', '<|user|>', '<|assistant|>', '<|observation|>', '<|endoftext|>', '<think>',
+        '</think>',
+        '<tool_call>', '</tool_call>', '<tool_response>', '</tool_response>', '<arg_key>', '</arg_key>', '<arg_value>',
+        '</arg_value>']
+_PHI = ['<|system|>', '<|user|>', '<|assistant|>', '<|tool|>', '<|end|>', '<|endoftext|>', '<|tool_call|>',
+        '<|/tool_call|>']
 
 MINE = [
     Family('phi-like (eos after the final turn)', {'default': PHI_LIKE}, _PHI, _PHI, None, '<|endoftext|>',
            ['<|end|>', '<|endoftext|>'], None, 'dict'),
-    Family('glm-like (special reasoning tags, no end-of-turn token)', {'default': GLM_LIKE}, _GLM, _GLM, None, '<|endoftext|>',
+    Family('glm-like (special reasoning tags, no end-of-turn token)', {'default': GLM_LIKE}, _GLM, _GLM, None,
+           '<|endoftext|>',
            ['<|endoftext|>', '<|user|>', '<|observation|>'], 'reasoning_content', 'dict'),
     Family('hermes-like (named templates)', {'default': HERMES_DEFAULT, 'tool_use': HERMES_TOOL_USE},
-           ['<|im_start|>', '<|im_end|>', '<tool_call>', '</tool_call>'], ['<|im_start|>', '<|im_end|>'], None, '<|im_end|>',
+           ['<|im_start|>', '<|im_end|>', '<tool_call>', '</tool_call>'], ['<|im_start|>', '<|im_end|>'], None,
+           '<|im_end|>',
            ['<|im_end|>'], None, 'dict'),
     Family('deepseek-v3.1-like (string-concatenated arguments)', {'default': DSV31_LIKE}, _DS + ['</think>'], _DS,
            '<｜begin▁of▁sentence｜>', '<｜end▁of▁sentence｜>', ['<｜end▁of▁sentence｜>'], None, 'string'),
     Family('qwen3-like (think block on the last message only)', {'default': QWEN3_LIKE},
-           ['<|im_start|>', '<|im_end|>', '<think>', '</think>', '<tool_call>', '</tool_call>'], ['<|im_start|>', '<|im_end|>'],
+           ['<|im_start|>', '<|im_end|>', '<think>', '</think>', '<tool_call>', '</tool_call>'],
+           ['<|im_start|>', '<|im_end|>'],
            None, '<|im_end|>', ['<|im_end|>', '<|endoftext|>'], 'reasoning_content', 'dict'),
-    Family('kimi-like (reasoning not rendered on the final turn)', {'default': KIMI_LIKE}, _KIMI + ['<think>', '</think>'], _KIMI,
+    Family('kimi-like (reasoning not rendered on the final turn)', {'default': KIMI_LIKE},
+           _KIMI + ['<think>', '</think>'], _KIMI,
            None, '<|im_end|>', ['<|im_end|>'], 'reasoning_content', 'dict'),
     Family('gpt-oss-like (thinking field, two stop tokens)', {'default': GPTOSS_LIKE}, _OSS, _OSS, None, '<|return|>',
            ['<|return|>', '<|call|>'], 'thinking', 'dict'),
@@ -186,12 +199,14 @@ def union_tokenizer_json(base_tokenizer_json: dict, families) -> dict:
 
 
 def model_dir(tokenizer_json: dict, fam: Family, out: Path) -> Path:
-    "A model directory for `fam`: `tokenizer_json` (with the family's tokens), its template(s), bos/eos and stop tokens."
+    """A model directory for `fam`: `tokenizer_json` (with the family's tokens), its template(s), bos/eos and stop
+    tokens."""
     out.mkdir(parents=True)
     (out / 'tokenizer.json').write_text(json.dumps(tokenizer_json, ensure_ascii=False))
     added = tokenizer_json['added_tokens']
     ids = {t['content']: t['id'] for t in added}
-    cfg = {'tokenizer_class': 'PreTrainedTokenizerFast', 'clean_up_tokenization_spaces': False, 'model_max_length': 1 << 20,
+    cfg = {'tokenizer_class': 'PreTrainedTokenizerFast', 'clean_up_tokenization_spaces': False,
+           'model_max_length': 1 << 20,
            'added_tokens_decoder': {str(t['id']): {k: v for k, v in t.items() if k != 'id'} for t in added}}
     if fam.bos: cfg['bos_token'] = fam.bos
     if fam.eos: cfg['eos_token'] = fam.eos
@@ -229,7 +244,8 @@ class Case:
 
 RECORDS = [
     Case('plain', [SYS, {'role': 'user', 'content': 'What is 2+2?'}, {'role': 'assistant', 'content': '4.'}]),
-    Case('unicode-no-system', [{'role': 'user', 'content': 'Grüße — 你好 🙂 e\u0301'}, {'role': 'assistant', 'content': 'Hallo! 你好。 👍🏽'}]),
+    Case('unicode-no-system', [{'role': 'user', 'content': 'Grüße — 你好 🙂 e\u0301'}, {'role': 'assistant',
+                                                                                     'content': 'Hallo! 你好。 👍🏽'}]),
     Case('multi-turn', [SYS, {'role': 'user', 'content': 'Hi'}, {'role': 'assistant', 'content': 'Hello.'},
                         {'role': 'user', 'content': 'Name a colour.'}, {'role': 'assistant', 'content': 'Blue.'}]),
     Case('reasoning_content', [SYS, {'role': 'user', 'content': 'What is 2+2?'},
@@ -237,33 +253,45 @@ RECORDS = [
     Case('reasoning-field', [{'role': 'user', 'content': 'Hi'}, {'role': 'assistant', 'content': 'Hello.'},
                              {'role': 'user', 'content': 'Capital of France?'},
                              {'role': 'assistant', 'content': 'Paris.', 'reasoning': 'France → Paris.'}]),
-    Case('thinking-field', [SYS, {'role': 'user', 'content': 'Say OK.'}, {'role': 'assistant', 'content': 'OK.', 'thinking': 'Easy.'}]),
-    Case('empty-reasoning-ok', [{'role': 'user', 'content': 'Say OK.'}, {'role': 'assistant', 'content': 'OK.', 'reasoning_content': ''}]),
+    Case('thinking-field', [SYS, {'role': 'user', 'content': 'Say OK.'}, {'role': 'assistant', 'content': 'OK.',
+                                                                          'thinking': 'Easy.'}]),
+    Case('empty-reasoning-ok', [{'role': 'user', 'content': 'Say OK.'}, {'role': 'assistant', 'content': 'OK.',
+                                                                         'reasoning_content': ''}]),
     Case('agentic-parallel', [SYS, {'role': 'user', 'content': 'Weather in Paris and Zürich?'},
                               {'role': 'assistant', 'content': '', 'reasoning_content': 'Two cities: call both.',
-                               'tool_calls': [call(1, 'get_weather', {'city': 'Paris'}), call(2, 'get_weather', {'city': 'Zürich', 'days': 2})]},
+                               'tool_calls': [call(1, 'get_weather', {'city': 'Paris'}),
+                                              call(2, 'get_weather', {'city': 'Zürich', 'days': 2})]},
                               tool(1, '{"temp_c": 18}'), tool(2, '{"temp_c": 12}'),
-                              {'role': 'assistant', 'content': 'Paris 18°C, Zürich 12°C.', 'reasoning_content': 'Report both.'}], TOOLS),
+                              {'role': 'assistant', 'content': 'Paris 18°C, Zürich 12°C.',
+                               'reasoning_content': 'Report both.'}], TOOLS),
     Case('agentic-string-args', [{'role': 'user', 'content': 'Search for DFlash.'},
-                                 {'role': 'assistant', 'content': '', 'tool_calls': [call(3, 'search', '{"q":"DFlash  drafter"}')]},
+                                 {'role': 'assistant', 'content': '',
+                                  'tool_calls': [call(3, 'search', '{"q":"DFlash  drafter"}')]},
                                  tool(3, 'DFlash: block diffusion drafts.'),
                                  {'role': 'assistant', 'content': 'It drafts blocks with diffusion.'}], TOOLS),
     Case('agentic-no-reasoning', [SYS, {'role': 'user', 'content': 'Weather in Rome?'},
-                                  {'role': 'assistant', 'content': 'Checking.', 'tool_calls': [call(4, 'get_weather', {'city': 'Rome'})]},
+                                  {'role': 'assistant', 'content': 'Checking.',
+                                   'tool_calls': [call(4, 'get_weather', {'city': 'Rome'})]},
                                   tool(4, 'sunny'), {'role': 'assistant', 'content': 'Sunny in Rome.'}], TOOLS),
     Case('tools-in-history', [{'role': 'user', 'content': 'Weather in Oslo?'},
-                              {'role': 'assistant', 'content': '', 'tool_calls': [call(5, 'get_weather', {'city': 'Oslo'})]},
+                              {'role': 'assistant', 'content': '',
+                               'tool_calls': [call(5, 'get_weather', {'city': 'Oslo'})]},
                               tool(5, 'snow'), {'role': 'assistant', 'content': 'Snow.'},
-                              {'role': 'user', 'content': 'Thanks!'}, {'role': 'assistant', 'content': 'You are welcome.'}], TOOLS),
+                              {'role': 'user', 'content': 'Thanks!'},
+                              {'role': 'assistant', 'content': 'You are welcome.'}], TOOLS),
     Case('sharegpt', [SYS, {'role': 'user', 'content': 'Hi'}, {'role': 'assistant', 'content': 'Hello.'},
-                      {'role': 'user', 'content': 'Bye'}, {'role': 'assistant', 'content': 'Goodbye.'}], shape='sharegpt'),
+                      {'role': 'user', 'content': 'Bye'}, {'role': 'assistant', 'content': 'Goodbye.'}],
+         shape='sharegpt'),
     Case('empty-answer', [SYS, {'role': 'user', 'content': 'Say nothing.'}, {'role': 'assistant', 'content': ''}]),
     Case('inline-think', [SYS, {'role': 'user', 'content': 'What is 2+2?'},
                           {'role': 'assistant', 'content': '<think>\nAdd them.\n</think>\n\n4.'}]),
-    Case('inline-think-multi', [{'role': 'user', 'content': 'Hi'}, {'role': 'assistant', 'content': '<think>\nGreet.\n</think>\n\nHello.'},
-                                {'role': 'user', 'content': '3*3?'}, {'role': 'assistant', 'content': '<think>\nMultiply.\n</think>\n\n9.'}]),
+    Case('inline-think-multi', [{'role': 'user', 'content': 'Hi'}, {'role': 'assistant',
+                                                                    'content': '<think>\nGreet.\n</think>\n\nHello.'},
+                                {'role': 'user', 'content': '3*3?'},
+                                {'role': 'assistant', 'content': '<think>\nMultiply.\n</think>\n\n9.'}]),
     Case('prompt-completion', [{'role': 'user', 'content': 'Count to three.'},
-                               {'role': 'assistant', 'content': '1, 2, 3.', 'reasoning_content': 'Simple.'}], shape='completion'),
+                               {'role': 'assistant', 'content': '1, 2, 3.', 'reasoning_content': 'Simple.'}],
+         shape='completion'),
 ]
 
 
@@ -271,10 +299,12 @@ def record_line(case: Case) -> str:
     "The case as one JSONL line in its record shape."
     if case.shape == 'sharegpt':
         names = {'system': 'system', 'user': 'human', 'assistant': 'gpt'}
-        return json.dumps({'id': case.id, 'conversations': [{'from': names[m['role']], 'value': m['content']} for m in case.messages]},
+        return json.dumps({'id': case.id, 'conversations': [{'from': names[m['role']],
+                                                             'value': m['content']} for m in case.messages]},
                           ensure_ascii=False)
     obj = {'id': case.id, 'messages': case.messages}
-    if case.shape == 'completion': obj = {'id': case.id, 'messages': case.messages[:-1], 'completion': case.messages[-1]}
+    if case.shape == 'completion': obj = {'id': case.id, 'messages': case.messages[:-1],
+                                          'completion': case.messages[-1]}
     if case.tools: obj['tools'] = case.tools
     return json.dumps(obj, ensure_ascii=False)
 

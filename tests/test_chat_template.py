@@ -119,13 +119,15 @@ def test_official_qwen_template_renders_like_transformers():
 
 def test_raise_exception_becomes_chat_template_error():
     msgs = [{'role': 'user', 'content': 'q'}, {'role': 'narrator', 'content': 'n'}]
-    with pytest.raises(Exception, match='narrators are not allowed'): hf_tokenizer(PROBE).apply_chat_template(msgs, tokenize=False)
+    with pytest.raises(Exception,
+                       match='narrators are not allowed'): hf_tokenizer(PROBE).apply_chat_template(msgs, tokenize=False)
     with pytest.raises(ChatTemplateError, match='narrators are not allowed') as e:
         ChatTemplate(PROBE, origin='/models/x/chat_template.jinja').render(msgs)
     assert e.value.reason == 'narrators are not allowed' and isinstance(e.value, ValueError)
     assert '/models/x/chat_template.jinja (line 4)' in str(e.value)
 
-@pytest.mark.parametrize('name,messages', [r for r in RAISES if r[0] != 'empty'], ids=[n for n, _ in RAISES if n != 'empty'])
+@pytest.mark.parametrize('name,messages', [r for r in RAISES if r[0] != 'empty'],
+                         ids=[n for n, _ in RAISES if n != 'empty'])
 def test_qwen_raise_cases_raise_in_transformers_too(name, messages):
     from dflash_nb.qwen import QWEN36_CHAT_TEMPLATE
     with pytest.raises(Exception): hf_tokenizer(QWEN36_CHAT_TEMPLATE).apply_chat_template(messages, tokenize=False)
@@ -138,20 +140,24 @@ def test_errors_name_origin_line_and_cause():
         ChatTemplate('ok\n{% if %}', origin='/m/t.jinja')
     with pytest.raises(ChatTemplateError, match='empty'): ChatTemplate('  ')
     t = ChatTemplate("a\n{{ messages[0].content.upper() + messages[0].missing }}", origin='T')
-    with pytest.raises(ChatTemplateError, match=r'T \(line 2\) failed: UndefinedError'): t.render([{'role': 'user', 'content': 'x'}])
+    with pytest.raises(ChatTemplateError, match=r'T \(line 2\) failed: UndefinedError'): t.render([{'role': 'user',
+                                                                                                    'content': 'x'}])
     with pytest.raises(ChatTemplateError, match='SecurityError'):  # the sandbox holds
-        ChatTemplate("{{ messages.__class__.__mro__ }}{{ ''.__class__.__subclasses__() }}").render([{'role': 'user', 'content': 'x'}])
+        ChatTemplate("{{ messages.__class__.__mro__ }}{{ ''.__class__.__subclasses__() }}").render(
+            [{'role': 'user', 'content': 'x'}])
     with pytest.raises(ChatTemplateError, match='immutable|SecurityError'):
         ChatTemplate("{{ messages.append(1) }}").render([{'role': 'user', 'content': 'x'}])
     with pytest.raises(ChatTemplateError, match='message 1'): ChatTemplate('x').render([{'role': 'user'}, 'hi'])
     with pytest.raises(ChatTemplateError, match='list of message dicts'): ChatTemplate('x').render('hi')
-    with pytest.raises(ChatTemplateError, match='tools must be'): ChatTemplate('x').render([{'role': 'user'}], tools=[print])
+    with pytest.raises(ChatTemplateError, match='tools must be'): ChatTemplate('x').render([{'role': 'user'}],
+                                                                                           tools=[print])
 
 def test_inputs_are_not_mutated_and_tuples_work():
     msgs = [{'role': 'user', 'content': 'hi', 'reasoning': 'r', 'tool_calls': None}]
     before = json.dumps(msgs)
     t = ChatTemplate("{{ messages[0]|tojson }}")
-    assert json.loads(t.render(tuple(msgs))) == {'thinking': 'r', 'role': 'user', 'content': 'hi', 'reasoning': 'r', 'reasoning_content': 'r'}
+    assert json.loads(t.render(tuple(msgs))) == {'thinking': 'r', 'role': 'user', 'content': 'hi', 'reasoning': 'r',
+                                                 'reasoning_content': 'r'}
     assert json.dumps(msgs) == before
 
 def test_compiled_once_and_picklable():
@@ -173,7 +179,8 @@ def test_load_chat_template_sources(tmp_path):
     with pytest.raises(ChatTemplateError, match='tokenizer_config.json'): load_chat_template(tmp_path)
     cfg.write_text(json.dumps({'chat_template': [{'name': 'rag', 'template': 'R'}]}))
     with pytest.raises(ChatTemplateError, match="none named 'default'"): load_chat_template(tmp_path)
-    cfg.write_text(json.dumps({'chat_template': 'C', 'eos_token': {'content': '</s>'}, 'bos_token': '<s>', 'pad_token': None}))
+    cfg.write_text(json.dumps({'chat_template': 'C', 'eos_token': {'content': '</s>'}, 'bos_token': '<s>',
+                               'pad_token': None}))
     assert load_chat_template(tmp_path) == 'C'
     (tmp_path/'chat_template.jinja').write_text('J {{ eos_token }}')
     assert load_chat_template(tmp_path) == 'J {{ eos_token }}'
@@ -189,6 +196,7 @@ def test_from_model_dir_matches_transformers_on_the_built_qwen_dir(tmp_path):
     d = build_qwen36_tokenizer(tmp_path/'q')
     tok, ours = AutoTokenizer.from_pretrained(str(d)), ChatTemplate.from_model_dir(d)
     for msgs, tools, kw in CONVS[:100]:
-        want = outcome(lambda: tok.apply_chat_template(msgs, tools=tools, tokenize=False, add_generation_prompt=True, **kw))
+        want = outcome(lambda: tok.apply_chat_template(msgs, tools=tools, tokenize=False, add_generation_prompt=True,
+                                                       **kw))
         got = outcome(lambda: ours.render(msgs, tools=tools, add_generation_prompt=True, **kw))
         assert got == want or isinstance(want, tuple) and isinstance(got, tuple)

@@ -1,6 +1,6 @@
-"""Drafter directories: the published DFlash layout (own heads, a sliding-window layer) warm-starts training and comes back
-in the same layout; a freshly trained drafter is bfloat16 on disk and loads through transformers' AutoModel (in a process
-where dflash_nb cannot be imported) with the project's logits."""
+"""Drafter directories: the published DFlash layout (own heads, a sliding-window layer) warm-starts training and comes
+back in the same layout; a freshly trained drafter is bfloat16 on disk and loads through transformers' AutoModel (in a
+process where dflash_nb cannot be imported) with the project's logits."""
 import json, os, re, subprocess, sys
 from pathlib import Path
 
@@ -19,7 +19,8 @@ EXTRA = {'bos_token_id': 1, 'initializer_range': 0.02, 'attention_dropout': 0.0}
 
 @pytest.fixture(scope='module')
 def syn(tmp_path_factory):
-    return synthetic_dataset(tmp_path_factory.mktemp('syn')/'ds', n_samples=48, vocab_size=64, min_len=30, max_len=70, seed=3)
+    return synthetic_dataset(tmp_path_factory.mktemp('syn')/'ds', n_samples=48, vocab_size=64, min_len=30, max_len=70,
+                             seed=3)
 
 
 def _args(ds, out, **kw):
@@ -58,7 +59,8 @@ def test_published_layout_fine_tunes_and_saves_back(syn, tmp_path):
     out = tmp_path/'run'/'drafter'
     before, after = json.loads((tmp_path/'pub'/'config.json').read_text()), json.loads((out/'config.json').read_text())
     assert set(after) == set(before) and {k: after[k] for k in EXTRA} == EXTRA            # the same layout, fields kept
-    for k in ('layer_types', 'sliding_window', 'num_attention_heads', 'head_dim', 'num_key_value_heads', 'intermediate_size',
+    for k in ('layer_types', 'sliding_window', 'num_attention_heads', 'head_dim', 'num_key_value_heads',
+              'intermediate_size',
               'dflash_config', 'auto_map', 'torch_dtype'):
         assert after[k] == before[k], k
     back = DFlashDraftModel.from_pretrained(out, target=tgt)
@@ -68,7 +70,8 @@ def test_published_layout_fine_tunes_and_saves_back(syn, tmp_path):
     assert all(torch.equal(v, again.state_dict()[k]) for k, v in back.state_dict().items())
     assert torch.equal(_logits(back, tgt), _logits(again, tgt))
     resaved = tmp_path/'resaved'
-    back.save_pretrained(resaved)                                                            # reload -> save: equal again
+    # reload -> save: equal again
+    back.save_pretrained(resaved)
     assert torch.equal(_logits(DFlashDraftModel.from_pretrained(resaved, target=tgt), tgt), _logits(back, tgt))
 
 
@@ -80,7 +83,8 @@ def test_published_layout_fine_tunes_and_saves_back(syn, tmp_path):
     (dict(block_size=16), "--block-size 16, the drafter's block_size is 8"),          # was silently ignored
     (dict(draft_layers=3), "--draft-layers 3, the drafter's num_hidden_layers is 2"),  # was silently ignored
     (dict(draft_heads=4), "--draft-heads 4, the drafter's num_attention_heads is 2"),
-    (dict(draft_layer_types='full,full'), "--draft-layer-types ['full_attention', 'full_attention'], the drafter's layer_types is"),
+    (dict(draft_layer_types='full,full'),
+     "--draft-layer-types ['full_attention', 'full_attention'], the drafter's layer_types is"),
     (dict(drafter_preset='qwen3.6-27b'), "--drafter-preset qwen3.6-27b 32, the drafter's num_attention_heads is 2"),
     (dict(norm_init='target'), "overwrite the drafter's trained final norm")])
 def test_mismatched_drafter_is_one_clear_line(syn, tmp_path, kw, error):
@@ -90,18 +94,22 @@ def test_mismatched_drafter_is_one_clear_line(syn, tmp_path, kw, error):
 
 
 def test_warm_start_accepts_the_drafters_own_values_and_records_the_current_target(syn, tmp_path):
-    "--block-size/--draft-layers equal to the drafter's are fine; the saved config names the target trained against now."
+    """--block-size/--draft-layers equal to the drafter's are fine; the saved config names the target trained against
+    now."""
     _published(tmp_path/'pub', tiny_qwen3_target(vocab_size=64))
     cfg = json.loads((tmp_path/'pub'/'config.json').read_text())
-    cfg['dflash_config'].update(target_model_type='llama', target_tie_word_embeddings=False)   # stale: made for another target
+    # stale: made for another target
+    cfg['dflash_config'].update(target_model_type='llama', target_tie_word_embeddings=False)
     (tmp_path/'pub'/'config.json').write_text(json.dumps(cfg))
     train(_args(syn, tmp_path/'run', init_drafter=str(tmp_path/'pub'), block_size=8, draft_layers=2, max_steps=1))
     dc = json.loads((tmp_path/'run'/'drafter'/'config.json').read_text())['dflash_config']
-    assert (dc['target_model_type'], dc['target_tie_word_embeddings']) == ('qwen3', True)   # the tiny Qwen3 target, tied
+    # the tiny Qwen3 target, tied
+    assert (dc['target_model_type'], dc['target_tie_word_embeddings']) == ('qwen3', True)
 
 
 def test_cli_names_a_missing_drafter_dir(syn, tmp_path):
-    r = cli('train', '--dataset', syn, '--output-dir', tmp_path/'run', '--target', 'tiny', '--init-drafter', tmp_path/'nothing',
+    r = cli('train', '--dataset', syn, '--output-dir', tmp_path/'run', '--target', 'tiny', '--init-drafter',
+            tmp_path/'nothing',
             '--quiet', check=False)
     assert r.returncode != 0 and 'Traceback' not in r.stderr and 'needs a drafter directory' in r.stderr
 
@@ -177,14 +185,17 @@ def test_sliding_layers_flex_equals_dense_training_forward(syn, causal):
     from dflash_nb.train import TokenDataset, collate, dflash_forward, loss_weights
     tgt = tiny_qwen3_target(vocab_size=64)
     torch.manual_seed(0)
-    d = DFlashDraftModel.from_target(tgt, 2, block_size=8, mask_token_id=63, num_attention_heads=2, num_key_value_heads=1,
-                                     head_dim=24, layer_types=['sliding_attention', 'full_attention'], sliding_window=12,
+    d = DFlashDraftModel.from_target(tgt, 2, block_size=8, mask_token_id=63, num_attention_heads=2,
+                                     num_key_value_heads=1,
+                                     head_dim=24, layer_types=['sliding_attention', 'full_attention'],
+                                     sliding_window=12,
                                      causal=causal)
     batch = collate(TokenDataset(syn, 70), [0, 1, 2], 0, 0, 8)
     with TargetFeatures(tgt, d.config.target_layer_ids) as tf, torch.no_grad(), warnings.catch_warnings():
         warnings.simplefilter('ignore')
         flex, dense = (dflash_forward(d, tf, batch, loss_weights(8), att)[0] for att in ('flex', 'sdpa'))
-        bi = DFlashDraftModel(type(d.config)(**{**d.config.__dict__, 'causal': not causal if causal is not None else False}))
+        bi = DFlashDraftModel(type(d.config)(**{**d.config.__dict__,
+                                                'causal': not causal if causal is not None else False}))
         bi.load_state_dict(d.state_dict()); bi.bind_target(tgt)
         other = dflash_forward(bi, tf, batch, loss_weights(8), 'sdpa')[0]
     assert abs(flex - dense) < 1e-5 * abs(dense) and abs(other - dense) > 100 * abs(flex - dense)   # causality matters
@@ -201,13 +212,15 @@ def _vllm_layer_attention(cfg: dict, i: int) -> tuple:
     use_swa = dc.get('use_swa', False)
     sliding = use_swa if lt is None or (use_swa and 'sliding_attention' not in lt) else lt[i] == 'sliding_attention'
     window = dc.get('swa_window_size', cfg.get('sliding_window')) if sliding else None
-    causal = next((v for v in (cfg.get('is_causal'), dc.get('causal')) if v is not None), bool(lt) and lt[i] == 'sliding_attention')
+    causal = next((v for v in (cfg.get('is_causal'), dc.get('causal')) if v is not None),
+                  bool(lt) and lt[i] == 'sliding_attention')
     return window, bool(causal)
 
 
 @pytest.mark.parametrize('layer_types', [None, ['full_attention'] * 2])
 def test_vllm_use_swa_form_trains_and_serves_with_its_window(tmp_path, layer_types):
-    "A config in vLLM's `use_swa` / `swa_window_size` form is read as the window vLLM serves, and written back canonically."
+    """A config in vLLM's `use_swa` / `swa_window_size` form is read as the window vLLM serves, and written back
+    canonically."""
     from dflash_nb.model import layer_causal
     tgt = tiny_qwen3_target(vocab_size=64)
     d = _published(tmp_path/'pub', tgt, layer_types=['full_attention'] * 2, sliding_window=None)
@@ -222,31 +235,43 @@ def test_vllm_use_swa_form_trains_and_serves_with_its_window(tmp_path, layer_typ
     assert got == want == [(12, False)] * 2
     mine.save_pretrained(tmp_path/'back')
     back = json.loads((tmp_path/'back'/'config.json').read_text())
-    assert 'use_swa' not in back['dflash_config'] and 'swa_window_size' not in back['dflash_config']   # one canonical form
-    assert [_vllm_layer_attention(back, i) for i in range(2)] == want                                   # vLLM serves it the same
-    assert (back['layer_types'], back['sliding_window']) == (['sliding_attention'] * 2, 12)             # what SGLang reads
-    full = DFlashDraftModel(type(c)(**{**c.__dict__, 'layer_types': ['full_attention'] * 2, 'causal': None})).to(torch.bfloat16)
+    # one canonical form
+    assert 'use_swa' not in back['dflash_config'] and 'swa_window_size' not in back['dflash_config']
+    # vLLM serves it the same
+    assert [_vllm_layer_attention(back, i) for i in range(2)] == want
+    # what SGLang reads
+    assert (back['layer_types'], back['sliding_window']) == (['sliding_attention'] * 2, 12)
+    full = DFlashDraftModel(type(c)(**{**c.__dict__, 'layer_types': ['full_attention'] * 2, 'causal': None})).to(
+        torch.bfloat16)
     full.load_state_dict(mine.state_dict()); full.bind_target(tgt)
     window = DFlashDraftModel(type(c)(**{**c.__dict__, 'causal': False})).to(torch.bfloat16)   # as saved
     window.load_state_dict(mine.state_dict()); window.bind_target(tgt)
-    assert torch.equal(_logits(mine, tgt), _logits(window, tgt)) and not torch.allclose(_logits(mine, tgt), _logits(full, tgt))
+    assert torch.equal(_logits(mine, tgt), _logits(window, tgt)) and not torch.allclose(_logits(mine, tgt),
+                                                                                        _logits(full, tgt))
 
 
-# SpecForge sgl-project/SpecForge@a6b6b0230009d15ec2a97a57384e6f53f0f96946 configs/qwen3.6-27b-dflash.json: the fields of
+# SpecForge sgl-project/SpecForge@a6b6b0230009d15ec2a97a57384e6f53f0f96946 configs/qwen3.6-27b-dflash.json: the fields
+# of
 # lines 10 (block_size), 13-20 (dflash_config mask_token_id, target_layer_ids), 24 (head_dim), 26 (hidden_size),
 # 28 (intermediate_size), 29-35 (layer_types), 36 (max_position_embeddings), 37 (max_window_layers), 38 (model_type),
-# 39-42 (heads, layers, KV heads, num_target_layers), 45 (sliding_window), 47 (tie_word_embeddings), 49 (use_sliding_window),
+# 39-42 (heads, layers, KV heads, num_target_layers), 45 (sliding_window), 47 (tie_word_embeddings), 49
+# (use_sliding_window),
 # 50 (vocab_size), 51 (rope_theta); hidden size, vocabulary, RoPE and context length are the target's (Qwen3.6-27B).
 SPECFORGE_QWEN36_27B = {
-    'architectures': ['DFlashDraftModel'], 'model_type': 'qwen3', 'block_size': 16, 'head_dim': 128, 'hidden_size': 5120,
-    'intermediate_size': 17408, 'layer_types': ['sliding_attention'] * 4 + ['full_attention'], 'max_position_embeddings': 262144,
-    'max_window_layers': 5, 'num_attention_heads': 32, 'num_hidden_layers': 5, 'num_key_value_heads': 8, 'num_target_layers': 64,
-    'sliding_window': 2048, 'tie_word_embeddings': False, 'use_sliding_window': True, 'vocab_size': 248320, 'rope_theta': 10000000,
+    'architectures': ['DFlashDraftModel'], 'model_type': 'qwen3', 'block_size': 16, 'head_dim': 128,
+                        'hidden_size': 5120,
+    'intermediate_size': 17408, 'layer_types': ['sliding_attention'] * 4 + ['full_attention'],
+                        'max_position_embeddings': 262144,
+    'max_window_layers': 5, 'num_attention_heads': 32, 'num_hidden_layers': 5, 'num_key_value_heads': 8,
+                        'num_target_layers': 64,
+    'sliding_window': 2048, 'tie_word_embeddings': False, 'use_sliding_window': True, 'vocab_size': 248320,
+                        'rope_theta': 10000000,
     'hidden_act': 'silu', 'attention_bias': False, 'rms_norm_eps': 1e-06}
 SPECFORGE_QWEN36_27B_DFLASH = {'mask_token_id': 248070, 'target_layer_ids': [1, 16, 31, 46, 61]}
 QWEN36_27B_TARGET = {'model_type': 'qwen3_5', 'tie_word_embeddings': False, 'text_config': {
     'hidden_size': 5120, 'num_hidden_layers': 64, 'num_attention_heads': 24, 'num_key_value_heads': 4, 'head_dim': 256,
-    'intermediate_size': 17408, 'vocab_size': 248320, 'rope_theta': 10000000, 'max_position_embeddings': 262144, 'rms_norm_eps': 1e-06}}
+    'intermediate_size': 17408, 'vocab_size': 248320, 'rope_theta': 10000000, 'max_position_embeddings': 262144,
+                                                                                            'rms_norm_eps': 1e-06}}
 
 
 def test_drafter_preset_is_specforges_qwen36_27b_config():
@@ -264,13 +289,16 @@ def test_drafter_shape_from_the_command_line(syn, tmp_path):
     "Heads, KV heads, head size, MLP width, sliding layers and window of a fresh drafter, from the options alone."
     from dflash_nb.train import add_train_args
     import argparse
-    argv = ['--dataset', str(syn), '--target', 'tiny', '--output-dir', str(tmp_path/'run'), '--draft-layers', '2', '--block-size', '8',
+    argv = ['--dataset', str(syn), '--target', 'tiny', '--output-dir', str(tmp_path/'run'), '--draft-layers', '2',
+            '--block-size', '8',
             '--draft-heads', '2', '--draft-kv-heads', '1', '--draft-head-dim', '24', '--draft-intermediate-size', '96',
-            '--draft-layer-types', 'sliding,full', '--sliding-window', '12', '--max-seq-len', '70', '--max-tokens', '280',
+            '--draft-layer-types', 'sliding,full', '--sliding-window', '12', '--max-seq-len', '70', '--max-tokens',
+            '280',
             '--max-anchors', '8', '--epochs', '1', '--max-steps', '1', '--quiet', '--save-every', '0']
     train(add_train_args(argparse.ArgumentParser()).parse_args(argv))
     cfg = json.loads((tmp_path/'run'/'drafter'/'config.json').read_text())
-    assert {k: cfg[k] for k in ('num_attention_heads', 'num_key_value_heads', 'head_dim', 'intermediate_size', 'layer_types', 'sliding_window')} == \
+    assert {k: cfg[k] for k in ('num_attention_heads', 'num_key_value_heads', 'head_dim', 'intermediate_size',
+                                'layer_types', 'sliding_window')} == \
         {'num_attention_heads': 2, 'num_key_value_heads': 1, 'head_dim': 24, 'intermediate_size': 96,
          'layer_types': ['sliding_attention', 'full_attention'], 'sliding_window': 12}
     with pytest.raises(ValueError, match='neither full nor sliding'):
@@ -280,7 +308,8 @@ def test_drafter_shape_from_the_command_line(syn, tmp_path):
 # The draft-vocabulary contract of the loaders, as their sources state it:
 # vLLM 0.34.0 (PyPI wheel, commit id g62d4bc3c7), vllm/model_executor/models/qwen3_dflash.py
 #   874-875   `draft_vocab_size` is a top-level config field (absent: vocab_size, i.e. no draft vocabulary)
-#   884-904   lm_head = ParallelLMHead(draft_vocab_size, hidden_size); draft_id_to_target_id = zeros(draft_vocab_size, int64)
+# 884-904   lm_head = ParallelLMHead(draft_vocab_size, hidden_size); draft_id_to_target_id = zeros(draft_vocab_size,
+# int64)
 #   930-944   compute_logits: the draft logits go to target ids arange(draft_vocab_size) + d2t, every other id gets -inf
 #   981-1018  load_weights: a name with "t2d" is skipped, "d2t" becomes draft_id_to_target_id, "lm_head..." is kept, every
 #             other name becomes "model." + name, and vllm/model_executor/models/utils.py 453-459 raises on a name that is
@@ -290,10 +319,12 @@ def test_drafter_shape_from_the_command_line(syn, tmp_path):
 # SGLang 0.5.23 (PyPI wheel): sglang/srt/models/dflash.py 886-960 load_weights maps q/k/v -> qkv_proj and gate/up ->
 #   gate_up_proj and ignores every other unknown name; sglang/srt/speculative/dflash_worker_v2.py 135-146: DFLASH drafts
 #   with the target's lm_head over the whole vocabulary (it reads no d2t)
-# SpecForge a6b6b0230009d15ec2a97a57384e6f53f0f96946 specforge/data/preprocessing.py 763-766: d2t[i] = used[i] - i (int64),
+# SpecForge a6b6b0230009d15ec2a97a57384e6f53f0f96946 specforge/data/preprocessing.py 763-766: d2t[i] = used[i] - i
+# (int64),
 #   t2d[j] = j in used (bool); specforge/export/to_sglang.py 38: an SGLang EAGLE-3 export carries lm_head.weight, t2d, d2t
-_DRAFTER_WEIGHT = re.compile(r'(layers\.\d+\.(self_attn\.([qkvo]_proj|[qk]_norm)|mlp\.(gate|up|down)_proj|input_layernorm|'
-                             r'post_attention_layernorm)|fc|hidden_norm|norm)\.weight')
+_DRAFTER_WEIGHT = re.compile(
+    r'(layers\.\d+\.(self_attn\.([qkvo]_proj|[qk]_norm)|mlp\.(gate|up|down)_proj|input_layernorm|'
+    r'post_attention_layernorm)|fc|hidden_norm|norm)\.weight')
 VOCAB_IDS = [0, 2, 3, 5, 8, 9, 13, 17, 21, 22, 30, 34, 40, 41, 47, 50, 55, 58, 61, 62]
 
 
@@ -320,14 +351,17 @@ def test_draft_vocabulary_is_saved_as_vllm_and_sglang_read_it(tmp_path):
     from safetensors.torch import load_file, save_file
     tgt = tiny_qwen3_target(vocab_size=64)
     torch.manual_seed(0)
-    d = DFlashDraftModel.from_target(tgt, 2, block_size=8, mask_token_id=63, draft_vocab_size=20).set_draft_vocab(VOCAB_IDS)
+    d = DFlashDraftModel.from_target(tgt, 2, block_size=8, mask_token_id=63,
+                                     draft_vocab_size=20).set_draft_vocab(VOCAB_IDS)
     d.save_pretrained(tmp_path/'dv')
-    cfg, files = json.loads((tmp_path/'dv'/'config.json').read_text()), load_file(str(tmp_path/'dv'/'model.safetensors'))
+    cfg, files = json.loads((tmp_path/'dv'/'config.json').read_text()), load_file(
+        str(tmp_path/'dv'/'model.safetensors'))
     assert (cfg['draft_vocab_size'], cfg['vocab_size'], cfg['has_own_lm_head']) == (20, 64, True)
     assert 'draft_vocab_size' not in cfg['dflash_config']
     assert files['d2t'].dtype == torch.int64 and files['d2t'].tolist() == [v - i for i, v in enumerate(VOCAB_IDS)]
     assert files['t2d'].dtype == torch.bool and files['t2d'].nonzero().squeeze(1).tolist() == VOCAB_IDS
-    assert torch.equal(files['lm_head.weight'], tgt.lm_head.weight[VOCAB_IDS])                  # (draft_vocab_size, hidden)
+    # (draft_vocab_size, hidden)
+    assert torch.equal(files['lm_head.weight'], tgt.lm_head.weight[VOCAB_IDS])
     own = {k for k in files if _DRAFTER_WEIGHT.fullmatch(k)}
     assert set(files) - own == {'d2t', 't2d', 'lm_head.weight'}          # nothing vLLM's loader would refuse
     mine = DFlashDraftModel.from_pretrained(tmp_path/'dv', target=tgt)
@@ -337,12 +371,14 @@ def test_draft_vocabulary_is_saved_as_vllm_and_sglang_read_it(tmp_path):
     with TargetFeatures(tgt, mine.config.target_layer_ids) as tf: f = tf(seq)
     ids = torch.full((1, 8), 63); ids[0, 0] = seq[0, a]
     h = mine(ids, a + torch.arange(8)[None], f[:, :a], torch.arange(a)[None], return_hidden=True)
-    assert torch.equal(_vllm_logits(files, cfg, h), mine.logits(h))                           # vLLM drafts what we trained
+    # vLLM drafts what we trained
+    assert torch.equal(_vllm_logits(files, cfg, h), mine.logits(h))
     readme = drafter_readme(mine.config, {'target': 'T', 'drafter_dir': 'D'})
     assert 'draft_vocab_size' in readme and 'SGLang' in readme and 'whole vocabulary' in readme
     # read back in the other forms: an EAGLE-3 checkpoint (d2t without t2d), this project's former absolute `vocab_ids`
     eagle = {k: v for k, v in files.items() if k != 't2d'}
-    old = {**{k: v for k, v in files.items() if k not in ('d2t', 't2d', 'lm_head.weight')}, 'vocab_ids': torch.tensor(VOCAB_IDS)}
+    old = {**{k: v for k, v in files.items() if k not in ('d2t', 't2d', 'lm_head.weight')},
+           'vocab_ids': torch.tensor(VOCAB_IDS)}
     old_cfg = {k: v for k, v in cfg.items() if k not in ('draft_vocab_size', 'has_own_lm_head')}
     old_cfg['dflash_config'] = {**cfg['dflash_config'], 'draft_vocab_size': 20}
     for name, sd, c in (('eagle', eagle, cfg), ('old', old, old_cfg)):
@@ -354,9 +390,11 @@ def test_draft_vocabulary_is_saved_as_vllm_and_sglang_read_it(tmp_path):
     assert fresh.vocab_ids.tolist() == VOCAB_IDS
     env = {k: v for k, v in os.environ.items() if k != 'PYTHONPATH'}
     env.update(HF_MODULES_CACHE=str(tmp_path/'hf_modules'), HF_HUB_OFFLINE='1')
-    r = subprocess.run([sys.executable, '-c', _AUTOMODEL_VOCAB, str(tmp_path/'dv')], capture_output=True, text=True, env=env, cwd=tmp_path)
+    r = subprocess.run([sys.executable, '-c', _AUTOMODEL_VOCAB, str(tmp_path/'dv')], capture_output=True, text=True,
+                       env=env, cwd=tmp_path)
     assert r.returncode == 0, r.stderr[-2000:]
-    assert json.loads(r.stdout.strip().splitlines()[-1]) == {'missing': [], 'unexpected': [], 'ids': VOCAB_IDS, 'head': [20, 64]}
+    assert json.loads(r.stdout.strip().splitlines()[-1]) == {'missing': [], 'unexpected': [], 'ids': VOCAB_IDS,
+                                                             'head': [20, 64]}
 
 
 # z-lab's generation loop, restated from z-lab/dflash@44947fbf71114e241c96de194f4b382b5dd330d0 dflash/model.py lines
@@ -402,15 +440,18 @@ print(json.dumps({'loop': out[0, :min(start + 1, L)].tolist(), 'blocks': blocks,
 
 
 def test_automodel_drafter_runs_zlabs_generation_loop(tmp_path):
-    "The saved directory in z-lab's HF loop (DynamicCache, spec_generate), without dflash_nb: greedy output, our drafts."
+    """The saved directory in z-lab's HF loop (DynamicCache, spec_generate), without dflash_nb: greedy output, our
+    drafts."""
     from dflash_nb.eval import greedy_generate
     tgt = tiny_qwen3_target(vocab_size=64)
-    _published(tmp_path/'pub', tgt)                                # own heads and a sliding layer (window 12 < the context)
+    # own heads and a sliding layer (window 12 < the context)
+    _published(tmp_path/'pub', tgt)
     tgt.save_pretrained(tmp_path/'target')
     prompt, n = [5, 9, 1, 33, 20, 7, 41, 2, 18, 30], 40
     env = {k: v for k, v in os.environ.items() if k != 'PYTHONPATH'}
     env.update(HF_MODULES_CACHE=str(tmp_path/'hf_modules'), HF_HUB_OFFLINE='1')
-    r = subprocess.run([sys.executable, '-c', _ZLAB_LOOP, str(tmp_path/'pub'), str(tmp_path/'target'), json.dumps(prompt), str(n)],
+    r = subprocess.run([sys.executable, '-c', _ZLAB_LOOP, str(tmp_path/'pub'), str(tmp_path/'target'),
+                        json.dumps(prompt), str(n)],
                        capture_output=True, text=True, env=env, cwd=tmp_path)
     assert r.returncode == 0, r.stderr[-3000:]
     got = json.loads(r.stdout.strip().splitlines()[-1])
@@ -420,23 +461,28 @@ def test_automodel_drafter_runs_zlabs_generation_loop(tmp_path):
     seq = torch.tensor([greedy])
     with TargetFeatures(tgt, mine.config.target_layer_ids) as tf: f = tf(seq)
     assert len(got['blocks']) > 3
-    for a, drafts in got['blocks']:                                  # each step drafted what the project's drafter drafts there
+    # each step drafted what the project's drafter drafts there
+    for a, drafts in got['blocks']:
         want = mine.draft(seq[:, a], a, f[:, :a], torch.arange(a)[None])[0].argmax(-1).tolist()
         assert drafts[:len(want)] == want[:len(drafts)], a
 
 
 def test_eval_takes_the_target_and_vocabulary_the_drafter_was_trained_for(syn, tmp_path):
-    """Issue 24.8: `run train` then `run eval -p drafter RUN/drafter` failed with the defaults (the eval job's tiny target of
-    512 ids against a drafter of a 1,024-id one): eval and the eval job take the drafter's target (its train run's
-    train_args.json) and vocabulary unless told otherwise."""
+    """Issue 24.8: `run train` then `run eval -p drafter RUN/drafter` failed with the defaults (the eval job's tiny
+    target of 512 ids against a drafter of a 1,024-id one): eval and the eval job take the drafter's target (its train
+    run's train_args.json) and vocabulary unless told otherwise."""
     from dflash_nb.eval import EvalConfig, prepare_eval
-    train(_args(syn, tmp_path/'run', target='tiny:num_layers=6'))   # as the train job: RUN/drafter beside RUN/train_args.json
+    # as the train job: RUN/drafter beside RUN/train_args.json
+    train(_args(syn, tmp_path/'run', target='tiny:num_layers=6'))
     drafter = tmp_path/'run'/'drafter'
     e = prepare_eval(EvalConfig(drafter=str(drafter), random_prompts=2))
-    assert (e['target_spec'], e['target'].config.vocab_size, e['target'].config.num_hidden_layers) == ('tiny:num_layers=6', 64, 6)
-    with pytest.raises(ValueError, match='vocabulary of 64 ids, the target'):  # told otherwise: the user's target, checked
+    assert (e['target_spec'], e['target'].config.vocab_size,
+            e['target'].config.num_hidden_layers) == ('tiny:num_layers=6', 64, 6)
+    # told otherwise: the user's target, checked
+    with pytest.raises(ValueError, match='vocabulary of 64 ids, the target'):
         prepare_eval(EvalConfig(target='tiny:num_layers=6', drafter=str(drafter), random_prompts=2, vocab_size=512))
-    r = cli('run', 'eval', '-p', 'drafter', drafter, '-p', 'random_prompts', '2', '-p', 'max_new_tokens', '6', '-p', 'sampled_temperature', '0',
+    r = cli('run', 'eval', '-p', 'drafter', drafter, '-p', 'random_prompts', '2', '-p', 'max_new_tokens', '6', '-p',
+            'sampled_temperature', '0',
             '--quiet', '--outputs', tmp_path/'runs')
     assert r.stdout.startswith('ok     eval: '), r.stdout + r.stderr
     [run] = (tmp_path/'runs').iterdir()

@@ -1,4 +1,5 @@
-"Tests of DFlash speculative decoding, evaluation and on-policy generation (dflash_nb.eval, dflash_nb.generate), CPU, tiny targets."
+"""Tests of DFlash speculative decoding, evaluation and on-policy generation (dflash_nb.eval, dflash_nb.generate), CPU,
+tiny targets."""
 import argparse, json, warnings
 
 import numpy as np
@@ -7,7 +8,8 @@ import torch
 
 from dflash_nb.testing import FakeChatServer
 from dflash_nb.eval import TargetSession, add_eval_args, crop_kv_cache, eval_main, evaluate, greedy_generate, speculative_generate
-from dflash_nb.generate import (add_generate_args, dataset_prompts, generate_main, generate_records, generate_records_api,
+from dflash_nb.generate import (add_generate_args, dataset_prompts, generate_main, generate_records,
+                                generate_records_api,
                                 generate_token_dataset, generate_tokens, random_prompts, read_prompts)
 import dflash_nb.eval as ev
 from dflash_nb.model import DFlashDraftModel
@@ -30,7 +32,8 @@ def work(tmp_path_factory):
     tgt = load_target(str(d/'target'), torch.device('cpu'))
     generate_token_dataset(tgt, random_prompts(256, V, 4, 24, seed=0, exclude_ids=[MASK]), d/'ds', 48, batch_size=64,
                            suppress_ids=[MASK])
-    train(train_args(dataset=str(d/'ds'), target=str(d/'target'), output_dir=str(d/'train'), draft_layers=1, mask_token_id=MASK,
+    train(train_args(dataset=str(d/'ds'), target=str(d/'target'), output_dir=str(d/'train'), draft_layers=1,
+                     mask_token_id=MASK,
                      max_seq_len=128, max_tokens=1024, max_anchors=16, epochs=20, max_steps=150, lr=3e-3, quiet=True,
                      save_every=0, resume='never'))
     trained = DFlashDraftModel.from_pretrained(d/'train'/'drafter', target=tgt).eval()
@@ -67,7 +70,8 @@ LENGTHS = [1, 2, 15, 16, 17, 31, 50]
 
 @pytest.mark.parametrize('which', ['untrained', 'trained'])
 def test_lossless_for_every_prompt_and_length(work, which):
-    "Speculative output == plain greedy decoding, token for token: prompt lengths 1..33, max_new_tokens not multiples of 16."
+    """Speculative output == plain greedy decoding, token for token: prompt lengths 1..33, max_new_tokens not multiples
+    of 16."""
     tgt, d = work['target'], work[which]
     accepted = 0
     for p in PROMPTS:
@@ -84,7 +88,8 @@ def test_lossless_for_every_prompt_and_length(work, which):
 def test_greedy_reference_is_hf_generate(work):
     tgt = work['target']
     for p in PROMPTS[1:4]:
-        x = torch.tensor([p])   # an explicit attention mask: without one, generate takes the prompt's 0s for padding (pad id 0)
+        # an explicit attention mask: without one, generate takes the prompt's 0s for padding (pad id 0)
+        x = torch.tensor([p])
         hf = tgt.generate(x, attention_mask=torch.ones_like(x), max_new_tokens=30, do_sample=False, pad_token_id=0,
                           suppress_tokens=[MASK])[0, len(p):]
         assert greedy_generate(tgt, p, 30, suppress_ids=[MASK]).tokens == hf.tolist()
@@ -108,13 +113,15 @@ def test_partial_acceptance_at_every_position(work):
             pos += a + 1
     # always right: every step commits a whole block
     g = speculative_generate(tgt, Oracle(cfg, seq), p, 120, suppress_ids=[MASK])
-    assert g.tokens == ref and g.accepted[:-1] == [15] * (len(g.accepted) - 1) and g.target_forwards == 1 + -(-119 // 16)
+    assert g.tokens == ref and g.accepted[:-1] == [15] * (len(g.accepted) - 1) and g.target_forwards == 1 + -(-119
+                                                                                                              // 16)
 
 
 def test_eos_inside_a_block(work):
     "Generation stops at an end token in the middle of an accepted block; the commit is cut there."
     tgt, cfg = work['target'], work['untrained'].config
-    # a prompt and an end token whose first occurrence lies inside a block after the first (new tokens 17..), not at its end
+    # a prompt and an end token whose first occurrence lies inside a block after the first (new tokens 17..), not at its
+    # end
     def first_new(ref): return next((i for i in range(17, 60) if ref[i] not in ref[:i] and (i - 1) % 16 != 15), None)
     p, ref, i = next((p, r, first_new(r)) for p in random_prompts(100, V, 2, 30, seed=7, exclude_ids=[MASK])
                      for r in [greedy_generate(tgt, p, 100, suppress_ids=[MASK]).tokens] if first_new(r) is not None)
@@ -147,8 +154,10 @@ def test_kv_cache_is_reused_never_recomputed(work):
     assert calls[0] == (len(p), 0)                                        # the prefill
     committed = 1
     for (n, cached), a, dr in zip(calls[1:], g.accepted, g.drafted):
-        assert n == dr + 1 <= 16                                          # a block: the anchor + its drafts, never the prefix
-        assert cached == len(p) + committed - 1                           # the cache holds exactly the tokens before the anchor
+        # a block: the anchor + its drafts, never the prefix
+        assert n == dr + 1 <= 16
+        # the cache holds exactly the tokens before the anchor
+        assert cached == len(p) + committed - 1
         committed += a + 1
     assert committed == len(g.tokens)
     assert sum(g.accepted) > 10
@@ -209,7 +218,8 @@ def test_evaluate_statistics(work):
         assert s['target_forwards'] == s['steps'] + 6 and r.forwards_saved == s['new_tokens'] - s['target_forwards']
         assert r.speedup == pytest.approx(s['new_tokens'] / s['target_forwards'])
         assert r.mean_tau == pytest.approx(np.mean([x['tau'] for x in r.rows]))
-        m = np.array([x for row in r.rows for x in row['matched']]); dr = np.array([x for row in r.rows for x in row['drafted']])
+        m = np.array([x for row in r.rows for x in row['matched']]);
+        dr = np.array([x for row in r.rows for x in row['drafted']])
         assert r.position_acceptance[0] == pytest.approx((m >= 1).sum() / (dr >= 1).sum())
         json.dumps(r.to_dict())
     assert t.mean_tau > u.mean_tau + 1 and t.speedup > 1.5
@@ -237,7 +247,8 @@ def test_token_dataset_layout(work):
     assert ds.n_rows == 256 and mask.sum() == 48 and not mask[:4].any() and mask[-1]
     assert man['generation']['suppress_ids'] == [MASK] and ds.max_token_id < MASK
     dp = dataset_prompts(work['dir']/'ds', limit=3)
-    assert [len(p['input_ids']) for p in dp] == [int((~TokenDataset(work['dir']/'ds').sample(i)[1]).sum()) for i in range(3)]
+    assert [len(p['input_ids']) for p in dp] == [int((~TokenDataset(work['dir']/'ds').sample(i)[1]).sum()) for i
+                                                 in range(3)]
     import datasets
     assert datasets.load_from_disk(str(work['dir']/'ds')).num_rows == 256
 
@@ -257,26 +268,31 @@ def write_prompts(path, n=5, fail=()):
 
 
 def test_openai_compatible_server(tmp_path, qwen_dir, monkeypatch):
-    "Chat completions from a local server: reasoning kept, retries, failures listed, resume, and tokenize reads the records."
+    """Chat completions from a local server: reasoning kept, retries, failures listed, resume, and tokenize reads the
+    records."""
     from dflash_nb.records import read_records
     from dflash_nb.tokenize import tokenize_dataset, ChatTokenizer
     monkeypatch.setenv('OPENAI_API_KEY', 'sk-test')
     prompts = write_prompts(tmp_path/'prompts.jsonl', 5, fail={3})
     with FakeChatServer(chat_answer, fail_first=2) as srv:
-        s = generate_records_api(prompts, tmp_path/'out.jsonl', srv.url, concurrency=2, retries=3, max_tokens=64, temperature=0.0,
+        s = generate_records_api(prompts, tmp_path/'out.jsonl', srv.url, concurrency=2, retries=3, max_tokens=64,
+                                 temperature=0.0,
                                  extra_body={'top_k': 20})
         assert s['model'] == 'fake-model' and s['written'] == 4 and s['errors'] == 1 and s['completion_tokens'] == 12
         body = srv.requests[-1]['body']
-        assert body['model'] == 'fake-model' and body['max_tokens'] == 64 and body['top_k'] == 20 and 'top_p' not in body
+        assert body['model'] == 'fake-model' and body['max_tokens'] == 64 and body[
+            'top_k'] == 20 and 'top_p' not in body
         assert all(r['auth'] == 'Bearer sk-test' for r in srv.requests)
         with pytest.raises(FileExistsError): generate_records_api(prompts, tmp_path/'out.jsonl', srv.url)
     recs = [json.loads(l) for l in (tmp_path/'out.jsonl').read_text().splitlines()]
     r0 = next(r for r in recs if r['id'] == 'q0')
-    assert r0['completion'] == {'role': 'assistant', 'content': 'Answer to: question 0', 'reasoning_content': 'Thinking about question 0.'}
+    assert r0['completion'] == {'role': 'assistant', 'content': 'Answer to: question 0',
+                                'reasoning_content': 'Thinking about question 0.'}
     assert r0['finish_reason'] == 'stop' and r0['source'] == 'unit' and r0['generator']['backend'] == 'openai-api'
     errs = [json.loads(l) for l in (tmp_path/'out.errors.jsonl').read_text().splitlines()]
     assert [e['id'] for e in errs] == ['q3'] and 'HTTP 400' in errs[0]['error']
-    assert [p['id'] for p in read_prompts(tmp_path/'out.errors.jsonl')[0]] == ['q3']      # the errors file is a prompt file
+    # the errors file is a prompt file
+    assert [p['id'] for p in read_prompts(tmp_path/'out.errors.jsonl')[0]] == ['q3']
     assert sorted(r.sample_id for r in read_records(tmp_path/'out.jsonl')) == ['q0', 'q1', 'q2', 'q4']
     st = tokenize_dataset(qwen_dir, tmp_path/'out.jsonl', tmp_path/'ds', progress=False)
     assert st['samples'] == 4 and not st['skipped']
@@ -297,7 +313,8 @@ def test_generate_cli_against_server(tmp_path, capsys):
     p = add_generate_args(argparse.ArgumentParser())
     prompts = write_prompts(tmp_path/'prompts.jsonl', 3)
     with FakeChatServer(chat_answer) as srv:
-        rc = generate_main(p.parse_args(['--api-base', srv.url, '--prompts', str(prompts), '--output', str(tmp_path/'o.jsonl'),
+        rc = generate_main(p.parse_args(['--api-base', srv.url, '--prompts', str(prompts), '--output',
+                                         str(tmp_path/'o.jsonl'),
                                          '--max-new-tokens', '32', '--concurrency', '3', '--quiet', '--source', 'cli']))
     assert rc == 0 and '3 of 3 prompts' in capsys.readouterr().out
     assert {json.loads(l)['source'] for l in (tmp_path/'o.jsonl').read_text().splitlines()} == {'cli'}
@@ -306,21 +323,26 @@ def test_generate_cli_against_server(tmp_path, capsys):
 
 
 def test_generate_records_with_hf_generate(tmp_path, qwen_dir):
-    "The local chat path: prompts rendered with the chat template, completions by a (tiny, Qwen-vocabulary) target, shape-3 records."
+    """The local chat path: prompts rendered with the chat template, completions by a (tiny, Qwen-vocabulary) target,
+    shape-3 records."""
     from dflash_nb.records import read_records
     from dflash_nb.tokenize import ChatTokenizer, tokenize_dataset
     ct = ChatTokenizer(qwen_dir)
-    tgt = tiny_qwen3_target(vocab_size=ct.vocab_size, num_layers=2, hidden_size=16, num_heads=2, num_kv_heads=1, head_dim=8,
+    tgt = tiny_qwen3_target(vocab_size=ct.vocab_size, num_layers=2, hidden_size=16, num_heads=2, num_kv_heads=1,
+                            head_dim=8,
                             intermediate_size=32, tie_word_embeddings=True)
     im_end = ct.tokenizer.token_to_id('<|im_end|>')
-    specials = [ct.tokenizer.token_to_id(t) for t in ct.special_tokens if ct.tokenizer.token_to_id(t) not in (None, im_end)]
+    specials = [ct.tokenizer.token_to_id(t) for t in ct.special_tokens if ct.tokenizer.token_to_id(t)
+                not in (None, im_end)]
     prompts = write_prompts(tmp_path/'prompts.jsonl', 4)
-    s = generate_records(tgt, qwen_dir, prompts, tmp_path/'c.jsonl', max_new_tokens=10, batch_size=3, eos_token_id=im_end,
+    s = generate_records(tgt, qwen_dir, prompts, tmp_path/'c.jsonl', max_new_tokens=10, batch_size=3,
+                         eos_token_id=im_end,
                          suppress_ids=specials)
     assert s['written'] == 4 and sum(s['finish_reasons'].values()) == 4 and s['completion_tokens'] <= 40
     recs = [json.loads(l) for l in (tmp_path/'c.jsonl').read_text().splitlines()]
     assert [r['id'] for r in recs] == ['q0', 'q1', 'q2', 'q3']
-    assert recs[0]['messages'] == [{'role': 'user', 'content': 'question 0'}] and recs[0]['completion']['role'] == 'assistant'
+    assert recs[0]['messages'] == [{'role': 'user', 'content': 'question 0'}] and recs[0]['completion'][
+        'role'] == 'assistant'
     assert recs[0]['generator']['backend'] == 'hf-generate'
     # the completion is the target's greedy continuation of the rendered prompt
     ids = ct.encode(ct.template.render(recs[0]['messages'], None, add_generation_prompt=True))
@@ -333,19 +355,24 @@ def test_generate_records_with_hf_generate(tmp_path, qwen_dir):
 def test_eval_and_generate_cli_token_level(work, tmp_path, capsys):
     d = work['dir']
     g = add_generate_args(argparse.ArgumentParser())
-    assert generate_main(g.parse_args(['--target', str(d/'target'), '--random-prompts', '5', '--prompt-len', '3,9', '--output',
-                                       str(tmp_path/'held'), '--max-new-tokens', '20', '--suppress-token-ids', str(MASK),
+    assert generate_main(g.parse_args(['--target', str(d/'target'), '--random-prompts', '5', '--prompt-len', '3,9',
+                                       '--output',
+                                       str(tmp_path/'held'), '--max-new-tokens', '20', '--suppress-token-ids',
+                                       str(MASK),
                                        '--seed', '99', '--quiet'])) == 0
     held = TokenDataset(tmp_path/'held')
     assert held.n_rows == 5 and held.max_token_id < MASK
     e = add_eval_args(argparse.ArgumentParser())
-    rc = eval_main(e.parse_args(['--target', str(d/'target'), '--drafter', str(d/'train'/'drafter'), '--dataset', str(tmp_path/'held'),
-                                 '--max-new-tokens', '33', '--suppress-token-ids', str(MASK), '--output-dir', str(tmp_path/'ev'), '--quiet']))
+    rc = eval_main(e.parse_args(['--target', str(d/'target'), '--drafter', str(d/'train'/'drafter'), '--dataset',
+                                 str(tmp_path/'held'),
+                                 '--max-new-tokens', '33', '--suppress-token-ids', str(MASK), '--output-dir',
+                                 str(tmp_path/'ev'), '--quiet']))
     out = capsys.readouterr().out
     assert rc == 0 and 'lossless vs plain greedy: yes' in out
     s = json.loads((tmp_path/'ev'/'eval.json').read_text())
     assert s['prompts'] == 5 and s['lossless'] and s['mean_tau'] > 1.3 and len(s['per_prompt']) == 5
-    assert eval_main(e.parse_args(['--target', 'tiny:num_layers=4', '--vocab-size', '64', '--drafter', 'untrained', '--draft-layers', '1',
+    assert eval_main(e.parse_args(['--target', 'tiny:num_layers=4', '--vocab-size', '64', '--drafter', 'untrained',
+                                   '--draft-layers', '1',
                                    '--random-prompts', '3', '--max-new-tokens', '9', '--no-reference', '--quiet'])) == 0
     with pytest.raises(FileNotFoundError, match='config.json'):
         eval_main(e.parse_args(['--target', 'tiny', '--drafter', str(tmp_path), '--random-prompts', '2']))

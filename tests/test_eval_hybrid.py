@@ -19,11 +19,13 @@ MASK = V - 1
 
 @pytest.fixture(scope='module')
 def work(tmp_path_factory):
-    "A tiny hybrid target saved as a model directory, its on-policy dataset and a drafter trained on it for a few steps."
+    """A tiny hybrid target saved as a model directory, its on-policy dataset and a drafter trained on it for a few
+    steps."""
     from transformers.utils import logging as hf_logging
     hf_logging.disable_progress_bar(); hf_logging.set_verbosity_error()
     d = tmp_path_factory.mktemp('hybrid')
-    tiny_hybrid_target(vocab_size=V, num_layers=4, full_attention_interval=2, tie_word_embeddings=False).save_pretrained(d/'target')
+    tiny_hybrid_target(vocab_size=V, num_layers=4, full_attention_interval=2,
+                       tie_word_embeddings=False).save_pretrained(d/'target')
     tgt = load_target(str(d/'target'), torch.device('cpu'))
     generate_token_dataset(tgt, random_prompts(96, V, 4, 16, seed=0, exclude_ids=[MASK]), d/'ds', 32, batch_size=48,
                            suppress_ids=[MASK])
@@ -33,8 +35,10 @@ def work(tmp_path_factory):
     metrics = [json.loads(l) for l in (d/'train'/'metrics.jsonl').read_text().splitlines()]
     trained = DFlashDraftModel.from_pretrained(d/'train'/'drafter', target=tgt).eval()
     untrained = DFlashDraftModel.from_target(tgt, 1, block_size=8, mask_token_id=MASK, seed=0).eval()
-    greedy = functools.cache(lambda p, n: greedy_generate(tgt, list(p), n, suppress_ids=[MASK]))   # references shared by the tests
-    return {'dir': d, 'target': tgt, 'trained': trained, 'untrained': untrained, 'metrics': metrics, 'summary': s, 'greedy': greedy}
+    # references shared by the tests
+    greedy = functools.cache(lambda p, n: greedy_generate(tgt, list(p), n, suppress_ids=[MASK]))
+    return {'dir': d, 'target': tgt, 'trained': trained, 'untrained': untrained, 'metrics': metrics, 'summary': s,
+            'greedy': greedy}
 
 
 def test_the_target_is_hybrid(work):
@@ -51,10 +55,12 @@ def test_restore_equals_a_fresh_forward(work):
     for keep in (10, 11, 14, 16, 17):                          # nothing / some / all of the block [10..16] kept
         s = TargetSession(tgt)
         s(seq[:10]); s(seq[10:17]); s.crop(keep)
-        assert s.length == keep and s.extra_tokens == (keep - 10 if keep < 17 else 0)   # a fully kept block needs no restore
+        # a fully kept block needs no restore
+        assert s.length == keep and s.extra_tokens == (keep - 10 if keep < 17 else 0)
         lg, _ = s.logits(seq[keep:keep + 5])
         torch.testing.assert_close(lg, ref[keep:keep + 5], atol=1e-4, rtol=1e-4)
-        assert s.extra_forwards == 0 and s.forwards == 3     # only the linear layers re-ran the kept tokens: no target forward
+        # only the linear layers re-ran the kept tokens: no target forward
+        assert s.extra_forwards == 0 and s.forwards == 3
 
 
 def test_features_are_those_of_the_kept_sequence(work):
@@ -83,8 +89,10 @@ def test_lossless_on_the_hybrid_target(work, which):
 def test_prompt_lookup_is_lossless_on_the_hybrid_target(work):
     tgt = work['target']
     for p in ([3, 4, 5, 3, 4, 5, 3, 4], [9, 9, 9, 9, 9, 9]):
-        g, s = greedy_generate(tgt, p, 30, suppress_ids=[MASK]), prompt_lookup_generate(tgt, p, 30, suppress_ids=[MASK], k=4)
-        assert s.tokens == g.tokens and s.target_tokens == len(p) + sum(d + 1 for d in s.drafted) + s.extra_target_tokens
+        g, s = greedy_generate(tgt, p, 30, suppress_ids=[MASK]), prompt_lookup_generate(tgt, p, 30, suppress_ids=[MASK],
+                                                                                        k=4)
+        assert s.tokens == g.tokens and s.target_tokens == len(p) + sum(d + 1 for d
+                                                                        in s.drafted) + s.extra_target_tokens
 
 
 def test_training_on_the_hybrid_target_lowers_the_loss(work):
@@ -99,9 +107,12 @@ def test_eval_cli_on_the_hybrid_target(work, tmp_path, capsys):
     d, e = work['dir'], add_eval_args(argparse.ArgumentParser())
     taus = {}
     for which, drafter in (('untrained', 'untrained'), ('trained', str(d/'train'/'drafter'))):
-        rc = eval_main(e.parse_args(['--target', str(d/'target'), '--drafter', drafter, '--draft-layers', '1', '--dataset',
-                                     str(d/'ds'), '--limit', '4', '--max-new-tokens', '24', '--mask-token-id', str(MASK),
-                                     '--suppress-token-ids', str(MASK), '--temperature', '0,1', '--output-dir', str(tmp_path/which),
+        rc = eval_main(e.parse_args(['--target', str(d/'target'), '--drafter', drafter, '--draft-layers', '1',
+                                     '--dataset',
+                                     str(d/'ds'), '--limit', '4', '--max-new-tokens', '24', '--mask-token-id',
+                                     str(MASK),
+                                     '--suppress-token-ids', str(MASK), '--temperature', '0,1', '--output-dir',
+                                     str(tmp_path/which),
                                      '--quiet']))
         out = capsys.readouterr().out
         assert rc == 0 and 'lossless vs plain greedy: yes, every prompt' in out and 'at T=1' in out
@@ -113,6 +124,8 @@ def test_eval_cli_on_the_hybrid_target(work, tmp_path, capsys):
         taus[which] = j['mean_tau']
     assert taus['trained'] > taus['untrained'] + 0.2
     # the tiny spec builds a hybrid too
-    assert eval_main(e.parse_args(['--target', 'tiny:hybrid=1,num_layers=4', '--vocab-size', '32', '--drafter', 'untrained',
-                                   '--draft-layers', '1', '--random-prompts', '2', '--max-new-tokens', '6', '--quiet'])) == 0
+    assert eval_main(e.parse_args(['--target', 'tiny:hybrid=1,num_layers=4', '--vocab-size', '32', '--drafter',
+                                   'untrained',
+                                   '--draft-layers', '1', '--random-prompts', '2', '--max-new-tokens', '6',
+                                   '--quiet'])) == 0
     assert 'hybrid target:' in capsys.readouterr().out

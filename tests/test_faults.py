@@ -75,22 +75,28 @@ def test_kill9_at_every_step_of_the_finish(qwen_dir, tmp_path, overwrite):
     assert len(steps) >= 20, steps  # renames, bookkeeping files, chunk deletions, the swap, the tidy-up
 
 def tokenize_cmd(qwen_dir, src, out, *extra):
-    return [str(Path(sys.executable).with_name('dflash-nb')), 'tokenize', '--model-path', str(qwen_dir), '--completions', str(src),
-            '--output-dir', str(out), '--max-seq-len', '1024', '--batch-size', '8', '--shard-tokens', '20000', '--quiet', *extra]
+    return [str(Path(sys.executable).with_name('dflash-nb')), 'tokenize', '--model-path', str(qwen_dir),
+            '--completions', str(src),
+            '--output-dir', str(out), '--max-seq-len', '1024', '--batch-size', '8', '--shard-tokens', '20000',
+            '--quiet', *extra]
 
 def test_second_run_on_one_output_fails_at_once_naming_the_holder(qwen_dir, tmp_path):
     "Issue 15.3: two real concurrent runs on one OUT; the second exits 1 at once with one line naming the first's pid."
-    src = tmp_path/'c.jsonl'; make_input(src, copies=48)   # long enough to outlast two CLI start-ups (fastokens made it 3x faster)
+    # long enough to outlast two CLI start-ups (fastokens made it 3x faster)
+    src = tmp_path/'c.jsonl'; make_input(src, copies=48)
     ref = tmp_path/'ref'; cli(*tokenize_cmd(qwen_dir, src, ref)[1:])
     out = tmp_path/'out'
-    first = subprocess.Popen(tokenize_cmd(qwen_dir, src, out), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    first = subprocess.Popen(tokenize_cmd(qwen_dir, src, out), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                             text=True)
     deadline = time.time() + 60
     while not list((tmp_path/'out.partial').glob('chunk-*.json')) and time.time() < deadline: time.sleep(0.01)
     second = cli(*tokenize_cmd(qwen_dir, src, out, '--overwrite')[1:], check=False)
     assert first.poll() is None, "the first run ended before the second started; make the input larger"
     assert second.returncode == 1 and f"another run (pid {first.pid})" in second.stderr, second.stderr
-    assert len(second.stderr.strip().splitlines()) == 1  # 'at once': the first run is still going (checked above), no clock
-    merge = cli('merge', '--existing', ref, '--new', src, '--output-dir', out, '--overwrite', '--quiet', check=False)  # the same lock
+    # 'at once': the first run is still going (checked above), no clock
+    assert len(second.stderr.strip().splitlines()) == 1
+    # the same lock
+    merge = cli('merge', '--existing', ref, '--new', src, '--output-dir', out, '--overwrite', '--quiet', check=False)
     assert first.poll() is None, "the first run ended before the merge tried; make the input larger"
     assert merge.returncode == 1 and f"another run (pid {first.pid})" in merge.stderr, merge.stderr
     assert first.wait() == 0, first.stderr.read()
@@ -130,8 +136,10 @@ def test_merge_cleans_old_asides_and_cites_new_path(qwen_dir, tmp_path):
     "Issue 15.4 (merge's OUT.old-PID left by a kill) and 15.12 (skipped.jsonl's `from` names --new, not a temp folder)."
     from dflash_nb.merge import merge_datasets
     ex = tmp_path/'ex'; T.tokenize_dataset(qwen_dir, ROOT/'data'/'samples'/'openai_chat.jsonl', ex, **KW)
-    src = tmp_path/'new.jsonl'  # bad records (for skipped.jsonl) and good ones (a merge whose new part is all bad exits non-zero)
-    src.write_bytes((ROOT/'data'/'samples'/'bad_records.jsonl').read_bytes() + (ROOT/'data'/'samples'/'sharegpt.jsonl').read_bytes())
+    # bad records (for skipped.jsonl) and good ones (a merge whose new part is all bad exits non-zero)
+    src = tmp_path/'new.jsonl'
+    src.write_bytes((ROOT/'data'/'samples'/'bad_records.jsonl').read_bytes()
+                    + (ROOT/'data'/'samples'/'sharegpt.jsonl').read_bytes())
     out = tmp_path/'out'; merge_datasets(ex, src, out, progress=False)
     (tmp_path/'out.old-99999').mkdir(); (tmp_path/'out.old-99999'/'manifest.json').write_text('{}')  # a killed commit's
     merge_datasets(ex, src, out, progress=False, overwrite=True)
@@ -145,7 +153,8 @@ def small_disk(tmp_path):
     with mounted_tmpfs(tmp_path/'disk', 'size=1m') as d: yield d
 
 def test_full_disk_is_one_line_and_a_rerun_resumes(qwen_dir, tmp_path, small_disk):
-    "Issue 15.10: a real full disk (tmpfs) mid-run: one line naming the folder, space and estimate; the rerun completes."
+    """Issue 15.10: a real full disk (tmpfs) mid-run: one line naming the folder, space and estimate; the rerun
+    completes."""
     src = tmp_path/'c.jsonl'; make_input(src, copies=6)
     ref = tmp_path/'ref'; T.tokenize_dataset(qwen_dir, src, ref, **KW)
     out = small_disk/'out'
@@ -161,7 +170,8 @@ def test_full_disk_is_one_line_and_a_rerun_resumes(qwen_dir, tmp_path, small_dis
     same_dataset(out, ref)
 
 def test_full_disk_in_merge_is_one_line(qwen_dir, tmp_path, small_disk):
-    "Issue 15.10 for merge: a real full disk (tmpfs; the shards cannot be hard-linked across filesystems, so they are copied)."
+    """Issue 15.10 for merge: a real full disk (tmpfs; the shards cannot be hard-linked across filesystems, so they are
+    copied)."""
     ex = tmp_path/'ex'; src = tmp_path/'c.jsonl'; make_input(src, copies=6)
     T.tokenize_dataset(qwen_dir, src, ex, **KW)
     new = tmp_path/'n.jsonl'; new.write_text((ROOT/'data'/'samples'/'openai_chat.jsonl').read_text())

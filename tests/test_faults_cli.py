@@ -1,5 +1,6 @@
 """Fault tests of the command line, its worker processes and jobs (issue 23: items 9, 12, 15, 17, 18): real processes,
-real signals (kill -9 of the main process only, SIGINT during start-up, SIGTERM during a job), a real read-only mount."""
+real signals (kill -9 of the main process only, SIGINT during start-up, SIGTERM during a job), a real read-only
+mount."""
 import json, os, re, signal, subprocess, sys, time
 from pathlib import Path
 import pytest
@@ -31,8 +32,11 @@ def kill_main_only(cmd, n_workers: int, timeout: float = 60) -> list[int]:
     "Start `cmd`, wait until it has `n_workers` live children, kill -9 the main process only; the workers' pids."
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     deadline, kids = time.time() + timeout, []
-    while len(kids) < n_workers and p.poll() is None and time.time() < deadline: time.sleep(0.02); kids = children(p.pid)
-    assert len(kids) >= n_workers, f"no {n_workers} workers seen (exit {p.poll()}): {p.stderr.read() if p.poll() is not None else ''}"
+    while len(kids) < n_workers and p.poll() is None and time.time() < deadline: time.sleep(0.02); kids = children(
+        p.pid)
+    assert len(
+        kids) >= n_workers, (f"no {n_workers} workers seen (exit {p.poll()}): "
+                             f"{p.stderr.read() if p.poll() is not None else ''}")
     os.kill(p.pid, signal.SIGKILL); p.wait(); p.stderr.close()
     return kids
 
@@ -44,7 +48,8 @@ def assert_workers_gone(kids: list[int], within: float = 5):
     assert not left, f"workers {left} outlived their killed parent"
 
 def test_kill9_of_main_tokenize_kills_its_workers_and_the_rerun_resumes(qwen_dir, tmp_path):
-    "Issue 23.12: kill -9 of the main process of `tokenize --workers 2` only; its workers die; the same command resumes."
+    """Issue 23.12: kill -9 of the main process of `tokenize --workers 2` only; its workers die; the same command
+    resumes."""
     src = tmp_path/'c.jsonl'; make_input(src, copies=8)
     ref = tmp_path/'ref'; T.tokenize_dataset(qwen_dir, src, ref, workers=2, **KW)
     out = tmp_path/'out'
@@ -57,7 +62,8 @@ def test_kill9_of_main_merge_kills_its_workers_and_the_rerun_finishes(qwen_dir, 
     "Issue 23.12 for merge: its new completions are tokenized by `--workers 2`; kill -9 of the main pid only."
     ex = tmp_path/'ex'; T.tokenize_dataset(qwen_dir, ROOT/'data'/'samples'/'openai_chat.jsonl', ex, **KW)
     src = tmp_path/'c.jsonl'; make_input(src, copies=8)
-    cmd = lambda out: [EXE, 'merge', '--existing', str(ex), '--new', str(src), '--output-dir', str(out), '--workers', '2', '--quiet']
+    cmd = lambda out: [EXE, 'merge', '--existing', str(ex), '--new', str(src), '--output-dir', str(out), '--workers',
+                       '2', '--quiet']
     from dflash_nb.merge import merge_datasets
     ref = tmp_path/'ref'; merge_datasets(ex, src, ref, workers=2, progress=False)
     out = tmp_path/'out'
@@ -98,7 +104,8 @@ def test_ctrl_c_during_start_up_is_one_line_and_exit_130(qwen_dir, tmp_path, com
         time.sleep(delay); p.send_signal(signal.SIGINT)
         err = p.communicate()[1].strip(); seen.append(p.returncode)
         if p.returncode == 0: continue  # finished before the signal came
-        assert p.returncode == 130 and err.splitlines() == [f"dflash-nb {command}: interrupted"], (delay, p.returncode, err)
+        assert p.returncode == 130 and err.splitlines() == [f"dflash-nb {command}: interrupted"], (delay, p.returncode,
+                                                                                                   err)
     assert seen.count(130) >= 2, seen
 
 BAD_OPTIONS = [  # (command line, the option named in the one-line refusal); torch-free commands: real CLI processes
@@ -117,10 +124,14 @@ def test_out_of_range_option_is_refused_in_one_line(argv, option):
     assert r.returncode == 2 and last.startswith(f"dflash-nb {argv[0]}: error: argument {option}: "), r.stderr
     assert 'must be' in last or 'is not' in last, last
 
-TORCH_OPTIONS = [(['train', '--dataset', 'd', '--target', 'tiny', '--output-dir', 'o', '--lr', 'nan'], '--lr', 'must be a finite number'),
-                 (['train', '--dataset', 'd', '--target', 'tiny', '--output-dir', 'o', '--block-size', '1'], '--block-size', 'must be at least 2'),
-                 (['train', '--dataset', 'd', '--target', 'tiny', '--output-dir', 'o', '--warmup-ratio', '2'], '--warmup-ratio', 'must be from 0 to 1'),
-                 (['eval', '--target', 'tiny', '--drafter', 'untrained', '--top-p', '0'], '--top-p', 'must be above 0 and at most 1'),
+TORCH_OPTIONS = [(['train', '--dataset', 'd', '--target', 'tiny', '--output-dir', 'o', '--lr', 'nan'], '--lr',
+                  'must be a finite number'),
+                 (['train', '--dataset', 'd', '--target', 'tiny', '--output-dir', 'o', '--block-size', '1'],
+                  '--block-size', 'must be at least 2'),
+                 (['train', '--dataset', 'd', '--target', 'tiny', '--output-dir', 'o', '--warmup-ratio', '2'],
+                  '--warmup-ratio', 'must be from 0 to 1'),
+                 (['eval', '--target', 'tiny', '--drafter', 'untrained', '--top-p', '0'], '--top-p',
+                  'must be above 0 and at most 1'),
                  (['generate', '--output', 'o', '--concurrency', '0'], '--concurrency', 'must be from 1 to 1024')]
 
 def test_out_of_range_torch_stage_options_are_refused(capsys):
@@ -129,12 +140,14 @@ def test_out_of_range_torch_stage_options_are_refused(capsys):
     for argv, option, words in TORCH_OPTIONS:
         with pytest.raises(SystemExit) as e: make_parser(argv[0]).parse_args(argv)
         last = capsys.readouterr().err.strip().splitlines()[-1]
-        assert e.value.code == 2 and last.startswith(f"dflash-nb {argv[0]}: error: argument {option}: ") and last.endswith(words), last
+        assert e.value.code == 2 and last.startswith(
+            f"dflash-nb {argv[0]}: error: argument {option}: ") and last.endswith(words), last
     from dflash_nb.train import train_args
     with pytest.raises(ValueError, match='training option --max-steps 0: must be at least 1'): train_args(max_steps=0)
 
 def test_negative_max_seq_len_no_longer_cuts_samples(qwen_dir, tmp_path):
-    "Issue 23.9: `--max-seq-len -5` cut 5 tokens (the closing <|im_end|> among them) off every sample, exit 0; now nothing is written."
+    """Issue 23.9: `--max-seq-len -5` cut 5 tokens (the closing <|im_end|> among them) off every sample, exit 0; now
+    nothing is written."""
     src = ROOT/'data'/'samples'/'openai_chat.jsonl'
     r = cli(*tokenize_cmd(qwen_dir, src, tmp_path/'out')[1:-5], '--max-seq-len', '-5', '--quiet', check=False)
     assert r.returncode == 2 and not (tmp_path/'out').exists() and not (tmp_path/'out.partial').exists(), r.stderr
@@ -144,10 +157,14 @@ def test_config_values_are_checked_however_the_config_is_made():
     from dflash_nb.cli import TokenizeConfig
     from dflash_nb.config import make_config
     from dflash_nb.inspect import Thresholds
-    for make, words in [(lambda: make_config(TokenizeConfig, workers=0), 'tokenize option --workers 0: must be from 1 to 1024'),
-                        (lambda: TokenizeConfig(max_seq_len=-5), 'tokenize option --max-seq-len -5: must be at least 0'),
-                        (lambda: make_config(TokenizeConfig, {'workers': 'abc'}), "--workers 'abc': must be an integer"),
-                        (lambda: Thresholds.make({'identical_fail': 2}), 'inspect option --identical-fail 2: must be from 0 to 1')]:
+    for make, words in [(lambda: make_config(TokenizeConfig, workers=0),
+                         'tokenize option --workers 0: must be from 1 to 1024'),
+                        (lambda: TokenizeConfig(max_seq_len=-5),
+                         'tokenize option --max-seq-len -5: must be at least 0'),
+                        (lambda: make_config(TokenizeConfig, {'workers': 'abc'}),
+                         "--workers 'abc': must be an integer"),
+                        (lambda: Thresholds.make({'identical_fail': 2}),
+                         'inspect option --identical-fail 2: must be from 0 to 1')]:
         with pytest.raises(ValueError, match=words.replace('(', r'\(').replace(')', r'\)')): make()
     assert make_config(TokenizeConfig, max_seq_len=0, workers=4).workers == 4  # 0: no limit, as documented
 
@@ -163,7 +180,8 @@ BAD_PARAMS = [  # (job, name, value, words of the refusal)
 
 @pytest.mark.parametrize('job,name,value,words', BAD_PARAMS, ids=[f"{j}-{n}={v}" for j, n, v, _ in BAD_PARAMS])
 def test_bad_job_parameter_is_refused_before_the_job_runs(tmp_path, job, name, value, words):
-    "Issue 23.9 + 23.18: `-p workers abc` / `-p max_seq_len 1e3` were TypeErrors naming nothing, `-p workers 0` ran: one line, no run folder."
+    """Issue 23.9 + 23.18: `-p workers abc` / `-p max_seq_len 1e3` were TypeErrors naming nothing, `-p workers 0` ran:
+    one line, no run folder."""
     r = cli('run', job, '-p', name, value, '--outputs', tmp_path/'runs', '--quiet', check=False)
     err = r.stderr.strip()
     assert r.returncode == 1 and err.splitlines() == [f"dflash-nb run: error: job {job}: {words}"], err
@@ -171,8 +189,10 @@ def test_bad_job_parameter_is_refused_before_the_job_runs(tmp_path, job, name, v
 
 @pytest.mark.parametrize('name', ['../../x', '../jobs/tokenize', '/tmp/x', 'x.ipynb'])
 def test_run_refuses_notebooks_outside_the_jobs_folder(tmp_path, name):
-    "Issue 23.18: `dflash-nb run ../../x` ran a notebook outside nbs/jobs and wrote outside --outputs: refused, one line."
-    outside = tmp_path/'x.ipynb'; outside.write_text('{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}')
+    """Issue 23.18: `dflash-nb run ../../x` ran a notebook outside nbs/jobs and wrote outside --outputs: refused, one
+    line."""
+    outside = tmp_path/'x.ipynb';
+    outside.write_text('{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}')
     r = cli('run', name, '--outputs', tmp_path/'runs', '--quiet', check=False, cwd=tmp_path)
     err = r.stderr.strip()
     assert r.returncode == 1 and len(err.splitlines()) == 1 and 'not a job name' in err, err
@@ -184,14 +204,16 @@ def test_a_jobs_notebook_path_inside_the_jobs_folder_is_its_name(tmp_path):
     assert r.stdout.startswith('dflash-nb run report [-p NAME VALUE ...]'), r.stdout
 
 @pytest.mark.parametrize('sig', [signal.SIGTERM, pytest.param(signal.SIGINT, marks=pytest.mark.skipif(
-    not os.environ.get('DFLASH_NB_SLOW'), reason="slow variant: run with DFLASH_NB_SLOW=1"))], ids=['SIGTERM', 'SIGINT'])
+    not os.environ.get('DFLASH_NB_SLOW'), reason="slow variant: run with DFLASH_NB_SLOW=1"))],
+                         ids=['SIGTERM', 'SIGINT'])
 def test_interrupted_run_writes_its_report_and_resumes(qwen_dir, tmp_path, sig):
-    """Issue 23.17: SIGTERM (or SIGINT) to `dflash-nb run tokenize` while its tokenize cell runs: report.html and job.json
-    (status interrupted) are written, the kernel is gone, one line says how to resume, exit 130; `run --resume RUN_DIR`
-    finishes the job in the same folder with the uninterrupted run's dataset."""
+    """Issue 23.17: SIGTERM (or SIGINT) to `dflash-nb run tokenize` while its tokenize cell runs: report.html and
+    job.json (status interrupted) are written, the kernel is gone, one line says how to resume, exit 130; `run --resume
+    RUN_DIR` finishes the job in the same folder with the uninterrupted run's dataset."""
     src = tmp_path/'c.jsonl'; make_input(src, copies=6)
     runs = tmp_path/'runs'
-    p = subprocess.Popen([EXE, 'run', 'tokenize', '-p', 'completions', str(src), '-p', 'max_seq_len', '1024', '-p', 'workers', '1',
+    p = subprocess.Popen([EXE, 'run', 'tokenize', '-p', 'completions', str(src), '-p', 'max_seq_len', '1024', '-p',
+                          'workers', '1',
                           '--outputs', str(runs), '--quiet'], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 120
     while not list(runs.glob('*/dataset.lock')) and p.poll() is None and time.time() < deadline: time.sleep(0.02)
@@ -209,7 +231,8 @@ def test_interrupted_run_writes_its_report_and_resumes(qwen_dir, tmp_path, sig):
     assert_workers_gone(kernels)  # the kernel (and so its lock on dataset) is gone with the run
     r = cli('run', '--resume', run_dir, '--quiet')
     assert r.stdout.strip() == f"ok     tokenize: {run_dir/'report.html'}", r.stdout
-    assert r.stderr == '', r.stderr  # --quiet: no cell lines, no bars, no kernel warning ('running over TCP without encryption')
+    # --quiet: no cell lines, no bars, no kernel warning ('running over TCP without encryption')
+    assert r.stderr == '', r.stderr
     assert json.loads((run_dir/'job.json').read_text())['status'] == 'ok' and list(runs.iterdir()) == [run_dir]
     ref = tmp_path/'ref'; T.tokenize_dataset(qwen_dir, src, ref, max_seq_len=1024, progress=False)
     same_dataset(run_dir/'dataset', ref)
@@ -227,17 +250,24 @@ def test_version_and_the_one_line_hints(tmp_path):
     from dflash_nb.train import load_target
     from dflash_nb.generate import read_prompts
     assert cli('--version').stdout.strip() == f"dflash-nb {dflash_nb.__version__}"
-    with pytest.raises(FileNotFoundError, match=re.escape(f"{tmp_path/'nope'}: no such file or folder; check the --prompts path")):
+    with pytest.raises(FileNotFoundError,
+                       match=re.escape(f"{tmp_path/'nope'}: no such file or folder; check the --prompts path")):
         read_prompts(tmp_path/'nope')  # what `dflash-nb generate --prompts /nope` says (after loading torch: slow here)
-    hint = 'Qwen/Qwen3-8B looks like a Hugging Face Hub id, and nothing is downloaded here: download it first (`hf download Qwen/Qwen3-8B --local-dir DIR`)'
+    hint = ('Qwen/Qwen3-8B looks like a Hugging Face Hub id, and nothing is downloaded here: download it first (`hf '
+            'download Qwen/Qwen3-8B --local-dir DIR`)')
     with pytest.raises(FileNotFoundError, match=re.escape(hint)): T.ChatTokenizer('Qwen/Qwen3-8B')
     with pytest.raises(FileNotFoundError, match=re.escape(hint)): load_target('Qwen/Qwen3-8B', torch.device('cpu'))
-    r = cli('train', '--target', 'Qwen/Qwen3-8B', '--dataset', tmp_path/'nope', '--output-dir', tmp_path/'tr', check=False)
-    assert r.returncode != 0 and len(r.stderr.strip().splitlines()) == 1 and not (tmp_path/'tr').exists(), r.stderr  # no empty folder left
-    with pytest.raises(FileNotFoundError, match=re.escape('`hf download --repo-type dataset HuggingFaceH4/ultrachat_200k --local-dir DIR`')):
+    r = cli('train', '--target', 'Qwen/Qwen3-8B', '--dataset', tmp_path/'nope', '--output-dir', tmp_path/'tr',
+            check=False)
+    # no empty folder left
+    assert r.returncode != 0 and len(r.stderr.strip().splitlines()) == 1 and not (tmp_path/'tr').exists(), r.stderr
+    with pytest.raises(FileNotFoundError, match=re.escape(
+        '`hf download --repo-type dataset HuggingFaceH4/ultrachat_200k --local-dir DIR`')):
         discover_inputs('HuggingFaceH4/ultrachat_200k')
     help_text = ' '.join(cli('tokenize', '--help').stdout.split())
-    assert all(f in help_text for f in ('.jsonl', '.ndjson', '.json', '.gz', '.zst', 'Parquet', 'saved Hugging Face dataset', 's3://'))
+    assert all(f in help_text for f in ('.jsonl', '.ndjson', '.json', '.gz', '.zst', 'Parquet',
+                                        'saved Hugging Face dataset', 's3://'))
     (f := tmp_path/'stats.json').write_text('{}')
     for read in (compute_stats, inspect_dataset):
-        with pytest.raises(NotADirectoryError, match=re.escape(f"{f}: a file, not a dataset directory; give the folder")): read(f)
+        with pytest.raises(NotADirectoryError,
+                           match=re.escape(f"{f}: a file, not a dataset directory; give the folder")): read(f)

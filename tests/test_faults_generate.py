@@ -30,7 +30,8 @@ def forked(fn) -> int:
     return pid
 
 def when_journaled(pid: int, out: Path, n: int, old: bool = False):
-    "Wait until the run `pid` has journaled `n` batches (failing if it ends first), or (`old`: an output there) deleted `out`."
+    """Wait until the run `pid` has journaled `n` batches (failing if it ends first), or (`old`: an output there)
+    deleted `out`."""
     deadline = time.time() + 120
     while journaled(out) < n and (out.exists() or not old):
         assert os.waitpid(pid, os.WNOHANG)[0] == 0, "the run ended before it was interrupted; give it more prompts"
@@ -38,8 +39,10 @@ def when_journaled(pid: int, out: Path, n: int, old: bool = False):
         time.sleep(0.002)
 
 def gen_cmd(out: Path, n: int, seed: int = 1) -> list[str]:
-    "`dflash-nb generate` of `n` random prompts by a tiny target, sampled (a resume must draw what the whole run draws)."
-    return ['generate', '--target', f'tiny:vocab_size={V}', '--random-prompts', str(n), '--prompt-len', '4,12', '--seed', str(seed),
+    """`dflash-nb generate` of `n` random prompts by a tiny target, sampled (a resume must draw what the whole run
+    draws)."""
+    return ['generate', '--target', f'tiny:vocab_size={V}', '--random-prompts', str(n), '--prompt-len', '4,12',
+            '--seed', str(seed),
             '--max-new-tokens', '8', '--temperature', '1.3', '--batch-size', '2', '--output', str(out), '--quiet']
 
 def test_killed_overwrite_keeps_the_old_output_and_the_rerun_resumes(tmp_path, monkeypatch):
@@ -59,7 +62,8 @@ def test_killed_overwrite_keeps_the_old_output_and_the_rerun_resumes(tmp_path, m
     st = os.waitpid(pid, 0)[1]
     assert os.WIFEXITED(st) and os.WEXITSTATUS(st) == 130       # the CLI's "interrupted"
     assert table(out).equals(old)
-    assert journal(out).stat().st_ino == inode and journal(out).read_bytes().startswith(first)   # resumed, not restarted
+    # resumed, not restarted
+    assert journal(out).stat().st_ino == inode and journal(out).read_bytes().startswith(first)
     done = journaled(out)
     assert 0 < done < 8
     from transformers import Qwen3ForCausalLM
@@ -70,7 +74,8 @@ def test_killed_overwrite_keeps_the_old_output_and_the_rerun_resumes(tmp_path, m
     assert calls[0] == 8 - done                                  # only the batches the journal lacked
     assert table(out).equals(table(ref))                         # = the uninterrupted run
     assert json.loads((out/'stats.json').read_text()) == json.loads((ref/'stats.json').read_text())
-    assert json.loads((out/'manifest.json').read_text())['generation'] == json.loads((ref/'manifest.json').read_text())['generation']
+    assert json.loads((out/'manifest.json').read_text())['generation'] == json.loads((ref/'manifest.json').read_text())[
+        'generation']
     assert sorted(p.name for p in tmp_path.iterdir()) == ['out', 'ref']   # no journal, lock or old copy left
 
 def test_a_second_run_on_one_output_is_refused_in_one_line_and_the_cli_resumes(tmp_path, capsys):
@@ -84,8 +89,10 @@ def test_a_second_run_on_one_output_is_refused_in_one_line_and_the_cli_resumes(t
     err = capsys.readouterr().err.strip()
     assert os.waitpid(pid, os.WNOHANG)[0] == 0, "the first run ended before the second one tried"
     assert f"another run (pid {pid})" in err and len(err.splitlines()) == 1, err
-    for fn in (lambda: generate_records_api([], out, 'http://127.0.0.1:9'), lambda: generate_records(None, None, [], out)):
-        with pytest.raises(RuntimeError, match=f"another run \\(pid {pid}\\)"): fn()   # the chat-record writers take the lock too
+    for fn in (lambda: generate_records_api([], out, 'http://127.0.0.1:9'), lambda: generate_records(None, None, [],
+                                                                                                     out)):
+        # the chat-record writers take the lock too
+        with pytest.raises(RuntimeError, match=f"another run \\(pid {pid}\\)"): fn()
     os.kill(pid, signal.SIGKILL); os.waitpid(pid, 0)
     assert not out.exists() and journaled(out) >= 1
     assert main(cmd) == 0                                        # the same command: continues from the journal

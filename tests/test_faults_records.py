@@ -9,13 +9,15 @@ from dflash_nb.records import SKIP_REASONS, Record, Skip, parse_line
 from dflash_nb.tokenize import tokenize_dataset
 
 OK = [{'role': 'user', 'content': 'q'}, {'role': 'assistant', 'content': 'a'}]
-KEYS = ['id', 'messages', 'conversations', 'role', 'from', 'content', 'value', 'tool_calls', 'function', 'name', 'arguments',
+KEYS = ['id', 'messages', 'conversations', 'role', 'from', 'content', 'value', 'tool_calls', 'function', 'name',
+        'arguments',
         'reasoning_content', 'completion', 'tools', 'source', 'type', 'text', 'image_url', 'tool_call_id', 'x']
 ROLES = ['user', 'assistant', 'system', 'tool', 'human', 'gpt', 'narrator', '']
 
 def deep(n: int) -> str:
     "JSON text nested `n` levels deep (objects and lists alternating)."
-    return ''.join('[' if k % 2 else '{"a": ' for k in range(n)) + '1' + ''.join(']' if k % 2 else '}' for k in reversed(range(n)))
+    return ''.join('[' if k % 2 else '{"a": ' for k in range(n)) + '1' + ''.join(']' if k % 2 else '}' for k
+                                                                                 in reversed(range(n)))
 
 def dumps(v) -> bytes:
     "json.dumps, with each string '<DEEP n>' replaced by JSON nested n deep (json.dumps itself cannot nest that far)."
@@ -25,7 +27,8 @@ def dumps(v) -> bytes:
     return text.encode()
 
 def rand_str(r: random.Random) -> str:
-    pool = ['a', ' ', '\n', '<|im_end|>', '<think>', '</tool_call>', '{{', '{%', 'é', 'e\u0301', '中', '🙂', '\x00', '\u2028',
+    pool = ['a', ' ', '\n', '<|im_end|>', '<think>', '</tool_call>', '{{', '{%', 'é', 'e\u0301', '中', '🙂', '\x00',
+            '\u2028',
             '\ud800', '\udc00', '\ufeff', '\\', '"']
     return ''.join(r.choice(pool) for _ in range(r.randrange(0, 12)))
 
@@ -53,14 +56,17 @@ def mutate(r: random.Random, rec):
 
 def fuzz_lines(seed: int = 15, n: int = 4000) -> list[bytes]:
     r = random.Random(seed)
-    samples = [json.loads(l) for f in sorted((ROOT/'data'/'samples').glob('*.jsonl')) for l in f.read_text().splitlines()
+    samples = [json.loads(l) for f in sorted((ROOT/'data'/'samples').glob('*.jsonl')) for l
+               in f.read_text().splitlines()
                if l.strip() and l.lstrip().startswith('{') and _valid(l)]
     lines = []
     for i in range(n):
         k = i % 5
-        if k == 0: line = bytes(r.randrange(256) for _ in range(r.randrange(1, 80))).replace(b'\n', b' ').replace(b'\r', b' ')
+        if k == 0: line = bytes(r.randrange(256) for _ in range(r.randrange(1, 80))).replace(b'\n', b' ').replace(b'\r',
+                                                                                                                  b' ')
         elif k == 1: line = json.dumps(rand_value(r)).encode()
-        elif k == 2: line = json.dumps({'id': rand_value(r), 'messages': rand_value(r), 'source': rand_value(r)}).encode()
+        elif k == 2: line = json.dumps({'id': rand_value(r), 'messages': rand_value(r),
+                                        'source': rand_value(r)}).encode()
         else: line = dumps(mutate(r, json.loads(json.dumps(r.choice(samples)))))
         lines.append(line if line.strip() else b'{}')
     lines += [b'{"id": 1%s, "messages": []}' % (b'0' * 5000), b'[' * 100_000 + b']' * 100_000]
@@ -77,12 +83,15 @@ POISON = {  # line -> the reason it must be skipped with
     '{"id": "deep", "x": %s, "messages": %s}' % (deep(1000), json.dumps(OK)): 'unsupported_value',
     json.dumps({'id': 'deep-args', 'messages': [OK[0], {'role': 'assistant', 'content': '', 'tool_calls': [
         {'function': {'name': 'f', 'arguments': '{"a": %s}' % deep(999)}}]}]}): 'unsupported_value',
-    json.dumps({'id': 'image', 'messages': [{'role': 'user', 'content': [{'type': 'image_url', 'image_url': {'url': 'x'}},
-                                                                     {'type': 'text', 'text': 'what is it?'}]}, OK[1]]}): 'unsupported_content',
+    json.dumps({'id': 'image', 'messages': [{'role': 'user', 'content': [{'type': 'image_url',
+                                                                          'image_url': {'url': 'x'}},
+                                                                     {'type': 'text', 'text': 'what is it?'}]},
+                                            OK[1]]}): 'unsupported_content',
 }
 
 def test_poison_lines_are_listed_skips_and_the_run_goes_on(qwen_dir, tmp_path):
-    "Issue 15.2/15.8: each poison line (in the middle of good ones) is a listed skip with its reason; the run completes."
+    """Issue 15.2/15.8: each poison line (in the middle of good ones) is a listed skip with its reason; the run
+    completes."""
     src = tmp_path/'c.jsonl'
     good = [json.dumps({'id': f'g{i}', 'messages': OK}) for i in range(3)]
     src.write_text('\n'.join([good[0], *POISON, good[1], good[2]]) + '\n')
@@ -113,7 +122,8 @@ class _Payload:
     def __reduce__(self): return (open, (self.marker, 'w'))
 
 def test_encoder_cache_runs_no_code_and_rebuilds_bad_files(qwen_dir, tmp_path, monkeypatch):
-    "Issue 15.6: planted pickles never run; corrupt or foreign cache files (verdict, byte table) are rebuilt with a warning."
+    """Issue 15.6: planted pickles never run; corrupt or foreign cache files (verdict, byte table) are rebuilt with a
+    warning."""
     import pickle, shutil, warnings, numpy as np
     from dflash_nb.tokenizer import ChatTokenizer, sha256_file
     monkeypatch.setenv('DFLASH_NB_CACHE', str(tmp_path/'cache'))
@@ -123,17 +133,21 @@ def test_encoder_cache_runs_no_code_and_rebuilds_bad_files(qwen_dir, tmp_path, m
             warnings.simplefilter('always')
             ct = ChatTokenizer(qwen_dir)
             ok = ct.encoder == 'fastokens' and ct.fast.decode_bytes(np.array(ct.encode(text))) == text.encode()
-        return ok, [str(x.message) for x in w if not issubclass(x.category, ResourceWarning)]   # another test's unclosed pipe may be collected here
+        # another test's unclosed pipe may be collected here
+        return ok, [str(x.message) for x in w if not issubclass(x.category, ResourceWarning)]
     assert fresh() == (True, [])   # builds both cache files
     enc = tmp_path/'cache'/'encoders'
     table, verdict = next(enc.glob('*.fastokens-bytes-*.npz')), next(enc.glob('*.fastokens-*.json'))
     good = {f: f.read_bytes() for f in (table, verdict)}
     marker = tmp_path/'pwned'
-    other = tmp_path/'other'; shutil.copytree(qwen_dir, other)   # the same files made for another tokenizer.json: foreign
-    (other/'tokenizer.json').write_text((other/'tokenizer.json').read_text().replace('"<|im_end|>"', '"<|im_end|>" ', 1))
+    # the same files made for another tokenizer.json: foreign
+    other = tmp_path/'other'; shutil.copytree(qwen_dir, other)
+    (other/'tokenizer.json').write_text((other/'tokenizer.json').read_text().replace('"<|im_end|>"', '"<|im_end|>" ',
+                                                                                     1))
     monkeypatch.setenv('DFLASH_NB_CACHE', str(tmp_path/'cache2'))
     ChatTokenizer(other).fast.ready()
-    foreign = {f: next((tmp_path/'cache2'/'encoders').glob(f.name.replace(sha256_file(qwen_dir/'tokenizer.json'), '*'))).read_bytes()
+    foreign = {f: next((tmp_path/'cache2'/'encoders').glob(f.name.replace(sha256_file(qwen_dir/'tokenizer.json'),
+                                                                          '*'))).read_bytes()
                for f in (table, verdict)}
     monkeypatch.setenv('DFLASH_NB_CACHE', str(tmp_path/'cache'))
     for f in (table, verdict):
@@ -153,7 +167,8 @@ def test_duplicate_ids_counted_and_gated(qwen_dir, tmp_path):
     assert st['samples'] == 6 and st['duplicate_ids'] == 2
     g = inspect_dataset(tmp_path/'out').gate('duplicate_ids')
     assert g.status == 'fail' and g.value == pytest.approx(2 / 6) and set(g.examples) == {'1', 'a'}
-    uniq = tmp_path/'u.jsonl'; uniq.write_text(''.join(json.dumps({'id': f'u{i}', 'messages': OK}) + '\n' for i in range(3)))
+    uniq = tmp_path/'u.jsonl'; uniq.write_text(''.join(json.dumps({'id': f'u{i}',
+                                                                   'messages': OK}) + '\n' for i in range(3)))
     assert tokenize_dataset(qwen_dir, uniq, tmp_path/'u', progress=False)['duplicate_ids'] == 0
     assert inspect_dataset(tmp_path/'u').gate('duplicate_ids').status == 'pass'
 
@@ -162,9 +177,11 @@ def test_manifest_model_path_is_absolute_so_merge_runs_elsewhere(qwen_dir, tmp_p
     import shutil, subprocess, sys
     from conftest import cli
     shutil.copytree(qwen_dir, tmp_path/'tok')
-    src = tmp_path/'c.jsonl'; src.write_text(''.join(json.dumps({'id': f'e{i}', 'messages': OK}) + '\n' for i in range(3)))
+    src = tmp_path/'c.jsonl'; src.write_text(''.join(json.dumps({'id': f'e{i}',
+                                                                 'messages': OK}) + '\n' for i in range(3)))
     exe = str(Path(sys.executable).with_name('dflash-nb'))
-    subprocess.run([exe, 'tokenize', '--model-path', 'tok', '--completions', 'c.jsonl', '--output-dir', 'ds', '--quiet'],
+    subprocess.run([exe, 'tokenize', '--model-path', 'tok', '--completions', 'c.jsonl', '--output-dir', 'ds',
+                    '--quiet'],
                    cwd=tmp_path, check=True, capture_output=True)
     man = json.loads((tmp_path/'ds'/'manifest.json').read_text())
     assert man['tokenizer']['model_path'] == str(tmp_path/'tok') and len(man['tokenizer']['fingerprint']) == 16
@@ -176,20 +193,27 @@ def test_manifest_model_path_is_absolute_so_merge_runs_elsewhere(qwen_dir, tmp_p
     assert 'merged 3 = existing 3 + new 1 - duplicates 1' in r.stdout  # n0 has e0's content
 
 @pytest.mark.parametrize('prefix,why', [
-    ("{% set s = 'a' * 2**30 %}{{ s|length }}", 'limit 16,777,216'),                       # a gigabyte in one expression
-    ("{% for i in range(3) %}{{ 'x' * 10000000 }}{% endfor %}", 'characters (limit|took longer than 1 s'),  # 30 MB of output (the template probes may hit the time cap first)
-    ("{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}", 'took longer than 1 s'),  # for ever
+    # a gigabyte in one expression
+    ("{% set s = 'a' * 2**30 %}{{ s|length }}", 'limit 16,777,216'),
+    # 30 MB of output (the template probes may hit the time cap first)
+    ("{% for i in range(3) %}{{ 'x' * 10000000 }}{% endfor %}", 'characters (limit|took longer than 1 s'),
+    # for ever
+    ("{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}", 'took longer than 1 s'),
 ])
 def test_hostile_template_is_a_bounded_template_error(qwen_dir, tmp_path, monkeypatch, prefix, why):
     "Issue 15.12: a chat template that allocates, outputs or loops without bound costs each record a capped skip."
     import shutil
     import dflash_nb.tokenize as T
-    import dflash_nb.tokenizer as TK  # (the limit lives in tokenizer, which probes templates; tokenize arms it per record)
-    for m in (T, TK): monkeypatch.setattr(m, 'MAX_RECORD_SECONDS', 1.0)  # the real limit is 30 s; the mechanism is the same
+    # (the limit lives in tokenizer, which probes templates; tokenize arms it per record)
+    import dflash_nb.tokenizer as TK
+    # the real limit is 30 s; the mechanism is the same
+    for m in (T, TK): monkeypatch.setattr(m, 'MAX_RECORD_SECONDS', 1.0)
     d = tmp_path/'tok'; shutil.copytree(qwen_dir, d)
     (d/'chat_template.jinja').write_text(prefix + (qwen_dir/'chat_template.jinja').read_text())
-    src = tmp_path/'c.jsonl'; src.write_text(''.join(json.dumps({'id': f'r{i}', 'messages': OK}) + '\n' for i in range(2)))
-    with pytest.raises(T.TokenizeError, match='0 samples') as e: tokenize_dataset(d, src, tmp_path/'out', progress=False)
+    src = tmp_path/'c.jsonl'; src.write_text(''.join(json.dumps({'id': f'r{i}',
+                                                                 'messages': OK}) + '\n' for i in range(2)))
+    with pytest.raises(T.TokenizeError, match='0 samples') as e: tokenize_dataset(d, src, tmp_path/'out',
+                                                                                  progress=False)
     msg = str(e.value)  # a run of 0 samples exits non-zero, writes nothing, and names its skips and the first one
     assert '(2 records read: 2 template_error); nothing written; first: c.jsonl:1 template_error: ' in msg, msg
     assert any(w in msg for w in why.split('|')), msg
@@ -199,7 +223,8 @@ def test_hostile_template_is_a_bounded_template_error(qwen_dir, tmp_path, monkey
 def test_a_run_of_0_samples_leaves_nothing_behind(qwen_dir, tmp_path):
     "Issue 24.14: a 0-sample run left a complete 0-row dataset, so the corrected rerun was refused ('already exists')."
     src = tmp_path/'c.jsonl'; src.write_text(json.dumps({'id': 'q', 'messages': OK[:1]}) + '\n')  # no assistant turn
-    with pytest.raises(Exception, match=r'0 samples \(1 records read: 1 no_generated_turn\); nothing written; first: c.jsonl:1 '):
+    with pytest.raises(Exception,
+                       match=r'0 samples \(1 records read: 1 no_generated_turn\); nothing written; first: c.jsonl:1 '):
         tokenize_dataset(qwen_dir, src, tmp_path/'out', progress=False)
     assert sorted(p.name for p in tmp_path.iterdir()) == ['c.jsonl']  # no dataset, no .partial, no lock
     src.write_text(json.dumps({'id': 'q', 'messages': OK}) + '\n')  # corrected: the same command now runs

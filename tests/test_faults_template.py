@@ -20,7 +20,8 @@ B = "{% set b = 'x' * 1000000 %}"  # a 1M-character string (one `*`, under the c
 CASES = {
     'str.ljust': ("{{ 'x'.ljust(10**9) }}", 'ljust() would build 1,000,000,000 characters'),
     'str.ljust in a loop': ("{% for i in range(1) %}{{ 'x'.ljust(10**9) }}{% endfor %}", 'ljust() would build'),
-    'str.replace in a macro': (B + "{% macro m() %}{{ ('a' * 1000).replace('a', b) }}{% endmacro %}{{ m() }}", 'replace()'),
+    'str.replace in a macro': (B + "{% macro m() %}{{ ('a' * 1000).replace('a', b) }}{% endmacro %}{{ m() }}",
+                               'replace()'),
     'lipsum in a loop': ("{% for i in range(1) %}{{ lipsum(10**6) }}{% endfor %}", 'lipsum()'),
     'str.rjust': ("{{ 'x'.rjust(10**9) }}", 'rjust()'),
     'str.center': ("{{ 'x'.center(10**9) }}", 'center()'),
@@ -40,8 +41,12 @@ CASES = {
     'int.to_bytes': ("{{ (1).to_bytes(10**9, 'big')|length }}", 'to_bytes()'),
     "list '*'": ("{{ ([1] * 10**9)|length }}", "'*' would build"),
     "list '*' of a big string": (B + "{{ [b] * 1000 }}", 'writing a value'),
-    "'+' doubling": ("{% set ns = namespace(s='x' * 1000000) %}{% for i in range(30) %}{% set ns.s = ns.s + ns.s %}{% endfor %}", "'+' would build"),
-    "'~' doubling": ("{% set ns = namespace(s='x' * 1000000) %}{% for i in range(30) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}", "'~' would build"),
+    "'+' doubling": (
+        "{% set ns = namespace(s='x' * 1000000) %}{% for i in range(30) %}{% set ns.s = ns.s + ns.s %}{% endfor %}",
+                     "'+' would build"),
+    "'~' doubling": (
+        "{% set ns = namespace(s='x' * 1000000) %}{% for i in range(30) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}",
+                     "'~' would build"),
     "'~' of a container": (B + "{{ ([b] * 100) ~ '' }}", "'~' would build"),
     'format filter': ("{{ '%1000000000d'|format(1) }}", "the 'format' filter"),
     'indent filter': ("{{ ('a\n' * 100000)|indent(10**6) }}", "the 'indent' filter"),
@@ -61,9 +66,13 @@ CASES = {
     'lipsum': ("{{ lipsum(10**6) }}", 'lipsum()'),
     'strftime_now': ("{{ strftime_now('%c' * 1000000) }}", 'strftime_now()'),
     'output of a loop': (B + "{% for i in range(100) %}{{ b }}{% endfor %}", 'would write'),
-    'output of a macro': (B + "{% macro m() %}{% for i in range(100) %}{{ b }}{% endfor %}{% endmacro %}{{ m() }}", 'would write'),
-    'loop iterations': ("{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}", 'loops would run'),
-    'recursive loop iterations': ("{% for x in [[1] * 100000] * 100 recursive %}{{ loop(x) if x is iterable else '' }}{% endfor %}", 'loops would run'),
+    'output of a macro': (B + "{% macro m() %}{% for i in range(100) %}{{ b }}{% endfor %}{% endmacro %}{{ m() }}",
+                          'would write'),
+    'loop iterations': ("{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}",
+                        'loops would run'),
+    'recursive loop iterations': (
+        "{% for x in [[1] * 100000] * 100 recursive %}{{ loop(x) if x is iterable else '' }}{% endfor %}",
+                                  'loops would run'),
     'many values kept alive': ("{% set ns = namespace(l=[]) %}{% for i in range(3000) %}"
                                "{% set ns.l = ns.l + ['x'.ljust(1000000) ~ i] %}{% endfor %}{{ ns.l|length }}", 'MB'),
 }
@@ -91,7 +100,8 @@ CHILD = textwrap.dedent("""
 def rendered():
     "Each hostile case rendered once in one child under RLIMIT_AS: `({name: error line}, child's peak RSS in bytes)`."
     code = ("import json, resource, subprocess, sys; r = subprocess.run(sys.argv[1:], capture_output=True, text=True); "
-            "print(json.dumps([r.returncode, r.stdout, r.stderr[-3000:], resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss]))")
+            "print(json.dumps([r.returncode, r.stdout, r.stderr[-3000:], "
+            "resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss]))")
     r = subprocess.run([sys.executable, '-c', code, sys.executable, '-c', CHILD,
                         json.dumps({k: v[0] for k, v in CASES.items()}), json.dumps(OK)],
                        capture_output=True, text=True, timeout=600)
@@ -126,20 +136,24 @@ def test_real_templates_still_render_what_they_did(qwen_dir):
 
 
 def test_hostile_template_in_a_tokenize_run_is_a_skip(qwen_dir, tmp_path):
-    """A real `dflash-nb tokenize` with a hostile chat_template.jinja: the records it hits are template_error skips naming
-    the operation, the others are kept, exit 0, and the run's peak RSS stays < 500 MB (the old code built 600 MB for one)."""
+    """A real `dflash-nb tokenize` with a hostile chat_template.jinja: the records it hits are template_error skips
+    naming the operation, the others are kept, exit 0, and the run's peak RSS stays < 500 MB (the old code built 600 MB
+    for one)."""
     import shutil
     d = tmp_path/'tok'; shutil.copytree(qwen_dir, d)
     hostile = ("{% if messages[0].content == 'ljust' %}{{ 'x'.ljust(600000000) }}{% endif %}"
                "{% if messages[0].content == 'tojson' %}{{ messages|tojson(indent=600000000) }}{% endif %}"
                "{% if messages[0].content == 'join' %}{{ ('y' * 1000000).join(['a'] * 600) }}{% endif %}")
     (d/'chat_template.jinja').write_text(hostile + (qwen_dir/'chat_template.jinja').read_text())
-    recs = [('ok0', 'q'), ('bad-ljust', 'ljust'), ('ok1', 'q'), ('bad-tojson', 'tojson'), ('bad-join', 'join'), ('ok2', 'q')]
+    recs = [('ok0', 'q'), ('bad-ljust', 'ljust'), ('ok1', 'q'), ('bad-tojson', 'tojson'), ('bad-join', 'join'),
+            ('ok2', 'q')]
     src = tmp_path/'c.jsonl'
-    src.write_text(''.join(json.dumps({'id': i, 'messages': [{'role': 'user', 'content': c}, OK[1]]}) + '\n' for i, c in recs))
+    src.write_text(''.join(json.dumps({'id': i, 'messages': [{'role': 'user', 'content': c},
+                                                             OK[1]]}) + '\n' for i, c in recs))
     exe = str(Path(sys.executable).with_name('dflash-nb'))
     code = ("import json, resource, subprocess, sys; r = subprocess.run(sys.argv[1:], capture_output=True, text=True); "
-            "print(json.dumps([r.returncode, r.stdout[-3000:], r.stderr[-3000:], resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss]))")
+            "print(json.dumps([r.returncode, r.stdout[-3000:], r.stderr[-3000:], "
+            "resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss]))")
     r = subprocess.run([sys.executable, '-c', code, exe, 'tokenize', '--model-path', str(d), '--completions', str(src),
                         '--output-dir', str(tmp_path/'out'), '--quiet'], capture_output=True, text=True, timeout=600)
     rc, out, err, peak_kb = json.loads(r.stdout)
@@ -149,5 +163,6 @@ def test_hostile_template_in_a_tokenize_run_is_a_skip(qwen_dir, tmp_path):
     sk = {s['sample_id']: s for s in map(json.loads, (tmp_path/'out'/'skipped.jsonl').read_text().splitlines())}
     assert set(sk) == {'bad-ljust', 'bad-tojson', 'bad-join'}
     for sid, what in (('bad-ljust', 'ljust()'), ('bad-tojson', "'tojson' filter"), ('bad-join', 'join()')):
-        assert sk[sid]['reason'] == 'template_error' and what in sk[sid]['detail'] and '\n' not in sk[sid]['detail'], sk[sid]
+        assert sk[sid]['reason'] == 'template_error' and what in sk[sid]['detail'] and '\n' not in sk[sid][
+            'detail'], sk[sid]
     assert peak_kb * 1024 < 500 << 20, f"peak RSS {peak_kb >> 10} MB"

@@ -297,7 +297,8 @@ def check_invariants(tok, s: OracleSample):
         if cur:
             runs.append(cur)
         # adjacent spans never touch (a "\n<|im_start|>..." sits between them), so runs == spans
-        assert [decode(tok, r) for r in runs] == [unicodedata.normalize("NFC", s.text[a:b]) for a, b in s.spans], s.sample_id
+        assert [decode(tok, r) for r in runs] == [unicodedata.normalize("NFC", s.text[a:b]) for a, b
+                                                  in s.spans], s.sample_id
         for a, b in s.spans:
             assert s.text[a:b].endswith(EOT) and s.text[b:b + 1] in ("\n", "")
     else:
@@ -355,7 +356,8 @@ def tiny_dir(tmp_path_factory):
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
     tk.train_from_iterator(HELDOUT.read_text(encoding="utf-8").split("\n"), trainer)
     d = tmp_path_factory.mktemp("tiny_tok")
-    PreTrainedTokenizerFast(tokenizer_object=tk, eos_token="<|im_end|>", pad_token="<|endoftext|>").save_pretrained(str(d))
+    PreTrainedTokenizerFast(tokenizer_object=tk, eos_token="<|im_end|>",
+                            pad_token="<|endoftext|>").save_pretrained(str(d))
     _install_template(d, template)
     return d
 
@@ -373,7 +375,8 @@ def heldout_qwen_dir(tmp_path_factory):
         try:
             from dflash_nb.qwen import build_qwen36_tokenizer
         except ImportError:
-            pytest.skip("neither the dflash-nb console script nor dflash_nb.qwen.build_qwen36_tokenizer is available yet")
+            pytest.skip(
+                "neither the dflash-nb console script nor dflash_nb.qwen.build_qwen36_tokenizer is available yet")
         build_qwen36_tokenizer(d)
     assert (d / "tokenizer.json").exists(), f"{d}: no tokenizer.json after building the tokenizer"
     _install_template(d, template)
@@ -475,7 +478,8 @@ def test_samples_match_oracle(tokenized, oracle):
     ds, _, _ = tokenized
     _, samples, _, _ = oracle
     rows = ds.to_list()
-    assert [r["sample_id"] for r in rows] == [s.sample_id for s in samples], "samples missing, extra or out of input order"
+    assert [r["sample_id"] for r in rows] == [s.sample_id for s
+                                              in samples], "samples missing, extra or out of input order"
     for r, s in zip(rows, samples):
         assert r["source"] == s.source, s.sample_id
         assert r["seq_len"] == len(r["input_ids"]) == len(r["loss_mask"]), s.sample_id

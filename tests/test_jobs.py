@@ -33,7 +33,8 @@ def notebook_errors(nb_path: Path) -> list[dict]:
 
 def test_report_job_leaves_a_readable_report(dataset, tmp_path):
     before = tmp_path/'before'  # a dataset made by another tool: only input_ids and loss_mask
-    datasets.disable_progress_bars(); datasets.Dataset.from_dict({'input_ids': [[1] * 40] * 8, 'loss_mask': [[False] * 34 + [True] * 6] * 8}).save_to_disk(str(before))
+    datasets.disable_progress_bars(); datasets.Dataset.from_dict({'input_ids': [[1] * 40] * 8, 'loss_mask': [[
+        False] * 34 + [True] * 6] * 8}).save_to_disk(str(before))
     t0 = datetime.now(timezone.utc).replace(microsecond=0)
     stamp_bytes = (dataset/'stats.json').read_bytes()
     r = cli('run', 'report', '-p', 'dataset', dataset, '-p', 'compare', before, '--outputs', tmp_path/'out')
@@ -42,13 +43,15 @@ def test_report_job_leaves_a_readable_report(dataset, tmp_path):
     assert m and m['job'] == 'report'
     stamp = datetime.strptime(m['stamp'], '%Y%m%dT%H%M%SZ').replace(tzinfo=timezone.utc)
     assert t0 <= stamp <= datetime.now(timezone.utc)
-    assert {'report.ipynb', 'report.html', 'stats.json', 'job.json', 'compare.png'} | PLOTS <= {p.name for p in d.iterdir()}
+    assert {'report.ipynb', 'report.html', 'stats.json', 'job.json',
+            'compare.png'} | PLOTS <= {p.name for p in d.iterdir()}
     assert r.stdout.startswith('ok') and str(d/'report.html') in r.stdout
     assert notebook_errors(d/'report.ipynb') == []
 
     st = json.loads((d/'stats.json').read_text())
     rec = json.loads((dataset/'stats.json').read_text())
-    assert (st['samples'], st['total_tokens'], st['records_read']) == (rec['samples'], rec['total_tokens'], rec['records_read'])
+    assert (st['samples'], st['total_tokens'], st['records_read']) == (rec['samples'], rec['total_tokens'],
+                                                                       rec['records_read'])
     assert st['comparison']['before'] == str(before.resolve()) and st['comparison']['before_stats']['samples'] == 8
 
     html = (d/'report.html').read_text()
@@ -57,7 +60,8 @@ def test_report_job_leaves_a_readable_report(dataset, tmp_path):
     images = re.findall(r'data:image/png;base64,([A-Za-z0-9+/=\s]+)', html)
     assert len(images) >= 5 and all(base64.b64decode(i)[:8] == b'\x89PNG\r\n\x1a\n' for i in images)
     assert f">{ratio_words(8, rec['samples'], 'samples')}<" in html and '>masked fraction ' in html
-    assert 'scan_token_counts(' not in html and 'Traceback' not in html and 'TqdmWarning' not in html  # code hidden, no noise
+    # code hidden, no noise
+    assert 'scan_token_counts(' not in html and 'Traceback' not in html and 'TqdmWarning' not in html
     assert (dataset/'stats.json').read_bytes() == stamp_bytes  # the dataset's own record is untouched
 
 
@@ -81,7 +85,8 @@ def test_failing_job_keeps_its_notebook_and_report_and_exits_nonzero(tmp_path):
 def test_several_jobs_in_one_call_all_run(qwen_dir, tmp_path):
     "report (fails: no dataset yet), tokenize (makes it), report (succeeds): one call, three run folders, exit 1."
     ds = tmp_path/'ds'
-    r = cli('run', 'report', 'tokenize', 'report', '-p', 'dataset', ds, '-p', 'output_dir', ds, '-p', 'model_path', qwen_dir,
+    r = cli('run', 'report', 'tokenize', 'report', '-p', 'dataset', ds, '-p', 'output_dir', ds, '-p', 'model_path',
+            qwen_dir,
             '-p', 'workers', '1', '--outputs', tmp_path/'out', check=False)
     assert r.returncode == 1
     status = [line.split()[:2] for line in r.stdout.splitlines() if line.split()[:1] in (['ok'], ['FAILED'])]
@@ -92,14 +97,17 @@ def test_several_jobs_in_one_call_all_run(qwen_dir, tmp_path):
     assert rep['samples'] == tok['samples'] > 200 and rep['records_read'] == tok['records_read']
     assert PLOTS <= {p.name for p in dirs[2].iterdir()} and (dirs[0]/'report.html').is_file()
     # it talks: cell n/N with the first line of each cell, on stderr, for every job
-    assert re.search(r'^tokenize: cell 1/\d+ \(\+[\d.]+s\) ', r.stderr, re.M) and re.search(r'^report: cell \d+/\d+ ', r.stderr, re.M)
+    assert re.search(r'^tokenize: cell 1/\d+ \(\+[\d.]+s\) ', r.stderr, re.M) and re.search(r'^report: cell \d+/\d+ ',
+                                                                                            r.stderr, re.M)
     assert re.search(r'^tokenize: done after [\d.]+s$', r.stderr, re.M)
     # and, per cell, a summary line as it ends; in between the stage's own bar (rate and ETA), on the console only
     assert re.search(r'^tokenize: cell 3/\d+ done in [\d.]+s$', r.stderr, re.M)
-    assert re.search(r'tokenize: +100%\|[^|]*\| [\d.]+[kMG]?/[\d.]+[kMG]? \[[\d:]+<00:00, +[\d.]+[kMG]?B/s\]\n', r.stderr), r.stderr[-2000:]
+    assert re.search(r'tokenize: +100%\|[^|]*\| [\d.]+[kMG]?/[\d.]+[kMG]? \[[\d:]+<00:00, +[\d.]+[kMG]?B/s\]\n',
+                     r.stderr), r.stderr[-2000:]
     assert 'without encryption' not in r.stderr  # the kernel talks over IPC, not unencrypted TCP
     assert '100%|' not in (dirs[1]/'tokenize.ipynb').read_text() and '100%|' not in (dirs[1]/'report.html').read_text()
-    # every report opens with its header: job, parameters (given and defaults), start, duration, version, commit, machine
+    # every report opens with its header: job, parameters (given and defaults), start, duration, version, commit,
+    # machine
     html = (dirs[1]/'report.html').read_text()
     head = html[html.index('dflash-run-header'):][:4000]
     assert 'job <b>tokenize</b>' in head and 'started <b>' in head and 'took <b>' in head and 'version <b>dflash_nb ' in head

@@ -1,13 +1,14 @@
-"""The JupyterLab workbook in a real browser, driven as a person drives it: JupyterLab (loopback, a conflicting user-level
-`python3` kernelspec that lacks the project's packages) opens `nbs/05b_explorer.ipynb`, which must start on the project's
-kernel; Run All; then the mask explorer widget is used by its controls (a dataset picked from the list, a tokenizer typed
-for a dataset another tool wrote, id, filter, source, failing gate, random, a bad id, a bad path, a second dataset to
-compare with, the dark theme) and after each step what is visible is asserted (status text, sample ids, chip colours).
-Also: a notebook executed elsewhere (untrusted) keeps its chips' colours in the dark theme.
-Headless Chromium from Debian (`apt-get install chromium`; scripts/setup.sh installs it) driven by Playwright for Python;
-skipped only where Chromium is not installed. Screenshots of every step are kept in $DFLASH_NB_TEST_ARTEFACTS/lab
-(default outputs/test-artefacts/lab), with the datasets the test picks (under the project's outputs/, where the explorer
-lists them)."""
+"""The JupyterLab workbook in a real browser, driven as a person drives it: JupyterLab (loopback, a conflicting
+user-level
+`python3` kernelspec that lacks the project's packages) opens `nbs/05b_explorer.ipynb`, which must start on the
+project's kernel; Run All; then the mask explorer widget is used by its controls (a dataset picked from the list, a
+tokenizer typed for a dataset another tool wrote, id, filter, source, failing gate, random, a bad id, a bad path, a
+second dataset to compare with, the dark theme) and after each step what is visible is asserted (status text, sample
+ids, chip colours). Also: a notebook executed elsewhere (untrusted) keeps its chips' colours in the dark theme.
+Headless Chromium from Debian (`apt-get install chromium`; scripts/setup.sh installs it) driven by Playwright for
+Python; skipped only where Chromium is not installed. Screenshots of every step are kept in
+$DFLASH_NB_TEST_ARTEFACTS/lab (default outputs/test-artefacts/lab), with the datasets the test picks (under the
+project's outputs/, where the explorer lists them)."""
 import hashlib, json, os, re, shutil, socket, subprocess, sys, time, urllib.request
 from pathlib import Path
 
@@ -25,12 +26,13 @@ def _port():
 
 def test_notebooks_name_the_project_kernel():
     """Every notebook's metadata names the project's kernel (the one scripts/setup.sh and scripts/lab.sh register), not
-    `python3`, which resolves to whichever python3 kernelspec comes first (a user-level one: No module named 'fastcore');
-    nbdev_clean (as settings.ini configures it) keeps it."""
+    `python3`, which resolves to whichever python3 kernelspec comes first (a user-level one: No module named
+    'fastcore'); nbdev_clean (as settings.ini configures it) keeps it."""
     from nbdev.clean import clean_nb
     from dflash_nb.jobs import KERNEL_NAME
     nbs = [p for p in sorted((ROOT/'nbs').rglob('*.ipynb')) if '.ipynb_checkpoints' not in p.parts]
-    names = {str(p.relative_to(ROOT)): json.loads(p.read_text())['metadata'].get('kernelspec', {}).get('name') for p in nbs}
+    names = {str(p.relative_to(ROOT)): json.loads(p.read_text())['metadata'].get('kernelspec', {}).get('name') for p
+             in nbs}
     assert len(nbs) > 20 and set(names.values()) == {KERNEL_NAME}, {k: v for k, v in names.items() if v != KERNEL_NAME}
     nb = json.loads((ROOT/NOTEBOOK).read_text())
     clean_nb(nb, allowed_metadata_keys=[], allowed_cell_metadata_keys=['tags'])
@@ -40,8 +42,11 @@ def test_notebooks_name_the_project_kernel():
 
 @pytest.fixture(scope='module')
 def datasets(qwen_dir):
-    "Under the project's outputs/: the shipped samples tokenized, and the same rows as another tool writes them (no manifest, prompt starts masked)."
-    if CHROMIUM is None: pytest.skip("no Chromium here (Debian: apt-get install chromium; scripts/setup.sh installs it as root): browser test skipped")
+    """Under the project's outputs/: the shipped samples tokenized, and the same rows as another tool writes them (no
+    manifest, prompt starts masked)."""
+    if CHROMIUM is None: pytest.skip(
+        "no Chromium here (Debian: apt-get install chromium; scripts/setup.sh installs it as root): browser test "
+        "skipped")
     for m in ('jupyterlab', 'ipywidgets', 'playwright'):
         pytest.importorskip(m, reason=f"{m} not installed (scripts/setup.sh installs the [dev,lab] extras)")
     import datasets as hf
@@ -55,24 +60,30 @@ def datasets(qwen_dir):
 
 @pytest.fixture(scope='module')
 def lab(datasets, tmp_path_factory):
-    "JupyterLab on the repository (as scripts/lab.sh serves it) with fresh user dirs, one user-level `python3` kernelspec that cannot run the project, autosave off."
+    """JupyterLab on the repository (as scripts/lab.sh serves it) with fresh user dirs, one user-level `python3`
+    kernelspec that cannot run the project, autosave off."""
     from dflash_nb.jobs import project_kernel
     project_kernel()
     t = tmp_path_factory.mktemp('lab')
-    conflict = t/'data'/'kernels'/'python3'      # a user-level python3 (as `pip install --user ipykernel` leaves): no site-packages, no fastcore
+    # a user-level python3 (as `pip install --user ipykernel` leaves): no site-packages, no fastcore
+    conflict = t/'data'/'kernels'/'python3'
     conflict.mkdir(parents=True)
-    (conflict/'kernel.json').write_text(json.dumps({'argv': [sys.executable, '-S', '-m', 'ipykernel_launcher', '-f', '{connection_file}'],
+    (conflict/'kernel.json').write_text(json.dumps({'argv': [sys.executable, '-S', '-m', 'ipykernel_launcher', '-f',
+                                                             '{connection_file}'],
                                                     'display_name': 'Python 3 (ipykernel)', 'language': 'python'}))
     for plugin, values in {'docmanager-extension/plugin': {'autosave': False},  # the source notebook is never written
                            'apputils-extension/notification': {'fetchNews': 'false', 'checkForUpdates': False}}.items():
         f = t/'settings'/'@jupyterlab'/f'{plugin}.jupyterlab-settings'
         f.parent.mkdir(parents=True, exist_ok=True); f.write_text(json.dumps(values))
-    env = {**os.environ, 'JUPYTERLAB_SETTINGS_DIR': str(t/'settings'), 'JUPYTER_RUNTIME_DIR': str(t/'rt'), 'JUPYTER_DATA_DIR': str(t/'data'),
+    env = {**os.environ, 'JUPYTERLAB_SETTINGS_DIR': str(t/'settings'), 'JUPYTER_RUNTIME_DIR': str(t/'rt'),
+           'JUPYTER_DATA_DIR': str(t/'data'),
            'JUPYTER_CONFIG_DIR': str(t/'config'), 'JUPYTERLAB_WORKSPACES_DIR': str(t/'ws'),
-           'JUPYTER_PREFER_ENV_PATH': '0'}  # user-level kernelspecs first (as outside a venv): the user's python3 is what `python3` means
+           # user-level kernelspecs first (as outside a venv): the user's python3 is what `python3` means
+           'JUPYTER_PREFER_ENV_PATH': '0'}
     port = _port()
     log = open(t/'lab.log', 'w')
-    p = subprocess.Popen([sys.executable, '-m', 'jupyterlab', '--no-browser', '--ip=127.0.0.1', f'--port={port}', f'--ServerApp.token={TOKEN}',
+    p = subprocess.Popen([sys.executable, '-m', 'jupyterlab', '--no-browser', '--ip=127.0.0.1', f'--port={port}',
+                          f'--ServerApp.token={TOKEN}',
                           f'--notebook-dir={ROOT}', '--MultiKernelManager.default_kernel_name=dflash-nb']
                          + ['--allow-root'] * (os.geteuid() == 0), env=env, stdout=log, stderr=subprocess.STDOUT)
     try:
@@ -88,7 +99,8 @@ def lab(datasets, tmp_path_factory):
 def browser(lab):
     from playwright.sync_api import sync_playwright
     with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'])
+        b = pw.chromium.launch(executable_path=CHROMIUM,
+                               args=['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'])
         try: yield b
         finally: b.close()
 
@@ -96,7 +108,8 @@ def _rgb(hexcol): return 'rgb({}, {}, {})'.format(*(int(hexcol[i:i + 2], 16) for
 MASKED = {_rgb('#a8e6b4'), _rgb('#cdf2d4')}
 
 class Person:
-    "The explorer as a person sees and uses it: its controls by name (`dfk-x-<name>`), the status line, the views; a screenshot per step."
+    """The explorer as a person sees and uses it: its controls by name (`dfk-x-<name>`), the status line, the views; a
+    screenshot per step."""
     def __init__(self, page, shots: Path):
         from playwright.sync_api import expect
         self.page, self.shots, self.expect, self.n = page, shots, expect, 0
@@ -132,7 +145,8 @@ class Person:
     def only(self, *names, timeout=15):
         "Only the controls `names` of the selection are visible (they change when the kernel has answered)."
         t0 = time.monotonic()
-        while (seen := self.visible_controls()) != list(names) and time.monotonic() - t0 < timeout: self.page.wait_for_timeout(100)
+        while (seen := self.visible_controls()) != list(
+            names) and time.monotonic() - t0 < timeout: self.page.wait_for_timeout(100)
         return seen == list(names) or seen
 
 def _menu(page, top, *items):
@@ -152,7 +166,8 @@ def test_mask_explorer_driven_in_jupyterlab(lab, datasets, browser):
     kname = page.locator('.jp-NotebookPanel-toolbar .jp-Toolbar-kernelName')
     from playwright.sync_api import expect
     expect(kname).to_contain_text('dflash_nb', timeout=60_000)
-    expect(page.locator('.jp-NotebookPanel-toolbar .jp-Notebook-ExecutionIndicator[data-status="idle"]')).to_have_count(1, timeout=60_000)
+    expect(page.locator('.jp-NotebookPanel-toolbar .jp-Notebook-ExecutionIndicator[data-status="idle"]')).to_have_count(
+        1, timeout=60_000)
     _menu(page, 'Run', 'Run All Cells')
     me = Person(page, shots)
     expect(me.ui).to_be_visible(timeout=120_000)
@@ -163,7 +178,8 @@ def test_mask_explorer_driven_in_jupyterlab(lab, datasets, browser):
     listed = [o.replace('\xa0', ' ').split('  ·  ')[0] for o in opts]   # (ipywidgets shows spaces as no-break spaces)
     assert str(datasets['other']) in listed and str(datasets['samples']) in listed, opts
     assert listed.index(str(datasets['other'])) < listed.index(str(datasets['samples']))
-    # 4. the newest (another tool's: no manifest) opens first, as bare ids; the tokenizer box decodes it, and the view says with what
+    # 4. the newest (another tool's: no manifest) opens first, as bare ids; the tokenizer box decodes it, and the view
+    # says with what
     st = me.sees(str(datasets['other']), 'decoded with: no tokenizer', 'type a model or tokenizer folder')
     assert all(re.fullmatch(r'\d+', x) for x, _, _ in me.chips()[:50]), me.chips()[:5]
     me.shot('another-tools-dataset-token-ids')
@@ -178,7 +194,8 @@ def test_mask_explorer_driven_in_jupyterlab(lab, datasets, browser):
     me.sees(f"{datasets['samples']}:", 'matches the manifest', 'shortest masked span: 3 sample(s)')
     assert me.only('filter') is True and me.views().count() == 3
     chips = me.chips()
-    assert len(chips) > 20 and {bg for _, bg, _ in chips} & MASKED and all(c == _rgb('#111111') or c == _rgb('#6a1b9a') for _, _, c in chips)
+    assert len(chips) > 20 and {bg for _, bg, _ in chips} & MASKED and all(c == _rgb('#111111') or c == _rgb('#6a1b9a')
+                                                                           for _, _, c in chips)
     me.shot('filter-shortest-span')
     me.mode('id'); assert me.only('id') is True
     me.type('id', 'agent-00001')
@@ -191,14 +208,16 @@ def test_mask_explorer_driven_in_jupyterlab(lab, datasets, browser):
     name = chosen.rsplit(' (', 1)[0]
     me.sees(f"source {name}: 3 sample(s) drawn with seed 0")
     assert all(f'source {name}' in h for h in me.headers())
-    none = [o for o in me.c('source').locator('option').all_inner_texts() if o.replace('\xa0', ' ').startswith('(no source)')]
+    none = [o for o in me.c('source').locator('option').all_inner_texts()
+            if o.replace('\xa0', ' ').startswith('(no source)')]
     me.c('source').locator('select').select_option(label=none[0])
     me.sees('source (no source):')
     assert me.headers() and all('source (none)' in h for h in me.headers())
     me.shot('by-source-none')
     me.mode('failing gate'); assert me.only('gate') is True
     gate = me.selected('gate')
-    assert gate and re.search(r'\((FAIL|WARN)\)$', gate), gate                  # preselected: a gate that fails or warns
+    # preselected: a gate that fails or warns
+    assert gate and re.search(r'\((FAIL|WARN)\)$', gate), gate
     me.sees(f"gate {gate.split(' ')[0]} ({gate.split('(')[1][:-1]}):")
     assert me.views().count() >= 1
     me.shot('failing-gate')
@@ -224,12 +243,18 @@ def test_mask_explorer_driven_in_jupyterlab(lab, datasets, browser):
     expect(me.c('output').locator('table th')).to_have_count(2)
     def diff_checks():
         th = me.c('output').locator('table th').first.evaluate(
-            "e => [getComputedStyle(e).color, getComputedStyle(e).backgroundColor, getComputedStyle(e.parentElement).backgroundColor, e.innerText]")
-        assert th[0] == _rgb('#111111') and th[1] == _rgb('#ffffff') and th[2] == _rgb('#ffffff') and str(datasets['samples']) in th[3], th
-        aligns = me.c('output').locator('table td').evaluate_all("els => [...new Set(els.map(e => getComputedStyle(e).textAlign))]")
-        assert set(aligns) <= {'left', 'center', 'start'}, aligns                # chips start at the left, not right-aligned
-        lines = me.c('output').locator('span', has_text=re.compile('^masked$')).evaluate_all("els => els.map(e => e.getClientRects().length)")
-        assert lines and set(lines) == {1}, lines                                 # "masked" on one line, never "maske/d"
+            "e => [getComputedStyle(e).color, getComputedStyle(e).backgroundColor, "
+            "getComputedStyle(e.parentElement).backgroundColor, e.innerText]")
+        assert th[0] == _rgb('#111111') and th[1] == _rgb('#ffffff') and th[2] == _rgb('#ffffff') and str(
+            datasets['samples']) in th[3], th
+        aligns = me.c('output').locator('table td').evaluate_all(
+            "els => [...new Set(els.map(e => getComputedStyle(e).textAlign))]")
+        # chips start at the left, not right-aligned
+        assert set(aligns) <= {'left', 'center', 'start'}, aligns
+        lines = me.c('output').locator('span', has_text=re.compile('^masked$')).evaluate_all(
+            "els => els.map(e => e.getClientRects().length)")
+        # "masked" on one line, never "maske/d"
+        assert lines and set(lines) == {1}, lines
         assert '4 token(s) masked differently' in me.c('output').inner_text()
     diff_checks()
     me.shot('diff-light')
@@ -250,29 +275,38 @@ def test_mask_explorer_driven_in_jupyterlab(lab, datasets, browser):
     assert (ROOT/NOTEBOOK).read_bytes() == src, f"{NOTEBOOK} was changed by the browser session"
 
 def test_untrusted_notebook_keeps_colours_in_dark_theme(lab, datasets, browser):
-    """A notebook executed elsewhere, opened untrusted (JupyterLab then drops <style>): chips, legend and PASS keep their
-    colours, inline. Its outputs are the mime bundles a kernel sends for `rep` and `rep.select(...)`, made here."""
+    """A notebook executed elsewhere, opened untrusted (JupyterLab then drops <style>): chips, legend and PASS keep
+    their colours, inline. Its outputs are the mime bundles a kernel sends for `rep` and `rep.select(...)`, made
+    here."""
     import nbformat
     from dflash_nb.inspect import inspect_dataset
     url, t = lab
     nb_path = ARTEFACTS/'untrusted.ipynb'
     rep = inspect_dataset(datasets['samples'])
-    cells = [(f"rep = inspect_dataset({str(datasets['samples'])!r})\nrep", rep), ("rep.select('shortest_span', n=2)", rep.select('shortest_span', n=2))]
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(src, execution_count=i, outputs=[nbformat.v4.new_output(
-        'execute_result', {'text/html': obj._repr_html_(), 'text/plain': repr(obj)[:200]}, execution_count=i)]) for i, (src, obj) in enumerate(cells, 1)])
+    cells = [(f"rep = inspect_dataset({str(datasets['samples'])!r})\nrep", rep),
+             ("rep.select('shortest_span', n=2)", rep.select('shortest_span', n=2))]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(src, execution_count=i,
+                                                                   outputs=[nbformat.v4.new_output(
+ 'execute_result', {'text/html': obj._repr_html_(), 'text/plain': repr(obj)[:200]}, execution_count=i)])
+                                         for i, (src, obj) in enumerate(cells, 1)])
     nb.metadata['kernelspec'] = {'name': 'dflash-nb', 'display_name': 'dflash-nb', 'language': 'python'}
     nbformat.write(nb, nb_path)
     page = browser.new_page(viewport={'width': 1400, 'height': 1400})
     page.goto(f"{url}/lab/tree/{nb_path.relative_to(ROOT)}?token={TOKEN}")
     from playwright.sync_api import expect
     expect(page.locator('span.t').first).to_be_visible(timeout=60_000)
-    if page.locator('body[data-jp-theme-name="JupyterLab Dark"]').count() == 0: _menu(page, 'Settings', 'Theme', 'JupyterLab Dark')
+    if page.locator('body[data-jp-theme-name="JupyterLab Dark"]').count() == 0: _menu(page, 'Settings', 'Theme',
+                                                                                      'JupyterLab Dark')
     expect(page.locator('body[data-jp-theme-name="JupyterLab Dark"]')).to_have_count(1, timeout=30_000)
-    assert page.locator('.jp-OutputArea-output style').count() == 0            # untrusted: JupyterLab dropped the <style> blocks
-    chips = page.locator('span.t').evaluate_all("els => els.map(e => [e.getAttribute('style'), getComputedStyle(e).backgroundColor])")
-    assert len(chips) > 100 and all('background:#' in s and 'color:#' in s for s, _ in chips)   # colours survived the sanitiser
+    # untrusted: JupyterLab dropped the <style> blocks
+    assert page.locator('.jp-OutputArea-output style').count() == 0
+    chips = page.locator('span.t').evaluate_all(
+        "els => els.map(e => [e.getAttribute('style'), getComputedStyle(e).backgroundColor])")
+    # colours survived the sanitiser
+    assert len(chips) > 100 and all('background:#' in s and 'color:#' in s for s, _ in chips)
     assert {bg for _, bg in chips} & MASKED
-    passed = page.locator('td', has_text=re.compile('^PASS$')).first.evaluate("e => [getComputedStyle(e).backgroundColor, getComputedStyle(e).color]")
+    passed = page.locator('td', has_text=re.compile('^PASS$')).first.evaluate(
+        "e => [getComputedStyle(e).backgroundColor, getComputedStyle(e).color]")
     assert passed == [_rgb('#d4edda'), _rgb('#111111')], passed                 # PASS readable on its light cell
     page.screenshot(path=ARTEFACTS/'13-untrusted-notebook-dark.png')
     page.close()

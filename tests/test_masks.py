@@ -26,7 +26,8 @@ def prose(rng, n=40):
 
 def chat(i, answer, reasoning, source='chat'):
     return {'id': f'r{i:04d}', 'source': source, 'messages': [
-        {'role': 'user', 'content': f'Question {i}: please explain the following topic in some detail, with an example.'},
+        {'role': 'user',
+         'content': f'Question {i}: please explain the following topic in some detail, with an example.'},
         {'role': 'assistant', 'content': answer, 'reasoning_content': reasoning}]}
 
 
@@ -43,7 +44,8 @@ def agent(i, paths, rng, answer=None):
     "User question, then one read_file tool call per path (each with its result), then a final answer."
     msgs = [{'role': 'user', 'content': f'Task {i}: summarise the modules of the project.'}]
     for k, p in enumerate(paths):
-        msgs += [{'role': 'assistant', 'content': '', 'reasoning_content': f'Read {p} next.' if k else 'Start with the files.',
+        msgs += [{'role': 'assistant', 'content': '',
+                  'reasoning_content': f'Read {p} next.' if k else 'Start with the files.',
                   'tool_calls': [{'type': 'function', 'function': {'name': 'read_file', 'arguments': {'path': p}}}]},
                  {'role': 'tool', 'content': f'contents of {p}: {prose(rng, 8)}'}]
     msgs.append({'role': 'assistant', 'content': answer or prose(rng, 40), 'reasoning_content': 'Summarise.'})
@@ -123,7 +125,8 @@ def test_ok_dataset_fails_and_names_the_answer(ok_report, ok_ds):
     assert r.failed and [c.status for c in r.checks] == ['pass'] * 6
     g = r.gate('identical_answers')
     assert g.status == 'fail' and g.value == pytest.approx(0.87)
-    assert g.message.startswith('"OK." (after an empty think block) is the whole answer in 87.0% of samples (174 of 200)')
+    assert g.message.startswith(
+        '"OK." (after an empty think block) is the whole answer in 87.0% of samples (174 of 200)')
     assert len(g.examples) == 5 and g.examples[0] == 'r0000'
     for name in ('tiny_span', 'empty_reasoning', 'short_samples'):
         assert r.gate(name).status == 'fail' and r.gate(name).value == pytest.approx(0.87), name
@@ -136,7 +139,8 @@ def test_thresholds_are_parameters(ok_ds):
     relaxed = dict(tiny_span_fail=1, identical_fail=1, empty_reasoning_fail=1, short_sample_fail=1)
     r = inspect_dataset(ok_ds, **relaxed)
     assert not r.failed and r.gate('tiny_span').status == 'warn'
-    assert run_cli(ok_ds, '--tiny-span-fail', 1, '--identical-fail', 1, '--empty-reasoning-fail', 1, '--short-sample-fail', 1)[0] == 0
+    assert run_cli(ok_ds, '--tiny-span-fail', 1, '--identical-fail', 1, '--empty-reasoning-fail', 1,
+                   '--short-sample-fail', 1)[0] == 0
     with pytest.raises(ValueError, match='unknown threshold'): inspect_dataset(ok_ds, tiny_fail=1)
 
 
@@ -146,23 +150,27 @@ def test_tiny_span_and_identical_pass_on_varied_answers(qwen_dir, root):
     rng = random.Random(1)
     r = inspect_dataset(build(qwen_dir, root, 'varied', [healthy(i, rng) for i in range(60)]))
     assert r.gate('tiny_span').status == 'pass' and r.gate('tiny_span').value == 0
-    assert r.gate('identical_answers').status == 'pass' and r.gate('identical_answers').message == 'no two samples have the same answer'
+    assert r.gate('identical_answers').status == 'pass' and r.gate(
+        'identical_answers').message == 'no two samples have the same answer'
     assert r.gate('empty_reasoning').status == 'pass' and r.gate('short_samples').status == 'pass'
 
 
 def test_identical_answers_with_reasoning(qwen_dir, root):
     "The same answer after the same non-empty reasoning: named, with the reasoning mentioned."
     rng = random.Random(2)
-    recs = [chat(i, 'Paris is the capital of France.', 'The user asks for a capital; it is Paris.') if i % 4 == 0 else healthy(i, rng)
+    recs = [chat(i, 'Paris is the capital of France.', 'The user asks for a capital; it is Paris.') if i % 4 == 0
+            else healthy(i, rng)
             for i in range(80)]
     g = inspect_dataset(build(qwen_dir, root, 'paris', recs)).gate('identical_answers')
     assert g.status == 'fail' and g.value == pytest.approx(0.25)
-    assert g.message.startswith('"Paris is the capital of France." (after a ') and 'reasoning, the same each time' in g.message
+    assert g.message.startswith(
+        '"Paris is the capital of France." (after a ') and 'reasoning, the same each time' in g.message
 
 
 def test_source_skew(qwen_dir, root):
     rng = random.Random(3)
-    skewed = [chat(i, code_answer(i, rng), prose(rng, 20), 'code') if i < 77 else healthy(i, rng, 'chat') for i in range(100)]
+    skewed = [chat(i, code_answer(i, rng), prose(rng, 20), 'code') if i < 77 else healthy(i, rng, 'chat') for i
+              in range(100)]
     g = inspect_dataset(build(qwen_dir, root, 'code77', skewed)).gate('source_skew')
     assert g.status == 'fail' and 0.72 < g.value < 0.9 and g.message.startswith("'code' is ")
     mixed = [healthy(i, rng, ['chat', 'math', 'code', 'agent'][i % 4]) for i in range(80)]
@@ -184,17 +192,20 @@ def test_repetition_loops(qwen_dir, root):
     assert r.gate('repetition').status == 'pass' and r.gate('repetition').value == 0
     # 10 of 80 samples call the same tool with the same argument 6 times; 4 more loop in plain text
     loops = [agent(i, ['/src/project/main.py'] * 6, rng) for i in range(10)]
-    loops += [chat(200 + i, 'Let me check the configuration file once more to be sure. ' * 12, prose(rng, 20)) for i in range(4)]
+    loops += [chat(200 + i, 'Let me check the configuration file once more to be sure. ' * 12, prose(rng, 20)) for i
+              in range(4)]
     r = inspect_dataset(build(qwen_dir, root, 'agents_loop', loops + recs[:66]))
     g = r.gate('repetition')
     assert g.status == 'fail' and g.value == pytest.approx(14 / 80)
     assert set(g.examples) <= {f'a{i:04d}' for i in range(10)} | {f'r{200 + i:04d}' for i in range(4)}
     assert 'repeats' in g.message and g.message.startswith('14 of 80 samples')
-    assert set(r.summary.ids(r.summary.select('loops', n=20))) == set(g.examples) | set(r.summary.ids(r.summary.select('loops', n=20)))
+    assert set(r.summary.ids(r.summary.select('loops', n=20))) == set(g.examples) | set(
+        r.summary.ids(r.summary.select('loops', n=20)))
     assert len(r.summary.select('loops', n=20)) == 14
     a = r.dataset.find('a0000')
     what, times = describe_loop(a.input_ids, a.loss_mask, r.thresholds, r.dataset.display, run=True)
-    assert times == 5 and what.startswith("the same generated turn 'Read /src/project/main.py next.") and '<tool_call>' in what
+    assert times == 5 and what.startswith(
+        "the same generated turn 'Read /src/project/main.py next.") and '<tool_call>' in what
     assert r.summary.loop_kind[a.index] == 2 and r.summary.loop_count[a.index] >= 5
     t = r.dataset.find('r0200')
     what, times = describe_loop(t.input_ids, t.loss_mask, r.thresholds, r.dataset.display)
@@ -220,8 +231,9 @@ def test_truncated_gate_and_checks_stay_clean(qwen_dir, root, samples_report):
 def test_empty_reasoning_not_measured_without_reasoning_template(qwen_dir, root):
     d = root/'plain_tok'; d.mkdir()
     for f in Path(qwen_dir).iterdir(): shutil.copy(f, d/f.name)
-    (d/'chat_template.jinja').write_text("{%- for m in messages %}{{- '<|im_start|>' + m.role + '\\n' + m.content + '<|im_end|>\\n' }}{%- endfor %}"
-                                         "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}")
+    (d/'chat_template.jinja').write_text(
+        "{%- for m in messages %}{{- '<|im_start|>' + m.role + '\\n' + m.content + '<|im_end|>\\n' }}{%- endfor %}"
+        "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}")
     src = root/'plain.jsonl'
     src.write_text(''.join(json.dumps(chat(i, 'OK.', '')) + '\n' for i in range(10)))
     tokenize_dataset(d, src, root/'plain', progress=False)
@@ -236,7 +248,8 @@ def test_empty_reasoning_not_measured_without_reasoning_template(qwen_dir, root)
 def _rows(ds, idx):
     out = []
     for r in MaskDataset(ds).rows(idx):
-        out.append(dict(input_ids=r['input_ids'].tolist(), loss_mask=r['loss_mask'].tolist(), seq_len=len(r['input_ids']),
+        out.append(dict(input_ids=r['input_ids'].tolist(), loss_mask=r['loss_mask'].tolist(),
+                        seq_len=len(r['input_ids']),
                         sample_id=r['sample_id'], source=r['source']))
     return out
 
@@ -246,8 +259,10 @@ def test_mask_checks_catch_corruption(samples_ds, root):
     rows = _rows(samples_ds, range(10))
     ids = [r['sample_id'] for r in rows]
     def last_masked(m): return len(m) - 1 - m[::-1].index(True)
-    m = rows[0]['loss_mask']; m[last_masked(m) + 1] = True                          # mask runs past <|im_end|> into '\n'
-    rows[1]['loss_mask'][:4] = [True] * 4                                            # the prompt's <|im_start|>... masked
+    # mask runs past <|im_end|> into '\n'
+    m = rows[0]['loss_mask']; m[last_masked(m) + 1] = True
+    # the prompt's <|im_start|>... masked
+    rows[1]['loss_mask'][:4] = [True] * 4
     rows[2]['loss_mask'] = [False] * rows[2]['seq_len']                              # nothing masked
     rows[3]['loss_mask'] = rows[3]['loss_mask'][:-1]                                 # one mask value short
     rows[4]['input_ids'][3] = 400_000                                                # id beyond the vocabulary
@@ -261,7 +276,8 @@ def test_mask_checks_catch_corruption(samples_ds, root):
     rc, out, _ = run_cli(root/'corrupt')
     assert rc == 1 and 'span_end    FAIL    3' in out
     # the healthy rows written the same way pass
-    assert [c.status for c in inspect_dataset(write_dataset(root/'uncorrupted', _rows(samples_ds, range(7, 10)), man)).checks] == ['pass'] * 6
+    assert [c.status for c in inspect_dataset(write_dataset(root/'uncorrupted', _rows(samples_ds, range(7, 10)),
+                                                            man)).checks] == ['pass'] * 6
 
 
 def test_masked_user_turn_in_the_middle(samples_ds, root):
@@ -276,12 +292,14 @@ def test_masked_user_turn_in_the_middle(samples_ds, root):
     m[starts[0]:starts[1]] = True  # the tool/user turn between the first two runs is now masked
     row['loss_mask'] = m.tolist()
     rep = inspect_dataset(write_dataset(root/'merged', [row], man))
-    assert {c.name for c in rep.checks if c.status == 'fail'} == {'turn_start'}  # starts and ends right, but spans a turn
+    # starts and ends right, but spans a turn
+    assert {c.name for c in rep.checks if c.status == 'fail'} == {'turn_start'}
 
 
 def test_empty_and_foreign_datasets(qwen_dir, samples_ds, root):
     src = root/'bad.jsonl'; src.write_text('not json\n')
-    with pytest.raises(TokenizeError, match='0 samples'): tokenize_dataset(qwen_dir, src, root/'empty', progress=False)  # refused, nothing written
+    # refused, nothing written
+    with pytest.raises(TokenizeError, match='0 samples'): tokenize_dataset(qwen_dir, src, root/'empty', progress=False)
     assert not (root/'empty').exists()
     man = json.loads((samples_ds/'manifest.json').read_text())  # a 0-row dataset (another writer's) still inspects
     man['counts'] = dict.fromkeys(man['counts'], 0)
@@ -299,7 +317,8 @@ def test_empty_and_foreign_datasets(qwen_dir, samples_ds, root):
 def test_without_tokenizer(samples_ds, root):
     r = inspect_dataset(samples_ds, tokenizer=False)
     st = {c.name: c.status for c in r.checks}
-    assert st == {'lengths': 'pass', 'has_loss': 'pass', 'span_end': 'pass', 'turn_start': 'skipped', 'gen_prompt': 'skipped', 'vocab': 'pass'}
+    assert st == {'lengths': 'pass', 'has_loss': 'pass', 'span_end': 'pass', 'turn_start': 'skipped',
+                  'gen_prompt': 'skipped', 'vocab': 'pass'}
     assert 'inferred from the data' in r.tokenizer and r.check('span_end').title.endswith("id 248046")
     v = r.dataset.view(0)
     assert 'no tokenizer: token ids' in v.to_html() and '>248045<' in v.to_html()
@@ -336,7 +355,8 @@ def test_html_view_has_coloured_chips(samples_ds):
     n, k = len(v.input_ids), int(v.loss_mask.sum())
     assert h.count('class="t"') == n                      # every token is a chip (short sample: nothing hidden)
     assert h.count('<span class="t" style="background:#a8e6b4') + h.count('<span class="t" style="background:#cdf2d4') == k  # masked: green
-    assert h.count('<span class="t" style="background:#e3e3e3') + h.count('<span class="t" style="background:#f3f3f3') == n - k
+    assert h.count('<span class="t" style="background:#e3e3e3') + h.count(
+        '<span class="t" style="background:#f3f3f3') == n - k
     assert '&lt;tool_call&gt;' in h and 'color:#6a1b9a;font-weight:bold' in h and '↵' in h and '·' in h
     assert '<script' not in h
     # a long sample collapses around mask boundaries, full text one click away
@@ -386,7 +406,8 @@ def test_cli_ids_view(ok_ds):
 
 
 def test_streaming_reads_batches_lazily(samples_ds, tmp_path):
-    "A batch comes out before the rest of the shard is read: a shard cut inside its second batch still yields the first, then fails."
+    """A batch comes out before the rest of the shard is read: a shard cut inside its second batch still yields the
+    first, then fails."""
     shard = dataset_shards(samples_ds)[0]
     first = next(stream_batches(shard))
     assert 0 < first.num_rows < 280 and first.schema.names[:3] == ['input_ids', 'loss_mask', 'seq_len']
@@ -408,7 +429,8 @@ def test_inspect_job_report(samples_ds, ok_ds, tmp_path):
     assert h.count('class="t"') > 100 and 'dfk-gates' in h and 'identical_answers' in h and 'dfk-checks' in h
     assert '#a8e6b4' in h and 'Random sample' in h and 'Traceback' not in h
     # the verdict is one line under the gate and check tables, not both tables again as plain text (issue 24.9)
-    assert 'QUALITY GATES' not in h and 'MASK CHECKS' not in h and re.search(r'<strong>(PASS|WARN)</strong>: gates \d', h)
+    assert 'QUALITY GATES' not in h and 'MASK CHECKS' not in h and re.search(r'<strong>(PASS|WARN)</strong>: gates \d',
+                                                                             h)
     d = json.loads((run.out_dir/'inspect.json').read_text())
     assert d['samples'] == 280 and {g['name'] for g in d['gates']} >= {'tiny_span', 'source_skew'}
     bad = run_job('inspect', {'dataset': str(ok_ds)}, outputs=tmp_path)

@@ -31,17 +31,22 @@ def _qwen35_text_kwargs(tie=False):
 def test_layer_selection_and_config_from_targets():
     from transformers import Qwen3Config, Qwen3_5Config
     assert select_target_layers(36, 5) == [1, 9, 17, 25, 33]
-    c = DFlashConfig.from_target(Qwen3Config(hidden_size=4096, num_hidden_layers=36, num_attention_heads=32, num_key_value_heads=8,
-                                             head_dim=128, intermediate_size=12288, vocab_size=151936), mask_token_id=151669)
+    c = DFlashConfig.from_target(Qwen3Config(hidden_size=4096, num_hidden_layers=36, num_attention_heads=32,
+                                             num_key_value_heads=8,
+                                             head_dim=128, intermediate_size=12288, vocab_size=151936),
+                                 mask_token_id=151669)
     assert (c.target_layer_ids, c.num_hidden_layers, c.block_size, c.hidden_size) == ([1, 9, 17, 25, 33], 5, 16, 4096)
-    c = DFlashConfig.from_target(Qwen3_5Config(text_config=dict(hidden_size=5120, num_hidden_layers=64, num_attention_heads=24,
+    c = DFlashConfig.from_target(Qwen3_5Config(text_config=dict(hidden_size=5120, num_hidden_layers=64,
+                                                                num_attention_heads=24,
                                  num_key_value_heads=4, head_dim=256, intermediate_size=17408, vocab_size=248320)),
                                  num_draft_layers=3, target_layer_ids=[2, 30, 60], block_size=10)
-    assert (c.target_layer_ids, c.mask_token_id, c.head_dim, c.num_key_value_heads, c.block_size) == ([2, 30, 60], 248070, 256, 4, 10)
+    assert (c.target_layer_ids, c.mask_token_id, c.head_dim, c.num_key_value_heads,
+            c.block_size) == ([2, 30, 60], 248070, 256, 4, 10)
     with pytest.raises(ValueError, match='outside the target vocabulary'):
         DFlashConfig.from_target(Qwen3Config(vocab_size=100), mask_token_id=100)
     with pytest.raises(ValueError, match='within 0..'):
-        DFlashConfig.from_target(Qwen3Config(vocab_size=100, num_hidden_layers=8), target_layer_ids=[1, 8], mask_token_id=5)
+        DFlashConfig.from_target(Qwen3Config(vocab_size=100, num_hidden_layers=8), target_layer_ids=[1, 8],
+                                 mask_token_id=5)
 
 
 def test_mask_matches_the_rule():
@@ -141,14 +146,16 @@ def test_tied_embeddings_head_is_the_embedding(tmp_path):
     from dflash_nb.train import load_target
     t = tiny_qwen3_target(vocab_size=96)
     t.save_pretrained(tmp_path/'tied')
-    with safe_open(str(tmp_path/'tied'/'model.safetensors'), 'pt') as f: assert not any('lm_head' in k for k in f.keys())
+    with safe_open(str(tmp_path/'tied'/'model.safetensors'),
+                   'pt') as f: assert not any('lm_head' in k for k in f.keys())
     loaded = load_target(str(tmp_path/'tied'), torch.device('cpu'))
     emb, head = shared_embeddings(loaded)
     assert head is emb and torch.equal(emb, t.model.embed_tokens.weight)
     d = DFlashDraftModel.from_target(loaded, 2, mask_token_id=95)
     assert d.head_weight.data_ptr() == d.embed_weight.data_ptr() and d.config.target_tie_word_embeddings
     untied = tiny_qwen3_target(96, tie_word_embeddings=False)
-    assert shared_embeddings(untied)[1] is untied.lm_head.weight and not torch.equal(untied.lm_head.weight, untied.model.embed_tokens.weight)
+    assert shared_embeddings(untied)[1] is untied.lm_head.weight and not torch.equal(untied.lm_head.weight,
+                                                                                     untied.model.embed_tokens.weight)
 
 
 def test_shared_weights_are_not_drafter_parameters(target, drafter):

@@ -124,7 +124,8 @@ def test_special_token_ids_transformers(auto):
 SEEDS = {
 "english": [
     "The quick brown fox jumps over the lazy dog.",
-    "It's a truth universally acknowledged, that a single man in possession of a good fortune, must be in want of a wife.",
+    "It's a truth universally acknowledged, that a single man in possession of a good fortune, must be in want of a "
+    "wife.",
     "I'll be there at 5 o'clock; don't wait up — we're running late, aren't we?",
     "Speculative decoding drafts several tokens and lets the target model verify them in one forward pass.",
     "She said: \"Well... I DON'T know!\" and left (quietly) [again] {as usual}.",
@@ -182,15 +183,22 @@ SEEDS = {
 ],
 "code": [
     "def fib(n: int) -> int:\n    return n if n < 2 else fib(n - 1) + fib(n - 2)\n",
-    "class Foo(Bar):\n    \"\"\"Docstring.\"\"\"\n    def __init__(self, *args, **kwargs):\n        super().__init__(*args, **kwargs)\n",
+    "class Foo(Bar):\n    \"\"\"Docstring.\"\"\"\n    def __init__(self, *args, **kwargs):\n        "
+    "super().__init__(*args, **kwargs)\n",
     "for i in range(10):\n\tif i % 2 == 0:\n\t\tprint(f\"{i=} is even\")\n",
-    "const add = (a, b) => a + b;\nexport default function App() { return <div className=\"x\">{items.map(i => <li key={i}>{i}</li>)}</div>; }",
-    "async function main() {\n  const res = await fetch('https://api.example.com/v1/items?limit=10&offset=20');\n  console.log(JSON.stringify(await res.json(), null, 2));\n}",
+    "const add = (a, b) => a + b;\nexport default function App() { return <div className=\"x\">{items.map(i => <li "
+    "key={i}>{i}</li>)}</div>; }",
+    "async function main() {\n  const res = await fetch('https://api.example.com/v1/items?limit=10&offset=20');\n  "
+    "console.log(JSON.stringify(await res.json(), null, 2));\n}",
     "fn main() {\n    let v: Vec<u32> = (0..10).map(|x| x * x).collect();\n    println!(\"{:?}\", v);\n}\n",
-    "impl<T: Clone + Send + 'static> Iterator for MyIter<T> { type Item = T; fn next(&mut self) -> Option<Self::Item> { None } }",
-    "SELECT u.id, COUNT(*) AS n FROM users u LEFT JOIN orders o ON o.user_id = u.id WHERE u.created_at >= '2024-01-01' GROUP BY u.id HAVING n > 5 ORDER BY n DESC;",
-    "{\"name\": \"dflash\", \"version\": \"0.1.0\", \"tags\": [\"a\", \"b\"], \"nested\": {\"x\": null, \"y\": true, \"z\": 1.5}}",
-    "model:\n  name: qwen3.6-27b\n  layers: [1, 9, 17, 25, 33]\n  block_size: 16\ntraining:\n  lr: 6.0e-4\n  epochs: 6\n",
+    "impl<T: Clone + Send + 'static> Iterator for MyIter<T> { type Item = T; fn next(&mut self) -> Option<Self::Item> "
+    "{ None } }",
+    "SELECT u.id, COUNT(*) AS n FROM users u LEFT JOIN orders o ON o.user_id = u.id WHERE u.created_at >= '2024-01-01' "
+    "GROUP BY u.id HAVING n > 5 ORDER BY n DESC;",
+    "{\"name\": \"dflash\", \"version\": \"0.1.0\", \"tags\": [\"a\", \"b\"], \"nested\": {\"x\": null, \"y\": true, "
+    "\"z\": 1.5}}",
+    "model:\n  name: qwen3.6-27b\n  layers: [1, 9, 17, 25, 33]\n  block_size: 16\ntraining:\n  lr: 6.0e-4\n  epochs: "
+    "6\n",
     "#include <stdio.h>\nint main(void) {\n    printf(\"Hello, %s!\\n\", \"world\");\n    return 0;\n}\n",
     "<html><head><title>Test &amp; page</title></head><body><p style=\"color:red\">Hi</p></body></html>",
     "$ git commit -m \"fix: off-by-one in labels\" && git push origin main --force-with-lease",
@@ -233,7 +241,8 @@ def corpus_lines(seed=0, target=5000):
         if k < 0.4: lines.append(" ".join(r.choice(words) for _ in range(r.randint(1, 25))))
         elif k < 0.6: lines.append(r.choice(base) + r.choice(["", " ", "\n", "\t", "。", "! "]) + r.choice(base))
         elif k < 0.8: lines.append("".join(r.choice(r.choice(base)) for _ in range(r.randint(1, 60))))  # character soup
-        else: lines.append(unicodedata.normalize(r.choice(["NFD", "NFKD", "NFC"]), " ".join(r.choice(words) for _ in range(r.randint(1, 12)))))
+        else: lines.append(unicodedata.normalize(r.choice(["NFD", "NFKD", "NFC"]),
+                                                 " ".join(r.choice(words) for _ in range(r.randint(1, 12)))))
     return lines
 
 
@@ -263,9 +272,10 @@ def test_corpus_ids_equal_tiktoken_through_transformers(auto, tiktoken_ref):
 def test_fuzzed_unicode_ids_equal_tiktoken(hf, tiktoken_ref):
     "Random strings from unusual whitespace, combining marks, digits of several scripts, punctuation and emoji."
     r = random.Random(1)
-    pools = ["\t\n\x0b\x0c\r \x1c\x1d\x1e\x1f\x85\xa0\u1680\u180e\u2000\u2005\u200a\u200b\u2028\u2029\u202f\u3000\ufeff",
-             "aé'sSLTdm", "\u0301\u0308\u0327\u093f\u094d\u0e31\u0e48\u20dd\ufe0f\u200d", "0123456789٣४௫",
-             "!?.,;:-_()[]{}<>/\\\"'`~@#$%^&*+=|", "中文日本語한국어", "😀👍🏽🇩🇪"]
+    pools = [
+        "\t\n\x0b\x0c\r \x1c\x1d\x1e\x1f\x85\xa0\u1680\u180e\u2000\u2005\u200a\u200b\u2028\u2029\u202f\u3000\ufeff",
+        "aé'sSLTdm", "\u0301\u0308\u0327\u093f\u094d\u0e31\u0e48\u20dd\ufe0f\u200d", "0123456789٣४௫",
+        "!?.,;:-_()[]{}<>/\\\"'`~@#$%^&*+=|", "中文日本語한국어", "😀👍🏽🇩🇪"]
     texts = ["".join(r.choice(r.choice(pools)) for _ in range(r.randint(1, 30))) for _ in range(20000)]
     got = [e.ids for e in hf.encode_batch(texts, add_special_tokens=False)]
     bad = [s for s, ids in zip(texts, got) if ids != tiktoken_ref.encode(s)]
@@ -319,8 +329,10 @@ def test_generator_covers_the_format():
                  tool_msgs=0, consecutive_tools=0, media=0, no_thinking=0, preserve=0, no_query=0)
     for msgs, tools, kw in CONVERSATIONS:
         feats['tools'] += bool(tools); feats['system'] += msgs[0]['role'] == 'system'
-        feats['no_thinking'] += kw.get('enable_thinking') is False; feats['preserve'] += kw.get('preserve_thinking') is True
-        feats['no_query'] += not any(m['role'] == 'user' and not (isinstance(m['content'], str) and m['content'].strip().startswith('<tool_response>')) for m in msgs)
+        feats['no_thinking'] += kw.get('enable_thinking') is False;
+        feats['preserve'] += kw.get('preserve_thinking') is True
+        feats['no_query'] += not any(m['role'] == 'user' and not (
+            isinstance(m['content'], str) and m['content'].strip().startswith('<tool_response>')) for m in msgs)
         for a, b in zip(msgs, msgs[1:]): feats['consecutive_tools'] += a['role'] == b['role'] == 'tool'
         for m in msgs:
             c = m.get('content')
@@ -338,11 +350,13 @@ def test_template_renders_like_the_official_one(official, add_generation_prompt)
     for i, (msgs, tools, kw) in enumerate(CONVERSATIONS):
         want = _render(official, msgs, tools, add_generation_prompt=add_generation_prompt, **kw)
         got = _render(OURS, msgs, tools, add_generation_prompt=add_generation_prompt, **kw)
-        if isinstance(want, tuple): assert isinstance(got, tuple), f"conversation {i}: official raises {want[1]!r}, ours renders"
+        if isinstance(want, tuple): assert isinstance(
+            got, tuple), f"conversation {i}: official raises {want[1]!r}, ours renders"
         else:
             rendered += 1
             if got != want: mismatches.append(i)
-    assert not mismatches, f"{len(mismatches)} conversations render differently, first: {CONVERSATIONS[mismatches[0]]!r}"
+    assert not mismatches, (f"{len(mismatches)} conversations render differently, first: "
+                            f"{CONVERSATIONS[mismatches[0]]!r}")
     assert rendered > 2800
 
 def test_template_renders_the_sample_records_like_the_official_one(official):
@@ -353,8 +367,10 @@ def test_template_renders_the_sample_records_like_the_official_one(official):
     n = 0
     for rec in read_records(SAMPLES):
         if not isinstance(rec, Record): continue
-        rec.messages = adapt_messages(rec.messages, TemplateForm(tool_args='dict'))  # records keep string arguments; tokenize parses them for Qwen
-        calls = [(rec.messages, {})] + [(rec.messages[:j], dict(add_generation_prompt=True)) for j in generated_turns(rec.messages)]
+        rec.messages = adapt_messages(rec.messages, TemplateForm(tool_args='dict'))  # records keep string arguments;
+                                                                                     # tokenize parses them for Qwen
+        calls = [(rec.messages, {})] + [(rec.messages[:j], dict(add_generation_prompt=True)) for j
+                                        in generated_turns(rec.messages)]
         for msgs, kw in calls:
             assert _render(OURS, msgs, rec.tools, **kw) == _render(official, msgs, rec.tools, **kw), rec.sample_id
             n += 1
@@ -368,7 +384,8 @@ def test_template_raises_where_the_official_one_does(official, name, messages):
 
 def test_raise_messages_match(official):
     for name, messages in RAISES:
-        if name in ('string arguments', 'empty'): continue  # ours explains the dict requirement; empty never reaches jinja
+        # ours explains the dict requirement; empty never reaches jinja
+        if name in ('string arguments', 'empty'): continue
         assert _render(OURS, messages) == _render(official, messages), name
 
 def test_apply_chat_template_on_the_built_dir_matches(auto):

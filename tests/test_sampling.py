@@ -1,5 +1,5 @@
-"""Speculative sampling (T > 0) is distributed exactly as the target's own sampling: a statistical test on a tiny target,
-with a fixed seed budget, that passes for the real verifier and fails for a verifier with the wrong residual."""
+"""Speculative sampling (T > 0) is distributed exactly as the target's own sampling: a statistical test on a tiny
+target, with a fixed seed budget, that passes for the real verifier and fails for a verifier with the wrong residual."""
 import math
 from functools import partial
 
@@ -47,7 +47,8 @@ def speculative_samples(tgt, dr, n, verify, seed=0, draft_sampling='sample'):
     lg = dr.draft(t1, P, ctx.expand(n, -1, -1), torch.arange(P)[None].expand(n, -1))
     lg[..., MASK] = -math.inf
     d, q = draft_tokens(lg, 1.0, 1.0, draft_sampling, g)              # (n, 2), (n, 2, V): the drafter's slots 1, 2
-    p = target_probs(tgt, torch.cat([torch.tensor(PROMPT).expand(n, -1), t1[:, None], d], 1))[:, P:]   # after t1, d1, d2
+    # after t1, d1, d2
+    p = target_probs(tgt, torch.cat([torch.tensor(PROMPT).expand(n, -1), t1[:, None], d], 1))[:, P:]
     out = [[int(t1[i])] + verify(d[i].tolist(), q[i], p[i], g)[0] for i in range(n)]
     short = [i for i, o in enumerate(out) if len(o) < 3]
     if short:
@@ -66,7 +67,8 @@ def fit(samples, Pex):
     tv = 0.5 * float((cnt / n - Pex).abs().sum())
     bound = 0.5 * float(Pex.sqrt().sum()) / math.sqrt(n) + math.sqrt(math.log(1e4) / (2 * n))
     E = Pex * n; ok = E >= 5
-    chi = float(((cnt - E) ** 2 / E)[ok].sum()) + float((cnt[~ok].sum() - E[~ok].sum()) ** 2 / E[~ok].sum().clamp_min(1e-9))
+    chi = float(((cnt - E) ** 2 / E)[ok].sum()) + float((cnt[~ok].sum() - E[~ok].sum()) ** 2
+                                                        / E[~ok].sum().clamp_min(1e-9))
     k = int(ok.sum())
     z = ((chi / k) ** (1 / 3) - (1 - 2 / (9 * k))) / math.sqrt(2 / (9 * k))
     return tv, bound, z
@@ -107,17 +109,20 @@ def test_evaluate_at_temperature_1(pair):
     r = evaluate(tgt, dr, [PROMPT, [4, 5]], 12, suppress_ids=[MASK], temperature=1.0, seed=3)
     s = r.summary()
     assert s['temperature'] == 1.0 and s['lossless'] is None and s['new_tokens'] == 24 and s['mean_tau'] >= 1
-    assert r.rows[0]['tokens'] == evaluate(tgt, dr, [PROMPT], 12, suppress_ids=[MASK], temperature=1.0, seed=3).rows[0]['tokens']
+    assert r.rows[0]['tokens'] == evaluate(tgt, dr, [PROMPT], 12, suppress_ids=[MASK], temperature=1.0,
+                                           seed=3).rows[0]['tokens']
     assert all(MASK not in row['tokens'] for row in r.rows)
 
 
 def test_greedy_drafts_at_t1_keep_the_target_distribution(pair):
-    "Drafting the argmax (vLLM's default, z-lab's loop) and verifying it as a point mass samples the target exactly too."
+    """Drafting the argmax (vLLM's default, z-lab's loop) and verifying it as a point mass samples the target exactly
+    too."""
     tgt, dr = pair
     lg = torch.randn(2, V)
     d, q = draft_tokens(lg, 1.0, 0.9, 'greedy')
     assert torch.equal(d, lg.argmax(-1)) and torch.equal(q, torch.nn.functional.one_hot(d, V).float())
-    tv, bound, z = fit(speculative_samples(tgt, dr, 10000, sample_verify, draft_sampling='greedy'), exact_distribution(tgt))
+    tv, bound, z = fit(speculative_samples(tgt, dr, 10000, sample_verify, draft_sampling='greedy'),
+                       exact_distribution(tgt))
     assert tv < bound and z < 4, (tv, bound, z)
 
 
@@ -126,10 +131,12 @@ def test_draft_sampling_is_reported_and_greedy_by_default(pair, tmp_path):
     import json, argparse
     from dflash_nb.eval import add_eval_args, eval_main
     tgt, dr = pair
-    g, s = (evaluate(tgt, dr, [PROMPT, [4, 5]], 12, suppress_ids=[MASK], temperature=1.0, seed=3, **kw) for kw in ({}, {'draft_sampling': 'sample'}))
+    g, s = (evaluate(tgt, dr, [PROMPT, [4, 5]], 12, suppress_ids=[MASK], temperature=1.0, seed=3, **kw) for kw
+            in ({}, {'draft_sampling': 'sample'}))
     assert (g.summary()['draft_sampling'], s.summary()['draft_sampling']) == ('greedy', 'sample')
     assert 'at T=1 (drafts greedy)' in g.table() and 'at T=1 (drafts sample)' in s.table()
-    argv = ['--target', 'tiny:num_layers=2', '--drafter', 'untrained', '--draft-layers', '1', '--random-prompts', '2', '--vocab-size', '32',
+    argv = ['--target', 'tiny:num_layers=2', '--drafter', 'untrained', '--draft-layers', '1', '--random-prompts', '2',
+            '--vocab-size', '32',
             '--max-new-tokens', '6', '--temperature', '0,1', '--output-dir', str(tmp_path/'ev'), '--quiet']
     assert eval_main(add_eval_args(argparse.ArgumentParser()).parse_args(argv)) == 0
     ev = json.loads((tmp_path/'ev'/'eval.json').read_text())

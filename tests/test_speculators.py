@@ -20,13 +20,15 @@ def ds(tmp_path_factory, qwen_dir):
 def _speculators():
     "speculators 0.9 importable: scripts/setup.sh keeps it (--no-deps) in side_packages(), outside the environment."
     from dflash_nb.prompts import side_packages
-    if str(side_packages()) not in sys.path: sys.path.append(str(side_packages()))  # after site-packages: the env's own win
+    # after site-packages: the env's own win
+    if str(side_packages()) not in sys.path: sys.path.append(str(side_packages()))
     try:
         from speculators.train.data import ArrowDataset  # noqa: F401
         return True
     except ImportError as e:
         pytest.skip(f"speculators 0.9.0 is not installed ({e}); scripts/setup.sh installs it: pip install --no-deps "
-                    f"--target {side_packages()} speculators==0.9.0 hs-connectors==0.9.0 loguru; pip install openai httpx aiohttp")
+                    f"--target {side_packages()} speculators==0.9.0 hs-connectors==0.9.0 loguru; pip install openai "
+                    "httpx aiohttp")
 
 def test_pretokenized_rows_reviewed_and_merged(ds, qwen_dir, tmp_path):
     "Rows with only input_ids + loss_mask (int64, torch format, as speculators writes them): stats, inspect, merge."
@@ -40,14 +42,17 @@ def test_pretokenized_rows_reviewed_and_merged(ds, qwen_dir, tmp_path):
     want = json.loads((ds/'stats.json').read_text())
     r = cli('stats', tmp_path/'pre', '--quiet')
     got = json.loads(r.stdout[r.stdout.index('{'):r.stdout.rindex('}') + 1])
-    assert (got['samples'], got['total_tokens'], got['loss_tokens']) == (want['samples'], want['total_tokens'], want['loss_tokens'])
+    assert (got['samples'], got['total_tokens'], got['loss_tokens']) == (want['samples'], want['total_tokens'],
+                                                                         want['loss_tokens'])
     r = cli('inspect', tmp_path/'pre', '--model-path', qwen_dir, '--quiet', check=False)
     assert r.returncode == 0 and 'Traceback' not in r.stderr, r.stderr
     assert f"{want['samples']} samples" in r.stdout and r.stdout.count('PASS') >= 6 and 'e.g. pre:' in r.stdout
     r = cli('merge', '--existing', ds, '--new', tmp_path/'pre', '--output-dir', tmp_path/'m', '--quiet', check=False)
     assert r.returncode == 1 and 'no manifest.json' in r.stderr and '--allow-mismatch' in r.stderr
-    r = cli('merge', '--existing', ds, '--new', tmp_path/'pre', '--output-dir', tmp_path/'m', '--quiet', '--allow-mismatch')
-    assert f"- duplicates {want['samples']} (sample_id 0, content {want['samples']})" in r.stdout  # the same rows, found by content
+    r = cli('merge', '--existing', ds, '--new', tmp_path/'pre', '--output-dir', tmp_path/'m', '--quiet',
+            '--allow-mismatch')
+    # the same rows, found by content
+    assert f"- duplicates {want['samples']} (sample_id 0, content {want['samples']})" in r.stdout
 
 def test_export_feeds_speculators_arrowdataset_and_dataloader(ds, tmp_path):
     _speculators()
@@ -58,19 +63,22 @@ def test_export_feeds_speculators_arrowdataset_and_dataloader(ds, tmp_path):
     import datasets
     out = tmp_path/'spec'
     r = cli('export', ds, '--format', 'speculators', '--output-dir', out)
-    assert 'hardlink' in r.stdout and sorted(p.name for p in out.iterdir()) == ['data-00000-of-00001.arrow', 'dataset_info.json', 'state.json']
+    assert 'hardlink' in r.stdout and sorted(p.name for p in out.iterdir()) == ['data-00000-of-00001.arrow',
+                                                                                'dataset_info.json', 'state.json']
     rows = datasets.load_from_disk(str(ds)).to_dict()
     # hidden states as speculators' offline generation leaves them: hidden_states/hs_<i>.safetensors (3 layers + last)
     hs, H = out/'hidden_states', 8
     hs.mkdir()
     for i, ids in enumerate(rows['input_ids']):
-        save_file({'hidden_states': torch.randn(len(ids), 4, H, dtype=torch.bfloat16), 'token_ids': torch.tensor(ids, dtype=torch.long)},
+        save_file({'hidden_states': torch.randn(len(ids), 4, H, dtype=torch.bfloat16),
+                   'token_ids': torch.tensor(ids, dtype=torch.long)},
                   str(hs/f'hs_{i}.safetensors'))
     d = ArrowDataset(max_len=2048, datapath=str(out), on_missing='raise')
     assert len(d) == len(rows['input_ids']) and d.approx_lengths == rows['seq_len']
     for i in (0, 7, len(d) - 1):
         s = d[i]
-        assert s['input_ids'].tolist() == rows['input_ids'][i] and s['loss_mask'].bool().tolist() == rows['loss_mask'][i]
+        assert s['input_ids'].tolist() == rows['input_ids'][i] and s['loss_mask'].bool().tolist() == rows['loss_mask'][
+            i]
         assert s['hidden_states'].shape == (rows['seq_len'][i], 3 * H) and s['lengths'].tolist() == [rows['seq_len'][i]]
     batches = list(_setup_dataloader(d, total_seq_len=8192, hidden_size=H, num_workers=0, prefetch_factor=None))
     assert len(batches) > 1
@@ -90,12 +98,15 @@ def test_stats_and_inspect_read_speculators_prepare_data_output(ds, qwen_dir, tm
     from dflash_nb.prompts import side_packages
     env = {**os.environ, 'HF_HUB_OFFLINE': '1', 'HF_DATASETS_OFFLINE': '1', 'HF_DATASETS_CACHE': str(tmp_path/'hf'),
            'PYTHONPATH': os.pathsep.join(filter(None, [os.environ.get('PYTHONPATH'), str(side_packages())]))}
-    p = subprocess.run([sys.executable, '-m', 'speculators', 'prepare-data', '--model', str(qwen_dir), '--data', str(src), '--output', str(tmp_path/'prep'),
-                        '--seq-length', '8192', '--num-preprocessing-workers', '1'], capture_output=True, text=True, env=env)
+    p = subprocess.run([sys.executable, '-m', 'speculators', 'prepare-data', '--model', str(qwen_dir), '--data',
+                        str(src), '--output', str(tmp_path/'prep'),
+                        '--seq-length', '8192', '--num-preprocessing-workers', '1'], capture_output=True, text=True,
+                       env=env)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     assert json.loads((tmp_path/'prep'/'state.json').read_text())['_format_type'] == 'torch'
     r = cli('stats', tmp_path/'prep', '--quiet')
     got = json.loads(r.stdout[r.stdout.index('{'):r.stdout.rindex('}') + 1])
-    assert (got['samples'], got['total_tokens'], got['loss_tokens']) == (40, sum(rows['seq_len']), sum(map(sum, rows['loss_mask'])))
+    assert (got['samples'], got['total_tokens'], got['loss_tokens']) == (40, sum(rows['seq_len']),
+                                                                         sum(map(sum, rows['loss_mask'])))
     r = cli('inspect', tmp_path/'prep', '--model-path', qwen_dir, '--quiet', check=False)
     assert 'Traceback' not in r.stderr and '40 samples' in r.stdout and 'MASK CHECKS' in r.stdout, r.stdout + r.stderr

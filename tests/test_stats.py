@@ -9,7 +9,8 @@ import pyarrow as pa
 import pytest
 
 from conftest import ROOT, cli
-from dflash_nb.stats import (RUN_KEYS, STATS_KEYS, add_stats_args, compute_stats, compare_rows, dataset_shards, save_plots,
+from dflash_nb.stats import (RUN_KEYS, STATS_KEYS, add_stats_args, compute_stats, compare_rows, dataset_shards,
+                             save_plots,
                              scan_token_counts, stats_main)
 from dflash_nb.tokenize import SCHEMA, tokenize_dataset, write_dataset_metadata
 
@@ -47,7 +48,8 @@ def test_agrees_with_tokenize_run_and_python_count(samples_ds):
     st = compute_stats(samples_ds)
     rec = json.loads((samples_ds/'stats.json').read_text())
     assert len(dataset_shards(samples_ds)) > 2
-    assert set(rec) == set(STATS_KEYS) | {'ignored', 'duplicate_ids'}  # + the files the run did not read, and tokenize's count of repeated ids
+    assert set(rec) == set(STATS_KEYS) | {'ignored', 'duplicate_ids'}  # + the files the run did not read, and
+                                                                       # tokenize's count of repeated ids
     for k in STATS_KEYS: assert st[k] == (pytest.approx(rec[k]) if isinstance(rec[k], float) else rec[k]), k
     assert st['unknown'] == [] and st['warnings'] == []
     assert st['records_read'] == st['samples'] + sum(st['skipped'].values())
@@ -59,7 +61,8 @@ def test_agrees_with_tokenize_run_and_python_count(samples_ds):
     assert st['p99_seq_len'] == pytest.approx(float(np.percentile(lens, 99)))
     assert st['loss_tokens_per_sample']['p50'] == pytest.approx(float(np.median(loss)))
     per = st['per_source']
-    assert sum(v['samples'] for v in per.values()) == st['samples'] and sum(v['tokens'] for v in per.values()) == st['total_tokens']
+    assert sum(v['samples'] for v in per.values()) == st['samples'] and sum(v['tokens'] for v in per.values()) == st[
+        'total_tokens']
     assert sum(v['loss_tokens'] for v in per.values()) == st['loss_tokens']
     assert {s: v['samples'] for s, v in per.items()} == rec['sources']
     assert st['offline_hidden_states']['bytes'] == 5 * 5120 * 2 * st['total_tokens']
@@ -77,7 +80,8 @@ def test_random_layouts_match_python_count(tmp_path):
             for _ in range(int(rng.integers(1, 9))):
                 n = int(rng.choice([0, 1, 7, 63, 64, 65, int(rng.integers(0, 300))]))
                 m = (rng.random(n) < rng.random()).tolist()
-                batch.append(dict(input_ids=rng.integers(0, 1000, n).tolist(), loss_mask=m, seq_len=n, sample_id=f"r{len(rows)}",
+                batch.append(dict(input_ids=rng.integers(0, 1000, n).tolist(), loss_mask=m, seq_len=n,
+                                  sample_id=f"r{len(rows)}",
                                   source=str(rng.choice(['x', 'y', '']))))
                 rows.append(batch[-1])
             batches.append(batch)
@@ -103,11 +107,13 @@ def test_dataset_made_by_another_tool(tmp_path, mask_type):
     ids = [rng.integers(0, 50_000, int(n)).tolist() for n in rng.integers(1, 400, 300)]
     masks = [(rng.random(len(x)) < 0.4).tolist() for x in ids]
     if mask_type == 'int': masks = [[int(v) for v in m] for m in masks]
-    datasets.Dataset.from_dict({'input_ids': ids, 'loss_mask': masks, 'text': ['x'] * len(ids)}).save_to_disk(str(tmp_path/'f'), num_shards=3)
+    datasets.Dataset.from_dict({'input_ids': ids, 'loss_mask': masks, 'text': ['x'] * len(ids)}).save_to_disk(
+        str(tmp_path/'f'), num_shards=3)
     st = compute_stats(tmp_path/'f')
     assert (st['samples'], st['total_tokens'], st['loss_tokens']) == (300, sum(map(len, ids)), sum(map(sum, masks)))
     assert st['shards'] == 3 and 'text' in st['columns']
-    assert st['unknown'] == ['truncated', 'skipped', 'records_read', 'sources', 'seconds', 'tokens_per_second', 'max_seq_len_limit']
+    assert st['unknown'] == ['truncated', 'skipped', 'records_read', 'sources', 'seconds', 'tokens_per_second',
+                             'max_seq_len_limit']
     assert all(st[k] is None for k in st['unknown']) and st['per_source'] is None
     assert any("no 'source' column" in w for w in st['warnings']) and any('no stats.json' in w for w in st['warnings'])
     assert any("no 'seq_len' column" in w for w in st['warnings'])
@@ -129,23 +135,32 @@ def test_datasetdict_and_bad_directories(tmp_path):
     with pytest.raises(ValueError, match="no 'loss_mask' column"): compute_stats(no_mask)
     float_mask = tmp_path/'float_mask'
     datasets.Dataset.from_dict({'input_ids': [[1, 2]], 'loss_mask': [[0.0, 1.0]]}).save_to_disk(str(float_mask))
-    with pytest.raises(ValueError, match="column 'loss_mask': expected a list of bool or int"): compute_stats(float_mask)
+    with pytest.raises(ValueError,
+                       match="column 'loss_mask': expected a list of bool or int"): compute_stats(float_mask)
 
 
 def test_corrupt_datasets_are_errors_naming_shard_and_sample(samples_ds, tmp_path):
-    row = lambda i, n, m, sl=None: dict(input_ids=list(range(n)), loss_mask=[True] * m, seq_len=n if sl is None else sl, sample_id=f"id{i}", source='')
+    row = lambda i, n, m, sl=None: dict(input_ids=list(range(n)), loss_mask=[True] * m, seq_len=n if sl is None else sl,
+                                        sample_id=f"id{i}", source='')
     out = write_shards(tmp_path/'lens', [[[row(0, 3, 3), row(1, 4, 4)]], [[row(2, 5, 5), row(3, 6, 5)]]])
-    with pytest.raises(ValueError, match=r"data-00001-of-00002.arrow: row 1 \(dataset row 3, sample_id 'id3'\): input_ids and loss_mask have different lengths \(6 vs 5\)"):
+    with pytest.raises(ValueError,
+                       match=r"data-00001-of-00002.arrow: row 1 \(dataset row 3, sample_id 'id3'\): input_ids and "
+                             r"loss_mask have different lengths \(6 vs 5\)"):
         compute_stats(out)
     out = write_shards(tmp_path/'seq', [[[row(0, 3, 3), row(1, 4, 4, sl=9)]]])
-    with pytest.raises(ValueError, match=r"row 1 \(dataset row 1, sample_id 'id1'\): seq_len differs from len\(input_ids\) \(9 vs 4\)"):
+    with pytest.raises(ValueError,
+                       match=r"row 1 \(dataset row 1, sample_id 'id1'\): seq_len differs from len\(input_ids\) \(9 vs "
+                             r"4\)"):
         compute_stats(out)
     broken = tmp_path/'missing_shard'
     shutil.copytree(samples_ds, broken)
     victim = dataset_shards(broken)[1]; victim.unlink()
-    with pytest.raises(FileNotFoundError, match=f"{victim.name}: listed in .*state.json but missing"): compute_stats(broken)
+    with pytest.raises(FileNotFoundError,
+                       match=f"{victim.name}: listed in .*state.json but missing"): compute_stats(broken)
     victim.write_bytes(b'not arrow at all')
-    with pytest.raises(ValueError, match=f"{victim.name}: 16 bytes but .*manifest.json records .* \\(cut short\\)"): compute_stats(broken)
+    with pytest.raises(ValueError,
+                       match=f"{victim.name}: 16 bytes but .*manifest.json records .* \\(cut short\\)"): compute_stats(
+                           broken)
     man = json.loads((broken/'manifest.json').read_text()); del man['shards']  # an older dataset: no per-shard records
     (broken/'manifest.json').write_text(json.dumps(man))
     with pytest.raises(ValueError, match=f"{victim.name}: not an Arrow IPC stream or file"): compute_stats(broken)
@@ -165,7 +180,8 @@ def test_stale_or_inconsistent_run_stats_are_not_trusted(samples_ds, tmp_path):
     assert 'records_read' in st['warnings'][0]
     (d/'stats.json').unlink()  # without stats.json: records_read from the manifest, skipped from skipped.jsonl
     st = compute_stats(d)
-    assert (st['records_read'], st['skipped'], st['truncated'], st['max_seq_len_limit']) == (rec['records_read'], rec['skipped'], None, 512)
+    assert (st['records_read'], st['skipped'], st['truncated'], st['max_seq_len_limit']) == (rec['records_read'],
+                                                                                             rec['skipped'], None, 512)
     assert st['unknown'] == ['truncated', 'seconds', 'tokens_per_second']
     assert 'no stats.json' in st['warnings'][0] and 'truncated' in st['warnings'][0]
 
@@ -190,19 +206,22 @@ def test_s3_dataset(samples_ds, tmp_path, monkeypatch):
 def test_empty_dataset(tmp_path):
     out = write_shards(tmp_path/'empty', [[]])
     ds = scan_token_counts(out)
-    assert (ds.stats['samples'], ds.stats['total_tokens'], ds.stats['loss_token_fraction'], ds.stats['max_seq_len']) == (0, 0, 0.0, 0)
+    assert (ds.stats['samples'], ds.stats['total_tokens'], ds.stats['loss_token_fraction'],
+            ds.stats['max_seq_len']) == (0, 0, 0.0, 0)
     assert len(save_plots(ds, tmp_path/'p', compare=ds)) == 5
 
 
 def test_stats_main(samples_ds, tmp_path, capsys):
     p = add_stats_args(argparse.ArgumentParser('dflash-nb stats'))
     before = tmp_path/'before'
-    datasets.Dataset.from_dict({'input_ids': [[1] * 40] * 8, 'loss_mask': [[False] * 34 + [True] * 6] * 8}).save_to_disk(str(before))
+    datasets.Dataset.from_dict({'input_ids': [[1] * 40] * 8,
+                                'loss_mask': [[False] * 34 + [True] * 6] * 8}).save_to_disk(str(before))
     assert stats_main(p.parse_args([str(samples_ds), '--quiet'])) == 0
     o = capsys.readouterr()
     assert json.loads(o.out)['samples'] == json.loads((samples_ds/'stats.json').read_text())['samples']
     assert 'loss-token fraction' in o.err and 'offline hidden states' in o.err
-    a = p.parse_args([str(samples_ds), '-o', str(tmp_path/'s.json'), '--plots', str(tmp_path/'plots'), '--compare', str(before),
+    a = p.parse_args([str(samples_ds), '-o', str(tmp_path/'s.json'), '--plots', str(tmp_path/'plots'), '--compare',
+                      str(before),
                       '--num-layers', '4', '--hidden-size', '4096', '--quiet'])
     assert a.fn is stats_main and stats_main(a) == 0
     o = capsys.readouterr()
@@ -210,12 +229,14 @@ def test_stats_main(samples_ds, tmp_path, capsys):
     assert st['offline_hidden_states']['bytes'] == 4 * 4096 * 2 * st['total_tokens']
     assert st['comparison']['before'] == str(before.resolve()) and st['comparison']['rows'][0]['metric'] == 'samples'
     assert 'masked fraction' in st['comparison']['rows'][3]['in_words']
-    assert sorted(f.name for f in (tmp_path/'plots').iterdir()) == ['compare.png', 'loss_fraction_hist.png', 'loss_tokens_hist.png',
+    assert sorted(f.name for f in (tmp_path/'plots').iterdir()) == ['compare.png', 'loss_fraction_hist.png',
+                                                                    'loss_tokens_hist.png',
                                                                     'seq_len_hist.png', 'source_mix.png']
     assert f"wrote {tmp_path/'s.json'}" in o.out and 'after vs before' in o.out
     stamp = (samples_ds/'stats.json').read_bytes()
     for target in (samples_ds/'stats.json', samples_ds/'other.json'):
-        with pytest.raises(ValueError, match="inside the dataset"): stats_main(p.parse_args([str(samples_ds), '-o', str(target)]))
+        with pytest.raises(ValueError, match="inside the dataset"): stats_main(p.parse_args([str(samples_ds), '-o',
+                                                                                             str(target)]))
     assert (samples_ds/'stats.json').read_bytes() == stamp and not (samples_ds/'other.json').exists()
 
 
@@ -240,13 +261,14 @@ def test_stats_command_through_the_console_script(samples_ds, tmp_path):
 
 def test_report_wording(tmp_path):
     """Issue 24.9: a sample without a source is '(no source)' everywhere (as inspect and the tokenize report say it, not
-    '(empty)'); a dataset is named with its folder's parent (not 'before: dataset'); sample-count axes tick whole samples
-    (3 samples gave ticks at 0.5); sizes in words (not '0.00 MB')."""
+    '(empty)'); a dataset is named with its folder's parent (not 'before: dataset'); sample-count axes tick whole
+    samples (3 samples gave ticks at 0.5); sizes in words (not '0.00 MB')."""
     from dflash_nb.merge import plot_source_mix
     from dflash_nb.stats import file_sizes
     from dflash_nb.stats import plot_compare, plot_loss_fraction, plot_loss_tokens, plot_seq_len, plot_sources, source_rows
     from dflash_nb.testing import write_dataset
-    rows = [dict(input_ids=list(range(4 + i)), loss_mask=[False, False] + [True] * (2 + i), seq_len=4 + i, sample_id=f"s{i}",
+    rows = [dict(input_ids=list(range(4 + i)), loss_mask=[False, False] + [True] * (2 + i), seq_len=4 + i,
+                 sample_id=f"s{i}",
                  source='web' if i else '') for i in range(3)]
     ds = scan_token_counts(write_dataset(tmp_path/'tokenize-1'/'dataset', rows))
     assert ds.name == 'tokenize-1/dataset'
@@ -255,7 +277,9 @@ def test_report_wording(tmp_path):
     assert '(no source)' in [t.get_text() for t in plot_sources(ds).axes[0].get_yticklabels()]
     for plot in (plot_seq_len, plot_loss_tokens, plot_loss_fraction):
         ax = plot(ds).axes[0]; ax.figure.canvas.draw()
-        assert [float(t).is_integer() for t in ax.get_yticks()] == [True] * len(ax.get_yticks()), (plot.__name__, ax.get_yticks())
+        assert [float(t).is_integer() for t in ax.get_yticks()] == [True] * len(ax.get_yticks()), (plot.__name__,
+                                                                                                   ax.get_yticks())
     labels = [t.get_text() for t in plot_compare(ds, ds).axes[0].get_legend().get_texts()]
     assert labels == ['before: tokenize-1/dataset (3)', 'after: tokenize-1/dataset (3)'], labels
-    assert file_sizes(tmp_path/'tokenize-1'/'dataset').startswith('data-00000-of-00001.arrow (') and ' MB)' not in file_sizes(tmp_path/'tokenize-1'/'dataset')
+    assert file_sizes(tmp_path/'tokenize-1'/'dataset').startswith(
+        'data-00000-of-00001.arrow (') and ' MB)' not in file_sizes(tmp_path/'tokenize-1'/'dataset')

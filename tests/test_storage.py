@@ -121,7 +121,8 @@ def test_list_pagination_and_scope(bucket, client):
     first = objs[0]
     assert first == S3Object(first.key, len(src[first.key]), hashlib.md5(src[first.key]).hexdigest())
     assert len(list_objects(f"s3://{bucket}/data/", suffixes=None, client=client)) == 10
-    assert [o.key for o in list_objects(f"s3://{bucket}/data/part-0003.jsonl", client=client)] == ["data/part-0003.jsonl"]
+    assert [o.key for o in list_objects(f"s3://{bucket}/data/part-0003.jsonl", client=client)] == [
+        "data/part-0003.jsonl"]
     assert list_objects(f"s3://{bucket}/nothing/", client=client) == []
 
 
@@ -227,7 +228,8 @@ def test_persistently_bad_body_is_a_clean_error(bucket, client, tmp_path):
     with pytest.raises(StorageError) as ei:
         list(download_objects(f"s3://{bucket}/p", tmp_path, client=flaky, progress=False, retries=2, backoff=0.01))
     msg = str(ei.value)
-    assert one_line(ei.value) and msg.startswith(f"s3://{bucket}/p/part-0002.jsonl: download failed verification after 3")
+    assert one_line(ei.value) and msg.startswith(
+        f"s3://{bucket}/p/part-0002.jsonl: download failed verification after 3")
     assert not (tmp_path / bucket / "p/part-0002.jsonl").exists() and no_part_files(tmp_path)
 
 
@@ -262,8 +264,10 @@ def tree(root: Path):
 def test_upload_dir_commits_last_and_roundtrips(server, bucket, tmp_path):
     client = s3_client(server.endpoint)
     ds = make_dataset(tmp_path / "ds", big=6 * 1024 * 1024)  # > chunksize: multipart
-    client.put_object(Bucket=bucket, Key="sets/v1/manifest.json", Body=b"{old}")  # an older commit (the first layout: beside it)
-    client.put_object(Bucket=bucket, Key="sets/v1/state.json", Body=b'{"_data_files": [{"filename": "train/stale.arrow"}]}')
+    # an older commit (the first layout: beside it)
+    client.put_object(Bucket=bucket, Key="sets/v1/manifest.json", Body=b"{old}")
+    client.put_object(Bucket=bucket, Key="sets/v1/state.json",
+                      Body=b'{"_data_files": [{"filename": "train/stale.arrow"}]}')
     client.put_object(Bucket=bucket, Key="sets/v1/train/stale.arrow", Body=b"old shard")
     client.put_object(Bucket=bucket, Key="sets/v1/notes.txt", Body=b"not the dataset's: kept")
     order = []
@@ -274,11 +278,15 @@ def test_upload_dir_commits_last_and_roundtrips(server, bucket, tmp_path):
                       chunksize=5 * 1024 * 1024)
     assert keys[-1] == "sets/v1/manifest.json"
     put = order.index(("PutObject", "sets/v1/manifest.json"))
-    assert ("DeleteObjects", None) not in order[:put] and order[put + 1:] == [("DeleteObjects", None)]  # old objects go after the commit
-    assert any(op == "CreateMultipartUpload" and k.startswith("sets/v1/runs/") and k.endswith("/train/big.arrow") for op, k in order)
+    # old objects go after the commit
+    assert ("DeleteObjects", None) not in order[:put] and order[put + 1:] == [("DeleteObjects", None)]
+    assert any(op == "CreateMultipartUpload" and k.startswith("sets/v1/runs/") and k.endswith("/train/big.arrow")
+               for op, k in order)
     listed = {o.key for o in list_objects(f"s3://{bucket}/sets/v1", None, client)}
-    assert "sets/v1/train/stale.arrow" not in listed and "sets/v1/notes.txt" in listed  # only what the old commit listed goes
-    assert len(listed) == 1 + 1 + 6  # notes.txt, the root manifest, the run folder (3 shards, big, stats, its manifest); no root state.json: the new one has none
+    # only what the old commit listed goes
+    assert "sets/v1/train/stale.arrow" not in listed and "sets/v1/notes.txt" in listed
+    assert len(listed) == 1 + 1 + 6  # notes.txt, the root manifest, the run folder (3 shards, big, stats, its
+                                     # manifest); no root state.json: the new one has none
     out = download_dir(f"s3://{bucket}/sets/v1", tmp_path / "copy", workers=4, client=client, progress=False)
     assert tree(out) == tree(ds)
     st = {}

@@ -43,7 +43,8 @@ def read_dataset(out: Path) -> dict:
     for f in sorted(out.glob('data-*.arrow')):
         with pa.ipc.open_stream(str(f)) as r:
             for b in r:
-                for sid, ids, m in zip(b.column('sample_id').to_pylist(), b.column('input_ids').to_pylist(), b.column('loss_mask').to_pylist()):
+                for sid, ids, m in zip(b.column('sample_id').to_pylist(), b.column('input_ids').to_pylist(),
+                                       b.column('loss_mask').to_pylist()):
                     rows[sid] = (ids, m)
     return rows
 
@@ -54,8 +55,10 @@ def run_family(fam: Family, corpus, tmp: Path, cases=RECORDS) -> tuple[int, list
     d = model_dir(corpus[0], fam, tmp / 'model')
     (tmp / 'c.jsonl').write_text(''.join(record_line(c) + '\n' for c in cases), encoding='utf-8')
     try: tokenize_dataset(d, tmp / 'c.jsonl', tmp / 'out', max_seq_len=None, progress=False)
-    except TokenizeError as e:  # a family whose every record is skipped (DeepSeek-R1) exits non-zero and writes nothing:
-        if ': 0 samples (' not in str(e): raise  # its skips (and template facts) from the same per-record code, in process
+    # a family whose every record is skipped (DeepSeek-R1) exits non-zero and writes nothing:
+    except TokenizeError as e:
+        # its skips (and template facts) from the same per-record code, in process
+        if ': 0 samples (' not in str(e): raise
         ct, lines = ChatTokenizer(d), (tmp / 'c.jsonl').read_text(encoding='utf-8').splitlines()
         b = tokenize_lines(ct, [('c.jsonl', n, line) for n, line in enumerate(lines, 1)], None)
         assert not b.sample_ids, b.sample_ids
@@ -66,7 +69,8 @@ def run_family(fam: Family, corpus, tmp: Path, cases=RECORDS) -> tuple[int, list
     skips = {s['sample_id']: s for s in map(json.loads, (tmp / 'out' / 'skipped.jsonl').read_text().splitlines())}
     flagged = {}
     if (tmp / 'out' / 'flagged.jsonl').is_file():
-        for f in map(json.loads, (tmp / 'out' / 'flagged.jsonl').read_text().splitlines()): flagged.setdefault(f['sample_id'], []).append(f['reason'])
+        for f in map(json.loads, (tmp / 'out' / 'flagged.jsonl').read_text().splitlines()): flagged.setdefault(
+            f['sample_id'], []).append(f['reason'])
     tok = family_tokenizer(corpus[1], fam)
     exact, diffs = 0, []
     for c in cases:
@@ -77,11 +81,15 @@ def run_family(fam: Family, corpus, tmp: Path, cases=RECORDS) -> tuple[int, list
                 ok = ok and 'add_generation_prompt=True) is not a prefix of the full render' in skips[c.id]['detail']
             what = f"skip {want.skip}, got {skips.get(c.id, {}).get('reason') or 'a sample'}"
         else:
-            ok = c.id in got and got[c.id] == (want.input_ids, want.loss_mask) and sorted(set(flagged.get(c.id, []))) == want.flags
+            ok = c.id in got and got[c.id] == (want.input_ids,
+                                               want.loss_mask) and sorted(set(flagged.get(c.id, []))) == want.flags
             what = (f"skipped {skips[c.id]['reason']}: {skips[c.id]['detail'][:300]}" if c.id in skips else
-                    f"flags {flagged.get(c.id)} vs {want.flags}" if c.id in got and got[c.id] == (want.input_ids, want.loss_mask) else
-                    'tokens/mask differ: ' + repr(tok.decode([i for i, m in zip(*got[c.id]) if m])[-200:]) + ' vs oracle '
-                    + repr(tok.decode([i for i, m in zip(want.input_ids, want.loss_mask) if m])[-200:]) if c.id in got else 'missing')
+                    f"flags {flagged.get(c.id)} vs {want.flags}" if c.id in got and got[c.id]
+                    == (want.input_ids, want.loss_mask) else
+                    'tokens/mask differ: ' + repr(tok.decode([i for i, m in zip(*got[c.id]) if m])[-200:])
+                    + ' vs oracle '
+                    + repr(tok.decode([i for i, m in zip(want.input_ids, want.loss_mask) if m])[-200:]) if c.id in got
+                    else 'missing')
         exact += ok
         if not ok: diffs.append(f"{c.id}: {what}")
     print(f"\n{fam.name}: {len(got)} samples, skipped {dict(Counter(s['reason'] for s in skips.values()))}, "
@@ -144,34 +152,42 @@ def test_a_wrong_end_of_turn_fails_the_run(name, wrong, what, corpus, tmp_path, 
     skipped = [json.loads(l) for l in (tmp_path / 'out' / 'skipped.jsonl').read_text().splitlines()]
     mismatched = [s for s in skipped if s['reason'] == 'mask_mismatch']
     assert not read_dataset(tmp_path / 'out'), what  # no sample with the wrong mask was written
-    assert len(mismatched) > len(RECORDS) // 2 and all('but the model generates' in s['detail'] for s in mismatched), (what, skipped)
-    assert {s['reason'] for s in skipped} <= {'mask_mismatch', 'template_error'}, skipped  # the rest: no end of turn found
+    assert len(mismatched) > len(RECORDS) // 2 and all('but the model generates' in s['detail'] for s in mismatched), (
+        what, skipped)
+    # the rest: no end of turn found
+    assert {s['reason'] for s in skipped} <= {'mask_mismatch', 'template_error'}, skipped
 
 
 def test_reasoning_not_rendered_is_flagged_or_skipped_and_inspect_shows_the_template(corpus, tmp_path):
-    "Kimi-like drops the final turn's reasoning: flagged by default (stats, flagged.jsonl), skipped on request; inspect shows the facts."
+    """Kimi-like drops the final turn's reasoning: flagged by default (stats, flagged.jsonl), skipped on request;
+    inspect shows the facts."""
     from conftest import cli
     fam = next(f for f in MINE if f.name.startswith('kimi-like'))
     d = model_dir(corpus[0], fam, tmp_path / 'model')
     (tmp_path / 'c.jsonl').write_text(''.join(record_line(c) + '\n' for c in RECORDS), encoding='utf-8')
     want = sorted(c.id for c in RECORDS if oracle(family_tokenizer(corpus[1], fam), c, fam).flags)
     assert len(want) >= 4
-    cli('tokenize', '--model-path', d, '--completions', tmp_path / 'c.jsonl', '--output-dir', tmp_path / 'kept', '--quiet')
+    cli('tokenize', '--model-path', d, '--completions', tmp_path / 'c.jsonl', '--output-dir', tmp_path / 'kept',
+        '--quiet')
     st = json.loads((tmp_path / 'kept' / 'stats.json').read_text())
     man = json.loads((tmp_path / 'kept' / 'manifest.json').read_text())
     assert st['samples'] == len(RECORDS) and man['flagged'] == {'reasoning_not_rendered': len(want)}
-    assert sorted(json.loads(l)['sample_id'] for l in (tmp_path / 'kept' / 'flagged.jsonl').read_text().splitlines()) == want
-    cli('tokenize', '--model-path', d, '--completions', tmp_path / 'c.jsonl', '--output-dir', tmp_path / 'skip', '--quiet',
+    assert sorted(json.loads(l)['sample_id'] for l
+                  in (tmp_path / 'kept' / 'flagged.jsonl').read_text().splitlines()) == want
+    cli('tokenize', '--model-path', d, '--completions', tmp_path / 'c.jsonl', '--output-dir', tmp_path / 'skip',
+        '--quiet',
         '--skip-reasoning-not-rendered')
     st = json.loads((tmp_path / 'skip' / 'stats.json').read_text())
     assert (st['samples'], st['skipped']) == (len(RECORDS) - len(want), {'reasoning_not_rendered': len(want)})
     r = cli('inspect', tmp_path / 'kept', '--quiet', check=False)
     line = next(l for l in r.stdout.splitlines() if l.startswith('chat template:'))
-    assert line == (f"chat template: default ({len(RECORDS)} samples): end of turn <|im_end|>, tool arguments dict, reasoning field "
-                    f"reasoning_content; model stop tokens <|im_end|>; flagged reasoning_not_rendered {len(want)}"), line
+    assert line == (
+        f"chat template: default ({len(RECORDS)} samples): end of turn <|im_end|>, tool arguments dict, reasoning "
+        f"field reasoning_content; model stop tokens <|im_end|>; flagged reasoning_not_rendered {len(want)}"), line
 
 
-@pytest.mark.skipif(not any(f.name == 'qwen2.5-7b-instruct' for f in REAL), reason='../shared/reference/templates not present')
+@pytest.mark.skipif(not any(f.name == 'qwen2.5-7b-instruct' for f in REAL),
+                    reason='../shared/reference/templates not present')
 def test_a_template_that_writes_no_stop_token_is_warned_recorded_and_inspected(corpus, tmp_path, capsys):
     """Issue 24.13: a model directory whose stop token the template never writes (Gemma-style: eos <eos>, turns end in
     <end_of_turn>, no generation_config.json) silently fell back to "the turn ends where its rendering ends". Here the
@@ -180,17 +196,20 @@ def test_a_template_that_writes_no_stop_token_is_warned_recorded_and_inspected(c
     import dataclasses
     from dflash_nb.inspect import inspect_dataset
     from dflash_nb.tokenize import tokenize_dataset
-    fam = dataclasses.replace(next(f for f in REAL if f.name == 'qwen2.5-7b-instruct'), eos='<|endoftext|>', end_of_turn=['<|endoftext|>'])
+    fam = dataclasses.replace(next(f for f in REAL if f.name == 'qwen2.5-7b-instruct'), eos='<|endoftext|>',
+                              end_of_turn=['<|endoftext|>'])
     d = model_dir(corpus[0], fam, tmp_path / 'model')
     (d / 'generation_config.json').unlink()
     (tmp_path / 'c.jsonl').write_text(record_line(RECORDS[0]) + '\n', encoding='utf-8')
     capsys.readouterr()
     tokenize_dataset(d, tmp_path / 'c.jsonl', tmp_path / 'out', progress=False)
     [warning] = [l for l in capsys.readouterr().err.splitlines() if 'warning' in l]
-    assert warning.startswith(f"tokenize: warning: {d}: the model's stop tokens (<|endoftext|>) are not written by chat template "
-                              "'default': each generated turn ends where its rendering ends; its turns end with <|im_end|>"), warning
+    assert warning.startswith(
+        f"tokenize: warning: {d}: the model's stop tokens (<|endoftext|>) are not written by chat template "
+        "'default': each generated turn ends where its rendering ends; its turns end with <|im_end|>"), warning
     form = json.loads((tmp_path / 'out' / 'manifest.json').read_text())['tokenizer']['chat_templates']['default']
-    assert (form['end_of_turn'], form['written'], form['turn_end']) == ([], ['<|im_end|>'], "fallback: where the turn's rendering ends")
+    assert (form['end_of_turn'], form['written'], form['turn_end']) == ([], ['<|im_end|>'],
+                                                                        "fallback: where the turn's rendering ends")
     rep = inspect_dataset(tmp_path / 'out')
     assert 'default (1 samples): end of turn none written (fallback: a turn ends where its rendering ends; its turns end with ' \
            '<|im_end|>, not a stop token of the model)' in rep.chat_template, rep.chat_template

@@ -11,13 +11,15 @@ def read_ds(out):
 
 def test_samples_end_to_end(qwen_dir, tmp_path):
     out = tmp_path/'ds'
-    r = cli('tokenize', '--model-path', qwen_dir, '--completions', SAMPLES, '--output-dir', out, '--workers', '2', '--quiet')
+    r = cli('tokenize', '--model-path', qwen_dir, '--completions', SAMPLES, '--output-dir', out, '--workers', '2',
+            '--quiet')
     st = json.loads((out/'stats.json').read_text())
     assert st['records_read'] == st['samples'] + sum(st['skipped'].values())
     assert st['samples'] > 200 and st['skipped'] and 'mask_mismatch' not in st['skipped']
     ds = read_ds(out)
     assert ds.num_rows == st['samples']
-    assert str(ds.features['input_ids'].feature.dtype) == 'int32' and str(ds.features['loss_mask'].feature.dtype) == 'bool'
+    assert str(ds.features['input_ids'].feature.dtype) == 'int32' and str(
+        ds.features['loss_mask'].feature.dtype) == 'bool'
     assert str(ds.features['seq_len'].dtype) == 'int64'
     lens = np.array(ds['seq_len'])
     assert lens.sum() == st['total_tokens'] and lens.max() == st['max_seq_len'] and lens.max() <= 8192
@@ -35,7 +37,8 @@ def test_worker_count_does_not_change_output(qwen_dir, tmp_path):
     outs = []
     for w in (1, 2):
         out = tmp_path/f'w{w}'
-        cli('tokenize', '--model-path', qwen_dir, '--completions', SAMPLES, '--output-dir', out, '--workers', w, '--quiet', '--max-seq-len', 512)
+        cli('tokenize', '--model-path', qwen_dir, '--completions', SAMPLES, '--output-dir', out, '--workers', w,
+            '--quiet', '--max-seq-len', 512)
         outs.append(out)
     a, b = (pa.concat_tables([pa.ipc.open_stream(f).read_all() for f in sorted(o.glob('data-*.arrow'))]) for o in outs)
     assert a.num_rows > 0 and a.equals(b)
@@ -43,8 +46,10 @@ def test_worker_count_does_not_change_output(qwen_dir, tmp_path):
 
 def test_truncation_counts(qwen_dir, tmp_path):
     full, cut = tmp_path/'full', tmp_path/'t'
-    cli('tokenize', '--model-path', qwen_dir, '--completions', SAMPLES, '--output-dir', full, '--max-seq-len', 0, '--quiet')
-    cli('tokenize', '--model-path', qwen_dir, '--completions', SAMPLES, '--output-dir', cut, '--max-seq-len', 256, '--quiet')
+    cli('tokenize', '--model-path', qwen_dir, '--completions', SAMPLES, '--output-dir', full, '--max-seq-len', 0,
+        '--quiet')
+    cli('tokenize', '--model-path', qwen_dir, '--completions', SAMPLES, '--output-dir', cut, '--max-seq-len', 256,
+        '--quiet')
     st, whole = json.loads((cut/'stats.json').read_text()), read_ds(full)
     longer = sum(n > 256 for n in whole['seq_len'])
     # every sample longer than the limit is either kept truncated or skipped because nothing generated was left
@@ -58,7 +63,8 @@ def test_truncation_counts(qwen_dir, tmp_path):
 
 def test_existing_output_refused_and_overwrite(qwen_dir, tmp_path):
     src = tmp_path/'c.jsonl'
-    src.write_text(json.dumps({'messages': [{'role': 'user', 'content': 'hi'}, {'role': 'assistant', 'content': 'hello'}]}) + '\n')
+    src.write_text(json.dumps({'messages': [{'role': 'user', 'content': 'hi'}, {'role': 'assistant',
+                                                                                'content': 'hello'}]}) + '\n')
     out = tmp_path/'o'
     cli('tokenize', '--model-path', qwen_dir, '--completions', src, '--output-dir', out, '--quiet')
     r = cli('tokenize', '--model-path', qwen_dir, '--completions', src, '--output-dir', out, '--quiet', check=False)
@@ -66,10 +72,12 @@ def test_existing_output_refused_and_overwrite(qwen_dir, tmp_path):
     cli('tokenize', '--model-path', qwen_dir, '--completions', src, '--output-dir', out, '--quiet', '--overwrite')
 
 def test_bad_inputs_give_one_line_errors(qwen_dir, tmp_path):
-    r = cli('tokenize', '--model-path', qwen_dir, '--completions', tmp_path/'missing.jsonl', '--output-dir', tmp_path/'o', check=False)
+    r = cli('tokenize', '--model-path', qwen_dir, '--completions', tmp_path/'missing.jsonl', '--output-dir',
+            tmp_path/'o', check=False)
     assert r.returncode == 1 and 'missing.jsonl' in r.stderr and 'no such file' in r.stderr
     (tmp_path/'empty').mkdir()
-    r = cli('tokenize', '--model-path', qwen_dir, '--completions', tmp_path/'empty', '--output-dir', tmp_path/'o', check=False)
+    r = cli('tokenize', '--model-path', qwen_dir, '--completions', tmp_path/'empty', '--output-dir', tmp_path/'o',
+            check=False)
     assert r.returncode == 1 and 'no completions in this folder' in r.stderr
     r = cli('tokenize', '--model-path', tmp_path, '--completions', SAMPLES, '--output-dir', tmp_path/'o', check=False)
     assert r.returncode == 1 and 'tokenizer.json' in r.stderr

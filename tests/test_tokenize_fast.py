@@ -1,5 +1,6 @@
 """Differential tests of tokenize's fast paths: fastokens must give the Hugging Face tokenizer's ids, the
-native Qwen3.6 renderer must give the Jinja template's text, and each must switch off where that cannot be established."""
+native Qwen3.6 renderer must give the Jinja template's text, and each must switch off where that cannot be
+established."""
 import json, random, shutil
 from pathlib import Path
 import numpy as np, pytest
@@ -27,7 +28,8 @@ def _fuzz(n=3000, seed=1):
     "Random strings from the characters where pre-tokenizer regexes and normalisers differ most."
     r = random.Random(seed)
     alphabet = list(" \t\n\r\u00a0\u2028\u3000aZ09_'’-.,;:!?()[]{}<>/\\\"#@$%^&*+=|~`") + \
-               ['e\u0301', 'n\u0303', '\u0338', '>\u0338', 'ﬁ', 'Å', 'Å', '한', '\u1100\u1161', '👍🏽', '🇫🇷', '中文', '加拿大', '١٢٣', '६', 'ß', 'İ',
+               ['e\u0301', 'n\u0303', '\u0338', '>\u0338', 'ﬁ', 'Å', 'Å', '한', '\u1100\u1161', '👍🏽', '🇫🇷', '中文', '加拿大',
+                '١٢٣', '६', 'ß', 'İ',
                 '<|im_end|>', '<think>', '</think>', '<tool_call>', "'s", "'LL", '\ufeff', '\u200d', '𝔘']
     return [''.join(r.choice(alphabet) for _ in range(r.randint(1, 60))) for _ in range(n)]
 
@@ -70,7 +72,8 @@ def test_native_renderer_equals_jinja(template):
     for msgs, tools, kw0 in convs:
         m, tl = t.prepare(msgs, tools)
         for j in range(1, len(m) + 1):
-            for kw in ({}, {'add_generation_prompt': True}, {'add_generation_prompt': True, 'enable_thinking': False}, {'preserve_thinking': True}):
+            for kw in ({}, {'add_generation_prompt': True}, {'add_generation_prompt': True, 'enable_thinking': False},
+                       {'preserve_thinking': True}):
                 kw = {**kw0, **kw}
                 try: want = t.render_prepared(m[:j], tl, **kw)
                 except ChatTemplateError: want = None
@@ -91,9 +94,12 @@ def _variant(qwen_dir, tmp_path, edit):
     return d
 
 @pytest.mark.parametrize('edit', [
-    lambda tj: tj['model']['merges'].insert(0, tj['model']['merges'].pop(5000)),   # merge priorities no longer follow ids
-    lambda tj: tj['pre_tokenizer']['pretokenizers'][1].update(use_regex=True),     # ByteLevel splits with its own regex too
-    lambda tj: tj['model']['merges'].remove(['Ġ', 't']),                            # ' the' can no longer be built from ' t'
+    # merge priorities no longer follow ids
+    lambda tj: tj['model']['merges'].insert(0, tj['model']['merges'].pop(5000)),
+    # ByteLevel splits with its own regex too
+    lambda tj: tj['pre_tokenizer']['pretokenizers'][1].update(use_regex=True),
+    # ' the' can no longer be built from ' t'
+    lambda tj: tj['model']['merges'].remove(['Ġ', 't']),
 ])
 def test_auto_encoder_is_exact_on_variant_tokenizers(qwen_dir, tmp_path, monkeypatch, edit):
     """Variants an encoder that rebuilds the BPE itself (as the removed tiktoken path did) gets wrong: whatever `auto`
@@ -102,7 +108,8 @@ def test_auto_encoder_is_exact_on_variant_tokenizers(qwen_dir, tmp_path, monkeyp
     d = _variant(qwen_dir, tmp_path, edit)
     hf, ct = Tokenizer.from_file(str(d/'tokenizer.json')), ChatTokenizer(d)
     texts = ['the cat and the dog went to the market, then they returned'] + CORPUS[::50] + _fuzz(300, seed=5)
-    assert [ct.encode(t) for t in texts] == [e.ids for e in hf.encode_batch(texts, add_special_tokens=False)], ct.encoder
+    assert [ct.encode(t) for t in texts] == [e.ids for e
+                                             in hf.encode_batch(texts, add_special_tokens=False)], ct.encoder
     assert ct.encoder == 'fastokens'
 
 def test_other_template_uses_jinja(qwen_dir, tmp_path):
@@ -120,10 +127,12 @@ def _glued(hf: Tokenizer, n=20000, seed=2):
     vocab = sorted(hf.get_vocab(with_added_tokens=True).items(), key=lambda kv: kv[1])
     dec = lambda kv: hf.decode([kv[1]], skip_special_tokens=False)
     added = [t.content for t in hf.get_added_tokens_decoder().values()]
-    pieces = [dec(r.choice(vocab)) for _ in range(4000)] + added + [a[:k] for a in added for k in (1, 2, len(a) - 1)] + \
+    pieces = [dec(r.choice(vocab)) for _ in range(4000)] + added + [a[:k] for a in added for k
+                                                                    in (1, 2, len(a) - 1)] + \
              ['加拿大', '新加坡', ' ' * 7, '\n' * 5, '\t \n', '\r\n', '\u00a0', 'e\u0301', '\u0338', '🙂👍🏽']
     rnd = lambda: ''.join(chr(r.choice([r.randint(32, 0x2FF), r.randint(0x300, 0xD7FF), r.randint(0xE000, 0xFFFD),
-                                         r.randint(0x1F300, 0x1FAFF)])) for _ in range(r.randint(1, 12)))   # no lone surrogates
+                                         # no lone surrogates
+                                         r.randint(0x1F300, 0x1FAFF)])) for _ in range(r.randint(1, 12)))
     return [''.join(r.choice(pieces) if r.random() < 0.8 else rnd() for _ in range(r.randint(1, 12))) for _ in range(n)]
 
 @pytest.fixture(scope='module')
@@ -141,14 +150,15 @@ def test_fastokens_equals_hf_on_a_fuzz_corpus(fk):
     assert bad == [], bad[:5]
     assert all(ct.same_text(a.view(np.int32), t) for t, a in zip(texts, got))   # the mask check's decode
     nfc = [t for t in texts if ct.normalize(t) != t]
-    assert len(nfc) > 100   # (text Python's NFC changes: fastokens must normalise it as tokenizers does, not as Python does)
+    # (text Python's NFC changes: fastokens must normalise it as tokenizers does, not as Python does)
+    assert len(nfc) > 100
     whole = ''.join(texts[:2000])
     assert ct.encode(whole) == hf.encode(whole, add_special_tokens=False).ids
 
 def test_fastokens_normalises_as_tokenizers_not_as_python(fk):
-    """Python's `unicodedata` (Unicode 14 on 3.11) and `tokenizers`' NFC order some combining marks differently; fastokens
-    gets the raw text and normalises as `tokenizers` does (pre-normalising in Python, as the removed tiktoken path did, changes
-    the ids), and the mask check still accepts the tokens' text."""
+    """Python's `unicodedata` (Unicode 14 on 3.11) and `tokenizers`' NFC order some combining marks differently;
+    fastokens gets the raw text and normalises as `tokenizers` does (pre-normalising in Python, as the removed tiktoken
+    path did, changes the ids), and the mask check still accepts the tokens' text."""
     import unicodedata
     ct, hf = fk
     s = 'a\u0d3c\u0301 and x\u0301\u0d3c'
@@ -176,7 +186,8 @@ def test_fastokens_probe_catches_a_different_tokenizer(qwen_dir, tmp_path, monke
     sha = 'probe-test'
     v = fastokens_verdict(qwen_dir/'tokenizer.json', sha, lambda: Tokenizer.from_file(str(d/'tokenizer.json')))
     assert 'disagree on probe text' in v['reason']
-    assert fastokens_verdict(qwen_dir/'tokenizer.json', sha, None)['reason'] == v['reason']   # cached: no reference needed
+    # cached: no reference needed
+    assert fastokens_verdict(qwen_dir/'tokenizer.json', sha, None)['reason'] == v['reason']
 
 @pytest.mark.parametrize('edit,why', [
     (lambda tj: tj['added_tokens'][1].update(lstrip=True), 'strips'),
@@ -197,7 +208,8 @@ def test_fastokens_run_writes_hf_ids_and_records_the_encoder(qwen_dir, tmp_path)
     import datasets
     from dflash_nb.tokenize import tokenize_dataset
     src = ROOT/'data'/'samples'
-    a = tokenize_dataset(qwen_dir, src, tmp_path/'fk', workers=2, encoder='fastokens', progress=False)  # (auto: tokenizers, small)
+    # (auto: tokenizers, small)
+    a = tokenize_dataset(qwen_dir, src, tmp_path/'fk', workers=2, encoder='fastokens', progress=False)
     b = tokenize_dataset(qwen_dir, src, tmp_path/'hf', encoder='tokenizers', renderer='jinja', progress=False)
     assert a['samples'] == b['samples'] > 250 and a['skipped'] == b['skipped']
     assert json.loads((tmp_path/'fk'/'manifest.json').read_text())['tokenizer']['encoder'] == 'fastokens'
@@ -212,30 +224,39 @@ sys.exit(rc)
 """
 
 def _tokenize_cli(out, *extra):
-    "A real `dflash-nb tokenize` process on a small sample file; its stdout, manifest and stats, and whether it imported fastokens."
+    """A real `dflash-nb tokenize` process on a small sample file; its stdout, manifest and stats, and whether it
+    imported fastokens."""
     import subprocess, sys
-    r = subprocess.run([sys.executable, '-c', _RUN_CLI, 'tokenize', '--completions', ROOT/'data'/'samples'/'sharegpt.jsonl',
+    r = subprocess.run([sys.executable, '-c', _RUN_CLI, 'tokenize', '--completions',
+                        ROOT/'data'/'samples'/'sharegpt.jsonl',
                         '--output-dir', out, '--quiet', *extra], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[-3000:]
     return r.stdout, json.loads((out/'manifest.json').read_text()), json.loads((out/'stats.json').read_text()), \
            'FASTOKENS_IMPORTED True' in r.stdout
 
 def test_small_input_uses_tokenizers_without_loading_fastokens(tmp_path):
-    "--encoder auto on an 84 KB file: `tokenizers` (never imports fastokens), the manifest says why; the ids are fastokens'."
+    """--encoder auto on an 84 KB file: `tokenizers` (never imports fastokens), the manifest says why; the ids are
+    fastokens'."""
     import datasets
     out, man, st, imported = _tokenize_cli(tmp_path/'auto')
     assert man['tokenizer']['encoder'] == 'tokenizers' and not imported, (man['tokenizer'], out)
-    assert man['tokenizer']['encoder_reason'].startswith('auto: 84,255 bytes of input, under 2,097,152'), man['tokenizer']
+    assert man['tokenizer']['encoder_reason'].startswith('auto: 84,255 bytes of input, under 2,097,152'), man[
+        'tokenizer']
     out2, man2, st2, imported2 = _tokenize_cli(tmp_path/'fk', '--encoder', 'fastokens')  # asked for: always
     assert man2['tokenizer']['encoder'] == 'fastokens' and imported2
     a, b = datasets.load_from_disk(str(tmp_path/'auto')), datasets.load_from_disk(str(tmp_path/'fk'))
-    assert a['input_ids'] == b['input_ids'] and a['loss_mask'] == b['loss_mask'] and st['samples'] == st2['samples'] == 70
+    assert a['input_ids'] == b['input_ids'] and a['loss_mask'] == b['loss_mask'] and st['samples'] == st2[
+        'samples'] == 70
 
 def test_tokens_per_second_is_over_the_tokenizing_not_the_start_up(tmp_path):
-    "stats.json `seconds` is the tokenizing; the encoder load, template probes and workers are the manifest's start-up, apart."
-    out, man, st, _ = _tokenize_cli(tmp_path/'o', '--workers', '2')  # (tokenizers: small; loaded before the workers fork)
+    """stats.json `seconds` is the tokenizing; the encoder load, template probes and workers are the manifest's
+    start-up, apart."""
+    # (tokenizers: small; loaded before the workers fork)
+    out, man, st, _ = _tokenize_cli(tmp_path/'o', '--workers', '2')
     t = man['timing']
     assert t['startup_seconds'] > 0 and st['seconds'] > 0 and t['tokenize_seconds'] == st['seconds'], (t, st)
-    assert 'startup_seconds' not in st  # stats.json: the DESIGN keys (runs compare equal apart from seconds and tokens/s)
-    assert st['tokens_per_second'] == pytest.approx(st['total_tokens'] / st['seconds'], rel=0.01)  # (seconds: rounded to ms)
+    # stats.json: the DESIGN keys (runs compare equal apart from seconds and tokens/s)
+    assert 'startup_seconds' not in st
+    # (seconds: rounded to ms)
+    assert st['tokens_per_second'] == pytest.approx(st['total_tokens'] / st['seconds'], rel=0.01)
     assert f"tokens/s over {st['seconds']:,.1f} s of tokenizing (+{t['startup_seconds']:,.1f} s start-up)" in out, out

@@ -30,7 +30,8 @@ def test_kill9_then_rerun_gives_identical_dataset(qwen_dir, tmp_path):
     cli('tokenize', '--model-path', qwen_dir, '--completions', src, '--output-dir', ref, '--workers', '2', *ARGS)
 
     out = tmp_path/'out'
-    cmd = [str(Path(sys.executable).with_name('dflash-nb')), 'tokenize', '--model-path', str(qwen_dir), '--completions', str(src),
+    cmd = [str(Path(sys.executable).with_name('dflash-nb')), 'tokenize', '--model-path', str(qwen_dir), '--completions',
+           str(src),
            '--output-dir', str(out), '--workers', '2', *ARGS]
     p = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     partial = tmp_path/'out.partial'
@@ -55,7 +56,8 @@ def test_changed_parameters_are_refused_then_restart(qwen_dir, tmp_path):
     out = tmp_path/'out'
     partial = tmp_path/'out.partial'
     # an interrupted run: leave a partial output behind by killing the command early
-    cmd = [str(Path(sys.executable).with_name('dflash-nb')), 'tokenize', '--model-path', str(qwen_dir), '--completions', str(src),
+    cmd = [str(Path(sys.executable).with_name('dflash-nb')), 'tokenize', '--model-path', str(qwen_dir), '--completions',
+           str(src),
            '--output-dir', str(out), *ARGS]
     p = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     while not (partial/'run.json').exists() and p.poll() is None: time.sleep(0.005)

@@ -6,12 +6,15 @@ import numpy as np
 
 
 def _flagged_batch(start: int, n: int):
-    "A batch of `n` three-token samples, every one flagged (as a template that drops the final reasoning flags them all)."
+    """A batch of `n` three-token samples, every one flagged (as a template that drops the final reasoning flags them
+    all)."""
     from dflash_nb.tokenize import Batch
     ids = [f"rec-{i:07d}" for i in range(start, start + n)]
-    return Batch(np.arange(3 * n, dtype=np.int32) % 1000, np.tile(np.array([0, 1, 1], bool), n), np.full(n, 3, np.int64),
+    return Batch(np.arange(3 * n, dtype=np.int32) % 1000, np.tile(np.array([0, 1, 1], bool), n),
+                 np.full(n, 3, np.int64),
                  ids, [''] * n, records=n, hashes=np.arange(start, start + n, dtype=np.uint64),
-                 flags=[dict(file='c.jsonl', line=i + 1, id=s, reason='reasoning_not_rendered', detail='turn 1: reasoning dropped')
+                 flags=[dict(file='c.jsonl', line=i + 1, id=s, reason='reasoning_not_rendered',
+                             detail='turn 1: reasoning dropped')
                         for i, s in zip(range(start, start + n), ids)])
 
 
@@ -29,8 +32,10 @@ def test_flagged_samples_are_streamed_to_disk_not_held_in_the_commit_records(tmp
     finish_chunks(tmp_path, [meta], stats=None)
     assert (tmp_path/'finish.json').stat().st_size < 2_000
     got = [json.loads(l) for l in (tmp_path/'flagged.jsonl').read_text().splitlines()]
-    assert [f['id'] for f in got] == [f"rec-{i:07d}" for i in range(n)] and {f['reason'] for f in got} == {'reasoning_not_rendered'}
-    assert not list(tmp_path.glob('chunk-*'))                        # the chunk files are gone once the dataset is laid out
+    assert [f['id'] for f in got] == [f"rec-{i:07d}" for i in range(n)] and {f['reason'] for f in got} == {
+        'reasoning_not_rendered'}
+    # the chunk files are gone once the dataset is laid out
+    assert not list(tmp_path.glob('chunk-*'))
 
 
 def test_duplicate_ids_of_the_seeds_size_are_counted_in_about_a_sort(tmp_path):
@@ -40,7 +45,8 @@ def test_duplicate_ids_of_the_seeds_size_are_counted_in_about_a_sort(tmp_path):
     n, dups = 902_087, 1_234
     rng = np.random.default_rng(0)
     ids = rng.integers(0, 2**63, n, dtype=np.uint64)
-    ids[rng.choice(n, dups, replace=False)] = ids[:dups]        # `dups` ids written twice (none of the first `dups` replaced, almost surely)
+    # `dups` ids written twice (none of the first `dups` replaced, almost surely)
+    ids[rng.choice(n, dups, replace=False)] = ids[:dups]
     dups = n - len(np.unique(ids, return_counts=True)[0])       # (with counts, np.unique sorts)
     np.savez(tmp_path/'chunk-00000.npz', seq_len=np.full(n, 2, np.int64), loss_tokens=np.ones(n, np.int64),
              content_hash=ids, id_hash=ids)
@@ -48,4 +54,5 @@ def test_duplicate_ids_of_the_seeds_size_are_counted_in_about_a_sort(tmp_path):
     t = time.perf_counter(); np.sort(ids); sort_s = time.perf_counter() - t
     t = time.perf_counter(); st = chunk_stats(tmp_path, [meta]); took = time.perf_counter() - t
     assert st['duplicate_ids'] == dups and st['samples'] == n
-    assert took < 5 * sort_s + 1.0, (took, sort_s)              # was 15 s against a 0.9 s sort (a loaded 2-core machine)
+    # was 15 s against a 0.9 s sort (a loaded 2-core machine)
+    assert took < 5 * sort_s + 1.0, (took, sort_s)

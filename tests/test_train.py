@@ -18,12 +18,14 @@ torch.set_num_threads(1)
 @pytest.fixture(scope='module')
 def syn(tmp_path_factory):
     "Learnable synthetic data (permutation chains) for a 64-id tiny target."
-    return synthetic_dataset(tmp_path_factory.mktemp('syn')/'ds', n_samples=96, vocab_size=64, min_len=40, max_len=80, seed=1)
+    return synthetic_dataset(tmp_path_factory.mktemp('syn')/'ds', n_samples=96, vocab_size=64, min_len=40, max_len=80,
+                             seed=1)
 
 
 @pytest.fixture(scope='module')
 def small(tmp_path_factory):
-    return synthetic_dataset(tmp_path_factory.mktemp('small')/'ds', n_samples=48, vocab_size=64, min_len=30, max_len=70, seed=3)
+    return synthetic_dataset(tmp_path_factory.mktemp('small')/'ds', n_samples=48, vocab_size=64, min_len=30, max_len=70,
+                             seed=3)
 
 
 def tiny_args(ds, out, **kw):
@@ -82,13 +84,17 @@ def test_only_drafter_parameters_get_gradients(small):
 
 @pytest.mark.parametrize('layers', ['full', 'sliding_causal'])
 def test_block_local_attention_gives_the_dense_masks_loss_and_gradients(small, layers, monkeypatch):
-    "attention='blocks' (no dense mask over all blocks) = the dense SDPA mask: loss and every gradient; samples of unequal length, padded anchors."
+    """attention='blocks' (no dense mask over all blocks) = the dense SDPA mask: loss and every gradient; samples of
+    unequal length, padded anchors."""
     ds = TokenDataset(small)
     tgt = tiny_qwen3_target(vocab_size=64)
-    kw = dict(layer_types=['sliding_attention', 'full_attention'], sliding_window=9, causal=True) if layers != 'full' else {}
-    dr = DFlashDraftModel.from_target(tgt, num_draft_layers=2, block_size=8, mask_token_id=63, seed=0, norm_from_target=True, **kw)
+    kw = dict(layer_types=['sliding_attention', 'full_attention'], sliding_window=9,
+              causal=True) if layers != 'full' else {}
+    dr = DFlashDraftModel.from_target(tgt, num_draft_layers=2, block_size=8, mask_token_id=63, seed=0,
+                                      norm_from_target=True, **kw)
     batch = collate(ds, [0, 5, 9], 0, 0, 40)
-    assert not batch['anchor_valid'].all() and len(set(batch['lengths'].tolist())) > 1   # padding of both kinds is exercised
+    # padding of both kinds is exercised
+    assert not batch['anchor_valid'].all() and len(set(batch['lengths'].tolist())) > 1
     out = {}
     with TargetFeatures(tgt, dr.config.target_layer_ids, stop_early=True) as tf:
         for attention in ('sdpa', 'blocks'):
@@ -105,13 +111,16 @@ def test_block_local_attention_gives_the_dense_masks_loss_and_gradients(small, l
 
 
 def test_bf16_precision_on_cpu(tmp_path, small):
-    "--precision bf16 runs the drafter under CPU bf16 autocast: the first loss within 1% of fp32's, yet not bit-equal (autocast is on)."
-    first = {p: train(tiny_args(small, tmp_path/p, precision=p, max_steps=2)) and metrics(tmp_path/p)[0]['loss'] for p in ('fp32', 'bf16')}
+    """--precision bf16 runs the drafter under CPU bf16 autocast: the first loss within 1% of fp32's, yet not bit-equal
+    (autocast is on)."""
+    first = {p: train(tiny_args(small, tmp_path/p, precision=p, max_steps=2)) and metrics(tmp_path/p)[0]['loss'] for p
+             in ('fp32', 'bf16')}
     assert first['bf16'] != first['fp32'] and abs(first['bf16'] - first['fp32']) < 0.01 * first['fp32']
 
 
 def test_norm_lr_mult_moves_only_the_final_norm_faster(tmp_path, small):
-    "--norm-lr-mult 30: the final norm's scale moves ~30x as far in 2 steps as at x1 (Adam: ~lr per step), the other weights' lr unchanged."
+    """--norm-lr-mult 30: the final norm's scale moves ~30x as far in 2 steps as at x1 (Adam: ~lr per step), the other
+    weights' lr unchanged."""
     from safetensors.torch import load_file
     moved, lrs = {}, {}
     for m in (1.0, 30.0):
@@ -123,7 +132,8 @@ def test_norm_lr_mult_moves_only_the_final_norm_faster(tmp_path, small):
 
 
 def test_training_lowers_the_loss_and_raises_position_1_accuracy(tmp_path, syn):
-    s = train(tiny_args(syn, tmp_path/'run', max_seq_len=80, max_tokens=640, max_anchors=16, epochs=12, max_steps=None, lr=3e-3))
+    s = train(tiny_args(syn, tmp_path/'run', max_seq_len=80, max_tokens=640, max_anchors=16, epochs=12, max_steps=None,
+                        lr=3e-3))
     m = metrics(tmp_path/'run')
     avg = lambda rows, f: sum(map(f, rows)) / len(rows)
     first, last = m[:5], m[-5:]
@@ -159,7 +169,8 @@ def test_resume_reproduces_the_uninterrupted_run(tmp_path, small):
 
 def _torchrun(args: list[str], nproc: int = 2):
     from dflash_nb.testing import free_port
-    cmd = [sys.executable, '-m', 'torch.distributed.run', '--nproc_per_node', str(nproc), '--master-port', str(free_port()),
+    cmd = [sys.executable, '-m', 'torch.distributed.run', '--nproc_per_node', str(nproc), '--master-port',
+           str(free_port()),
            '-m', 'dflash_nb.train', *map(str, args)]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=240, env={**os.environ, 'OMP_NUM_THREADS': '1'})
     assert r.returncode == 0, f"torchrun failed:\n{r.stdout[-3000:]}\n{r.stderr[-5000:]}"
@@ -174,7 +185,8 @@ def test_two_process_run_matches_one_process_on_the_same_global_batch(tmp_path, 
     two = tmp_path/'two'
     p = add_train_args(argparse.ArgumentParser())
     a = vars(tiny_args(small, two))
-    cli = [f"--{k.replace('_', '-')}={v}" for k, v in a.items() if v is not None and not isinstance(v, bool)] + ['--quiet']
+    cli = [f"--{k.replace('_', '-')}={v}" for k, v in a.items() if v is not None and not isinstance(v, bool)] + [
+        '--quiet']
     _torchrun(cli + [f'--target-shard={shard}'])
     m1, m2 = metrics(one), metrics(two)
     assert len(m1) == len(m2) == 4
@@ -188,7 +200,8 @@ def test_two_process_run_matches_one_process_on_the_same_global_batch(tmp_path, 
 
 def test_train_main_from_the_command_line_and_its_errors(tmp_path, small):
     p = add_train_args(argparse.ArgumentParser('dflash-nb train'))
-    a = p.parse_args(['--dataset', str(small), '--target', 'tiny:hidden_size=32,num_layers=6', '--output-dir', str(tmp_path/'o'),
+    a = p.parse_args(['--dataset', str(small), '--target', 'tiny:hidden_size=32,num_layers=6', '--output-dir',
+                      str(tmp_path/'o'),
                       '--draft-layers', '1', '--block-size', '4', '--max-tokens', '280', '--max-seq-len', '70',
                       '--max-anchors', '4', '--max-steps', '2', '--quiet'])
     assert train_main(a) == 0
@@ -237,7 +250,8 @@ def _rank_grads(rank, world, tmp, ds_path, groups):
 
 
 def test_loss_is_normalised_over_the_whole_step_on_every_rank(small, tmp_path):
-    "1 rank x 4 micro-batches and 2 gloo ranks x 2 micro-batches give the gradient of one big batch (SpecForge's global normalisation)."
+    """1 rank x 4 micro-batches and 2 gloo ranks x 2 micro-batches give the gradient of one big batch (SpecForge's
+    global normalisation)."""
     import torch.multiprocessing as mp
     tgt = tiny_qwen3_target(vocab_size=64)
     dr = DFlashDraftModel.from_target(tgt, num_draft_layers=2, block_size=8, mask_token_id=63, seed=0)
@@ -247,7 +261,8 @@ def test_loss_is_normalised_over_the_whole_step_on_every_rank(small, tmp_path):
         big = {n: p.grad.clone() for n, p in dr.named_parameters()}
         dr.zero_grad()
         for g in MICRO: (dflash_forward(dr, tf, collate(ds, g, 0, 0, 8), loss_weights(8))[0] / len(MICRO)).backward()
-        per_micro = {n: p.grad.clone() for n, p in dr.named_parameters()}       # the old rule: each micro-batch over its own weights
+        # the old rule: each micro-batch over its own weights
+        per_micro = {n: p.grad.clone() for n, p in dr.named_parameters()}
     close = lambda a, b: all(torch.allclose(a[n], b[n], rtol=1e-4, atol=1e-7) for n in a)
     assert not close(per_micro, big)                                             # the defect: a different gradient
     assert close(_drafter_grads(small, MICRO), big)                              # 1 rank x 4 micro-batches
