@@ -61,6 +61,13 @@ def code_lines(py: Path) -> int:
     return sum(1 for i, l in enumerate(src.splitlines(), 1) if l.strip() and not l.strip().startswith('#') and i not in doc)
 
 
+def statements(py: Path) -> int:
+    "Statements (the AST's, docstrings left out): the size of the code whatever its line wrapping."
+    tree = ast.parse(py.read_text())
+    return sum(isinstance(n, ast.stmt) and not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))
+               for n in ast.walk(tree))
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument('--check', action='store_true', help=f'fail on lines over {MAX_COLS} columns')
@@ -75,15 +82,18 @@ def main():
     demos = sum(1 for nb in nbs for s in code_cells(nb) if s.strip() and not is_exported(s))
     st = {nb.stem: stretches(nb) for nb in nbs}
     over = sorted(((x, k) for k, v in st.items() for x in v if x > MAX_STRETCH), reverse=True)
-    mods = {py.name: code_lines(py) for py in sorted(ROOT.glob('dflash_nb/*.py')) if py.name != '_modidx.py'}
+    pys = [py for py in sorted(ROOT.glob('dflash_nb/**/*.py')) if py.name != '_modidx.py']
+    mods = {str(py.relative_to(ROOT/'dflash_nb')): code_lines(py) for py in pys}
+    stmts = {str(py.relative_to(ROOT/'dflash_nb')): statements(py) for py in pys}
     cells.sort()
     print(f"notebooks {len(nbs)}, exported cells {len(cells)} (median {cells[len(cells)//2]} lines, max {cells[-1]}), "
           f"demo cells {demos}")
     print(f"stretches of exported lines without a demo over {MAX_STRETCH}: {len(over)} "
           f"(over 100: {sum(x > 100 for x, _ in over)}; longest {over[0] if over else '-'})")
     print(f"lines over {MAX_COLS} columns: {len(bad)}")
-    print(f"package code lines (no blanks, comments, docstrings): {sum(mods.values())} in {len(mods)} modules")
-    for k, v in sorted(mods.items(), key=lambda kv: -kv[1]): print(f"  {k:20s} {v:5d}")
+    print(f"package code lines (no blanks, comments, docstrings): {sum(mods.values())}, statements "
+          f"{sum(stmts.values())}, in {len(mods)} modules (code lines, statements):")
+    for k, v in sorted(mods.items(), key=lambda kv: -kv[1]): print(f"  {k:22s} {v:5d} {stmts[k]:5d}")
     for x, k in over: print(f"  stretch {x:4d} lines in {k}")
 
 
