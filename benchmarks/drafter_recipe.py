@@ -39,6 +39,7 @@ ARMS = {
     'base': {},
     'blocks': dict(attention='blocks'),
     'fast': FAST,
+    'bf16': BF16,
     'a128': dict(FAST, anchors=128),
     'a512': dict(FAST, anchors=512),
     'norm-lr10': dict(FAST, norm_lr_mult=10.0),
@@ -51,6 +52,12 @@ ARMS = {
     'lr3e-3': dict(FAST, lr=3e-3),
 }
 LAYER_IDS = [1, 8, 14, 20, 27]
+
+
+def cpu_bf16_pays() -> bool:
+    "Whether bf16 autocast runs the drafter's matmuls faster than fp32 on this CPU (the package's answer)."
+    from dflash_nb.train import cpu_bf16_pays as pays
+    return pays()
 
 
 def log(out: Path, msg: str):
@@ -193,7 +200,8 @@ def train_slice(st: dict, ds, rows, feats, held, cfg: dict, budget_s: float, sli
         t0 = time.process_time()
         lr = lr_at(st['cpu'] / budget_s, cfg)
         for g in opt.param_groups: g['lr'] = lr * g['lr_mult']
-        ctx = torch.autocast('cpu', dtype=torch.bfloat16) if cfg['bf16'] else torch.autocast('cpu', enabled=False)
+        bf16 = cfg['bf16'] if cfg['bf16'] != 'auto' else cpu_bf16_pays()
+        ctx = torch.autocast('cpu', dtype=torch.bfloat16) if bf16 else torch.autocast('cpu', enabled=False)
         with ctx: loss, s = dflash_forward(dr, mf, batch, w, attention=cfg['attention'])
         loss.backward()
         torch.nn.utils.clip_grad_norm_(dr.parameters(), cfg['grad_clip'])

@@ -4,7 +4,7 @@
 
 # %% ../nbs/11_train.ipynb #282b8008
 from __future__ import annotations
-import argparse, errno, fcntl, hashlib, json, math, os, random, re, shutil, sys, time
+import argparse, errno, fcntl, functools, hashlib, json, math, os, random, re, shutil, sys, time
 from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -36,8 +36,8 @@ __all__ = ['DEFAULT_GAMMA', 'TokenDataset', 'check_token_dataset', 'open_token_d
            'target_identity', 'TrainConfig', 'add_train_args', 'train_args', 'default_eos_ids', 'TrainRun', 'setup_run',
            'run_target', 'drafter_shape', 'fresh_drafter_config', 'run_drafter', 'run_features', 'plan_run',
            'param_groups', 'run_optimizer', 'resume_run', 'step_weight_sum', 'accumulate_gradients', 'train_step',
-           'step_metrics', 'log_step', 'run_loop', 'run_summary', 'save_drafter', 'train', 'train_main',
-           'run_readme_info', 'train_rows', 'plot_training']
+           'step_metrics', 'log_step', 'cpu_bf16_pays', 'run_loop', 'run_summary', 'save_drafter', 'train',
+           'train_main', 'run_readme_info', 'train_rows', 'plot_training']
 
 # %% ../nbs/11_train.ipynb #44204f08
 def _index_batch(f, rb, max_seq_len: int | None):
@@ -909,6 +909,18 @@ def log_step(r: TrainRun, stats: torch.Tensor, dt: float) -> None:
     if r.rank == 0:
         with open(r.metrics_path, 'a') as f: f.write(json.dumps(r.last) + '\n')
         if r.bar: r.bar.update(1); r.bar.set_postfix(loss=f"{r.last['loss']:.3f}", acc1=f"{r.last['acc'][0] or 0:.2f}")
+
+# %% ../nbs/11_train.ipynb #1bc276b4
+@functools.cache
+def cpu_bf16_pays() -> bool:
+    "Whether bf16 matmuls beat fp32 ones on this CPU (a 576-wide timed pair, once per process)."
+    a, b = torch.randn(256, 576), torch.randn(576, 576)
+    def cost(dt):
+        x, y = a.to(dt), b.to(dt); x @ y
+        t = time.process_time()
+        for _ in range(4): x @ y
+        return time.process_time() - t
+    return cost(torch.bfloat16) < 0.8 * cost(torch.float32)
 
 # %% ../nbs/11_train.ipynb #9309b9c3
 def run_loop(r: TrainRun) -> None:
