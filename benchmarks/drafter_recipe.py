@@ -33,8 +33,10 @@ sys.path.insert(0, str(HERE))
 
 BASE = dict(layers=2, block=8, anchors=32, max_tokens=2048, lr=1.5e-3, warmup=0.04, attention='sdpa', bf16=False,
             norm_init=0.05, norm_lr_mult=1.0, gamma=None, grad_clip=1.0)        # the job's recipe before this study
-# measured: 1.8-2.8x the predictions per CPU-second of the dense mask in fp32
-FAST = dict(attention='blocks', bf16=True)
+# bf16 where this CPU runs it natively: 1.8-2.8x the predictions per CPU-second of the dense mask in fp32 on an
+# AVX512-BF16 CPU; on an AVX2-only CPU bf16 matmuls run ~60x slower than fp32 ('auto' picks fp32 there)
+FAST = dict(attention='blocks', bf16='auto')
+BF16 = dict(FAST, bf16=True)
 ARMS = {
     'base': {},
     'blocks': dict(attention='blocks'),
