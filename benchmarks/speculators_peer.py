@@ -15,11 +15,18 @@ study's 12 held-out prompts, so its tau sits beside the arms'.
 
 It does not run on CPU as shipped. `--probe` tries each obstacle on one real batch and prints one line each (file:line,
 error, the shim that gets past it); the training run applies the shims (monkeypatches in this process, nothing edited):
-  * trainer device: trainer.py:228 picks `torch.accelerator.current_accelerator()` or else "cuda", and
-    trainer.py:340 moves the model to `get_local_rank()` (0, i.e. cuda:0)  -> local rank 'cpu', device_type 'cpu';
-  * mask: core.py:35 `torch.compile(create_block_mask)` (inductor's C++ build fails on this CPU)  and
-    flex attention: attention.py:55 has no CPU backward                        -> its own `draft_attn_impl='sdpa'`;
-  * loss: losses/utils.py:120, the default fused loss needs Triton           -> its own `loss_implementation='eager'`.
+  * trainer device: trainer.py:228 picks `torch.accelerator.current_accelerator()` or else "cuda"; trainer.py:348 moves
+    the model to `get_local_rank()` (0): "Cannot access accelerator device when none is available"; its step timer
+    (trainer.py:80, `torch.accelerator.synchronize()`, on every step where global_step % log_freq == 0) raises the same
+    -> local rank 'cpu', `device_type = 'cpu'` (autocast('cuda') is off on CPU: fp32 fc vs bf16 hidden states fails at
+    core.py:418 "expected m1 and m2 to have the same dtype"), its _StepTimer never enabled;
+  * attention: flex attention has no CPU backward (attention.py:55 -> torch flex_attention.py:2082 NotImplementedError),
+    with the compiled mask (core.py:35 `torch.compile(create_block_mask)`; on a synthetic 600-token batch inductor's
+    C++ build of it failed, CppCompileError) or the uncompiled one (6 minutes for one mask)  -> its `draft_attn_impl='sdpa'`;
+  * loss: losses/utils.py:120, the default fused loss needs Triton -> its `loss_implementation='eager'`.
+With these it trains, slowly: at 2,048 tokens and 128 anchors a step, forward+backward take ~27 CPU-s (bf16 matmuls,
+82%) and its default Muon+AdamW step ~49 CPU-s (`--optimizer adamw --hidden-states-dtype float32` are its CPU-friendlier
+options).
 
   python benchmarks/speculators_peer.py --out-dir .cache/peer --probe
   python benchmarks/speculators_peer.py --out-dir .cache/peer --cpu-minutes 5 --recipe-dir /work/bench/recipe
@@ -37,7 +44,7 @@ SPEC_TAPS = [i + 1 for i in [1, 8, 14, 20, 27]]   # speculators' ids of our taps
 # default is sliding-window layers), 2,048 tokens a packed step (the arms' --max-tokens; its default 8,192 with 512
 # anchors, so 128 anchors keeps its anchor density), and the two CPU options (sdpa attention, eager loss).
 RECIPE = dict(layers=2, block=8, total_seq_len=2048, max_anchors=128, optimizer='muon', lr=1e-3, weight_decay=0.01,
-              scheduler='linear', loss_fn='ce', per_position_loss_weight='dpace', attn='sdpa', loss_impl='eager')
+              scheduler='linear', hidden_states_dtype='bfloat16', loss_fn='ce', per_position_loss_weight='dpace', attn='sdpa', loss_impl='eager')
 
 
 def log(out: Path, msg: str):
@@ -153,7 +160,8 @@ def spec_loader(spec_dir: Path, cfg: dict, on_missing: str, seed: int = 0):
     import torch
     from speculators.train.data import ArrowDataset
     from speculators.train.dataloader import _setup_dataloader
-    d = ArrowDataset(max_len=cfg['total_seq_len'], datapath=str(spec_dir), on_missing=on_missing, hidden_states_dtype=torch.bfloat16)
+    d = ArrowDataset(max_len=cfg['total_seq_len'], datapath=str(spec_dir), on_missing=on_missing,
+                     hidden_states_dtype=getattr(torch, cfg['hidden_states_dtype']))
     return _setup_dataloader(d, total_seq_len=cfg['total_seq_len'], hidden_size=576, num_workers=0, num_target_layers=5,
                              prefetch_factor=None, seed=seed)
 
@@ -170,7 +178,8 @@ def trainer_config(cfg: dict, save: Path, loss_impl: str, total_steps: int | Non
     kw = call_kwargs(cfg, loss_impl)
     return TrainerConfig(lr=cfg['lr'], num_epochs=10_000, save_path=str(save), resume_from_checkpoint=False, train_call_kwargs=kw,
                          val_call_kwargs=kw, optimizer=cfg['optimizer'], weight_decay=cfg['weight_decay'], muon_lr=cfg['lr'],
-                         scheduler_type=cfg['scheduler'], scheduler_total_steps=total_steps, hidden_states_dtype=torch.bfloat16,
+                         scheduler_type=cfg['scheduler'], scheduler_total_steps=total_steps,
+                         hidden_states_dtype=getattr(torch, cfg['hidden_states_dtype']),
                          log_freq=10**9)      # metrics logged at step 0 only: no per-step .item() syncs in the budget
 
 
@@ -232,7 +241,7 @@ def calibrate(model, loader, cfg, loss_impl, n: int = 3) -> float:
         if i >= n: break
         b = {k: v for k, v in b.items() if k != 'error_records' and not k.startswith('_')}
         t0 = time.process_time()
-        with torch.autocast('cpu', dtype=torch.bfloat16):
+        with torch.autocast('cpu', dtype=torch.bfloat16, enabled=cfg['hidden_states_dtype'] == 'bfloat16'):
             _, loss, _ = m(**b, **kw)
         loss.backward(); opt.step(); opt.zero_grad()
         ts.append(time.process_time() - t0)
