@@ -22,7 +22,8 @@ error, the shim that gets past it); the training run applies the shims (monkeypa
     core.py:418 "expected m1 and m2 to have the same dtype"), its _StepTimer never enabled;
   * attention: flex attention has no CPU backward (attention.py:55 -> torch flex_attention.py:2082 NotImplementedError),
     with the compiled mask (core.py:35 `torch.compile(create_block_mask)`; on a synthetic 600-token batch inductor's
-    C++ build of it failed, CppCompileError) or the uncompiled one (6 minutes for one mask)  -> its `draft_attn_impl='sdpa'`;
+    C++ build of it failed, CppCompileError) or the uncompiled one (6 minutes for one mask)
+    -> its `draft_attn_impl='sdpa'`;
   * loss: losses/utils.py:120, the default fused loss needs Triton -> its `loss_implementation='eager'`.
 With these it trains, slowly: at 2,048 tokens and 128 anchors a step, forward+backward take ~27 CPU-s (bf16 matmuls,
 82%) and its default Muon+AdamW step ~49 CPU-s (`--optimizer adamw --hidden-states-dtype float32` are its CPU-friendlier
@@ -40,11 +41,12 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 SPEC_TAPS = [i + 1 for i in [1, 8, 14, 20, 27]]   # speculators' ids of our taps (z-lab id + 1, its converter's rule)
-# Its defaults (speculators train --speculator-type dflash) except: 2 layers and block 8 (the arms'), full attention (its
-# default is sliding-window layers), 2,048 tokens a packed step (the arms' --max-tokens; its default 8,192 with 512
+# Its defaults (speculators train --speculator-type dflash) except: 2 layers and block 8 (the arms'), full attention
+# (its default is sliding-window layers), 2,048 tokens a packed step (the arms' --max-tokens; its default 8,192 with 512
 # anchors, so 128 anchors keeps its anchor density), and the two CPU options (sdpa attention, eager loss).
 RECIPE = dict(layers=2, block=8, total_seq_len=2048, max_anchors=128, optimizer='muon', lr=1e-3, weight_decay=0.01,
-              scheduler='linear', hidden_states_dtype='bfloat16', loss_fn='ce', per_position_loss_weight='dpace', attn='sdpa', loss_impl='eager')
+              scheduler='linear', hidden_states_dtype='bfloat16', loss_fn='ce', per_position_loss_weight='dpace',
+              attn='sdpa', loss_impl='eager')
 
 
 def log(out: Path, msg: str):
@@ -73,10 +75,11 @@ def where(e: BaseException, what: str) -> str:
     return f"{what}: {at}: {type(e).__name__}: {msg}"
 
 
-# ---- input: the exported view + offline hidden-state files --------------------------------------------------------------------
+# ---- input: the exported view + offline hidden-state files -----------------------------------------------------------
 
 def copy_recipe_inputs(recipe_dir: Path, out: Path, n_samples: int, n_eval: int, max_new: int):
-    "The study's tokenized training set and held-out baseline (greedy tokens, prompt lookup), copied so prepare() reuses them."
+    """The study's tokenized training set and held-out baseline (greedy tokens, prompt lookup), copied so prepare()
+    reuses them."""
     for src, dst in ((recipe_dir/'data'/f"n{n_samples}-s0", out/'data'/f"n{n_samples}-s0"),):
         if (src/'dataset'/'stats.json').is_file() and not (dst/'dataset'/'stats.json').is_file():
             shutil.copytree(src, dst, dirs_exist_ok=True)
@@ -87,7 +90,8 @@ def copy_recipe_inputs(recipe_dir: Path, out: Path, n_samples: int, n_eval: int,
 
 
 def final_hidden(tgt, tap27, n_rest: int):
-    "The target's final pre-norm hidden state: the cached layer-27 output (T, H) through its last `n_rest` decoder layers."
+    """The target's final pre-norm hidden state: the cached layer-27 output (T, H) through its last `n_rest` decoder
+    layers."""
     import torch
     m = tgt.model
     h = tap27[None].float()
@@ -101,7 +105,8 @@ def final_hidden(tgt, tap27, n_rest: int):
 
 
 def check_final_hidden(tgt, ds, rows, feats) -> float:
-    "Share of positions where the target's own logits and the reconstructed final state's agree on the argmax (one sample)."
+    """Share of positions where the target's own logits and the reconstructed final state's agree on the argmax (one
+    sample)."""
     import torch
     from dflash_nb.train import sample_key
     ids = ds[int(rows[0])][0]
@@ -136,7 +141,7 @@ def write_hidden_states(out: Path, tgt, ds, feats, spec_dir: Path) -> int:
     return n
 
 
-# ---- speculators' model, loader and trainer -----------------------------------------------------------------------------------
+# ---- speculators' model, loader and trainer --------------------------------------------------------------------------
 
 def spec_model(tdir, vocab, cfg: dict, attn: str):
     "speculators' DFlash speculator for the target (its own config builder and from_training_args)."
@@ -150,7 +155,8 @@ def spec_model(tdir, vocab, cfg: dict, attn: str):
     V = tl.vocab_size
     t2d = torch.zeros(V, dtype=torch.bool); t2d[torch.as_tensor(vocab)] = True
     d2t = torch.as_tensor(vocab) - torch.arange(len(vocab))
-    return SpecDFlash.from_training_args(verifier_config=tl, t2d=t2d, d2t=d2t, draft_vocab_size=len(vocab), block_size=cfg['block'],
+    return SpecDFlash.from_training_args(verifier_config=tl, t2d=t2d, d2t=d2t, draft_vocab_size=len(vocab),
+                                         block_size=cfg['block'],
                                          verifier_name_or_path=str(tdir), target_layer_ids=SPEC_TAPS,
                                          mask_token_id=default_mask_token_id(tdir), draft_attn_impl=attn)
 
@@ -168,7 +174,8 @@ def spec_loader(spec_dir: Path, cfg: dict, on_missing: str, seed: int = 0):
 
 def call_kwargs(cfg: dict, loss_impl: str) -> dict:
     from speculators.models.dflash.core import DFlashDraftModel as SpecDFlash
-    return SpecDFlash.get_trainer_kwargs(loss_fn=cfg['loss_fn'], loss_implementation=loss_impl, max_anchors=cfg['max_anchors'],
+    return SpecDFlash.get_trainer_kwargs(loss_fn=cfg['loss_fn'], loss_implementation=loss_impl,
+                                         max_anchors=cfg['max_anchors'],
                                          per_position_loss_weight=cfg['per_position_loss_weight'])[0]
 
 
@@ -176,8 +183,10 @@ def trainer_config(cfg: dict, save: Path, loss_impl: str, total_steps: int | Non
     import torch
     from speculators.train.trainer import TrainerConfig
     kw = call_kwargs(cfg, loss_impl)
-    return TrainerConfig(lr=cfg['lr'], num_epochs=10_000, save_path=str(save), resume_from_checkpoint=False, train_call_kwargs=kw,
-                         val_call_kwargs=kw, optimizer=cfg['optimizer'], weight_decay=cfg['weight_decay'], muon_lr=cfg['lr'],
+    return TrainerConfig(lr=cfg['lr'], num_epochs=10_000, save_path=str(save), resume_from_checkpoint=False,
+                         train_call_kwargs=kw,
+                         val_call_kwargs=kw, optimizer=cfg['optimizer'], weight_decay=cfg['weight_decay'],
+                         muon_lr=cfg['lr'],
                          scheduler_type=cfg['scheduler'], scheduler_total_steps=total_steps,
                          hidden_states_dtype=getattr(torch, cfg['hidden_states_dtype']),
                          log_freq=10**9)      # metrics logged at step 0 only: no per-step .item() syncs in the budget
@@ -211,7 +220,8 @@ def _originals():
 
 
 def train_budget(trainer, budget_s: float, out: Path) -> dict:
-    "Its train_epoch, epoch after epoch, stopped by a step callback once the process CPU time of the loop reaches the budget."
+    """Its train_epoch, epoch after epoch, stopped by a step callback once the process CPU time of the loop reaches the
+    budget."""
     import torch
     st = {'cpu': 0.0, 'steps': 0, 't0': time.process_time(), 'predictions': 0, 'losses': []}
     def count(m, args, out):   # its own metrics: labelled slots after the anchor (our arms' "predictions") and the loss
@@ -231,7 +241,8 @@ def train_budget(trainer, budget_s: float, out: Path) -> dict:
 
 
 def calibrate(model, loader, cfg, loss_impl, n: int = 3) -> float:
-    "Process CPU seconds of one forward+backward+step on real batches (a throwaway copy of the model), for the LR schedule's length."
+    """Process CPU seconds of one forward+backward+step on real batches (a throwaway copy of the model), for the LR
+    schedule's length."""
     import copy, torch
     m = copy.deepcopy(model).train()
     opt = torch.optim.AdamW([p for p in m.parameters() if p.requires_grad], lr=0.0)
@@ -248,28 +259,32 @@ def calibrate(model, loader, cfg, loss_impl, n: int = 3) -> float:
     return float(np.median(ts))
 
 
-# ---- conversion to our drafter and the held-out measurement -------------------------------------------------------------------
+# ---- conversion to our drafter and the held-out measurement ----------------------------------------------------------
 
 def to_ours(spec, tgt, tdir, vocab, cfg: dict):
-    "Our DFlashDraftModel with speculators' trained weights (same names; its frozen embedding/heads/verifier norm dropped)."
+    """Our DFlashDraftModel with speculators' trained weights (same names; its frozen embedding/heads/verifier norm
+    dropped)."""
     import torch
     from drafter_recipe import LAYER_IDS
     from dflash_nb.model import DFlashDraftModel
     from dflash_nb.targets import default_mask_token_id
-    dr = DFlashDraftModel.from_target(tgt, cfg['layers'], LAYER_IDS, cfg['block'], default_mask_token_id(tdir), draft_vocab_size=len(vocab))
+    dr = DFlashDraftModel.from_target(tgt, cfg['layers'], LAYER_IDS, cfg['block'], default_mask_token_id(tdir),
+                                      draft_vocab_size=len(vocab))
     dr.set_draft_vocab(vocab)
     drop = ('embed_tokens.', 'lm_head.', 'verifier_lm_head.', 'verifier_norm.', 't2d', 'd2t', 'rotary_emb.')
     sd = {k: v.float() for k, v in spec.state_dict().items() if not k.startswith(drop)}
     missing, extra = dr.load_state_dict(sd, strict=False)
     if extra or set(missing) - {'d2t', 't2d'}:
-        raise ValueError(f"speculators -> drafter: unexpected {extra[:5]}, missing {sorted(set(missing) - {'d2t', 't2d'})[:5]}")
+        raise ValueError(
+            f"speculators -> drafter: unexpected {extra[:5]}, missing {sorted(set(missing) - {'d2t', 't2d'})[:5]}")
     if not torch.equal(spec.lm_head.weight.detach().float(), dr.draft_head.detach().float()):
         raise ValueError("speculators' lm_head is not our draft head at the draft vocabulary's ids")
     return dr
 
 
 def check_conversion(spec, dr, held, cfg: dict, loss_impl: str) -> dict:
-    "Argmax agreement of speculators' own forward and the converted drafter at the same anchors of one held-out sequence."
+    """Argmax agreement of speculators' own forward and the converted drafter at the same anchors of one held-out
+    sequence."""
     import torch
     from dflash_nb.model import block_layout
     from dflash_nb.train import make_blocks
@@ -280,20 +295,23 @@ def check_conversion(spec, dr, held, cfg: dict, loss_impl: str) -> dict:
     with torch.no_grad():
         torch.manual_seed(0)
         last = torch.zeros(1, T, 576)
-        _, logits, _, mask, idx = spec._backbone_forward(h['feats'], ids, lm, last, torch.zeros(1, T, dtype=torch.long), max_anchors=16)
+        _, logits, _, mask, idx = spec._backbone_forward(h['feats'], ids, lm, last, torch.zeros(1, T, dtype=torch.long),
+                                                         max_anchors=16)
         anchors = idx.view(-1, bs)[:, 0]
         ok = mask.view(-1, bs)[:, 1:].bool()
-        sp = spec.d2t[logits.view(-1, bs, logits.shape[-1])[:, 1:].argmax(-1)] + logits.view(-1, bs, logits.shape[-1])[:, 1:].argmax(-1)
+        sp = spec.d2t[logits.view(-1, bs, logits.shape[-1])[:, 1:].argmax(-1)] + logits.view(-1, bs, logits.shape[-1])[
+            :, 1:].argmax(-1)
         batch = {'input_ids': ids, 'loss_mask': lm.bool(), 'lengths': torch.tensor([T]), 'anchors': anchors[None],
                  'anchor_valid': torch.ones(1, len(anchors), dtype=torch.bool)}
         block_ids, block_pos, labels, lok = make_blocks(batch, bs, dr.config.mask_token_id)
-        hid = dr(block_ids, block_pos, h['feats'], torch.arange(T)[None], block_layout(anchors[None], T, bs), return_hidden=True)
+        hid = dr(block_ids, block_pos, h['feats'], torch.arange(T)[None], block_layout(anchors[None], T, bs),
+                 return_hidden=True)
         ours = dr.vocab_ids[(hid @ dr.draft_head.T).argmax(-1)].view(len(anchors), bs)[:, 1:]
     spec.train(); dr.train()
     return {'slots': int(ok.sum()), 'argmax_agreement': float((ours == sp)[ok].float().mean())}
 
 
-# ---- the probe: each obstacle on one real batch --------------------------------------------------------------------------------
+# ---- the probe: each obstacle on one real batch ----------------------------------------------------------------------
 
 def probe(a, out: Path, ctx: dict) -> list[str]:
     "Try speculators' CPU path unshimmed, one obstacle at a time; one line each (file:line, error, shim, shim result)."
@@ -304,7 +322,8 @@ def probe(a, out: Path, ctx: dict) -> list[str]:
     cfg = {**RECIPE}
     lines = []
     def step(model, loss_impl, b=None):
-        b = b or {k: v for k, v in next(iter(spec_loader(spec_dir, cfg, ctx['on_missing']))).items() if k != 'error_records'}
+        b = b or {k: v for k, v in next(iter(spec_loader(spec_dir, cfg, ctx['on_missing']))).items() if k
+                  != 'error_records'}
         with torch.autocast('cpu', dtype=torch.bfloat16):
             _, loss, _ = model(**b, **call_kwargs(cfg, loss_impl))
         loss.backward()
@@ -318,31 +337,37 @@ def probe(a, out: Path, ctx: dict) -> list[str]:
     # 1. its trainer picks cuda: model.to(local rank 0)
     def trainer_unshimmed():
         from speculators.train.trainer import Trainer
-        Trainer(spec_model(tdir, vocab, cfg, 'sdpa'), trainer_config(cfg, out/'probe-ckpt', 'eager', 10), spec_loader(spec_dir, cfg, ctx['on_missing']), None)
+        Trainer(spec_model(tdir, vocab, cfg, 'sdpa'), trainer_config(cfg, out/'probe-ckpt', 'eager', 10),
+                spec_loader(spec_dir, cfg, ctx['on_missing']), None)
     def trainer_shimmed():
         undo = cpu_shim()
         try:
-            t = make_trainer(spec_model(tdir, vocab, cfg, 'sdpa'), cfg, out/'probe-ckpt', 'eager', 10, spec_loader(spec_dir, cfg, ctx['on_missing']))
+            t = make_trainer(spec_model(tdir, vocab, cfg, 'sdpa'), cfg, out/'probe-ckpt', 'eager', 10,
+                             spec_loader(spec_dir, cfg, ctx['on_missing']))
             st = train_budget(t, 1e-9, out)   # one optimizer step through train_epoch
             return f"one train_epoch step on CPU, device_type {t.device_type}, loss {st['losses'][0]:.3f}"
         finally: undo()
     attempt('trainer device (trainer.py:228 "cuda" fallback, model.to(get_local_rank()))', trainer_unshimmed,
-            "speculators.train.trainer.get_local_rank -> 'cpu'; trainer.device_type = 'cpu'; its _StepTimer never enabled "
-            "(trainer.py:80 torch.accelerator.synchronize() raises without an accelerator)", trainer_shimmed)
+            "speculators.train.trainer.get_local_rank -> 'cpu'; trainer.device_type = 'cpu'; its _StepTimer never "
+            "enabled (trainer.py:80 torch.accelerator.synchronize() raises without an accelerator)", trainer_shimmed)
     # 2. the default attention: compiled block mask, then flex attention backward
-    attempt('simple_flex_attention mask (compiled create_block_mask)', lambda: step(spec_model(tdir, vocab, cfg, 'simple_flex_attention'), 'eager'),
+    attempt('simple_flex_attention mask (compiled create_block_mask)',
+            lambda: step(spec_model(tdir, vocab, cfg, 'simple_flex_attention'), 'eager'),
             "core._compiled_create_block_mask = create_block_mask (uncompiled)", None)
     def flex_uncompiled():
         keep = core._compiled_create_block_mask
         core._compiled_create_block_mask = create_block_mask
         try: step(spec_model(tdir, vocab, cfg, 'simple_flex_attention'), 'eager')
         finally: core._compiled_create_block_mask = keep
-    attempt('simple_flex_attention backward (uncompiled mask)', flex_uncompiled, "its draft_attn_impl='sdpa' (dense mask from the same mask_mod)",
+    attempt('simple_flex_attention backward (uncompiled mask)', flex_uncompiled,
+            "its draft_attn_impl='sdpa' (dense mask from the same mask_mod)",
             lambda: f"loss {step(spec_model(tdir, vocab, cfg, 'sdpa'), 'eager'):.3f}")
     # 3. the default fused loss
-    attempt('loss_implementation fused', lambda: step(spec_model(tdir, vocab, cfg, 'sdpa'), 'fused'), "its loss_implementation='eager'",
+    attempt('loss_implementation fused', lambda: step(spec_model(tdir, vocab, cfg, 'sdpa'), 'fused'),
+            "its loss_implementation='eager'",
             lambda: f"loss {step(spec_model(tdir, vocab, cfg, 'sdpa'), 'eager'):.3f}")
-    attempt('draft_attn_impl eager (the other non-flex option)', lambda: step(spec_model(tdir, vocab, cfg, 'eager'), 'eager'), 'none needed', None)
+    attempt('draft_attn_impl eager (the other non-flex option)', lambda: step(spec_model(tdir, vocab, cfg, 'eager'),
+                                                                              'eager'), 'none needed', None)
     (out/'probe.json').write_text(json.dumps(lines, indent=1))
     return lines
 
@@ -358,13 +383,15 @@ def heldout_set(a, out: Path, wait_s: float = 900):
     return held, base
 
 
-# ---- main ----------------------------------------------------------------------------------------------------------------------
+# ---- main ------------------------------------------------------------------------------------------------------------
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     p.add_argument('--out-dir', type=Path, required=True)
-    p.add_argument('--cpu-minutes', type=float, default=5.0, help='process CPU minutes of training (its train_epoch loop)')
-    p.add_argument('--recipe-dir', type=Path, help="the recipe study's --out-dir: reuse its tokenized training set and held-out baseline")
+    p.add_argument('--cpu-minutes', type=float, default=5.0,
+                   help='process CPU minutes of training (its train_epoch loop)')
+    p.add_argument('--recipe-dir', type=Path,
+                   help="the recipe study's --out-dir: reuse its tokenized training set and held-out baseline")
     p.add_argument('--samples', type=int, default=916)
     p.add_argument('--eval-prompts', type=int, default=12)
     p.add_argument('--max-new-tokens', type=int, default=128)
@@ -383,13 +410,18 @@ def main(argv=None):
     from dflash_nb.train import default_eos_ids
     from real_target_scaling import cli
     if a.recipe_dir: copy_recipe_inputs(a.recipe_dir, out, a.samples, a.eval_prompts, a.max_new_tokens)
-    tgt, tdir, ds, rows, feats, _, _ = prepare(out, a.samples, a.eval_prompts, a.max_new_tokens, fill='cached', heldout_set=False)
-    vocab = np.unique(np.concatenate([ids[m] for ids, m in (ds[i] for i in range(len(ds)))] + [np.array(default_eos_ids(tgt), np.int64)]))
+    tgt, tdir, ds, rows, feats, _, _ = prepare(out, a.samples, a.eval_prompts, a.max_new_tokens, fill='cached',
+                                               heldout_set=False)
+    vocab = np.unique(np.concatenate([ids[m] for ids, m in (ds[i] for i in range(len(ds)))]
+                                     + [np.array(default_eos_ids(tgt), np.int64)]))
     spec_dir = out/'spec'
     if not (spec_dir/'state.json').is_file():
-        log(out, cli('export', out/'data'/f"n{a.samples}-s0"/'dataset', '--format', 'speculators', '--output-dir', spec_dir).strip().splitlines()[-1])
+        log(out, cli('export', out/'data'/f"n{a.samples}-s0"/'dataset', '--format', 'speculators', '--output-dir',
+                     spec_dir).strip().splitlines()[-1])
     agree = check_final_hidden(tgt, ds, rows, feats)
-    log(out, f"final hidden state from the cached layer-27 output: argmax agrees with the target's logits at {agree:.4f} of positions")
+    log(out,
+        f"final hidden state from the cached layer-27 output: argmax agrees with the target's logits at {agree:.4f} of "
+        "positions")
     n_hs = write_hidden_states(out, tgt, ds, feats, spec_dir)
     ctx = {'tdir': tdir, 'vocab': vocab, 'spec_dir': spec_dir, 'on_missing': 'raise' if n_hs == len(ds) else 'skip'}
     if a.probe:
@@ -401,7 +433,8 @@ def main(argv=None):
     per_step = calibrate(model, loader, cfg, cfg['loss_impl'])
     budget = a.cpu_minutes * 60
     total = max(10, int(budget / per_step))
-    log(out, f"speculators DFlash: {sum(p.numel() for p in model.parameters() if p.requires_grad):,} trainable parameters, "
+    log(out,
+        f"speculators DFlash: {sum(p.numel() for p in model.parameters() if p.requires_grad):,} trainable parameters, "
              f"{len(loader)} packed batches an epoch ({cfg['total_seq_len']} tokens, {cfg['max_anchors']} anchors), "
              f"calibrated {per_step:.2f} CPU-s a step -> LR schedule over {total} steps")
     try:
@@ -416,9 +449,11 @@ def main(argv=None):
     conv = check_conversion(model, dr, held, cfg, cfg['loss_impl'])
     from drafter_recipe import heldout
     ev = heldout(dr, held, {'block': cfg['block']})
-    res = {'peer': 'speculators 0.9.0 DFlash (its Trainer.train_epoch, shimmed for CPU)', 'config': cfg, 'budget_s': budget,
+    res = {'peer': 'speculators 0.9.0 DFlash (its Trainer.train_epoch, shimmed for CPU)', 'config': cfg,
+           'budget_s': budget,
            'steps': st['steps'], 'cpu_s': st['cpu'], 'scheduled_steps': total, 'calibrated_step_cpu_s': per_step,
-           'predictions': preds, 'predictions_per_cpu_s': preds / st['cpu'], 'loss_first_last': [st['losses'][0], st['losses'][-1]],
+           'predictions': preds, 'predictions_per_cpu_s': preds / st['cpu'], 'loss_first_last': [st['losses'][0],
+                                                                                                 st['losses'][-1]],
            'losses': st['losses'],
            'conversion_check': conv, 'final': ev, 'prompt_lookup': base['prompt_lookup'],
            'shims': ["speculators.train.trainer.get_local_rank -> 'cpu'", "Trainer.device_type = 'cpu'",
@@ -426,9 +461,11 @@ def main(argv=None):
                      "draft_attn_impl='sdpa'", "loss_implementation='eager'"]}
     (out/'result.json').write_text(json.dumps(res, indent=1))
     pa = ev['position_acceptance']
-    log(out, f"speculators peer: {st['steps']} steps in {st['cpu']:.0f} CPU-s, {preds / st['cpu']:.0f} pred/CPU-s, loss {st['losses'][0]:.3f} -> {st['losses'][-1]:.3f}, held-out tau "
-             f"{ev['tau_all_anchors']:.3f}, acc@1..3 {pa[0]:.3f} {pa[1]:.3f} {pa[2]:.3f} (prompt lookup {base['prompt_lookup']['mean_tau']:.3f}); "
-             f"conversion argmax agreement {conv['argmax_agreement']:.4f} on {conv['slots']} slots")
+    log(out,
+        f"speculators peer: {st['steps']} steps in {st['cpu']:.0f} CPU-s, {preds / st['cpu']:.0f} pred/CPU-s, loss "
+             f"{st['losses'][0]:.3f} -> {st['losses'][-1]:.3f}, held-out tau {ev['tau_all_anchors']:.3f}, acc@1..3 "
+             f"{pa[0]:.3f} {pa[1]:.3f} {pa[2]:.3f} (prompt lookup {base['prompt_lookup']['mean_tau']:.3f}); conversion "
+             f"argmax agreement {conv['argmax_agreement']:.4f} on {conv['slots']} slots")
     return 0
 
 
