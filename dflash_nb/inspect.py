@@ -20,7 +20,7 @@ from .dataset import SCHEMA, DatasetDamaged, dataset_shards, list_parts, masked_
 from .records import Record
 from .tokenize import tokenize_record
 from .tokenizer import ChatTokenizer
-from .views import TokenDisplay, TokenViews, MaskDataset, special_ids
+from .views import TokenDisplay, TokenViews, MaskDataset, show, special_ids, text_table
 
 # %% auto #0
 __all__ = ['CHECK_BITS', 'ORDERS', 'DUPLICATE_IDS_WARN', 'DUPLICATE_IDS_FAIL', 'GATES', 'TemplateFacts', 'template_summary',
@@ -589,17 +589,6 @@ def quality_gates(t: SampleTable, ds: MaskDataset, facts: TemplateFacts, thr: Th
 _STATUS_BG = {'pass': '#d4edda', 'warn': '#fff3cd', 'fail': '#f8d7da', 'n/a': '#eeeeee', 'skipped': '#eeeeee'}
 _STATUS_ANSI = {'pass': '\x1b[32m', 'warn': '\x1b[33m', 'fail': '\x1b[1;31m', 'n/a': '\x1b[2m', 'skipped': '\x1b[2m'}
 
-def _text_table(head, rows, color: bool) -> list[str]:
-    "Aligned columns; the last column is free text; column 1 is the status (coloured with `color`)."
-    widths = [max([len(head[i])] + [len(r[i]) for r in rows]) for i in range(len(head) - 1)]
-    out = ['  '.join(h.ljust(w) for h, w in zip(head, widths)) + '  ' + head[-1],
-           '  '.join('-' * w for w in widths) + '  ' + '-' * len(head[-1])]
-    for r in rows:
-        cells = [c.ljust(w) for c, w in zip(r, widths)]
-        if color: cells[1] = _STATUS_ANSI[r[1].lower()] + cells[1] + '\x1b[0m'
-        out.append('  '.join(cells) + '  ' + r[-1])
-    return out
-
 # %% ../nbs/05a_inspect.ipynb #848464c4
 @dataclass
 class InspectReport:
@@ -655,10 +644,11 @@ def table(self: InspectReport, color: bool = False) -> str:
     rows = lambda rs: [(n, s.upper(), *nums, what + (f" [{note}]" if note else '') + (f"  e.g. {', '.join(ex)}" if ex else ''))
                        for n, _, s, nums, what, note, ex in rs]
     checks, gates = _report_rows(self, '-')
-    checks = _text_table(('check', 'status', 'failures', 'what'), rows(checks), color)
-    gates = _text_table(('gate', 'status', 'value', 'warn', 'fail', 'what'), rows(gates), color)
+    paint = (lambda i, c: _STATUS_ANSI[c.strip().lower()] + c + '\x1b[0m' if i == 1 else c) if color else None
+    checks = text_table(rows(checks), ('check', 'status', 'failures', 'what'), 'lllf', paint)
+    gates = text_table(rows(gates), ('gate', 'status', 'value', 'warn', 'fail', 'what'), 'lllllf', paint)
     chat = [f"chat template: {self.chat_template}"] if self.chat_template else []
-    return '\n'.join([self.headline(), f"tokenizer: {self.tokenizer}", *chat, '', 'MASK CHECKS', *checks, '', 'QUALITY GATES', *gates]) + '\n'
+    return '\n'.join([self.headline(), f"tokenizer: {self.tokenizer}", *chat, '', 'MASK CHECKS', checks, '', 'QUALITY GATES', gates]) + '\n'
 
 # %% ../nbs/05a_inspect.ipynb #dffa2ec6
 @patch
@@ -813,31 +803,26 @@ def inspect_main(args: argparse.Namespace) -> int:
     return 1 if rep.failed or (args.strict and rep.warned) else 0
 
 # %% ../nbs/05a_inspect.ipynb #49092820
-def _display(*items):
-    "Text as markdown, anything else as itself (`stats.show`, which also renders tables, comes after this module)."
-    from IPython.display import Markdown, display
-    for x in items: display(Markdown(x) if isinstance(x, str) else x)
-
 def _h3(title):
     from IPython.display import HTML
-    _display(HTML(f"<h3 style='font-family:system-ui,sans-serif'>{html.escape(title)}</h3>"))
+    show(HTML(f"<h3 style='font-family:system-ui,sans-serif'>{html.escape(title)}</h3>"))
 
 def show_examples(report: InspectReport, n: int = 2):
     "The worst samples of the gates that warned or failed and the checks that failed (else of every gate), each once."
     if not (views := report.example_views(n=n)):
-        _display("_No gate warned or failed and no mask check failed; the worst sample of each gate instead._")
+        show("_No gate warned or failed and no mask check failed; the worst sample of each gate instead._")
         views = report.example_views(n=1, include_passing=True)
     shown = set()
     for title, vs in views.items():
         _h3(title)
-        if again := [v.sample_id for v in vs if v.index in shown]: _display(f"_{', '.join(again)}: shown above._")
-        if new := TokenViews(v for v in vs if v.index not in shown): _display(new)
+        if again := [v.sample_id for v in vs if v.index in shown]: show(f"_{', '.join(again)}: shown above._")
+        if new := TokenViews(v for v in vs if v.index not in shown): show(new)
         shown |= {v.index for v in vs}
     for title, key, k in (('Shortest masked runs', 'shortest_span', 2),
                           ('Most truncated (least generated text left)', 'truncated', 2),
                           ('Longest sample', 'longest', 1)):
         _h3(title)
-        _display(report.select(key, n=k) or ('_No truncated samples._' if key == 'truncated' else '_No samples._'))
+        show(report.select(key, n=k) or ('_No truncated samples._' if key == 'truncated' else '_No samples._'))
 
 def inspect_verdict(report: InspectReport, fail_on: str = 'fail'):
     """The verdict in one line (the report shows the gate and check tables above it, once); raise one line naming the
@@ -846,6 +831,6 @@ def inspect_verdict(report: InspectReport, fail_on: str = 'fail'):
            if g.status == 'fail' or (fail_on == 'warn' and g.status == 'warn')]
     bad += [f"check {c.name}: {c.failures:,} sample(s)" for c in report.checks if c.status == 'fail']
     n = lambda xs: ', '.join(f"{k:,} {s}" for s, k in Counter(x.status for x in xs).items())
-    _display(f"**{report.status.upper()}**: gates {n(report.gates)}; mask checks {n(report.checks)}"
+    show(f"**{report.status.upper()}**: gates {n(report.gates)}; mask checks {n(report.checks)}"
              + (f" — {'; '.join(bad)}" if bad else ''))
     if fail_on != 'never' and bad: raise RuntimeError(f"inspect: {report.status.upper()}: " + '; '.join(bad))
