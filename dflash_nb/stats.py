@@ -299,11 +299,10 @@ def source_rows(stats: dict) -> list[tuple]:
 SOURCE_HEADER = ('source', 'samples', '% samples', 'tokens', '% tokens', 'loss tokens', 'loss fraction', 'mean length')
 
 # %% ../nbs/06_stats.ipynb #81bc8daf
-def stats_table_html(stats: dict) -> str: return html_table(stats_rows(stats), ('statistic', 'value'))
-
-# %% ../nbs/06_stats.ipynb #fc1b7ca1
 from .views import html_table, text_table, show  # the reports' one renderer lives in `views`
 _all_ = ['html_table', 'text_table', 'show']
+
+def stats_table_html(stats: dict) -> str: return html_table(stats_rows(stats), ('statistic', 'value'))
 
 # %% ../nbs/06_stats.ipynb #6a65092d
 from matplotlib.figure import Figure
