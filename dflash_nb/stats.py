@@ -4,7 +4,7 @@
 
 # %% ../nbs/06_stats.ipynb #11a96f9c
 from __future__ import annotations
-import argparse, html, io, json, sys, time
+import argparse, io, json, sys, time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
