@@ -4,7 +4,7 @@
 
 # %% ../nbs/06_stats.ipynb #11a96f9c
 from __future__ import annotations
-import argparse, html, io, json, sys, time
+import argparse, io, json, sys, time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,10 +20,10 @@ from .storage import is_s3_url, local_dataset
 # %% auto #0
 __all__ = ['STATS_KEYS', 'RUN_KEYS', 'SOURCE_HEADER', 'COMPARE_HEADER', 'list_lengths', 'recorded_run_stats',
            'hidden_state_bytes', 'dir_size', 'DatasetStats', 'scan_token_counts', 'compute_stats', 'human_bytes',
-           'human_count', 'storage_rows', 'stats_rows', 'source_rows', 'html_table', 'text_table', 'stats_table_html',
-           'show', 'StatsFigure', 'plot_seq_len', 'plot_loss_tokens', 'plot_loss_fraction', 'plot_sources',
-           'save_plots', 'ratio_words', 'compare_rows', 'plot_compare', 'stats_json', 'StatsConfig', 'add_stats_args',
-           'stats_main', 'file_sizes', 'skip_rows', 'show_dataset', 'show_tokenize_run']
+           'human_count', 'storage_rows', 'stats_rows', 'source_rows', 'stats_table_html', 'StatsFigure',
+           'plot_seq_len', 'plot_loss_tokens', 'plot_loss_fraction', 'plot_sources', 'save_plots', 'ratio_words',
+           'compare_rows', 'plot_compare', 'stats_json', 'StatsConfig', 'add_stats_args', 'stats_main', 'file_sizes',
+           'skip_rows', 'show_dataset', 'show_tokenize_run', 'html_table', 'text_table', 'show']
 
 # %% ../nbs/06_stats.ipynb #473f3a68
 def list_lengths(col) -> np.ndarray:
@@ -298,37 +298,11 @@ def source_rows(stats: dict) -> list[tuple]:
 
 SOURCE_HEADER = ('source', 'samples', '% samples', 'tokens', '% tokens', 'loss tokens', 'loss fraction', 'mean length')
 
-def html_table(rows, header=None, cls: str = 'dflash-stats', align: str | None = None) -> str:
-    "A small HTML table; `align` is one letter per column (l/r), default: first column left, the rest right."
-    def al(i):
-        return {'l': 'left', 'r': 'right'}[align[i]] if align and i < len(align) else 'left' if i == 0 else 'right'
-    def row(vals, tag):
-        return '<tr>' + ''.join(f"<{tag} style='text-align:{al(i)}'>{html.escape(str(v))}</{tag}>"
-                                for i, v in enumerate(vals)) + '</tr>'
-    head = f"<thead>{row(header, 'th')}</thead>" if header else ''
-    return f"<table class='{cls}'>{head}<tbody>{''.join(row(r, 'td') for r in rows)}</tbody></table>"
-
 # %% ../nbs/06_stats.ipynb #81bc8daf
-def text_table(rows, header=None, align: str | None = None) -> str:
-    "The same table for a terminal (`align` as `html_table`'s)."
-    rows = [tuple(map(str, r)) for r in ([header] if header else []) + list(rows)]
-    if not rows: return ''
-    w = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    left = lambda i: align[i] == 'l' if align and i < len(align) else i == 0
-    line = lambda r: '  '.join(v.ljust(w[i]) if left(i) else v.rjust(w[i]) for i, v in enumerate(r)).rstrip()
-    out = [line(r) for r in rows]
-    if header: out.insert(1, '  '.join('-' * x for x in w))
-    return '\n'.join(out)
+from .views import html_table, text_table, show  # the reports' one renderer lives in `views`
+_all_ = ['html_table', 'text_table', 'show']
 
 def stats_table_html(stats: dict) -> str: return html_table(stats_rows(stats), ('statistic', 'value'))
-
-# %% ../nbs/06_stats.ipynb #fc1b7ca1
-def show(*items, header=None, **table_kw):
-    "Put items into a report: a str as markdown, a Path as an image, a list of rows as a table, anything else as is."
-    from IPython.display import HTML, Image, Markdown, display
-    for x in items:
-        display(Markdown(x) if isinstance(x, str) else Image(filename=str(x)) if isinstance(x, Path)
-                else HTML(html_table(x, header, **table_kw)) if type(x) is list else x)
 
 # %% ../nbs/06_stats.ipynb #6a65092d
 from matplotlib.figure import Figure

@@ -22,7 +22,7 @@ from .tokenizer import ChatTokenizer
 
 # %% auto #0
 __all__ = ['cached_tokenizer', 'special_ids', 'load_tokenizer', 'visible', 'TokenDisplay', 'TokenView', 'TokenViews',
-           'MaskDataset', 'DiffView', 'diff_views', 'compare_tokenizations']
+           'MaskDataset', 'DiffView', 'diff_views', 'compare_tokenizations', 'html_table', 'text_table', 'show']
 
 # %% ../nbs/05_views.ipynb #2107fdad
 @functools.lru_cache(maxsize=4)
@@ -475,3 +475,34 @@ def compare_tokenizations(record, a, b, labels=None, max_seq_len: int | None = N
     vs = [TokenView(s.input_ids, s.loss_mask, rec.sample_id, rec.source, display=TokenDisplay(c), truncated=s.truncated)
           for c, s in ((c, tokenize_record(c, rec, max_seq_len)) for c in cts)]
     return diff_views(*vs, labels or tuple(f"{c.model_path} ({c.fingerprint})" for c in cts), **kw)
+
+# %% ../nbs/05_views.ipynb #a7c31e02
+def html_table(rows, header=None, cls: str = 'dflash-stats', align: str | None = None) -> str:
+    "A small HTML table; `align` is one letter per column (l/r/f), default: first column left, the rest right."
+    def al(i):
+        return {'r': 'right'}.get(align[i], 'left') if align and i < len(align) else 'left' if i == 0 else 'right'
+    def row(vals, tag):
+        return '<tr>' + ''.join(f"<{tag} style='text-align:{al(i)}'>{html.escape(str(v))}</{tag}>"
+                                for i, v in enumerate(vals)) + '</tr>'
+    head = f"<thead>{row(header, 'th')}</thead>" if header else ''
+    return f"<table class='{cls}'>{head}<tbody>{''.join(row(r, 'td') for r in rows)}</tbody></table>"
+
+def text_table(rows, header=None, align: str | None = None, paint: Callable | None = None) -> str:
+    """The same table for a terminal (`align` as `html_table`'s, plus `f`: free text, neither padded nor measured);
+    `paint(i, cell)` may dress each padded body cell, e.g. in ANSI colours."""
+    rows = [tuple(map(str, r)) for r in ([header] if header else []) + list(rows)]
+    if not rows: return ''
+    a = lambda i: align[i] if align and i < len(align) else 'l' if i == 0 else 'r'
+    w = [len(rows[0][i]) if a(i) == 'f' else max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    pad = lambda i, v: v if a(i) == 'f' else v.ljust(w[i]) if a(i) == 'l' else v.rjust(w[i])
+    dress = lambda j: paint if paint and (j or not header) else lambda i, c: c
+    out = ['  '.join(dress(j)(i, pad(i, v)) for i, v in enumerate(r)).rstrip() for j, r in enumerate(rows)]
+    if header: out.insert(1, '  '.join('-' * x for x in w))
+    return '\n'.join(out)
+
+def show(*items, header=None, **table_kw):
+    "Put items into a report: a str as markdown, a Path as an image, a list of rows as a table, anything else as is."
+    from IPython.display import HTML, Image, Markdown, display
+    for x in items:
+        display(Markdown(x) if isinstance(x, str) else Image(filename=str(x)) if isinstance(x, Path)
+                else HTML(html_table(x, header, **table_kw)) if type(x) is list else x)
