@@ -910,7 +910,7 @@ def log_step(r: TrainRun, stats: torch.Tensor, dt: float) -> None:
         with open(r.metrics_path, 'a') as f: f.write(json.dumps(r.last) + '\n')
         if r.bar: r.bar.update(1); r.bar.set_postfix(loss=f"{r.last['loss']:.3f}", acc1=f"{r.last['acc'][0] or 0:.2f}")
 
-# %% ../nbs/11_train.ipynb #1bc276b4
+# %% ../nbs/11_train.ipynb #cbaeaecd
 @functools.cache
 def cpu_bf16_pays() -> bool:
     "Whether bf16 matmuls beat fp32 ones on this CPU (a 576-wide timed pair, once per process)."
