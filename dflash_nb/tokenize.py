@@ -584,73 +584,19 @@ def _disk_full_in(e: OSError, tmp: Path, files: list, read: int) -> DiskFull:
     return disk_full(e, tmp, written, read / total if total else None)
 
 
-# %% ../nbs/04_tokenize.ipynb #f15878f9
-def tokenize_dataset(model_path, completions, output_dir, max_seq_len: int | None = 8192, workers: int = 1,
-                     batch_size: int = 64, shard_tokens: int = 100_000_000, overwrite: bool = False,
-                     restart: bool = False, encoder: str = 'auto', renderer: str = 'auto',
-                     s3_endpoint: str | None = None,
-                     download_workers: int = 32, progress: bool = True, skip_reasoning_not_rendered: bool = False,
-                     max_record_bytes: int = MAX_RECORD_BYTES, split: str | None = None) -> dict:
-    """Tokenize every completion under `completions` (file, folder or s3://) into the dataset `output_dir`; returns
-    stats."""
-    if storage.is_s3_url(str(output_dir)):
-        return _tokenize_to_s3(output_dir, overwrite, s3_endpoint, download_workers, progress, model_path=model_path,
-            completions=completions, max_seq_len=max_seq_len, workers=workers, batch_size=batch_size,
-                               shard_tokens=shard_tokens,
-            restart=restart, encoder=encoder, renderer=renderer,
-                               skip_reasoning_not_rendered=skip_reasoning_not_rendered,
-            max_record_bytes=max_record_bytes, split=split)
-    if max_record_bytes < 1: raise ValueError(f"--max-record-bytes must be at least 1, not {max_record_bytes}")
-    out = Path(output_dir)
-    tmp = out.with_name(out.name + '.partial')
-    exists = lambda: FileExistsError(f"{out}: output already exists; choose a new --output-dir or pass --overwrite")
-    with output_lock(out):
-        clean_asides(out)
-        done = _committed_run(out)
-        # a folder that is not our dataset: refused even with --overwrite
-        if done is None: check_output_dir(out, overwrite)
-        t0 = time.perf_counter()
-        ct = ChatTokenizer(model_path, encoder, renderer)
-        for w in ct.turn_end_warnings(): print(f"tokenize: warning: {w}", file=sys.stderr)
-        files, open_files, ignored, splits = _sources(completions, s3_endpoint, download_workers, progress, split)
-        ct.fit_to_input(sum(f['size'] for f in files), workers)
-        for s in splits: print(
-            f"tokenize: {Path(completions)/s['folder']}: a DatasetDict with splits {', '.join(s['splits'])}; "
-            f"reading split {s['split']!r} (--split chooses)", file=sys.stderr)
-        run_key = _run_key(ct, files, max_seq_len, batch_size, shard_tokens, skip_reasoning_not_rendered,
-                           max_record_bytes)
-        if done is not None:  # a finished run whose last tidying-up was killed
-            if tmp.exists() and not (tmp/'run.json').is_file(): shutil.rmtree(tmp)  # what the swap moved out
-            if done == run_key: return _checked(json.loads((out/'stats.json').read_text()), out, completions, ignored)
-            if not overwrite: raise exists()
-        read = {'bytes': 0}  # input bytes tokenized so far: for the full-disk estimate
-        timing = {'t0': t0}  # `startup`: encoder load, templates and workers (not in stats.json's `seconds`)
-        try:
-            metas = _prepare_tmp(tmp, run_key, restart)
-            plan = finish_plan(tmp)
-            if plan: result = plan['stats']
-            else:
-                result = _tokenize_chunks(ct, tmp, metas, files, open_files, run_key, workers, progress, read, timing)
-                result['ignored'] = ignored_summary(ignored)  # before finish_chunks: journaled with the plan
-            shards = finish_chunks(tmp, metas, result)
-            if not result['samples'] and not result['skipped'].get('mask_mismatch'):  # no output: a 0-row one would
-                                                                                      # block the corrected rerun
-                # (not the whole list: millions of skips)
-                with open(tmp/'skipped.jsonl', encoding='utf-8') as f: first = f.readline()
-                shutil.rmtree(tmp)
-                _checked(result, out, completions, ignored, json.loads(first) if first else {})
-            flags, flagged = _write_manifest(tmp, ct, completions, files, metas, result, finished_shard_records(tmp),
-                                             run_key, splits,
-                                             timing.get('startup'))
-            replace_dir(tmp, out)
-            for f in (FINISH, 'run.json'): (out/f).unlink(missing_ok=True)
-        except OSError as e:
-            if not is_disk_full(e): raise
-            raise _disk_full_in(e, tmp, files, read['bytes']) from None
-    if flags: print(f"tokenize: {flags} sample(s) kept but flagged {flagged}: listed in {out/'flagged.jsonl'} "
-                    "(--skip-reasoning-not-rendered skips them instead)", file=sys.stderr)
-    if 'startup' in timing: result = result | {'startup_seconds': round(timing['startup'], 3)}  # for the summary line
-    return _checked(result, out, completions, ignored)
+# %% ../nbs/04_tokenize.ipynb #ae53265e
+def _open_inputs(model_path, completions, workers: int, encoder: str, renderer: str, s3_endpoint, download_workers: int,
+                 progress: bool, split) -> tuple:
+    """Load the tokenizer (warning about how its turns end) and list the completions (saying which split of a
+    DatasetDict is read); returns `(ct, files, open_files, ignored, splits)`."""
+    ct = ChatTokenizer(model_path, encoder, renderer)
+    for w in ct.turn_end_warnings(): print(f"tokenize: warning: {w}", file=sys.stderr)
+    files, open_files, ignored, splits = _sources(completions, s3_endpoint, download_workers, progress, split)
+    ct.fit_to_input(sum(f['size'] for f in files), workers)
+    for s in splits: print(
+        f"tokenize: {Path(completions)/s['folder']}: a DatasetDict with splits {', '.join(s['splits'])}; "
+        f"reading split {s['split']!r} (--split chooses)", file=sys.stderr)
+    return ct, files, open_files, ignored, splits
 
 # %% ../nbs/04_tokenize.ipynb #b4142d7d
 def _tokenize_chunks(ct, tmp: Path, metas: list, files, open_files, key: dict, workers: int, progress: bool,
@@ -687,6 +633,85 @@ def _tokenize_chunks(ct, tmp: Path, metas: list, files, open_files, key: dict, w
     if chunk.records or not metas: metas.append(chunk.commit((len(files), 0)))
     pbar.close()
     return chunk_stats(tmp, metas)
+
+# %% ../nbs/04_tokenize.ipynb #58985495
+def _tokenize_into(tmp: Path, ct, run_key: dict, restart: bool, files, open_files, ignored, workers: int,
+                   progress: bool, read: dict, timing: dict) -> tuple:
+    """Tokenize into `tmp` (after its committed chunks; a run killed while finishing only finishes its journaled plan),
+    then turn the chunks into shards; returns `(result, metas)`."""
+    metas = _prepare_tmp(tmp, run_key, restart)
+    plan = finish_plan(tmp)
+    if plan: result = plan['stats']
+    else:
+        result = _tokenize_chunks(ct, tmp, metas, files, open_files, run_key, workers, progress, read, timing)
+        result['ignored'] = ignored_summary(ignored)  # before finish_chunks: journaled with the plan
+    finish_chunks(tmp, metas, result)
+    return result, metas
+
+# %% ../nbs/04_tokenize.ipynb #84c4e3b3
+def _publish(tmp: Path, out: Path, ct, completions, files, metas: list, result: dict, run_key: dict, splits, ignored,
+             startup) -> tuple:
+    """Write the manifest into the finished `tmp` and swap it in as `out`; returns `(flags, flagged)`. A run without
+    a sample is removed and refused instead."""
+    if not result['samples'] and not result['skipped'].get('mask_mismatch'):  # no output: a 0-row one would
+                                                                              # block the corrected rerun
+        # (not the whole list: millions of skips)
+        with open(tmp/'skipped.jsonl', encoding='utf-8') as f: first = f.readline()
+        shutil.rmtree(tmp)
+        _checked(result, out, completions, ignored, json.loads(first) if first else {})
+    flags, flagged = _write_manifest(tmp, ct, completions, files, metas, result, finished_shard_records(tmp), run_key,
+                                     splits, startup)
+    replace_dir(tmp, out)
+    for f in (FINISH, 'run.json'): (out/f).unlink(missing_ok=True)
+    return flags, flagged
+
+# %% ../nbs/04_tokenize.ipynb #8d3bf409
+def tokenize_dataset(model_path, completions, output_dir, max_seq_len: int | None = 8192, workers: int = 1,
+                     batch_size: int = 64, shard_tokens: int = 100_000_000, overwrite: bool = False,
+                     restart: bool = False, encoder: str = 'auto', renderer: str = 'auto',
+                     s3_endpoint: str | None = None,
+                     download_workers: int = 32, progress: bool = True, skip_reasoning_not_rendered: bool = False,
+                     max_record_bytes: int = MAX_RECORD_BYTES, split: str | None = None) -> dict:
+    """Tokenize every completion under `completions` (file, folder or s3://) into the dataset `output_dir`; returns
+    stats."""
+    if storage.is_s3_url(str(output_dir)):
+        return _tokenize_to_s3(output_dir, overwrite, s3_endpoint, download_workers, progress, model_path=model_path,
+                               completions=completions, max_seq_len=max_seq_len, workers=workers,
+                               batch_size=batch_size, shard_tokens=shard_tokens, restart=restart, encoder=encoder,
+                               renderer=renderer, skip_reasoning_not_rendered=skip_reasoning_not_rendered,
+                               max_record_bytes=max_record_bytes, split=split)
+    if max_record_bytes < 1: raise ValueError(f"--max-record-bytes must be at least 1, not {max_record_bytes}")
+    out = Path(output_dir)
+    tmp = out.with_name(out.name + '.partial')
+    exists = lambda: FileExistsError(f"{out}: output already exists; choose a new --output-dir or pass --overwrite")
+    with output_lock(out):
+        clean_asides(out)
+        done = _committed_run(out)
+        # a folder that is not our dataset: refused even with --overwrite
+        if done is None: check_output_dir(out, overwrite)
+        t0 = time.perf_counter()
+        ct, files, open_files, ignored, splits = _open_inputs(model_path, completions, workers, encoder, renderer,
+                                                              s3_endpoint, download_workers, progress, split)
+        run_key = _run_key(ct, files, max_seq_len, batch_size, shard_tokens, skip_reasoning_not_rendered,
+                           max_record_bytes)
+        if done is not None:  # a finished run whose last tidying-up was killed
+            if tmp.exists() and not (tmp/'run.json').is_file(): shutil.rmtree(tmp)  # what the swap moved out
+            if done == run_key: return _checked(json.loads((out/'stats.json').read_text()), out, completions, ignored)
+            if not overwrite: raise exists()
+        read = {'bytes': 0}  # input bytes tokenized so far: for the full-disk estimate
+        timing = {'t0': t0}  # `startup`: encoder load, templates and workers (not in stats.json's `seconds`)
+        try:
+            result, metas = _tokenize_into(tmp, ct, run_key, restart, files, open_files, ignored, workers, progress,
+                                           read, timing)
+            flags, flagged = _publish(tmp, out, ct, completions, files, metas, result, run_key, splits, ignored,
+                                      timing.get('startup'))
+        except OSError as e:
+            if not is_disk_full(e): raise
+            raise _disk_full_in(e, tmp, files, read['bytes']) from None
+    if flags: print(f"tokenize: {flags} sample(s) kept but flagged {flagged}: listed in {out/'flagged.jsonl'} "
+                    "(--skip-reasoning-not-rendered skips them instead)", file=sys.stderr)
+    if 'startup' in timing: result = result | {'startup_seconds': round(timing['startup'], 3)}  # for the summary line
+    return _checked(result, out, completions, ignored)
 
 # %% ../nbs/04_tokenize.ipynb #cbf45a58
 def _tokenize_to_s3(output_dir, overwrite, s3_endpoint, download_workers, progress, **kw) -> dict:
