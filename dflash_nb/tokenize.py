@@ -297,10 +297,8 @@ class Chunk:
         self.arrow = f"data-{index:05d}.arrow"
         self._w, self.tokens, self.records, self.truncated = None, 0, 0, 0
         self.lens, self.loss, self.hashes, self.skipped, self.sources = [], [], [], Counter(), Counter()
-        # the chunk's skipped.jsonl, written as skips come: a run of only bad records holds none in memory
-        self._skips = None
-        # flags go to the chunk's flagged.jsonl as skips do
-        self._flags, self.flagged, self.templates = None, Counter(), Counter()
+        # the chunk's skipped.jsonl and flagged.jsonl, written as they come: a run of bad records holds none in memory
+        self._logs, self.flagged, self.templates = {}, Counter(), Counter()
         self.id_hashes = []  # 64-bit hashes of the sample ids: what counts duplicate ids over the whole run
 
 # %% ../nbs/04_tokenize.ipynb #be7cbf7e
@@ -314,16 +312,12 @@ def add(self: Chunk, b: Batch):
         starts = np.concatenate([[0], np.cumsum(b.seq_len)[:-1]])
         self.loss.append(np.add.reduceat(b.loss_mask, starts).astype(np.int64))
     self.tokens += len(b.input_ids); self.records += b.records; self.truncated += b.truncated
-    if b.skips:
-        if self._skips is None:
-            self._skips = open(self.tmp/f"chunk-{self.index:05d}.skipped.jsonl", 'w', encoding='utf-8')
-        self._skips.writelines(json.dumps(s, ensure_ascii=False) + '\n' for s in b.skips)
-        self.skipped.update(s['reason'] for s in b.skips)
-    if b.flags:
-        if self._flags is None:
-            self._flags = open(self.tmp/f"chunk-{self.index:05d}.flagged.jsonl", 'w', encoding='utf-8')
-        self._flags.writelines(json.dumps(f, ensure_ascii=False) + '\n' for f in b.flags)
-        self.flagged.update(f['reason'] for f in b.flags)
+    for kind, rows, counts in (('skipped', b.skips, self.skipped), ('flagged', b.flags, self.flagged)):
+        if not rows: continue
+        if kind not in self._logs:
+            self._logs[kind] = open(self.tmp/f"chunk-{self.index:05d}.{kind}.jsonl", 'w', encoding='utf-8')
+        self._logs[kind].writelines(json.dumps(r, ensure_ascii=False) + '\n' for r in rows)
+        counts.update(r['reason'] for r in rows)
     self.sources.update(b.sources); self.templates.update(b.templates)
 
 # %% ../nbs/04_tokenize.ipynb #96c74293
@@ -333,9 +327,8 @@ def commit(self: Chunk, end: tuple[int, int]) -> dict:
     if self._w is not None: self._w.close()
     np.savez(self.tmp/f"chunk-{self.index:05d}.npz", seq_len=_cat(self.lens), loss_tokens=_cat(self.loss),
              content_hash=_cat(self.hashes, np.uint64), id_hash=_cat(self.id_hashes, np.uint64))
-    if self._skips is None: open(self.tmp/f"chunk-{self.index:05d}.skipped.jsonl", 'wb').close()
-    else: self._skips.close()
-    if self._flags is not None: self._flags.close()
+    if 'skipped' not in self._logs: open(self.tmp/f"chunk-{self.index:05d}.skipped.jsonl", 'wb').close()
+    for f in self._logs.values(): f.close()
     meta = dict(index=self.index, arrow=self.arrow if self._w is not None else None, end=list(end),
                 records=self.records, truncated=self.truncated, skipped=dict(self.skipped), sources=dict(self.sources),
                 seconds=time.perf_counter() - self.t0, flagged=dict(self.flagged), templates=dict(self.templates),
@@ -387,24 +380,20 @@ def finish_chunks(tmp, metas: list[dict], stats: dict | None = None) -> list[str
         elif not (tmp/n).exists():
             raise TokenizeError(f"{tmp}: shard {a} (to become {n}) is missing, so this run cannot be finished; "
                                 "rerun with --restart to tokenize again")
-    if not (tmp/'skipped.jsonl').exists():  # copied file by file: a run of millions of skips never holds them all
-        with open(tmp/'skipped.jsonl.part', 'wb') as f:
-            for m in metas:
-                with open(tmp/f"chunk-{m['index']:05d}.skipped.jsonl", 'rb') as s: shutil.copyfileobj(s, f)
-        os.replace(tmp/'skipped.jsonl.part', tmp/'skipped.jsonl')
-    # the same for flags
-    if any(m.get('flagged') or m.get('flags') for m in metas) and not (tmp/'flagged.jsonl').exists():
-        with open(tmp/'flagged.jsonl.part', 'wb') as f:
-            for m in metas:
-                if m.get('flagged'):
-                    with open(tmp/f"chunk-{m['index']:05d}.flagged.jsonl", 'rb') as s: shutil.copyfileobj(s, f)
-                # (chunks of older versions)
+    def once(name, write):  # written via NAME.part unless done: a killed finish step redoes only what is missing
+        if (tmp/name).exists(): return
+        with open(tmp/f"{name}.part", 'wb') as f: write(f)
+        os.replace(tmp/f"{name}.part", tmp/name)
+    def logs(kind, f):  # copied file by file: a run of millions of skips never holds them all
+        for m in metas:
+            if kind == 'skipped' or m.get('flagged'):
+                with open(tmp/f"chunk-{m['index']:05d}.{kind}.jsonl", 'rb') as s: shutil.copyfileobj(s, f)
+            if kind == 'flagged':  # (flags kept in the commit record by chunks of older versions)
                 f.writelines((json.dumps(x, ensure_ascii=False) + '\n').encode() for x in m.get('flags', []))
-        os.replace(tmp/'flagged.jsonl.part', tmp/'flagged.jsonl')
-    if not (tmp/'content_hashes.npy').exists():
-        hashes = [np.load(tmp/f"chunk-{m['index']:05d}.npz")['content_hash'] for m in metas]
-        with open(tmp/'content_hashes.npy.part', 'wb') as f: np.save(f, _cat(hashes, np.uint64))
-        os.replace(tmp/'content_hashes.npy.part', tmp/'content_hashes.npy')
+    once('skipped.jsonl', lambda f: logs('skipped', f))
+    if any(m.get('flagged') or m.get('flags') for m in metas): once('flagged.jsonl', lambda f: logs('flagged', f))
+    once('content_hashes.npy', lambda f: np.save(f, _cat([np.load(tmp/f"chunk-{m['index']:05d}.npz")['content_hash']
+                                                          for m in metas], np.uint64)))
     if plan['stats'] is not None: _atomic_write(tmp/'stats.json', json.dumps(plan['stats'], indent=2))
     write_dataset_metadata(tmp, names)
     for f in sorted(tmp.glob('chunk-*')): f.unlink()  # last: the steps above may need them again
@@ -611,10 +600,11 @@ def _tokenize_chunks(ct, tmp: Path, metas: list, files, open_files, key: dict, w
         if pool is None: ct.ready()
         else: pool.submit(int).result()  # the workers are up (forked on the first submit)
         if timing is not None: timing['startup'] = time.perf_counter() - timing['t0']
-        pbar = tqdm(total=sum(f['size'] for f in files), initial=sum(f['size'] for f in files[:start[0]]),
-                    unit='B', unit_scale=True, desc='tokenize', disable=not progress)
+        before = sum(f['size'] for f in files[:start[0]])  # the files the committed chunks read whole
+        pbar = tqdm(total=sum(f['size'] for f in files), initial=before, unit='B', unit_scale=True, desc='tokenize',
+                    disable=not progress)
         chunk = Chunk(tmp, len(metas))
-        if read is not None: read['bytes'] = sum(f['size'] for f in files[:start[0]])
+        if read is not None: read['bytes'] = before
         def consume(b: Batch, end, nbytes: int):
             nonlocal chunk
             chunk.add(b); pbar.update(nbytes)
@@ -719,7 +709,6 @@ def _tokenize_to_s3(output_dir, overwrite, s3_endpoint, download_workers, progre
     # one run per s3:// output on this machine
     with output_lock(storage.stage_dir(output_dir).parent), storage.staged_output(
             str(output_dir), client=storage.s3_client(s3_endpoint), progress=progress, overwrite=overwrite,
-                                                                                  resumable=True) as d:
+            resumable=True) as d:
         return tokenize_dataset(output_dir=d, overwrite=True, s3_endpoint=s3_endpoint,
-                                download_workers=download_workers,
-                                progress=progress, **kw)
+                                download_workers=download_workers, progress=progress, **kw)
