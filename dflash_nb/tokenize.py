@@ -664,16 +664,10 @@ def tokenize_dataset(model_path, completions, output_dir, max_seq_len: int | Non
                      max_record_bytes: int = MAX_RECORD_BYTES, split: str | None = None) -> dict:
     """Tokenize every completion under `completions` (file, folder or s3://) into the dataset `output_dir`; returns
     stats."""
-    if storage.is_s3_url(str(output_dir)):
-        return _tokenize_to_s3(output_dir, overwrite, s3_endpoint, download_workers, progress, model_path=model_path,
-                               completions=completions, max_seq_len=max_seq_len, workers=workers,
-                               batch_size=batch_size, shard_tokens=shard_tokens, restart=restart, encoder=encoder,
-                               renderer=renderer, skip_reasoning_not_rendered=skip_reasoning_not_rendered,
-                               max_record_bytes=max_record_bytes, split=split)
+    if storage.is_s3_url(str(output_dir)): return _tokenize_to_s3(**locals())  # (locals(): all the arguments, here)
     if max_record_bytes < 1: raise ValueError(f"--max-record-bytes must be at least 1, not {max_record_bytes}")
     out = Path(output_dir)
     tmp = out.with_name(out.name + '.partial')
-    exists = lambda: FileExistsError(f"{out}: output already exists; choose a new --output-dir or pass --overwrite")
     with output_lock(out):
         clean_asides(out)
         done = _committed_run(out)
@@ -687,7 +681,7 @@ def tokenize_dataset(model_path, completions, output_dir, max_seq_len: int | Non
         if done is not None:  # a finished run whose last tidying-up was killed
             if tmp.exists() and not (tmp/'run.json').is_file(): shutil.rmtree(tmp)  # what the swap moved out
             if done == run_key: return _checked(json.loads((out/'stats.json').read_text()), out, completions, ignored)
-            if not overwrite: raise exists()
+            if not overwrite: check_output_dir(out, overwrite)  # refused as any existing output is
         read = {'bytes': 0}  # input bytes tokenized so far: for the full-disk estimate
         timing = {'t0': t0}  # `startup`: encoder load, templates and workers (not in stats.json's `seconds`)
         try:
