@@ -297,10 +297,8 @@ class Chunk:
         self.arrow = f"data-{index:05d}.arrow"
         self._w, self.tokens, self.records, self.truncated = None, 0, 0, 0
         self.lens, self.loss, self.hashes, self.skipped, self.sources = [], [], [], Counter(), Counter()
-        # the chunk's skipped.jsonl, written as skips come: a run of only bad records holds none in memory
-        self._skips = None
-        # flags go to the chunk's flagged.jsonl as skips do
-        self._flags, self.flagged, self.templates = None, Counter(), Counter()
+        # the chunk's skipped.jsonl and flagged.jsonl, written as they come: a run of bad records holds none in memory
+        self._logs, self.flagged, self.templates = {}, Counter(), Counter()
         self.id_hashes = []  # 64-bit hashes of the sample ids: what counts duplicate ids over the whole run
 
 # %% ../nbs/04_tokenize.ipynb #be7cbf7e
@@ -314,16 +312,12 @@ def add(self: Chunk, b: Batch):
         starts = np.concatenate([[0], np.cumsum(b.seq_len)[:-1]])
         self.loss.append(np.add.reduceat(b.loss_mask, starts).astype(np.int64))
     self.tokens += len(b.input_ids); self.records += b.records; self.truncated += b.truncated
-    if b.skips:
-        if self._skips is None:
-            self._skips = open(self.tmp/f"chunk-{self.index:05d}.skipped.jsonl", 'w', encoding='utf-8')
-        self._skips.writelines(json.dumps(s, ensure_ascii=False) + '\n' for s in b.skips)
-        self.skipped.update(s['reason'] for s in b.skips)
-    if b.flags:
-        if self._flags is None:
-            self._flags = open(self.tmp/f"chunk-{self.index:05d}.flagged.jsonl", 'w', encoding='utf-8')
-        self._flags.writelines(json.dumps(f, ensure_ascii=False) + '\n' for f in b.flags)
-        self.flagged.update(f['reason'] for f in b.flags)
+    for kind, rows, counts in (('skipped', b.skips, self.skipped), ('flagged', b.flags, self.flagged)):
+        if not rows: continue
+        if kind not in self._logs:
+            self._logs[kind] = open(self.tmp/f"chunk-{self.index:05d}.{kind}.jsonl", 'w', encoding='utf-8')
+        self._logs[kind].writelines(json.dumps(r, ensure_ascii=False) + '\n' for r in rows)
+        counts.update(r['reason'] for r in rows)
     self.sources.update(b.sources); self.templates.update(b.templates)
 
 # %% ../nbs/04_tokenize.ipynb #96c74293
@@ -333,9 +327,8 @@ def commit(self: Chunk, end: tuple[int, int]) -> dict:
     if self._w is not None: self._w.close()
     np.savez(self.tmp/f"chunk-{self.index:05d}.npz", seq_len=_cat(self.lens), loss_tokens=_cat(self.loss),
              content_hash=_cat(self.hashes, np.uint64), id_hash=_cat(self.id_hashes, np.uint64))
-    if self._skips is None: open(self.tmp/f"chunk-{self.index:05d}.skipped.jsonl", 'wb').close()
-    else: self._skips.close()
-    if self._flags is not None: self._flags.close()
+    if 'skipped' not in self._logs: open(self.tmp/f"chunk-{self.index:05d}.skipped.jsonl", 'wb').close()
+    for f in self._logs.values(): f.close()
     meta = dict(index=self.index, arrow=self.arrow if self._w is not None else None, end=list(end),
                 records=self.records, truncated=self.truncated, skipped=dict(self.skipped), sources=dict(self.sources),
                 seconds=time.perf_counter() - self.t0, flagged=dict(self.flagged), templates=dict(self.templates),
@@ -387,24 +380,20 @@ def finish_chunks(tmp, metas: list[dict], stats: dict | None = None) -> list[str
         elif not (tmp/n).exists():
             raise TokenizeError(f"{tmp}: shard {a} (to become {n}) is missing, so this run cannot be finished; "
                                 "rerun with --restart to tokenize again")
-    if not (tmp/'skipped.jsonl').exists():  # copied file by file: a run of millions of skips never holds them all
-        with open(tmp/'skipped.jsonl.part', 'wb') as f:
-            for m in metas:
-                with open(tmp/f"chunk-{m['index']:05d}.skipped.jsonl", 'rb') as s: shutil.copyfileobj(s, f)
-        os.replace(tmp/'skipped.jsonl.part', tmp/'skipped.jsonl')
-    # the same for flags
-    if any(m.get('flagged') or m.get('flags') for m in metas) and not (tmp/'flagged.jsonl').exists():
-        with open(tmp/'flagged.jsonl.part', 'wb') as f:
-            for m in metas:
-                if m.get('flagged'):
-                    with open(tmp/f"chunk-{m['index']:05d}.flagged.jsonl", 'rb') as s: shutil.copyfileobj(s, f)
-                # (chunks of older versions)
+    def once(name, write):  # written via NAME.part unless done: a killed finish step redoes only what is missing
+        if (tmp/name).exists(): return
+        with open(tmp/f"{name}.part", 'wb') as f: write(f)
+        os.replace(tmp/f"{name}.part", tmp/name)
+    def logs(kind, f):  # copied file by file: a run of millions of skips never holds them all
+        for m in metas:
+            if kind == 'skipped' or m.get('flagged'):
+                with open(tmp/f"chunk-{m['index']:05d}.{kind}.jsonl", 'rb') as s: shutil.copyfileobj(s, f)
+            if kind == 'flagged':  # (flags kept in the commit record by chunks of older versions)
                 f.writelines((json.dumps(x, ensure_ascii=False) + '\n').encode() for x in m.get('flags', []))
-        os.replace(tmp/'flagged.jsonl.part', tmp/'flagged.jsonl')
-    if not (tmp/'content_hashes.npy').exists():
-        hashes = [np.load(tmp/f"chunk-{m['index']:05d}.npz")['content_hash'] for m in metas]
-        with open(tmp/'content_hashes.npy.part', 'wb') as f: np.save(f, _cat(hashes, np.uint64))
-        os.replace(tmp/'content_hashes.npy.part', tmp/'content_hashes.npy')
+    once('skipped.jsonl', lambda f: logs('skipped', f))
+    if any(m.get('flagged') or m.get('flags') for m in metas): once('flagged.jsonl', lambda f: logs('flagged', f))
+    once('content_hashes.npy', lambda f: np.save(f, _cat([np.load(tmp/f"chunk-{m['index']:05d}.npz")['content_hash']
+                                                          for m in metas], np.uint64)))
     if plan['stats'] is not None: _atomic_write(tmp/'stats.json', json.dumps(plan['stats'], indent=2))
     write_dataset_metadata(tmp, names)
     for f in sorted(tmp.glob('chunk-*')): f.unlink()  # last: the steps above may need them again
@@ -584,73 +573,19 @@ def _disk_full_in(e: OSError, tmp: Path, files: list, read: int) -> DiskFull:
     return disk_full(e, tmp, written, read / total if total else None)
 
 
-# %% ../nbs/04_tokenize.ipynb #f15878f9
-def tokenize_dataset(model_path, completions, output_dir, max_seq_len: int | None = 8192, workers: int = 1,
-                     batch_size: int = 64, shard_tokens: int = 100_000_000, overwrite: bool = False,
-                     restart: bool = False, encoder: str = 'auto', renderer: str = 'auto',
-                     s3_endpoint: str | None = None,
-                     download_workers: int = 32, progress: bool = True, skip_reasoning_not_rendered: bool = False,
-                     max_record_bytes: int = MAX_RECORD_BYTES, split: str | None = None) -> dict:
-    """Tokenize every completion under `completions` (file, folder or s3://) into the dataset `output_dir`; returns
-    stats."""
-    if storage.is_s3_url(str(output_dir)):
-        return _tokenize_to_s3(output_dir, overwrite, s3_endpoint, download_workers, progress, model_path=model_path,
-            completions=completions, max_seq_len=max_seq_len, workers=workers, batch_size=batch_size,
-                               shard_tokens=shard_tokens,
-            restart=restart, encoder=encoder, renderer=renderer,
-                               skip_reasoning_not_rendered=skip_reasoning_not_rendered,
-            max_record_bytes=max_record_bytes, split=split)
-    if max_record_bytes < 1: raise ValueError(f"--max-record-bytes must be at least 1, not {max_record_bytes}")
-    out = Path(output_dir)
-    tmp = out.with_name(out.name + '.partial')
-    exists = lambda: FileExistsError(f"{out}: output already exists; choose a new --output-dir or pass --overwrite")
-    with output_lock(out):
-        clean_asides(out)
-        done = _committed_run(out)
-        # a folder that is not our dataset: refused even with --overwrite
-        if done is None: check_output_dir(out, overwrite)
-        t0 = time.perf_counter()
-        ct = ChatTokenizer(model_path, encoder, renderer)
-        for w in ct.turn_end_warnings(): print(f"tokenize: warning: {w}", file=sys.stderr)
-        files, open_files, ignored, splits = _sources(completions, s3_endpoint, download_workers, progress, split)
-        ct.fit_to_input(sum(f['size'] for f in files), workers)
-        for s in splits: print(
-            f"tokenize: {Path(completions)/s['folder']}: a DatasetDict with splits {', '.join(s['splits'])}; "
-            f"reading split {s['split']!r} (--split chooses)", file=sys.stderr)
-        run_key = _run_key(ct, files, max_seq_len, batch_size, shard_tokens, skip_reasoning_not_rendered,
-                           max_record_bytes)
-        if done is not None:  # a finished run whose last tidying-up was killed
-            if tmp.exists() and not (tmp/'run.json').is_file(): shutil.rmtree(tmp)  # what the swap moved out
-            if done == run_key: return _checked(json.loads((out/'stats.json').read_text()), out, completions, ignored)
-            if not overwrite: raise exists()
-        read = {'bytes': 0}  # input bytes tokenized so far: for the full-disk estimate
-        timing = {'t0': t0}  # `startup`: encoder load, templates and workers (not in stats.json's `seconds`)
-        try:
-            metas = _prepare_tmp(tmp, run_key, restart)
-            plan = finish_plan(tmp)
-            if plan: result = plan['stats']
-            else:
-                result = _tokenize_chunks(ct, tmp, metas, files, open_files, run_key, workers, progress, read, timing)
-                result['ignored'] = ignored_summary(ignored)  # before finish_chunks: journaled with the plan
-            shards = finish_chunks(tmp, metas, result)
-            if not result['samples'] and not result['skipped'].get('mask_mismatch'):  # no output: a 0-row one would
-                                                                                      # block the corrected rerun
-                # (not the whole list: millions of skips)
-                with open(tmp/'skipped.jsonl', encoding='utf-8') as f: first = f.readline()
-                shutil.rmtree(tmp)
-                _checked(result, out, completions, ignored, json.loads(first) if first else {})
-            flags, flagged = _write_manifest(tmp, ct, completions, files, metas, result, finished_shard_records(tmp),
-                                             run_key, splits,
-                                             timing.get('startup'))
-            replace_dir(tmp, out)
-            for f in (FINISH, 'run.json'): (out/f).unlink(missing_ok=True)
-        except OSError as e:
-            if not is_disk_full(e): raise
-            raise _disk_full_in(e, tmp, files, read['bytes']) from None
-    if flags: print(f"tokenize: {flags} sample(s) kept but flagged {flagged}: listed in {out/'flagged.jsonl'} "
-                    "(--skip-reasoning-not-rendered skips them instead)", file=sys.stderr)
-    if 'startup' in timing: result = result | {'startup_seconds': round(timing['startup'], 3)}  # for the summary line
-    return _checked(result, out, completions, ignored)
+# %% ../nbs/04_tokenize.ipynb #ae53265e
+def _open_inputs(model_path, completions, workers: int, encoder: str, renderer: str, s3_endpoint, download_workers: int,
+                 progress: bool, split) -> tuple:
+    """Load the tokenizer (warning about how its turns end) and list the completions (saying which split of a
+    DatasetDict is read); returns `(ct, files, open_files, ignored, splits)`."""
+    ct = ChatTokenizer(model_path, encoder, renderer)
+    for w in ct.turn_end_warnings(): print(f"tokenize: warning: {w}", file=sys.stderr)
+    files, open_files, ignored, splits = _sources(completions, s3_endpoint, download_workers, progress, split)
+    ct.fit_to_input(sum(f['size'] for f in files), workers)
+    for s in splits: print(
+        f"tokenize: {Path(completions)/s['folder']}: a DatasetDict with splits {', '.join(s['splits'])}; "
+        f"reading split {s['split']!r} (--split chooses)", file=sys.stderr)
+    return ct, files, open_files, ignored, splits
 
 # %% ../nbs/04_tokenize.ipynb #b4142d7d
 def _tokenize_chunks(ct, tmp: Path, metas: list, files, open_files, key: dict, workers: int, progress: bool,
@@ -665,10 +600,11 @@ def _tokenize_chunks(ct, tmp: Path, metas: list, files, open_files, key: dict, w
         if pool is None: ct.ready()
         else: pool.submit(int).result()  # the workers are up (forked on the first submit)
         if timing is not None: timing['startup'] = time.perf_counter() - timing['t0']
-        pbar = tqdm(total=sum(f['size'] for f in files), initial=sum(f['size'] for f in files[:start[0]]),
-                    unit='B', unit_scale=True, desc='tokenize', disable=not progress)
+        before = sum(f['size'] for f in files[:start[0]])  # the files the committed chunks read whole
+        pbar = tqdm(total=sum(f['size'] for f in files), initial=before, unit='B', unit_scale=True, desc='tokenize',
+                    disable=not progress)
         chunk = Chunk(tmp, len(metas))
-        if read is not None: read['bytes'] = sum(f['size'] for f in files[:start[0]])
+        if read is not None: read['bytes'] = before
         def consume(b: Batch, end, nbytes: int):
             nonlocal chunk
             chunk.add(b); pbar.update(nbytes)
@@ -688,13 +624,85 @@ def _tokenize_chunks(ct, tmp: Path, metas: list, files, open_files, key: dict, w
     pbar.close()
     return chunk_stats(tmp, metas)
 
+# %% ../nbs/04_tokenize.ipynb #58985495
+def _tokenize_into(tmp: Path, ct, run_key: dict, restart: bool, files, open_files, ignored, workers: int,
+                   progress: bool, read: dict, timing: dict) -> tuple:
+    """Tokenize into `tmp` (after its committed chunks; a run killed while finishing only finishes its journaled plan),
+    then turn the chunks into shards; returns `(result, metas)`."""
+    metas = _prepare_tmp(tmp, run_key, restart)
+    plan = finish_plan(tmp)
+    if plan: result = plan['stats']
+    else:
+        result = _tokenize_chunks(ct, tmp, metas, files, open_files, run_key, workers, progress, read, timing)
+        result['ignored'] = ignored_summary(ignored)  # before finish_chunks: journaled with the plan
+    finish_chunks(tmp, metas, result)
+    return result, metas
+
+# %% ../nbs/04_tokenize.ipynb #84c4e3b3
+def _publish(tmp: Path, out: Path, ct, completions, files, metas: list, result: dict, run_key: dict, splits, ignored,
+             startup) -> tuple:
+    """Write the manifest into the finished `tmp` and swap it in as `out`; returns `(flags, flagged)`. A run without
+    a sample is removed and refused instead."""
+    if not result['samples'] and not result['skipped'].get('mask_mismatch'):  # no output: a 0-row one would
+                                                                              # block the corrected rerun
+        # (not the whole list: millions of skips)
+        with open(tmp/'skipped.jsonl', encoding='utf-8') as f: first = f.readline()
+        shutil.rmtree(tmp)
+        _checked(result, out, completions, ignored, json.loads(first) if first else {})
+    flags, flagged = _write_manifest(tmp, ct, completions, files, metas, result, finished_shard_records(tmp), run_key,
+                                     splits, startup)
+    replace_dir(tmp, out)
+    for f in (FINISH, 'run.json'): (out/f).unlink(missing_ok=True)
+    return flags, flagged
+
+# %% ../nbs/04_tokenize.ipynb #8d3bf409
+def tokenize_dataset(model_path, completions, output_dir, max_seq_len: int | None = 8192, workers: int = 1,
+                     batch_size: int = 64, shard_tokens: int = 100_000_000, overwrite: bool = False,
+                     restart: bool = False, encoder: str = 'auto', renderer: str = 'auto',
+                     s3_endpoint: str | None = None,
+                     download_workers: int = 32, progress: bool = True, skip_reasoning_not_rendered: bool = False,
+                     max_record_bytes: int = MAX_RECORD_BYTES, split: str | None = None) -> dict:
+    """Tokenize every completion under `completions` (file, folder or s3://) into the dataset `output_dir`; returns
+    stats."""
+    if storage.is_s3_url(str(output_dir)): return _tokenize_to_s3(**locals())  # (locals(): all the arguments, here)
+    if max_record_bytes < 1: raise ValueError(f"--max-record-bytes must be at least 1, not {max_record_bytes}")
+    out = Path(output_dir)
+    tmp = out.with_name(out.name + '.partial')
+    with output_lock(out):
+        clean_asides(out)
+        done = _committed_run(out)
+        # a folder that is not our dataset: refused even with --overwrite
+        if done is None: check_output_dir(out, overwrite)
+        t0 = time.perf_counter()
+        ct, files, open_files, ignored, splits = _open_inputs(model_path, completions, workers, encoder, renderer,
+                                                              s3_endpoint, download_workers, progress, split)
+        run_key = _run_key(ct, files, max_seq_len, batch_size, shard_tokens, skip_reasoning_not_rendered,
+                           max_record_bytes)
+        if done is not None:  # a finished run whose last tidying-up was killed
+            if tmp.exists() and not (tmp/'run.json').is_file(): shutil.rmtree(tmp)  # what the swap moved out
+            if done == run_key: return _checked(json.loads((out/'stats.json').read_text()), out, completions, ignored)
+            if not overwrite: check_output_dir(out, overwrite)  # refused as any existing output is
+        read = {'bytes': 0}  # input bytes tokenized so far: for the full-disk estimate
+        timing = {'t0': t0}  # `startup`: encoder load, templates and workers (not in stats.json's `seconds`)
+        try:
+            result, metas = _tokenize_into(tmp, ct, run_key, restart, files, open_files, ignored, workers, progress,
+                                           read, timing)
+            flags, flagged = _publish(tmp, out, ct, completions, files, metas, result, run_key, splits, ignored,
+                                      timing.get('startup'))
+        except OSError as e:
+            if not is_disk_full(e): raise
+            raise _disk_full_in(e, tmp, files, read['bytes']) from None
+    if flags: print(f"tokenize: {flags} sample(s) kept but flagged {flagged}: listed in {out/'flagged.jsonl'} "
+                    "(--skip-reasoning-not-rendered skips them instead)", file=sys.stderr)
+    if 'startup' in timing: result = result | {'startup_seconds': round(timing['startup'], 3)}  # for the summary line
+    return _checked(result, out, completions, ignored)
+
 # %% ../nbs/04_tokenize.ipynb #cbf45a58
 def _tokenize_to_s3(output_dir, overwrite, s3_endpoint, download_workers, progress, **kw) -> dict:
     "Tokenize into the output's local staging folder (resumable), then upload it with `manifest.json` last."
     # one run per s3:// output on this machine
     with output_lock(storage.stage_dir(output_dir).parent), storage.staged_output(
             str(output_dir), client=storage.s3_client(s3_endpoint), progress=progress, overwrite=overwrite,
-                                                                                  resumable=True) as d:
+            resumable=True) as d:
         return tokenize_dataset(output_dir=d, overwrite=True, s3_endpoint=s3_endpoint,
-                                download_workers=download_workers,
-                                progress=progress, **kw)
+                                download_workers=download_workers, progress=progress, **kw)

@@ -55,10 +55,12 @@ def code_lines(py: Path) -> int:
     src = py.read_text(); doc = set()
     for node in ast.walk(ast.parse(src)):
         body = getattr(node, 'body', None)
-        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], 'value', None), ast.Constant) \
-                and isinstance(body[0].value.value, str):
+        first = body[0] if isinstance(body, list) and body else None
+        if isinstance(first, ast.Expr) and isinstance(getattr(first, 'value', None), ast.Constant) \
+                and isinstance(first.value.value, str):
             doc.update(range(body[0].lineno, body[0].end_lineno + 1))
-    return sum(1 for i, l in enumerate(src.splitlines(), 1) if l.strip() and not l.strip().startswith('#') and i not in doc)
+    return sum(1 for i, l in enumerate(src.splitlines(), 1)
+               if l.strip() and not l.strip().startswith('#') and i not in doc)
 
 
 def statements(py: Path) -> int:

@@ -21,6 +21,9 @@ if [[ "$before" != "$after" ]]; then
   exit 1
 fi
 
+echo "== lines at most 120 columns"
+python scripts/code_figures.py --check
+
 echo "== nbdev_test"
 nbdev_test --n_workers 2 --timing
 

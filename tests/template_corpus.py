@@ -109,19 +109,26 @@ QWEN3_LIKE = """{%- set ns = namespace(last_query=-1) %}
 {%- if m.role == 'assistant' %}
 {{- '<|im_start|>assistant\\n' }}
 {%- set r = m.reasoning_content | default('') %}
-{%- if loop.index0 > ns.last_query and (loop.last or r) %}{{- '<think>\\n' + r.strip() + '\\n</think>\\n\\n' }}{%- endif %}
+{%- if loop.index0 > ns.last_query and (loop.last or r) %}\
+{{- '<think>\\n' + r.strip() + '\\n</think>\\n\\n' }}{%- endif %}
 {{- m.content }}
 {%- for c in m.tool_calls or [] %}{{- '\\n<tool_call>\\n' + c.function | tojson + '\\n</tool_call>' }}{%- endfor %}
 {{- '<|im_end|>\\n' }}
-{%- elif m.role == 'tool' %}{{- '<|im_start|>user\\n<tool_response>\\n' + m.content + '\\n</tool_response><|im_end|>\\n' }}
+{%- elif m.role == 'tool' %}\
+{{- '<|im_start|>user\\n<tool_response>\\n' + m.content + '\\n</tool_response><|im_end|>\\n' }}
 {%- else %}{{- '<|im_start|>' + m.role + '\\n' + m.content + '<|im_end|>\\n' }}{%- endif %}
 {%- endfor %}
 {%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}"""
 
 # Reasoning dropped from the final assistant turn (Kimi-K2-Thinking style): kept in earlier turns.
 KIMI_LIKE = """{%- for m in messages %}
-{%- if m.role == 'assistant' %}<|im_assistant|>assistant<|im_middle|>{% if not loop.last and m.reasoning_content %}<think>{{ m.reasoning_content }}</think>{% endif %}{{ m.content }}
-{%- if m.tool_calls %}<|tool_calls_section_begin|>{% for c in m.tool_calls %}<|tool_call_begin|>functions.{{ c.function.name }}:{{ loop.index0 }}<|tool_call_argument_begin|>{{ c.function.arguments | tojson }}<|tool_call_end|>{% endfor %}<|tool_calls_section_end|>{% endif %}<|im_end|>
+{%- if m.role == 'assistant' %}<|im_assistant|>assistant<|im_middle|>\
+{% if not loop.last and m.reasoning_content %}<think>{{ m.reasoning_content }}</think>{% endif %}\
+{{ m.content }}
+{%- if m.tool_calls %}<|tool_calls_section_begin|>{% for c in m.tool_calls %}\
+<|tool_call_begin|>functions.{{ c.function.name }}:{{ loop.index0 }}\
+<|tool_call_argument_begin|>{{ c.function.arguments | tojson }}<|tool_call_end|>{% endfor %}\
+<|tool_calls_section_end|>{% endif %}<|im_end|>
 {%- elif m.role == 'tool' %}<|im_system|>tool<|im_middle|>{{ m.content }}<|im_end|>
 {%- else %}<|im_{{ m.role }}|>{{ m.role }}<|im_middle|>{{ m.content }}<|im_end|>{%- endif %}
 {%- endfor %}
@@ -132,8 +139,11 @@ KIMI_LIKE = """{%- for m in messages %}
 GPTOSS_LIKE = """{%- for m in messages %}
 {%- if m.role == 'assistant' %}
 {%- if m.thinking %}<|start|>assistant<|channel|>analysis<|message|>{{ m.thinking }}<|end|>{% endif %}
-{%- if m.tool_calls %}{% for c in m.tool_calls %}<|start|>assistant to=functions.{{ c.function.name }}<|channel|>commentary json<|message|>{{ c.function.arguments | tojson }}<|call|>{% endfor %}
-{%- else %}<|start|>assistant<|channel|>final<|message|>{{ m.content }}{{ '<|return|>' if loop.last else '<|end|>' }}{% endif %}
+{%- if m.tool_calls %}{% for c in m.tool_calls %}\
+<|start|>assistant to=functions.{{ c.function.name }}<|channel|>commentary json\
+<|message|>{{ c.function.arguments | tojson }}<|call|>{% endfor %}
+{%- else %}<|start|>assistant<|channel|>final<|message|>{{ m.content }}\
+{{ '<|return|>' if loop.last else '<|end|>' }}{% endif %}
 {%- elif m.role == 'tool' %}<|start|>functions to=assistant<|channel|>commentary<|message|>{{ m.content }}<|end|>
 {%- else %}<|start|>{{ m.role }}<|message|>{{ m.content }}<|end|>{%- endif %}
 {%- endfor %}

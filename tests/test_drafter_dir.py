@@ -121,7 +121,8 @@ from transformers import AutoModel
 d, io = sys.argv[1], torch.load(sys.argv[2])
 m = AutoModel.from_pretrained(d, trust_remote_code=True)
 with torch.no_grad(): h = m(position_ids=io['pos'], noise_embedding=io['emb'], target_hidden=io['feats'])
-torch.save({'type': type(m).__name__, 'dtype': str(next(m.parameters()).dtype), 'logits': h.float() @ io['head'].T}, sys.argv[3])
+torch.save({'type': type(m).__name__, 'dtype': str(next(m.parameters()).dtype), 'logits': h.float() @ io['head'].T},
+           sys.argv[3])
 """
 
 
@@ -311,17 +312,17 @@ def test_drafter_shape_from_the_command_line(syn, tmp_path):
 # 884-904   lm_head = ParallelLMHead(draft_vocab_size, hidden_size); draft_id_to_target_id = zeros(draft_vocab_size,
 # int64)
 #   930-944   compute_logits: the draft logits go to target ids arange(draft_vocab_size) + d2t, every other id gets -inf
-#   981-1018  load_weights: a name with "t2d" is skipped, "d2t" becomes draft_id_to_target_id, "lm_head..." is kept, every
-#             other name becomes "model." + name, and vllm/model_executor/models/utils.py 453-459 raises on a name that is
-#             no parameter of DFlashQwen3Model (e.g. this project's former `vocab_ids`)
+#   981-1018  load_weights: a name with "t2d" is skipped, "d2t" becomes draft_id_to_target_id, "lm_head..." is kept,
+#             every other name becomes "model." + name, and vllm/model_executor/models/utils.py 453-459 raises on a
+#             name that is no parameter of DFlashQwen3Model (e.g. this project's former `vocab_ids`)
 #   utils.py 1351-1352 + v1/worker/gpu/spec_decode/dflash/utils.py 62-73: a shipped lm_head is kept; without one the
 #             target's head (all vocab_size rows) replaces it, which compute_logits cannot map
 # SGLang 0.5.23 (PyPI wheel): sglang/srt/models/dflash.py 886-960 load_weights maps q/k/v -> qkv_proj and gate/up ->
 #   gate_up_proj and ignores every other unknown name; sglang/srt/speculative/dflash_worker_v2.py 135-146: DFLASH drafts
 #   with the target's lm_head over the whole vocabulary (it reads no d2t)
 # SpecForge a6b6b0230009d15ec2a97a57384e6f53f0f96946 specforge/data/preprocessing.py 763-766: d2t[i] = used[i] - i
-# (int64),
-#   t2d[j] = j in used (bool); specforge/export/to_sglang.py 38: an SGLang EAGLE-3 export carries lm_head.weight, t2d, d2t
+#   (int64), t2d[j] = j in used (bool); specforge/export/to_sglang.py 38: an SGLang EAGLE-3 export carries
+#   lm_head.weight, t2d, d2t
 _DRAFTER_WEIGHT = re.compile(
     r'(layers\.\d+\.(self_attn\.([qkvo]_proj|[qk]_norm)|mlp\.(gate|up|down)_proj|input_layernorm|'
     r'post_attention_layernorm)|fc|hidden_norm|norm)\.weight')
@@ -419,17 +420,20 @@ with torch.no_grad():
     input_ids, L = torch.tensor([prompt]), P + n
     out = torch.full((1, L + bs), mask); pos = torch.arange(L + bs)[None]
     tc, dc = DynamicCache(), DynamicCache()
-    o = target(input_ids, position_ids=pos[:, :P], past_key_values=tc, use_cache=True, logits_to_keep=1, output_hidden_states=True)
+    o = target(input_ids, position_ids=pos[:, :P], past_key_values=tc, use_cache=True, logits_to_keep=1,
+               output_hidden_states=True)
     out[:, :P] = input_ids; out[:, P] = o.logits[:, -1].argmax(-1); hid = feats(o)
     start, blocks = P, []
     while start < L:
         b = out[:, start:start + bs].clone()
-        h = model(target_hidden=hid, noise_embedding=target.model.embed_tokens(b), position_ids=pos[:, dc.get_seq_length():start + bs],
+        h = model(target_hidden=hid, noise_embedding=target.model.embed_tokens(b),
+                  position_ids=pos[:, dc.get_seq_length():start + bs],
                   past_key_values=dc, use_cache=True, is_causal=False)
         _crop(dc, start)
         b[:, 1:] = target.lm_head(h[:, 1 - bs:, :]).argmax(-1)
         blocks.append([start, b[0, 1:].tolist()])
-        o = target(b, position_ids=pos[:, start:start + bs], past_key_values=tc, use_cache=True, output_hidden_states=True)
+        o = target(b, position_ids=pos[:, start:start + bs], past_key_values=tc, use_cache=True,
+                   output_hidden_states=True)
         post = o.logits.argmax(-1)
         acc = int((b[:, 1:] == post[:, :-1]).cumprod(1).sum())
         out[:, start:start + acc + 1] = b[:, :acc + 1]; out[:, start + acc + 1] = post[:, acc]

@@ -5,7 +5,8 @@ import argparse, functools, json, warnings
 import pytest
 import torch
 
-from dflash_nb.eval import TargetSession, add_eval_args, eval_main, greedy_generate, prompt_lookup_generate, speculative_generate
+from dflash_nb.eval import (TargetSession, add_eval_args, eval_main, greedy_generate, prompt_lookup_generate,
+                            speculative_generate)
 from dflash_nb.generate import generate_token_dataset, random_prompts
 from dflash_nb.model import DFlashDraftModel, TargetFeatures
 from dflash_nb.toy import tiny_hybrid_target

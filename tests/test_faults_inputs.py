@@ -18,8 +18,9 @@ import re, resource, sys
 resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))  # a run that reads a device whole dies here, not the machine
 from dflash_nb.cli import main
 rc = main(sys.argv[1:])
-hwm = re.search(r'VmHWM:\\s+(\\d+) kB', open('/proc/self/status').read()).group(1)  # this program's peak (ru_maxrss would
-print(f"MAXRSS_KB {hwm}", file=sys.stderr)                                         # count the pytest process it forked from)
+# this program's peak (ru_maxrss would count the pytest process it forked from)
+hwm = re.search(r'VmHWM:\\s+(\\d+) kB', open('/proc/self/status').read()).group(1)
+print(f"MAXRSS_KB {hwm}", file=sys.stderr)
 sys.exit(rc)
 """
 
@@ -60,7 +61,8 @@ def test_pipes_and_devices_are_ignored_with_a_reason_never_read(qwen_dir, tmp_pa
     assert 'ignored 5 file(s)' in r.stdout and 'fifo.jsonl' in r.stdout
     for name in ('fifo.jsonl', 'link-to-fifo.jsonl', 'zero.jsonl'):  # named directly: refused in one line, at once
         with pytest.raises(ValueError,
-                           match=f"{name}: a .*, not a regular file; --completions must be a regular file"): discover_inputs(d/name)
+                           match=f"{name}: a .*, not a regular file; --completions must be a regular file"):
+            discover_inputs(d/name)
 
 # ---------------------------------------------------------------------------------------------- 13: the record cap
 CAP = 1 << 20

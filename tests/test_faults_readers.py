@@ -170,7 +170,8 @@ READER = r'''
 import json, sys, time
 from dflash_nb.stats import compute_stats
 out, seconds = sys.argv[1], float(sys.argv[2])
-keys = ('samples', 'total_tokens', 'loss_tokens', 'records_read', 'max_seq_len', 'mean_seq_len', 'size_on_disk_bytes', 'sources', 'warnings')
+keys = ('samples', 'total_tokens', 'loss_tokens', 'records_read', 'max_seq_len', 'mean_seq_len', 'size_on_disk_bytes',
+        'sources', 'warnings')
 t0 = time.time()
 while time.time() - t0 < seconds:
     try: st = compute_stats(out, threads=4); print(json.dumps({k: st[k] for k in keys}), flush=True)

@@ -36,7 +36,8 @@ UPLOADER = r'''
 import sys
 from pathlib import Path
 from dflash_nb.storage import s3_client, upload_dir
-upload_dir(Path(sys.argv[1]), sys.argv[2], client=s3_client(sys.argv[3]), progress=False, chunksize=5 * 1024 * 1024, workers=2)
+upload_dir(Path(sys.argv[1]), sys.argv[2], client=s3_client(sys.argv[3]), progress=False, chunksize=5 * 1024 * 1024,
+           workers=2)
 '''
 
 def s3fs_options(server) -> dict:

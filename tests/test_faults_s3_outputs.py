@@ -192,7 +192,8 @@ def test_endpoint_answering_html_is_not_an_s3_listing(qwen_dir, env, tmp_path):
                 tmp_path/'o',
                 '--quiet', '--s3-endpoint', ep, check=False, env={**env, 'DFLASH_NB_CACHE': machine(tmp_path/'cache')})
         assert r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1, r.stderr
-        assert 's3://bkt/completions' in r.stderr and 'not an S3 listing (the endpoint' in r.stderr and 'HTML' in r.stderr
+        assert 's3://bkt/completions' in r.stderr and 'not an S3 listing (the endpoint' in r.stderr
+        assert 'HTML' in r.stderr
     finally: httpd.shutdown(); httpd.server_close()
 
 def test_killed_s3_merge_leaves_no_stage_for_ever(tokenized, env, server, tmp_path, monkeypatch):

@@ -354,7 +354,8 @@ def test_html_view_has_coloured_chips(samples_ds):
     h = v._repr_html_()
     n, k = len(v.input_ids), int(v.loss_mask.sum())
     assert h.count('class="t"') == n                      # every token is a chip (short sample: nothing hidden)
-    assert h.count('<span class="t" style="background:#a8e6b4') + h.count('<span class="t" style="background:#cdf2d4') == k  # masked: green
+    green = h.count('<span class="t" style="background:#a8e6b4') + h.count('<span class="t" style="background:#cdf2d4')
+    assert green == k  # masked: green
     assert h.count('<span class="t" style="background:#e3e3e3') + h.count(
         '<span class="t" style="background:#f3f3f3') == n - k
     assert '&lt;tool_call&gt;' in h and 'color:#6a1b9a;font-weight:bold' in h and '↵' in h and '·' in h
@@ -443,6 +444,7 @@ def test_console_script_inspect(samples_ds, ok_ds):
     "`dflash-nb inspect` as a user runs it: exit 1 naming the pattern on the failed dataset, 0 on healthy data."
     from conftest import cli
     bad = cli('inspect', ok_ds, '--quiet', check=False)
-    assert bad.returncode == 1 and '"OK." (after an empty think block) is the whole answer in 87.0% of samples' in bad.stdout
+    assert bad.returncode == 1
+    assert '"OK." (after an empty think block) is the whole answer in 87.0% of samples' in bad.stdout
     good = cli('inspect', samples_ds, '--quiet', check=False)
     assert good.returncode == 0 and 'QUALITY GATES' in good.stdout

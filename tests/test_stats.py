@@ -265,7 +265,8 @@ def test_report_wording(tmp_path):
     samples (3 samples gave ticks at 0.5); sizes in words (not '0.00 MB')."""
     from dflash_nb.merge import plot_source_mix
     from dflash_nb.stats import file_sizes
-    from dflash_nb.stats import plot_compare, plot_loss_fraction, plot_loss_tokens, plot_seq_len, plot_sources, source_rows
+    from dflash_nb.stats import (plot_compare, plot_loss_fraction, plot_loss_tokens, plot_seq_len, plot_sources,
+                                 source_rows)
     from dflash_nb.testing import write_dataset
     rows = [dict(input_ids=list(range(4 + i)), loss_mask=[False, False] + [True] * (2 + i), seq_len=4 + i,
                  sample_id=f"s{i}",

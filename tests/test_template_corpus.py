@@ -13,7 +13,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from template_corpus import MINE, RECORDS, Case, Family, model_dir, oracle, real_families, record_line, union_tokenizer_json
+from template_corpus import (MINE, RECORDS, Case, Family, model_dir, oracle, real_families, record_line,
+                             union_tokenizer_json)
 
 REAL = real_families()
 # tokens.json says 'string', but the template writes tool calls only for `content: None`, a key transformers drops
@@ -211,5 +212,5 @@ def test_a_template_that_writes_no_stop_token_is_warned_recorded_and_inspected(c
     assert (form['end_of_turn'], form['written'], form['turn_end']) == ([], ['<|im_end|>'],
                                                                         "fallback: where the turn's rendering ends")
     rep = inspect_dataset(tmp_path / 'out')
-    assert 'default (1 samples): end of turn none written (fallback: a turn ends where its rendering ends; its turns end with ' \
-           '<|im_end|>, not a stop token of the model)' in rep.chat_template, rep.chat_template
+    assert 'default (1 samples): end of turn none written (fallback: a turn ends where its rendering ends; ' \
+           'its turns end with <|im_end|>, not a stop token of the model)' in rep.chat_template, rep.chat_template

@@ -99,7 +99,8 @@ def test_data_stages_run_without_torch(qwen_dir, tmp_path):
     code = textwrap.dedent(f"""
         import sys
         sys.modules['torch'] = None   # any `import torch` now raises ImportError
-        import dflash_nb.records, dflash_nb.chat_template, dflash_nb.qwen, dflash_nb.tokenize, dflash_nb.jobs, dflash_nb.cli
+        import dflash_nb.records, dflash_nb.chat_template, dflash_nb.qwen, dflash_nb.tokenize, dflash_nb.jobs
+        import dflash_nb.cli
         for m in ('dataset', 'views', 'inspect', 'stats', 'merge', 'storage'):
             try: __import__('dflash_nb.' + m)
             except ModuleNotFoundError as e:

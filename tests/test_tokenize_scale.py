@@ -1,4 +1,5 @@
-"""What must not grow with the number of records (issue 27 item 3; the full-size measurement is benchmarks/seed_scale.py)."""
+"""What must not grow with the number of records (issue 27 item 3; the full-size measurement is
+benchmarks/seed_scale.py)."""
 import json, time
 from pathlib import Path
 
