@@ -658,13 +658,17 @@ def _publish(tmp: Path, out: Path, ct, completions, files, metas: list, result: 
 # %% ../nbs/04_tokenize.ipynb #8d3bf409
 def tokenize_dataset(model_path, completions, output_dir, max_seq_len: int | None = 8192, workers: int = 1,
                      batch_size: int = 64, shard_tokens: int = 100_000_000, overwrite: bool = False,
-                     restart: bool = False, encoder: str = 'auto', renderer: str = 'auto',
-                     s3_endpoint: str | None = None,
+                     restart: bool = False, encoder: str = 'auto', renderer: str = 'auto', s3_endpoint: str | None = None,
                      download_workers: int = 32, progress: bool = True, skip_reasoning_not_rendered: bool = False,
                      max_record_bytes: int = MAX_RECORD_BYTES, split: str | None = None) -> dict:
     """Tokenize every completion under `completions` (file, folder or s3://) into the dataset `output_dir`; returns
     stats."""
-    if storage.is_s3_url(str(output_dir)): return _tokenize_to_s3(**locals())  # (locals(): all the arguments, here)
+    if storage.is_s3_url(str(output_dir)):
+        return _tokenize_to_s3(output_dir, overwrite, s3_endpoint, download_workers, progress, model_path=model_path,
+                               completions=completions, max_seq_len=max_seq_len, workers=workers,
+                               batch_size=batch_size, shard_tokens=shard_tokens, restart=restart, encoder=encoder,
+                               renderer=renderer, skip_reasoning_not_rendered=skip_reasoning_not_rendered,
+                               max_record_bytes=max_record_bytes, split=split)
     if max_record_bytes < 1: raise ValueError(f"--max-record-bytes must be at least 1, not {max_record_bytes}")
     out = Path(output_dir)
     tmp = out.with_name(out.name + '.partial')
