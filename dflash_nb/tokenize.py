@@ -658,8 +658,9 @@ def _publish(tmp: Path, out: Path, ct, completions, files, metas: list, result: 
 # %% ../nbs/04_tokenize.ipynb #8d3bf409
 def tokenize_dataset(model_path, completions, output_dir, max_seq_len: int | None = 8192, workers: int = 1,
                      batch_size: int = 64, shard_tokens: int = 100_000_000, overwrite: bool = False,
-                     restart: bool = False, encoder: str = 'auto', renderer: str = 'auto', s3_endpoint: str | None = None,
-                     download_workers: int = 32, progress: bool = True, skip_reasoning_not_rendered: bool = False,
+                     restart: bool = False, encoder: str = 'auto', renderer: str = 'auto',
+                     s3_endpoint: str | None = None, download_workers: int = 32, progress: bool = True,
+                     skip_reasoning_not_rendered: bool = False,
                      max_record_bytes: int = MAX_RECORD_BYTES, split: str | None = None) -> dict:
     """Tokenize every completion under `completions` (file, folder or s3://) into the dataset `output_dir`; returns
     stats."""
