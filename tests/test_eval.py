@@ -7,7 +7,8 @@ import pytest
 import torch
 
 from dflash_nb.testing import FakeChatServer
-from dflash_nb.eval import TargetSession, add_eval_args, crop_kv_cache, eval_main, evaluate, greedy_generate, speculative_generate
+from dflash_nb.eval import (TargetSession, add_eval_args, crop_kv_cache, eval_main, evaluate, greedy_generate,
+                            speculative_generate)
 from dflash_nb.generate import (add_generate_args, dataset_prompts, generate_main, generate_records,
                                 generate_records_api,
                                 generate_token_dataset, generate_tokens, random_prompts, read_prompts)

@@ -41,7 +41,8 @@ def test_shard_cut_at_a_batch_boundary(dataset, tmp_path):
     ds = rewrite(dataset, tmp_path/'cut', lambda t, raw: t.to_batches()[:1])
     assert pa.ipc.open_stream(str(next(ds.glob('data-*.arrow')))).read_all().num_rows == 16  # reads without error
     msg = refused(ds, tmp_path)  # the manifest records the shard's size: the cut shard is named on opening
-    assert f"{next(ds.glob('data-*.arrow'))}: " in msg and 'bytes but' in msg and 'manifest.json records' in msg and '(cut short)' in msg, msg
+    assert (f"{next(ds.glob('data-*.arrow'))}: " in msg and 'bytes but' in msg and 'manifest.json records' in msg
+            and '(cut short)' in msg), msg
 
 def test_negative_id(dataset, tmp_path):
     def neg(t, raw):
@@ -182,7 +183,8 @@ def test_full_disk_at_a_checkpoint_is_one_line_and_the_rerun_completes(syn, tmp_
         rc = main(_train_cmd(syn, out))
         err = capsys.readouterr().err.strip()
         assert rc == 1 and len(err.splitlines()) == 1 and 'Traceback' not in err, err
-        assert f"{out/'checkpoints'/'step-00000002'}: no space left on device" in err and 'rerun the same command' in err, err
+        assert (f"{out/'checkpoints'/'step-00000002'}: no space left on device" in err
+                and 'rerun the same command' in err), err
         # the partial checkpoint is gone
         assert 'inline_container' not in err and not list((out/'checkpoints').iterdir())
         subprocess.run(['mount', '-o', 'remount,size=64m', str(disk)], check=True)        # space freed
