@@ -392,8 +392,8 @@ def summary(self: EvalResult) -> dict:
             'max_new_tokens': self.max_new_tokens, 'accept_hist': self.accept_hist.tolist(),
             **{k: [None if math.isnan(x) else round(float(x), 5) for x in getattr(self, k)]
                for k in ('position_acceptance', 'conditional_acceptance')},
-            'spec_seconds': sp, 'greedy_seconds': gr if any(r['greedy_seconds'] is not None for r in self.rows)
-            else None,
+            'spec_seconds': sp,
+            'greedy_seconds': gr if any(r['greedy_seconds'] is not None for r in self.rows) else None,
             'wall_speedup': gr / sp if sp and gr else None}
 
 # %% ../nbs/12_eval.ipynb #cae85444
@@ -411,8 +411,8 @@ def save(self: EvalResult, out_dir, **extra) -> Path:
 def table(self: EvalResult) -> str:
     s = self.summary()
     at_t = f' at T={self.temperature:g} (drafts {self.draft_sampling})' if self.temperature else ''
-    lossless = ('sampled (T > 0): see the distribution test' if self.temperature else 'not checked'
-                if s['lossless'] is None
+    lossless = ('sampled (T > 0): see the distribution test' if self.temperature
+                else 'not checked' if s['lossless'] is None
                 else 'yes, every prompt' if s['lossless'] else f"NO: {s['mismatches']} prompts differ")
     lines = [f"{self.label or 'drafter'}{at_t}: {s['prompts']} prompts, {s['new_tokens']:,} new tokens "
              f"(max {self.max_new_tokens}/prompt)",
@@ -456,8 +456,8 @@ def _eval_row(pid, ids, s: Generation, g: Generation | None) -> dict:
             'speedup': s.speedup, 'target_forwards': s.target_forwards, 'target_tokens': s.target_tokens,
             'draft_forwards': s.draft_forwards, 'extra_target_tokens': s.extra_target_tokens,
             'extra_target_forwards': s.extra_target_forwards, 'stop': s.stop,
-            'accepted': s.accepted, 'matched': s.matched, 'drafted': s.drafted, 'lossless': None if g is None
-            else diff is None, 'first_difference': diff,
+            'accepted': s.accepted, 'matched': s.matched, 'drafted': s.drafted,
+            'lossless': None if g is None else diff is None, 'first_difference': diff,
             'spec_seconds': s.seconds, 'greedy_seconds': None if g is None else g.seconds, 'tokens': s.tokens}
 
 # %% ../nbs/12_eval.ipynb #daba7522
@@ -767,8 +767,8 @@ def prepare_eval(a: EvalConfig) -> dict:
 def _temperatures(temperature, top_p: float) -> list[float]:
     "The temperatures of --temperature (comma-separated; none: 0), checked with --top-p."
     temps = [float(t) for t in str(temperature).replace(',', ' ').split()] or [0.0]
-    if any(t < 0
-           for t in temps) or not 0 < top_p <= 1: raise ValueError("--temperature must be >= 0 and --top-p in (0, 1]")
+    if any(t < 0 for t in temps) or not 0 < top_p <= 1:
+        raise ValueError("--temperature must be >= 0 and --top-p in (0, 1]")
     return temps
 
 # %% ../nbs/12_eval.ipynb #a8e3dc0d

@@ -561,10 +561,9 @@ def _generate_token_level(a: GenerateConfig, tgt, V: int, supp: list, eos, samp:
     prompts, sids = [p['input_ids'] for p in ps], [p['id'] for p in ps]
     out, t0 = Path(a.output), time.perf_counter()
     resumed = _token_dataset(tgt, prompts, out, a.max_new_tokens, sids, a.source or 'generated', V, a.overwrite,
-                             a.restart,
-                             dict(batch_size=a.batch_size, eos_token_id=eos if eos is not None
-                                  else (default_eos_ids(tgt) or None),
-                                  suppress_ids=supp, progress=not a.quiet, **samp))
+                             a.restart, dict(batch_size=a.batch_size,
+                                             eos_token_id=eos if eos is not None else (default_eos_ids(tgt) or None),
+                                             suppress_ids=supp, progress=not a.quiet, **samp))
     st = json.loads((out/'stats.json').read_text())
     return {'output': str(out), 'prompts': len(prompts), 'written': st['samples'],
             'completion_tokens': st['loss_tokens'],
@@ -578,9 +577,9 @@ def _generate_local(a: GenerateConfig, token_level: bool, samp: dict) -> dict:
             else [V - 1] if _is_tiny(a.target) else [])
     eos = _int_list(a.eos_token_id) if a.eos_token_id else None
     if token_level: return _generate_token_level(a, tgt, V, supp, eos, samp)
-    return generate_records(tgt, a.tokenizer or a.target, a.prompts if not a.limit
-                            else read_prompts(a.prompts, a.limit)[0],
-                            a.output, a.max_new_tokens, a.batch_size, eos_token_id=eos, suppress_ids=supp,
+    prompts = a.prompts if not a.limit else read_prompts(a.prompts, a.limit)[0]
+    return generate_records(tgt, a.tokenizer or a.target, prompts, a.output, a.max_new_tokens, a.batch_size,
+                            eos_token_id=eos, suppress_ids=supp,
                             source=a.source, overwrite=a.overwrite, progress=not a.quiet, restart=a.restart, **samp)
 
 # %% ../nbs/11a_generate.ipynb #955aae36
