@@ -386,16 +386,16 @@ def _save_pretrained(self, out_dir, dtype=None, readme: str | None = None) -> Pa
     "Write `config.json`, `model.safetensors` (cast to `dtype` if given), `dflash.py` and `README.md` to `out_dir`."
     from safetensors.torch import save_file
     out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
-    sd = {k: (v.to(dtype) if dtype is not None and v.is_floating_point() else v).detach().cpu().contiguous() for k,
-          v in self.state_dict().items()}
+    sd = {k: (v.to(dtype) if dtype is not None and v.is_floating_point() else v).detach().cpu().contiguous()
+          for k, v in self.state_dict().items()}
     # a draft vocabulary: vLLM needs the head of those ids (draft_vocab_size rows), as EAGLE-3 drafters ship it
     if self.d2t is not None:
         if self._shared is None: raise RuntimeError("save_pretrained: a drafter with a draft vocabulary writes "
                                                     "lm_head.weight: bind_target(target) first")
         sd['lm_head.weight'] = self.draft_head.detach().to(dtype or self.fc.weight.dtype).cpu().contiguous()
     cfg = self.config.to_hf_dict()
-    cfg['torch_dtype'] = cfg['dtype'] = str(next(v for v in sd.values()
-                                                 if v.is_floating_point()).dtype).replace('torch.', '')
+    first_float = next(v for v in sd.values() if v.is_floating_point())
+    cfg['torch_dtype'] = cfg['dtype'] = str(first_float.dtype).replace('torch.', '')
     cfg['auto_map'] = {'AutoModel': 'dflash.DFlashDraftModel'}
     tmp = f".tmp-{os.getpid()}"
     files = {'config.json': json.dumps(cfg, indent=2), 'dflash.py': modeling_source(),

@@ -210,8 +210,8 @@ def block_loss(hidden, head, labels, label_ok, weights, chunk: int = 1024, norm:
     num, correct = hidden.new_zeros((), dtype=torch.float32), torch.zeros(bs, dtype=torch.long, device=hidden.device)
     for s in range(0, len(sel), chunk):
         args = (h[s:s + chunk], head, y[s:s + chunk], w[s:s + chunk])
-        part, pred = torch.utils.checkpoint.checkpoint(_ce_chunk, *args,
-                                                       use_reentrant=False) if h.requires_grad else _ce_chunk(*args)
+        part, pred = (torch.utils.checkpoint.checkpoint(_ce_chunk, *args, use_reentrant=False) if h.requires_grad
+                      else _ce_chunk(*args))
         num = num + part
         correct += torch.bincount(k[s:s + chunk][pred == y[s:s + chunk]], minlength=bs)
     return num / (w.sum().clamp_min(1e-9) if norm is None else norm), correct, torch.bincount(k, minlength=bs)
