@@ -664,9 +664,8 @@ class EvalConfig(Config):
     eos_token_id: str | None = opt(None, "comma-separated end ids (default: the target's generation config)",
                                    'decoding')
     ignore_eos: bool = opt(False, 'always generate --max-new-tokens', 'decoding')
-    suppress_token_ids: str | None = opt(None,
-                                         'ids never generated (default: the mask token for tiny targets, none '
-                                         'otherwise)', 'decoding')
+    suppress_token_ids: str | None = opt(None, 'ids never generated (default: the mask token for tiny targets, '
+                                         'none otherwise)', 'decoding')
     no_reference: bool = opt(False, 'skip plain greedy decoding (no lossless check, faster)', 'decoding')
     temperature: str = opt('0',
                            "comma-separated temperatures, e.g. 0,1 (default 0 = greedy, lossless); T > 0 = speculative "
