@@ -12,12 +12,14 @@ from pathlib import Path
 import numpy as np
 import torch
 from fastcore.basics import patch
-from tqdm import tqdm  # a text bar on stderr: what `dflash-nb run` shows on its console (tqdm.auto picks a widget in a kernel)
+# a text bar on stderr: what `dflash-nb run` shows on its console (tqdm.auto picks a widget in a kernel)
+from tqdm import tqdm
 
 from .model import DFlashDraftModel, DraftCache, TargetFeatures, text_config
 from .config import Config, add_config_args, make_config, opt
 from .train import _default_mask_id, _eos_set, _is_tiny, default_eos_ids, load_target
-from .generate import _cut_at_eos, _device_of, _encode_prompts, _ids, _int_list, _pick_device, _token_prompts, read_prompts
+from .generate import (_cut_at_eos, _device_of, _encode_prompts, _ids, _int_list, _pick_device, _token_prompts,
+                                read_prompts)
 
 # %% auto #0
 __all__ = ['DRAFT_SAMPLING', 'PROMPT_LOOKUP', 'new_kv_cache', 'crop_kv_cache', 'TargetSession', 'Generation', 'greedy_generate',
@@ -51,10 +53,12 @@ def _linear_layers(cache) -> list:
     return [l for l in getattr(cache, 'layers', None) or [] if hasattr(l, 'recurrent_states')]
 
 def _linear_mixers(target, n: int) -> list:
-    "The `n` linear-attention modules of a hybrid `target` (`linear_attn` of Qwen3.5/3.6 and Qwen3-Next decoder layers)."
+    """The `n` linear-attention modules of a hybrid `target` (`linear_attn` of Qwen3.5/3.6 and Qwen3-Next decoder
+    layers)."""
     mixers = [m for name, m in target.named_modules() if name.endswith('linear_attn')]
     if len(mixers) != n:
-        raise ValueError(f"{type(target).__name__}: {n} linear-attention cache layers but {len(mixers)} `linear_attn` modules; "
+        raise ValueError(
+            f"{type(target).__name__}: {n} linear-attention cache layers but {len(mixers)} `linear_attn` modules; "
                          "speculative verification cannot restore this hybrid target's state")
     return mixers
 
@@ -64,10 +68,12 @@ class TargetSession:
         self.target, self.features, self.cache = target, features, new_kv_cache(target)
         self._kw = _cache_kwarg(target)
         self.device = target.get_input_embeddings().weight.device
-        self.suppress = torch.tensor(sorted({int(i) for i in suppress_ids}), dtype=torch.long, device=self.device) if suppress_ids else None
+        self.suppress = torch.tensor(sorted({int(i) for i in suppress_ids}), dtype=torch.long,
+                                     device=self.device) if suppress_ids else None
         self.linear = _linear_layers(self.cache)          # a hybrid target: snapshot + restore instead of crop
         self.mixers = _linear_mixers(target, len(self.linear)) if self.linear else []
-        self._snap, self._inputs = None, {}                # hybrid: states before, and mixer inputs of, the last verify forward
+        # hybrid: states before, and mixer inputs of, the last verify forward
+        self._snap, self._inputs = None, {}
         self.forwards = self.tokens_in = self.extra_tokens = self.extra_forwards = 0
 
     @property
@@ -84,9 +90,11 @@ def logits(self: TargetSession, ids, all_logits: bool = True):
     self.forwards += 1; self.tokens_in += x.shape[1]
     if self.forwards == 1 and not self.linear:
         if getattr(self.cache, 'is_croppable', True) is False:
-            raise ValueError(f"{type(self.target).__name__}: its cache cannot be rolled back (linear-attention layers keep a "
+            raise ValueError(
+                f"{type(self.target).__name__}: its cache cannot be rolled back (linear-attention layers keep a "
                              "recurrent state); speculative verification needs a croppable KV cache")
-        if hasattr(self.cache, 'activate_past_recording'): self.cache.activate_past_recording()  # after the prefill, as HF does
+        # after the prefill, as HF does
+        if hasattr(self.cache, 'activate_past_recording'): self.cache.activate_past_recording()
     logits = out.logits[0].float()
     if self.suppress is not None: logits[:, self.suppress] = -math.inf
     return logits, (self.features.pop()[0] if self.features is not None else None)
@@ -102,11 +110,13 @@ def __call__(self: TargetSession, ids, all_logits: bool = True):
 @patch
 @contextmanager
 def _before_forward(self: TargetSession, n: int):
-    "Hybrid target, around a forward of `n` tokens that may be rolled back: snapshot the states, record each linear-attention layer's input."
+    """Hybrid target, around a forward of `n` tokens that may be rolled back: snapshot the states, record each
+    linear-attention layer's input."""
     self._snap, self._inputs = None, {}
     if n < 2 or self.cache.get_seq_length() == 0: yield; return
     self._snap = (self.cache.get_seq_length(), [{i: (l.conv_states[i].clone(), l.recurrent_states[i].clone())
-                                                 for i in range(l.number_of_states) if l.is_recurrent_states_initialized[i]}
+                                                 for i in range(l.number_of_states)
+                                                 if l.is_recurrent_states_initialized[i]}
                                                 for l in self.linear])
     rec = lambda m, args, kw: self._inputs.__setitem__(m, kw['hidden_states'] if 'hidden_states' in kw else args[0])
     hooks = [m.register_forward_pre_hook(rec, with_kwargs=True) for m in self.mixers]
@@ -118,19 +128,22 @@ def _before_forward(self: TargetSession, n: int):
 @patch
 @torch.no_grad()
 def crop(self: TargetSession, keep: int):
-    "Keep the first `keep` positions: crop the KV cache; on a hybrid target restore the snapshot and re-run its linear layers over the kept tokens."
+    """Keep the first `keep` positions: crop the KV cache; on a hybrid target restore the snapshot and re-run its
+    linear layers over the kept tokens."""
     if not self.linear: return crop_kv_cache(self.cache, keep)
     n = self.length
     if keep == n: return
     if self._snap is None or not self._snap[0] <= keep < n:
-        raise ValueError(f"cannot crop a hybrid cache of {n} positions to {keep}: only back into the last multi-token forward")
+        raise ValueError(
+            f"cannot crop a hybrid cache of {n} positions to {keep}: only back into the last multi-token forward")
     start, states = self._snap
     for l, st in zip(self.linear, states):
         for i, (conv, rec) in st.items(): l.conv_states[i].copy_(conv); l.recurrent_states[i].copy_(rec)
     from transformers.cache_utils import DynamicLayer
     for l in self.cache.layers:
         if isinstance(l, DynamicLayer): DynamicLayer.crop(l, -(l.get_seq_length() - keep))
-    if keep > start:                                   # the linear layers' states after the kept tokens, from their inputs
+    # the linear layers' states after the kept tokens, from their inputs
+    if keep > start:
         for m, h in self._inputs.items(): m(hidden_states=h[:, :keep - start], cache=self.cache)
     self.tokens_in += keep - start; self.extra_tokens += keep - start
     self._snap, self._inputs = None, {}
@@ -149,8 +162,10 @@ class Generation:
     matched: list = field(default_factory=list)     # per step: leading draft tokens equal to the target's choice
     drafted: list = field(default_factory=list)     # per step: draft tokens verified (block size - 1, fewer at the end)
     draft_forwards: int = 0
-    extra_target_tokens: int = 0    # hybrid targets: kept tokens re-run through the linear layers after a restore (in target_tokens)
-    extra_target_forwards: int = 0  # hybrid targets: target forwards that fed only them (0: only the linear layers re-run them)
+    # hybrid targets: kept tokens re-run through the linear layers after a restore (in target_tokens)
+    extra_target_tokens: int = 0
+    # hybrid targets: target forwards that fed only them (0: only the linear layers re-run them)
+    extra_target_forwards: int = 0
     temperature: float = 0.0
 
     @property
@@ -189,7 +204,8 @@ def greedy_generate(target, prompt_ids, max_new_tokens: int = 256, eos_token_id=
 
 # %% ../nbs/12_eval.ipynb #a370b87f
 def tempered_probs(logits, temperature: float = 1.0, top_p: float = 1.0):
-    "softmax(logits / T) over the last axis, restricted to the top-p nucleus (the smallest set of mass >= top_p) and renormalised."
+    """softmax(logits / T) over the last axis, restricted to the top-p nucleus (the smallest set of mass >= top_p) and
+    renormalised."""
     p = torch.softmax(logits.float() / temperature, -1)
     if top_p < 1:
         s, i = p.sort(-1, descending=True)
@@ -208,14 +224,16 @@ def draft_tokens(logits, T: float, top_p: float = 1.0, draft_sampling: str = 'gr
     if draft_sampling == 'greedy':
         d = logits.argmax(-1)
         return d, torch.nn.functional.one_hot(d, logits.shape[-1]).float()
-    if draft_sampling != 'sample': raise ValueError(f"--draft-sampling {draft_sampling}: one of {', '.join(DRAFT_SAMPLING)}")
+    if draft_sampling != 'sample': raise ValueError(
+        f"--draft-sampling {draft_sampling}: one of {', '.join(DRAFT_SAMPLING)}")
     q = tempered_probs(logits, T, top_p)
     if not q.numel(): return logits.argmax(-1), q
     return torch.multinomial(q.reshape(-1, q.shape[-1]), 1, generator=generator).view(q.shape[:-1]), q
 
 # %% ../nbs/12_eval.ipynb #946fe71a
 def sample_verify(draft: list, q, p, generator=None, residual: bool = True) -> tuple[list, int]:
-    "Speculative sampling of one block `draft` (drawn from q) against the target's p -> (committed tokens, drafts kept)."
+    """Speculative sampling of one block `draft` (drawn from q) against the target's p -> (committed tokens, drafts
+    kept)."""
     K = len(draft)
     if K:
         d = torch.as_tensor(draft, device=p.device)
@@ -231,7 +249,8 @@ def sample_verify(draft: list, q, p, generator=None, residual: bool = True) -> t
 def _first_token(sess: TargetSession, prompt: list, T: float, top_p: float, generator):
     "Prefill: the target reads the prompt; -> (its first new token, greedy or sampled; the prompt's features)."
     lg, h = sess.logits(prompt, all_logits=False)
-    return int(lg[-1].argmax() if T <= 0 else torch.multinomial(tempered_probs(lg[-1], T, top_p), 1, generator=generator)), h
+    tok = lg[-1].argmax() if T <= 0 else torch.multinomial(tempered_probs(lg[-1], T, top_p), 1, generator=generator)
+    return int(tok), h
 
 # %% ../nbs/12_eval.ipynb #7c938903
 def _agree(draft: list, target: list) -> int:
@@ -239,7 +258,8 @@ def _agree(draft: list, target: list) -> int:
     return next((i for i, (d, t) in enumerate(zip(draft, target)) if d != t), len(draft))
 
 def _verify(sess: TargetSession, anchor: int, d: list, q, T: float, top_p: float, generator, verify):
-    "One target forward on [anchor] + drafts `d` (`q`: their probabilities if sampled, else None) -> (commit, kept, features)."
+    """One target forward on [anchor] + drafts `d` (`q`: their probabilities if sampled, else None) -> (commit, kept,
+    features)."""
     if q is None:
         y, h = sess([anchor] + d)
         m = _agree(d, y.tolist())
@@ -252,7 +272,8 @@ def _verify(sess: TargetSession, anchor: int, d: list, q, T: float, top_p: float
 @torch.no_grad()
 def _speculate(target, prompt_ids, max_new_tokens: int, eos_token_id, suppress_ids, layer_ids, block_size: int, propose,
                T: float = 0.0, top_p: float = 1.0, generator=None, verify=sample_verify) -> Generation:
-    "The loop of every speculative method: `propose(sess, out, a, h, L)` -> (L - 1 drafts, their q if sampled, else None)."
+    """The loop of every speculative method: `propose(sess, out, a, h, L)` -> (L - 1 drafts, their q if sampled, else
+    None)."""
     t0, prompt, eos = _start(prompt_ids, eos_token_id)
     out, steps, h = [], ([], [], []), None             # steps: accepted, matched, drafted
     with TargetFeatures(target, layer_ids) if layer_ids else nullcontext() as feats:
@@ -262,12 +283,14 @@ def _speculate(target, prompt_ids, max_new_tokens: int, eos_token_id, suppress_i
             out.append(first)
         while out and out[-1] not in eos and len(out) < max_new_tokens:
             a = len(prompt) + len(out) - 1             # position of the anchor (the last committed token)
-            d, q = propose(sess, out, a, h, min(block_size, max_new_tokens - len(out)))   # a block of L commits <= L tokens
+            # a block of L commits <= L tokens
+            d, q = propose(sess, out, a, h, min(block_size, max_new_tokens - len(out)))
             commit, m, h = _verify(sess, out[-1], d, q, T, top_p, generator, verify)
             commit = _cut_at_eos(commit, eos)
             out += commit
             for s, x in zip(steps, (len(commit) - 1, m, len(d))): s.append(x)
-            h = None if h is None else h[:len(commit)]  # features of the anchor and the accepted drafts: a .. a + len(commit) - 1
+            # features of the anchor and the accepted drafts: a .. a + len(commit) - 1
+            h = None if h is None else h[:len(commit)]
             sess.crop(a + len(commit))
     return _generation(sess, prompt, out, eos, t0, *steps, T=T)
 
@@ -288,7 +311,8 @@ def speculative_generate(target, drafter: DFlashDraftModel, prompt_ids, max_new_
         if sess.suppress is not None: logits[:, sess.suppress] = -math.inf
         d, q = draft_tokens(logits, T, top_p, draft_sampling, generator)
         return d.tolist(), q
-    g = _speculate(target, prompt_ids, max_new_tokens, eos_token_id, suppress_ids, c.target_layer_ids, c.block_size, propose,
+    g = _speculate(target, prompt_ids, max_new_tokens, eos_token_id, suppress_ids, c.target_layer_ids, c.block_size,
+                   propose,
                    T, top_p, generator, verify)
     g.draft_forwards = g.steps                                   # one drafter forward per step
     return g
@@ -305,13 +329,16 @@ class EvalResult:
     max_new_tokens: int
     label: str = ''
     temperature: float = 0.0      # > 0: sampled verification (no lossless check)
-    draft_sampling: str = 'greedy'  # how the drafts of the T > 0 runs were chosen: argmax ('greedy') or sampled from q ('sample')
+    # how the drafts of the T > 0 runs were chosen: argmax ('greedy') or sampled from q ('sample')
+    draft_sampling: str = 'greedy'
 
     def _sum(self, k): return sum(r.get(k, 0) for r in self.rows)
     @property
     def prompts(self) -> int: return len(self.rows)
     @property
-    def mean_tau(self) -> float: return float(np.mean([r['tau'] for r in self.rows if r['steps']])) if any(r['steps'] for r in self.rows) else float('nan')
+    def mean_tau(self) -> float:
+        taus = [r['tau'] for r in self.rows if r['steps']]
+        return float(np.mean(taus)) if taus else float('nan')
     @property
     def pooled_tau(self) -> float:
         st = self._sum('steps'); return (self._sum('new_tokens') - self.prompts) / st if st else float('nan')
@@ -357,14 +384,16 @@ def summary(self: EvalResult) -> dict:
             'speedup_target_forwards': self.speedup, 'new_tokens': self._sum('new_tokens'), 'steps': self._sum('steps'),
             'target_forwards': self._sum('target_forwards'), 'autoregressive_forwards': self._sum('new_tokens'),
             'target_forwards_saved': self.forwards_saved, 'target_tokens': self._sum('target_tokens'),
-            'extra_target_tokens': self._sum('extra_target_tokens'), 'extra_target_forwards': self._sum('extra_target_forwards'),
+            'extra_target_tokens': self._sum('extra_target_tokens'),
+            'extra_target_forwards': self._sum('extra_target_forwards'),
             'temperature': self.temperature, 'draft_sampling': self.draft_sampling,
             'extra_target_tokens_per_step': self._sum('extra_target_tokens') / max(1, self._sum('steps')),
             'lossless': self.lossless, 'mismatches': len(self.mismatches), 'block_size': self.block_size,
             'max_new_tokens': self.max_new_tokens, 'accept_hist': self.accept_hist.tolist(),
             **{k: [None if math.isnan(x) else round(float(x), 5) for x in getattr(self, k)]
                for k in ('position_acceptance', 'conditional_acceptance')},
-            'spec_seconds': sp, 'greedy_seconds': gr if any(r['greedy_seconds'] is not None for r in self.rows) else None,
+            'spec_seconds': sp,
+            'greedy_seconds': gr if any(r['greedy_seconds'] is not None for r in self.rows) else None,
             'wall_speedup': gr / sp if sp and gr else None}
 
 # %% ../nbs/12_eval.ipynb #cae85444
@@ -382,15 +411,18 @@ def save(self: EvalResult, out_dir, **extra) -> Path:
 def table(self: EvalResult) -> str:
     s = self.summary()
     at_t = f' at T={self.temperature:g} (drafts {self.draft_sampling})' if self.temperature else ''
-    lossless = ('sampled (T > 0): see the distribution test' if self.temperature else 'not checked' if s['lossless'] is None
+    lossless = ('sampled (T > 0): see the distribution test' if self.temperature
+                else 'not checked' if s['lossless'] is None
                 else 'yes, every prompt' if s['lossless'] else f"NO: {s['mismatches']} prompts differ")
     lines = [f"{self.label or 'drafter'}{at_t}: {s['prompts']} prompts, {s['new_tokens']:,} new tokens "
              f"(max {self.max_new_tokens}/prompt)",
              f"  mean tau {s['mean_tau']:.3f} (pooled {s['pooled_tau']:.3f}); speed-up in target forwards "
-             f"{s['speedup_target_forwards']:.2f}x ({s['target_forwards']:,} forwards vs {s['autoregressive_forwards']:,} "
+             f"{s['speedup_target_forwards']:.2f}x ({s['target_forwards']:,} forwards vs "
+             f"{s['autoregressive_forwards']:,} "
              f"autoregressive, {s['target_forwards_saved']:,} saved)",
              *([f"  hybrid target: {s['extra_target_tokens']:,} kept tokens re-run through the linear-attention "
-                f"layers after state restores ({s['extra_target_tokens_per_step']:.2f} tokens per step, no extra target "
+                f"layers after state restores ({s['extra_target_tokens_per_step']:.2f} tokens per step, no extra "
+                f"target "
                 "forward)"] if s['extra_target_tokens'] else []),
              f"  lossless vs plain greedy: " + lossless,
              '  accepted length (tokens/step) ' + ' '.join(f"{n}:{c}" for n, c in enumerate(s['accept_hist'], 1) if c),
@@ -403,7 +435,8 @@ def __repr__(self: EvalResult) -> str: return self.table()
 # %% ../nbs/12_eval.ipynb #f39321a9
 def _prompt_items(prompts) -> list[tuple[str, list]]:
     "`prompts` as (id, token ids): a list of id lists / tensors, or of dicts with `input_ids` and optional `id`."
-    return [(str(p.get('id', i)), _ids(p['input_ids'])) if isinstance(p, dict) else (str(i), _ids(p)) for i, p in enumerate(prompts)]
+    return [(str(p.get('id', i)), _ids(p['input_ids'])) if isinstance(p, dict) else (str(i), _ids(p)) for i,
+            p in enumerate(prompts)]
 
 # %% ../nbs/12_eval.ipynb #de01e34b
 @contextmanager
@@ -417,33 +450,39 @@ def _eval_row(pid, ids, s: Generation, g: Generation | None) -> dict:
     "One prompt's row of an `EvalResult`: speculative run `s` checked against the greedy run `g`."
     diff = None
     if g is not None and g.tokens != s.tokens:
-        diff = next((i for i, (x, y) in enumerate(zip(g.tokens, s.tokens)) if x != y), min(len(g.tokens), len(s.tokens)))
+        diff = next((i for i, (x, y) in enumerate(zip(g.tokens, s.tokens)) if x != y),
+                    min(len(g.tokens), len(s.tokens)))
     return {'id': pid, 'prompt_len': len(ids), 'new_tokens': len(s.tokens), 'steps': s.steps, 'tau': s.tau,
             'speedup': s.speedup, 'target_forwards': s.target_forwards, 'target_tokens': s.target_tokens,
             'draft_forwards': s.draft_forwards, 'extra_target_tokens': s.extra_target_tokens,
             'extra_target_forwards': s.extra_target_forwards, 'stop': s.stop,
-            'accepted': s.accepted, 'matched': s.matched, 'drafted': s.drafted, 'lossless': None if g is None else diff is None, 'first_difference': diff,
+            'accepted': s.accepted, 'matched': s.matched, 'drafted': s.drafted,
+            'lossless': None if g is None else diff is None, 'first_difference': diff,
             'spec_seconds': s.seconds, 'greedy_seconds': None if g is None else g.seconds, 'tokens': s.tokens}
 
 # %% ../nbs/12_eval.ipynb #daba7522
 def evaluate(target, drafter: DFlashDraftModel, prompts, max_new_tokens: int = 128, eos_token_id=None, suppress_ids=(),
              reference: bool = True, draft_cache: bool = True, label: str = '', progress: bool = False,
              temperature: float = 0.0, top_p: float = 1.0, seed: int = 0, draft_sampling: str = 'greedy') -> EvalResult:
-    "Speculative decoding of every prompt (token ids) with `drafter`, checked against plain greedy decoding (`reference`, T = 0)."
+    """Speculative decoding of every prompt (token ids) with `drafter`, checked against plain greedy decoding
+    (`reference`, T = 0)."""
     items = tqdm(_prompt_items(prompts), desc=f"eval {label}".strip(), unit='prompt', disable=not progress)
     dev, rows = target.get_input_embeddings().weight.device, []
     with _eval_mode(drafter):
         for i, (pid, ids) in enumerate(items):
             gen = torch.Generator(dev).manual_seed(seed + i) if temperature > 0 else None
-            s = speculative_generate(target, drafter, ids, max_new_tokens, eos_token_id, suppress_ids, draft_cache, temperature, top_p, gen,
+            s = speculative_generate(target, drafter, ids, max_new_tokens, eos_token_id, suppress_ids, draft_cache,
+                                     temperature, top_p, gen,
                                      draft_sampling=draft_sampling)
-            g = greedy_generate(target, ids, max_new_tokens, eos_token_id, suppress_ids) if reference and not temperature else None
+            g = greedy_generate(target, ids, max_new_tokens, eos_token_id,
+                                suppress_ids) if reference and not temperature else None
             rows.append(_eval_row(pid, ids, s, g))
     return EvalResult(rows, drafter.config.block_size, max_new_tokens, label, float(temperature), draft_sampling)
 
 # %% ../nbs/12_eval.ipynb #a330dda4
 def lookup_draft(seq: list, k: int = 10, ngram_max: int = 3, ngram_min: int = 1) -> list:
-    "Prompt-lookup draft for `seq`: the <= k tokens after the earliest earlier match of its last n tokens (n = max..min)."
+    """Prompt-lookup draft for `seq`: the <= k tokens after the earliest earlier match of its last n tokens (n =
+    max..min)."""
     for n in range(min(ngram_max, len(seq) - 1), ngram_min - 1, -1):
         tail = seq[-n:]
         for i in range(len(seq) - n):
@@ -464,15 +503,18 @@ PROMPT_LOOKUP = 'prompt-lookup'
 
 def compare_methods(target, methods: dict, prompts, max_new_tokens: int = 128, eos_token_id=None, suppress_ids=(),
                     lookup: dict | None = None, progress: bool = False) -> dict:
-    "{label: EvalResult} of every method (a `DFlashDraftModel`, or `PROMPT_LOOKUP`) on the same prompts, checked against greedy."
+    """{label: EvalResult} of every method (a `DFlashDraftModel`, or `PROMPT_LOOKUP`) on the same prompts, checked
+    against greedy."""
     items, lk = _prompt_items(prompts), {'k': 10, 'ngram_max': 3, 'ngram_min': 1, **(lookup or {})}
     bar = lambda label: tqdm(items, desc=label, unit='prompt', disable=not progress)
     refs = [greedy_generate(target, ids, max_new_tokens, eos_token_id, suppress_ids) for _, ids in bar('greedy')]
-    out = {'greedy': EvalResult([_eval_row(pid, ids, g, g) for (pid, ids), g in zip(items, refs)], 1, max_new_tokens, 'greedy')}
+    out = {'greedy': EvalResult([_eval_row(pid, ids, g, g) for (pid, ids), g in zip(items, refs)], 1, max_new_tokens,
+                                'greedy')}
     for label, m in methods.items():
         look = m == PROMPT_LOOKUP
-        run = (lambda ids: prompt_lookup_generate(target, ids, max_new_tokens, eos_token_id, suppress_ids, **lk)) if look else (
-               lambda ids: speculative_generate(target, m, ids, max_new_tokens, eos_token_id, suppress_ids))
+        stop = (max_new_tokens, eos_token_id, suppress_ids)
+        run = ((lambda ids: prompt_lookup_generate(target, ids, *stop, **lk)) if look
+               else lambda ids: speculative_generate(target, m, ids, *stop))
         with nullcontext() if look else _eval_mode(m):
             rows = [_eval_row(pid, ids, run(ids), g) for (pid, ids), g in zip(bar(label), refs)]
         out[label] = EvalResult(rows, lk['k'] + 1 if look else m.config.block_size, max_new_tokens, label)
@@ -599,31 +641,52 @@ from .generate import GenerateConfig
 class EvalConfig(Config):
     "Every parameter of `dflash-nb eval`, declared once: name, type, default, help and --help group."
     kind = 'eval'   # what make_config's and check_config's errors call them
-    target: str | None = opt(None, "target model directory (Hugging Face), or tiny[:key=value,...] for a tiny random Qwen3 built in code (tiny:hybrid=1: a Qwen3.5-style hybrid); default: the target --drafter was trained for (its train run's train_args.json)")
-    drafter: str | None = opt(None, "drafter directory (config.json + model.safetensors, as train writes it), or 'untrained'", required=True)
-    dataset: str | None = opt(None, "tokenized dataset (local or s3://): each sample's tokens before its first masked token", 'prompts (one of)')
+    target: str | None = opt(None,
+                             "target model directory (Hugging Face), or tiny[:key=value,...] for a tiny random Qwen3 "
+                             "built in code (tiny:hybrid=1: a Qwen3.5-style hybrid); default: the target --drafter was "
+                             "trained for (its train run's train_args.json)")
+    drafter: str | None = opt(None,
+                              "drafter directory (config.json + model.safetensors, as train writes it), or 'untrained'",
+                              required=True)
+    dataset: str | None = opt(None,
+                              "tokenized dataset (local or s3://): each sample's tokens before its first masked token",
+                              'prompts (one of)')
     prompts: str | None = opt_of(GenerateConfig, 'prompts',
-                                 help='prompt records (JSONL file or folder), rendered with the chat template of --tokenizer')
-    random_prompts: int | None = opt_of(GenerateConfig, 'random_prompts', help='N random token sequences (tiny targets)')
+                                 help='prompt records (JSONL file or folder), rendered with the chat template of '
+                                      '--tokenizer')
+    random_prompts: int | None = opt_of(GenerateConfig, 'random_prompts',
+                                        help='N random token sequences (tiny targets)')
     tokenizer: str | None = opt(None, 'tokenizer/model dir for --prompts (default: --target)', 'prompts (one of)')
     prompt_len: str = opt_of(GenerateConfig, 'prompt_len')   # the prompt options generate has, declared there
     limit: int | None = opt_of(GenerateConfig, 'limit')
     max_prompt_len: int | None = opt(None, 'keep only the last N prompt tokens', 'prompts (one of)', min=1)
     max_new_tokens: int = opt(256, 'new tokens per prompt (default {default})', 'decoding', min=1)
-    eos_token_id: str | None = opt(None, "comma-separated end ids (default: the target's generation config)", 'decoding')
+    eos_token_id: str | None = opt(None, "comma-separated end ids (default: the target's generation config)",
+                                   'decoding')
     ignore_eos: bool = opt(False, 'always generate --max-new-tokens', 'decoding')
-    suppress_token_ids: str | None = opt(None, 'ids never generated (default: the mask token for tiny targets, none otherwise)', 'decoding')
+    suppress_token_ids: str | None = opt(None, 'ids never generated (default: the mask token for tiny targets, '
+                                         'none otherwise)', 'decoding')
     no_reference: bool = opt(False, 'skip plain greedy decoding (no lossless check, faster)', 'decoding')
-    temperature: str = opt('0', "comma-separated temperatures, e.g. 0,1 (default 0 = greedy, lossless); T > 0 = speculative sampling, seeded by --seed; eval.json's main numbers are the first T's", 'decoding')
+    temperature: str = opt('0',
+                           "comma-separated temperatures, e.g. 0,1 (default 0 = greedy, lossless); T > 0 = speculative "
+                           "sampling, seeded by --seed; eval.json's main numbers are the first T's", 'decoding')
     top_p: float = opt(1.0, 'nucleus of the sampled runs (default {default})', 'decoding', gt=0, max=1)
-    draft_sampling: str = opt('greedy', "drafts of the T > 0 runs: the drafter's argmax (default; what vLLM and z-lab do, so tau compares with theirs) or sampled from its tempered, top-p distribution", 'decoding', choices=list(DRAFT_SAMPLING))
+    draft_sampling: str = opt('greedy',
+                              "drafts of the T > 0 runs: the drafter's argmax (default; what vLLM and z-lab do, so tau "
+                              "compares with theirs) or sampled from its tempered, top-p distribution", 'decoding',
+                              choices=list(DRAFT_SAMPLING))
     no_draft_cache: bool = opt(False, "recompute the drafter's context keys/values every step", 'decoding')
     draft_layers: int = opt(5, 'layers of an untrained drafter (default {default})', 'decoding', min=1)
-    mask_token_id: int | None = opt(None, 'mask id of an untrained drafter (default: 248070, or the last id of a tiny target)', 'decoding', min=0)
-    vocab_size: int | None = opt(None, "vocabulary of a tiny target (default: the drafter's, else 512)", 'decoding', min=2)
+    mask_token_id: int | None = opt(None, 'mask id of an untrained drafter '
+                                    '(default: 248070, or the last id of a tiny target)', 'decoding', min=0)
+    vocab_size: int | None = opt(None, "vocabulary of a tiny target (default: the drafter's, else 512)", 'decoding',
+                                 min=2)
     output_dir: str | None = opt(None, 'write eval.json here')
     device: str = opt('auto', 'auto | cuda | cpu')
-    threads: int | None = opt(None, "torch CPU threads (default 1 where no GPU is used: decoding a small target is a chain of tiny ops, and 2 threads on a busy 2-core machine made speculative decoding ~9x slower, benchmarks/eval_hybrid.py)", min=1)
+    threads: int | None = opt(None,
+                              "torch CPU threads (default 1 where no GPU is used: decoding a small target is a chain "
+                              "of tiny ops, and 2 threads on a busy 2-core machine made speculative decoding ~9x "
+                              "slower, benchmarks/eval_hybrid.py)", min=1)
     seed: int = opt(0, 'seed of random prompts and of an untrained drafter', min=0)
     quiet: bool = opt(False, 'no progress bar')
 
@@ -637,20 +700,24 @@ def _drafter_config(drafter: str) -> dict | None:
     "config.json of a drafter directory (as train writes it); None for 'untrained'."
     if drafter == 'untrained': return None
     cj = Path(drafter)/'config.json'
-    if not cj.is_file(): raise FileNotFoundError(f"{cj}: missing; --drafter is a directory written by `dflash-nb train` (or 'untrained')")
+    if not cj.is_file(): raise FileNotFoundError(
+        f"{cj}: missing; --drafter is a directory written by `dflash-nb train` (or 'untrained')")
     return json.loads(cj.read_text())
 
 def _trained_for(drafter: str) -> str | None:
-    "The --target a drafter directory was trained for: `train` writes OUT/drafter and OUT/train_args.json; None when not recorded."
+    """The --target a drafter directory was trained for: `train` writes OUT/drafter and OUT/train_args.json; None when
+    not recorded."""
     if drafter == 'untrained': return None
     try: t = json.loads((Path(drafter).parent/'train_args.json').read_text()).get('target')
     except (OSError, ValueError, AttributeError): return None
     return t if isinstance(t, str) and t else None
 
 def _make_drafter(tgt, a: EvalConfig, cfg: dict | None) -> DFlashDraftModel:
-    "The drafter of directory --drafter, or (no `cfg`) an untrained one of --draft-layers layers with the target's mask id."
+    """The drafter of directory --drafter, or (no `cfg`) an untrained one of --draft-layers layers with the target's
+    mask id."""
     if cfg is not None: return DFlashDraftModel.from_pretrained(a.drafter, target=tgt)
-    mask = a.mask_token_id if a.mask_token_id is not None else _default_mask_id(a.target, text_config(tgt.config).vocab_size)
+    mask = (a.mask_token_id if a.mask_token_id is not None
+            else _default_mask_id(a.target, text_config(tgt.config).vocab_size))
     return DFlashDraftModel.from_target(tgt, a.draft_layers, mask_token_id=mask, seed=a.seed)
 
 # %% ../nbs/12_eval.ipynb #adb26e98
@@ -658,10 +725,12 @@ def _chat_prompts(prompts, tok, limit: int | None, max_prompt_len: int | None) -
     "Prompt records rendered with the chat template of tokenizer dir `tok` (generation prompt added), as token ids."
     from dflash_nb.tokenizer import ChatTokenizer
     if tok is None or not (Path(tok)/'tokenizer.json').is_file():
-        raise FileNotFoundError(f"{tok}: no tokenizer.json; --prompts needs --tokenizer DIR (or a --target directory with one)")
+        raise FileNotFoundError(
+            f"{tok}: no tokenizer.json; --prompts needs --tokenizer DIR (or a --target directory with one)")
     ct, (recs, skipped) = ChatTokenizer(tok), read_prompts(prompts, limit)
     ids, recs = _encode_prompts(ct, recs, {}, skipped)     # a record the template refuses is skipped too
-    for s in skipped: print(f"skipped {s['file']}:{s['line']} ({s['id']}): {s['reason']}: {s['detail']}", file=sys.stderr)
+    for s in skipped: print(f"skipped {s['file']}:{s['line']} ({s['id']}): {s['reason']}: {s['detail']}",
+                            file=sys.stderr)
     return [{'id': r['id'], 'input_ids': x[-max_prompt_len:] if max_prompt_len else x} for r, x in zip(recs, ids)]
 
 # %% ../nbs/12_eval.ipynb #e29f4887
@@ -672,28 +741,33 @@ def prepare_eval(a: EvalConfig) -> dict:
     cfg = _drafter_config(a.drafter)
     if a.target is None:  # the drafter's own target (and, below, vocabulary) unless told otherwise
         if (t := _trained_for(a.drafter)) is None:
-            raise ValueError("--target: give the target model directory (or tiny); " + ("an untrained drafter has none" if cfg is None else
-                             f"{a.drafter} records none (no train_args.json beside it)"))
+            raise ValueError("--target: give the target model directory (or tiny); "
+                             + ("an untrained drafter has none" if cfg is None else
+                                f"{a.drafter} records none (no train_args.json beside it)"))
         from dataclasses import replace
         a = replace(a, target=t)
     tiny = _is_tiny(a.target)
     V = a.vocab_size or (cfg or {}).get('vocab_size') or (512 if tiny else None)
     tgt = load_target(a.target, _pick_device(a.device), vocab_size=V if tiny else None)
     d = _make_drafter(tgt, a, cfg)
-    suppress = _int_list(a.suppress_token_ids) if a.suppress_token_ids is not None else ([d.config.mask_token_id] if tiny else [])
-    if a.prompts is not None: ps = _chat_prompts(a.prompts, a.tokenizer or (None if tiny else a.target), a.limit, a.max_prompt_len)
-    else: ps = _token_prompts(text_config(tgt.config).vocab_size, a.dataset, a.random_prompts, a.prompt_len, a.limit, a.seed,
-                              suppress, a.max_prompt_len)
+    suppress = (_int_list(a.suppress_token_ids) if a.suppress_token_ids is not None
+                else [d.config.mask_token_id] if tiny else [])
+    if a.prompts is not None:
+        ps = _chat_prompts(a.prompts, a.tokenizer or (None if tiny else a.target), a.limit, a.max_prompt_len)
+    else: ps = _token_prompts(text_config(tgt.config).vocab_size, a.dataset, a.random_prompts, a.prompt_len, a.limit,
+                              a.seed, suppress, a.max_prompt_len)
     if not ps: raise ValueError("no prompts to evaluate")
     eos = [] if a.ignore_eos else (_int_list(a.eos_token_id) if a.eos_token_id is not None else default_eos_ids(tgt))
-    return {'target': tgt, 'target_spec': a.target, 'drafter': d, 'prompts': ps, 'eos_token_id': eos, 'suppress_ids': suppress,
+    return {'target': tgt, 'target_spec': a.target, 'drafter': d, 'prompts': ps, 'eos_token_id': eos,
+            'suppress_ids': suppress,
             'label': Path(a.drafter).name if cfg else 'untrained'}
 
 # %% ../nbs/12_eval.ipynb #e3859baa
 def _temperatures(temperature, top_p: float) -> list[float]:
     "The temperatures of --temperature (comma-separated; none: 0), checked with --top-p."
     temps = [float(t) for t in str(temperature).replace(',', ' ').split()] or [0.0]
-    if any(t < 0 for t in temps) or not 0 < top_p <= 1: raise ValueError("--temperature must be >= 0 and --top-p in (0, 1]")
+    if any(t < 0 for t in temps) or not 0 < top_p <= 1:
+        raise ValueError("--temperature must be >= 0 and --top-p in (0, 1]")
     return temps
 
 # %% ../nbs/12_eval.ipynb #a8e3dc0d
@@ -704,11 +778,15 @@ def eval_main(args: argparse.Namespace) -> int:
     e = prepare_eval(a)
     temps = _temperatures(a.temperature, a.top_p)
     runs = [evaluate(e['target'], e['drafter'], e['prompts'], a.max_new_tokens, e['eos_token_id'], e['suppress_ids'],
-                     reference=not a.no_reference, draft_cache=not a.no_draft_cache, label=e['label'], progress=not a.quiet,
+                     reference=not a.no_reference, draft_cache=not a.no_draft_cache, label=e['label'],
+                     progress=not a.quiet,
                      temperature=t, top_p=a.top_p, seed=a.seed, draft_sampling=a.draft_sampling) for t in temps]
     res = runs[0]
     for r in runs: print(r.table())
     if a.output_dir:   # eval.json: the first temperature's summary and rows, and each temperature's summary
-        print(f"-> {res.save(a.output_dir, top_p=a.top_p, by_temperature={f'{r.temperature:g}': r.summary() for r in runs})}")
-    for r in res.mismatches[:5]: print(f"NOT LOSSLESS: prompt {r['id']} differs from greedy decoding at new token {r['first_difference']}", file=sys.stderr)
+        by_t = {f'{r.temperature:g}': r.summary() for r in runs}
+        print(f"-> {res.save(a.output_dir, top_p=a.top_p, by_temperature=by_t)}")
+    for r in res.mismatches[:5]:
+        print(f"NOT LOSSLESS: prompt {r['id']} differs from greedy decoding at new token {r['first_difference']}",
+              file=sys.stderr)
     return 1 if res.lossless is False else 0

@@ -31,7 +31,8 @@ __all__ = ['random_prompts', 'generate_tokens', 'generate_token_dataset', 'datas
 def _ids(x) -> list[int]: return [int(t) for t in (x.tolist() if isinstance(x, torch.Tensor) else x)]
 
 # %% ../nbs/11a_generate.ipynb #d205dc20
-def random_prompts(n: int, vocab_size: int, min_len: int = 8, max_len: int = 32, seed: int = 0, exclude_ids=()) -> list[list[int]]:
+def random_prompts(n: int, vocab_size: int, min_len: int = 8, max_len: int = 32, seed: int = 0,
+                   exclude_ids=()) -> list[list[int]]:
     "`n` random token sequences of `min_len..max_len` tokens, ids in [0, vocab_size) except `exclude_ids`."
     rng = np.random.default_rng(seed)
     allowed = np.setdiff1d(np.arange(vocab_size), np.asarray(list(exclude_ids), np.int64))
@@ -41,12 +42,14 @@ def random_prompts(n: int, vocab_size: int, min_len: int = 8, max_len: int = 32,
 def _device_of(model): return model.get_input_embeddings().weight.device
 
 def _length_batches(lengths: list, batch_size: int) -> list[list[int]]:
-    "Indices sorted by length (then index), in batches of `batch_size`: a batch of similar lengths wastes little padding."
+    """Indices sorted by length (then index), in batches of `batch_size`: a batch of similar lengths wastes little
+    padding."""
     order = sorted(range(len(lengths)), key=lambda i: (lengths[i], i))
     return [order[s:s + batch_size] for s in range(0, len(order), batch_size)]
 
 def _left_pad(seqs: list, pad: int):
-    "(input ids, attention mask) of token-id lists, left-padded with `pad`: every prompt ends where the new tokens begin."
+    """(input ids, attention mask) of token-id lists, left-padded with `pad`: every prompt ends where the new tokens
+    begin."""
     T = max(len(s) for s in seqs)
     x = torch.tensor([[pad] * (T - len(s)) + list(s) for s in seqs], dtype=torch.long)
     return x, torch.tensor([[0] * (T - len(s)) + [1] * len(s) for s in seqs], dtype=torch.long)
@@ -72,7 +75,8 @@ def generate_tokens(target, prompts, max_new_tokens: int = 256, batch_size: int 
     kw = dict(max_new_tokens=max_new_tokens, do_sample=do_sample, pad_token_id=pad, eos_token_id=eos or None,
               suppress_tokens=sorted({int(i) for i in suppress_ids}) or None)
     if do_sample: kw.update(temperature=temperature, top_p=top_p, top_k=top_k or None)
-    batches = tqdm(_length_batches([len(p) for p in prompts], batch_size), desc='generate', unit='batch', disable=not progress)
+    batches = tqdm(_length_batches([len(p) for p in prompts], batch_size), desc='generate', unit='batch',
+                   disable=not progress)
     for bi, idx in enumerate(batches):
         comps = done.get(bi)
         if comps is None:
@@ -92,22 +96,26 @@ _GEN_KEYS = ('batch_size', 'do_sample', 'temperature', 'top_p', 'top_k', 'seed',
 def _jsonable(v): return sorted(v) if isinstance(v, set) else list(v) if isinstance(v, tuple) else v
 
 def _model_identity(model) -> str:
-    "A cheap identity of `model`: its config and the first values of every weight (another model, or other weights, differ)."
+    """A cheap identity of `model`: its config and the first values of every weight (another model, or other weights,
+    differ)."""
     cfg = {k: v for k, v in model.config.to_dict().items() if k not in ('_name_or_path', 'transformers_version')}
     h = hashlib.sha256(json.dumps(cfg, sort_keys=True, default=str).encode())
     for name, p in model.state_dict().items():
-        h.update(f"{name}{tuple(p.shape)}{p.dtype}".encode()); h.update(p.detach().reshape(-1)[:16].float().cpu().numpy().tobytes())
+        h.update(f"{name}{tuple(p.shape)}{p.dtype}".encode())
+        h.update(p.detach().reshape(-1)[:16].float().cpu().numpy().tobytes())
     return h.hexdigest()[:16]
 
 def _token_run_key(target, prompts: list, sids: list, max_new_tokens: int, source: str, V: int, gen: dict) -> dict:
     "What a resumed token-level run must share with the interrupted one (`OUT.partial/run.json`)."
     return {'format_version': 1, 'target': _model_identity(target), 'prompts': len(prompts),
             'prompt_tokens': hashlib.sha256(json.dumps([prompts, sids]).encode()).hexdigest()[:16],
-            'max_new_tokens': max_new_tokens, 'source': source, 'vocab_size': V, **{k: _jsonable(v) for k, v in gen.items()}}
+            'max_new_tokens': max_new_tokens, 'source': source, 'vocab_size': V,
+            **{k: _jsonable(v) for k, v in gen.items()}}
 
 # %% ../nbs/11a_generate.ipynb #8b282efe
 def _journal(path: Path) -> dict:
-    "{batch index: completions} of the journal `path`; a last line cut by a kill is cut away (appends then start clean)."
+    """{batch index: completions} of the journal `path`; a last line cut by a kill is cut away (appends then start
+    clean)."""
     if not path.is_file(): return {}
     raw = path.read_bytes()
     whole = raw[:raw.rfind(b'\n') + 1]            # every line is written with its newline: one without was cut
@@ -121,7 +129,8 @@ def _token_partial(partial: Path, key: dict, restart: bool) -> dict:
         old = json.loads(rk.read_text())
         if old != key:
             diff = sorted(k for k in set(old) | set(key) if old.get(k) != key.get(k))
-            raise ValueError(f"{partial}: an interrupted run with different {', '.join(diff)} is there; rerun with the same target, "
+            raise ValueError(
+                f"{partial}: an interrupted run with different {', '.join(diff)} is there; rerun with the same target, "
                              "prompts and options to resume it, or pass --restart (restart=True) to discard it")
         return _journal(partial/'batches.jsonl')
     if partial.is_dir(): shutil.rmtree(partial)
@@ -131,10 +140,12 @@ def _token_partial(partial: Path, key: dict, restart: bool) -> dict:
     return {}
 
 # %% ../nbs/11a_generate.ipynb #8ffee546
-def _token_dataset(target, prompts: list, out: Path, max_new_tokens: int, sids: list, source: str, V: int, overwrite: bool,
+def _token_dataset(target, prompts: list, out: Path, max_new_tokens: int, sids: list, source: str, V: int,
+                   overwrite: bool,
                    restart: bool, kw: dict) -> int:
     "Write the dataset `out` (see `generate_token_dataset`); returns how many prompts an interrupted run had answered."
-    key = _token_run_key(target, prompts, sids, max_new_tokens, source, V, {k: v for k, v in kw.items() if k in _GEN_KEYS})
+    key = _token_run_key(target, prompts, sids, max_new_tokens, source, V,
+                         {k: v for k, v in kw.items() if k in _GEN_KEYS})
     run = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
     partial = out.with_name(out.name + '.partial')
     with output_lock(out):                 # one run per output; a second is refused in one line
@@ -154,16 +165,19 @@ def _token_dataset(target, prompts: list, out: Path, max_new_tokens: int, sids: 
         gen = {'backend': 'hf-generate', 'level': 'token', 'max_new_tokens': max_new_tokens, 'run': run,
                **{k: _jsonable(v) for k, v in kw.items() if k in _GEN_KEYS}}
         for old in partial.glob('dataset*'): shutil.rmtree(old)   # a dataset a killed run began
-        write_token_dataset(partial/'dataset', samples, V, f"completions of {len(prompts)} prompts by the target (token level)",
+        write_token_dataset(partial/'dataset', samples, V,
+                            f"completions of {len(prompts)} prompts by the target (token level)",
                             {'generation': gen})
         replace_dir(partial/'dataset', out)   # the old `out` stays whole until the new one is there
         shutil.rmtree(partial)
     return sum(len(c) for c in done.values())
 
-def generate_token_dataset(target, prompts, out_dir, max_new_tokens: int = 256, sample_ids=None, source: str = 'generated',
+def generate_token_dataset(target, prompts, out_dir, max_new_tokens: int = 256, sample_ids=None,
+                           source: str = 'generated',
                            vocab_size: int | None = None, overwrite: bool = False, restart: bool = False, **kw) -> Path:
-    """Target completions of token-id `prompts`, written as a dataset (prompt + completion, loss mask on the completion).
-    Resumable (batches journaled in `OUT.partial`); an old `out_dir` (`overwrite`) stays whole until the new one replaces it."""
+    """Target completions of token-id `prompts`, written as a dataset (prompt + completion, loss mask on the
+    completion). Resumable (batches journaled in `OUT.partial`); an old `out_dir` (`overwrite`) stays whole until the
+    new one replaces it."""
     prompts = [_ids(p) for p in prompts]
     V = vocab_size or int(getattr(text_config(target.config), 'vocab_size'))
     sids = list(sample_ids) if sample_ids is not None else [f"{source}:{i}" for i in range(len(prompts))]
@@ -190,7 +204,8 @@ def parse_prompt(obj, file: str = '', line: int = 0) -> dict:
     "One JSON prompt record -> {id, messages (through the last user query), tools, source, meta}; raises `BadRecord`."
     if not isinstance(obj, dict): raise BadRecord('not_an_object', f"got a JSON {type(obj).__name__}")
     sid = str(obj['id']) if obj.get('id') is not None else f"{file}:{line}"
-    raw = [{'role': 'user', 'content': obj['prompt']}] if isinstance(obj.get('prompt'), str) else obj.get('messages', obj.get('conversations'))
+    raw = ([{'role': 'user', 'content': obj['prompt']}] if isinstance(obj.get('prompt'), str)
+           else obj.get('messages', obj.get('conversations')))
     if not isinstance(raw, list) or not raw: raise BadRecord('no_messages', "no `prompt` string and no non-empty "
                                                                             "`messages`/`conversations` list")
     msgs = [normalize_message(m, i) for i, m in enumerate(raw)]
@@ -200,8 +215,10 @@ def parse_prompt(obj, file: str = '', line: int = 0) -> dict:
     if tools is not None and not (isinstance(tools, list) and all(isinstance(t, dict) for t in tools)):
         raise BadRecord('bad_message', "`tools` must be a list of objects")
     src = obj.get('source')
-    meta = {k: v for k, v in obj.items() if k not in ('id', 'prompt', 'messages', 'conversations', 'completion', 'tools', 'source')}
-    return {'id': sid, 'messages': msgs[:last + 1], 'tools': tools or None, 'source': '' if src is None else str(src), 'meta': meta}
+    meta = {k: v for k, v in obj.items() if k not in ('id', 'prompt', 'messages', 'conversations', 'completion',
+                                                      'tools', 'source')}
+    return {'id': sid, 'messages': msgs[:last + 1], 'tools': tools or None, 'source': '' if src is None else str(src),
+            'meta': meta}
 
 # %% ../nbs/11a_generate.ipynb #4655c0be
 def read_prompts(src, limit: int | None = None) -> tuple[list[dict], list[dict]]:
@@ -240,8 +257,10 @@ def _read_partial(path: Path) -> list[dict]:
 
 # %% ../nbs/11a_generate.ipynb #9f163b3a
 def _record(p: dict, completion: dict, finish: str, generator: dict, source: str | None) -> dict:
-    return {**p.get('meta', {}), 'id': p['id'], 'messages': p['messages'], **({'tools': p['tools']} if p.get('tools') else {}),
-            'completion': completion, 'source': source if source is not None else p.get('source', ''), 'finish_reason': finish,
+    return {**p.get('meta', {}), 'id': p['id'], 'messages': p['messages'],
+            **({'tools': p['tools']} if p.get('tools') else {}),
+            'completion': completion, 'source': source if source is not None else p.get('source', ''),
+            'finish_reason': finish,
             'generator': generator}
 
 def _target_fingerprint(target) -> str:
@@ -251,7 +270,8 @@ def _target_fingerprint(target) -> str:
 
 # %% ../nbs/11a_generate.ipynb #f8a6eec4
 def _start_output(out_path, overwrite: bool, prompts, restart: bool = False) -> tuple[Path, Path, list, list, dict]:
-    "(OUT, OUT.partial, prompts, skipped, {id: record} of an interrupted run) of a run writing `out_path` (`overwrite`: OUT may exist)."
+    """(OUT, OUT.partial, prompts, skipped, {id: record} of an interrupted run) of a run writing `out_path`
+    (`overwrite`: OUT may exist)."""
     out = Path(out_path)
     if out.exists() and not overwrite: raise FileExistsError(f"{out}: already exists; pass overwrite=True "
                                                              "(--overwrite) or a new path")
@@ -262,19 +282,22 @@ def _start_output(out_path, overwrite: bool, prompts, restart: bool = False) -> 
     return out, partial, prompts, skipped, {r['id']: r for r in _read_partial(partial)}
 
 def _encode_prompts(ct, prompts, done: dict, skipped: list) -> tuple[list, list]:
-    "(token ids, prompts) of the prompts not `done`, rendered with the generation prompt; one the template refuses goes to `skipped`."
+    """(token ids, prompts) of the prompts not `done`, rendered with the generation prompt; one the template refuses
+    goes to `skipped`."""
     ids, keep = [], []
     for p in prompts:
         if p['id'] in done: continue
         try:
-            ids.append(ct.encode(ct.template.render(p['messages'], p.get('tools'), add_generation_prompt=True))); keep.append(p)
+            ids.append(ct.encode(ct.template.render(p['messages'], p.get('tools'),
+                                                    add_generation_prompt=True))); keep.append(p)
         except Exception as e:
             skipped.append({'file': '', 'line': 0, 'id': p['id'], 'reason': 'template_error', 'detail': str(e)[:300]})
     return ids, keep
 
 # %% ../nbs/11a_generate.ipynb #71961534
 def _holds_output_lock(fn):
-    "`fn`, run holding the lock of its output `out_path` (`OUT.lock`): a second run on one output is refused in one line."
+    """`fn`, run holding the lock of its output `out_path` (`OUT.lock`): a second run on one output is refused in one
+    line."""
     sig = inspect.signature(fn)
     @functools.wraps(fn)
     def locked(*args, **kw):
@@ -282,10 +305,12 @@ def _holds_output_lock(fn):
     return locked
 
 # %% ../nbs/11a_generate.ipynb #22761a2b
-def _hf_generator(target, tokenizer_dir, max_new_tokens: int, do_sample: bool, temperature: float, top_p: float, seed: int) -> dict:
+def _hf_generator(target, tokenizer_dir, max_new_tokens: int, do_sample: bool, temperature: float, top_p: float,
+                  seed: int) -> dict:
     "The `generator` field of the records a Hugging Face target writes."
     return {'backend': 'hf-generate', 'model': str(getattr(target, 'name_or_path', '') or type(target).__name__),
-            'target_fingerprint': _target_fingerprint(target), 'tokenizer': str(tokenizer_dir), 'max_new_tokens': max_new_tokens,
+            'target_fingerprint': _target_fingerprint(target), 'tokenizer': str(tokenizer_dir),
+            'max_new_tokens': max_new_tokens,
             'do_sample': do_sample, 'temperature': temperature if do_sample else 0.0, 'top_p': top_p, 'seed': seed}
 
 def _chat_record(ct, p: dict, c: list, eos, gen: dict, source) -> dict:
@@ -293,7 +318,8 @@ def _chat_record(ct, p: dict, c: list, eos, gen: dict, source) -> dict:
     stop = bool(c) and c[-1] in eos
     text = ct.tokenizer.decode(c[:-1] if stop else c, skip_special_tokens=False)
     reasoning, content = split_reasoning(text)
-    comp = {'role': 'assistant', 'content': content, **({'reasoning_content': reasoning} if reasoning is not None else {})}
+    comp = {'role': 'assistant', 'content': content,
+            **({'reasoning_content': reasoning} if reasoning is not None else {})}
     return _record(p, comp, 'stop' if stop else 'length', {**gen, 'completion_tokens': len(c)}, source)
 
 def _in_prompt_order(prompts, done: dict) -> list:
@@ -309,16 +335,19 @@ def generate_records(target, tokenizer_dir, prompts, out_path, max_new_tokens: i
                      progress: bool = False, restart: bool = False) -> dict:
     "Completions of prompt records (list, or a JSONL path) by a Hugging Face target, as shape-3 records; resumable."
     from dflash_nb.tokenizer import ChatTokenizer
-    t0, (out, partial, prompts, skipped, done) = time.perf_counter(), _start_output(out_path, overwrite, prompts, restart)
+    t0, (out, partial, prompts, skipped, done) = time.perf_counter(), _start_output(out_path, overwrite, prompts,
+                                                                                    restart)
     ct = ChatTokenizer(tokenizer_dir)
     eos = sorted(_eos_set(eos_token_id)) if eos_token_id is not None else default_eos_ids(target, ct.tokenizer)
     gen = _hf_generator(target, tokenizer_dir, max_new_tokens, do_sample, temperature, top_p, seed)
     ids, keep = _encode_prompts(ct, prompts, done, skipped)
-    batches = tqdm(_length_batches([len(x) for x in ids], batch_size), desc='generate', unit='batch', disable=not (progress and ids))
+    batches = tqdm(_length_batches([len(x) for x in ids], batch_size), desc='generate', unit='batch',
+                   disable=not (progress and ids))
     resumed, new_tokens = len(done), 0
     with open(partial, 'a', encoding='utf-8') as f:
         for bi, idx in enumerate(batches):
-            comps = generate_tokens(target, [ids[i] for i in idx], max_new_tokens, batch_size, do_sample, temperature, top_p, 0,
+            comps = generate_tokens(target, [ids[i] for i in idx], max_new_tokens, batch_size, do_sample, temperature,
+                                    top_p, 0,
                                     seed * 7919 + resumed + bi, eos, suppress_ids)
             for i, c in zip(idx, comps):
                 done[keep[i]['id']] = r = _chat_record(ct, keep[i], c, eos, gen, source); new_tokens += len(c)
@@ -329,7 +358,8 @@ def generate_records(target, tokenizer_dir, prompts, out_path, max_new_tokens: i
     partial.unlink(missing_ok=True)
     secs = time.perf_counter() - t0
     return {'output': str(out), 'prompts': len(prompts), 'written': len(rows), 'resumed': resumed, 'skipped': skipped,
-            'finish_reasons': dict(Counter(r['finish_reason'] for r in rows)), 'completion_tokens': sum(r['generator']['completion_tokens'] for r in rows),
+            'finish_reasons': dict(Counter(r['finish_reason'] for r in rows)),
+            'completion_tokens': sum(r['generator']['completion_tokens'] for r in rows),
             'new_tokens': new_tokens, 'seconds': secs, 'tokens_per_second': new_tokens / secs if secs else None}
 
 # %% ../nbs/11a_generate.ipynb #02ffc3e8
@@ -356,10 +386,13 @@ def api_models(api_base: str, api_key: str | None = None, timeout: float = 30) -
     "Model ids served at `api_base` (GET /models)."
     return [m['id'] for m in _http_retry(api_base.rstrip('/') + '/models', None, api_key, timeout).get('data', [])]
 
-def chat_completion(api_base: str, model: str, messages: list, tools=None, api_key: str | None = None, timeout: float = 600,
+def chat_completion(api_base: str, model: str, messages: list, tools=None, api_key: str | None = None,
+                    timeout: float = 600,
                     retries: int = 3, **params) -> dict:
-    "One chat completion -> {'completion': assistant message (content, reasoning_content, tool_calls), 'finish_reason', 'usage'}."
-    body = {'model': model, 'messages': messages, **({'tools': tools} if tools else {}), **{k: v for k, v in params.items() if v is not None}}
+    """One chat completion -> {'completion': assistant message (content, reasoning_content, tool_calls),
+    'finish_reason', 'usage'}."""
+    body = {'model': model, 'messages': messages, **({'tools': tools} if tools else {}),
+            **{k: v for k, v in params.items() if v is not None}}
     r = _http_retry(api_base.rstrip('/') + '/chat/completions', body, api_key, timeout, retries)
     try: ch = r['choices'][0]; msg = ch['message']
     except (KeyError, IndexError, TypeError): raise ValueError(f"{api_base}: not a chat-completions answer: "
@@ -368,7 +401,8 @@ def chat_completion(api_base: str, model: str, messages: list, tools=None, api_k
     reasoning = msg.get('reasoning_content', msg.get('reasoning'))
     if reasoning is not None: comp['reasoning_content'] = reasoning
     if msg.get('tool_calls'): comp['tool_calls'] = msg['tool_calls']
-    return {'completion': comp, 'finish_reason': ch.get('finish_reason'), 'usage': r.get('usage'), 'model': r.get('model', model)}
+    return {'completion': comp, 'finish_reason': ch.get('finish_reason'), 'usage': r.get('usage'),
+            'model': r.get('model', model)}
 
 # %% ../nbs/11a_generate.ipynb #1b13278c
 def _api_error(e: Exception) -> str:
@@ -392,7 +426,8 @@ def _api_model(api_base: str, model: str | None, api_key: str | None) -> str:
 
 # %% ../nbs/11a_generate.ipynb #d90ffe01
 def _add_answer(f, p: dict, r: dict, gen: dict, source, finish: dict, usage: dict):
-    "Append the record of prompt `p` answered `r` to the open partial file `f`; count its finish reason and token usage."
+    """Append the record of prompt `p` answered `r` to the open partial file `f`; count its finish reason and token
+    usage."""
     fr = r['finish_reason'] or 'unknown'
     finish[fr] += 1
     for k in usage: usage[k] += int((r['usage'] or {}).get(k) or 0)
@@ -402,7 +437,8 @@ def _add_answer(f, p: dict, r: dict, gen: dict, source, finish: dict, usage: dic
 # %% ../nbs/11a_generate.ipynb #2b3fe67d
 @_holds_output_lock
 def generate_records_api(prompts, out_path, api_base: str, model: str | None = None, api_key: str | None = None,
-                         max_tokens: int = 2048, temperature: float = 0.0, top_p: float | None = None, seed: int | None = None,
+                         max_tokens: int = 2048, temperature: float = 0.0, top_p: float | None = None,
+                         seed: int | None = None,
                          concurrency: int = 8, timeout: float = 600, retries: int = 3, extra_body: dict | None = None,
                          source: str | None = None, overwrite: bool = False, progress: bool = False) -> dict:
     "Completions of prompt records (list, or a JSONL path) by an OpenAI-compatible server, written as shape-3 records."
@@ -411,13 +447,15 @@ def generate_records_api(prompts, out_path, api_base: str, model: str | None = N
     model = _api_model(api_base, model, api_key)
     errors_path = out.with_name(out.stem + '.errors.jsonl')
     todo = [p for p in prompts if p['id'] not in done]
-    gen = {'backend': 'openai-api', 'api_base': api_base, 'model': model, 'max_tokens': max_tokens, 'temperature': temperature,
+    gen = {'backend': 'openai-api', 'api_base': api_base, 'model': model, 'max_tokens': max_tokens,
+           'temperature': temperature,
            'top_p': top_p, 'seed': seed}
     params = dict(max_tokens=max_tokens, temperature=temperature, top_p=top_p, seed=seed, **(extra_body or {}))
     finish, errors, usage = Counter(), [], {'prompt_tokens': 0, 'completion_tokens': 0}
     bar = tqdm(total=len(todo), desc='generate (api)', unit='prompt', disable=not progress)
     with open(partial, 'a', encoding='utf-8') as f, ThreadPoolExecutor(max(1, concurrency)) as pool:
-        futs = {pool.submit(chat_completion, api_base, model, p['messages'], p.get('tools'), api_key, timeout, retries, **params): p
+        futs = {pool.submit(chat_completion, api_base, model, p['messages'], p.get('tools'), api_key, timeout, retries,
+                            **params): p
                 for p in todo}
         for fut in as_completed(futs):
             p = futs[fut]
@@ -430,8 +468,10 @@ def generate_records_api(prompts, out_path, api_base: str, model: str | None = N
     if errors: _write_jsonl_atomic(errors_path, errors)
     elif errors_path.exists(): errors_path.unlink()      # a stale one goes when none failed
     os.replace(partial, out)
-    return {'output': str(out), 'model': model, 'prompts': len(prompts), 'resumed': len(done), 'written': len(done) + len(todo) - len(errors),
-            'errors': len(errors), 'errors_file': str(errors_path) if errors else None, 'skipped': skipped, 'finish_reasons': dict(finish),
+    return {'output': str(out), 'model': model, 'prompts': len(prompts), 'resumed': len(done),
+            'written': len(done) + len(todo) - len(errors),
+            'errors': len(errors), 'errors_file': str(errors_path) if errors else None, 'skipped': skipped,
+            'finish_reasons': dict(finish),
             **usage, 'seconds': time.perf_counter() - t0}
 
 # %% ../nbs/11a_generate.ipynb #dc01acb6
@@ -446,11 +486,17 @@ def _pick_device(name: str = 'auto') -> torch.device:
 class GenerateConfig(Config):
     "Every parameter of `dflash-nb generate`, declared once: name, type, default, help and --help group."
     kind = 'generate'   # what make_config's and check_config's errors call them
-    output: str | None = opt(None, 'records JSONL file to write (chat prompts), or dataset directory (token level)', required=True)
-    api_base: str | None = opt(None, 'OpenAI-compatible server, e.g. http://localhost:30000/v1 (SGLang, vLLM)', 'the target (one of)')
-    target: str | None = opt(None, 'Hugging Face model directory, or tiny[:key=value,...] (token level)', 'the target (one of)')
-    prompts: str | None = opt(None, 'prompt records: JSONL file or folder ({messages|conversations|prompt, tools?, id?, source?})', 'prompts (one of)')
-    random_prompts: int | None = opt(None, 'token level: N random token sequences', 'prompts (one of)', metavar='N', min=1)
+    output: str | None = opt(None, 'records JSONL file to write (chat prompts), or dataset directory (token level)',
+                             required=True)
+    api_base: str | None = opt(None, 'OpenAI-compatible server, e.g. http://localhost:30000/v1 (SGLang, vLLM)',
+                               'the target (one of)')
+    target: str | None = opt(None, 'Hugging Face model directory, or tiny[:key=value,...] (token level)',
+                             'the target (one of)')
+    prompts: str | None = opt(None,
+                              'prompt records: JSONL file or folder ({messages|conversations|prompt, tools?, id?, '
+                              'source?})', 'prompts (one of)')
+    random_prompts: int | None = opt(None, 'token level: N random token sequences', 'prompts (one of)', metavar='N',
+                                     min=1)
     prompt_dataset: str | None = opt(None, 'token level: the prompts (tokens before the first masked token) of a '
                                            'tokenized dataset', 'prompts (one of)')
     prompt_len: str = opt('8,32', 'MIN,MAX tokens of --random-prompts (default {default})', 'prompts (one of)')
@@ -459,11 +505,16 @@ class GenerateConfig(Config):
     temperature: float = opt(0.0, '0 = greedy (default)', 'sampling', min=0)
     top_p: float = opt(1.0, 'nucleus sampling (default {default})', 'sampling', gt=0, max=1)
     seed: int = opt(0, 'seed (sampling, random prompts)', 'sampling', min=0)
-    eos_token_id: str | None = opt(None, "comma-separated end ids (default: the target's generation config)", 'sampling')
-    suppress_token_ids: str | None = opt(None, 'ids never generated (default: the mask token = last id for tiny targets)', 'sampling')
-    tokenizer: str | None = opt(None, 'tokenizer/model dir with the chat template (default: --target)', 'local (Hugging Face generate)')
+    eos_token_id: str | None = opt(None, "comma-separated end ids (default: the target's generation config)",
+                                   'sampling')
+    suppress_token_ids: str | None = opt(None,
+                                         'ids never generated (default: the mask token = last id for tiny targets)',
+                                         'sampling')
+    tokenizer: str | None = opt(None, 'tokenizer/model dir with the chat template (default: --target)',
+                                'local (Hugging Face generate)')
     batch_size: int = opt(16, 'prompts per generate call (default {default})', 'local (Hugging Face generate)', min=1)
-    vocab_size: int = opt(512, 'vocabulary of a tiny target (default {default})', 'local (Hugging Face generate)', min=2)
+    vocab_size: int = opt(512, 'vocabulary of a tiny target (default {default})', 'local (Hugging Face generate)',
+                          min=2)
     device: str = opt('auto', 'auto | cuda | cpu', 'local (Hugging Face generate)')
     api_model: str | None = opt(None, 'model name (default: the first of GET /models)', 'server')
     api_key_env: str = opt('OPENAI_API_KEY', 'environment variable holding the API key (default {default})', 'server')
@@ -486,8 +537,10 @@ def _generate_api(a: GenerateConfig, token_level: bool) -> dict:
     "`dflash-nb generate --api-base`: prompt records answered by a server."
     if token_level: raise ValueError("--api-base works with chat prompt records (--prompts), not token-level prompts")
     prompts, skipped = read_prompts(a.prompts, a.limit)
-    s = generate_records_api(prompts, a.output, a.api_base, a.api_model, os.environ.get(a.api_key_env), a.max_new_tokens,
-                             a.temperature, a.top_p if a.top_p < 1 else None, a.seed, a.concurrency, a.timeout, a.retries,
+    s = generate_records_api(prompts, a.output, a.api_base, a.api_model, os.environ.get(a.api_key_env),
+                             a.max_new_tokens,
+                             a.temperature, a.top_p if a.top_p < 1 else None, a.seed, a.concurrency, a.timeout,
+                             a.retries,
                              json.loads(a.extra_body) if a.extra_body else None, a.source, a.overwrite, not a.quiet)
     s['skipped'] = skipped + s['skipped']
     return s
@@ -502,32 +555,38 @@ def _token_prompts(V: int, dataset=None, n_random: int | None = None, prompt_len
 
 # %% ../nbs/11a_generate.ipynb #e99710e2
 def _generate_token_level(a: GenerateConfig, tgt, V: int, supp: list, eos, samp: dict) -> dict:
-    "`dflash-nb generate --random-prompts/--prompt-dataset`: a token-level dataset of the target's completions (resumable)."
+    """`dflash-nb generate --random-prompts/--prompt-dataset`: a token-level dataset of the target's completions
+    (resumable)."""
     ps = _token_prompts(V, a.prompt_dataset, a.random_prompts, a.prompt_len, a.limit, a.seed, supp)
     prompts, sids = [p['input_ids'] for p in ps], [p['id'] for p in ps]
     out, t0 = Path(a.output), time.perf_counter()
-    resumed = _token_dataset(tgt, prompts, out, a.max_new_tokens, sids, a.source or 'generated', V, a.overwrite, a.restart,
-                             dict(batch_size=a.batch_size, eos_token_id=eos if eos is not None else (default_eos_ids(tgt) or None),
-                                  suppress_ids=supp, progress=not a.quiet, **samp))
+    resumed = _token_dataset(tgt, prompts, out, a.max_new_tokens, sids, a.source or 'generated', V, a.overwrite,
+                             a.restart, dict(batch_size=a.batch_size,
+                                             eos_token_id=eos if eos is not None else (default_eos_ids(tgt) or None),
+                                             suppress_ids=supp, progress=not a.quiet, **samp))
     st = json.loads((out/'stats.json').read_text())
-    return {'output': str(out), 'prompts': len(prompts), 'written': st['samples'], 'completion_tokens': st['loss_tokens'],
+    return {'output': str(out), 'prompts': len(prompts), 'written': st['samples'],
+            'completion_tokens': st['loss_tokens'],
             'resumed': resumed, 'seconds': time.perf_counter() - t0, 'skipped': []}
 
 def _generate_local(a: GenerateConfig, token_level: bool, samp: dict) -> dict:
     "`dflash-nb generate --target`: completions by a Hugging Face model (records) or a tiny target (token level)."
     tgt = load_target(a.target, _pick_device(a.device), vocab_size=a.vocab_size if _is_tiny(a.target) else None)
     V = int(getattr(text_config(tgt.config), 'vocab_size'))
-    supp = _int_list(a.suppress_token_ids) if a.suppress_token_ids is not None else ([V - 1] if _is_tiny(a.target) else [])
+    supp = (_int_list(a.suppress_token_ids) if a.suppress_token_ids is not None
+            else [V - 1] if _is_tiny(a.target) else [])
     eos = _int_list(a.eos_token_id) if a.eos_token_id else None
     if token_level: return _generate_token_level(a, tgt, V, supp, eos, samp)
-    return generate_records(tgt, a.tokenizer or a.target, a.prompts if not a.limit else read_prompts(a.prompts, a.limit)[0],
-                            a.output, a.max_new_tokens, a.batch_size, eos_token_id=eos, suppress_ids=supp,
+    prompts = a.prompts if not a.limit else read_prompts(a.prompts, a.limit)[0]
+    return generate_records(tgt, a.tokenizer or a.target, prompts, a.output, a.max_new_tokens, a.batch_size,
+                            eos_token_id=eos, suppress_ids=supp,
                             source=a.source, overwrite=a.overwrite, progress=not a.quiet, restart=a.restart, **samp)
 
 # %% ../nbs/11a_generate.ipynb #955aae36
 def _generate_summary(s: dict) -> str:
     "The one line `dflash-nb generate` prints at the end."
-    return (f"{s['written']:,} of {s['prompts']:,} prompts -> {s['output']}" + (f"; {s['errors']} failed, see {s['errors_file']}" if s.get('errors') else '')
+    return (f"{s['written']:,} of {s['prompts']:,} prompts -> {s['output']}" + (
+        f"; {s['errors']} failed, see {s['errors_file']}" if s.get('errors') else '')
             + (f"; finish reasons {s['finish_reasons']}" if s.get('finish_reasons') else '')
             + (f"; {s['resumed']:,} resumed from "
                f"{s['output']}.partial" if s.get('resumed') else '') + f" ({s['seconds']:.1f} s)")

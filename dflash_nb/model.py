@@ -39,24 +39,31 @@ __all__ = ['DRAFTER_PRESETS', 'preset_config', 'block_attention_mask', 'block_la
 
 # %% ../nbs/10_model.ipynb #g25presets
 _SLIDING4_FULL1 = ['sliding_attention'] * 4 + ['full_attention']
-DRAFTER_PRESETS = {   # the shapes of the published DFlash drafters (SpecForge configs/<name>-dflash.json); hidden size and vocabulary are the target's
-    'qwen3.6-27b': dict(num_hidden_layers=5, num_attention_heads=32, num_key_value_heads=8, head_dim=128, intermediate_size=17408,
+# the shapes of the published DFlash drafters (SpecForge configs/<name>-dflash.json);
+# hidden size and vocabulary are the target's
+DRAFTER_PRESETS = {
+    'qwen3.6-27b': dict(num_hidden_layers=5, num_attention_heads=32, num_key_value_heads=8, head_dim=128,
+                        intermediate_size=17408,
                         layer_types=_SLIDING4_FULL1, sliding_window=2048, block_size=16, tap_layers=5),
-    'qwen3.5-4b': dict(num_hidden_layers=5, num_attention_heads=32, num_key_value_heads=8, head_dim=128, intermediate_size=9728,
+    'qwen3.5-4b': dict(num_hidden_layers=5, num_attention_heads=32, num_key_value_heads=8, head_dim=128,
+                       intermediate_size=9728,
                        layer_types=['full_attention'] * 5, block_size=16, tap_layers=5),
-    'qwen3.5-35b-a3b': dict(num_hidden_layers=8, num_attention_heads=32, num_key_value_heads=4, head_dim=128, intermediate_size=6144,
+    'qwen3.5-35b-a3b': dict(num_hidden_layers=8, num_attention_heads=32, num_key_value_heads=4, head_dim=128,
+                            intermediate_size=6144,
                             layer_types=['full_attention'] * 8, block_size=16, tap_layers=5),
 }
 
 def preset_config(name: str, target_config, mask_token_id: int | None = None, **overrides) -> DFlashConfig:
-    "A fresh drafter config in the shape of the published recipe `name` (DRAFTER_PRESETS), sized for `target_config`; `overrides` win."
+    """A fresh drafter config in the shape of the published recipe `name` (DRAFTER_PRESETS), sized for
+    `target_config`; `overrides` win."""
     if name not in DRAFTER_PRESETS: raise ValueError(f"--drafter-preset {name}: unknown; one of "
                                                      f"{', '.join(DRAFTER_PRESETS)}")
     p = {**DRAFTER_PRESETS[name], **overrides}
     L = int(_get(text_config(target_config), 'num_hidden_layers'))
     taps = p.pop('tap_layers')
     ids = p.pop('target_layer_ids', None) or select_target_layers(L, taps)
-    return DFlashConfig.from_target(target_config, p.pop('num_hidden_layers'), ids, p.pop('block_size'), mask_token_id, **p)
+    return DFlashConfig.from_target(target_config, p.pop('num_hidden_layers'), ids, p.pop('block_size'), mask_token_id,
+                                    **p)
 
 # %% ../nbs/10_model.ipynb #120e93b1
 def block_attention_mask(anchors, ctx_len: int, block_size: int):
@@ -74,7 +81,8 @@ def block_layout(anchors, ctx_len: int, block_size: int) -> BlockLayout:
 
 # %% ../nbs/10_model.ipynb #a26e45d0
 def flex_block_mask(anchors, ctx_len: int, block_size: int, sliding_window: int | None = None, causal: bool = False):
-    "The block attention rule as a flex-attention BlockMask (`block_attention_mask`'s), with an optional window and causality."
+    """The block attention rule as a flex-attention BlockMask (`block_attention_mask`'s), with an optional window and
+    causality."""
     from torch.nn.attention.flex_attention import create_block_mask
     B, N = anchors.shape
     Q = N * block_size
@@ -170,8 +178,9 @@ class TargetFeatures:
 
 # %% ../nbs/10_model.ipynb #g25served
 def served_weights(sd: dict, c: DFlashConfig, where: str = 'drafter') -> tuple[dict, torch.Tensor | None]:
-    """(the drafter's own tensors, the `lm_head.weight` rows it ships or None) of a saved state dict: reads our `d2t`/`t2d`,
-    an EAGLE-3-style checkpoint's (`t2d` optional) and the absolute `vocab_ids` of earlier versions of this project."""
+    """(the drafter's own tensors, the `lm_head.weight` rows it ships or None) of a saved state dict: reads our
+    `d2t`/`t2d`, an EAGLE-3-style checkpoint's (`t2d` optional) and the absolute `vocab_ids` of earlier versions of
+    this project."""
     sd = dict(sd)
     head = sd.pop('lm_head.weight', None)
     if 'vocab_ids' in sd:
@@ -192,8 +201,10 @@ def served_weights(sd: dict, c: DFlashConfig, where: str = 'drafter') -> tuple[d
     return sd, head
 
 def _served_pre_hook(module, state_dict, prefix, *args):
-    "load_state_dict of a saved directory's weights (e.g. a checkpoint's): its served form becomes the drafter's own tensors."
-    own, _ = served_weights({k[len(prefix):]: state_dict.pop(k) for k in list(state_dict) if k.startswith(prefix)}, module.config)
+    """load_state_dict of a saved directory's weights (e.g. a checkpoint's): its served form becomes the drafter's own
+    tensors."""
+    own, _ = served_weights({k[len(prefix):]: state_dict.pop(k) for k in list(state_dict) if k.startswith(prefix)},
+                            module.config)
     state_dict.update({prefix + k: v for k, v in own.items()})
 
 
@@ -250,7 +261,8 @@ def init_from_target(self: DFlashDraftModel, target, scale: float = 0.05) -> DFl
 def set_draft_vocab(self: DFlashDraftModel, ids) -> DFlashDraftModel:
     "Restrict drafting to the sorted ids `ids` (the drafter was made with `draft_vocab_size == len(ids)`)."
     ids = torch.as_tensor(sorted({int(i) for i in ids}), dtype=torch.long)
-    if self.vocab_ids is None or len(ids) != len(self.vocab_ids) or (len(ids) and not 0 <= ids[0] <= ids[-1] < self.config.vocab_size):
+    V = self.config.vocab_size
+    if self.vocab_ids is None or len(ids) != len(self.vocab_ids) or (len(ids) and not 0 <= ids[0] <= ids[-1] < V):
         raise ValueError(f"set_draft_vocab: {len(ids)} distinct ids in [0, {self.config.vocab_size}) needed, "
                          f"the config says draft_vocab_size={self.config.draft_vocab_size}")
     self.d2t.copy_((ids - torch.arange(len(ids))).to(self.d2t.device))
@@ -277,7 +289,8 @@ def forward(self: DFlashDraftModel, block_ids, block_pos, ctx_hidden=None, ctx_p
 
 @patch
 @torch.no_grad()
-def draft(self: DFlashDraftModel, last_token, anchor_pos, ctx_hidden=None, ctx_pos=None, cache: DraftCache | None = None):
+def draft(self: DFlashDraftModel, last_token, anchor_pos, ctx_hidden=None, ctx_pos=None,
+          cache: DraftCache | None = None):
     "Logits (B, block_size - 1, V) for the block [last_token, MASK...] at positions anchor_pos + k."
     c = self.config
     k = torch.arange(c.block_size, device=last_token.device)
@@ -292,14 +305,16 @@ def from_target(cls: DFlashDraftModel, target, num_draft_layers: int = 5, target
                 mask_token_id: int | None = None, seed: int | None = None, norm_from_target: bool = False,
                 **overrides) -> DFlashDraftModel:
     "A fresh drafter sized for `target` and bound to its embedding/head (fp32 weights, on the target's device)."
-    cfg = DFlashConfig.from_target(target.config, num_draft_layers, target_layer_ids, block_size, mask_token_id, **overrides)
+    cfg = DFlashConfig.from_target(target.config, num_draft_layers, target_layer_ids, block_size, mask_token_id,
+                                   **overrides)
     if seed is not None: torch.manual_seed(seed)
     m = cls(cfg).to(target.get_input_embeddings().weight.device).bind_target(target)
     return m.init_from_target(target) if norm_from_target else m
 
 # %% ../nbs/10_model.ipynb #9a3354fc
 def check_drafter_fits(c: DFlashConfig, target_config, where: str = 'drafter') -> None:
-    "One-line ValueError naming the first mismatch between drafter config `c` and the target's (hidden size, vocabulary, tap layers)."
+    """One-line ValueError naming the first mismatch between drafter config `c` and the target's (hidden size,
+    vocabulary, tap layers)."""
     t = text_config(target_config)
     H, L = int(_get(t, 'hidden_size')), int(_get(t, 'num_hidden_layers'))
     V = int(_get(t, 'vocab_size') or _get(target_config, 'vocab_size'))
@@ -307,7 +322,8 @@ def check_drafter_fits(c: DFlashConfig, target_config, where: str = 'drafter') -
     for bad, what in ((c.hidden_size != H, f"hidden size {c.hidden_size}, the target's is {H}"),
                       (c.vocab_size != V, f"vocabulary of {c.vocab_size} ids, the target's has {V}"),
                       (bool(beyond), f"tap layers {beyond} are beyond the target's {L} layers"),
-                      (c.num_target_layers != L, f"made for a target with {c.num_target_layers} layers, this target has {L}")):
+                      (c.num_target_layers != L,
+                       f"made for a target with {c.num_target_layers} layers, this target has {L}")):
         if bad: raise ValueError(f"{where}: {what}: a drafter for a different target?")
 
 # %% ../nbs/10_model.ipynb #2d0940b2
@@ -327,34 +343,40 @@ def drafter_readme(c: DFlashConfig, info: dict | None = None) -> str:
              f"{c.intermediate_size}",
              f"* tap layers (target_layer_ids): {c.target_layer_ids}", f"* block size: {c.block_size}",
              f"* mask token id: {c.mask_token_id}",
-             f"* draft vocabulary: {c.draft_vocab_size:,} of the {c.vocab_size:,} ids (config `draft_vocab_size`; tensors `d2t`, "
-             "target id = draft id + d2t[draft id], `t2d`, and `lm_head.weight`, the target's LM head at those ids)" if c.draft_vocab_size
+             f"* draft vocabulary: {c.draft_vocab_size:,} of the {c.vocab_size:,} ids (config `draft_vocab_size`; "
+             "tensors `d2t`, target id = draft id + d2t[draft id], `t2d`, and `lm_head.weight`, the target's LM head "
+             "at those ids)"
+             if c.draft_vocab_size
              else "* draft vocabulary: the whole vocabulary",
              f"* training data: {i['data']}" if i.get('data') else "* training data: not recorded",
              f"* training: {i['training']}" if i.get('training') else "* training: not recorded",
              f"* measured tau (accepted tokens per target forward): {tau}" if tau else
              "* measured tau: not measured yet (`dflash-nb eval --drafter THIS_DIR ...`)", '',
              '## Serve it', '', 'vLLM:', '', '```bash',
-             ('VLLM_USE_V2_MODEL_RUNNER=1 ' if mixed else '') + f"vllm serve {tgt} --speculative-config '{{\"method\": \"dflash\", \"model\": \"{d}\", \"num_speculative_tokens\": {c.block_size - 1}}}'",
+             ('VLLM_USE_V2_MODEL_RUNNER=1 ' if mixed else '') + f"vllm serve {tgt} --speculative-config "
+                 f"'{{\"method\": \"dflash\", \"model\": \"{d}\", "
+                 f"\"num_speculative_tokens\": {c.block_size - 1}}}'",
              '```', '', 'SGLang:', '', '```bash',
              f"python -m sglang.launch_server --model-path {tgt} --speculative-algorithm DFLASH "
              f"--speculative-draft-model-path {d} "
              f"--speculative-num-draft-tokens {c.block_size} --trust-remote-code", '```', '',
-             *([f"This drafter predicts {c.draft_vocab_size:,} of the target's ids. vLLM reads its `draft_vocab_size`, `d2t` and "
-                "`lm_head.weight` as saved and drafts over those ids, as trained (the command above; nothing to add). SGLang's "
-                "DFLASH (0.5.23) reads no `d2t`: it drafts with the target's LM head over the whole vocabulary, so drafts may use "
-                "ids this drafter never learned to predict; the output stays exactly the target's, acceptance is lower. To serve "
-                "it on SGLang as trained, train with `--draft-vocab full`.", ''] if c.draft_vocab_size else []),
+             *([f"This drafter predicts {c.draft_vocab_size:,} of the target's ids. vLLM reads its `draft_vocab_size`, "
+                "`d2t` and `lm_head.weight` as saved and drafts over those ids, as trained (the command above; nothing "
+                "to add). SGLang's DFLASH (0.5.23) reads no `d2t`: it drafts with the target's LM head over the whole "
+                "vocabulary, so drafts may use ids this drafter never learned to predict; the output stays exactly the "
+                "target's, acceptance is lower. To serve it on SGLang as trained, train with `--draft-vocab full`.", '']
+               if c.draft_vocab_size else []),
              'transformers:', '', '```python',
              'from transformers import AutoModel',
-             f"drafter = AutoModel.from_pretrained('{d}', trust_remote_code=True)   # dflash.py: needs only torch + transformers",
+             f"drafter = AutoModel.from_pretrained('{d}', trust_remote_code=True)"
+             "   # dflash.py: needs only torch + transformers",
              '```', '']
     return '\n'.join(lines)
 
 # %% ../nbs/10_model.ipynb #85fa0e73
 def modeling_source() -> str:
-    """The drafter's modelling file `dflash.py`: the module `templates/dflash.py` (torch + transformers only, the cells of
-    this notebook marked `export templates.dflash`) as it is, less nbdev's cell markers."""
+    """The drafter's modelling file `dflash.py`: the module `templates/dflash.py` (torch + transformers only, the cells
+    of this notebook marked `export templates.dflash`) as it is, less nbdev's cell markers."""
     from dflash_nb.templates import dflash
     text = Path(dflash.__file__).read_text()
     return ''.join(l for l in text.splitlines(keepends=True) if not l.startswith(('# %% ', '# AUTOGENERATED! ')))
@@ -364,17 +386,20 @@ def _save_pretrained(self, out_dir, dtype=None, readme: str | None = None) -> Pa
     "Write `config.json`, `model.safetensors` (cast to `dtype` if given), `dflash.py` and `README.md` to `out_dir`."
     from safetensors.torch import save_file
     out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
-    sd = {k: (v.to(dtype) if dtype is not None and v.is_floating_point() else v).detach().cpu().contiguous() for k, v in self.state_dict().items()}
+    sd = {k: (v.to(dtype) if dtype is not None and v.is_floating_point() else v).detach().cpu().contiguous()
+          for k, v in self.state_dict().items()}
     # a draft vocabulary: vLLM needs the head of those ids (draft_vocab_size rows), as EAGLE-3 drafters ship it
     if self.d2t is not None:
         if self._shared is None: raise RuntimeError("save_pretrained: a drafter with a draft vocabulary writes "
                                                     "lm_head.weight: bind_target(target) first")
         sd['lm_head.weight'] = self.draft_head.detach().to(dtype or self.fc.weight.dtype).cpu().contiguous()
     cfg = self.config.to_hf_dict()
-    cfg['torch_dtype'] = cfg['dtype'] = str(next(v for v in sd.values() if v.is_floating_point()).dtype).replace('torch.', '')
+    first_float = next(v for v in sd.values() if v.is_floating_point())
+    cfg['torch_dtype'] = cfg['dtype'] = str(first_float.dtype).replace('torch.', '')
     cfg['auto_map'] = {'AutoModel': 'dflash.DFlashDraftModel'}
     tmp = f".tmp-{os.getpid()}"
-    files = {'config.json': json.dumps(cfg, indent=2), 'dflash.py': modeling_source(), **({'README.md': readme} if readme else {})}
+    files = {'config.json': json.dumps(cfg, indent=2), 'dflash.py': modeling_source(),
+             **({'README.md': readme} if readme else {})}
     save_file(sd, str(out/f"model.safetensors{tmp}"), metadata={'format': 'pt'})
     for name, text in files.items(): (out/f"{name}{tmp}").write_text(text)
     for name in ['model.safetensors', *files]: os.replace(out/f"{name}{tmp}", out/name)
@@ -384,7 +409,8 @@ def _save_pretrained(self, out_dir, dtype=None, readme: str | None = None) -> Pa
 # %% ../nbs/10_model.ipynb #b4c99235
 @classmethod
 def _from_pretrained(cls, model_dir, target=None, device=None, dtype='auto') -> DFlashDraftModel:
-    "Load a drafter directory (in its saved dtype unless `dtype`); check it fits `target` and bind its embedding and head."
+    """Load a drafter directory (in its saved dtype unless `dtype`); check it fits `target` and bind its embedding and
+    head."""
     from safetensors.torch import load_file
     d = Path(model_dir)
     for f in ('config.json', 'model.safetensors'):
@@ -407,7 +433,8 @@ def _from_pretrained(cls, model_dir, target=None, device=None, dtype='auto') -> 
     if target is None: return model
     model.bind_target(target)
     if head is not None and not torch.equal(head, model.draft_head.detach().to(head.dtype).cpu()):
-        raise ValueError(f"{d/'model.safetensors'}: lm_head.weight is not this target's LM head (at the draft vocabulary's ids): "
+        raise ValueError(
+            f"{d/'model.safetensors'}: lm_head.weight is not this target's LM head (at the draft vocabulary's ids): "
                          "a drafter for another target, or a trained head (DFlash drafters use the target's)")
     return model
 

@@ -19,7 +19,8 @@ from torch.nn.utils.rnn import pad_sequence
 # a text bar on stderr: what `dflash-nb run` shows on its console (tqdm.auto picks a widget in a kernel)
 from tqdm import tqdm
 
-from .model import (DRAFTER_PRESETS, DFlashConfig, DFlashDraftModel, TargetFeatures, block_attention_mask, block_layout, check_drafter_fits,
+from .model import (DRAFTER_PRESETS, DFlashConfig, DFlashDraftModel, TargetFeatures, block_attention_mask,
+                             block_layout, check_drafter_fits,
                              decoder_layers, drafter_readme, flex_layer_masks, select_target_layers, text_config)
 from .config import Config, add_config_args, make_config, opt
 from dflash_nb.dataset import (atomic_write, dataset_manifest, dataset_shards, dataset_stats, open_dataset, output_lock,
@@ -41,7 +42,8 @@ __all__ = ['DEFAULT_GAMMA', 'TokenDataset', 'check_token_dataset', 'open_token_d
 
 # %% ../nbs/11_train.ipynb #44204f08
 def _index_batch(f, rb, max_seq_len: int | None):
-    "(ids, loss-mask values, offsets, truncated lengths, anchor counts, max id) of record batch `rb` of shard `f`, checked."
+    """(ids, loss-mask values, offsets, truncated lengths, anchor counts, max id) of record batch `rb` of shard `f`,
+    checked."""
     for col in ('input_ids', 'loss_mask'):
         if col not in rb.schema.names: raise ValueError(f"{f}: no `{col}` column; not a tokenized dataset")
     ids, mask = rb.column('input_ids'), rb.column('loss_mask')
@@ -124,7 +126,8 @@ def token_budget_batches(lengths, max_tokens: int, seed: int = 0, epoch: int = 0
     "Indices into `lengths` grouped into batches with len(batch) * max(length) <= max_tokens; seeded by (seed, epoch)."
     lengths = np.asarray(lengths)
     if len(lengths) and lengths.max() > max_tokens:
-        raise ValueError(f"a sample of {lengths.max()} tokens exceeds the token budget {max_tokens}: raise --max-tokens "
+        raise ValueError(
+            f"a sample of {lengths.max()} tokens exceeds the token budget {max_tokens}: raise --max-tokens "
                          "or lower --max-seq-len")
     rng = np.random.default_rng([seed, epoch, 1])
     order, batches = rng.permutation(len(lengths)), []
@@ -159,7 +162,8 @@ def sample_anchors(loss_mask, max_anchors: int, rng) -> np.ndarray:
 def collate(ds: TokenDataset, idx, epoch: int, seed: int, max_anchors: int, pad_id: int = 0) -> dict:
     "Right-padded tensors of samples `idx` (usable-sample indices) with this epoch's anchors."
     rows = [ds[int(i)] for i in idx]
-    anch = [sample_anchors(m, max_anchors, np.random.default_rng([seed, epoch, int(ds.rows[i])])) for i, (_, m) in zip(idx, rows)]
+    anch = [sample_anchors(m, max_anchors, np.random.default_rng([seed, epoch, int(ds.rows[i])])) for i,
+            (_, m) in zip(idx, rows)]
     pad = lambda xs, v=0: pad_sequence([torch.from_numpy(x) for x in xs], batch_first=True, padding_value=v)
     return {'input_ids': pad([ids for ids, _ in rows], pad_id), 'loss_mask': pad([m for _, m in rows]),
             'lengths': torch.tensor([len(ids) for ids, _ in rows]), 'anchors': pad(anch),
@@ -174,7 +178,8 @@ def make_blocks(batch: dict, block_size: int, mask_token_id: int):
     pos = anchors[:, :, None] + torch.arange(block_size, device=ids.device)             # (B, N, bs)
     at = pos.clamp(max=T - 1).reshape(B, -1)
     labels = ids.gather(1, at).view(B, N, block_size)
-    ok = (pos < batch['lengths'][:, None, None]) & lm.gather(1, at).view(B, N, block_size) & batch['anchor_valid'][:, :, None]
+    ok = ((pos < batch['lengths'][:, None, None]) & lm.gather(1, at).view(B, N, block_size)
+          & batch['anchor_valid'][:, :, None])
     # slot 0 is given, not predicted
     ok[:, :, 0] = False
     block_ids = torch.full_like(labels, mask_token_id)
@@ -196,7 +201,8 @@ def _ce_chunk(h, head, y, w):
 
 # %% ../nbs/11_train.ipynb #3d37cdcc
 def block_loss(hidden, head, labels, label_ok, weights, chunk: int = 1024, norm: float | None = None):
-    "Weighted block cross-entropy over `norm` (default: this micro-batch's weight sum); hidden (B, N, bs, H). Returns (loss, correct per slot, count per slot)."
+    """Weighted block cross-entropy over `norm` (default: this micro-batch's weight sum); hidden (B, N, bs, H).
+    Returns (loss, correct per slot, count per slot)."""
     bs, H = hidden.shape[-2:]
     sel = label_ok.reshape(-1).nonzero().squeeze(1)
     h, y, k = hidden.reshape(-1, H)[sel], labels.reshape(-1)[sel], sel % bs
@@ -204,14 +210,16 @@ def block_loss(hidden, head, labels, label_ok, weights, chunk: int = 1024, norm:
     num, correct = hidden.new_zeros((), dtype=torch.float32), torch.zeros(bs, dtype=torch.long, device=hidden.device)
     for s in range(0, len(sel), chunk):
         args = (h[s:s + chunk], head, y[s:s + chunk], w[s:s + chunk])
-        part, pred = torch.utils.checkpoint.checkpoint(_ce_chunk, *args, use_reentrant=False) if h.requires_grad else _ce_chunk(*args)
+        part, pred = (torch.utils.checkpoint.checkpoint(_ce_chunk, *args, use_reentrant=False) if h.requires_grad
+                      else _ce_chunk(*args))
         num = num + part
         correct += torch.bincount(k[s:s + chunk][pred == y[s:s + chunk]], minlength=bs)
     return num / (w.sum().clamp_min(1e-9) if norm is None else norm), correct, torch.bincount(k, minlength=bs)
 
 # %% ../nbs/11_train.ipynb #848874fd
 def block_labels(core, batch: dict):
-    "make_blocks of a micro-batch for drafter `core`; with a draft vocabulary the labels are its row indices and ids outside it do not count."
+    """make_blocks of a micro-batch for drafter `core`; with a draft vocabulary the labels are its row indices and ids
+    outside it do not count."""
     c = core.config
     block_ids, block_pos, labels, ok = make_blocks(batch, c.block_size, c.mask_token_id)
     if core.vocab_ids is not None:   # a draft vocabulary: labels become row indices of the restricted head
@@ -220,9 +228,11 @@ def block_labels(core, batch: dict):
         labels = lut[labels]; ok = ok & (labels >= 0); labels = labels.clamp_min(0)
     return block_ids, block_pos, labels, ok
 
-def dflash_forward(model, features: TargetFeatures, batch: dict, weights, attention: str = 'sdpa', loss_chunk: int = 1024,
+def dflash_forward(model, features: TargetFeatures, batch: dict, weights, attention: str = 'sdpa',
+                   loss_chunk: int = 1024,
                    norm: float | None = None):
-    "Loss (weighted sum over `norm`, default this micro-batch's weight sum) and statistics of one micro-batch. `model` is the drafter or its DDP wrapper."
+    """Loss (weighted sum over `norm`, default this micro-batch's weight sum) and statistics of one micro-batch.
+    `model` is the drafter or its DDP wrapper."""
     core = getattr(model, 'module', model)
     c = core.config
     feats = features.for_batch(batch) if hasattr(features, 'for_batch') else features(batch['input_ids'])
@@ -233,10 +243,12 @@ def dflash_forward(model, features: TargetFeatures, batch: dict, weights, attent
         mask = flex_layer_masks(c, batch['anchors'], T)   # one BlockMask per layer type (window, causality)
     elif attention == 'blocks':
         mask = block_layout(batch['anchors'], T, c.block_size)   # no dense mask: each block vs its context + itself
-    else: mask = block_attention_mask(batch['anchors'], T, c.block_size)      # the model adds window and causality per layer
+    # the model adds window and causality per layer
+    else: mask = block_attention_mask(batch['anchors'], T, c.block_size)
     ctx_pos = torch.arange(T, device=block_ids.device).expand(B, -1)
     hidden = model(block_ids, block_pos, feats, ctx_pos, mask, return_hidden=True)
-    loss, correct, count = block_loss(hidden.view(B, N, c.block_size, -1), core.draft_head, labels, ok, weights, loss_chunk, norm)
+    loss, correct, count = block_loss(hidden.view(B, N, c.block_size, -1), core.draft_head, labels, ok, weights,
+                                      loss_chunk, norm)
     return loss, {'correct': correct, 'count': count, 'tokens': int(batch['lengths'].sum()), 'positions': B * T,
                   'anchors': int(batch['anchor_valid'].sum()), 'weight_sum': float((weights * ok).sum())}
 
@@ -252,20 +264,24 @@ def sample_key(ids) -> str:
 
 # %% ../nbs/11_train.ipynb #cfa15142
 class FeatureCache:
-    "Target features of samples, on disk in bfloat16, keyed by the hash of their token ids (an append-only file + index)."
+    """Target features of samples, on disk in bfloat16, keyed by the hash of their token ids (an append-only file +
+    index)."""
     def __init__(self, path, layer_ids, hidden_size: int, target_fingerprint: str):
         self.path, self.width = Path(path), len(layer_ids) * hidden_size
-        meta = {'target': target_fingerprint, 'layer_ids': [int(i) for i in layer_ids], 'width': self.width, 'dtype': 'bfloat16'}
+        meta = {'target': target_fingerprint, 'layer_ids': [int(i) for i in layer_ids], 'width': self.width,
+                'dtype': 'bfloat16'}
         self.path.mkdir(parents=True, exist_ok=True)
         mp = self.path/'meta.json'
         if mp.is_file():
             old = json.loads(mp.read_text())
             diff = {k: (old.get(k), v) for k, v in meta.items() if old.get(k) != v}
             if diff:
-                raise ValueError(f"{self.path}: feature cache made for another target or layers (cached vs now: {diff}); "
+                raise ValueError(
+                    f"{self.path}: feature cache made for another target or layers (cached vs now: {diff}); "
                                       "use another --feature-cache directory or delete this one")
         else: mp.write_text(json.dumps(meta, indent=2))
-        self.meta, self.data_file, self.index_file, self.index = meta, self.path/'features.bf16', self.path/'index.tsv', {}
+        self.meta, self.index = meta, {}
+        self.data_file, self.index_file = self.path/'features.bf16', self.path/'index.tsv'
         with self.locked():   # no writer is between its data and its index line: past the last line is a killed run's
             self.rows = self._read_index()
             with open(self.data_file, 'ab') as f: f.truncate(self.rows * self.width * 2)
@@ -284,7 +300,8 @@ def locked(self: FeatureCache):
 
 @patch
 def _read_index(self: FeatureCache) -> int:
-    "Load index.tsv into `self.index` (a line cut by a kill is dropped from the file); the row where indexed features end."
+    """Load index.tsv into `self.index` (a line cut by a kill is dropped from the file); the row where indexed
+    features end."""
     text = self.index_file.read_text() if self.index_file.is_file() else ''
     whole, end = text[:text.rfind('\n') + 1], 0
     if whole != text: os.truncate(self.index_file, len(whole.encode()))
@@ -315,7 +332,8 @@ def put(self: FeatureCache, key: str, feats: torch.Tensor):
 
 # %% ../nbs/11_train.ipynb #1313fc5d
 class CachedTargetFeatures:
-    "`for_batch(batch)`: features of the batch's samples from `cache`, running the target only for samples not cached yet."
+    """`for_batch(batch)`: features of the batch's samples from `cache`, running the target only for samples not
+    cached yet."""
     def __init__(self, features: TargetFeatures, cache: FeatureCache):
         self.features, self.cache, self.rows_computed, self.rows_read, self.target_seconds = features, cache, 0, 0, 0.0
 
@@ -343,11 +361,13 @@ def fill_feature_cache(ds: TokenDataset, features: TargetFeatures, cache: Featur
                        progress: bool = False) -> dict:
     "Compute and store the features of every usable sample of `ds` not cached yet (what a first epoch does, up front)."
     cf, dev = CachedTargetFeatures(features, cache), features.target.get_input_embeddings().weight.device
-    for idx in tqdm(token_budget_batches(ds.lengths, max_tokens, 0, 0), desc='features', unit='batch', disable=not progress):
+    for idx in tqdm(token_budget_batches(ds.lengths, max_tokens, 0, 0), desc='features', unit='batch',
+                    disable=not progress):
         todo = [r for r in (ds[int(i)][0] for i in idx) if sample_key(r) not in cache]
         if todo: cf.for_batch({'input_ids': pad_sequence([torch.from_numpy(r) for r in todo], batch_first=True).to(dev),
                                'lengths': torch.tensor([len(r) for r in todo])})
-    return {'samples': len(cache), 'tokens': cache.tokens, 'computed': cf.rows_computed, 'target_seconds': round(cf.target_seconds, 1)}
+    return {'samples': len(cache), 'tokens': cache.tokens, 'computed': cf.rows_computed,
+            'target_seconds': round(cf.target_seconds, 1)}
 
 # %% ../nbs/11_train.ipynb #452c40f2
 def dist_info() -> tuple[int, int, int]:
@@ -369,22 +389,24 @@ def setup_device(device: str = 'auto'):
 # %% ../nbs/11_train.ipynb #24dc9e6a
 def _is_tiny(spec) -> bool: return str(spec) == 'tiny' or str(spec).startswith('tiny:')
 def _default_mask_id(target: str, V: int) -> int | None:
-    "The mask id of a target of `V` ids: a tiny target's last id, else its model directory's default (Qwen3.5/3.6: 248070)."
+    """The mask id of a target of `V` ids: a tiny target's last id, else its model directory's default (Qwen3.5/3.6:
+    248070)."""
     if _is_tiny(target): return V - 1
     if Path(target).is_dir():
         from dflash_nb.targets import default_mask_token_id
         return default_mask_token_id(target)
 
 def load_target(spec: str, device, dtype=None, vocab_size: int | None = None):
-    "A frozen target in eval mode: `tiny[:k=v,...]` (built in code; `hybrid=1`: Qwen3.5-style) or a local Hugging Face model directory."
+    """A frozen target in eval mode: `tiny[:k=v,...]` (built in code; `hybrid=1`: Qwen3.5-style) or a local Hugging
+    Face model directory."""
     if _is_tiny(spec):
         return tiny_target(spec, vocab_size).to(device=device, dtype=dtype or torch.float32)  # toys: in code
     from transformers import AutoModelForCausalLM
     if not Path(spec).is_dir():
         from dflash_nb.records import hub_id_hint
         raise FileNotFoundError(f"{spec}: --target must be a local model directory or 'tiny'" + hub_id_hint(spec))
-    m = AutoModelForCausalLM.from_pretrained(spec, dtype=dtype or (torch.bfloat16 if device.type == 'cuda' else torch.float32),
-                                             local_files_only=True)
+    dtype = dtype or (torch.bfloat16 if device.type == 'cuda' else torch.float32)
+    m = AutoModelForCausalLM.from_pretrained(spec, dtype=dtype, local_files_only=True)
     return m.eval().requires_grad_(False)
 
 # %% ../nbs/11_train.ipynb #a106204f
@@ -395,9 +417,11 @@ def shard_target(target, device):
     return target.to(device)
 
 # %% ../nbs/11_train.ipynb #312be34f
-def drafter_from_dir(path, target, given: dict | None = None, draft_vocab: str = 'full', norm_init: str = 'ones') -> DFlashDraftModel:
-    """The drafter of directory `path` in float32 on the target's device, checked against `target` and the options `given`
-    ({config field: (option, value)}: each must equal the drafter's); its config records `target` (model type, tied head)."""
+def drafter_from_dir(path, target, given: dict | None = None, draft_vocab: str = 'full',
+                     norm_init: str = 'ones') -> DFlashDraftModel:
+    """The drafter of directory `path` in float32 on the target's device, checked against `target` and the options
+    `given` ({config field: (option, value)}: each must equal the drafter's); its config records `target` (model
+    type, tied head)."""
     d = Path(path)
     if not (d/'config.json').is_file():
         raise FileNotFoundError(f"{d}: --init-drafter needs a drafter directory (config.json + model.safetensors)")
@@ -411,7 +435,8 @@ def drafter_from_dir(path, target, given: dict | None = None, draft_vocab: str =
     for bad, what in ((draft_vocab != 'full', "--draft-vocab data: the drafter keeps its own vocabulary"),
                       (norm_init != 'ones', "--norm-init target would overwrite the drafter's trained final norm")):
         if bad: raise ValueError(f"--init-drafter {d}: {what}")
-    now = DFlashConfig.from_target(target.config, c.num_hidden_layers, c.target_layer_ids, c.block_size, c.mask_token_id)
+    now = DFlashConfig.from_target(target.config, c.num_hidden_layers, c.target_layer_ids, c.block_size,
+                                   c.mask_token_id)
     c.target_model_type, c.target_tie_word_embeddings = now.target_model_type, now.target_tie_word_embeddings
     return core.to(target.get_input_embeddings().weight.device).bind_target(target)
 
@@ -435,7 +460,8 @@ def save_checkpoint(out_dir, core: DFlashDraftModel, opt, sched, step: int, plan
                'cuda': torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None}
         # a file object: a full disk then surfaces as ENOSPC, not only torch's message
         with open(tmp/'train_state.pt', 'wb') as f:
-            torch.save({'step': step, 'optimizer': opt.state_dict(), 'scheduler': sched.state_dict(), 'rng': rng, 'plan': plan}, f)
+            torch.save({'step': step, 'optimizer': opt.state_dict(), 'scheduler': sched.state_dict(), 'rng': rng,
+                        'plan': plan}, f)
     shutil.rmtree(final, ignore_errors=True); os.replace(tmp, final)
     for old in sorted(p for p in d.glob('step-*') if '.tmp' not in p.name)[:-keep] if keep > 0 else []:
         shutil.rmtree(old, ignore_errors=True)
@@ -443,7 +469,8 @@ def save_checkpoint(out_dir, core: DFlashDraftModel, opt, sched, step: int, plan
 
 # %% ../nbs/11_train.ipynb #b705d644
 def _disk_full_cause(e: BaseException) -> OSError | None:
-    "The full-disk error behind `e`: torch's `enforce fail at inline_container.cc` keeps it as its context, safetensors in its text."
+    """The full-disk error behind `e`: torch's `enforce fail at inline_container.cc` keeps it as its context,
+    safetensors in its text."""
     seen = set()
     while e is not None and id(e) not in seen:
         seen.add(id(e))
@@ -455,7 +482,8 @@ def _disk_full_cause(e: BaseException) -> OSError | None:
 
 @contextmanager
 def saving(path, then: str, cleanup=None):
-    "Run the `with` block that writes `path`: a full disk becomes one line naming `path` (after `cleanup()`); other errors pass."
+    """Run the `with` block that writes `path`: a full disk becomes one line naming `path` (after `cleanup()`); other
+    errors pass."""
     try: yield
     except Exception as e:
         if (full := _disk_full_cause(e)) is None: raise
@@ -490,7 +518,8 @@ def read_metrics(path, upto: int) -> list[str]:
             if i == len(parts) - 1:   # no newline after it: the write was cut
                 print(f"train: {p}: dropped its last line, cut by a kill while it was written "
                       f"({l[:40]!r}...)", file=sys.stderr); break
-            raise ValueError(f"{p}:{i + 1}: not a metrics line ({' '.join(str(e).split())}); remove that line (or the file) "
+            raise ValueError(
+                f"{p}:{i + 1}: not a metrics line ({' '.join(str(e).split())}); remove that line (or the file) "
                              "and rerun") from None
         if step <= upto: keep.append(l.decode())
     return keep
@@ -518,18 +547,21 @@ def load_checkpoint(ckpt, core: DFlashDraftModel, opt, sched, plan: dict) -> int
                               "use the same settings and global batch (ranks x --grad-accum), or --resume never")
     # the final norm has its own group iff --norm-lr-mult != 1
     if len(st['optimizer']['param_groups']) != len(opt.param_groups):
-        raise ValueError(f"{ckpt}: made with{'out' if len(st['optimizer']['param_groups']) == 1 else ''} a learning-rate group of "
-                         "its own for the final norm: resume with the checkpoint's --norm-lr-mult, or --resume never")
+        raise ValueError(
+            f"{ckpt}: made with{'out' if len(st['optimizer']['param_groups']) == 1 else ''} a learning-rate group of "
+            "its own for the final norm: resume with the checkpoint's --norm-lr-mult, or --resume never")
     core.load_state_dict(load_file(str(ckpt/'model.safetensors')))
     opt.load_state_dict(st['optimizer']); sched.load_state_dict(st['scheduler'])
-    torch.set_rng_state(st['rng']['torch']); np.random.set_state(st['rng']['numpy']); random.setstate(st['rng']['python'])
+    rng = st['rng']
+    torch.set_rng_state(rng['torch']); np.random.set_state(rng['numpy']); random.setstate(rng['python'])
     if st['rng']['cuda'] is not None and torch.cuda.is_available(): torch.cuda.set_rng_state_all(st['rng']['cuda'])
     return int(st['step'])
 
 # %% ../nbs/11_train.ipynb #48e6ff47
 def dataset_identity(ds: TokenDataset, path: str | None = None) -> dict:
-    """What names the data of a run, cheaply: samples, tokens, the tokenizer's fingerprint and a hash of every row's length,
-    the tokens of 64 rows spread over the dataset and `content_hashes.npy` (tokenize's per-sample hashes) when present."""
+    """What names the data of a run, cheaply: samples, tokens, the tokenizer's fingerprint and a hash of every row's
+    length, the tokens of 64 rows spread over the dataset and `content_hashes.npy` (tokenize's per-sample hashes)
+    when present."""
     lens = np.concatenate([np.diff(b[3]) for b in ds._batches]) if ds._batches else np.zeros(0, np.int64)
     h = hashlib.sha256(lens.astype(np.int64).tobytes())
     for row in np.unique(np.linspace(0, max(0, ds.n_rows - 1), min(64, ds.n_rows)).astype(int)):
@@ -540,8 +572,8 @@ def dataset_identity(ds: TokenDataset, path: str | None = None) -> dict:
 
 _WEIGHT_FILES = ('*.safetensors', '*.bin', '*.gguf', '*.pt', '*.pth')
 def target_identity(spec: str, vocab_size: int | None = None) -> dict:
-    """What names the target, cheaply: a tiny target's spec, else a hash of its `config.json` and, per weight file, its name,
-    size and 16 slices of 64 KiB spread over it (other weights of the same shape differ there)."""
+    """What names the target, cheaply: a tiny target's spec, else a hash of its `config.json` and, per weight file, its
+    name, size and 16 slices of 64 KiB spread over it (other weights of the same shape differ there)."""
     if _is_tiny(spec): return {'path': str(spec), 'weights': f"{spec} (vocab_size={vocab_size})"}
     d = Path(spec)
     h = hashlib.sha256((d/'config.json').read_bytes() if (d/'config.json').is_file() else b'')
@@ -551,12 +583,13 @@ def target_identity(spec: str, vocab_size: int | None = None) -> dict:
             for k in range(16): f.seek(k * max(0, n - 65536) // 15); h.update(f.read(65536))
     return {'path': str(spec), 'weights': h.hexdigest()[:16]}
 
-# %% ../nbs/11_train.ipynb #d494cf74
+# %% ../nbs/11_train.ipynb #459526e2
 @dataclass
-class TrainConfig(Config):
-    "Every parameter of a training run, declared once: `dflash-nb train`'s options and `train_args` are made from it."
+class _TrainInputs(Config):
+    "TrainConfig's first options, in --help's order: the run's input, target and output, and the drafter's shape."
     kind = 'training'   # what make_config's error calls them
-    dataset: str = opt(None, "tokenized dataset directory (or s3:// URL) written by `dflash-nb tokenize`", required=True)
+    dataset: str = opt(None, "tokenized dataset directory (or s3:// URL) written by `dflash-nb tokenize`",
+                       required=True)
     target: str = opt(None, "target model directory (Hugging Face), or 'tiny' / 'tiny:hidden_size=128,num_layers=8' "
                             "for a tiny random Qwen3 built in code", required=True)
     output_dir: str = opt(None, "where checkpoints, metrics.jsonl, summary.json and drafter/ go", required=True)
@@ -564,31 +597,47 @@ class TrainConfig(Config):
                                          "shape, tap layers, block size and mask token are kept (an option giving "
                                          "another value is refused)", 'drafter', metavar='DIR')
     drafter_preset: str | None = opt(None, "shape of a published drafter for a fresh one: heads, head size, KV heads, "
-                                           "MLP, sliding layers, block, tap layers (SpecForge's configs)", 'drafter', choices=list(DRAFTER_PRESETS))
-    draft_layers: int | None = opt(None, "draft decoder layers (default 5; with --init-drafter the drafter's)", 'drafter', min=1)
+                                           "MLP, sliding layers, block, tap layers (SpecForge's configs)", 'drafter',
+                                     choices=list(DRAFTER_PRESETS))
+    draft_layers: int | None = opt(None, "draft decoder layers (default 5; with --init-drafter the drafter's)",
+                                   'drafter', min=1)
     draft_heads: int | None = opt(None, "attention heads per draft layer (default: the target's)", 'drafter', min=1)
     draft_kv_heads: int | None = opt(None, "KV heads per draft layer (default: the target's)", 'drafter', min=1)
     draft_head_dim: int | None = opt(None, "head size of the draft layers (default: the target's)", 'drafter', min=1)
-    draft_intermediate_size: int | None = opt(None, "MLP width of the draft layers (default: the target's)", 'drafter', min=1)
+    draft_intermediate_size: int | None = opt(None, "MLP width of the draft layers (default: the target's)", 'drafter',
+                                              min=1)
     draft_layer_types: str | None = opt(None, "attention of each draft layer, comma-separated full or sliding (e.g. "
                                               "sliding,sliding,sliding,sliding,full; default all full)", 'drafter')
-    sliding_window: int | None = opt(None, "window of the sliding draft layers in tokens (needed with sliding layers)", 'drafter', min=1)
-    target_layer_ids: str | None = opt(None, "comma-separated target layers to fuse (default: evenly 1..L-3)", 'drafter')
+    sliding_window: int | None = opt(None, "window of the sliding draft layers in tokens (needed with sliding layers)",
+                                     'drafter', min=1)
+    target_layer_ids: str | None = opt(None, "comma-separated target layers to fuse (default: evenly 1..L-3)",
+                                       'drafter')
     block_size: int | None = opt(None, "block size (default 16; with --init-drafter the drafter's)", 'drafter', min=2)
-    mask_token_id: int | None = opt(None, "mask token id (default: 248070 for Qwen3.5/3.6, vocab-1 for tiny)", 'drafter', min=0)
+    mask_token_id: int | None = opt(None, "mask token id (default: 248070 for Qwen3.5/3.6, vocab-1 for tiny)",
+                                    'drafter', min=0)
     attention: str = opt('auto', "block attention: blocks (each block against its visible context and itself, no dense "
                                  "mask; cheapest on a CPU), sdpa (one dense mask over all blocks), flex, or auto "
-                                 "(default: blocks on CPU, sdpa on GPU)", 'drafter', choices=['auto', 'blocks', 'sdpa', 'flex'])
+                                 "(default: blocks on CPU, sdpa on GPU)", 'drafter',
+                         choices=['auto', 'blocks', 'sdpa', 'flex'])
     norm_init: str = opt('ones', "drafter final norm: all ones (default), or 0.05 x the target's (near-uniform first "
                                  "predictions; see the model notebook)", 'drafter', choices=['ones', 'target'])
     draft_vocab: str = opt('full', "ids the drafter predicts: the whole vocabulary (default) or those in the dataset's "
                                    "loss tokens (cheaper LM head)", 'drafter', choices=['full', 'data'])
+
+# %% ../nbs/11_train.ipynb #650ae2ce
+@dataclass
+class TrainConfig(_TrainInputs):
+    "Every parameter of a training run, declared once: `dflash-nb train`'s options and `train_args` are made from it."
     max_seq_len: int = opt(3072, "truncate longer samples (default 3072)", 'data', min=1)
-    max_tokens: int = opt(8192, "token budget per micro-batch per device, padding included (default 8192)", 'data', min=1)
+    max_tokens: int = opt(8192, "token budget per micro-batch per device, padding included (default 8192)", 'data',
+                          min=1)
     max_anchors: int = opt(512, "anchors per sequence (default 512)", 'data', min=1)
-    feature_cache: str | None = opt(None, "directory caching the target's features (filled on the first epoch, reused after)", 'data')
+    feature_cache: str | None = opt(None,
+                                    "directory caching the target's features (filled on the first epoch, reused after)",
+                                    'data')
     epochs: int = opt(6, "epochs (default 6)", 'optimisation', min=1)
-    max_steps: int | None = opt(None, "stop after this many optimizer steps (the schedule spans them)", 'optimisation', min=1)
+    max_steps: int | None = opt(None, "stop after this many optimizer steps (the schedule spans them)", 'optimisation',
+                                min=1)
     time_budget_s: float | None = opt(None, "fit the run into this many seconds: after 5 steps the step count (and the "
                                             "LR schedule) shrinks to what the budget allows", 'optimisation', gt=0)
     lr: float = opt(6e-4, "peak learning rate (default 6e-4)", 'optimisation', gt=0)
@@ -602,14 +651,16 @@ class TrainConfig(Config):
     gamma: float | None = opt(None, "loss decay (default 7/5/4 for block 16/10/8)", 'optimisation', gt=0)
     precision: str = opt('auto', "drafter compute: bf16 autocast (float32 weights), fp32, or auto (default: bf16 on "
                                  "GPU, fp32 on CPU; bf16 on a CPU measured 1.8x the predictions per CPU-second of "
-                                 "SmolLM2 drafter steps, loss within 3e-4)", 'optimisation', choices=['auto', 'bf16', 'fp32'])
+                                 "SmolLM2 drafter steps, loss within 3e-4)", 'optimisation',
+                         choices=['auto', 'bf16', 'fp32'])
     loss_chunk: int = opt(1024, "slots per LM-head chunk in the loss (default 1024)", 'optimisation', min=1)
     seed: int = opt(0, "seed for init, batches and anchors (default 0)", 'run', min=0)
     save_every: int = opt(1000, "checkpoint every N steps (default 1000; 0: only at the end)", 'run', min=0)
     keep_checkpoints: int = opt(2, "checkpoints kept (default 2)", 'run', min=1)
     resume: str = opt('auto', "'auto' (latest checkpoint in --output-dir, if any), 'never', or a checkpoint dir", 'run')
     device: str = opt('auto', "auto | cuda | cpu", 'run')
-    target_shard: str = opt('replicate', "target per rank: full copy or FSDP-sharded layers", 'run', choices=['replicate', 'fsdp'])
+    target_shard: str = opt('replicate', "target per rank: full copy or FSDP-sharded layers", 'run',
+                            choices=['replicate', 'fsdp'])
     save_dtype: str = opt('bfloat16', "dtype of the final drafter/ weights (default bfloat16, what serving engines "
                                       "load; checkpoints stay float32)", 'run', choices=['bfloat16', 'float32'])
     quiet: bool = opt(False, "no progress bar", 'run')
@@ -710,7 +761,8 @@ def _mask_token_id(args: TrainConfig, ds: TokenDataset, V: int) -> int | None:
     "--mask-token-id, else the target's default mask id (a tiny target's last id must be unused by the dataset)."
     if args.mask_token_id is not None: return args.mask_token_id
     if _is_tiny(args.target) and ds.max_token_id >= V - 1:
-        raise ValueError(f"{args.dataset}: uses id {ds.max_token_id}, the tiny target's mask token; make the dataset with "
+        raise ValueError(
+            f"{args.dataset}: uses id {ds.max_token_id}, the tiny target's mask token; make the dataset with "
                          "synthetic_dataset / toy_dataset_from_samples, or give the tiny target a larger vocab_size")
     return _default_mask_id(args.target, V)
 
@@ -730,7 +782,8 @@ def run_target(r: TrainRun) -> None:
 _LAYER_TYPE_NAMES = {'full': 'full_attention', 'sliding': 'sliding_attention', 'full_attention': 'full_attention',
                      'sliding_attention': 'sliding_attention'}
 def drafter_shape(a) -> dict:
-    "{drafter config field: (option, value)} of the shape options given: the --drafter-preset's fields, each overridden by an option given."
+    """{drafter config field: (option, value)} of the shape options given: the --drafter-preset's fields, each
+    overridden by an option given."""
     lt = None
     if a.draft_layer_types:
         parts = [x.strip() for x in a.draft_layer_types.split(',')]
@@ -741,18 +794,26 @@ def drafter_shape(a) -> dict:
     if a.drafter_preset:
         if a.drafter_preset not in DRAFTER_PRESETS:
             raise ValueError(f"--drafter-preset {a.drafter_preset}: unknown; one of {', '.join(DRAFTER_PRESETS)}")
-        out = {k: (f"--drafter-preset {a.drafter_preset}", v) for k, v in DRAFTER_PRESETS[a.drafter_preset].items() if k != 'tap_layers'}
-    for name, option, v in (('num_hidden_layers', '--draft-layers', a.draft_layers), ('block_size', '--block-size', a.block_size),
-                            ('num_attention_heads', '--draft-heads', a.draft_heads), ('num_key_value_heads', '--draft-kv-heads', a.draft_kv_heads),
-                            ('head_dim', '--draft-head-dim', a.draft_head_dim), ('intermediate_size', '--draft-intermediate-size', a.draft_intermediate_size),
-                            ('layer_types', '--draft-layer-types', lt), ('sliding_window', '--sliding-window', a.sliding_window)):
+        out = {k: (f"--drafter-preset {a.drafter_preset}", v) for k, v in DRAFTER_PRESETS[a.drafter_preset].items()
+               if k != 'tap_layers'}
+    for name, option, v in (('num_hidden_layers', '--draft-layers', a.draft_layers),
+                            ('block_size', '--block-size', a.block_size),
+                            ('num_attention_heads', '--draft-heads', a.draft_heads),
+                            ('num_key_value_heads', '--draft-kv-heads', a.draft_kv_heads),
+                            ('head_dim', '--draft-head-dim', a.draft_head_dim),
+                            ('intermediate_size', '--draft-intermediate-size', a.draft_intermediate_size),
+                            ('layer_types', '--draft-layer-types', lt),
+                            ('sliding_window', '--sliding-window', a.sliding_window)):
         if v is not None: out[name] = (option, v)
     return out
 
-def fresh_drafter_config(a, target_config, mask_id: int | None, layer_ids=None, draft_vocab_size: int = 0) -> DFlashConfig:
-    "The config of a fresh drafter for `target_config` from the options `a`: the target's shape, the preset's, then each option given."
+def fresh_drafter_config(a, target_config, mask_id: int | None, layer_ids=None,
+                         draft_vocab_size: int = 0) -> DFlashConfig:
+    """The config of a fresh drafter for `target_config` from the options `a`: the target's shape, the preset's, then
+    each option given."""
     kw = {k: v for k, (_, v) in drafter_shape(a).items()}
-    n, bs = kw.pop('num_hidden_layers', len(kw.get('layer_types') or [None] * 5)), kw.pop('block_size', 16)   # layers: as many as typed
+    # layers: as many as typed
+    n, bs = kw.pop('num_hidden_layers', len(kw.get('layer_types') or [None] * 5)), kw.pop('block_size', 16)
     if a.drafter_preset and layer_ids is None:   # the recipe's number of tap layers, spread over this target
         t = text_config(target_config)
         L = int(t['num_hidden_layers'] if isinstance(t, dict) else t.num_hidden_layers)
@@ -771,9 +832,11 @@ def run_drafter(r: TrainRun) -> None:
     torch.manual_seed(a.seed)
     vocab = None
     if a.draft_vocab == 'data' and not a.init_drafter:
-        vocab = np.unique(np.concatenate([ids[m] for ids, m in (ds[i] for i in range(len(ds)))] + [np.array(default_eos_ids(target), np.int64)]))
+        vocab = np.unique(np.concatenate([ids[m] for ids, m in (ds[i] for i in range(len(ds)))]
+                                         + [np.array(default_eos_ids(target), np.int64)]))
     if a.init_drafter:
-        given = {'mask_token_id': ('--mask-token-id', a.mask_token_id), 'target_layer_ids': ('--target-layer-ids', layer_ids),
+        given = {'mask_token_id': ('--mask-token-id', a.mask_token_id),
+                 'target_layer_ids': ('--target-layer-ids', layer_ids),
                  **drafter_shape(a)}
         core = drafter_from_dir(a.init_drafter, target, given, a.draft_vocab, a.norm_init)
     else:
@@ -788,7 +851,8 @@ def run_drafter(r: TrainRun) -> None:
 
 # %% ../nbs/11_train.ipynb #2998bc24
 def run_features(r: TrainRun) -> None:
-    "Hooks keeping the tap layers' outputs (`r.features`, through the feature cache with --feature-cache) and the loss weights."
+    """Hooks keeping the tap layers' outputs (`r.features`, through the feature cache with --feature-cache) and the
+    loss weights."""
     a, ds, cfg = r.args, r.ds, r.cfg
     r.features, r.cache_info = TargetFeatures(r.target, cfg.target_layer_ids, stop_early=not r.fsdp), None
     if a.feature_cache:
@@ -799,37 +863,42 @@ def run_features(r: TrainRun) -> None:
         r.cache_info = {'dir': str(a.feature_cache), 'estimated_bytes': est, 'samples_cached_at_start': len(cache),
                         'samples': len(ds)}
         if r.rank == 0: print(f"feature cache {a.feature_cache}: {int(ds.row_lengths.sum()):,} tokens x "
-                              f"{len(cfg.target_layer_ids)} layers x "
-                              f"{cfg.hidden_size} x 2 bytes = {est / 1e9:.2f} GB; {len(cache):,} samples cached already",
+                              f"{len(cfg.target_layer_ids)} layers x {cfg.hidden_size} x 2 bytes = {est / 1e9:.2f} GB; "
+                              f"{len(cache):,} samples cached already",
                               file=sys.stderr)
         r.features = CachedTargetFeatures(r.features, cache)
     r.weights = loss_weights(cfg.block_size, a.gamma, r.dev)
 
 # %% ../nbs/11_train.ipynb #3861cf87
 def plan_run(r: TrainRun) -> None:
-    "Every epoch's batches, known up front (the same on every rank), the steps per epoch and in all, and the plan a resume must match."
+    """Every epoch's batches, known up front (the same on every rank), the steps per epoch and in all, and the plan a
+    resume must match."""
     a, G = r.args, r.world * r.args.grad_accum
     r.plan_batches = [token_budget_batches(r.ds.lengths, a.max_tokens, a.seed, e) for e in range(a.epochs)]
     r.per_epoch = [len(b) // G for b in r.plan_batches]
     if min(r.per_epoch) == 0:
-        raise ValueError(f"{a.dataset}: {min(len(b) for b in r.plan_batches)} micro-batches per epoch, fewer than ranks x "
+        raise ValueError(
+            f"{a.dataset}: {min(len(b) for b in r.plan_batches)} micro-batches per epoch, fewer than ranks x "
                          f"--grad-accum = {G}; lower --max-tokens or --grad-accum")
     r.total = min(sum(r.per_epoch), a.max_steps or sum(r.per_epoch))
     r.starts = np.cumsum([0] + r.per_epoch)
     r.plan = {'seed': a.seed, 'max_tokens': a.max_tokens, 'max_seq_len': a.max_seq_len, 'max_anchors': a.max_anchors,
               'epochs': a.epochs, 'block_size': r.cfg.block_size, 'global_micro_batches': G, 'total_steps': r.total,
-              'dataset': dataset_identity(r.ds, a.dataset), 'target': target_identity(a.target, text_config(r.target.config).vocab_size)}
+              'dataset': dataset_identity(r.ds, a.dataset),
+              'target': target_identity(a.target, text_config(r.target.config).vocab_size)}
 
 # %% ../nbs/11_train.ipynb #06e15c01
 def param_groups(core, lr: float, norm_lr_mult: float = 1.0) -> list[dict]:
-    "AdamW parameter groups: every drafter weight at `lr`, the final norm's scale at `norm_lr_mult` x `lr` (one group when 1)."
+    """AdamW parameter groups: every drafter weight at `lr`, the final norm's scale at `norm_lr_mult` x `lr` (one
+    group when 1)."""
     named = list(core.named_parameters())
     if norm_lr_mult == 1: return [{'params': [p for _, p in named]}]
     return [{'params': [p for n, p in named if n != 'norm.weight']},
             {'params': [p for n, p in named if n == 'norm.weight'], 'lr': lr * norm_lr_mult}]
 
 def run_optimizer(r: TrainRun) -> None:
-    "AdamW and the cosine schedule with linear warmup; `r.span['total']` is its length, which a time budget may shorten."
+    """AdamW and the cosine schedule with linear warmup; `r.span['total']` is its length, which a time budget may
+    shorten."""
     a = r.args
     r.opt = torch.optim.AdamW(param_groups(r.core, a.lr, a.norm_lr_mult), lr=a.lr, weight_decay=a.weight_decay)
     warm, span = int(a.warmup_ratio * r.total), {'total': r.total}
@@ -837,27 +906,34 @@ def run_optimizer(r: TrainRun) -> None:
 
 # %% ../nbs/11_train.ipynb #0c4f71cd
 def resume_run(r: TrainRun) -> None:
-    "The step to start from (a checkpoint's, per --resume, else 0); rank 0 trims metrics.jsonl to it and writes train_args.json."
+    """The step to start from (a checkpoint's, per --resume, else 0); rank 0 trims metrics.jsonl to it and writes
+    train_args.json."""
     a = r.args
     ckpt = None if a.resume == 'never' else (latest_checkpoint(r.out) if a.resume == 'auto' else Path(a.resume))
     r.step = load_checkpoint(ckpt, r.core, r.opt, r.sched, r.plan) if ckpt else 0
     r.metrics_path = r.out/'metrics.jsonl'
     if r.rank == 0:  # keep the metrics of the steps the checkpoint contains, drop any later ones of a crashed run
         clean_stale_tmp(r.out/'drafter')   # what a save killed midway left
-        atomic_write(r.metrics_path, ''.join(l + '\n' for l in (read_metrics(r.metrics_path, r.step) if r.step else [])))
-        (r.out/'train_args.json').write_text(json.dumps({**asdict(a), 'world_size': r.world, 'plan': r.plan}, indent=2, default=str))
+        kept = read_metrics(r.metrics_path, r.step) if r.step else []
+        atomic_write(r.metrics_path, ''.join(l + '\n' for l in kept))
+        (r.out/'train_args.json').write_text(json.dumps({**asdict(a), 'world_size': r.world, 'plan': r.plan},
+                                                        indent=2, default=str))
 
 # %% ../nbs/11_train.ipynb #g25acc
 def step_weight_sum(core, batches, weights) -> float:
-    "Loss weight of every labelled slot of one optimizer step: this rank's micro-batches `batches`, summed over all ranks."
-    t = torch.tensor(sum(float((weights * block_labels(core, b)[3]).sum()) for b in batches), dtype=torch.float64, device=weights.device)
+    """Loss weight of every labelled slot of one optimizer step: this rank's micro-batches `batches`, summed over all
+    ranks."""
+    t = torch.tensor(sum(float((weights * block_labels(core, b)[3]).sum()) for b in batches), dtype=torch.float64,
+                     device=weights.device)
     if torch.distributed.is_initialized() and torch.distributed.get_world_size() > 1: torch.distributed.all_reduce(t)
     return max(float(t), 1e-9)
 
-def accumulate_gradients(model, features, batches, weights, world: int = 1, attention: str = 'sdpa', loss_chunk: int = 1024,
+def accumulate_gradients(model, features, batches, weights, world: int = 1, attention: str = 'sdpa',
+                         loss_chunk: int = 1024,
                          autocast=None) -> torch.Tensor:
     """Backward of this rank's micro-batches of one optimizer step, the loss normalised once over the whole step (every
-    micro-batch of every rank, as SpecForge does). Returns [loss x weight, weight, tokens, positions, anchors, correct[k], count[k]]."""
+    micro-batch of every rank, as SpecForge does). Returns [loss x weight, weight, tokens, positions, anchors,
+    correct[k], count[k]]."""
     core = getattr(model, 'module', model)
     bs = core.config.block_size
     norm = step_weight_sum(core, batches, weights)
@@ -867,7 +943,8 @@ def accumulate_gradients(model, features, batches, weights, world: int = 1, atte
             with autocast or nullcontext():
                 loss, st = dflash_forward(model, features, batch, weights, attention, loss_chunk, norm)
             (loss * world).backward()   # DDP averages the ranks' gradients: x world makes it the sum over the step
-        stats[:5] += torch.tensor([loss.item() * norm, st['weight_sum'], st['tokens'], st['positions'], st['anchors']], dtype=torch.float64)
+        stats[:5] += torch.tensor([loss.item() * norm, st['weight_sum'], st['tokens'], st['positions'], st['anchors']],
+                                  dtype=torch.float64)
         stats[5:5 + bs] += st['correct'].cpu(); stats[5 + bs:] += st['count'].cpu()
     return stats
 
@@ -875,8 +952,8 @@ def accumulate_gradients(model, features, batches, weights, world: int = 1, atte
 def train_step(r: TrainRun, epoch: int, s_in: int) -> tuple[torch.Tensor, float, float]:
     "Optimizer step `s_in` of `epoch` -> (its stats summed over ranks, grad norm, lr)."
     a = r.args
-    batches = [{key: v.to(r.dev) for key, v in collate(r.ds, r.plan_batches[epoch][(s_in * a.grad_accum + k) * r.world + r.rank],
-                                                         epoch, a.seed, a.max_anchors).items()} for k in range(a.grad_accum)]
+    mine = [r.plan_batches[epoch][(s_in * a.grad_accum + k) * r.world + r.rank] for k in range(a.grad_accum)]
+    batches = [{key: v.to(r.dev) for key, v in collate(r.ds, b, epoch, a.seed, a.max_anchors).items()} for b in mine]
     attention = a.attention if a.attention != 'auto' else ('blocks' if r.dev.type == 'cpu' else 'sdpa')
     stats = accumulate_gradients(r.model, r.features, batches, r.weights, r.world, attention, a.loss_chunk, r.autocast)
     gnorm = torch.nn.utils.clip_grad_norm_(r.core.parameters(), a.grad_clip)
@@ -887,24 +964,28 @@ def train_step(r: TrainRun, epoch: int, s_in: int) -> tuple[torch.Tensor, float,
 
 # %% ../nbs/11_train.ipynb #bd6ab699
 def step_metrics(r: TrainRun, stats: torch.Tensor, epoch: int, gnorm: float, lr: float, dt: float) -> dict:
-    "The line of metrics.jsonl for the step just done: loss, lr, grad norm, accuracy per position, tokens, throughput, padding."
+    """The line of metrics.jsonl for the step just done: loss, lr, grad norm, accuracy per position, tokens,
+    throughput, padding."""
     bs = r.cfg.block_size
     corr, cnt = stats[5:5 + bs], stats[5 + bs:]
     return {'step': r.step, 'epoch': epoch, 'loss': stats[0].item() / stats[1].item(), 'lr': lr, 'grad_norm': gnorm,
             'acc': [round((corr[k] / cnt[k]).item(), 5) if cnt[k] else None for k in range(1, bs)],
-            'tokens': int(stats[2]), 'tokens_per_s': stats[2].item() / dt, 'padding_share': 1 - stats[2].item() / stats[3].item(),
+            'tokens': int(stats[2]), 'tokens_per_s': stats[2].item() / dt,
+            'padding_share': 1 - stats[2].item() / stats[3].item(),
             'anchors': int(stats[4]), 'step_s': dt}
 
 # %% ../nbs/11_train.ipynb #c492ba78
 def log_step(r: TrainRun, stats: torch.Tensor, dt: float) -> None:
-    "Throughput counters (without the first step), the time budget's step count after 5 timed steps, metrics.jsonl and the bar."
+    """Throughput counters (without the first step), the time budget's step count after 5 timed steps, metrics.jsonl
+    and the bar."""
     a = r.args
     if r.steps_run:
         r.tok_sum, r.t_train = r.tok_sum + stats[2].item(), r.t_train + dt       # throughput without the first step
     r.steps_run += 1
     if a.time_budget_s and r.steps_run == 6 and 'budget_steps' not in r.span:
         left = a.time_budget_s - (time.time() - r.t_start)
-        r.span['budget_steps'] = r.total = r.span['total'] = max(r.step + 1, min(r.total, r.step + int(left / (r.t_train / 5))))
+        r.span['budget_steps'] = r.total = r.span['total'] = max(r.step + 1,
+                                                                 min(r.total, r.step + int(left / (r.t_train / 5))))
         if r.bar: r.bar.total = r.total
     if r.rank == 0:
         with open(r.metrics_path, 'a') as f: f.write(json.dumps(r.last) + '\n')
@@ -924,7 +1005,8 @@ def cpu_bf16_pays() -> bool:
 
 # %% ../nbs/11_train.ipynb #9309b9c3
 def run_loop(r: TrainRun) -> None:
-    "Optimizer steps from `r.step` to the planned (or budgeted) total; checkpoints every --save-every steps and at the end."
+    """Optimizer steps from `r.step` to the planned (or budgeted) total; checkpoints every --save-every steps and at
+    the end."""
     a = r.args
     bf16 = a.precision == 'bf16' or (a.precision == 'auto' and r.dev.type == 'cuda')
     r.autocast = torch.autocast(r.dev.type, dtype=torch.bfloat16) if bf16 else nullcontext()
@@ -954,18 +1036,21 @@ def run_summary(r: TrainRun) -> dict:
     # resumed a finished run
     if not last and r.rank == 0 and r.metrics_path.is_file() and r.metrics_path.read_text().strip():
         last = json.loads(r.metrics_path.read_text().splitlines()[-1])
-    fc = r.cache_info and {**r.cache_info, 'samples_computed': r.features.rows_computed, 'samples_read': r.features.rows_read,
+    fc = r.cache_info and {**r.cache_info, 'samples_computed': r.features.rows_computed,
+                           'samples_read': r.features.rows_read,
                            'target_seconds': round(r.features.target_seconds, 1)}
-    return {'steps': r.step, 'total_steps': r.total, 'epochs': a.epochs, 'steps_per_epoch': r.per_epoch, 'world_size': r.world,
-            'drafter_parameters': r.core.num_parameters(), 'target_parameters': sum(p.numel() for p in r.target.parameters()),
+    return {'steps': r.step, 'total_steps': r.total, 'epochs': a.epochs, 'steps_per_epoch': r.per_epoch,
+            'world_size': r.world, 'drafter_parameters': r.core.num_parameters(),
+            'target_parameters': sum(p.numel() for p in r.target.parameters()),
             'target_layer_ids': cfg.target_layer_ids, 'mask_token_id': cfg.mask_token_id, 'samples': len(ds),
             'skipped_no_anchor': ds.skipped_no_anchor, 'truncated': ds.truncated,
             'padding_share_plan': padding_share([b for e in r.plan_batches for b in e], ds.lengths),
             'final_loss': last.get('loss'), 'final_acc': last.get('acc'),
             'tokens_per_s': r.tok_sum / r.t_train if r.t_train else last.get('tokens_per_s'),
             'steps_per_s': (r.steps_run - 1) / r.t_train if r.t_train else None, 'seconds': time.time() - r.t_start,
-            'drafter_dir': str(r.out/'drafter'), 'device': str(dev), 'block_size': cfg.block_size, 'draft_layers': cfg.num_hidden_layers,
-            'draft_vocab_size': cfg.draft_vocab_size, 'time_budget_s': a.time_budget_s, 'planned_steps': r.plan['total_steps'],
+            'drafter_dir': str(r.out/'drafter'), 'device': str(dev), 'block_size': cfg.block_size,
+            'draft_layers': cfg.num_hidden_layers, 'draft_vocab_size': cfg.draft_vocab_size,
+            'time_budget_s': a.time_budget_s, 'planned_steps': r.plan['total_steps'],
             'norm_init': a.norm_init, 'init_drafter': a.init_drafter, 'target_fsdp': r.fsdp, 'attention': a.attention,
             'peak_gpu_memory_gb': torch.cuda.max_memory_allocated(dev) / 1e9 if dev.type == 'cuda' else None,
             'save_dtype': a.save_dtype, 'feature_cache': fc}
@@ -994,7 +1079,8 @@ def train(args: TrainConfig | argparse.Namespace) -> dict:
 
 # %% ../nbs/11_train.ipynb #ca7c8540
 def train_main(args: argparse.Namespace) -> int:
-    "Entry point of `dflash-nb train` (and `python -m dflash_nb.train`, e.g. under torchrun); rank 0 holds the output's lock."
+    """Entry point of `dflash-nb train` (and `python -m dflash_nb.train`, e.g. under torchrun); rank 0 holds the
+    output's lock."""
     out, rank = Path(args.output_dir), dist_info()[0]
     made = rank == 0 and not out.exists()  # a run refused before it wrote anything leaves no empty folder behind
     try:
@@ -1016,7 +1102,9 @@ def run_readme_info(args, ds, summary: dict) -> dict:
     "What the drafter's README.md says about this run: target, training data statistics, training outcome."
     n_tok, pairs = int(ds.lengths.sum()), int(ds.row_anchors.sum())
     loss_tok = (dataset_stats(str(args.dataset)) or {}).get('loss_tokens')
-    data = (f"`{args.dataset}`: {len(ds):,} samples, {n_tok:,} tokens (max length {args.max_seq_len}, {ds.truncated} truncated, "
+    data = (
+        f"`{args.dataset}`: {len(ds):,} samples, {n_tok:,} tokens (max length {args.max_seq_len}, {ds.truncated} "
+        f"truncated, "
             f"{ds.skipped_no_anchor} without a response skipped), {pairs:,} anchor positions"
             + (f", {loss_tok:,} loss tokens" if loss_tok else ''))
     acc = (summary.get('final_acc') or [None])[0]
@@ -1024,7 +1112,8 @@ def run_readme_info(args, ds, summary: dict) -> dict:
     training = (f"{summary['steps']} steps on {summary['world_size']} x {summary['device']}"
                 + (f", fine-tuned from `{args.init_drafter}`" if args.init_drafter else ', from scratch')
                 + (f"; final loss {loss:.4f}, position-1 accuracy {acc}" if loss is not None else ''))
-    return {'target': args.target, 'drafter_dir': str(Path(args.output_dir)/'drafter'), 'data': data, 'training': training}
+    return {'target': args.target, 'drafter_dir': str(Path(args.output_dir)/'drafter'), 'data': data,
+            'training': training}
 
 # %% ../nbs/11_train.ipynb #41a45790
 if __name__ == '__main__' and Path(sys.argv[0]).name == 'train.py':
