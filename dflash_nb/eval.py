@@ -77,7 +77,7 @@ class TargetSession:
         self.forwards = self.tokens_in = self.extra_tokens = self.extra_forwards = 0
 
     @property
-    def length(self) -> int: return self.cache.get_seq_length()
+    def length(self) -> int: return int(self.cache.get_seq_length())   # (a tensor on linear layers: transformers>=5.25)
 
 # %% ../nbs/12_eval.ipynb #87e6f83e
 @patch
@@ -114,7 +114,7 @@ def _before_forward(self: TargetSession, n: int):
     linear-attention layer's input."""
     self._snap, self._inputs = None, {}
     if n < 2 or self.cache.get_seq_length() == 0: yield; return
-    self._snap = (self.cache.get_seq_length(), [{i: (l.conv_states[i].clone(), l.recurrent_states[i].clone())
+    self._snap = (self.length, [{i: (l.conv_states[i].clone(), l.recurrent_states[i].clone())
                                                  for i in range(l.number_of_states)
                                                  if l.is_recurrent_states_initialized[i]}
                                                 for l in self.linear])
