@@ -139,6 +139,8 @@ def crop(self: TargetSession, keep: int):
     start, states = self._snap
     for l, st in zip(self.linear, states):
         for i, (conv, rec) in st.items(): l.conv_states[i].copy_(conv); l.recurrent_states[i].copy_(rec)
+        # transformers>=5.25 counts a linear layer's tokens (its cache length): back to the snapshot's too
+        if hasattr(l, 'cumulative_length_linear'): l.cumulative_length_linear.fill_(start)
     from transformers.cache_utils import DynamicLayer
     for l in self.cache.layers:
         if isinstance(l, DynamicLayer): DynamicLayer.crop(l, -(l.get_seq_length() - keep))
