@@ -56,12 +56,6 @@ ARMS = {
 LAYER_IDS = [1, 8, 14, 20, 27]
 
 
-def cpu_bf16_pays() -> bool:
-    "Whether bf16 autocast runs the drafter's matmuls faster than fp32 on this CPU (the package's answer)."
-    from dflash_nb.train import cpu_bf16_pays as pays
-    return pays()
-
-
 def log(out: Path, msg: str):
     line = f"{time.strftime('%H:%M:%S', time.gmtime())} {msg}"
     print(line, flush=True)
@@ -202,6 +196,7 @@ def train_slice(st: dict, ds, rows, feats, held, cfg: dict, budget_s: float, sli
         t0 = time.process_time()
         lr = lr_at(st['cpu'] / budget_s, cfg)
         for g in opt.param_groups: g['lr'] = lr * g['lr_mult']
+        from dflash_nb.train import cpu_bf16_pays
         bf16 = cfg['bf16'] if cfg['bf16'] != 'auto' else cpu_bf16_pays()
         ctx = torch.autocast('cpu', dtype=torch.bfloat16) if bf16 else torch.autocast('cpu', enabled=False)
         with ctx: loss, s = dflash_forward(dr, mf, batch, w, attention=cfg['attention'])
