@@ -19,8 +19,9 @@ __all__ = ['FEATURES', 'SCHEMA', 'SHARD_RECORD_KEYS', 'DATASET_COLUMNS', 'SHARD_
            'dataset_manifest', 'dataset_stats', 'DatasetDamaged', 'Shard', 'Shards', 'dataset_shards', 'copied_run',
            'open_dataset', 'stream_batches', 'read_shard', 'read_schema', 'with_dataset_columns', 'atomic_write',
            'write_dataset_metadata', 'shard_record', 'record_shards', 'place_shard', 'verify_shards', 'write_shard',
-           'write_dataset', 'OutputLocked', 'output_lock', 'check_output_dir', 'replace_dir', 'clean_asides', 'Dataset',
-           'list_parts', 'masked_runs', 'true_counts', 'length_stats', 'summarize', 'distinct', 'write_pretokenized']
+           'write_dataset', 'OutputLocked', 'output_lock', 'check_output_dir', 'replace_dir', 'clean_asides',
+           'partial_dir', 'Dataset', 'list_parts', 'masked_runs', 'true_counts', 'length_stats', 'summarize',
+           'distinct', 'write_pretokenized']
 
 # %% ../nbs/03a_dataset.ipynb #c0c263ab
 FEATURES = {
@@ -36,8 +37,8 @@ SCHEMA = pa.schema([('input_ids', pa.list_(pa.int32())), ('loss_mask', pa.list_(
 
 # %% ../nbs/03a_dataset.ipynb #fff7b9f6
 def _json_kind(v) -> str:
-    names = {dict: 'a JSON object', list: 'a list', str: 'a string', bool: 'a boolean', type(None): 'null'}
-    return names.get(type(v), 'a number')
+    return {dict: 'a JSON object', list: 'a list', str: 'a string', bool: 'a boolean', type(None): 'null'}.get(
+        type(v), 'a number')
 
 def parse_json(data: bytes | None, p, kind: type | None = None):
     """The JSON value in `data` (file `p`'s bytes; None: absent); invalid JSON, or not a `kind` (e.g. dict), is one line
@@ -174,15 +175,13 @@ def _open_shard(d: Path, dfd: int, name: str, i: int, rec: dict | None, owner: S
         raise FileNotFoundError(f"{d/name}: listed in {d/'state.json'} but missing; "
                                 "the dataset is incomplete: copy or re-create it") from None
     try:
-        size = os.fstat(fd).st_size
-        s = Shard(d/name)
-        s.size, s.index, s.record, s._owner = size, i, rec, owner
-        s.ident = (os.fstat(fd).st_dev, os.fstat(fd).st_ino)
-        s._mm = mmap.mmap(fd, 0, access=mmap.ACCESS_READ) if size else None
+        st, s = os.fstat(fd), Shard(d/name)
+        s.size, s.index, s.record, s._owner, s.ident = st.st_size, i, rec, owner, (st.st_dev, st.st_ino)
+        s._mm = mmap.mmap(fd, 0, access=mmap.ACCESS_READ) if s.size else None
     finally: os.close(fd)
-    if rec is not None and size != rec['bytes']:
-        raise DatasetDamaged(f"{s}: {size:,} bytes but {d/owner.records_in} records {rec['bytes']:,} "
-                             f"({'empty' if not size else 'cut short' if size < rec['bytes'] else 'longer'}): "
+    if rec is not None and s.size != rec['bytes']:
+        raise DatasetDamaged(f"{s}: {s.size:,} bytes but {d/owner.records_in} records {rec['bytes']:,} "
+                             f"({'empty' if not s.size else 'cut short' if s.size < rec['bytes'] else 'longer'}): "
                              f"the shard is damaged: {_FIX}")
     return s
 
@@ -221,9 +220,9 @@ def dataset_shards(path, tries: int = 50) -> Shards:
         try:
             try: shards = _snapshot(d, dfd)
             except (_Replaced, FileNotFoundError, DatasetDamaged, ValueError):
-                if _replaced(d, dfd): time.sleep(0.001 * attempt); continue  # (a half-deleted old folder)
-                raise
-            if _replaced(d, dfd): time.sleep(0.001 * attempt); continue
+                if not _replaced(d, dfd): raise
+                shards = None  # (a half-deleted old folder)
+            if shards is None or _replaced(d, dfd): time.sleep(0.001 * attempt); continue
         finally: os.close(dfd)
         if not shards:
             raise FileNotFoundError(f"{d}: no Arrow shards (no state.json, no *.arrow); is it a dataset directory?")
@@ -270,13 +269,11 @@ _tally_lock = threading.Lock()
 def _finished(shard, rows: int, tokens: int | None):
     "Compare a shard read to its end with its record, or (no records) the dataset's totals once every shard is read."
     rec, owner = getattr(shard, 'record', None), getattr(shard, '_owner', None)
-    if rec is not None:
-        if rows != rec['rows'] or (tokens is not None and tokens != rec['tokens']):
-            raise DatasetDamaged(f"{shard}: holds {rows:,} rows / {tokens if tokens is None else f'{tokens:,}'} tokens "
-                                 f"but {owner.path/owner.records_in if owner else 'its manifest'} records "
-                                 f"{rec['rows']:,} / {rec['tokens']:,}: the shard is damaged or was replaced: {_FIX}")
-        return
-    if owner is None: return
+    if rec is not None and (rows != rec['rows'] or (tokens is not None and tokens != rec['tokens'])):
+        raise DatasetDamaged(f"{shard}: holds {rows:,} rows / {tokens if tokens is None else f'{tokens:,}'} tokens "
+                             f"but {owner.path/owner.records_in if owner else 'its manifest'} records "
+                             f"{rec['rows']:,} / {rec['tokens']:,}: the shard is damaged or was replaced: {_FIX}")
+    if rec is not None or owner is None: return
     with _tally_lock:
         seen = owner.__dict__.setdefault('_seen', {})
         seen[shard.index] = (rows, tokens)
@@ -311,20 +308,21 @@ def _mapped(shard):
     with open(shard, 'rb') as f:
         return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if os.fstat(f.fileno()).st_size else None
 
-def _empty(shard) -> DatasetDamaged:
-    return DatasetDamaged(f"{shard}: empty (0 bytes), not even an Arrow schema; the shard is truncated: {_FIX}")
+def _mapped_data(shard):
+    "`_mapped(shard)`, where an empty file (not even an Arrow schema) is one line."
+    if (mm := _mapped(shard)) is None:
+        raise DatasetDamaged(f"{shard}: empty (0 bytes), not even an Arrow schema; the shard is truncated: {_FIX}")
+    return mm
 
 def stream_batches(shard, max_rows: int | None = None) -> Iterator[pa.RecordBatch]:
     """Record batches of one Arrow stream shard, zero-copy from a memory map; cut to `max_rows` rows when given; checked
     at the end."""
-    mm = _mapped(shard)
-    if mm is None: raise _empty(shard)
+    mm = _mapped_data(shard)
     src = pa.BufferReader(pa.py_buffer(mm))
-    try: reader = pa.ipc.open_stream(src)
+    try: it = iter(pa.ipc.open_stream(src))
     except (pa.ArrowInvalid, OSError) as e: raise DatasetDamaged(f"{shard}: not an Arrow IPC stream ({e}); the shard "
                                                                  "is corrupt or not a dataset shard") from None
-    done = rows = 0; tokens = 0
-    it = iter(reader)
+    done = rows = tokens = 0
     while True:
         try: b = next(it)
         except StopIteration: break
@@ -339,9 +337,7 @@ def stream_batches(shard, max_rows: int | None = None) -> Iterator[pa.RecordBatc
 def read_shard(path) -> pa.Table:
     """The shard at `path` as a table backed by a memory map (zero-copy: nothing is read until a buffer is touched);
     checked."""
-    mm = _mapped(path)
-    if mm is None: raise _empty(path)
-    buf = pa.py_buffer(mm)
+    buf = pa.py_buffer(_mapped_data(path))
     try: t = pa.ipc.open_stream(buf).read_all()
     except pa.ArrowInvalid:
         try: t = pa.ipc.open_file(buf).read_all()
@@ -355,10 +351,7 @@ def read_shard(path) -> pa.Table:
 
 def read_schema(shard) -> pa.Schema:
     "The Arrow schema of a stream shard (reads only its first message)."
-    try:
-        mm = _mapped(shard)
-        if mm is None: raise _empty(shard)
-        return pa.ipc.open_stream(pa.py_buffer(mm)).schema
+    try: return pa.ipc.open_stream(pa.py_buffer(_mapped_data(shard))).schema
     except (pa.ArrowInvalid, OSError) as e:
         raise DatasetDamaged(f"{shard}: not a readable Arrow stream shard ({e}); "
                              "the dataset is damaged or incomplete") from None
@@ -396,10 +389,9 @@ def atomic_write(path, data: bytes | str):
 def write_dataset_metadata(out_dir, shard_names: list[str]):
     "`state.json` and `dataset_info.json` as `datasets.save_to_disk` writes them."
     out_dir = Path(out_dir)
-    fp = hashlib.sha256(''.join(shard_names).encode()).hexdigest()[:16]
     atomic_write(out_dir/'state.json', json.dumps({'_data_files': [{'filename': f} for f in shard_names],
-        '_fingerprint': fp, '_format_columns': None, '_format_kwargs': {}, '_format_type': None,
-        '_output_all_columns': False, '_split': None}, indent=2))
+        '_fingerprint': hashlib.sha256(''.join(shard_names).encode()).hexdigest()[:16], '_format_columns': None,
+        '_format_kwargs': {}, '_format_type': None, '_output_all_columns': False, '_split': None}, indent=2))
     atomic_write(out_dir/'dataset_info.json', json.dumps({'citation': '', 'description': '', 'features': FEATURES,
                                                          'homepage': '', 'license': ''}, indent=2))
 
@@ -415,12 +407,8 @@ def shard_record(path, filename: str | None = None) -> dict:
 def record_shards(out_dir, names: list[str], known: dict | None = None) -> list[dict]:
     """The manifest's `shards` for the shards `names` in `out_dir`: `known[name]` where the file still has its size,
     else read."""
-    recs = []
-    for n in names:
-        k = (known or {}).get(n)
-        same = k and os.path.getsize(Path(out_dir)/n) == k['bytes']
-        recs.append(dict(k, filename=n) if same else shard_record(Path(out_dir)/n, n))
-    return recs
+    return [dict(k, filename=n) if (k := (known or {}).get(n)) and os.path.getsize(Path(out_dir)/n) == k['bytes']
+            else shard_record(Path(out_dir)/n, n) for n in names]
 
 # %% ../nbs/03a_dataset.ipynb #7a91eac1
 def place_shard(shard, dst, link: bool = True) -> str:
@@ -593,6 +581,16 @@ def clean_asides(out) -> list[str]:
     for a in asides: shutil.rmtree(a, ignore_errors=True)
     return [a.name for a in asides]
 
+@contextmanager
+def partial_dir(out):
+    "A new empty folder `OUT.partial` (a stale one removed) for the `with` block to write; removed if the block fails."
+    tmp = Path(out).with_name(Path(out).name + '.partial')
+    if tmp.exists(): shutil.rmtree(tmp)
+    tmp.mkdir(parents=True)
+    try: yield tmp
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True); raise
+
 # %% ../nbs/03a_dataset.ipynb #5ae4968f
 class Dataset:
     """A tokenized dataset opened for reading (local or s3://): its folder, shards (one snapshot), manifest, stats,
@@ -655,8 +653,7 @@ def batches(self: Dataset):
 @patch
 def rows(self: Dataset, indices) -> list[dict]:
     "Rows at the given global positions (in that order), read by streaming; IndexError for a position past the end."
-    want = sorted(set(int(i) for i in indices))
-    got, pos, it = {}, 0, iter(want)
+    got, pos, it = {}, 0, iter(sorted(set(int(i) for i in indices)))
     nxt = next(it, None)
     for _, _, b in self.batches():  # `pos`: the position of the batch's first row
         if nxt is None: break

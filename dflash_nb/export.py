@@ -4,12 +4,13 @@
 
 # %% ../nbs/08_export.ipynb #3b74a144
 from __future__ import annotations
-import argparse, hashlib, json, os, shutil
+import argparse, hashlib, json, os
 from collections import Counter
 from pathlib import Path
 
-from .dataset import (SHARD_NAME, check_output_dir, dataset_shards, place_shard, read_json, read_schema,
-    record_shards, replace_dir, stream_batches, write_dataset_metadata, write_pretokenized)
+from .dataset import (SHARD_NAME, check_output_dir, dataset_shards, partial_dir, place_shard, read_json,
+    read_schema, record_shards, replace_dir, stream_batches, write_dataset_metadata, write_pretokenized)
+from .storage import is_s3_url
 
 # %% auto #0
 __all__ = ['SPECULATORS_COLUMNS', 'speculators_state', 'is_export_view', 'link_file', 'export_speculators', 'ExportConfig',
@@ -41,7 +42,7 @@ def link_file(src: Path, dst: Path) -> str:
 def _export_inputs(dataset, output_dir, overwrite: bool) -> tuple[list, list]:
     "The dataset's shards and each one's column names, after the one-line errors for what cannot be exported."
     src, out = Path(dataset), Path(output_dir)
-    if url := next((p for p in (dataset, output_dir) if str(p).startswith('s3://')), None):
+    if url := next((p for p in (dataset, output_dir) if is_s3_url(str(p))), None):
         raise ValueError(f"{url}: export works on local folders; download the dataset first (it is linked, so the view "
                          "must sit on the same machine)")
     shards = dataset_shards(src)
@@ -58,7 +59,7 @@ def _export_inputs(dataset, output_dir, overwrite: bool) -> tuple[list, list]:
 def _linked_view(src: Path, shards: list, tmp: Path, how: dict) -> tuple[list[str], int]:
     "The dataset's shards linked into `tmp` (`how` records how), with its dataset_info.json; the shard names and rows."
     out_names = [s.name for s in shards]
-    for s in shards: how[s.name] = link_file(s, tmp/s.name)
+    how.update({s.name: link_file(s, tmp/s.name) for s in shards})
     info = (src/'dataset_info.json').read_bytes() if (src/'dataset_info.json').is_file() else b''
     if info: (tmp/'dataset_info.json').write_bytes(info)
     else: write_dataset_metadata(tmp, out_names)  # its state.json is replaced by the speculators one
@@ -70,20 +71,15 @@ def export_speculators(dataset, output_dir, overwrite: bool = False) -> dict:
     "Write the speculators 0.9 view of `dataset` at `output_dir` (atomically); returns `{'rows', 'shards', 'how'}`."
     src, out = Path(dataset), Path(output_dir)
     shards, names = _export_inputs(dataset, output_dir, overwrite)
-    tmp = out.with_name(out.name + '.partial')
-    if tmp.exists(): shutil.rmtree(tmp)
-    tmp.mkdir(parents=True)
     how = {}
-    try:
+    with partial_dir(out) as tmp:
         if all('seq_len' in n for n in names): out_names, rows = _linked_view(src, shards, tmp, how)
         else:  # pre-tokenized rows without seq_len: rewritten into one shard with the dataset's columns
             out_names, rows, how[SHARD_NAME] = [SHARD_NAME], write_pretokenized(tmp, shards, src.name), 'rewritten'
         known = {s.name: s.record for s in shards} if how.get(out_names[0]) != 'rewritten' else {}
-        state = speculators_state(out_names, record_shards(tmp, out_names, known))
-        (tmp/'state.json').write_text(json.dumps(state, indent=2))
+        (tmp/'state.json').write_text(json.dumps(speculators_state(out_names, record_shards(tmp, out_names, known)),
+                                                 indent=2))
         replace_dir(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True); raise
     return dict(rows=rows, shards=out_names, how=how)
 
 # %% ../nbs/08_export.ipynb #b9ab81bb

@@ -17,7 +17,7 @@ from tqdm import tqdm
 
 from .storage import is_s3_url, list_objects, local_dataset, staged_output
 from .dataset import (SCHEMA, Dataset, check_output_dir, distinct, clean_asides, list_parts,
-    output_lock, place_shard, read_schema, record_shards, replace_dir, stream_batches, summarize,
+    output_lock, partial_dir, place_shard, read_schema, record_shards, replace_dir, stream_batches, summarize,
     true_counts, write_dataset_metadata, write_pretokenized)
 from .records import MESSAGE_COLUMNS, _columns, choose_split, dataset_dict_splits
 from .tokenizer import ChatTokenizer
@@ -73,9 +73,8 @@ def param_differences(existing: dict, new: dict) -> list[str]:
 # %% ../nbs/07_merge.ipynb #4dd6ad3c
 def schema_differences(existing: pa.Schema, new: pa.Schema) -> tuple[list[str], list[str]]:
     "`(castable, fatal)` differences of schema `new` from `existing`, column by column."
-    castable, fatal = [], []
-    for f in existing:
-        if f.name not in new.names: fatal.append(f"column {f.name!r} ({f.type}) only in existing")
+    castable = []
+    fatal = [f"column {f.name!r} ({f.type}) only in existing" for f in existing if f.name not in new.names]
     for f in new:
         if f.name not in existing.names: fatal.append(f"column {f.name!r} ({f.type}) only in new"); continue
         t = existing.field(f.name).type
@@ -276,8 +275,8 @@ def _append_jsonl(dst, src, extra: dict | None = None):
     if not Path(src).is_file(): return
     with open(src, 'rb') as f:
         if extra is None: shutil.copyfileobj(f, dst); return
-        for line in f:
-            if line.strip(): dst.write((json.dumps({**json.loads(line), **extra}, ensure_ascii=False) + '\n').encode())
+        dst.writelines((json.dumps({**json.loads(line), **extra}, ensure_ascii=False) + '\n').encode() for line in f
+                       if line.strip())
 
 # %% ../nbs/07_merge.ipynb #31fc1f68
 def _scan_existing(ex: Dataset, new_ids, progress: bool):
@@ -298,10 +297,8 @@ def _scan_existing(ex: Dataset, new_ids, progress: bool):
 def _write_shards(tmp: Path, ex: Dataset, nd: Dataset, keep, shard_rows, owned: bool, link: bool, progress: bool):
     """The merged shards in `tmp` (existing linked, new moved/linked/filtered to `keep`): names, how each was placed,
     records."""
-    plan, bounds = [], np.cumsum([0, *shard_rows])
-    for i, s in enumerate(nd.shards):
-        k = keep[bounds[i]:bounds[i + 1]]
-        if k.any(): plan.append((s, k))
+    bounds = np.cumsum([0, *shard_rows])
+    plan = [(s, k) for i, s in enumerate(nd.shards) if (k := keep[bounds[i]:bounds[i + 1]]).any()]
     n_shards = len(ex.shards) + len(plan)
     names = [f"data-{i:05d}-of-{n_shards:05d}.arrow" for i in range(n_shards)]
     how, known = Counter(), {}  # known: the record of a shard placed unchanged (not hashed again)
@@ -342,7 +339,7 @@ def _merge_into(tmp: Path, ex: Dataset, nd: Dataset, owned: bool, link: bool, pr
         _append_jsonl(f, ex.path/'skipped.jsonl')
         _append_jsonl(f, nd.path/'skipped.jsonl', {'from': new_label or str(nd.path)})  # --new as given, not our folder
     with open(tmp/'duplicates.jsonl', 'w', encoding='utf-8') as f:
-        for d in dup.dropped: f.write(json.dumps(d, ensure_ascii=False) + '\n')
+        f.writelines(json.dumps(d, ensure_ascii=False) + '\n' for d in dup.dropped)
     write_dataset_metadata(tmp, names)
     if not ex.schema.remove_metadata().equals(SCHEMA.remove_metadata()) and (ex.path/'dataset_info.json').is_file():
         shutil.copyfile(ex.path/'dataset_info.json', tmp/'dataset_info.json')  # features describe the shards' schema
@@ -372,8 +369,8 @@ def merge_datasets(existing, new, output_dir, model_path=None, allow_mismatch: b
     dict."""
     if is_s3_url(output_dir):  # merged into a local temporary folder, uploaded (its manifest last) when the block ends
         with staged_output(str(output_dir), progress=progress, overwrite=overwrite) as d:
-            st = merge_datasets(existing, new, d, model_path, allow_mismatch, workers, progress, True, link, split)
-            return st | dict(count_equation=count_equation(d))  # for the caller: the folder is gone after the upload
+            return (merge_datasets(existing, new, d, model_path, allow_mismatch, workers, progress, True, link, split)
+                    | dict(count_equation=count_equation(d)))  # for the caller: the folder is gone after the upload
     with output_lock(output_dir):  # one writer per OUT, from the exists-check to the commit
         clean_asides(output_dir)   # what a merge killed in its commit left
         try: return _merge_locked(existing, new, output_dir, model_path, allow_mismatch, workers, progress,
@@ -439,14 +436,13 @@ def _write_merge_manifest(tmp: Path, ex, inputs: dict, stats: dict, r: dict, all
                           seconds: float):
     "The merged dataset's manifest.json: the existing tokenizer and params, both inputs, and how the merge went."
     dup = r['dup']
-    manifest = dict(format='dflash_nb.dataset', format_version=1,
-                    created_utc=time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
-                    tokenizer=ex.tokenizer, inputs=inputs, params=ex.params, shards=r['records'],
-                    counts={k_: stats[k_] for k_ in ('samples', 'total_tokens', 'loss_tokens', 'records_read')},
-                    merge=dict(allow_mismatch=bool(allow_mismatch), overridden=mismatches, duplicates=dup.counts,
-                               duplicates_by_origin=dup.by_origin, kept_new=int(dup.keep.sum()), shards=dict(r['how']),
-                               hashes_computed=r['hashes_computed'], seconds=round(seconds, 3)))
-    (tmp/'manifest.json').write_text(json.dumps(manifest, indent=2))
+    (tmp/'manifest.json').write_text(json.dumps(dict(
+        format='dflash_nb.dataset', format_version=1, created_utc=time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
+        tokenizer=ex.tokenizer, inputs=inputs, params=ex.params, shards=r['records'],
+        counts={k_: stats[k_] for k_ in ('samples', 'total_tokens', 'loss_tokens', 'records_read')},
+        merge=dict(allow_mismatch=bool(allow_mismatch), overridden=mismatches, duplicates=dup.counts,
+                   duplicates_by_origin=dup.by_origin, kept_new=int(dup.keep.sum()), shards=dict(r['how']),
+                   hashes_computed=r['hashes_computed'], seconds=round(seconds, 3))), indent=2))
 
 
 # %% ../nbs/07_merge.ipynb #89c86238
@@ -507,10 +503,7 @@ def _merge_locked(existing, new, output_dir, model_path, allow_mismatch, workers
     mismatches, ct, nd, new_schema = _differences(ex, new, new_is_ds, model_path)
     mismatches += _schema_fits(ex, new, new_schema)
     if mismatches and not allow_mismatch: raise _does_not_fit(ex, new, mismatches)
-    tmp = out.with_name(out.name + '.partial')
-    if tmp.exists(): shutil.rmtree(tmp)
-    tmp.mkdir(parents=True)
-    try:
+    with partial_dir(out) as tmp:
         nd, extra = _new_rows(ex, nd, new, new_is_ds, ct, tmp, workers, progress, split if new_dd else None)
         r = _merge_into(tmp, ex, nd, owned=not new_is_ds, link=link, progress=progress, new_label=str(new))
         if not new_is_ds: shutil.rmtree(tmp/'_new')
@@ -518,14 +511,11 @@ def _merge_locked(existing, new, output_dir, model_path, allow_mismatch, workers
         seconds = time.perf_counter() - t0
         stats = _merged_stats(r, seconds)
         (tmp/'stats.json').write_text(json.dumps(stats, indent=2))
-        inputs = dict(existing=_describe_input(ex, 'dataset', existing, r['ex_st'], ex_split),
-                      new=_describe_input(nd, 'dataset' if new_is_ds else 'completions', new, r['new_st'],
-                                          (new_split or {}) | extra))
-        _write_merge_manifest(tmp, ex, inputs, stats, r, allow_mismatch, mismatches, seconds)
+        _write_merge_manifest(tmp, ex, dict(
+            existing=_describe_input(ex, 'dataset', existing, r['ex_st'], ex_split),
+            new=_describe_input(nd, 'dataset' if new_is_ds else 'completions', new, r['new_st'],
+                                (new_split or {}) | extra)), stats, r, allow_mismatch, mismatches, seconds)
         replace_dir(tmp, out)  # an old `out` is swapped out in one step, then deleted
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return stats
 
 # %% ../nbs/07_merge.ipynb #0530d2bb
@@ -601,8 +591,8 @@ def plot_source_mix(before, after, path) -> list[tuple]:
     names = sorted(set(per[0][0]) | set(per[1][0]), key=lambda s: -per[1][0].get(s, {}).get('samples', 0))
     count, y = lambda i, s: per[i][0].get(s, {}).get('samples', 0), np.arange(len(names))
     fig, ax = plt.subplots(figsize=(8, 0.8 + 0.45 * max(len(names), 1)))
-    bars = ((before, -0.2, '#8c8c8c', 'existing'), (after, 0.2, '#4c72b0', 'merged'))
-    for i, (ds, dy, color, label) in enumerate(bars):
+    for i, (ds, dy, color, label) in enumerate(((before, -0.2, '#8c8c8c', 'existing'),
+                                                (after, 0.2, '#4c72b0', 'merged'))):
         ax.barh(y + dy, [count(i, s) / per[i][1] for s in names], 0.4, color=color,
                 label=f"{label} ({ds.stats['samples']:,})")
     ax.set_yticks(y, [s or '(no source)' for s in names]); ax.invert_yaxis()
@@ -625,8 +615,7 @@ def show_merge(stats: dict, output_dir, existing, out_dir):
     plot_compare(before, after, names=('existing', 'merged')).save(out/'compare_hist.png')
     show('## Before and after: whole-dataset statistics', compare_rows(before.stats, after.stats),
          out/'compare_hist.png', header=COMPARE_HEADER)
-    mix = plot_source_mix(before, after, out/'source_mix.png')
-    show('## Source mix, before and after', mix, out/'source_mix.png',
+    show('## Source mix, before and after', plot_source_mix(before, after, out/'source_mix.png'), out/'source_mix.png',
          header=('source', 'existing samples', 'existing share', 'merged samples', 'merged share'))
     dl = [json.loads(l) for l in (Path(output_dir)/'duplicates.jsonl').read_text().splitlines()[:50]]
     show('## Dropped duplicates (first 50)',

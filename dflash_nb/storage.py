@@ -113,40 +113,38 @@ def _status(e) -> int:
     return e.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) if isinstance(e, bce.ClientError) else 0
 
 # %% ../nbs/00_storage.ipynb #75501ddb
+class _Corrupt(Exception):
+    "The bytes received do not match the object's size or MD5."
+
+# (error codes, or exception types; the message): the first row that fits the exception is said
+_MESSAGES = (
+    ({"NoSuchBucket"}, "{url}: bucket {bucket!r} does not exist at {ep}; check the bucket name and the endpoint "
+                       "(--s3-endpoint / AWS_ENDPOINT_URL)"),
+    (_CRED_CODES, "{url}: the credentials were rejected by {ep} ({code}); check AWS_ACCESS_KEY_ID / "
+                  "AWS_SECRET_ACCESS_KEY / AWS_SESSION_TOKEN or AWS_PROFILE, and that they belong to this endpoint"),
+    (_DENIED_CODES, "{url}: access denied by {ep} ({code}); check the credentials (AWS_ACCESS_KEY_ID / AWS_PROFILE) "
+                    "and that their policy allows s3:ListBucket, s3:GetObject and s3:PutObject here"),
+    (_MISSING_CODES, "{url}: no such object; check the key (list the prefix with `aws s3 ls`)"),
+    ((bce.NoCredentialsError, bce.PartialCredentialsError),
+     "{url}: no usable AWS credentials ({e}); set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE"),
+    ((bce.ConnectionError, bce.HTTPClientError, ConnectionError, TimeoutError),
+     "{url}: cannot reach the S3 endpoint {ep}{tries} ({name}); check that it is up and that --s3-endpoint / "
+     "AWS_ENDPOINT_URL is right, then rerun (finished objects are kept)"),
+    ((_Corrupt,), "{url}: download failed verification{tries} ({e}); rerun, and check the store if it persists"),
+    ((bce.ClientError,), "{url}: {status} from {ep}{tries}: {message}"),
+    ((BaseException,), "{url}: {name}: {e}"))
+
 def storage_error(e: BaseException, url: str, client=None, attempts: int | None = None) -> StorageError:
     "Translate a boto/botocore (or verification) exception about `url` into a one-line `StorageError`."
     if isinstance(e, StorageError): return e
-    ep = _endpoint(client)
-    tries = f" after {attempts} attempts" if attempts and attempts > 1 else ""
     code = _code(e)
-    bucket = url[5:].partition("/")[0] if is_s3_url(url) else "?"
-    if code == "NoSuchBucket":
-        msg = (f"{url}: bucket {bucket!r} does not exist at {ep}; check the bucket name and the endpoint "
-               "(--s3-endpoint / AWS_ENDPOINT_URL)")
-    elif code in _CRED_CODES:
-        msg = (f"{url}: the credentials were rejected by {ep} ({code}); check AWS_ACCESS_KEY_ID / "
-               "AWS_SECRET_ACCESS_KEY / AWS_SESSION_TOKEN or AWS_PROFILE, and that they belong to this endpoint")
-    elif code in _DENIED_CODES:
-        msg = (f"{url}: access denied by {ep} ({code}); check the credentials (AWS_ACCESS_KEY_ID / AWS_PROFILE) "
-               "and that their policy allows s3:ListBucket, s3:GetObject and s3:PutObject here")
-    elif code in _MISSING_CODES: msg = f"{url}: no such object; check the key (list the prefix with `aws s3 ls`)"
-    elif isinstance(e, (bce.NoCredentialsError, bce.PartialCredentialsError)):
-        msg = (f"{url}: no usable AWS credentials ({e}); set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, "
-               "or AWS_PROFILE")
-    elif isinstance(e, (bce.ConnectionError, bce.HTTPClientError, ConnectionError, TimeoutError)):
-        msg = (f"{url}: cannot reach the S3 endpoint {ep}{tries} ({type(e).__name__}); check that it is up and "
-               "that --s3-endpoint / AWS_ENDPOINT_URL is right, then rerun (finished objects are kept)")
-    elif isinstance(e, _Corrupt):
-        msg = f"{url}: download failed verification{tries} ({e}); rerun, and check the store if it persists"
-    elif isinstance(e, bce.ClientError):
-        err = e.response.get("Error", {})
-        msg = f"{url}: {code or _status(e)} from {ep}{tries}: {err.get('Message', e)}"
-    else: msg = f"{url}: {type(e).__name__}: {e}"
-    return StorageError(msg, url, code or type(e).__name__)
-
-# %% ../nbs/00_storage.ipynb #ae69bc50
-class _Corrupt(Exception):
-    "The bytes received do not match the object's size or MD5."
+    return StorageError(next(m for fits, m in _MESSAGES if (code in fits if isinstance(fits, set) else
+                                                            isinstance(e, fits))).format(
+        url=url, e=e, code=code, name=type(e).__name__, ep=_endpoint(client), status=code or _status(e),
+        tries=f" after {attempts} attempts" if attempts and attempts > 1 else "",
+        bucket=url[5:].partition("/")[0] if is_s3_url(url) else "?",
+        message=e.response.get("Error", {}).get("Message", e) if isinstance(e, bce.ClientError) else e),
+        url, code or type(e).__name__)
 
 # %% ../nbs/00_storage.ipynb #e4406352
 _TRANSIENT_EXC = (bce.ConnectionError, bce.HTTPClientError, bce.IncompleteReadError, bce.FlexibleChecksumError,
@@ -154,8 +152,8 @@ _TRANSIENT_EXC = (bce.ConnectionError, bce.HTTPClientError, bce.IncompleteReadEr
 
 def is_transient(e: BaseException) -> bool:
     "Is `e` worth retrying (throttling, 5xx, connection and streaming errors, failed verification)?"
-    if isinstance(e, bce.ClientError): return _code(e) in _THROTTLE_CODES or _status(e) >= 500 or _status(e) == 429
-    return isinstance(e, _TRANSIENT_EXC)
+    return (_code(e) in _THROTTLE_CODES or _status(e) >= 500 or _status(e) == 429 if isinstance(e, bce.ClientError)
+            else isinstance(e, _TRANSIENT_EXC))
 
 # %% ../nbs/00_storage.ipynb #fba6b989
 @dataclass(frozen=True)
@@ -179,20 +177,22 @@ def _not_a_listing(page: dict, url: str, client) -> StorageError:
         "/ AWS_ENDPOINT_URL", url, "NotS3")
 
 # %% ../nbs/00_storage.ipynb #4b003493
+def _url_parts(url: str, client=None, workers: int = 32):
+    "`(bucket, key, folder prefix, client)` of the s3:// `url`: `client`, else a new one sized for `workers`."
+    bucket, key = split_s3_url(url)
+    return bucket, key, _dir_prefix(key), client or s3_client(workers=workers)
+
 def list_objects(url: str, suffixes: Iterable[str] | None = (".jsonl",), client=None,
                  page_size: int = 1000) -> list[S3Object]:
     "Objects at `url` (one object, or everything under it as a directory) ending in `suffixes`, sorted by key."
-    bucket, key = split_s3_url(url)
-    client = client or s3_client()
-    dirp, exact, found = _dir_prefix(key), None, []
+    bucket, key, dirp, client = _url_parts(url, client)
+    exact, found = None, []
     try:
-        pages = client.get_paginator("list_objects_v2").paginate(
-            Bucket=bucket, Prefix=key, PaginationConfig={"PageSize": page_size})
-        for page in pages:
+        for page in client.get_paginator("list_objects_v2").paginate(
+                Bucket=bucket, Prefix=key, PaginationConfig={"PageSize": page_size}):
             if not any(k in page for k in _LISTING_KEYS): raise _not_a_listing(page, url, client)
             for o in page.get("Contents", []):
-                k = o["Key"]
-                obj = S3Object(k, int(o["Size"]), o.get("ETag", "").strip('"'))
+                obj = S3Object(k := o["Key"], int(o["Size"]), o.get("ETag", "").strip('"'))
                 if k == key and not k.endswith("/"): exact = obj  # one named object: not filtered by suffix
                 elif k.startswith(dirp) and not k.endswith("/") and _suffix_ok(k, suffixes): found.append(obj)
     except (bce.ClientError, bce.BotoCoreError) as e: raise storage_error(e, url, client) from e
@@ -251,8 +251,9 @@ class _Run:
         self.cancel, self.lock = threading.Event(), threading.Lock()
         self.failed: Future = Future()
         bar = functools.partial(tqdm, disable=not progress, dynamic_ncols=True)
-        self.objects = bar(total=n_objects, initial=initial, unit="obj", desc=f"{desc} objects")
-        self.bytes = bar(total=n_bytes, unit="B", unit_scale=True, unit_divisor=1024, desc=f"{desc} bytes")
+        self.objects, self.bytes = (
+            bar(total=n_objects, initial=initial, unit="obj", desc=f"{desc} objects"),
+            bar(total=n_bytes, unit="B", unit_scale=True, unit_divisor=1024, desc=f"{desc} bytes"))
         self.downloaded = self.nbytes = self.retries = 0
 
     def add_bytes(self, n: int):
@@ -308,8 +309,7 @@ def _fetch_once(client, job: _Job, run: _Run):
     except BaseException:
         Path(tmp).unlink(missing_ok=True); run.add_bytes(-got); raise
     finally: body.close()
-    st = job.dest.stat()
-    _atomic_write(job.meta, json.dumps(dict(key=job.obj.key, etag=etag, size=size, mtime_ns=st.st_mtime_ns,
+    _atomic_write(job.meta, json.dumps(dict(key=job.obj.key, etag=etag, size=size, mtime_ns=job.dest.stat().st_mtime_ns,
                                             verified="md5" if md5 is not None else "size")).encode())
     return job.rel, job.dest
 
@@ -341,16 +341,14 @@ def _stream(client, jobs: list[_Job], workers: int, retries: int, backoff: float
     todo = [j for j in jobs if not _is_cached(j)]
     run = _Run(len(jobs), sum(j.obj.size for j in todo), desc, progress, initial=len(jobs) - len(todo))
     pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="s3-download")
-    futs: dict[str, Future] = {}
     ok = False
     def _stats():
         if stats is not None:
             stats.update(objects=len(jobs), skipped=len(jobs) - len(todo), downloaded=run.downloaded,
                          bytes=run.nbytes, retries=run.retries, seconds=round(time.monotonic() - t0, 3))
     try:
-        for j in todo:
-            f = pool.submit(_fetch, client, j, run, retries, backoff, budget)
-            f.add_done_callback(run.done); futs[j.obj.key] = f
+        futs = {j.obj.key: pool.submit(_fetch, client, j, run, retries, backoff, budget) for j in todo}
+        for f in futs.values(): f.add_done_callback(run.done)
         for j in jobs:
             f = futs.get(j.obj.key)
             if f is not None:
@@ -372,16 +370,14 @@ def download_objects(url: str, cache_dir, workers: int = 32, suffixes: Iterable[
                      objects: list[S3Object] | None = None) -> Iterator[tuple[str, Path]]:
     """Download the objects at `url` (or the `objects` listed there already) into `cache_dir/<bucket>/<key>`, in key
     order."""
-    bucket, key = split_s3_url(url)
-    client = client or s3_client(workers=workers)
+    bucket, key, dirp, client = _url_parts(url, client, workers)
     objs = list_objects(url, suffixes, client) if objects is None else objects  # errors (no bucket, credentials) here
     if not objs:
         what = f"objects ending in {', '.join(suffixes)}" if suffixes else "objects"
         raise StorageError(f"{url}: no {what} under this prefix; check the URL", url, "Empty")
-    dirp = _dir_prefix(key)
     rel = lambda o: o.key[len(dirp):] if o.key.startswith(dirp) and o.key != key else o.key.rsplit("/", 1)[-1]
-    jobs = [_Job.to(bucket, o, rel(o), Path(cache_dir)/bucket, o.key) for o in objs]
-    return _stream(client, jobs, workers, retries, backoff, progress, "download", stats, retry_budget)
+    return _stream(client, [_Job.to(bucket, o, rel(o), Path(cache_dir)/bucket, o.key) for o in objs], workers,
+                   retries, backoff, progress, "download", stats, retry_budget)
 
 # %% ../nbs/00_storage.ipynb #ef21d830
 def _local_files(local_dir: Path) -> list[tuple[str, Path]]:
@@ -430,10 +426,7 @@ class OutputState:
 # %% ../nbs/00_storage.ipynb #88db13bd
 def _get_json(client, bucket: str, key: str):
     "The JSON object `key`, None when absent or not JSON."
-    try: return json.loads(client.get_object(Bucket=bucket, Key=key)["Body"].read())
-    except (bce.ClientError, bce.BotoCoreError) as e:
-        if _code(e) in _MISSING_CODES: return None
-        raise storage_error(e, _url(bucket, key), client) from e
+    try: return _head(client, bucket, key, lambda r: json.loads(r["Body"].read()))
     except ValueError: return None
 
 def _state_runs(state) -> set[str]:
@@ -443,16 +436,14 @@ def _state_runs(state) -> set[str]:
 
 def output_state(url: str, client=None, commit_file: str = "manifest.json") -> OutputState:
     "What the output prefix `url` holds now (see `OutputState`)."
-    bucket, key = split_s3_url(url.rstrip("/"))
-    prefix, client = _dir_prefix(key), client or s3_client()
+    bucket, _, prefix, client = _url_parts(url.rstrip("/"), client)
     objs = list_objects(_url(bucket, prefix), None, client)
-    st = OutputState(url, objs)
     head = _head(client, bucket, prefix + commit_file) if any(o.key == prefix + commit_file for o in objs) else None
-    if head is None: return st
-    runs = {r for r in [(head.get("Metadata") or {}).get(DATA_PREFIX_META, "")] if _RUN_RE.fullmatch(r)}
-    has_state = any(o.key == prefix + "state.json" for o in objs)
-    state = _get_json(client, bucket, prefix + "state.json") if has_state else None
-    runs |= _state_runs(state)
+    if head is None: return OutputState(url, objs)
+    state = _get_json(client, bucket, prefix + "state.json") if any(o.key == prefix + "state.json" for o in objs) \
+        else None
+    runs = {r for r in [(head.get("Metadata") or {}).get(DATA_PREFIX_META, "")] if _RUN_RE.fullmatch(r)} \
+        | _state_runs(state)
     if runs:  # its run folder(s), and the root pointers into them
         owned = [o.key for o in objs if any(o.key.startswith(prefix + r) for r in runs) or o.key[len(prefix):]
                  in _POINTERS]
@@ -460,16 +451,14 @@ def output_state(url: str, client=None, commit_file: str = "manifest.json") -> O
         names = {str(f.get("filename")) for f in (state or {}).get("_data_files", []) if isinstance(f, dict)} \
             | set(_KNOWN_FILES)
         owned = [o.key for o in objs if o.key[len(prefix):] in names]
-    st.manifest_etag, st.owned = head["ETag"], tuple(owned)
-    return st
+    return OutputState(url, objs, head["ETag"], tuple(owned))
 
 # %% ../nbs/00_storage.ipynb #2c58acaf
 def check_s3_output(url: str, overwrite: bool, client=None, commit_file: str = "manifest.json") -> OutputState:
     """Refuse an s3:// output that holds anything, unless `overwrite` and it holds a dataset this project wrote;
     returns what it holds."""
     st = output_state(url, client, commit_file)
-    prefix = _dir_prefix(split_s3_url(url.rstrip("/"))[1])
-    unfinished = {o.key for o in st.unfinished(prefix)}
+    unfinished = {o.key for o in st.unfinished(_dir_prefix(split_s3_url(url.rstrip("/"))[1]))}
     there = [o for o in st.objects if o.key not in unfinished]
     if not there: return st
     if not overwrite:
@@ -494,10 +483,9 @@ class _UploadProgress(BaseSubscriber):
 def _upload(client, files: list[tuple[str, Path]], bucket: str, prefix: str, workers: int, run: _Run,
             chunksize: int):
     from boto3.s3.transfer import TransferConfig, create_transfer_manager
-    cfg = TransferConfig(multipart_threshold=chunksize, multipart_chunksize=chunksize, max_concurrency=workers,
-                         use_threads=True)
     sub = _UploadProgress(run)
-    with create_transfer_manager(client, cfg) as tm:
+    with create_transfer_manager(client, TransferConfig(multipart_threshold=chunksize, multipart_chunksize=chunksize,
+                                                        max_concurrency=workers, use_threads=True)) as tm:
         futs = [(rel, tm.upload(str(p), bucket, prefix + rel, subscribers=[sub])) for rel, p in files]
         for rel, f in futs:
             try: f.result()
@@ -522,21 +510,20 @@ def _names_run(client, bucket: str, key: str, run_dir: str) -> bool:
 def _root_copy(local_dir: Path, name: str, run_dir: str) -> bytes | None:
     """The root copy of the run's `name` (`state.json`, `dataset_info.json`, the manifest): file names made relative to
     the prefix."""
-    p = local_dir/name
-    if not p.is_file(): return None
-    data = p.read_bytes()
+    if not (local_dir/name).is_file(): return None
+    data = (local_dir/name).read_bytes()
+    if name == "dataset_info.json": return data  # (as it is: it names no file)
     try: d = json.loads(data)
     except ValueError: return data
     if not isinstance(d, dict): return data
     if name == "state.json":
         d["_data_files"] = [{**f, "filename": run_dir + f["filename"]} if isinstance(f, dict) and "filename" in f else f
                             for f in d.get("_data_files", [])]
-    elif name != "dataset_info.json":  # the manifest: its shard list (when it has one), and where the run is
+    else:  # the manifest: its shard list (when it has one), and where the run is
         if isinstance(d.get("shards"), list):
             d["shards"] = [{**s, "filename": run_dir + s["filename"]} if isinstance(s, dict) and "filename" in s else s
                            for s in d["shards"]]
         d["data_prefix"] = run_dir
-    else: return data
     return json.dumps(d, indent=2).encode()
 
 # %% ../nbs/00_storage.ipynb #d8c092b8
@@ -635,8 +622,9 @@ def upload_dir(local_dir, url: str, workers: int = 16, client=None, progress: bo
     return written
 
 # %% ../nbs/00_storage.ipynb #42e566b7
-def _head(client, bucket: str, key: str) -> dict | None:
-    try: return client.head_object(Bucket=bucket, Key=key)
+def _head(client, bucket: str, key: str, read=None):
+    "The HEAD of the object `key` (with `read`: `read` of its GET), None when it is absent."
+    try: return read(client.get_object(Bucket=bucket, Key=key)) if read else client.head_object(Bucket=bucket, Key=key)
     except (bce.ClientError, bce.BotoCoreError) as e:
         if _code(e) in _MISSING_CODES: return None  # ('' for a BotoCoreError)
         raise storage_error(e, _url(bucket, key), client) from e
@@ -646,9 +634,7 @@ def download_dir(url: str, local_dir, workers: int = 32, client=None, commit_fil
                  progress: bool = True, retries: int = 5, backoff: float = 0.5, stats: dict | None = None,
                  retry_budget: float | None = None) -> Path:
     "Download the dataset at `url` into `local_dir` (commit file last); refuse when its commit file is absent."
-    bucket, key = split_s3_url(url)
-    prefix = _dir_prefix(key)
-    client = client or s3_client(workers=workers)
+    bucket, _, prefix, client = _url_parts(url, client, workers)
     commit_key = prefix + commit_file if commit_file else None
     if commit_key:
         head = _head(client, bucket, commit_key)
@@ -664,16 +650,15 @@ def download_dir(url: str, local_dir, workers: int = 32, client=None, commit_fil
     rel = lambda o: commit_file if o.key == commit_key else o.key[len(dprefix):]
     local_dir = Path(local_dir)
     jobs = [_Job.to(bucket, o, rel(o), local_dir, rel(o)) for o in objs]
-    data = [j for j in jobs if j.rel != commit_file]
     last = [j for j in jobs if j.rel == commit_file]
     for j in last:  # a local reader must not take a new mix of files for the old, committed version
         if not _is_cached(j): j.dest.unlink(missing_ok=True)
     st1, st2 = {}, {}
-    for _ in _stream(client, data, workers, retries, backoff, progress, "download", st1, retry_budget): pass
-    for _ in _stream(client, last, 1, retries, backoff, False, "commit", st2, retry_budget): pass
+    for todo, n, bars, desc, st in (([j for j in jobs if j.rel != commit_file], workers, progress, "download", st1),
+                                    (last, 1, False, "commit", st2)):
+        for _ in _stream(client, todo, n, retries, backoff, bars, desc, st, retry_budget): pass
     if commit_key:
-        again = _head(client, bucket, commit_key)
-        if again is None or again.get("ETag") != head.get("ETag"):
+        if (again := _head(client, bucket, commit_key)) is None or again.get("ETag") != head.get("ETag"):
             raise StorageError(f"{url}: the dataset was rewritten while it was being downloaded; rerun to get "
                                "a consistent copy", url, "Changed")
     if stats is not None:
@@ -699,20 +684,15 @@ def stage_dir(url: str) -> Path:
 # %% ../nbs/00_storage.ipynb #577a859b
 _STAGE = "dflash-stage-"
 
-def _alive(pid: int) -> bool:
-    try: os.kill(pid, 0)
-    except ProcessLookupError: return False
-    except PermissionError: return True
-    return True
-
 def clean_stale_stages(root=None) -> list[Path]:
     """Remove the temporary stages (`dflash-stage-<pid>-*` in `root`, the temp dir) of this user's runs whose process
     is gone."""
+    from dflash_nb.dataset import _pid_alive  # (the one test of a pid)
     gone = []
     for p in Path(root or tempfile.gettempdir()).glob(_STAGE + "*"):
         m = re.match(rf"{_STAGE}(\d+)-", p.name)
         try:
-            if not m or not p.is_dir() or p.is_symlink() or p.stat().st_uid != os.getuid() or _alive(int(m.group(1))):
+            if not m or not p.is_dir() or p.is_symlink() or p.stat().st_uid != os.getuid() or _pid_alive(m.group(1)):
                 continue
         except OSError: continue
         shutil.rmtree(p, ignore_errors=True); gone.append(p)
@@ -725,8 +705,7 @@ def staged_output(out, workers: int = 16, client=None, progress: bool = True, co
     if not is_s3_url(out):
         yield Path(out); return
     url = str(out).rstrip("/")
-    split_s3_url(url)
-    client = client or s3_client(workers=workers)
+    client = _url_parts(url, client, workers)[3]
     # refused before any work; the commit checks it is unchanged
     prior = check_s3_output(url, overwrite, client, commit_file)
     clean_stale_stages()
@@ -743,6 +722,5 @@ def local_dataset(path, cache_dir=None, client=None, workers: int = 32, progress
         from dflash_nb.dataset import copied_run
         return copied_run(Path(path))
     bucket, key = split_s3_url(str(path).rstrip("/"))
-    local = Path(cache_dir or default_cache_dir())/"datasets"/bucket/key
-    download_dir(str(path).rstrip("/"), local, workers=workers, client=client, progress=progress)
-    return local
+    return download_dir(str(path).rstrip("/"), Path(cache_dir or default_cache_dir())/"datasets"/bucket/key,
+                        workers=workers, client=client, progress=progress)
