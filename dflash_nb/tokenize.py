@@ -14,8 +14,8 @@ import numpy as np
 from fastcore.basics import patch
 import pyarrow as pa
 
-from .records import BadRecord, JSONL_SUFFIXES, Record, Skip, generated_turns, parse_line, read_lines
-from .records import (MAX_RECORD_BYTES, discover_inputs, ignored_line, ignored_summary, input_stat,
+from .records import (BadRecord, JSONL_SUFFIXES, Record, Skip, generated_turns, parse_line, read_lines,
+                               MAX_RECORD_BYTES, discover_inputs, ignored_line, ignored_summary, input_stat,
                                name_not_read)
 from .dataset import (SCHEMA, masked_runs, atomic_write as _atomic_write, distinct, check_output_dir,
                                clean_asides, output_lock,
@@ -62,26 +62,21 @@ def render_turns(ct: ChatTokenizer, record: Record) -> Turns:
         segs, turns, reasoning, pos = [], [], [], 0
         for k, j in enumerate(gen):
             p = len(prompts[k])
-            if not full.startswith(prompts[k]):
+            if not full.startswith(prompts[k]) or p < pos:
                 raise BadRecord('template_error',
-                                f"message {j}: render(messages[:{j}], add_generation_prompt=True) is not a prefix "
-                                "of the full render, so the mask rule is undefined for this record")
-            if p < pos:
-                raise BadRecord('template_error',
-                                f"message {j}: render(messages[:{j}], add_generation_prompt=True) ends inside "
-                                "the previous generated turn, so the mask rule is undefined for this record")
+                                f"message {j}: render(messages[:{j}], add_generation_prompt=True) "
+                                + ("is not a prefix of the full render" if not full.startswith(prompts[k])
+                                   else "ends inside the previous generated turn")
+                                + ", so the mask rule is undefined for this record")
             upto = full if j == len(msgs) - 1 else render(msgs[:j + 1])
             own = len(upto) >= p and full.startswith(upto)
             limit = len(upto) if own else max(p, len(prompts[k + 1]) if k + 1 < len(gen) else len(full))
             turn = full[p:limit]
-            end = _first_end(turn, form.end_of_turn)
-            if end is None:
-                if not own:
-                    raise BadRecord('template_error',
-                                    f"message {j}: the template writes no end-of-turn token for it and "
-                                    f"render(messages[:{j + 1}]) is not a prefix of the full render, so the turn has "
-                                    "no end")
-                end = len(turn)
+            if (end := _first_end(turn, form.end_of_turn)) is None and not own:
+                raise BadRecord('template_error',
+                                f"message {j}: the template writes no end-of-turn token for it and render(messages[:"
+                                f"{j + 1}]) is not a prefix of the full render, so the turn has no end")
+            end = len(turn) if end is None else end
             segs += [(full[pos:p], False), (turn[:end], True)]
             turns.append(turn); reasoning.append(record.messages[j].get('reasoning_content') or '')
             pos = p + end
@@ -126,11 +121,8 @@ def verify_sample(ct: ChatTokenizer, segs, ids: np.ndarray, mask: np.ndarray, tu
     want = [''.join(t for t, _ in run) for gen, run in itertools.groupby(segs, key=lambda s: s[1]) if gen]
     runs = masked_runs(mask).tolist()
     if len(runs) != len(want): return f"{len(runs)} masked runs, but the template rendered {len(want)} generated spans"
-    for k, ((a, b), text) in enumerate(zip(runs, want)):
-        if not ct.same_text(ids[a:b], text):
-            return (f"masked run {k} decodes to {ct.decode(ids[a:b])[:80]!r}... but the template rendered "
-                    f"{text[:80]!r}...")
-    return None
+    return next((f"masked run {k} decodes to {ct.decode(ids[a:b])[:80]!r}... but the template rendered {text[:80]!r}..."
+                 for k, ((a, b), text) in enumerate(zip(runs, want)) if not ct.same_text(ids[a:b], text)), None)
 
 # %% ../nbs/04_tokenize.ipynb #399356d8
 def reasoning_not_rendered(turns: Turns) -> list[int]:
@@ -168,7 +160,7 @@ def tokenize_record(ct: ChatTokenizer, record: Record, max_seq_len: int | None =
 def content_hash(input_ids: np.ndarray, loss_mask: np.ndarray) -> int:
     "64-bit hash of a sample's tokens and mask: the key that finds duplicate samples (merge) without reading tokens."
     h = hashlib.blake2b(np.asarray(input_ids, '<i4').tobytes(), digest_size=8)
-    h.update(np.packbits(np.asarray(loss_mask, bool)).tobytes()); h.update(len(input_ids).to_bytes(8, 'little'))
+    h.update(np.packbits(np.asarray(loss_mask, bool)).tobytes() + len(input_ids).to_bytes(8, 'little'))
     return int.from_bytes(h.digest(), 'little')
 
 # %% ../nbs/04_tokenize.ipynb #c019def2
@@ -224,11 +216,11 @@ def tokenize_lines(ct: ChatTokenizer, lines, max_seq_len: int | None = 8192,
             if s is not None:
                 samples.append(s)
                 flags += [Skip(name, n, rec.sample_id, reason, detail).to_dict() for reason, detail in s.flags]
-    skips = [d for _, d in sorted(skips, key=lambda x: x[0])]  # in input order, as if done one record at a time
-    lens = np.array([len(s.input_ids) for s in samples], dtype=np.int64)
-    return Batch(_cat([s.input_ids for s in samples], np.int32), _cat([s.loss_mask for s in samples], bool), lens,
-                 [s.sample_id for s in samples], [s.source for s in samples], sum(s.truncated for s in samples), skips,
-                 len(lines),
+    return Batch(_cat([s.input_ids for s in samples], np.int32), _cat([s.loss_mask for s in samples], bool),
+                 np.array([len(s.input_ids) for s in samples], dtype=np.int64),
+                 [s.sample_id for s in samples], [s.source for s in samples], sum(s.truncated for s in samples),
+                 # the skips in input order, as if done one record at a time
+                 [d for _, d in sorted(skips, key=lambda x: x[0])], len(lines),
                  np.array([content_hash(s.input_ids, s.loss_mask) for s in samples], dtype=np.uint64), flags,
                  Counter(s.template for s in samples))
 
@@ -293,13 +285,13 @@ def id_hashes(sample_ids: list[str]) -> np.ndarray:
 class Chunk:
     "Batches being collected into shard `index` of the temporary output folder."
     def __init__(self, tmp, index: int):
-        self.tmp, self.index, self.t0 = Path(tmp), index, time.perf_counter()
-        self.arrow = f"data-{index:05d}.arrow"
+        self.tmp, self.index, self.t0, self.arrow = Path(tmp), index, time.perf_counter(), f"data-{index:05d}.arrow"
         self._w, self.tokens, self.records, self.truncated = None, 0, 0, 0
-        self.lens, self.loss, self.hashes, self.skipped, self.sources = [], [], [], Counter(), Counter()
+        # `id_hashes`: 64-bit hashes of the sample ids, what counts duplicate ids over the whole run
+        self.lens, self.loss, self.hashes, self.id_hashes = [], [], [], []
+        self.skipped, self.flagged, self.sources, self.templates = Counter(), Counter(), Counter(), Counter()
         # the chunk's skipped.jsonl and flagged.jsonl, written as they come: a run of bad records holds none in memory
-        self._logs, self.flagged, self.templates = {}, Counter(), Counter()
-        self.id_hashes = []  # 64-bit hashes of the sample ids: what counts duplicate ids over the whole run
+        self._logs = {}
 
 # %% ../nbs/04_tokenize.ipynb #be7cbf7e
 @patch
@@ -309,8 +301,8 @@ def add(self: Chunk, b: Batch):
         if self._w is None: self._w = pa.ipc.new_stream(str(self.tmp/self.arrow), SCHEMA)
         self._w.write_batch(batch_to_arrow(b))
         self.lens.append(b.seq_len)
-        starts = np.concatenate([[0], np.cumsum(b.seq_len)[:-1]])
-        self.loss.append(np.add.reduceat(b.loss_mask, starts).astype(np.int64))
+        self.loss.append(np.add.reduceat(b.loss_mask, np.concatenate([[0], np.cumsum(b.seq_len)[:-1]])
+                                         ).astype(np.int64))
     self.tokens += len(b.input_ids); self.records += b.records; self.truncated += b.truncated
     for kind, rows, counts in (('skipped', b.skips, self.skipped), ('flagged', b.flags, self.flagged)):
         if not rows: continue
@@ -351,9 +343,9 @@ def chunk_stats(tmp, metas: list[dict]) -> dict:
     lens = _cat([a['seq_len'] for a in arrs])
     skipped, sources = (sum((Counter(m[k]) for m in metas), Counter()) for k in ('skipped', 'sources'))
     ids = np.concatenate([a['id_hash'] for a in arrs]) if arrs and all('id_hash' in a.files for a in arrs) else None
-    st = summarize(lens, sum(int(a['loss_tokens'].sum()) for a in arrs), sum(m['truncated'] for m in metas), skipped,
-                   sum(m['records'] for m in metas), sources, sum(m['seconds'] for m in metas), int(lens.sum()))
-    return st | dict(duplicate_ids=None if ids is None else int(len(ids) - len(distinct(ids))))
+    return summarize(lens, sum(int(a['loss_tokens'].sum()) for a in arrs), sum(m['truncated'] for m in metas), skipped,
+                     sum(m['records'] for m in metas), sources, sum(m['seconds'] for m in metas), int(lens.sum())
+                     ) | dict(duplicate_ids=None if ids is None else int(len(ids) - len(distinct(ids))))
 
 # %% ../nbs/04_tokenize.ipynb #66a86371
 FINISH = 'finish.json'
@@ -366,8 +358,7 @@ def finish_plan(tmp) -> dict | None:
 def finish_chunks(tmp, metas: list[dict], stats: dict | None = None) -> list[str]:
     "Turn a folder of committed chunks into the dataset layout, restartably; returns the shard names."
     tmp = Path(tmp)
-    plan = finish_plan(tmp)
-    if plan is None:
+    if (plan := finish_plan(tmp)) is None:
         arrows = [m['arrow'] for m in metas if m['arrow']]
         if not arrows:  # an empty dataset is still a valid dataset
             arrows = ['data-00000.arrow']; pa.ipc.new_stream(str(tmp/arrows[0]), SCHEMA).close()
@@ -424,8 +415,8 @@ def disk_full(e: OSError, where, written: int | None = None, done: float | None 
               then: str = RESUMES) -> DiskFull:
     """The one-line error for a full disk while writing under `where`: `written` bytes so far for the share `done` of
     the input."""
-    named = getattr(e, 'filename2', None) or getattr(e, 'filename', None)  # a copy names (source, destination)
-    where = Path(named) if named else Path(where)
+    # a copy names (source, destination)
+    where = Path(getattr(e, 'filename2', None) or getattr(e, 'filename', None) or where)
     probe = next((p for p in (where, *where.parents) if p.is_dir()), where)  # (a failed merge removed its folder)
     try: free = f"{_mb(shutil.disk_usage(probe).free)} free"
     except OSError: free = "free space unknown"
@@ -457,22 +448,22 @@ def _sources(completions, s3_endpoint=None, download_workers: int = 32, progress
     if not objs: raise FileNotFoundError(
         f"{completions}: no completions (*.jsonl[.gz|.zst], *.json, *.parquet) under this prefix "
         f"({len(ignored)} other objects); check the --completions URL")
-    files = [dict(name=o.key, size=o.size, etag=o.etag) for o in objs]
-    return files, lambda: storage.download_objects(str(completions), storage.default_cache_dir(), download_workers,
-                                                   JSONL_SUFFIXES, client, progress, objects=objs), ignored, []
+    return ([dict(name=o.key, size=o.size, etag=o.etag) for o in objs],
+            lambda: storage.download_objects(str(completions), storage.default_cache_dir(), download_workers,
+                                             JSONL_SUFFIXES, client, progress, objects=objs), ignored, [])
 
 # %% ../nbs/04_tokenize.ipynb #6315d13e
 def _batches(paths, batch_size: int, start=(0, 0), max_bytes: int = MAX_RECORD_BYTES):
     """Batches of `(name, line, raw)` over all files, after `start` = (file index, last line done): `batch_size` lines,
-    fewer where they reach `max_bytes`."""
+    fewer where they reach `max_bytes`; each with where it ends and its size in bytes."""
     batch, fi, size = [], 0, 0
     for fi, (name, path) in enumerate(paths):
         if fi < start[0]: continue
         for n, raw in read_lines(path, max_bytes):
             if fi == start[0] and n <= start[1]: continue
             batch.append((name, n, raw)); size += len(raw)
-            if len(batch) >= batch_size or size >= max_bytes: yield batch, (fi, n); batch, size = [], 0
-    if batch: yield batch, (fi, batch[-1][1])
+            if len(batch) >= batch_size or size >= max_bytes: yield batch, (fi, n), size; batch, size = [], 0
+    if batch: yield batch, (fi, batch[-1][1]), size
 
 
 # %% ../nbs/04_tokenize.ipynb #145b4869
@@ -488,9 +479,9 @@ def _prepare_tmp(tmp: Path, run_key: dict, restart: bool) -> list[dict]:
                 f"and parameters to resume it, or pass --restart to discard it and start over")
         if (plan := finish_plan(tmp)) is not None: return plan['metas']  # killed while finishing: keep everything
         metas = committed_chunks(tmp)
-        keep = {f"chunk-{m['index']:05d}{ext}" for m in metas for ext
-                in ('.json', '.npz', '.skipped.jsonl', '.flagged.jsonl')}
-        keep |= {m['arrow'] for m in metas if m['arrow']} | {'run.json'}
+        keep = ({f"chunk-{m['index']:05d}{ext}" for m in metas for ext
+                 in ('.json', '.npz', '.skipped.jsonl', '.flagged.jsonl')}
+                | {m['arrow'] for m in metas if m['arrow']} | {'run.json'})
         for f in tmp.iterdir():
             if f.name not in keep: f.unlink()
         return metas
@@ -536,8 +527,8 @@ def _write_manifest(tmp: Path, ct, completions, files, metas, result: dict, shar
                   Counter())
     flags, flagged = sum(flagged.values()), dict(sorted(flagged.items()))
     params = {k: run_key.get(k, False) for k in ('max_seq_len', 'batch_size', 'shard_tokens',
-                                                 'skip_reasoning_not_rendered')}
-    params['max_record_bytes'] = run_key.get('max_record_bytes', MAX_RECORD_BYTES)
+                                                 'skip_reasoning_not_rendered')
+              } | {'max_record_bytes': run_key.get('max_record_bytes', MAX_RECORD_BYTES)}
     manifest = dict(format='dflash_nb.dataset', format_version=1, created_utc=time.strftime('%Y-%m-%dT%H:%M:%SZ',
                                                                                             time.gmtime()),
                     tokenizer=ct.describe(), inputs=dict(completions=str(completions), files=files)
@@ -545,9 +536,9 @@ def _write_manifest(tmp: Path, ct, completions, files, metas, result: dict, shar
                     params=params, shards=shards, chat_templates_used=dict(sorted(used.items())), flagged=flagged,
                     counts={k: result[k] for k in ('samples', 'total_tokens', 'loss_tokens', 'records_read')})
     # this run's clock: stats.json `seconds` is the tokenizing, this the start-up before it
-    if startup_seconds is not None:
-        manifest['timing'] = dict(startup_seconds=round(startup_seconds, 3), tokenize_seconds=result['seconds'])
-    _atomic_write(tmp/'manifest.json', json.dumps(manifest, indent=2))
+    timing = ({} if startup_seconds is None else
+              {'timing': dict(startup_seconds=round(startup_seconds, 3), tokenize_seconds=result['seconds'])})
+    _atomic_write(tmp/'manifest.json', json.dumps(manifest | timing, indent=2))
     return flags, flagged
 
 
@@ -555,13 +546,11 @@ def _write_manifest(tmp: Path, ct, completions, files, metas, result: dict, shar
 def _run_key(ct, files, max_seq_len, batch_size, shard_tokens, skip_reasoning_not_rendered,
              max_record_bytes=MAX_RECORD_BYTES) -> dict:
     "What a resumed run must share with the interrupted one (`run.json`)."
-    run_key = dict(format_version=1, tokenizer=ct.fingerprint, inputs=files, max_seq_len=max_seq_len,
-                   batch_size=batch_size, shard_tokens=shard_tokens)
-    # absent when off: old partial runs still resume
-    if skip_reasoning_not_rendered: run_key['skip_reasoning_not_rendered'] = True
-    # (the same: absent at the default)
-    if max_record_bytes != MAX_RECORD_BYTES: run_key['max_record_bytes'] = max_record_bytes
-    return run_key
+    # the last two absent when off / at the default: old partial runs still resume
+    return (dict(format_version=1, tokenizer=ct.fingerprint, inputs=files, max_seq_len=max_seq_len,
+                 batch_size=batch_size, shard_tokens=shard_tokens)
+            | ({'skip_reasoning_not_rendered': True} if skip_reasoning_not_rendered else {})
+            | ({'max_record_bytes': max_record_bytes} if max_record_bytes != MAX_RECORD_BYTES else {}))
 
 
 
@@ -597,8 +586,7 @@ def _tokenize_chunks(ct, tmp: Path, metas: list, files, open_files, key: dict, w
     from tqdm import tqdm
     start = tuple(metas[-1]['end']) if metas else (0, 0)
     with worker_pool(workers, ct) if workers > 1 else contextlib.nullcontext() as pool:
-        if pool is None: ct.ready()
-        else: pool.submit(int).result()  # the workers are up (forked on the first submit)
+        ct.ready() if pool is None else pool.submit(int).result()  # the workers are up (forked on the first submit)
         if timing is not None: timing['startup'] = time.perf_counter() - timing['t0']
         before = sum(f['size'] for f in files[:start[0]])  # the files the committed chunks read whole
         pbar = tqdm(total=sum(f['size'] for f in files), initial=before, unit='B', unit_scale=True, desc='tokenize',
@@ -610,14 +598,13 @@ def _tokenize_chunks(ct, tmp: Path, metas: list, files, open_files, key: dict, w
             chunk.add(b); pbar.update(nbytes)
             if read is not None: read['bytes'] += nbytes  # (a disabled tqdm does not count)
             if chunk.tokens >= key['shard_tokens']: metas.append(chunk.commit(end)); chunk = Chunk(tmp, len(metas))
-        nbytes = lambda lines: sum(len(l[2]) for l in lines)
         batches = _batches(open_files(), key['batch_size'], start, key.get('max_record_bytes', MAX_RECORD_BYTES))
         if pool is None:
-            for lines, end in batches: consume(tokenize_lines(ct, lines, *opts), end, nbytes(lines))
+            for lines, end, size in batches: consume(tokenize_lines(ct, lines, *opts), end, size)
         else:
             inflight = deque()
-            for lines, end in batches:
-                inflight.append((pool.submit(_work, (lines, *opts)), end, nbytes(lines)))
+            for lines, end, size in batches:
+                inflight.append((pool.submit(_work, (lines, *opts)), end, size))
                 if len(inflight) >= 2 * workers: fut, e, nb = inflight.popleft(); consume(fut.result(), e, nb)
             while inflight: fut, e, nb = inflight.popleft(); consume(fut.result(), e, nb)
     if chunk.records or not metas: metas.append(chunk.commit((len(files), 0)))
@@ -630,8 +617,7 @@ def _tokenize_into(tmp: Path, ct, run_key: dict, restart: bool, files, open_file
     """Tokenize into `tmp` (after its committed chunks; a run killed while finishing only finishes its journaled plan),
     then turn the chunks into shards; returns `(result, metas)`."""
     metas = _prepare_tmp(tmp, run_key, restart)
-    plan = finish_plan(tmp)
-    if plan: result = plan['stats']
+    if plan := finish_plan(tmp): result = plan['stats']
     else:
         result = _tokenize_chunks(ct, tmp, metas, files, open_files, run_key, workers, progress, read, timing)
         result['ignored'] = ignored_summary(ignored)  # before finish_chunks: journaled with the plan
@@ -678,7 +664,8 @@ def tokenize_dataset(model_path, completions, output_dir, max_seq_len: int | Non
         done = _committed_run(out)
         # a folder that is not our dataset: refused even with --overwrite
         if done is None: check_output_dir(out, overwrite)
-        t0 = time.perf_counter()
+        # `startup`: encoder load, templates and workers (not in stats.json's `seconds`)
+        timing = {'t0': time.perf_counter()}
         ct, files, open_files, ignored, splits = _open_inputs(model_path, completions, workers, encoder, renderer,
                                                               s3_endpoint, download_workers, progress, split)
         run_key = _run_key(ct, files, max_seq_len, batch_size, shard_tokens, skip_reasoning_not_rendered,
@@ -688,7 +675,6 @@ def tokenize_dataset(model_path, completions, output_dir, max_seq_len: int | Non
             if done == run_key: return _checked(json.loads((out/'stats.json').read_text()), out, completions, ignored)
             if not overwrite: check_output_dir(out, overwrite)  # refused as any existing output is
         read = {'bytes': 0}  # input bytes tokenized so far: for the full-disk estimate
-        timing = {'t0': t0}  # `startup`: encoder load, templates and workers (not in stats.json's `seconds`)
         try:
             result, metas = _tokenize_into(tmp, ct, run_key, restart, files, open_files, ignored, workers, progress,
                                            read, timing)

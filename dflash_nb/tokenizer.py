@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 from fastcore.basics import patch
 
-from .records import BadRecord, Record
+from .records import BadRecord, Record, hub_id_hint
 from .chat_template import (ChatTemplate, TemplateForm, detect_form,
     load_chat_templates, load_end_of_turn_tokens, select_template_name)
 from .qwen import QWEN36_TEMPLATE_SHA256, bytes_to_unicode, render_qwen36
@@ -80,25 +80,26 @@ class FastokensEncoder:
     "`fastokens` for tokenizers where it provably gives the ids of the `tokenizers` library."
     def __init__(self, path, nfc: bool, split_special_tokens: bool = False, table_cache=None,
                  sha256: str | None = None):
-        self.path, self.nfc, self.split, self.table_cache, self.sha256 = str(
-            path), nfc, split_special_tokens, table_cache, sha256
-        self._tok = None
+        self.path, self.nfc, self.split, self.table_cache, self.sha256, self._tok = (
+            str(path), nfc, split_special_tokens, table_cache, sha256, None)
     @staticmethod
     def check(tj: dict) -> str:
         """'ok' where the structure of `tokenizer.json` allows the fast path (encoding and the byte-level mask check),
         else why not."""
         m, norm = tj.get('model') or {}, tj.get('normalizer')
-        if m.get('type') != 'BPE': return f"model type {m.get('type')} is not BPE"
-        if m.get('dropout') not in (None, 0, 0.0): return f"BPE dropout={m.get('dropout')!r} (not deterministic)"
-        if norm is not None and norm.get('type') != 'NFC' and not (norm.get('type') == 'Sequence' and
-                [n.get('type') for n in norm.get('normalizers', [])] in ([], ['NFC'])):
-            return f"normalizer {norm.get('type')} is not NFC (the fast mask check compares NFC text)"
-        if any(t.get('lstrip') or t.get('rstrip') or t.get('single_word') or (t.get('normalized') and norm is not None)
-               for t in tj.get('added_tokens', [])):
-            return "an added token is normalized or strips/matches whole words"
-        if (tj.get('decoder') or {}).get(
-            'type') != 'ByteLevel': return "the decoder is not ByteLevel (vocabulary not byte-level)"
-        return 'ok'
+        checks = (  # (is it a problem, why), checked in order: a later check may assume the earlier ones passed
+            (lambda: m.get('type') != 'BPE', lambda: f"model type {m.get('type')} is not BPE"),
+            (lambda: m.get('dropout') not in (None, 0, 0.0),
+             lambda: f"BPE dropout={m.get('dropout')!r} (not deterministic)"),
+            (lambda: norm is not None and norm.get('type') != 'NFC' and not (norm.get('type') == 'Sequence' and
+                     [n.get('type') for n in norm.get('normalizers', [])] in ([], ['NFC'])),
+             lambda: f"normalizer {norm.get('type')} is not NFC (the fast mask check compares NFC text)"),
+            (lambda: any(t.get('lstrip') or t.get('rstrip') or t.get('single_word')
+                         or (t.get('normalized') and norm is not None) for t in tj.get('added_tokens', [])),
+             lambda: "an added token is normalized or strips/matches whole words"),
+            (lambda: (tj.get('decoder') or {}).get('type') != 'ByteLevel',
+             lambda: "the decoder is not ByteLevel (vocabulary not byte-level)"))
+        return next((why() for bad, why in checks if bad()), 'ok')
 
 # %% ../nbs/03b_tokenizer.ipynb #a6b00c37
 @patch
@@ -113,14 +114,15 @@ def wait(self: FastokensEncoder):
 @patch
 def ready(self: FastokensEncoder) -> 'FastokensEncoder':
     "Loaded, with its byte table built: what `worker_pool` calls before forking, so every worker shares both."
-    if not hasattr(self, '_blob'): self._table()
+    self._table()
     self.wait()
     return self
 
 # %% ../nbs/03b_tokenizer.ipynb #2b791d3b
 @patch
 def _table(self: FastokensEncoder):
-    "Every token's bytes in one numpy blob (offsets, lengths), for `decode_bytes`; cached by the file's hash."
+    "Every token's bytes in one numpy blob (offsets, lengths) for `decode_bytes`, made once, cached by the file's hash."
+    if hasattr(self, '_blob'): return
     key = f"{TABLE_FORMAT}:{self.sha256}".encode()
     try:
         with np.load(self.table_cache, allow_pickle=False) as z:
@@ -135,8 +137,7 @@ def _table(self: FastokensEncoder):
         added = {t['id']: t['content'] for t in tok.added_tokens()}
         table = [added[i].encode() if i in added else bytes(byte_of[c] for c in (tok.id_to_token(i) or ''))
                  for i in range(tok.vocab_size)]
-        self._lens = np.array([len(b) for b in table], np.int64)
-        self._blob = np.frombuffer(b''.join(table), np.uint8)
+        self._lens, self._blob = np.array([len(b) for b in table], np.int64), np.frombuffer(b''.join(table), np.uint8)
         if self.table_cache is not None:
             _cache_write(Path(self.table_cache), lambda tmp: np.savez(tmp, key=np.frombuffer(key, np.uint8),
                                                                       blob=self._blob,
@@ -150,7 +151,7 @@ def _table(self: FastokensEncoder):
 def normalize(self: FastokensEncoder, text: str) -> str:
     "`text` as the tokenizer normalises it: NFC between added tokens, never across one (as `tokenizers` does)."
     if not self.nfc or text.isascii() or unicodedata.is_normalized('NFC', text): return text
-    if not hasattr(self, '_blob'): self._table()
+    self._table()
     out, pos = [], 0
     for mt in self._split_re.finditer(text) if self._split_re else ():
         out += [unicodedata.normalize('NFC', text[pos:mt.start()]), mt.group()]; pos = mt.end()
@@ -180,7 +181,7 @@ def encode_batch(self: FastokensEncoder, texts: list[str]) -> list[np.ndarray]:
 @patch
 def decode_bytes(self: FastokensEncoder, ids: np.ndarray) -> bytes:
     "The bytes of token array `ids`, gathered with numpy from one table of all token bytes."
-    if not hasattr(self, '_blob'): self._table()
+    self._table()
     n = self._lens[ids]
     starts = np.repeat(self._offs[ids] - (np.cumsum(n) - n), n)
     return self._blob[starts + np.arange(len(starts))].tobytes()
@@ -219,8 +220,8 @@ def fastokens_verdict(tokenizer_json, sha256: str, reference, split_special_toke
     "Whether fastokens may encode for `tokenizer_json` (`reason` 'ok' or why not), cached."
     try: ver = importlib.metadata.version('fastokens')
     except Exception: return dict(reason='fastokens is not installed (pip install fastokens)', nfc=False)
-    split = '-split' if split_special_tokens else ''
-    f = cache_dir()/'encoders'/f"{sha256}.fastokens-{ver}-{FASTOKENS_CHECKS}{split}.json"
+    f = cache_dir()/'encoders'/(f"{sha256}.fastokens-{ver}-{FASTOKENS_CHECKS}"
+                                f"{'-split' if split_special_tokens else ''}.json")
     if f.exists() and (v := _cached_verdict(f, sha256)) is not None: return v
     try:
         tj = json.loads(Path(tokenizer_json).read_text(encoding='utf-8'))
@@ -234,9 +235,8 @@ def fastokens_verdict(tokenizer_json, sha256: str, reference, split_special_toke
         enc = FastokensEncoder(tokenizer_json, v['nfc'], split_special_tokens,
                                f.parent/f"{sha256}.fastokens-bytes-1.npz", sha256)
         ref = reference()
-        v['vocab_size'] = ref.get_vocab_size(with_added_tokens=True)
-        v['reason'] = _probe(enc, ref, tj, split_special_tokens)
-        v['loaded'] = enc  # handed to the caller, not cached
+        v |= dict(vocab_size=ref.get_vocab_size(with_added_tokens=True),
+                  reason=_probe(enc, ref, tj, split_special_tokens), loaded=enc)  # `loaded`: handed over, not cached
     _cache_write(f, lambda tmp: tmp.write_text(json.dumps({k: x for k, x in v.items() if k != 'loaded'})))
     return v
 
@@ -284,7 +284,6 @@ class ChatTokenizer:
         self.model_path = Path(model_path)
         self.tokenizer_json = tj = self.model_path/'tokenizer.json'
         if not tj.is_file():
-            from dflash_nb.records import hub_id_hint
             raise FileNotFoundError(f"{tj}: no tokenizer.json; --model-path must be a Hugging Face model or tokenizer "
                                     f"directory (build the default one with `dflash-nb build-tokenizer DIR`)"
                                     + hub_id_hint(model_path))
@@ -297,8 +296,8 @@ class ChatTokenizer:
         self.fingerprint = hashlib.sha256(f"{self.tokenizer_sha256}:{self.template_sha256}".encode()).hexdigest()[:16]
         self._choose_encoder(encoder)
         if renderer not in ('auto', 'jinja'): raise ValueError(f"renderer must be auto or jinja, not {renderer!r}")
-        native = renderer == 'auto' and self.template_sha256 in QWEN36_TEMPLATE_SHA256
-        self.fast_render = render_qwen36 if native else None
+        self.fast_render = (render_qwen36 if renderer == 'auto' and self.template_sha256 in QWEN36_TEMPLATE_SHA256
+                            else None)
         self.renderer = 'qwen36-native' if self.fast_render else 'jinja'
         self._renders = 0
     @functools.cached_property
@@ -344,9 +343,10 @@ def _choose_encoder(self: ChatTokenizer, encoder: str):
     if self.fast is not None:
         specials, self.vocab_size, self.encoder_reason = v['special_tokens'], v['vocab_size'], 'ok'
     else:
-        specials = [t.content for _, t in sorted(self.tokenizer.get_added_tokens_decoder().items()) if t.special]
-        self.vocab_size = self.tokenizer.get_vocab_size(with_added_tokens=True)
-        self.encoder_reason = "encoder='tokenizers' asked for" if v is None else f"fastokens: {v['reason']}"
+        specials, self.vocab_size, self.encoder_reason = (
+            [t.content for _, t in sorted(self.tokenizer.get_added_tokens_decoder().items()) if t.special],
+            self.tokenizer.get_vocab_size(with_added_tokens=True),
+            "encoder='tokenizers' asked for" if v is None else f"fastokens: {v['reason']}")
     self.special_tokens = tuple(specials)  # a tuple: `str.endswith` takes it as it is
     self.encoder = 'fastokens' if self.fast is not None else 'tokenizers'
 
@@ -360,8 +360,7 @@ def fit_to_input(self: ChatTokenizer, input_bytes: int, workers: int = 1) -> 'Ch
     if (self.encoder_asked == 'auto' and self.fast is not None and input_bytes < AUTO_FASTOKENS_MIN_BYTES
         * max(1, workers)
             and not fastokens_loaded(self.fast.path, self.tokenizer_sha256)):
-        self.fast, self.encoder = None, 'tokenizers'
-        self.encoder_reason = (
+        self.fast, self.encoder, self.encoder_reason = None, 'tokenizers', (
             f"auto: {input_bytes:,} bytes of input, under {AUTO_FASTOKENS_MIN_BYTES * max(1, workers):,} "
             f"for {max(1, workers)} worker(s): tokenizers loads faster than fastokens (same ids)")
     return self
@@ -370,8 +369,7 @@ def fit_to_input(self: ChatTokenizer, input_bytes: int, workers: int = 1) -> 'Ch
 def ready(self: ChatTokenizer) -> 'ChatTokenizer':
     """The encoder loaded and the template forms found: what a run does before its clock starts (and before forking
     workers)."""
-    if self.fast is not None: self.fast.ready()
-    else: self.tokenizer
+    self.fast.ready() if self.fast is not None else self.tokenizer
     self.forms()
     return self
 
@@ -423,11 +421,12 @@ def render(self: ChatTokenizer, msgs: list, tools=None, add_generation_prompt: b
     if text is None: text = tpl.render_prepared(msgs, tools, add_generation_prompt)
     else:
         self._renders += 1
-        if self._renders <= 64 or self._renders % 256 == 0:  # spot-check the native renderer against the template
-            if text != (ref := tpl.render_prepared(msgs, tools, add_generation_prompt)):
-                at = next(i for i, (a, b) in enumerate(zip(text + chr(0), ref + chr(1))) if a != b)
-                raise TokenizeError(f"the native Qwen3.6 renderer disagrees with {self.model_path}'s chat template "
-                                    f"(first difference at char {at}); rerun with --renderer jinja and report this")
+        # spot-check the native renderer against the template
+        if ((self._renders <= 64 or self._renders % 256 == 0)
+                and text != (ref := tpl.render_prepared(msgs, tools, add_generation_prompt))):
+            at = next(i for i, (a, b) in enumerate(zip(text + chr(0), ref + chr(1))) if a != b)
+            raise TokenizeError(f"the native Qwen3.6 renderer disagrees with {self.model_path}'s chat template "
+                                f"(first difference at char {at}); rerun with --renderer jinja and report this")
     if len(text) > MAX_RENDER_CHARS:
         raise BadRecord('template_error',
                         f"the chat template rendered {len(text):,} characters (limit {MAX_RENDER_CHARS:,})")
