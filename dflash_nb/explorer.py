@@ -84,10 +84,9 @@ def explore_html(rep: 'InspectReport', idx: list[int], other: 'MaskDataset | Non
     if other is None: return views._repr_html_(), ''
     found = other.indices_of([v.sample_id for v in views])
     missing = [v.sample_id for v in views if not found.get(v.sample_id)]
-    parts = [diff_views(v, other.views(found[v.sample_id][:1])[0], (rep.path, other.url))._repr_html_()
-             if found.get(v.sample_id) else v._repr_html_() for v in views]
-    note = f"not in {other.url} (shown alone): {', '.join(missing)}" if missing else ''
-    return ''.join(parts), note
+    return (''.join(diff_views(v, other.views(found[v.sample_id][:1])[0], (rep.path, other.url))._repr_html_()
+                    if found.get(v.sample_id) else v._repr_html_() for v in views),
+            f"not in {other.url} (shown alone): {', '.join(missing)}" if missing else '')
 
 # %% ../nbs/05b_explorer.ipynb #a1e0c003
 _MODE_CONTROLS = {'id': ('id',), 'filter': ('filter',), 'source': ('source', 'seed'), 'failing gate': ('gate',),
@@ -156,9 +155,9 @@ def _facts(rep: 'InspectReport | None', other: 'MaskDataset | None' = None) -> l
 def _fill_choices(c: dict, rep: 'InspectReport'):
     """Point the source and gate lists of the controls `c` at a newly opened dataset (the first entry chosen) and say
     in the tokenizer box what leaving it empty means."""
-    c['source'].options = source_choices(rep.summary)
-    c['source'].value = c['source'].options[0][1] if c['source'].options else None
-    c['gate'].options = gate_choices(rep); c['gate'].value = c['gate'].options[0][1] if c['gate'].options else None
+    for k, options in (('source', source_choices(rep.summary)), ('gate', gate_choices(rep))):
+        c[k].options = options
+        c[k].value = c[k].options[0][1] if c[k].options else None
     man = (rep.dataset.manifest or {}).get('tokenizer') or {}
     c['tokenizer'].placeholder = (f"empty: the manifest's {man['model_path']}" if man.get('model_path')
                                   else "the manifest names none: type a model or tokenizer folder")
@@ -228,9 +227,9 @@ def mask_explorer(dataset=None, model_path=None, root=None, n: int = 3):
         c['datasets'].value = p if p in [v for _, v in c['datasets'].options] else None
     def pick(ch):
         if ch['new'] and ch['new'] != c['path'].value: c['path'].value = ch['new']   # (the path's observer opens it)
-    c['datasets'].observe(pick, 'value'); c['compare'].observe(compare, 'value')
-    c['path'].observe(load, 'value'); c['tokenizer'].observe(load, 'value'); c['open'].on_click(load)
-    for k in ('mode', 'id', 'filter', 'source', 'gate', 'seed', 'samples'): c[k].observe(show, 'value')
+    for k, f in [('datasets', pick), ('compare', compare), ('path', load), ('tokenizer', load)] + [
+            (k, show) for k in ('mode', 'id', 'filter', 'source', 'gate', 'seed', 'samples')]: c[k].observe(f, 'value')
+    c['open'].on_click(load)
     ui = _explorer_box(c)
     ui.load, ui.show, ui.compare, ui.state, ui.controls = load, show, compare, state, c
     show()

@@ -45,35 +45,28 @@ class TemplateFacts:
     @classmethod
     def from_tokenizer(cls, ct: ChatTokenizer) -> 'TemplateFacts':
         sp = special_ids(ct)
-        special = sorted(sp)
         u = {'role': 'user', 'content': 'Hi'}
         probe = lambda r: tokenize_record(
             ct, Record('probe', [u, {'role': 'assistant', 'content': 'Yes.', 'reasoning_content': r}]), None)
         try: s_r, s_e = probe('Because.'), probe('')
-        except Exception: return cls(special_ids=special, origin='template')  # a template that cannot render the probe
+        except Exception: return cls(special_ids=sorted(sp), origin='template')  # a template that cannot render it
         ids, m = s_r.input_ids.tolist(), s_r.loss_mask
         start = int(np.argmax(m))
-        eot = [ids[len(ids) - 1 - int(np.argmax(m[::-1]))]]
-        eot = eot if eot[0] in sp else []
+        eot = [e] if (e := ids[len(ids) - 1 - int(np.argmax(m[::-1]))]) in sp else []
         gp, ts = [], []
         try:
-            tpl, msgs = ct.template, [u]
-            a, b = tpl.render(msgs), tpl.render(msgs, add_generation_prompt=True)
+            a, b = ct.template.render([u]), ct.template.render([u], add_generation_prompt=True)
             suffix = b[len(a):] if b.startswith(a) else ''
             first = min((i for t in ct.special_tokens if (i := suffix.find(t)) >= 0), default=-1)
-            if first >= 0:
-                gp = ct.encode(suffix[first:])
-                if ids[start - len(gp):start] != gp: gp = []
+            gp = ct.encode(suffix[first:]) if first >= 0 else []
+            gp = gp if ids[start - len(gp):start] == gp else []
             opener = min(((i, t) for t in ct.special_tokens if (i := a.find(t)) >= 0), default=None)
             ts = sorted({g for g in gp[:1] if g in sp}
                         | ({k for k, v in sp.items() if v == opener[1]} if opener else set()))
         except Exception: pass
         r_masked, e_masked = s_r.input_ids[s_r.loss_mask].tolist(), s_e.input_ids[s_e.loss_mask].tolist()
-        et = []
-        if r_masked != e_masked:
-            firsts = [k for k, t in enumerate(e_masked[:-1]) if t in sp]
-            if firsts and r_masked[:firsts[0] + 1] != e_masked[:firsts[0] + 1]: et = e_masked[:firsts[0] + 1]
-        return cls(eot, gp, ts, et, special, 'template')
+        k = next((k + 1 for k, t in enumerate(e_masked[:-1]) if t in sp), 0)  # up to the first special token
+        return cls(eot, gp, ts, e_masked[:k] if r_masked[:k] != e_masked[:k] else [], sorted(sp), 'template')
 
 # %% ../nbs/05a_inspect.ipynb #0c1c811b
 def template_summary(manifest: dict | None) -> str:
@@ -82,15 +75,14 @@ def template_summary(manifest: dict | None) -> str:
     tok = man.get('tokenizer') or {}
     if not (forms := tok.get('chat_templates')):
         return "not recorded (the manifest predates chat-template facts, or the dataset was not written by tokenize)"
-    used, parts = man.get('chat_templates_used') or {}, []
-    for name, f in forms.items():
-        n = f" ({used[name]:,} samples)" if name in used else ''
-        none = ("none written (fallback: a turn ends where its rendering ends" +
-                (f"; its turns end with {' or '.join(f['written'])}, not a stop token of the model"
-                 if f.get('written') else '') + ")")
-        parts.append(f"{name}{n}: end of turn {' '.join(f.get('end_of_turn') or []) or none}, "
-                     f"tool arguments {f.get('tool_args') or 'not rendered'}, "
-                     f"reasoning field {f.get('reasoning_field') or 'none rendered'}")
+    used = man.get('chat_templates_used') or {}
+    none = lambda f: ("none written (fallback: a turn ends where its rendering ends" +
+                      (f"; its turns end with {' or '.join(f['written'])}, not a stop token of the model"
+                       if f.get('written') else '') + ")")
+    parts = [f"{name}{f' ({used[name]:,} samples)' if name in used else ''}: "
+             f"end of turn {' '.join(f.get('end_of_turn') or []) or none(f)}, "
+             f"tool arguments {f.get('tool_args') or 'not rendered'}, "
+             f"reasoning field {f.get('reasoning_field') or 'none rendered'}" for name, f in forms.items()]
     if stops := tok.get('stop_tokens'): parts.append(f"model stop tokens {' '.join(stops)}")
     if flagged := man.get('flagged'): parts.append('flagged ' + ', '.join(f"{k} {v:,}" for k, v in flagged.items()))
     return '; '.join(parts)
@@ -158,8 +150,8 @@ class Thresholds(Config):
     @classmethod
     def make(cls, thresholds=None, **overrides) -> 'Thresholds':
         "Defaults updated by a `Thresholds`, a dict and/or keyword overrides (unknown names are an error)."
-        base = asdict(thresholds) if isinstance(thresholds, Thresholds) else dict(thresholds or {})
-        base.update({k: v for k, v in overrides.items() if v is not None})
+        base = {**(asdict(thresholds) if isinstance(thresholds, Thresholds) else dict(thresholds or {})),
+                **{k: v for k, v in overrides.items() if v is not None}}
         names = {f.name for f in fields(cls)}
         if bad := sorted(set(base) - names):
             raise ValueError(f"unknown threshold(s) {', '.join(bad)}; known: {', '.join(sorted(names))}")
@@ -194,25 +186,21 @@ def max_repeats(samples: np.ndarray, hashes: np.ndarray, n: int) -> np.ndarray:
 def _check_bits(ids, mask, sid, rs, re_, rsamp, first, last, trunc, bad_len, nm, facts: TemplateFacts, vocab_size):
     "Per sample: failed `CHECK_BITS` and the first bad run's last token (else -1); per masked run: cut by truncation?"
     n = len(nm)
+    flag = lambda name, samples: np.where(np.bincount(samples, minlength=n) > 0, CHECK_BITS[name], 0)  # any sample
     fails = np.where(bad_len, CHECK_BITS['lengths'], 0) | np.where((nm == 0) & ~bad_len, CHECK_BITS['has_loss'], 0)
     bad_end_tok = np.full(n, -1, np.int64)
     cut = (re_ == last[rsamp]) & trunc[rsamp]
     if facts.eot_ids:
         end_ok = np.isin(ids[re_], facts.eot_ids)
         bad = ~end_ok & ~cut
-        fails |= np.where(np.bincount(rsamp[bad], minlength=n) > 0, CHECK_BITS['span_end'], 0)
+        fails |= flag('span_end', rsamp[bad])
         bad_end_tok[rsamp[bad][::-1]] = ids[re_][bad][::-1]  # the first bad run's last token
         cut &= ~end_ok
-    if facts.turn_start_ids:
-        bad = mask & np.isin(ids, facts.turn_start_ids)
-        fails |= np.where(np.bincount(sid[bad], minlength=n) > 0, CHECK_BITS['turn_start'], 0)
+    if facts.turn_start_ids: fails |= flag('turn_start', sid[mask & np.isin(ids, facts.turn_start_ids)])
     if facts.gen_prompt_ids:
-        k = len(facts.gen_prompt_ids)
-        ok = _match_at(ids, rs - k, facts.gen_prompt_ids, first[rsamp], rs)
-        fails |= np.where(np.bincount(rsamp[~ok], minlength=n) > 0, CHECK_BITS['gen_prompt'], 0)
-    if vocab_size:
-        bad = (ids < 0) | (ids >= vocab_size)
-        fails |= np.where(np.bincount(sid[bad], minlength=n) > 0, CHECK_BITS['vocab'], 0)
+        ok = _match_at(ids, rs - len(facts.gen_prompt_ids), facts.gen_prompt_ids, first[rsamp], rs)
+        fails |= flag('gen_prompt', rsamp[~ok])
+    if vocab_size: fails |= flag('vocab', sid[(ids < 0) | (ids >= vocab_size)])
     return fails, bad_end_tok, cut
 
 
@@ -235,9 +223,8 @@ def _repeats(hx, msid, rs, rlen, rsamp, n: int, thr: Thresholds):
 # %% ../nbs/05a_inspect.ipynb #537163a2
 def _masked_runs(mask, sid, first, last, L, n: int):
     "A batch's masked runs (starts, ends, lengths, samples) and per sample the number of runs and the shortest one."
-    N = len(mask)
-    prev = np.zeros(N, bool); prev[1:] = mask[:-1]; prev[first[L > 0]] = False
-    nxt = np.zeros(N, bool); nxt[:-1] = mask[1:]; nxt[last[L > 0]] = False
+    prev, nxt = np.roll(mask, 1), np.roll(mask, -1)  # what wraps round is a sample's first or last token: cleared
+    prev[first[L > 0]] = nxt[last[L > 0]] = False
     rs, re_ = np.flatnonzero(mask & ~prev), np.flatnonzero(mask & ~nxt)
     rlen, rsamp = re_ - rs + 1, sid[rs]
     n_runs = np.bincount(rsamp, minlength=n)
@@ -247,7 +234,7 @@ def _masked_runs(mask, sid, first, last, L, n: int):
 
 def _segment_hashes(hx: np.ndarray, lens: np.ndarray) -> np.ndarray:
     "One position-aware hash per segment of the token hashes `hx` (consecutive segments of `lens` tokens)."
-    starts = np.zeros(len(lens), np.int64); np.cumsum(lens[:-1], out=starts[1:])
+    starts = np.cumsum(lens, dtype=np.int64) - lens
     h = np.zeros(len(lens), np.uint64)
     if len(hx):
         pos = (np.arange(len(hx)) - np.repeat(starts, lens)).astype(np.uint64)
@@ -260,19 +247,16 @@ def scan_batch(b: pa.RecordBatch, facts: TemplateFacts, thr: Thresholds, max_seq
                vocab_size: int | None = None) -> dict:
     "Per-sample summary arrays of one record batch (see the prose above); all numpy, no loop over tokens or samples."
     n = b.num_rows
-    off_i, vi = list_parts(b.column('input_ids'))
-    off_m, vm = list_parts(b.column('loss_mask'))
+    (off_i, vi), (off_m, vm) = list_parts(b.column('input_ids')), list_parts(b.column('loss_mask'))
     li, lm = np.diff(off_i), np.diff(off_m)
     seq = b.column('seq_len').to_numpy(zero_copy_only=False).astype(np.int64) if 'seq_len' in b.schema.names else li
     bad_len = (li != lm) | (li != seq)
     ids = vi.to_numpy(zero_copy_only=False)
     mask = (pc.fill_null(vm, False) if vm.null_count else vm).to_numpy(zero_copy_only=False).astype(bool)
-    L = li
-    if bad_len.any():  # token-level checks only on samples whose columns line up
-        ids, mask = ids[np.repeat(~bad_len, li)], mask[np.repeat(~bad_len, lm)]
-        L = np.where(bad_len, 0, li)
-    first = np.zeros(n, np.int64); np.cumsum(L[:-1], out=first[1:])
-    last = first + L - 1
+    L = np.where(bad_len, 0, li)  # token-level checks only on samples whose columns line up
+    if bad_len.any(): ids, mask = ids[np.repeat(~bad_len, li)], mask[np.repeat(~bad_len, lm)]
+    last = np.cumsum(L, dtype=np.int64) - 1
+    first = last - L + 1
     sid = np.repeat(np.arange(n), L)
     nm = np.bincount(sid[mask], minlength=n)
     trunc = (seq >= max_seq_len) if max_seq_len else np.zeros(n, bool)
@@ -281,34 +265,30 @@ def scan_batch(b: pa.RecordBatch, facts: TemplateFacts, thr: Thresholds, max_seq
                                           vocab_size)
     # the masked stream: every sample's generated tokens, run after run
     hx, msid = _mix(ids[mask]), sid[mask]
-    ah = _segment_hashes(hx, nm)  # per sample: its whole answer
-    empty = np.zeros(n, bool)
-    if facts.empty_think_ids:
-        e = _match_at(ids, rs, facts.empty_think_ids, rs, re_ + 1)
-        empty = (np.bincount(rsamp[e], minlength=n) == n_runs) & (n_runs > 0)
+    e = _match_at(ids, rs, facts.empty_think_ids, rs, re_ + 1) if facts.empty_think_ids else np.zeros(len(rs), bool)
+    empty = (np.bincount(rsamp[e], minlength=n) == n_runs) & (n_runs > 0)  # every run starts with an empty think
     # repetition: windows inside one run, and identical whole runs
     win, runs, loop_kind = _repeats(hx, msid, rs, rlen, rsamp, n, thr)
-    src = b.column('source')
-    src = pc.fill_null(src, '') if src.null_count else src
-    enc = src.dictionary_encode()
+    enc = (pc.fill_null(src, '') if (src := b.column('source')).null_count else src).dictionary_encode()
     return dict(seq_len=seq.astype(np.int32), n_masked=nm.astype(np.int32), n_runs=n_runs.astype(np.int32),
                 min_run=min_run.astype(np.int32), truncated=trunc,
                 cut_runs=np.bincount(rsamp[cut], minlength=n).astype(np.int16),
-                fails=fails.astype(np.uint8), bad_end_tok=bad_end_tok.astype(np.int32), answer_hash=ah,
+                fails=fails.astype(np.uint8), bad_end_tok=bad_end_tok.astype(np.int32),
+                answer_hash=_segment_hashes(hx, nm),  # per sample: its whole answer
                 empty_think=empty,
                 loop_count=np.maximum(win, runs), loop_kind=loop_kind,
                 _source_codes=enc.indices.to_numpy(zero_copy_only=False), _source_names=enc.dictionary.to_pylist())
 
 # %% ../nbs/05a_inspect.ipynb #6d5fe801
 def _order_keys(t: 'SampleTable', thr: Thresholds):
-    "name -> (candidate mask, sort key, descending)."
-    return {'shortest_span': (t.n_runs > 0, t.min_run, False), 'fewest_masked': (None, t.n_masked, False),
-            'most_masked': (None, t.n_masked, True), 'shortest': (None, t.seq_len, False),
-            'longest': (None, t.seq_len, True),
-            'truncated': (t.truncated, t.n_masked, False),  # "most truncated": least generated text left first
-            'loops': (t.loop_count >= thr.loop_repeats, t.loop_count, True),
-            'empty_reasoning': (t.empty_think, None, False),
-            'tiny': (t.n_masked < thr.tiny_span_tokens, t.n_masked, False), 'failed': (t.fails != 0, None, False)}
+    "name -> (candidate mask, sort key: smallest first; dataset order among equal keys)."
+    m, s, none = t.n_masked.astype(np.int64), t.seq_len.astype(np.int64), np.zeros(len(t), np.int64)
+    return {'shortest_span': (t.n_runs > 0, t.min_run), 'fewest_masked': (True, m), 'most_masked': (True, -m),
+            'shortest': (True, s), 'longest': (True, -s),
+            'truncated': (t.truncated, m),  # "most truncated": least generated text left first
+            'loops': (t.loop_count >= thr.loop_repeats, -t.loop_count.astype(np.int64)),
+            'empty_reasoning': (t.empty_think, none), 'tiny': (t.n_masked < thr.tiny_span_tokens, m),
+            'failed': (t.fails != 0, none)}
 
 # %% ../nbs/05a_inspect.ipynb #3d588d72
 ORDERS = ('shortest_span', 'fewest_masked', 'most_masked', 'shortest', 'longest', 'truncated', 'loops',
@@ -324,9 +304,8 @@ class SampleTable:
 
     def __len__(self) -> int: return len(self.arrays['seq_len'])
     def __getattr__(self, k):
-        if k.startswith('__') or k in ('arrays',): raise AttributeError(k)
-        try: return self.arrays[k]
-        except KeyError: raise AttributeError(k) from None
+        if k.startswith('__') or k == 'arrays' or k not in self.arrays: raise AttributeError(k)
+        return self.arrays[k]
     @property
     def source(self) -> np.ndarray: return self.arrays['source_code']
     def ids(self, idx) -> list[str]: return [self.sample_ids[int(i)].as_py() for i in idx]
@@ -345,21 +324,17 @@ class SampleTable:
             return sorted(np.random.default_rng(seed).choice(pool, size=min(n, len(pool)), replace=False).tolist())
         keys = _order_keys(self, self.thresholds)
         if by not in keys: raise KeyError(f"unknown filter {by!r}; use one of {', '.join(ORDERS)}")
-        sel, key, desc = keys[by]
-        if sel is not None: cand &= sel
-        idx = np.flatnonzero(cand)
-        if key is not None:
-            k = key[idx].astype(np.int64)
-            idx = idx[np.argsort(-k if desc else k, kind='stable')]
-        return idx[:n].tolist()
+        sel, key = keys[by]
+        idx = np.flatnonzero(cand & sel)
+        return idx[np.argsort(key[idx].astype(np.int64), kind='stable')][:n].tolist()
 
 # %% ../nbs/05a_inspect.ipynb #cff4d200
 def scan_masks(ds: MaskDataset, facts: TemplateFacts, thr: Thresholds, progress: bool = False) -> SampleTable:
     "Scan every batch of `ds` once (streaming); returns the `SampleTable`."
     from tqdm import tqdm  # plain text bar on stderr (tqdm.auto warns in kernels without ipywidgets)
     parts, ids, names = [], [], {}
-    total = ((ds.manifest or {}).get('counts') or {}).get('samples') or (ds.stats or {}).get('samples')
-    bar = tqdm(total=total, unit='samples', desc='inspect', disable=not progress)
+    bar = tqdm(total=((ds.manifest or {}).get('counts') or {}).get('samples') or (ds.stats or {}).get('samples'),
+               unit='samples', desc='inspect', disable=not progress)
     for _, _, b in ds.batches():
         r = scan_batch(b, facts, thr, ds.max_seq_len, ds.vocab_size)
         codes = np.array([names.setdefault(s, len(names)) for s in r.pop('_source_names')], np.int32)
@@ -410,22 +385,17 @@ def mask_checks(t: SampleTable, facts: TemplateFacts, disp: TokenDisplay, vocab_
                          f"the generation prompt is unknown: {need_tok}"),
         vocab=(f"ids within the vocabulary [0, {vocab_size:,})", None) if vocab_size else
               ("ids within the vocabulary", "skipped: the vocabulary size is unknown (no manifest, no tokenizer)"))
-    out = []
-    for name, bit in CHECK_BITS.items():
-        title, skip = titles[name]
-        if skip: out.append(Check(name, title, 'skipped', note=skip)); continue
-        bad = np.flatnonzero(t.fails & bit) if len(t) else np.zeros(0, np.int64)
-        idx = bad[:examples].tolist()
-        note = ''
-        if name == 'span_end':
-            if len(bad):
-                toks = Counter(t.bad_end_tok[bad].tolist()).most_common(3)
-                note = "runs end with " + ', '.join(f"{_tok(disp, [k])} in {c:,} sample(s)" for k, c in toks)
-            if (cut := int(t.cut_runs.sum())):
-                note = ((note + '; ' if note else '') + f"{cut:,} last run(s) cut by truncation "
-                        "(seq_len == max_seq_len) are exempt: their end-of-turn token was cut off")
-        out.append(Check(name, title, 'fail' if len(bad) else 'pass', len(bad), t.ids(idx), idx, note))
-    return out
+    bad = {name: np.flatnonzero(t.fails & bit) if len(t) else np.zeros(0, np.int64)
+           for name, bit in CHECK_BITS.items()}
+    ends, cut = Counter(t.bad_end_tok[bad['span_end']].tolist()).most_common(3), int(t.cut_runs.sum())
+    notes = {'span_end': '; '.join(
+        (["runs end with " + ', '.join(f"{_tok(disp, [k])} in {c:,} sample(s)" for k, c in ends)] if ends else [])
+        + ([f"{cut:,} last run(s) cut by truncation (seq_len == max_seq_len) are exempt: their end-of-turn token "
+            "was cut off"] if cut else []))}
+    return [Check(name, title, 'skipped', note=skip) if skip else
+            Check(name, title, 'fail' if len(bad[name]) else 'pass', len(bad[name]), t.ids(bad[name][:examples]),
+                  bad[name][:examples].tolist(), notes.get(name, ''))
+            for name, (title, skip) in titles.items()]
 
 # %% ../nbs/05a_inspect.ipynb #1687b76e
 @dataclass
@@ -471,7 +441,8 @@ def _answer_words(ids: np.ndarray, facts: TemplateFacts, disp: TokenDisplay) -> 
     et = facts.empty_think_ids
     if et and ids[:len(et)] == et: ids, suffix = ids[len(et):], ' (after an empty think block)'
     elif et and et[-1] in ids:
-        k = ids.index(et[-1]); suffix = f" (after a {k}-token reasoning, the same each time)"; ids = ids[k + 1:]
+        k = ids.index(et[-1])
+        ids, suffix = ids[k + 1:], f" (after a {k}-token reasoning, the same each time)"
     while ids and ids[-1] in facts.eot_ids: ids = ids[:-1]
     if disp.ct is None: return f"token ids {ids[:12]}{'…' if len(ids) > 12 else ''}", suffix
     text = disp.text(ids).strip()
@@ -482,8 +453,7 @@ def _answer_words(ids: np.ndarray, facts: TemplateFacts, disp: TokenDisplay) -> 
 def describe_loop(ids: np.ndarray, mask: np.ndarray, thr: Thresholds, disp: TokenDisplay,
                   run: bool = False) -> tuple[str, int]:
     "(what, times): the most repeated generated turn (`run`) or `loop_ngram`-token window of one sample, in words."
-    cuts = masked_runs(mask)
-    runs = [tuple(ids[a:b].tolist()) for a, b in cuts]
+    runs = [tuple(ids[a:b].tolist()) for a, b in masked_runs(mask)]
     if run: seq, times = Counter(runs).most_common(1)[0]
     else: seq, times = Counter(r[i:i + thr.loop_ngram] for r in runs
                                for i in range(len(r) - thr.loop_ngram + 1)).most_common(1)[0]
@@ -521,8 +491,8 @@ def identical_answers_gate(g: GateInput) -> Gate:
         row = g.ds.rows([int(pos[top[0]])])[0]
         words, suffix = _answer_words(row['input_ids'][row['loss_mask']], g.facts, g.ds.display)
         msg = (f"{words}{suffix} is the whole answer in {_pct(cnt[top[0]] / n)} of samples "
-               f"({int(cnt[top[0]]):,} of {n:,})")
-        if len(top) > 1: msg += f"; the {len(top)} most common answers cover {_pct(share)}"
+               f"({int(cnt[top[0]]):,} of {n:,})"
+               + (f"; the {len(top)} most common answers cover {_pct(share)}" if len(top) > 1 else ''))
         idx = np.flatnonzero(t.answer_hash == hv[top[0]])
     else: share, msg, idx = 0.0, "no two samples have the same answer", []
     return g.gate('identical_answers', f"samples whose answer is one of the {thr.identical_top} most common", share,
@@ -607,10 +577,9 @@ def duplicate_ids_gate(g: GateInput) -> Gate:
     dup_vals = vc.field('values').filter(pc.greater(vc.field('counts'), 1))
     extra = n - len(vc)
     idx = np.flatnonzero(pc.is_in(ids, value_set=dup_vals).to_numpy(zero_copy_only=False))[:g.examples].tolist()
-    msg = (f"{extra:,} of {n:,} samples repeat an earlier sample_id ({len(dup_vals):,} ids), e.g. {t.ids(idx[:3])}"
-           if extra
-           else "every sample_id is unique")
-    return g.gate('duplicate_ids', title, extra / n, DUPLICATE_IDS_WARN, DUPLICATE_IDS_FAIL, msg, idx)
+    return g.gate('duplicate_ids', title, extra / n, DUPLICATE_IDS_WARN, DUPLICATE_IDS_FAIL,
+                  f"{extra:,} of {n:,} samples repeat an earlier sample_id ({len(dup_vals):,} ids), "
+                  f"e.g. {t.ids(idx[:3])}" if extra else "every sample_id is unique", idx)
 
 # %% ../nbs/05a_inspect.ipynb #75bdfbed
 GATES = (tiny_span_gate, identical_answers_gate, empty_reasoning_gate, repetition_gate, short_samples_gate,
@@ -668,19 +637,17 @@ def check(self: InspectReport, name) -> Check: return next(c for c in self.check
 
 @patch
 def headline(self: InspectReport) -> str:
-    frac = self.loss_tokens / self.total_tokens if self.total_tokens else 0
     return (f"{self.path}: {self.samples:,} samples, {self.total_tokens:,} tokens, "
-            f"{self.loss_tokens:,} masked ({_pct(frac)}); "
+            f"{self.loss_tokens:,} masked ({_pct(self.loss_tokens / self.total_tokens if self.total_tokens else 0)}); "
             f"{self.status.upper()}")
 
 # %% ../nbs/05a_inspect.ipynb #5c46a819
 def _report_rows(rep: InspectReport, none: str) -> tuple[list, list]:
     "Check and gate rows as both tables show them: `(name, under the name, status, numbers, what, note, examples)`."
-    checks = [(c.name, '', c.status, [f"{c.failures:,}"], c.title, c.note, c.examples) for c in rep.checks]
-    gates = [(g.name, g.title, g.status,
+    return ([(c.name, '', c.status, [f"{c.failures:,}"], c.title, c.note, c.examples) for c in rep.checks],
+            [(g.name, g.title, g.status,
               [none if g.value is None else _pct(g.value), '> ' + _pct(g.warn), '> ' + _pct(g.fail)],
-              g.message, '', g.examples[:3]) for g in rep.gates]
-    return checks, gates
+              g.message, '', g.examples[:3]) for g in rep.gates])
 
 @patch
 def table(self: InspectReport, color: bool = False) -> str:
@@ -691,9 +658,9 @@ def table(self: InspectReport, color: bool = False) -> str:
     paint = (lambda i, c: _STATUS_ANSI[c.strip().lower()] + c + '\x1b[0m' if i == 1 else c) if color else None
     checks = text_table(rows(checks), ('check', 'status', 'failures', 'what'), 'lllf', paint)
     gates = text_table(rows(gates), ('gate', 'status', 'value', 'warn', 'fail', 'what'), 'lllllf', paint)
-    chat = [f"chat template: {self.chat_template}"] if self.chat_template else []
-    return '\n'.join([self.headline(), f"tokenizer: {self.tokenizer}", *chat, '', 'MASK CHECKS', checks, '',
-                      'QUALITY GATES', gates]) + '\n'
+    return '\n'.join([self.headline(), f"tokenizer: {self.tokenizer}",
+                      *([f"chat template: {self.chat_template}"] if self.chat_template else []), '', 'MASK CHECKS',
+                      checks, '', 'QUALITY GATES', gates]) + '\n'
 
 # %% ../nbs/05a_inspect.ipynb #dffa2ec6
 @patch
@@ -738,8 +705,9 @@ def _repr_html_(self: InspectReport) -> str:
 @patch
 def example_views(self: InspectReport, n: int = 3, include_passing: bool = False, **kw) -> dict:
     "`{title: TokenViews}`: the worst examples of each failed check and each warning/failing gate."
-    shown = [(f"check {c.name}: {c.title}", c) for c in self.checks if c.status == 'fail' or include_passing]
-    shown += [(f"gate {g.name}: {g.message}", g) for g in self.gates if g.status in ('warn', 'fail') or include_passing]
+    shown = ([(f"check {c.name}: {c.title}", c) for c in self.checks if c.status == 'fail' or include_passing]
+             + [(f"gate {g.name}: {g.message}", g) for g in self.gates
+                if g.status in ('warn', 'fail') or include_passing])
     return {title: self.dataset.views(x.indices[:n], **kw) for title, x in shown if x.indices}
 
 @patch
@@ -753,7 +721,7 @@ def infer_facts(ds: MaskDataset, samples: int = 2000) -> TemplateFacts:
     ends, seen = Counter(), 0
     for _, _, b in ds.batches():
         r = b.slice(0, min(b.num_rows, samples - seen))
-        off, vi = list_parts(r.column('input_ids')); _, vm = list_parts(r.column('loss_mask'))
+        (off, vi), (_, vm) = list_parts(r.column('input_ids')), list_parts(r.column('loss_mask'))
         ids, m = vi.to_numpy(zero_copy_only=False), vm.to_numpy(zero_copy_only=False).astype(bool)
         if len(ids) == len(m) and len(m):
             nxt = np.r_[m[1:], False]; nxt[off[1:] - 1] = False
@@ -771,14 +739,13 @@ def inspect_dataset(path, model_path=None, thresholds=None, tokenizer: bool = Tr
     ds = (path if isinstance(path, MaskDataset)
           else MaskDataset(path, model_path, tokenizer, ignore_fingerprint, progress))
     facts = TemplateFacts.from_tokenizer(ds.ct) if ds.ct is not None else infer_facts(ds)
-    note = ds.tokenizer_note + ("; end-of-turn token inferred from the data"
-                                if facts.origin == 'data' and facts.eot_ids else '')
     t = ds.summary = scan_masks(ds, facts, thr, progress)
-    checks = mask_checks(t, facts, ds.display, ds.vocab_size, examples)
-    gates = quality_gates(t, ds, facts, thr, examples)
     return InspectReport(ds.url, len(t), int(t.seq_len.sum(dtype=np.int64)), int(t.n_masked.sum(dtype=np.int64)),
-                         checks, gates, thr, facts,
-                         note, ds.max_seq_len, time.perf_counter() - t0, t, ds, template_summary(ds.manifest))
+                         mask_checks(t, facts, ds.display, ds.vocab_size, examples),
+                         quality_gates(t, ds, facts, thr, examples), thr, facts,
+                         ds.tokenizer_note + ("; end-of-turn token inferred from the data"
+                                              if facts.origin == 'data' and facts.eot_ids else ''),
+                         ds.max_seq_len, time.perf_counter() - t0, t, ds, template_summary(ds.manifest))
 
 # %% ../nbs/05a_inspect.ipynb #575ab23c
 def verify_dataset(path, progress: bool = False, examples: int = 5) -> tuple[list[str], list[str]]:
@@ -799,9 +766,9 @@ def verify_dataset(path, progress: bool = False, examples: int = 5) -> tuple[lis
         try:
             for b in stream_batches(s, 4096):
                 if hashes is not None and 'loss_mask' in b.schema.names and row + len(b) <= len(hashes):
-                    bad = np.flatnonzero(batch_content_hashes(b) != np.asarray(hashes[row:row + len(b)]))
                     differ += [(row + int(i), b.column('sample_id')[int(i)].as_py() if 'sample_id' in b.schema.names
-                                else None, s.name) for i in bad]
+                                else None, s.name)
+                               for i in np.flatnonzero(batch_content_hashes(b) != np.asarray(hashes[row:row + len(b)]))]
                 row += len(b)
                 tokens += len(list_parts(b.column('input_ids'))[1]) if 'input_ids' in b.schema.names else 0
         except DatasetDamaged as e: problems.append(str(e)); break
@@ -809,8 +776,8 @@ def verify_dataset(path, progress: bool = False, examples: int = 5) -> tuple[lis
         problems.append(f"{f}: {len(hashes):,} hashes for {row:,} rows; the file belongs to another dataset: "
                         "re-create the dataset")
     if differ:
-        ex = '; '.join(f"row {r} ({sid!r}, {sh})" for r, sid, sh in differ[:examples])
-        problems.append(f"{f}: {len(differ):,} row(s) differ from their recorded content hash, e.g. {ex}: "
+        problems.append(f"{f}: {len(differ):,} row(s) differ from their recorded content hash, e.g. "
+                        f"{'; '.join(f'row {r} ({sid!r}, {sh})' for r, sid, sh in differ[:examples])}: "
                         "their tokens or mask "
                         "changed after the dataset was written: re-copy or re-create it")
     if hashes is None: notes.append(f"{d}: no content_hashes.npy: the rows' contents are not checked")
@@ -821,31 +788,34 @@ def verify_dataset(path, progress: bool = False, examples: int = 5) -> tuple[lis
     return notes, problems
 
 # %% ../nbs/05a_inspect.ipynb #7ea92d07
+_INSPECT_ARGS = (  # (name, add_argument's keywords) of `dflash-nb inspect` before its gate thresholds, in --help order
+    ('dataset', dict(help="dataset folder (the --output-dir of tokenize) or s3://BUCKET/PREFIX")),
+    ('--model-path', dict(help="tokenizer/model dir to decode with (default: the manifest's; its fingerprint must "
+                               "match)")),
+    ('--no-tokenizer', dict(action='store_true',
+                            help="do not load a tokenizer: token ids only, template checks skipped")),
+    ('--ignore-fingerprint', dict(action='store_true',
+                                  help="decode with --model-path even if its fingerprint differs from the manifest's")),
+    ('--verify', dict(action='store_true', help="only verify the files: every shard's sha256, rows and tokens against "
+                      "the manifest, and content_hashes.npy against the rows (reads every byte; exit 1 on a "
+                      "difference)")),
+    ('--ids', dict(nargs='+', metavar='SAMPLE_ID', help="show these samples as token views (no checks)")),
+    ('--index', dict(nargs='+', type=ranged(int, min=0), metavar='N',
+                     help="show the samples at these positions as token views (no checks)")),
+    ('--context', dict(type=ranged(int, min=0), default=24,
+                       help="tokens shown around each mask boundary of a long sample (default 24)")),
+    ('--max-tokens', dict(type=ranged(int, min=1), default=600,
+                          help="samples longer than this are collapsed (default 600)")),
+    ('--examples', dict(type=ranged(int, min=0), default=5, help="example ids per check/gate (default 5)")),
+    ('--json', dict(metavar='PATH', help="also write the report as JSON")),
+    ('--strict', dict(action='store_true', help="exit 1 when a gate warns, too")),
+    ('--color', dict(choices=('auto', 'always', 'never'), default='auto',
+                     help="ANSI colours (default: when stdout is a terminal)")),
+    ('--quiet', dict(action='store_true', help="no progress bar")))
+
 def add_inspect_args(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     "Arguments of `dflash-nb inspect`."
-    p.add_argument('dataset', help="dataset folder (the --output-dir of tokenize) or s3://BUCKET/PREFIX")
-    p.add_argument('--model-path', help="tokenizer/model dir to decode with (default: the manifest's; its fingerprint "
-                   "must match)")
-    p.add_argument('--no-tokenizer', action='store_true',
-                   help="do not load a tokenizer: token ids only, template checks skipped")
-    p.add_argument('--ignore-fingerprint', action='store_true',
-                   help="decode with --model-path even if its fingerprint differs from the manifest's")
-    p.add_argument('--verify', action='store_true', help="only verify the files: every shard's sha256, rows and "
-                   "tokens against the "
-                   "manifest, and content_hashes.npy against the rows (reads every byte; exit 1 on a difference)")
-    p.add_argument('--ids', nargs='+', metavar='SAMPLE_ID', help="show these samples as token views (no checks)")
-    p.add_argument('--index', nargs='+', type=ranged(int, min=0), metavar='N',
-                   help="show the samples at these positions as token views (no checks)")
-    p.add_argument('--context', type=ranged(int, min=0), default=24,
-                   help="tokens shown around each mask boundary of a long sample (default 24)")
-    p.add_argument('--max-tokens', type=ranged(int, min=1), default=600,
-                   help="samples longer than this are collapsed (default 600)")
-    p.add_argument('--examples', type=ranged(int, min=0), default=5, help="example ids per check/gate (default 5)")
-    p.add_argument('--json', metavar='PATH', help="also write the report as JSON")
-    p.add_argument('--strict', action='store_true', help="exit 1 when a gate warns, too")
-    p.add_argument('--color', choices=('auto', 'always', 'never'), default='auto',
-                   help="ANSI colours (default: when stdout is a terminal)")
-    p.add_argument('--quiet', action='store_true', help="no progress bar")
+    for name, kw in _INSPECT_ARGS: p.add_argument(name, **kw)
     g = p.add_argument_group('gate thresholds')
     for f in fields(Thresholds):
         g.add_argument('--' + f.name.replace('_', '-'), type=ranged(type(f.default), **f.metadata['range']),
@@ -864,16 +834,15 @@ def inspect_main(args: argparse.Namespace) -> int:
         return 1 if problems else 0
     ds = MaskDataset(args.dataset, args.model_path, not args.no_tokenizer, args.ignore_fingerprint,
                      progress=not args.quiet)
-    kw = dict(context=args.context, max_tokens=args.max_tokens)
     if args.ids or args.index:
         found = ds.indices_of(args.ids or [])
         idx = list(args.index or []) + [p for pos in found.values() for p in pos]
         missing = [s for s, pos in found.items() if not pos]
-        if idx: print(ds.views(idx, **kw).to_text(color))
+        if idx: print(ds.views(idx, context=args.context, max_tokens=args.max_tokens).to_text(color))
         for sid in missing: print(f"{ds.path}: no sample with id {sid!r}", file=sys.stderr)
         return 1 if missing else 0
-    thr = Thresholds.make(**{f.name: getattr(args, f.name) for f in fields(Thresholds)})
-    rep = inspect_dataset(ds, thresholds=thr, examples=args.examples, progress=not args.quiet)
+    rep = inspect_dataset(ds, thresholds=Thresholds.make(**{f.name: getattr(args, f.name) for f in fields(Thresholds)}),
+                          examples=args.examples, progress=not args.quiet)
     print(rep.table(color=color), end='')
     if args.json: rep.save(args.json)
     return 1 if rep.failed or (args.strict and rep.warned) else 0
@@ -903,9 +872,9 @@ def show_examples(report: InspectReport, n: int = 2):
 def inspect_verdict(report: InspectReport, fail_on: str = 'fail'):
     """The verdict in one line (the report shows the gate and check tables above it, once); raise one line naming the
     gates and checks when `fail_on` ('fail', 'warn', 'never') says so."""
-    bad = [f"gate {g.name}: {g.message}" for g in report.gates
-           if g.status == 'fail' or (fail_on == 'warn' and g.status == 'warn')]
-    bad += [f"check {c.name}: {c.failures:,} sample(s)" for c in report.checks if c.status == 'fail']
+    bad = ([f"gate {g.name}: {g.message}" for g in report.gates
+            if g.status == 'fail' or (fail_on == 'warn' and g.status == 'warn')]
+           + [f"check {c.name}: {c.failures:,} sample(s)" for c in report.checks if c.status == 'fail'])
     n = lambda xs: ', '.join(f"{k:,} {s}" for s, k in Counter(x.status for x in xs).items())
     show(f"**{report.status.upper()}**: gates {n(report.gates)}; mask checks {n(report.checks)}"
              + (f" — {'; '.join(bad)}" if bad else ''))

@@ -42,21 +42,21 @@ def recorded_run_stats(dataset_dir, samples: int, total_tokens: int,
     shards."""
     d = Path(dataset_dir)
     run, warnings = dict.fromkeys(RUN_KEYS), []
-    st, man = ((shards.stats, shards.manifest) if shards is not None
-               else (_read_json(d/'stats.json', dict), _read_json(d/'manifest.json', dict)))
-    rec, where = st, d/'stats.json'
+    rec, man = ((shards.stats, shards.manifest) if shards is not None
+                else (_read_json(d/'stats.json', dict), _read_json(d/'manifest.json', dict)))
+    where = d/'stats.json'
     if rec is None:  # no stats.json: the manifest's counts and skipped.jsonl still tell records_read and skipped
         counts = (man or {}).get('counts')
         if not counts: return run, warnings
         rec, where = dict(counts), d/'manifest.json'
         if (d/'skipped.jsonl').is_file():
-            lines = [l for l in (d/'skipped.jsonl').read_text(encoding='utf-8').splitlines() if l.strip()]
-            rec['skipped'] = dict(sorted(Counter(json.loads(l).get('reason', 'unknown') for l in lines).items()))
+            rec['skipped'] = dict(sorted(Counter(json.loads(l).get('reason', 'unknown') for l in
+                                                 (d/'skipped.jsonl').read_text(encoding='utf-8').splitlines()
+                                                 if l.strip()).items()))
     if (rec.get('samples'), rec.get('total_tokens')) != (samples, total_tokens):
-        warnings.append(f"{where} records {rec.get('samples')} samples and {rec.get('total_tokens')} tokens but the "
-                        f"shards hold {samples} and {total_tokens}: the dataset changed after it was written, so its "
-                        f"run statistics ({', '.join(RUN_KEYS)}) are left unknown")
-        return run, warnings
+        return run, [f"{where} records {rec.get('samples')} samples and {rec.get('total_tokens')} tokens but the "
+                     f"shards hold {samples} and {total_tokens}: the dataset changed after it was written, so its "
+                     f"run statistics ({', '.join(RUN_KEYS)}) are left unknown"]
     run.update({k: rec.get(k) for k in RUN_KEYS})
     if (run['skipped'] is not None and run['records_read'] is not None
             and run['records_read'] != samples + sum(run['skipped'].values())):
@@ -69,8 +69,9 @@ def recorded_run_stats(dataset_dir, samples: int, total_tokens: int,
 def _dist(x: np.ndarray) -> dict:
     "Summary of a per-sample distribution."
     if not len(x): return dict.fromkeys(('mean', 'min', 'p10', 'p50', 'p90', 'p99', 'max'), 0.0)
-    q = dict(zip(('p10', 'p50', 'p90', 'p99'), map(float, np.percentile(x, [10, 50, 90, 99]))))
-    return dict(mean=float(x.mean()), min=float(x.min()), **q, max=float(x.max()))
+    return dict(mean=float(x.mean()), min=float(x.min()),
+                **dict(zip(('p10', 'p50', 'p90', 'p99'), map(float, np.percentile(x, [10, 50, 90, 99])))),
+                max=float(x.max()))
 
 class _RowError(Exception):
     "A per-sample inconsistency in a shard; the scan adds the shard and the dataset row."
@@ -132,8 +133,8 @@ def _scan_shard(path) -> dict:
     per_src = {}
     if 'source' in t.column_names and t.num_rows:
         enc = pc.dictionary_encode(pc.cast(t.column('source'), pa.string()).fill_null('').combine_chunks())
-        codes, m = enc.indices.to_numpy(), len(enc.dictionary)
-        sums = [np.bincount(codes, weights=w, minlength=m) for w in (None, n_ids, k)]  # float64: exact below 2**53
+        sums = [np.bincount(enc.indices.to_numpy(), weights=w, minlength=len(enc.dictionary))
+                for w in (None, n_ids, k)]  # float64: exact below 2**53
         per_src = {s: tuple(int(x[i]) for x in sums) for i, s in enumerate(enc.dictionary.to_pylist())}
     return dict(lens=n_ids.astype(np.int32), loss=k.astype(np.int32), per_src=per_src, columns=t.column_names,
                 has_source='source' in t.column_names, has_seq_len='seq_len' in t.column_names)
@@ -142,8 +143,7 @@ def _scan_shard(path) -> dict:
 def _scan_shards(d: Path, shards: list, threads: int, progress: bool):
     "Per shard (in order, `threads` at a time): lengths, loss counts, columns, per-source sums, has source/seq_len?"
     from concurrent.futures import ThreadPoolExecutor
-    lens, loss, columns = [], [], None
-    per_src = {}  # source -> [samples, tokens, loss_tokens]
+    lens, loss, columns, per_src = [], [], None, {}  # per_src: source -> [samples, tokens, loss_tokens]
     has_source = has_seq_len = True
     pool = ThreadPoolExecutor(max(1, min(threads, len(shards))))
     try:
@@ -173,14 +173,11 @@ def _per_source(per_src: dict) -> dict:
 
 def _missing_warnings(d: Path, run: dict, has_source: bool, has_seq_len: bool, has_stats: bool = True) -> list[str]:
     "What the report cannot know about the dataset at `d`, and why."
-    warnings = []
-    if not has_source: warnings.append("no 'source' column: per-source statistics are unknown")
-    if not has_seq_len:
-        warnings.append("no 'seq_len' column: lengths come from input_ids (the speculators pipeline reads seq_len)")
-    if not has_stats:
-        warnings.append("no stats.json from `dflash-nb tokenize`: " + ', '.join(k for k in RUN_KEYS if run[k] is None)
-                        + " unknown")
-    return warnings
+    return [w for known, w in (
+        (has_source, "no 'source' column: per-source statistics are unknown"),
+        (has_seq_len, "no 'seq_len' column: lengths come from input_ids (the speculators pipeline reads seq_len)"),
+        (has_stats, "no stats.json from `dflash-nb tokenize`: " + ', '.join(k for k in RUN_KEYS if run[k] is None)
+                    + " unknown")) if not known]
 
 
 # %% ../nbs/06_stats.ipynb #ec906e74
@@ -194,12 +191,11 @@ def scan_token_counts(dataset_dir, num_layers: int = 5, hidden_size: int = 5120,
     lens, loss = (np.concatenate(x) if x else np.zeros(0, np.int32) for x in (lens, loss))
     n, total, lt = len(lens), int(lens.sum(dtype=np.int64)), int(loss.sum(dtype=np.int64))
     run, warnings = recorded_run_stats(d, n, total, shards)
-    manifest = shards.manifest or {}
-    params = manifest.get('params') or {}
+    params = (shards.manifest or {}).get('params') or {}
     limit, limit_known = params.get('max_seq_len'), 'max_seq_len' in params  # known None: the run never truncated
-    sources = {s: v[0] for s, v in sorted(per_src.items())} if has_source else None
     st = dict(**length_stats(lens, lt), truncated=run['truncated'], skipped=run['skipped'],
-              records_read=run['records_read'], sources=sources, seconds=run['seconds'],
+              records_read=run['records_read'],
+              sources={s: v[0] for s, v in sorted(per_src.items())} if has_source else None, seconds=run['seconds'],
               tokens_per_second=run['tokens_per_second'], p50_seq_len=float(np.percentile(lens, 50)) if n else 0.0,
               p99_seq_len=float(np.percentile(lens, 99)) if n else 0.0,
               per_source=_per_source(per_src) if has_source else None, loss_tokens_per_sample=_dist(loss),
@@ -253,16 +249,14 @@ def storage_rows(stats: dict) -> list[tuple[str, str]]:
 # %% ../nbs/06_stats.ipynb #bd8dbe09
 def _fmt(v) -> str:
     if v is None: return 'unknown'
-    if isinstance(v, bool): return str(v)
-    if isinstance(v, int): return f"{v:,}"
+    if isinstance(v, int) and not isinstance(v, bool): return f"{v:,}"
     if isinstance(v, float): return f"{v:,.0f}" if v.is_integer() else f"{v:,.1f}" if abs(v) >= 100 else f"{v:.3g}"
     return str(v)
 
 # %% ../nbs/06_stats.ipynb #e7aceb1e
 def stats_rows(stats: dict) -> list[tuple[str, str]]:
     "The headline statistics as (label, value) rows."
-    s, lt, lf = stats, stats['loss_tokens_per_sample'], stats['loss_fraction_per_sample']
-    skipped = s['skipped']
+    s, lt, lf, skipped = stats, stats['loss_tokens_per_sample'], stats['loss_fraction_per_sample'], stats['skipped']
     return [('samples', _fmt(s['samples'])), ('tokens', _fmt(s['total_tokens'])),
             ('loss (masked) tokens', _fmt(s['loss_tokens'])),
             ('loss-token fraction', f"{s['loss_token_fraction']:.1%}"),
@@ -319,10 +313,13 @@ class StatsFigure(Figure):
         path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
         self.savefig(path, dpi=dpi); return path
 
-def _whole_samples(ax):
-    "A y axis that counts samples: whole-number ticks (a few samples gave ticks at 0.5)."
+def _finish(fig, ax, **legend) -> StatsFigure:
+    "`fig` with the legend and grid of its plot `ax`, whose y axis counts samples: whole-number ticks (not 0.5)."
     from matplotlib.ticker import MaxNLocator
+    ax.legend(fontsize=8, **legend)
+    ax.grid(alpha=0.3)
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    return fig
 
 def _figure(w=8.0, h=3.6, ncols=1):
     fig = StatsFigure(figsize=(w, h), layout='constrained')
@@ -334,8 +331,7 @@ def _bins(x: np.ndarray, n: int = 60, log: bool | None = None):
     pos = x[x > 0]
     if log is None: log = len(pos) > 0 and pos.max() / max(pos.min(), 1) > 100
     if log and len(pos): return np.unique(np.round(np.geomspace(max(pos.min(), 1), pos.max() + 1, n))), True
-    hi = max(float(x.max()) if len(x) else 1.0, 1.0)
-    return np.linspace(0, hi * 1.0001, n + 1), False
+    return np.linspace(0, max(float(x.max()) if len(x) else 1.0, 1.0) * 1.0001, n + 1), False
 
 # %% ../nbs/06_stats.ipynb #c7d486de
 _MARKS = dict(mean='#222222', median='#2ca02c', p90='#ff7f0e', max='#9467bd', limit='#d62728')
@@ -344,19 +340,17 @@ def plot_seq_len(ds: DatasetStats, bins: int = 60) -> StatsFigure:
     "Sequence-length histogram with mean, median, p90, max and the truncation limit marked."
     s = ds.stats
     fig, ax = _figure()
-    hi = max(s['max_seq_len'], s['max_seq_len_limit'] or 0, 1)
-    ax.hist(ds.seq_len, bins=np.linspace(0, hi * 1.01, bins + 1), color='#4c72b0')
+    ax.hist(ds.seq_len, bins=np.linspace(0, max(s['max_seq_len'], s['max_seq_len_limit'] or 0, 1) * 1.01, bins + 1),
+            color='#4c72b0')
     marks = [('mean', s['mean_seq_len']), ('median', s['median_seq_len']), ('p90', s['p90_seq_len']),
-             ('max', s['max_seq_len'])]
-    if s['max_seq_len_limit']: marks.append(('limit', s['max_seq_len_limit']))
+             ('max', s['max_seq_len'])] + ([('limit', s['max_seq_len_limit'])] if s['max_seq_len_limit'] else [])
     for lab, v in marks:
         ax.axvline(v, color=_MARKS[lab], ls=':' if lab == 'limit' else '--', lw=1.6 if lab == 'limit' else 1.2,
                    label=f"{'truncation limit' if lab == 'limit' else lab} {v:,.0f}")
     at = f"; {s['samples_at_limit']:,} at the limit" if s['samples_at_limit'] else ''
     ax.set(xlabel='tokens per sample', ylabel='samples',
            title=f"Sequence length: {s['samples']:,} samples, {human_count(s['total_tokens'])} tokens{at}")
-    ax.legend(fontsize=8, loc='upper right', framealpha=0.95); ax.grid(alpha=0.3); _whole_samples(ax)
-    return fig
+    return _finish(fig, ax, loc='upper right', framealpha=0.95)
 
 # %% ../nbs/06_stats.ipynb #69999d61
 def plot_loss_tokens(ds: DatasetStats, bins: int = 60) -> StatsFigure:
@@ -372,8 +366,7 @@ def plot_loss_tokens(ds: DatasetStats, bins: int = 60) -> StatsFigure:
     ax.set(xlabel='masked tokens per sample' + (' (log scale)' if log else ''), ylabel='samples',
            title=f"Masked tokens per sample: {few:,} samples ({few / max(len(x), 1):.1%}) have 8 or fewer; "
                  f"{ds.stats['samples_without_loss']:,} have none")
-    ax.legend(fontsize=8); ax.grid(alpha=0.3); _whole_samples(ax)
-    return fig
+    return _finish(fig, ax)
 
 # %% ../nbs/06_stats.ipynb #7d3651f4
 def plot_loss_fraction(ds: DatasetStats, bins: int = 50) -> StatsFigure:
@@ -385,8 +378,7 @@ def plot_loss_fraction(ds: DatasetStats, bins: int = 50) -> StatsFigure:
     ax.axvline(ds.stats['loss_fraction_per_sample']['p50'], color=_MARKS['median'], ls='--', lw=1.2,
                label=f"median sample {ds.stats['loss_fraction_per_sample']['p50']:.1%}")
     ax.set(xlabel='masked fraction of the sample', ylabel='samples', xlim=(0, 1), title='Masked fraction per sample')
-    ax.legend(fontsize=8); ax.grid(alpha=0.3); _whole_samples(ax)
-    return fig
+    return _finish(fig, ax)
 
 # %% ../nbs/06_stats.ipynb #e657884c
 def plot_sources(ds: DatasetStats, top: int = 12) -> StatsFigure:
@@ -400,7 +392,7 @@ def plot_sources(ds: DatasetStats, top: int = 12) -> StatsFigure:
         return fig
     items = list(s['per_source'].items())
     if len(items) > top:
-        rest = items[top:]; items = items[:top]
+        items, rest = items[:top], items[top:]
         items.append((f"other ({len(rest)})", dict(samples=sum(v['samples'] for _, v in rest),
                                                     tokens=sum(v['tokens'] for _, v in rest))))
     names = [k or '(no source)' for k, _ in items][::-1]
@@ -440,8 +432,11 @@ def compare_rows(before: dict, after: dict) -> list[tuple[str, str, str, str]]:
     "(metric, before, after, in words) for two stats dicts."
     pct, at = (lambda v: f"{v:.1%}"), (lambda k, sub=None: lambda s: s[k] if sub is None else s[k][sub])
     nz = lambda s: s['samples_without_loss'] / s['samples'] if s['samples'] else 0.0
-    rows = []  # a fraction's words are a format of the two values; a count's are a noun for ratio_words
-    for label, get, words, fmt in (('samples', at('samples'), 'samples', _fmt),
+    # a fraction's words are a format of the two values; a count's are a noun for ratio_words
+    row = lambda label, a, b, words, fmt: (label, fmt(a), fmt(b), words.format(a=pct(a), b=pct(b)) if fmt is pct
+                                           else ratio_words(a, b, words))
+    return [row(label, get(before), get(after), words, fmt) for label, get, words, fmt in (
+            ('samples', at('samples'), 'samples', _fmt),
             ('tokens', at('total_tokens'), 'tokens', _fmt),
             ('loss (masked) tokens', at('loss_tokens'), 'masked tokens', _fmt),
             ('loss-token fraction', at('loss_token_fraction'), 'masked fraction {b} vs {a}', pct),
@@ -454,11 +449,7 @@ def compare_rows(before: dict, after: dict) -> list[tuple[str, str, str, str]]:
             ('median masked fraction per sample', at('loss_fraction_per_sample', 'p50'),
              'median sample masked {b} vs {a}', pct),
             ('samples without masked tokens', nz, '{b} vs {a} of samples', pct),
-            ('offline hidden states', at('offline_hidden_states', 'bytes'), 'hidden-state storage', human_bytes)):
-        a, b = get(before), get(after)
-        rows.append((label, fmt(a), fmt(b),
-                     words.format(a=pct(a), b=pct(b)) if fmt is pct else ratio_words(a, b, words)))
-    return rows
+            ('offline hidden states', at('offline_hidden_states', 'bytes'), 'hidden-state storage', human_bytes))]
 
 # %% ../nbs/06_stats.ipynb #60b24e8a
 COMPARE_HEADER = ('metric', 'before', 'after', 'after vs before')
@@ -487,9 +478,9 @@ def stats_json(ds: DatasetStats, before: DatasetStats | None = None) -> dict:
     "`ds`'s statistics, with 'comparison' against `before` (the dataset before a change) when given."
     out = dict(ds.stats)
     if before is not None:
-        rows = [dict(zip(('metric', 'before', 'after', 'in_words'), r)) for r in compare_rows(before.stats, ds.stats)]
-        out['comparison'] = dict(before=before.stats['dataset'], after=ds.stats['dataset'], rows=rows,
-                                 before_stats=before.stats)
+        out['comparison'] = dict(before=before.stats['dataset'], after=ds.stats['dataset'],
+                                 rows=[dict(zip(('metric', 'before', 'after', 'in_words'), r))
+                                       for r in compare_rows(before.stats, ds.stats)], before_stats=before.stats)
     return out
 
 # %% ../nbs/06_stats.ipynb #8410098d
@@ -527,14 +518,12 @@ def stats_main(args: argparse.Namespace) -> int:
     ds = scan_token_counts(ds_dir, **kw)
     other = scan_token_counts(args.compare, **kw) if args.compare else None
     text = json.dumps(stats_json(ds, other), indent=2)
-    table = f"{ds.stats['dataset']}\n" + text_table(stats_rows(ds.stats), ('statistic', 'value'))
-    if src := source_rows(ds.stats): table += '\n\n' + text_table(src, SOURCE_HEADER)
-    table += '\n\n' + text_table(storage_rows(ds.stats), ('storage', 'size'))
-    if other is not None: table += '\n\n' + text_table(compare_rows(other.stats, ds.stats), COMPARE_HEADER)
-    for w in ds.stats['warnings']: table += f"\nwarning: {w}"
-    if args.plots:
-        pngs = save_plots(ds, args.plots, compare=other)
-        table += f"\nplots: {', '.join(str(p) for p in pngs.values())}"
+    tables = [f"{ds.stats['dataset']}\n" + text_table(stats_rows(ds.stats), ('statistic', 'value')),
+              (src := source_rows(ds.stats)) and text_table(src, SOURCE_HEADER),   # (none without sources)
+              text_table(storage_rows(ds.stats), ('storage', 'size')),
+              other is not None and text_table(compare_rows(other.stats, ds.stats), COMPARE_HEADER)]
+    table = '\n\n'.join(t for t in tables if t) + ''.join(f"\nwarning: {w}" for w in ds.stats['warnings'])
+    if args.plots: table += f"\nplots: {', '.join(str(p) for p in save_plots(ds, args.plots, compare=other).values())}"
     if args.output:
         out = Path(args.output); out.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(out, text + '\n')
@@ -546,8 +535,8 @@ def stats_main(args: argparse.Namespace) -> int:
 # %% ../nbs/06_stats.ipynb #7d8d2b62
 def file_sizes(folder) -> str:
     "The files of `folder` with their sizes in words: 'config.json (1.21 kB), model.safetensors (41.9 MB)'."
-    files = [p for p in sorted(Path(folder).iterdir()) if p.is_file()]
-    return ', '.join(f"{p.name} ({human_bytes(p.stat().st_size)})" for p in files)
+    return ', '.join(f"{p.name} ({human_bytes(p.stat().st_size)})" for p in sorted(Path(folder).iterdir())
+                     if p.is_file())
 
 def skip_rows(skipped: dict) -> list[tuple]:
     "Skip reasons, most frequent first (`none` when nothing was skipped)."

@@ -57,17 +57,16 @@ def load_tokenizer(manifest: dict | None, model_path=None,
     fp = want.get('fingerprint')
     if fp is None: return ct, f"tokenizer {mp} (not verified: the dataset has no manifest fingerprint)"
     if ct.fingerprint == fp: return ct, f"tokenizer {mp} (fingerprint {fp} matches the manifest)"
-    if ct.tokenizer_sha256 == want.get('tokenizer_sha256'):
-        msg = (f"{mp}: same tokenizer.json as the dataset but another chat template (fingerprint {ct.fingerprint}, "
-               f"manifest {fp}); text decodes correctly, the template-derived checks use this directory's template")
-        warnings.warn(msg); return ct, msg
-    msg = (f"{mp}: tokenizer fingerprint {ct.fingerprint} does not match the dataset's {fp} (manifest.json): its "
+    same = ct.tokenizer_sha256 == want.get('tokenizer_sha256')  # only the chat template differs: the text is right
+    msg = (f"{mp}: same tokenizer.json as the dataset but another chat template (fingerprint {ct.fingerprint}, "
+           f"manifest {fp}); text decodes correctly, the template-derived checks use this directory's template" if same
+           else f"{mp}: tokenizer fingerprint {ct.fingerprint} does not match the dataset's {fp} (manifest.json): its "
            "tokenizer.json differs, so decoded text would be wrong. Pass --model-path with the directory the dataset "
            "was tokenized with, or --ignore-fingerprint to decode anyway")
-    if ignore_fingerprint:
-        warnings.warn(msg); return ct, "UNVERIFIED: " + msg
-    if explicit: raise ValueError(msg)
-    warnings.warn(msg); return None, msg + "; showing token ids"
+    if explicit and not (same or ignore_fingerprint): raise ValueError(msg)
+    warnings.warn(msg)
+    return ((ct, msg) if same else (ct, "UNVERIFIED: " + msg) if ignore_fingerprint
+            else (None, msg + "; showing token ids"))
 
 # %% ../nbs/05_views.ipynb #f7150a74
 _WS = {' ': '·', '\t': '→', '\r': '␍', '\n': '↵', '\u00a0': '⍽'}
@@ -115,8 +114,7 @@ def pieces(self: TokenDisplay, ids) -> list[str]:
     for i in map(int, ids):
         b, s = self._raw(i)
         if b is None: dec.reset(); out.append(s); continue
-        s = dec.decode(b)
-        out.append(s if s else '‹' + ' '.join(f"{x:02x}" for x in b) + '›')
+        out.append(dec.decode(b) or '‹' + ' '.join(f"{x:02x}" for x in b) + '›')
     return out
 
 # %% ../nbs/05_views.ipynb #4760188c
@@ -158,31 +156,29 @@ def _keep_ranges(points, n: int, context: int) -> list[tuple[int, int]]:
 
 # %% ../nbs/05_views.ipynb #5b204fd6
 def _chip(piece: str, pos: int, tid: int, masked: bool, special: bool, extra: str = '') -> str:
-    bg = (_MASKED_BG if masked else _PROMPT_BG)[pos % 2]
     sp = "color:#6a1b9a;font-weight:bold;border:1px solid #6a1b9a;" if special else ''
-    style = f"background:{bg};color:#111;{sp}{extra}"
+    style = f"background:{(_MASKED_BG if masked else _PROMPT_BG)[pos % 2]};color:#111;{sp}{extra}"
     title = f"#{pos} id {tid}" + (" masked" if masked else "") + (" special" if special else "")
     body = html.escape(piece) if special else ''.join(  # runs of plain characters and runs of invisible ones
         html.escape(s) if plain else f'<span class="w" style="color:#7a7a7a">{html.escape(visible(s))}</span>'
         for plain, s in ((p, ''.join(cs)) for p, cs in itertools.groupby(piece, key=lambda c: visible(c) == c)))
-    br = '<br>' if not special and piece.endswith('\n') else ''
-    return f'<span class="t" style="{style}" title="{title}">{body}</span>{br}'
+    return (f'<span class="t" style="{style}" title="{title}">{body}</span>'
+            + ('<br>' if not special and piece.endswith('\n') else ''))
 
 # %% ../nbs/05_views.ipynb #f484d166
 def _gap(a: int, b: int, mask: np.ndarray) -> str:
     k = int(mask[a:b].sum())
-    what = f"{b - a:,} tokens hidden" + (f" ({k:,} masked)" if k else '')
     return (f'<span style="background:#fff3cd;border:1px dashed #c9a227;border-radius:3px;padding:0 6px;margin:0 2px;'
-            f'font-family:system-ui,sans-serif;color:#7a5d00">⋯ {what} ⋯</span><br>')
+            f'font-family:system-ui,sans-serif;color:#7a5d00">⋯ {b - a:,} tokens hidden'
+            + (f" ({k:,} masked)" if k else '') + ' ⋯</span><br>')
 
 def _full_text(ids: np.ndarray, mask: np.ndarray, disp: TokenDisplay) -> str:
     "The whole sample as text, masked runs highlighted."
     cuts = sorted({0, len(ids), *masked_runs(mask).ravel().tolist()})  # the masked runs' edges
-    parts = []
-    for a, b in zip(cuts, cuts[1:]):
-        t = html.escape(disp.text(ids[a:b]) if disp.ct is not None else ' '.join(map(str, ids[a:b].tolist())) + ' ')
-        parts.append(f'<span style="background:{_MASKED_BG[1]};color:#111">{t}</span>' if mask[a] else t)
-    return ''.join(parts)
+    text = lambda a, b: html.escape(disp.text(ids[a:b]) if disp.ct is not None
+                                    else ' '.join(map(str, ids[a:b].tolist())) + ' ')
+    return ''.join(f'<span style="background:{_MASKED_BG[1]};color:#111">{text(a, b)}</span>' if mask[a] else text(a, b)
+                   for a, b in zip(cuts, cuts[1:]))
 
 # %% ../nbs/05_views.ipynb #757d7944
 @dataclass
@@ -227,15 +223,15 @@ def _segments(self: TokenView) -> list[tuple[bool, int, int]]:
 def header(self: TokenView) -> str:
     n, k = len(self.input_ids), self.n_masked
     runs = len(masked_runs(self.loss_mask))
-    bits = [f"<b>{html.escape(self.title or self.sample_id or '(no id)')}</b>"]
-    if self.title and self.sample_id: bits.append(f"id <code>{html.escape(self.sample_id)}</code>")
-    if self.index is not None: bits.append(f"#{self.index:,}")
-    bits.append(f"source <code>{html.escape(self.source or '(none)')}</code>")
-    bits.append(f"{n:,} tokens, {k:,} masked ({k / n:.1%}) in {runs} run{'s' * (runs != 1)}" if n else "0 tokens")
-    if self.truncated: bits.append('<span style="color:#b00020;font-weight:bold">truncated</span>')
-    if self.display.ct is None: bits.append('<i>no tokenizer: token ids</i>')
+    bits = [f"<b>{html.escape(self.title or self.sample_id or '(no id)')}</b>",
+            self.title and self.sample_id and f"id <code>{html.escape(self.sample_id)}</code>",
+            self.index is not None and f"#{self.index:,}",
+            f"source <code>{html.escape(self.source or '(none)')}</code>",
+            f"{n:,} tokens, {k:,} masked ({k / n:.1%}) in {runs} run{'s' * (runs != 1)}" if n else "0 tokens",
+            self.truncated and '<span style="color:#b00020;font-weight:bold">truncated</span>',
+            self.display.ct is None and '<i>no tokenizer: token ids</i>']  # (the bits that do not apply: falsy)
     return (f'<div class="dfk-head" style="font-family:system-ui,sans-serif;font-size:12.5px;margin-bottom:4px">'
-            f'{" · ".join(bits)} &nbsp; {_LEGEND}</div>')
+            f'{" · ".join(b for b in bits if b)} &nbsp; {_LEGEND}</div>')
 
 # %% ../nbs/05_views.ipynb #13ba7015
 @patch
@@ -269,10 +265,9 @@ def to_text(self: TokenView, color: bool = True) -> str:
     "Terminal view: ANSI colours (masked green, prompt grey, special bold magenta), or `[[masked|tokens]]` brackets."
     ids, mask = self.input_ids, self.loss_mask
     n, k = len(ids), self.n_masked
-    head = (f"== {self.sample_id or '(no id)'}" + (f" (#{self.index})" if self.index is not None else '') +
-            f" · source {self.source or '(none)'} · {n:,} tokens, {k:,} masked ({k / max(n, 1):.1%})" +
-            (" · TRUNCATED" if self.truncated else ''))
-    out = [head, '\n']
+    out = [f"== {self.sample_id or '(no id)'}" + (f" (#{self.index})" if self.index is not None else '') +
+           f" · source {self.source or '(none)'} · {n:,} tokens, {k:,} masked ({k / max(n, 1):.1%})" +
+           (" · TRUNCATED" if self.truncated else ''), '\n']
     for shown, a, b in self._segments():
         if not shown: out.append(f"\n  ⋯ {b - a:,} tokens hidden ({int(mask[a:b].sum()):,} masked) ⋯\n")
         for p, s in zip(range(a, b), self.display.pieces(ids[a:b]) if shown else ()):
@@ -280,8 +275,8 @@ def to_text(self: TokenView, color: bool = True) -> str:
             v = s if sp else visible(s)
             nl = '\n' if not sp and s.endswith('\n') else ''
             if color:
-                bg = (151, 194) if m else (252, 255)
-                out.append(f"\x1b[30;48;5;{bg[p % 2]}m" + ("\x1b[1;35m" if sp else '') + v + "\x1b[0m" + nl)
+                out.append(f"\x1b[30;48;5;{((151, 194) if m else (252, 255))[p % 2]}m" + ("\x1b[1;35m" if sp else '')
+                           + v + "\x1b[0m" + nl)
             else:
                 lm, rm = bool(p > 0 and mask[p - 1]), bool(p + 1 < n and mask[p + 1])
                 out.append(('[[' if m and not lm else '') + v + (']]' if m and not rm else ('|' if m else '')) + nl)
@@ -313,8 +308,7 @@ class MaskDataset(Dataset):
     def max_seq_len(self) -> int | None:
         "The truncation length: the manifest's `params.max_seq_len`, else stats' `max_seq_len` if it counted cuts."
         if 'max_seq_len' in self.params: return self.params['max_seq_len']
-        if self.stats and self.stats.get('truncated'): return self.stats.get('max_seq_len')
-        return None
+        return self.stats.get('max_seq_len') if self.stats and self.stats.get('truncated') else None
 
     @property
     def vocab_size(self) -> int | None: return self.ct.vocab_size if self.ct is not None else super().vocab_size
@@ -417,9 +411,8 @@ def _rows(self: DiffView) -> list[str]:
     for op, a0, a1, b0, b1 in ops:
         hot = op != 'equal' or any(p in (self.a.marks or {}) for p in range(a0, a1))
         if op == 'equal' and not hot and a1 - a0 > 2 * ctx + 4:
-            rows.append(row(self.a._chips(a0, a0 + ctx), self.b._chips(b0, b0 + ctx), False))
-            rows.append(gap(a1 - a0 - 2 * ctx))
-            rows.append(row(self.a._chips(a1 - ctx, a1), self.b._chips(b1 - ctx, b1), False))
+            rows += [row(self.a._chips(a0, a0 + ctx), self.b._chips(b0, b0 + ctx), False), gap(a1 - a0 - 2 * ctx),
+                     row(self.a._chips(a1 - ctx, a1), self.b._chips(b1 - ctx, b1), False)]
         else: rows.append(row(self.a._chips(a0, a1), self.b._chips(b0, b1), hot))
     return rows
 
@@ -452,16 +445,15 @@ def __repr__(self: DiffView) -> str: return self.to_text(color=False)
 # %% ../nbs/05_views.ipynb #abe97e91
 def diff_views(a: TokenView, b: TokenView, labels=('A', 'B'), context: int = 16) -> DiffView:
     "Mark where two views of one record differ (ids: red; same ids but mask: dashed orange)."
-    ia, ib = a.input_ids.tolist(), b.input_ids.tolist()
     ma, mb, changed, maskd = {}, {}, 0, 0
-    ops = difflib.SequenceMatcher(None, ia, ib, autojunk=False).get_opcodes()
+    ops = difflib.SequenceMatcher(None, a.input_ids.tolist(), b.input_ids.tolist(), autojunk=False).get_opcodes()
     for op, a0, a1, b0, b1 in ops:
         if op == 'equal':
             for k in np.flatnonzero(a.loss_mask[a0:a1] != b.loss_mask[b0:b1]).tolist():
                 ma[a0 + k] = mb[b0 + k] = 'mask'; maskd += 1
         else:
-            for p in range(a0, a1): ma[p] = 'changed'
-            for p in range(b0, b1): mb[p] = 'changed'
+            ma.update(dict.fromkeys(range(a0, a1), 'changed'))
+            mb.update(dict.fromkeys(range(b0, b1), 'changed'))
             changed += max(a1 - a0, b1 - b0)
     mk = lambda v, m: dataclasses.replace(v, context=context, marks=m or None)
     return DiffView(mk(a, ma), mk(b, mb), tuple(labels), changed, maskd, ops)
@@ -479,11 +471,10 @@ def compare_tokenizations(record, a, b, labels=None, max_seq_len: int | None = N
 # %% ../nbs/05_views.ipynb #a7c31e02
 def html_table(rows, header=None, cls: str = 'dflash-stats', align: str | None = None) -> str:
     "A small HTML table; `align` is one letter per column (l/r/f), default: first column left, the rest right."
-    def al(i):
-        return {'r': 'right'}.get(align[i], 'left') if align and i < len(align) else 'left' if i == 0 else 'right'
-    def row(vals, tag):
-        return '<tr>' + ''.join(f"<{tag} style='text-align:{al(i)}'>{html.escape(str(v))}</{tag}>"
-                                for i, v in enumerate(vals)) + '</tr>'
+    al = lambda i: ({'r': 'right'}.get(align[i], 'left') if align and i < len(align)
+                    else 'left' if i == 0 else 'right')
+    row = lambda vals, tag: '<tr>' + ''.join(f"<{tag} style='text-align:{al(i)}'>{html.escape(str(v))}</{tag}>"
+                                             for i, v in enumerate(vals)) + '</tr>'
     head = f"<thead>{row(header, 'th')}</thead>" if header else ''
     return f"<table class='{cls}'>{head}<tbody>{''.join(row(r, 'td') for r in rows)}</tbody></table>"
 
