@@ -67,8 +67,7 @@ def block_attention_mask(anchors, ctx_len: int, block_size: int):
     B, N = anchors.shape
     qb = torch.arange(N * block_size, device=anchors.device) // block_size        # block index of each query
     ctx = torch.arange(ctx_len, device=anchors.device)[None, None, :] < anchors[:, qb][:, :, None]
-    own = (qb[:, None] == qb[None, :]).expand(B, -1, -1)
-    return torch.cat([ctx, own], dim=-1)
+    return torch.cat([ctx, (qb[:, None] == qb[None, :]).expand(B, -1, -1)], dim=-1)   # then its own block
 
 # %% ../nbs/10_model.ipynb #8f910939
 def block_layout(anchors, ctx_len: int, block_size: int) -> BlockLayout:
@@ -127,9 +126,8 @@ def final_norm(target) -> nn.Module:
 def norm_gain(norm: nn.Module) -> torch.Tensor:
     "The per-dimension gain an RMSNorm applies: its output on a unit-RMS input, in float32."
     w = norm.weight
-    eps = float(getattr(norm, 'variance_epsilon', getattr(norm, 'eps', 0.0)) or 0.0)
     with torch.no_grad(): out = norm(torch.ones(1, w.shape[-1], dtype=w.dtype, device=w.device))
-    return out[0].float() * math.sqrt(1 + eps)
+    return out[0].float() * math.sqrt(1 + float(getattr(norm, 'variance_epsilon', getattr(norm, 'eps', 0.0)) or 0.0))
 
 # %% ../nbs/10_model.ipynb #99b89abf
 class _StopForward(Exception): pass
@@ -325,7 +323,6 @@ def drafter_readme(c: DFlashConfig, info: dict | None = None) -> str:
     "README.md of a drafter directory: target, tap layers, block size, mask token, training data, tau, how to serve it."
     i = info or {}
     tgt, d = i.get('target', '<target model>'), i.get('drafter_dir', '<this directory>')
-    tau = i.get('tau')
     return '\n'.join([f"# DFlash drafter for {tgt}", '',
              f"* target: `{tgt}` ({c.target_model_type or 'model type unknown'}, {c.num_target_layers} layers, hidden "
              f"{c.hidden_size}, vocabulary {c.vocab_size})",
@@ -342,7 +339,7 @@ def drafter_readme(c: DFlashConfig, info: dict | None = None) -> str:
              else "* draft vocabulary: the whole vocabulary",
              f"* training data: {i['data']}" if i.get('data') else "* training data: not recorded",
              f"* training: {i['training']}" if i.get('training') else "* training: not recorded",
-             f"* measured tau (accepted tokens per target forward): {tau}" if tau else
+             f"* measured tau (accepted tokens per target forward): {i['tau']}" if i.get('tau') else
              "* measured tau: not measured yet (`dflash-nb eval --drafter THIS_DIR ...`)", '',
              '## Serve it', '', 'vLLM:', '', '```bash',
              # vLLM runs mixed sliding/full on its V2 runner only

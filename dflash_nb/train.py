@@ -1080,11 +1080,11 @@ def run_readme_info(args, ds, summary: dict) -> dict:
         f"{ds.truncated} truncated, "
             f"{ds.skipped_no_anchor} without a response skipped), {int(ds.row_anchors.sum()):,} anchor positions"
             + (f", {loss_tok:,} loss tokens" if loss_tok else ''))
-    acc = (summary.get('final_acc') or [None])[0]
     loss = summary.get('final_loss')
     training = (f"{summary['steps']} steps on {summary['world_size']} x {summary['device']}"
                 + (f", fine-tuned from `{args.init_drafter}`" if args.init_drafter else ', from scratch')
-                + (f"; final loss {loss:.4f}, position-1 accuracy {acc}" if loss is not None else ''))
+                + (f"; final loss {loss:.4f}, position-1 accuracy {(summary.get('final_acc') or [None])[0]}"
+                   if loss is not None else ''))
     return {'target': args.target, 'drafter_dir': str(Path(args.output_dir)/'drafter'), 'data': data,
             'training': training}
 
