@@ -5,17 +5,13 @@
 # %% ../nbs/10_model.ipynb #294652ba
 from __future__ import annotations
 import json, math, os
-from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 from fastcore.basics import patch
-# Qwen3's own blocks
-from transformers.models.qwen3.modeling_qwen3 import Qwen3MLP, Qwen3RMSNorm as RMSNorm, rotate_half
 
-from .qwen import QWEN36_MASK_TOKEN_ID
 from dflash_nb.templates.dflash import (  # the drafter's modelling file: the cells marked `export templates.dflash`
     _get, text_config, rope_theta_of, select_target_layers, LAYER_TYPES, SCALED_ROPE_TYPES, _SAVE_TIME_KEYS,
     DFlashConfig, _check_config, _from_target, _to_hf_dict, _rope_scaling, _READ_KEYS, _READ_DFLASH_KEYS,
@@ -59,9 +55,9 @@ def preset_config(name: str, target_config, mask_token_id: int | None = None, **
     if name not in DRAFTER_PRESETS: raise ValueError(f"--drafter-preset {name}: unknown; one of "
                                                      f"{', '.join(DRAFTER_PRESETS)}")
     p = {**DRAFTER_PRESETS[name], **overrides}
-    L = int(_get(text_config(target_config), 'num_hidden_layers'))
     taps = p.pop('tap_layers')
-    ids = p.pop('target_layer_ids', None) or select_target_layers(L, taps)
+    ids = p.pop('target_layer_ids', None) or select_target_layers(int(_get(text_config(target_config),
+                                                                             'num_hidden_layers')), taps)
     return DFlashConfig.from_target(target_config, p.pop('num_hidden_layers'), ids, p.pop('block_size'), mask_token_id,
                                     **p)
 
@@ -71,8 +67,7 @@ def block_attention_mask(anchors, ctx_len: int, block_size: int):
     B, N = anchors.shape
     qb = torch.arange(N * block_size, device=anchors.device) // block_size        # block index of each query
     ctx = torch.arange(ctx_len, device=anchors.device)[None, None, :] < anchors[:, qb][:, :, None]
-    own = (qb[:, None] == qb[None, :]).expand(B, -1, -1)
-    return torch.cat([ctx, own], dim=-1)
+    return torch.cat([ctx, (qb[:, None] == qb[None, :]).expand(B, -1, -1)], dim=-1)   # then its own block
 
 # %% ../nbs/10_model.ipynb #8f910939
 def block_layout(anchors, ctx_len: int, block_size: int) -> BlockLayout:
@@ -84,8 +79,7 @@ def flex_block_mask(anchors, ctx_len: int, block_size: int, sliding_window: int 
     """The block attention rule as a flex-attention BlockMask (`block_attention_mask`'s), with an optional window and
     causality."""
     from torch.nn.attention.flex_attention import create_block_mask
-    B, N = anchors.shape
-    Q = N * block_size
+    B, Q = anchors.shape[0], anchors.shape[1] * block_size
     def mask_mod(b, h, q, kv):
         qb = q // block_size
         ctx_ok = kv < anchors[b, qb]
@@ -114,8 +108,8 @@ def decoder_layers(target) -> nn.ModuleList:
 def shared_embeddings(target) -> tuple[torch.Tensor, torch.Tensor]:
     "(embedding matrix, LM head matrix) of the target; the head IS the embedding when embeddings are tied."
     emb = target.get_input_embeddings().weight
-    cfgs = (target.config, text_config(target.config))
-    if next((v for v in (_get(c, 'tie_word_embeddings') for c in cfgs) if v is not None), False): return emb, emb
+    if next((v for v in (_get(c, 'tie_word_embeddings') for c in (target.config, text_config(target.config)))
+             if v is not None), False): return emb, emb
     head = target.get_output_embeddings()
     if head is None: raise ValueError(f"{type(target).__name__}: untied embeddings but no output embeddings (LM head)")
     return emb, head.weight
@@ -132,9 +126,8 @@ def final_norm(target) -> nn.Module:
 def norm_gain(norm: nn.Module) -> torch.Tensor:
     "The per-dimension gain an RMSNorm applies: its output on a unit-RMS input, in float32."
     w = norm.weight
-    eps = float(getattr(norm, 'variance_epsilon', getattr(norm, 'eps', 0.0)) or 0.0)
     with torch.no_grad(): out = norm(torch.ones(1, w.shape[-1], dtype=w.dtype, device=w.device))
-    return out[0].float() * math.sqrt(1 + eps)
+    return out[0].float() * math.sqrt(1 + float(getattr(norm, 'variance_epsilon', getattr(norm, 'eps', 0.0)) or 0.0))
 
 # %% ../nbs/10_model.ipynb #99b89abf
 class _StopForward(Exception): pass
@@ -155,8 +148,8 @@ class TargetFeatures:
 
     def pop(self) -> torch.Tensor:
         "Concatenated outputs of the selected layers from the last target forward (and forget them)."
-        missing = [i for i in self.layer_ids if i not in self.outputs]
-        if missing: raise RuntimeError(f"no captured output for target layers {missing}: run the target first")
+        if missing := [i for i in self.layer_ids if i not in self.outputs]:
+            raise RuntimeError(f"no captured output for target layers {missing}: run the target first")
         out = torch.cat([self.outputs[i] for i in self.layer_ids], -1)
         self.outputs = {}
         return out
@@ -261,8 +254,8 @@ def init_from_target(self: DFlashDraftModel, target, scale: float = 0.05) -> DFl
 def set_draft_vocab(self: DFlashDraftModel, ids) -> DFlashDraftModel:
     "Restrict drafting to the sorted ids `ids` (the drafter was made with `draft_vocab_size == len(ids)`)."
     ids = torch.as_tensor(sorted({int(i) for i in ids}), dtype=torch.long)
-    V = self.config.vocab_size
-    if self.vocab_ids is None or len(ids) != len(self.vocab_ids) or (len(ids) and not 0 <= ids[0] <= ids[-1] < V):
+    if (self.vocab_ids is None or len(ids) != len(self.vocab_ids)
+            or (len(ids) and not 0 <= ids[0] <= ids[-1] < self.config.vocab_size)):
         raise ValueError(f"set_draft_vocab: {len(ids)} distinct ids in [0, {self.config.vocab_size}) needed, "
                          f"the config says draft_vocab_size={self.config.draft_vocab_size}")
     self.d2t.copy_((ids - torch.arange(len(ids))).to(self.d2t.device))
@@ -293,10 +286,10 @@ def draft(self: DFlashDraftModel, last_token, anchor_pos, ctx_hidden=None, ctx_p
           cache: DraftCache | None = None):
     "Logits (B, block_size - 1, V) for the block [last_token, MASK...] at positions anchor_pos + k."
     c = self.config
-    k = torch.arange(c.block_size, device=last_token.device)
     ids = torch.full((last_token.shape[0], c.block_size), c.mask_token_id, device=last_token.device, dtype=torch.long)
     ids[:, 0] = last_token
-    pos = torch.as_tensor(anchor_pos, device=last_token.device).reshape(-1, 1) + k
+    pos = (torch.as_tensor(anchor_pos, device=last_token.device).reshape(-1, 1)
+           + torch.arange(c.block_size, device=last_token.device))
     return self(ids, pos.expand(ids.shape[0], -1), ctx_hidden, ctx_pos, None, cache)[:, 1:]
 
 # %% ../nbs/10_model.ipynb #4a5194d2
@@ -305,10 +298,9 @@ def from_target(cls: DFlashDraftModel, target, num_draft_layers: int = 5, target
                 mask_token_id: int | None = None, seed: int | None = None, norm_from_target: bool = False,
                 **overrides) -> DFlashDraftModel:
     "A fresh drafter sized for `target` and bound to its embedding/head (fp32 weights, on the target's device)."
-    cfg = DFlashConfig.from_target(target.config, num_draft_layers, target_layer_ids, block_size, mask_token_id,
-                                   **overrides)
     if seed is not None: torch.manual_seed(seed)
-    m = cls(cfg).to(target.get_input_embeddings().weight.device).bind_target(target)
+    m = cls(DFlashConfig.from_target(target.config, num_draft_layers, target_layer_ids, block_size, mask_token_id,
+                                     **overrides)).to(target.get_input_embeddings().weight.device).bind_target(target)
     return m.init_from_target(target) if norm_from_target else m
 
 # %% ../nbs/10_model.ipynb #9a3354fc
@@ -331,10 +323,7 @@ def drafter_readme(c: DFlashConfig, info: dict | None = None) -> str:
     "README.md of a drafter directory: target, tap layers, block size, mask token, training data, tau, how to serve it."
     i = info or {}
     tgt, d = i.get('target', '<target model>'), i.get('drafter_dir', '<this directory>')
-    tau = i.get('tau')
-    # vLLM runs mixed sliding/full on its V2 runner only
-    mixed = 0 < c.layer_types.count('sliding_attention') < c.num_hidden_layers
-    lines = [f"# DFlash drafter for {tgt}", '',
+    return '\n'.join([f"# DFlash drafter for {tgt}", '',
              f"* target: `{tgt}` ({c.target_model_type or 'model type unknown'}, {c.num_target_layers} layers, hidden "
              f"{c.hidden_size}, vocabulary {c.vocab_size})",
              f"* drafter: {c.num_hidden_layers} layers "
@@ -350,10 +339,12 @@ def drafter_readme(c: DFlashConfig, info: dict | None = None) -> str:
              else "* draft vocabulary: the whole vocabulary",
              f"* training data: {i['data']}" if i.get('data') else "* training data: not recorded",
              f"* training: {i['training']}" if i.get('training') else "* training: not recorded",
-             f"* measured tau (accepted tokens per target forward): {tau}" if tau else
+             f"* measured tau (accepted tokens per target forward): {i['tau']}" if i.get('tau') else
              "* measured tau: not measured yet (`dflash-nb eval --drafter THIS_DIR ...`)", '',
              '## Serve it', '', 'vLLM:', '', '```bash',
-             ('VLLM_USE_V2_MODEL_RUNNER=1 ' if mixed else '') + f"vllm serve {tgt} --speculative-config "
+             # vLLM runs mixed sliding/full on its V2 runner only
+             ('VLLM_USE_V2_MODEL_RUNNER=1 ' if 0 < c.layer_types.count('sliding_attention') < c.num_hidden_layers
+              else '') + f"vllm serve {tgt} --speculative-config "
                  f"'{{\"method\": \"dflash\", \"model\": \"{d}\", "
                  f"\"num_speculative_tokens\": {c.block_size - 1}}}'",
              '```', '', 'SGLang:', '', '```bash',
@@ -370,16 +361,15 @@ def drafter_readme(c: DFlashConfig, info: dict | None = None) -> str:
              'from transformers import AutoModel',
              f"drafter = AutoModel.from_pretrained('{d}', trust_remote_code=True)"
              "   # dflash.py: needs only torch + transformers",
-             '```', '']
-    return '\n'.join(lines)
+             '```', ''])
 
 # %% ../nbs/10_model.ipynb #85fa0e73
 def modeling_source() -> str:
     """The drafter's modelling file `dflash.py`: the module `templates/dflash.py` (torch + transformers only, the cells
     of this notebook marked `export templates.dflash`) as it is, less nbdev's cell markers."""
     from dflash_nb.templates import dflash
-    text = Path(dflash.__file__).read_text()
-    return ''.join(l for l in text.splitlines(keepends=True) if not l.startswith(('# %% ', '# AUTOGENERATED! ')))
+    return ''.join(l for l in Path(dflash.__file__).read_text().splitlines(keepends=True)
+                   if not l.startswith(('# %% ', '# AUTOGENERATED! ')))
 
 # %% ../nbs/10_model.ipynb #955ccb61
 def _save_pretrained(self, out_dir, dtype=None, readme: str | None = None) -> Path:
@@ -393,10 +383,9 @@ def _save_pretrained(self, out_dir, dtype=None, readme: str | None = None) -> Pa
         if self._shared is None: raise RuntimeError("save_pretrained: a drafter with a draft vocabulary writes "
                                                     "lm_head.weight: bind_target(target) first")
         sd['lm_head.weight'] = self.draft_head.detach().to(dtype or self.fc.weight.dtype).cpu().contiguous()
-    cfg = self.config.to_hf_dict()
-    first_float = next(v for v in sd.values() if v.is_floating_point())
-    cfg['torch_dtype'] = cfg['dtype'] = str(first_float.dtype).replace('torch.', '')
-    cfg['auto_map'] = {'AutoModel': 'dflash.DFlashDraftModel'}
+    dt = str(next(v for v in sd.values() if v.is_floating_point()).dtype).replace('torch.', '')
+    cfg = {**self.config.to_hf_dict(), 'torch_dtype': dt, 'dtype': dt,
+           'auto_map': {'AutoModel': 'dflash.DFlashDraftModel'}}
     tmp = f".tmp-{os.getpid()}"
     files = {'config.json': json.dumps(cfg, indent=2), 'dflash.py': modeling_source(),
              **({'README.md': readme} if readme else {})}
@@ -427,9 +416,8 @@ def _from_pretrained(cls, model_dir, target=None, device=None, dtype='auto') -> 
         raise ValueError(f"{d/'model.safetensors'}: weights do not match config.json (missing {sorted(missing)[:5]}, "
                          f"unexpected {sorted(extra)[:5]})")
     model.load_state_dict(sd)
-    if dtype is not None: model = model.to(dtype)
     if device is None and target is not None: device = target.get_input_embeddings().weight.device
-    if device is not None: model = model.to(device)
+    model.to(device=device, dtype=dtype)
     if target is None: return model
     model.bind_target(target)
     if head is not None and not torch.equal(head, model.draft_head.detach().to(head.dtype).cpu()):

@@ -21,10 +21,10 @@ from tqdm import tqdm
 
 from .model import (DRAFTER_PRESETS, DFlashConfig, DFlashDraftModel, TargetFeatures, block_attention_mask,
                              block_layout, check_drafter_fits,
-                             decoder_layers, drafter_readme, flex_layer_masks, select_target_layers, text_config)
+                             decoder_layers, drafter_readme, flex_layer_masks, select_target_layers, text_config, _get)
 from .config import Config, add_config_args, make_config, opt
-from dflash_nb.dataset import (atomic_write, dataset_manifest, dataset_shards, dataset_stats, open_dataset, output_lock,
-    stream_batches)
+from .dataset import (Dataset, atomic_write, dataset_manifest, dataset_shards, dataset_stats, open_dataset,
+    output_lock, stream_batches)
 from .toy import tiny_target, write_token_dataset   # write_token_dataset: re-exported for the tests
 
 
@@ -65,8 +65,6 @@ def _indexed_batches(f, max_seq_len: int | None) -> list[tuple]:
                          "download or rebuild the dataset") from None
 
 # %% ../nbs/11_train.ipynb #0b8b0172
-from .dataset import Dataset
-
 class TokenDataset(Dataset):
     "A `Dataset`'s samples indexed by anchors; `ds[i]` -> (input_ids int64, loss_mask bool), truncated to max_seq_len."
     def __init__(self, path, max_seq_len: int | None = None):
@@ -78,15 +76,13 @@ class TokenDataset(Dataset):
                 self.max_token_id = max(self.max_token_id, top)
                 where.append(np.stack([np.full(len(n_t), len(self._batches)), np.arange(len(n_t))], 1))
                 self._batches.append((rb, vals, mvals, off)); lens.append(n_t); anchors.append(anch)
-        self._where = np.concatenate(where) if where else np.zeros((0, 2), np.int64)
-        self.row_lengths = np.concatenate(lens) if lens else np.zeros(0, np.int64)
-        self.row_anchors = np.concatenate(anchors) if anchors else np.zeros(0, np.int64)
+        self._where, self.row_lengths, self.row_anchors = (np.concatenate(xs) if xs else np.zeros(shape, np.int64)
+                                                           for xs, shape in ((where, (0, 2)), (lens, 0), (anchors, 0)))
         self.n_rows = len(self._where)
         self.rows = np.flatnonzero(self.row_anchors > 0)  # usable samples (at least one anchor); not `Dataset.rows`
         self.lengths = self.row_lengths[self.rows]
         self.skipped_no_anchor = self.n_rows - len(self.rows)
-        full = np.concatenate([np.diff(b[3]) for b in self._batches]) if self._batches else np.zeros(0, np.int64)
-        self.truncated = int((self.row_lengths < full).sum())
+        self.truncated = sum(int((n < np.diff(b[3])).sum()) for b, n in zip(self._batches, lens))
 
     def __len__(self): return len(self.rows)
     def __getitem__(self, i): return self.sample(int(self.rows[i]))
@@ -131,15 +127,12 @@ def token_budget_batches(lengths, max_tokens: int, seed: int = 0, epoch: int = 0
                          "or lower --max-seq-len")
     rng = np.random.default_rng([seed, epoch, 1])
     order, batches = rng.permutation(len(lengths)), []
-    for s in range(0, len(order), pool):
-        chunk = order[s:s + pool]
-        chunk = chunk[np.argsort(-lengths[chunk], kind='stable')]
-        cur, longest = [], 0
-        for i in chunk:
-            L = max(longest, int(lengths[i]))
-            if cur and (len(cur) + 1) * L > max_tokens:
-                batches.append(np.array(cur)); cur, L = [], int(lengths[i])
-            cur.append(int(i)); longest = L
+    for chunk in (order[s:s + pool] for s in range(0, len(order), pool)):
+        cur = []
+        for i in chunk[np.argsort(-lengths[chunk], kind='stable')]:    # longest first: a batch's first is its longest
+            if cur and (len(cur) + 1) * int(lengths[cur[0]]) > max_tokens:
+                batches.append(np.array(cur)); cur = []
+            cur.append(int(i))
         if cur: batches.append(np.array(cur))
     return [batches[j] for j in rng.permutation(len(batches))]
 
@@ -173,8 +166,7 @@ def collate(ds: TokenDataset, idx, epoch: int, seed: int, max_anchors: int, pad_
 def make_blocks(batch: dict, block_size: int, mask_token_id: int):
     "block_ids, block_pos (B, N*bs); labels, label_ok (B, N, bs): slot k of anchor a is labelled input_ids[a + k]."
     ids, lm, anchors = batch['input_ids'], batch['loss_mask'], batch['anchors']
-    B, T = ids.shape
-    N = anchors.shape[1]
+    (B, T), N = ids.shape, anchors.shape[1]
     pos = anchors[:, :, None] + torch.arange(block_size, device=ids.device)             # (B, N, bs)
     at = pos.clamp(max=T - 1).reshape(B, -1)
     labels = ids.gather(1, at).view(B, N, block_size)
@@ -225,7 +217,7 @@ def block_labels(core, batch: dict):
     if core.vocab_ids is not None:   # a draft vocabulary: labels become row indices of the restricted head
         lut = torch.full((c.vocab_size,), -1, dtype=torch.long, device=labels.device)
         lut[core.vocab_ids.to(labels.device)] = torch.arange(len(core.vocab_ids), device=labels.device)
-        labels = lut[labels]; ok = ok & (labels >= 0); labels = labels.clamp_min(0)
+        ok, labels = ok & (lut[labels] >= 0), lut[labels].clamp_min(0)
     return block_ids, block_pos, labels, ok
 
 def dflash_forward(model, features: TargetFeatures, batch: dict, weights, attention: str = 'sdpa',
@@ -237,16 +229,14 @@ def dflash_forward(model, features: TargetFeatures, batch: dict, weights, attent
     c = core.config
     feats = features.for_batch(batch) if hasattr(features, 'for_batch') else features(batch['input_ids'])
     block_ids, block_pos, labels, ok = block_labels(core, batch)
-    B, T = batch['input_ids'].shape
-    N = batch['anchors'].shape[1]
-    if attention == 'flex':
-        mask = flex_layer_masks(c, batch['anchors'], T)   # one BlockMask per layer type (window, causality)
-    elif attention == 'blocks':
-        mask = block_layout(batch['anchors'], T, c.block_size)   # no dense mask: each block vs its context + itself
-    # the model adds window and causality per layer
-    else: mask = block_attention_mask(batch['anchors'], T, c.block_size)
-    ctx_pos = torch.arange(T, device=block_ids.device).expand(B, -1)
-    hidden = model(block_ids, block_pos, feats, ctx_pos, mask, return_hidden=True)
+    (B, T), N = batch['input_ids'].shape, batch['anchors'].shape[1]
+    mask = (flex_layer_masks(c, batch['anchors'], T) if attention == 'flex'   # one BlockMask per layer type
+            # no dense mask: each block vs its context + itself
+            else block_layout(batch['anchors'], T, c.block_size) if attention == 'blocks'
+            # the model adds window and causality per layer
+            else block_attention_mask(batch['anchors'], T, c.block_size))
+    hidden = model(block_ids, block_pos, feats, torch.arange(T, device=block_ids.device).expand(B, -1), mask,
+                   return_hidden=True)
     loss, correct, count = block_loss(hidden.view(B, N, c.block_size, -1), core.draft_head, labels, ok, weights,
                                       loss_chunk, norm)
     return loss, {'correct': correct, 'count': count, 'tokens': int(batch['lengths'].sum()), 'positions': B * T,
@@ -259,7 +249,6 @@ def feature_cache_bytes(ds: TokenDataset, n_layers: int, hidden_size: int) -> in
 
 def sample_key(ids) -> str:
     "Cache key of a sample: hash of its token ids (the same tokens give the same features, whatever the dataset)."
-    import hashlib
     return hashlib.sha256(np.asarray(ids, np.int32).tobytes()).hexdigest()[:24]
 
 # %% ../nbs/11_train.ipynb #cfa15142
@@ -274,8 +263,7 @@ class FeatureCache:
         mp = self.path/'meta.json'
         if mp.is_file():
             old = json.loads(mp.read_text())
-            diff = {k: (old.get(k), v) for k, v in meta.items() if old.get(k) != v}
-            if diff:
+            if diff := {k: (old.get(k), v) for k, v in meta.items() if old.get(k) != v}:
                 raise ValueError(
                     f"{self.path}: feature cache made for another target or layers (cached vs now: {diff}); "
                                       "use another --feature-cache directory or delete this one")
@@ -406,8 +394,7 @@ def load_target(spec: str, device, dtype=None, vocab_size: int | None = None):
         from dflash_nb.records import hub_id_hint
         raise FileNotFoundError(f"{spec}: --target must be a local model directory or 'tiny'" + hub_id_hint(spec))
     dtype = dtype or (torch.bfloat16 if device.type == 'cuda' else torch.float32)
-    m = AutoModelForCausalLM.from_pretrained(spec, dtype=dtype, local_files_only=True)
-    return m.eval().requires_grad_(False)
+    return AutoModelForCausalLM.from_pretrained(spec, dtype=dtype, local_files_only=True).eval().requires_grad_(False)
 
 # %% ../nbs/11_train.ipynb #a106204f
 def shard_target(target, device):
@@ -428,11 +415,10 @@ def drafter_from_dir(path, target, given: dict | None = None, draft_vocab: str =
     core = DFlashDraftModel.from_pretrained(d, dtype=torch.float32)
     c = core.config
     check_drafter_fits(c, target.config, f"--init-drafter {d}")
-    for name, (option, value) in (given or {}).items():
-        if value is not None and value != getattr(c, name):
-            raise ValueError(f"--init-drafter {d}: {option} {value}, the drafter's {name} is {getattr(c, name)}; "
-                             "leave the option out (the drafter's shape is kept) or train a fresh drafter")
-    for bad, what in ((draft_vocab != 'full', "--draft-vocab data: the drafter keeps its own vocabulary"),
+    given_bad = ((value is not None and value != getattr(c, name),
+                  f"{option} {value}, the drafter's {name} is {getattr(c, name)}; leave the option out (the drafter's "
+                  "shape is kept) or train a fresh drafter") for name, (option, value) in (given or {}).items())
+    for bad, what in (*given_bad, (draft_vocab != 'full', "--draft-vocab data: the drafter keeps its own vocabulary"),
                       (norm_init != 'ones', "--norm-init target would overwrite the drafter's trained final norm")):
         if bad: raise ValueError(f"--init-drafter {d}: {what}")
     now = DFlashConfig.from_target(target.config, c.num_hidden_layers, c.target_layer_ids, c.block_size,
@@ -456,11 +442,12 @@ def save_checkpoint(out_dir, core: DFlashDraftModel, opt, sched, step: int, plan
     with saving(final, "rerun the same command: it resumes from the last complete checkpoint",
                 cleanup=lambda: shutil.rmtree(tmp, ignore_errors=True)):
         core.save_pretrained(tmp)
-        rng = {'torch': torch.get_rng_state(), 'numpy': np.random.get_state(), 'python': random.getstate(),
-               'cuda': torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None}
         # a file object: a full disk then surfaces as ENOSPC, not only torch's message
         with open(tmp/'train_state.pt', 'wb') as f:
-            torch.save({'step': step, 'optimizer': opt.state_dict(), 'scheduler': sched.state_dict(), 'rng': rng,
+            torch.save({'step': step, 'optimizer': opt.state_dict(), 'scheduler': sched.state_dict(),
+                        'rng': {'torch': torch.get_rng_state(), 'numpy': np.random.get_state(),
+                                'python': random.getstate(),
+                                'cuda': torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None},
                         'plan': plan}, f)
     shutil.rmtree(final, ignore_errors=True); os.replace(tmp, final)
     for old in sorted(p for p in d.glob('step-*') if '.tmp' not in p.name)[:-keep] if keep > 0 else []:
@@ -513,7 +500,7 @@ def read_metrics(path, upto: int) -> list[str]:
     parts, keep = p.read_bytes().split(b'\n'), []
     for i, l in enumerate(parts):
         if not l.strip(): continue
-        try: row = json.loads(l); step = int(row['step'])
+        try: step = int(json.loads(l)['step'])
         except (ValueError, KeyError, TypeError) as e:
             if i == len(parts) - 1:   # no newline after it: the write was cut
                 print(f"train: {p}: dropped its last line, cut by a kill while it was written "
@@ -542,9 +529,9 @@ def load_checkpoint(ckpt, core: DFlashDraftModel, opt, sched, plan: dict) -> int
     ckpt = Path(ckpt)
     st = torch.load(ckpt/'train_state.pt', map_location='cpu', weights_only=False)
     if msg := _changed_identity(ckpt, st['plan'], plan): raise ValueError(msg)
-    diff = {k: (st['plan'].get(k), plan.get(k)) for k in _PLAN_KEYS if st['plan'].get(k) != plan.get(k)}
-    if diff: raise ValueError(f"{ckpt}: cannot resume exactly, the data plan differs (checkpoint vs now: {diff}); "
-                              "use the same settings and global batch (ranks x --grad-accum), or --resume never")
+    if diff := {k: (st['plan'].get(k), plan.get(k)) for k in _PLAN_KEYS if st['plan'].get(k) != plan.get(k)}:
+        raise ValueError(f"{ckpt}: cannot resume exactly, the data plan differs (checkpoint vs now: {diff}); "
+                         "use the same settings and global batch (ranks x --grad-accum), or --resume never")
     # the final norm has its own group iff --norm-lr-mult != 1
     if len(st['optimizer']['param_groups']) != len(opt.param_groups):
         raise ValueError(
@@ -554,7 +541,7 @@ def load_checkpoint(ckpt, core: DFlashDraftModel, opt, sched, plan: dict) -> int
     opt.load_state_dict(st['optimizer']); sched.load_state_dict(st['scheduler'])
     rng = st['rng']
     torch.set_rng_state(rng['torch']); np.random.set_state(rng['numpy']); random.setstate(rng['python'])
-    if st['rng']['cuda'] is not None and torch.cuda.is_available(): torch.cuda.set_rng_state_all(st['rng']['cuda'])
+    if rng['cuda'] is not None and torch.cuda.is_available(): torch.cuda.set_rng_state_all(rng['cuda'])
     return int(st['step'])
 
 # %% ../nbs/11_train.ipynb #48e6ff47
@@ -681,17 +668,15 @@ def _cosine(step: int, total: int, warmup: int) -> float:
 
 # %% ../nbs/11_train.ipynb #2c095aa1
 def _eos_set(eos) -> set:
-    if eos is None: return set()
-    return {int(eos)} if isinstance(eos, (int, np.integer)) else {int(e) for e in eos}
+    return set() if eos is None else {int(eos)} if isinstance(eos, (int, np.integer)) else {int(e) for e in eos}
 
 def default_eos_ids(target=None, tokenizer=None) -> list[int]:
     "End-of-sequence ids: the target's generation config / config, else the tokenizer's usual end-of-turn tokens."
     for cfg in (getattr(target, 'generation_config', None), getattr(target, 'config', None)):
-        e = getattr(cfg, 'eos_token_id', None) if cfg is not None else None
-        if e is not None: return sorted(_eos_set(e))
+        if (e := getattr(cfg, 'eos_token_id', None)) is not None: return sorted(_eos_set(e))
     if tokenizer is not None:
-        ids = [tokenizer.token_to_id(t) for t in ('<|im_end|>', '<|endoftext|>', '<|eot_id|>', '</s>')]
-        return [i for i in ids if i is not None]
+        return [i for i in (tokenizer.token_to_id(t) for t in ('<|im_end|>', '<|endoftext|>', '<|eot_id|>', '</s>'))
+                if i is not None]
     return []
 
 # %% ../nbs/11_train.ipynb #6eda298f
@@ -743,9 +728,8 @@ class TrainRun:
 # %% ../nbs/11_train.ipynb #767cfac2
 def setup_run(args: TrainConfig) -> TrainRun:
     "The run `r`: options, device, rank and world size, output directory and dataset; the options checked first."
-    r = TrainRun(args=args, t_start=time.time(), dev=setup_device(args.device))
-    r.rank, r.world, _ = dist_info()
-    r.out = Path(args.output_dir)
+    # rank and world size from torchrun's environment
+    r = TrainRun(args, time.time(), setup_device(args.device), *dist_info()[:2], out=Path(args.output_dir))
     if r.rank == 0: r.out.mkdir(parents=True, exist_ok=True)
     if args.grad_accum < 1 or args.max_tokens < 1: raise ValueError("--grad-accum and --max-tokens must be >= 1")
     if args.max_seq_len > args.max_tokens:
@@ -790,22 +774,18 @@ def drafter_shape(a) -> dict:
         if bad := [x for x in parts if x not in _LAYER_TYPE_NAMES]:
             raise ValueError(f"--draft-layer-types {a.draft_layer_types}: {bad[0]!r} is neither full nor sliding")
         lt = [_LAYER_TYPE_NAMES[x] for x in parts]
-    out = {}
-    if a.drafter_preset:
-        if a.drafter_preset not in DRAFTER_PRESETS:
-            raise ValueError(f"--drafter-preset {a.drafter_preset}: unknown; one of {', '.join(DRAFTER_PRESETS)}")
-        out = {k: (f"--drafter-preset {a.drafter_preset}", v) for k, v in DRAFTER_PRESETS[a.drafter_preset].items()
-               if k != 'tap_layers'}
-    for name, option, v in (('num_hidden_layers', '--draft-layers', a.draft_layers),
-                            ('block_size', '--block-size', a.block_size),
-                            ('num_attention_heads', '--draft-heads', a.draft_heads),
-                            ('num_key_value_heads', '--draft-kv-heads', a.draft_kv_heads),
-                            ('head_dim', '--draft-head-dim', a.draft_head_dim),
-                            ('intermediate_size', '--draft-intermediate-size', a.draft_intermediate_size),
-                            ('layer_types', '--draft-layer-types', lt),
-                            ('sliding_window', '--sliding-window', a.sliding_window)):
-        if v is not None: out[name] = (option, v)
-    return out
+    if a.drafter_preset and a.drafter_preset not in DRAFTER_PRESETS:
+        raise ValueError(f"--drafter-preset {a.drafter_preset}: unknown; one of {', '.join(DRAFTER_PRESETS)}")
+    preset = {k: (f"--drafter-preset {a.drafter_preset}", v) for k, v in DRAFTER_PRESETS[a.drafter_preset].items()
+              if k != 'tap_layers'} if a.drafter_preset else {}
+    return {**preset, **{name: (option, v) for name, option, v in (
+        ('num_hidden_layers', '--draft-layers', a.draft_layers), ('block_size', '--block-size', a.block_size),
+        ('num_attention_heads', '--draft-heads', a.draft_heads),
+        ('num_key_value_heads', '--draft-kv-heads', a.draft_kv_heads),
+        ('head_dim', '--draft-head-dim', a.draft_head_dim),
+        ('intermediate_size', '--draft-intermediate-size', a.draft_intermediate_size),
+        ('layer_types', '--draft-layer-types', lt), ('sliding_window', '--sliding-window', a.sliding_window))
+        if v is not None}}
 
 def fresh_drafter_config(a, target_config, mask_id: int | None, layer_ids=None,
                          draft_vocab_size: int = 0) -> DFlashConfig:
@@ -815,9 +795,8 @@ def fresh_drafter_config(a, target_config, mask_id: int | None, layer_ids=None,
     # layers: as many as typed
     n, bs = kw.pop('num_hidden_layers', len(kw.get('layer_types') or [None] * 5)), kw.pop('block_size', 16)
     if a.drafter_preset and layer_ids is None:   # the recipe's number of tap layers, spread over this target
-        t = text_config(target_config)
-        L = int(t['num_hidden_layers'] if isinstance(t, dict) else t.num_hidden_layers)
-        layer_ids = select_target_layers(L, DRAFTER_PRESETS[a.drafter_preset]['tap_layers'])
+        layer_ids = select_target_layers(int(_get(text_config(target_config), 'num_hidden_layers')),
+                                         DRAFTER_PRESETS[a.drafter_preset]['tap_layers'])
     c = DFlashConfig.from_target(target_config, n, layer_ids, bs, mask_id, draft_vocab_size=draft_vocab_size, **kw)
     if a.sliding_window is not None and 'sliding_attention' not in c.layer_types:
         raise ValueError(f"--sliding-window {a.sliding_window}: the drafter has no sliding layers; name them with "
@@ -830,18 +809,16 @@ def run_drafter(r: TrainRun) -> None:
     a, ds, target = r.args, r.ds, r.target
     layer_ids = [int(x) for x in a.target_layer_ids.split(',')] if a.target_layer_ids else None
     torch.manual_seed(a.seed)
-    vocab = None
-    if a.draft_vocab == 'data' and not a.init_drafter:
-        vocab = np.unique(np.concatenate([ids[m] for ids, m in (ds[i] for i in range(len(ds)))]
-                                         + [np.array(default_eos_ids(target), np.int64)]))
+    vocab = (np.unique(np.concatenate([ids[m] for ids, m in (ds[i] for i in range(len(ds)))]
+                                      + [np.array(default_eos_ids(target), np.int64)]))
+             if a.draft_vocab == 'data' and not a.init_drafter else None)
     if a.init_drafter:
-        given = {'mask_token_id': ('--mask-token-id', a.mask_token_id),
-                 'target_layer_ids': ('--target-layer-ids', layer_ids),
-                 **drafter_shape(a)}
-        core = drafter_from_dir(a.init_drafter, target, given, a.draft_vocab, a.norm_init)
+        core = drafter_from_dir(a.init_drafter, target, {'mask_token_id': ('--mask-token-id', a.mask_token_id),
+                                                         'target_layer_ids': ('--target-layer-ids', layer_ids),
+                                                         **drafter_shape(a)}, a.draft_vocab, a.norm_init)
     else:
-        cfg = fresh_drafter_config(a, target.config, r.mask_id, layer_ids, 0 if vocab is None else len(vocab))
-        core = DFlashDraftModel(cfg).to(r.dev).bind_target(target)
+        core = DFlashDraftModel(fresh_drafter_config(a, target.config, r.mask_id, layer_ids,
+                                                     0 if vocab is None else len(vocab))).to(r.dev).bind_target(target)
         if vocab is not None: core.set_draft_vocab(vocab)
         if a.norm_init == 'target': core.init_from_target(target)
     r.core, r.cfg, r.model = core, core.config, core
@@ -858,8 +835,8 @@ def run_features(r: TrainRun) -> None:
     if a.feature_cache:
         from dflash_nb.targets import target_fingerprint
         est = feature_cache_bytes(ds, len(cfg.target_layer_ids), cfg.hidden_size)
-        fp = target_fingerprint(a.target) if Path(a.target).is_dir() else a.target
-        cache = FeatureCache(a.feature_cache, cfg.target_layer_ids, cfg.hidden_size, fp)
+        cache = FeatureCache(a.feature_cache, cfg.target_layer_ids, cfg.hidden_size,
+                             target_fingerprint(a.target) if Path(a.target).is_dir() else a.target)
         r.cache_info = {'dir': str(a.feature_cache), 'estimated_bytes': est, 'samples_cached_at_start': len(cache),
                         'samples': len(ds)}
         if r.rank == 0: print(f"feature cache {a.feature_cache}: {int(ds.row_lengths.sum()):,} tokens x "
@@ -914,8 +891,8 @@ def resume_run(r: TrainRun) -> None:
     r.metrics_path = r.out/'metrics.jsonl'
     if r.rank == 0:  # keep the metrics of the steps the checkpoint contains, drop any later ones of a crashed run
         clean_stale_tmp(r.out/'drafter')   # what a save killed midway left
-        kept = read_metrics(r.metrics_path, r.step) if r.step else []
-        atomic_write(r.metrics_path, ''.join(l + '\n' for l in kept))
+        atomic_write(r.metrics_path,
+                     ''.join(l + '\n' for l in (read_metrics(r.metrics_path, r.step) if r.step else [])))
         (r.out/'train_args.json').write_text(json.dumps({**asdict(a), 'world_size': r.world, 'plan': r.plan},
                                                         indent=2, default=str))
 
@@ -935,25 +912,24 @@ def accumulate_gradients(model, features, batches, weights, world: int = 1, atte
     micro-batch of every rank, as SpecForge does). Returns [loss x weight, weight, tokens, positions, anchors,
     correct[k], count[k]]."""
     core = getattr(model, 'module', model)
-    bs = core.config.block_size
     norm = step_weight_sum(core, batches, weights)
-    stats = torch.zeros(5 + 2 * bs, dtype=torch.float64)
+    stats = torch.zeros(5 + 2 * core.config.block_size, dtype=torch.float64)
     for k, batch in enumerate(batches):
         with model.no_sync() if (world > 1 and k < len(batches) - 1) else nullcontext():
             with autocast or nullcontext():
                 loss, st = dflash_forward(model, features, batch, weights, attention, loss_chunk, norm)
             (loss * world).backward()   # DDP averages the ranks' gradients: x world makes it the sum over the step
-        stats[:5] += torch.tensor([loss.item() * norm, st['weight_sum'], st['tokens'], st['positions'], st['anchors']],
-                                  dtype=torch.float64)
-        stats[5:5 + bs] += st['correct'].cpu(); stats[5 + bs:] += st['count'].cpu()
+        stats += torch.cat([torch.tensor([loss.item() * norm, st['weight_sum'], st['tokens'], st['positions'],
+                                          st['anchors']], dtype=torch.float64), st['correct'].cpu(), st['count'].cpu()])
     return stats
 
 # %% ../nbs/11_train.ipynb #6a6f2d01
 def train_step(r: TrainRun, epoch: int, s_in: int) -> tuple[torch.Tensor, float, float]:
     "Optimizer step `s_in` of `epoch` -> (its stats summed over ranks, grad norm, lr)."
     a = r.args
-    mine = [r.plan_batches[epoch][(s_in * a.grad_accum + k) * r.world + r.rank] for k in range(a.grad_accum)]
-    batches = [{key: v.to(r.dev) for key, v in collate(r.ds, b, epoch, a.seed, a.max_anchors).items()} for b in mine]
+    # this rank's micro-batches of the step: (s_in * grad_accum + k) * world + rank for k < grad_accum
+    batches = [{key: v.to(r.dev) for key, v in collate(r.ds, b, epoch, a.seed, a.max_anchors).items()}
+               for b in r.plan_batches[epoch][s_in * a.grad_accum * r.world + r.rank::r.world][:a.grad_accum]]
     attention = a.attention if a.attention != 'auto' else ('blocks' if r.dev.type == 'cpu' else 'sdpa')
     stats = accumulate_gradients(r.model, r.features, batches, r.weights, r.world, attention, a.loss_chunk, r.autocast)
     gnorm = torch.nn.utils.clip_grad_norm_(r.core.parameters(), a.grad_clip)
@@ -978,12 +954,11 @@ def step_metrics(r: TrainRun, stats: torch.Tensor, epoch: int, gnorm: float, lr:
 def log_step(r: TrainRun, stats: torch.Tensor, dt: float) -> None:
     """Throughput counters (without the first step), the time budget's step count after 5 timed steps, metrics.jsonl
     and the bar."""
-    a = r.args
     if r.steps_run:
         r.tok_sum, r.t_train = r.tok_sum + stats[2].item(), r.t_train + dt       # throughput without the first step
     r.steps_run += 1
-    if a.time_budget_s and r.steps_run == 6 and 'budget_steps' not in r.span:
-        left = a.time_budget_s - (time.time() - r.t_start)
+    if r.args.time_budget_s and r.steps_run == 6 and 'budget_steps' not in r.span:
+        left = r.args.time_budget_s - (time.time() - r.t_start)
         r.span['budget_steps'] = r.total = r.span['total'] = max(r.step + 1,
                                                                  min(r.total, r.step + int(left / (r.t_train / 5))))
         if r.bar: r.bar.total = r.total
@@ -1008,11 +983,10 @@ def run_loop(r: TrainRun) -> None:
     """Optimizer steps from `r.step` to the planned (or budgeted) total; checkpoints every --save-every steps and at
     the end."""
     a = r.args
-    bf16 = a.precision == 'bf16' or (a.precision == 'auto' and r.dev.type == 'cuda')
-    r.autocast = torch.autocast(r.dev.type, dtype=torch.bfloat16) if bf16 else nullcontext()
-    r.bar = None
+    r.autocast = (torch.autocast(r.dev.type, dtype=torch.bfloat16)
+                  if a.precision == 'bf16' or (a.precision == 'auto' and r.dev.type == 'cuda') else nullcontext())
     if r.dev.type == 'cuda': torch.cuda.reset_peak_memory_stats(r.dev)
-    if r.rank == 0 and not a.quiet: r.bar = tqdm(total=r.total, initial=r.step, desc='train', unit='step')
+    r.bar = tqdm(total=r.total, initial=r.step, desc='train', unit='step') if r.rank == 0 and not a.quiet else None
     r.model.train()
     r.tok_sum, r.t_train, r.steps_run, r.last = 0, 0.0, 0, {}
     while r.step < r.total:
@@ -1060,10 +1034,10 @@ def save_drafter(r: TrainRun, summary: dict) -> Path:
     "Rank 0: OUT/drafter and summary.json, after removing what a killed save left there; a full disk is one line."
     d = r.out/'drafter'
     clean_stale_tmp(d)
-    readme = drafter_readme(r.cfg, run_readme_info(r.args, r.ds, summary))
     with saving(d, f"rerun the same command: it resumes from the last checkpoint and writes {d.name}/",
                 cleanup=lambda: [p.unlink(missing_ok=True) for p in d.glob(f"*.tmp-{os.getpid()}")]):
-        r.core.save_pretrained(d, dtype=getattr(torch, r.args.save_dtype), readme=readme)
+        r.core.save_pretrained(d, dtype=getattr(torch, r.args.save_dtype),
+                               readme=drafter_readme(r.cfg, run_readme_info(r.args, r.ds, summary)))
         atomic_write(r.out/'summary.json', json.dumps(summary, indent=2))
     return d
 
@@ -1100,18 +1074,17 @@ def train_main(args: argparse.Namespace) -> int:
 # %% ../nbs/11_train.ipynb #c89ff3f5
 def run_readme_info(args, ds, summary: dict) -> dict:
     "What the drafter's README.md says about this run: target, training data statistics, training outcome."
-    n_tok, pairs = int(ds.lengths.sum()), int(ds.row_anchors.sum())
     loss_tok = (dataset_stats(str(args.dataset)) or {}).get('loss_tokens')
     data = (
-        f"`{args.dataset}`: {len(ds):,} samples, {n_tok:,} tokens (max length {args.max_seq_len}, {ds.truncated} "
-        f"truncated, "
-            f"{ds.skipped_no_anchor} without a response skipped), {pairs:,} anchor positions"
+        f"`{args.dataset}`: {len(ds):,} samples, {int(ds.lengths.sum()):,} tokens (max length {args.max_seq_len}, "
+        f"{ds.truncated} truncated, "
+            f"{ds.skipped_no_anchor} without a response skipped), {int(ds.row_anchors.sum()):,} anchor positions"
             + (f", {loss_tok:,} loss tokens" if loss_tok else ''))
-    acc = (summary.get('final_acc') or [None])[0]
     loss = summary.get('final_loss')
     training = (f"{summary['steps']} steps on {summary['world_size']} x {summary['device']}"
                 + (f", fine-tuned from `{args.init_drafter}`" if args.init_drafter else ', from scratch')
-                + (f"; final loss {loss:.4f}, position-1 accuracy {acc}" if loss is not None else ''))
+                + (f"; final loss {loss:.4f}, position-1 accuracy {(summary.get('final_acc') or [None])[0]}"
+                   if loss is not None else ''))
     return {'target': args.target, 'drafter_dir': str(Path(args.output_dir)/'drafter'), 'data': data,
             'training': training}
 
@@ -1158,9 +1131,9 @@ def plot_training(metrics_path, path=None, ks=(1, 2, 4, 8, 15), floor: float | N
     a2.legend()
     a3.set(xlabel='block position k', ylabel='accuracy', title=f'Accuracy per position, last {len(tail)} steps')
     a4.plot(steps, [r['tokens_per_s'] for r in m], lw=0.8, color='#4c72b0')
-    a4.set(xlabel='step', ylabel='target tokens/s')
+    a4.set(xlabel='step', ylabel='target tokens/s', title='Throughput (blue) and padding share (orange) per step')
     a5 = a4.twinx(); a5.plot(steps, [r['padding_share'] for r in m], lw=0.8, color='#dd8452')
     a5.set_ylabel('padding share', color='#dd8452')
-    a4.set_title('Throughput (blue) and padding share (orange) per step'); fig.tight_layout()
+    fig.tight_layout()
     if path is not None: fig.savefig(path, dpi=110)
     return fig

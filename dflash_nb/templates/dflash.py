@@ -22,8 +22,7 @@ __all__ = ['QWEN36_MASK_TOKEN_ID', 'LAYER_TYPES', 'SCALED_ROPE_TYPES', 'text_con
 # %% ../../nbs/10_model.ipynb #4a32cb2a
 def _get(cfg, key, default=None):
     "`cfg.key` for a config object or a dict."
-    if isinstance(cfg, dict): return cfg.get(key, default)
-    return getattr(cfg, key, default)
+    return cfg.get(key, default) if isinstance(cfg, dict) else getattr(cfg, key, default)
 
 # %% ../../nbs/10_model.ipynb #9552a2b4
 def text_config(cfg):
@@ -103,8 +102,7 @@ def _check_config(self) -> None:
     if not 0 <= self.mask_token_id < self.vocab_size:
         raise ValueError(f"mask_token_id={self.mask_token_id} is outside the target vocabulary (size "
                          f"{self.vocab_size})")
-    bad = [i for i in self.target_layer_ids if not 0 <= i < self.num_target_layers]
-    if bad or not self.target_layer_ids:
+    if not self.target_layer_ids or not all(0 <= i < self.num_target_layers for i in self.target_layer_ids):
         raise ValueError(f"target_layer_ids {self.target_layer_ids} must be non-empty and within "
                          f"0..{self.num_target_layers - 1}")
     self.layer_types = list(self.layer_types or ['full_attention'] * self.num_hidden_layers)
@@ -164,12 +162,11 @@ def _to_hf_dict(self) -> dict:
                               'block_size': self.block_size, 'num_target_layers': self.num_target_layers,
                               'target_tie_word_embeddings': self.target_tie_word_embeddings,
                               'target_model_type': self.target_model_type,
-                              **({'causal': self.causal} if self.causal is not None else {})}}
-    # vLLM / EAGLE-3: draft_vocab_size rows of lm_head.weight, mapped to target ids by the d2t tensor
-    if self.draft_vocab_size:
-        ours.update(draft_vocab_size=self.draft_vocab_size, has_own_lm_head=True)
-    extra = {k: v for k, v in self.hf_extra.items() if k != 'dflash_config'}
-    return {**extra, **ours, 'dflash_config': {**self.hf_extra.get('dflash_config', {}), **ours['dflash_config']}}
+                              **({'causal': self.causal} if self.causal is not None else {})},
+            # vLLM / EAGLE-3: draft_vocab_size rows of lm_head.weight, mapped to target ids by the d2t tensor
+            **({'draft_vocab_size': self.draft_vocab_size, 'has_own_lm_head': True} if self.draft_vocab_size else {})}
+    return {**{k: v for k, v in self.hf_extra.items() if k != 'dflash_config'}, **ours,
+            'dflash_config': {**self.hf_extra.get('dflash_config', {}), **ours['dflash_config']}}
 
 DFlashConfig.to_hf_dict = _to_hf_dict
 
@@ -243,10 +240,8 @@ DFlashConfig.from_hf_dict = classmethod(_from_hf_dict)
 def rotary_cos_sin(positions, head_dim: int, theta: float, dtype=torch.float32, scaling: tuple | None = None):
     """cos and sin of shape (B, 1, S, head_dim) for integer `positions` (B, S); `scaling`: (inv_freq, factor) of a
     scaled RoPE."""
-    if scaling is None:
-        inv_freq = 1.0 / theta ** (torch.arange(0, head_dim, 2, device=positions.device,
-                                                dtype=torch.float32) / head_dim)
-    else: inv_freq = scaling[0].to(positions.device)
+    inv_freq = (1.0 / theta ** (torch.arange(0, head_dim, 2, device=positions.device, dtype=torch.float32) / head_dim)
+                if scaling is None else scaling[0].to(positions.device))
     f = positions[..., None].float() * inv_freq
     emb = torch.cat([f, f], -1)[:, None]
     if scaling is None: return emb.cos().to(dtype), emb.sin().to(dtype)
@@ -260,12 +255,11 @@ def rope_scaling_of(c) -> tuple | None:
     if not c.rope_scaling: return None
     key = json.dumps([c.rope_scaling, c.rope_theta, c.head_dim, c.max_position_embeddings], sort_keys=True)
     if key not in _ROPE_CACHE:
-        from transformers import Qwen3Config
         from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
-        rc = Qwen3Config(hidden_size=c.hidden_size, num_attention_heads=c.num_attention_heads, head_dim=c.head_dim,
-                         max_position_embeddings=c.max_position_embeddings, rope_theta=c.rope_theta,
-                         rope_scaling=dict(c.rope_scaling))
-        inv, factor = ROPE_INIT_FUNCTIONS[c.rope_scaling['rope_type']](rc, torch.device('cpu'))
+        inv, factor = ROPE_INIT_FUNCTIONS[c.rope_scaling['rope_type']](
+            Qwen3Config(hidden_size=c.hidden_size, num_attention_heads=c.num_attention_heads, head_dim=c.head_dim,
+                        max_position_embeddings=c.max_position_embeddings, rope_theta=c.rope_theta,
+                        rope_scaling=dict(c.rope_scaling)), torch.device('cpu'))
         _ROPE_CACHE[key] = (inv.float(), float(factor))
     return _ROPE_CACHE[key]
 
@@ -392,8 +386,8 @@ def _attend_blocks(q, k, v, lay: BlockLayout):
     s_ctx = s_ctx.masked_fill(~ok[:, None, None], -math.inf)
     if lay.causal: s_own = s_own.masked_fill(~torch.ones(bs, bs, dtype=torch.bool, device=q.device).tril(), -math.inf)
     p = torch.softmax(torch.cat([s_ctx, s_own], -1).float(), -1).to(v.dtype)
-    o = p[..., :T].reshape(B, kvh, g, N * bs, T) @ v[:, :, None, :T] + (p[..., T:] @ vb).view(B, kvh, g, N * bs, d)
-    return o.view(B, h, Q, d)
+    return (p[..., :T].reshape(B, kvh, g, N * bs, T) @ v[:, :, None, :T]
+            + (p[..., T:] @ vb).view(B, kvh, g, N * bs, d)).view(B, h, Q, d)
 
 # %% ../../nbs/10_model.ipynb #a0350519
 def _attend(q, k, v, mask):
@@ -413,11 +407,10 @@ class DFlashAttention(nn.Module):
         super().__init__()
         self.layer_idx, self.head_dim, self.layer_type = layer_idx, cfg.head_dim, cfg.layer_types[layer_idx]
         self.q_proj = nn.Linear(cfg.hidden_size, cfg.num_attention_heads * cfg.head_dim, bias=False)
-        self.k_proj = nn.Linear(cfg.hidden_size, cfg.num_key_value_heads * cfg.head_dim, bias=False)
-        self.v_proj = nn.Linear(cfg.hidden_size, cfg.num_key_value_heads * cfg.head_dim, bias=False)
+        self.k_proj, self.v_proj = (nn.Linear(cfg.hidden_size, cfg.num_key_value_heads * cfg.head_dim, bias=False)
+                                    for _ in 'kv')
         self.o_proj = nn.Linear(cfg.num_attention_heads * cfg.head_dim, cfg.hidden_size, bias=False)
-        self.q_norm = RMSNorm(cfg.head_dim, cfg.rms_norm_eps)
-        self.k_norm = RMSNorm(cfg.head_dim, cfg.rms_norm_eps)
+        self.q_norm, self.k_norm = (RMSNorm(cfg.head_dim, cfg.rms_norm_eps) for _ in 'qk')
 
     def _heads(self, x): return x.view(*x.shape[:2], -1, self.head_dim).transpose(1, 2)   # (B, S, h*d) -> (B, h, S, d)
 
@@ -426,7 +419,6 @@ class DFlashAttention(nn.Module):
         return apply_rotary(self.k_norm(self._heads(self.k_proj(x))), *rope), self._heads(self.v_proj(x))
 
     def forward(self, x, ctx, rope_q, rope_ctx, mask=None, cache: DraftCache | None = None):
-        B, Q, _ = x.shape
         q = apply_rotary(self.q_norm(self._heads(self.q_proj(x))), *rope_q)
         k, v = self.kv(x, rope_q)
         if ctx is not None:
@@ -435,8 +427,7 @@ class DFlashAttention(nn.Module):
         elif cache is not None and self.layer_idx in cache.k: kc, vc = cache.k[self.layer_idx], cache.v[self.layer_idx]
         else: kc = vc = None
         if kc is not None: k, v = torch.cat([kc, k], 2), torch.cat([vc, v], 2)
-        o = _attend(q, k, v, mask)
-        return self.o_proj(o.transpose(1, 2).reshape(B, Q, -1))
+        return self.o_proj(_attend(q, k, v, mask).transpose(1, 2).reshape(*x.shape[:2], -1))
 
 # %% ../../nbs/10_model.ipynb #c136ed29
 class DFlashDecoderLayer(nn.Module):
@@ -457,8 +448,7 @@ def build_drafter(m: nn.Module, c: DFlashConfig) -> nn.Module:
     `norm`)."""
     m.layers = nn.ModuleList(DFlashDecoderLayer(c, i) for i in range(c.num_hidden_layers))
     m.fc = nn.Linear(len(c.target_layer_ids) * c.hidden_size, c.hidden_size, bias=False)
-    m.hidden_norm = RMSNorm(c.hidden_size, c.rms_norm_eps)
-    m.norm = RMSNorm(c.hidden_size, c.rms_norm_eps)
+    m.hidden_norm, m.norm = (RMSNorm(c.hidden_size, c.rms_norm_eps) for _ in range(2))
     if c.draft_vocab_size:   # the draft vocabulary as EAGLE-3 drafters, vLLM and SpecForge store it
         # target id = draft id + d2t[draft id]
         m.register_buffer('d2t', torch.zeros(c.draft_vocab_size, dtype=torch.long))
@@ -545,8 +535,8 @@ class DFlashDraftModel(PreTrainedModel):
         build_drafter(self, self.dflash)
         if self.dflash.draft_vocab_size:   # the target's LM head at the draft vocabulary's ids (d2t), as saved for vLLM
             self.lm_head = nn.Linear(self.dflash.hidden_size, self.dflash.draft_vocab_size, bias=False)
-        self.target_layer_ids, self.mask_token_id = self.dflash.target_layer_ids, self.dflash.mask_token_id
-        self.block_size = self.dflash.block_size
+        self.target_layer_ids, self.mask_token_id, self.block_size = (self.dflash.target_layer_ids,
+                                                                      self.dflash.mask_token_id, self.dflash.block_size)
         self.post_init()
 
     def forward(self, position_ids, noise_embedding, target_hidden=None, attention_mask=None, past_key_values=None,
