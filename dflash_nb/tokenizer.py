@@ -87,19 +87,17 @@ class FastokensEncoder:
         """'ok' where the structure of `tokenizer.json` allows the fast path (encoding and the byte-level mask check),
         else why not."""
         m, norm = tj.get('model') or {}, tj.get('normalizer')
-        checks = (  # (is it a problem, why), checked in order: a later check may assume the earlier ones passed
-            (lambda: m.get('type') != 'BPE', lambda: f"model type {m.get('type')} is not BPE"),
-            (lambda: m.get('dropout') not in (None, 0, 0.0),
-             lambda: f"BPE dropout={m.get('dropout')!r} (not deterministic)"),
-            (lambda: norm is not None and norm.get('type') != 'NFC' and not (norm.get('type') == 'Sequence' and
-                     [n.get('type') for n in norm.get('normalizers', [])] in ([], ['NFC'])),
-             lambda: f"normalizer {norm.get('type')} is not NFC (the fast mask check compares NFC text)"),
-            (lambda: any(t.get('lstrip') or t.get('rstrip') or t.get('single_word')
-                         or (t.get('normalized') and norm is not None) for t in tj.get('added_tokens', [])),
-             lambda: "an added token is normalized or strips/matches whole words"),
-            (lambda: (tj.get('decoder') or {}).get('type') != 'ByteLevel',
-             lambda: "the decoder is not ByteLevel (vocabulary not byte-level)"))
-        return next((why() for bad, why in checks if bad()), 'ok')
+        if m.get('type') != 'BPE': return f"model type {m.get('type')} is not BPE"
+        if m.get('dropout') not in (None, 0, 0.0): return f"BPE dropout={m.get('dropout')!r} (not deterministic)"
+        if norm is not None and norm.get('type') != 'NFC' and not (norm.get('type') == 'Sequence' and
+                [n.get('type') for n in norm.get('normalizers', [])] in ([], ['NFC'])):
+            return f"normalizer {norm.get('type')} is not NFC (the fast mask check compares NFC text)"
+        if any(t.get('lstrip') or t.get('rstrip') or t.get('single_word') or (t.get('normalized') and norm is not None)
+               for t in tj.get('added_tokens', [])):
+            return "an added token is normalized or strips/matches whole words"
+        if (tj.get('decoder') or {}).get('type') != 'ByteLevel':
+            return "the decoder is not ByteLevel (vocabulary not byte-level)"
+        return 'ok'
 
 # %% ../nbs/03b_tokenizer.ipynb #a6b00c37
 @patch
