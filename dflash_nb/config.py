@@ -16,9 +16,9 @@ def opt(default=None, help: str = '', group: str | None = None, min=None, max=No
     """A config field that is also the option `--name`: its default, help (`{default}` is filled in), --help group,
     valid range (`min` <= x <= `max`, x > `gt`), its option strings where not `--name` (`flags`: a positional's name,
     a short alias) and other argparse keywords."""
-    rng = {k: v for k, v in (('min', min), ('max', max), ('gt', gt)) if v is not None}
-    return field(default=default,
-                 metadata={'help': help, 'group': group, 'kw': argparse_kw, 'range': rng, 'flags': flags})
+    return field(default=default, metadata={'help': help, 'group': group, 'kw': argparse_kw,
+                                            'range': {k: v for k, v in (('min', min), ('max', max), ('gt', gt))
+                                                      if v is not None}, 'flags': flags})
 
 def opt_of(config, name: str, **changes):
     """The option `name` of the dataclass `config` declared again for another command's config (its default, range,
@@ -48,8 +48,7 @@ def value_problem(value, typ: str | None, rng: dict | None = None, choices=None,
                                                 and ('max' not in rng or value <= rng['max'])
                                                 and ('gt' not in rng or value > rng['gt'])):
         return f"must be {range_text(rng)}"
-    if choices is not None and value not in choices: return f"must be one of {', '.join(map(str, choices))}"
-    return None
+    return f"must be one of {', '.join(map(str, choices))}" if choices is not None and value not in choices else None
 
 def _field_type(f) -> tuple[str, bool]:
     "(the field's base type name, whether None is allowed), from its annotation (a string: future annotations)."
@@ -82,9 +81,10 @@ def add_config_args(p: argparse.ArgumentParser, config) -> argparse.ArgumentPars
     for f in fields(config):
         m = f.metadata
         if m['group'] not in groups: groups[m['group']] = p.add_argument_group(m['group'])
-        kw = {'action': 'store_true'} if f.type == 'bool' else {'type': _arg_type(f), 'default': f.default}
         groups[m['group']].add_argument(*(m.get('flags') or ['--' + f.name.replace('_', '-')]),
-                                        help=m['help'].replace('{default}', str(f.default)), **kw, **m['kw'])
+                                        help=m['help'].replace('{default}', str(f.default)),
+                                        **({'action': 'store_true'} if f.type == 'bool'
+                                           else {'type': _arg_type(f), 'default': f.default}), **m['kw'])
     return p
 
 # %% ../nbs/09a_config.ipynb #c4748067

@@ -6,7 +6,7 @@
 from __future__ import annotations
 import argparse, inspect, json, math, sys, threading, time
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -29,11 +29,6 @@ __all__ = ['DRAFT_SAMPLING', 'PROMPT_LOOKUP', 'new_kv_cache', 'crop_kv_cache', '
            'prepare_eval', 'eval_main']
 
 # %% ../nbs/12_eval.ipynb #8945b4f1
-def _cache_kwarg(model) -> str:
-    "Name of the forward argument that takes the KV cache (`cache` in transformers >= 5.2x, else `past_key_values`)."
-    params = inspect.signature(model.forward).parameters
-    return 'cache' if 'cache' in params else 'past_key_values'
-
 def new_kv_cache(target):
     "An empty Hugging Face `DynamicCache` for `target`."
     from transformers import DynamicCache
@@ -48,10 +43,6 @@ def crop_kv_cache(cache, keep: int):
     elif n: cache.crop(keep)                                                             # transformers 4: keep `keep`
 
 # %% ../nbs/12_eval.ipynb #332bc0e8
-def _linear_layers(cache) -> list:
-    "Cache layers holding a linear-attention state (conv window + recurrent matrix): restorable, never croppable."
-    return [l for l in getattr(cache, 'layers', None) or [] if hasattr(l, 'recurrent_states')]
-
 def _linear_mixers(target, n: int) -> list:
     """The `n` linear-attention modules of a hybrid `target` (`linear_attn` of Qwen3.5/3.6 and Qwen3-Next decoder
     layers)."""
@@ -66,11 +57,14 @@ class TargetSession:
     "One sequence through the target: its cache, logits / greedy next tokens, and the features `features` captures."
     def __init__(self, target, features: TargetFeatures | None = None, suppress_ids=()):
         self.target, self.features, self.cache = target, features, new_kv_cache(target)
-        self._kw = _cache_kwarg(target)
+        # the forward argument that takes the KV cache: `cache` in transformers >= 5.2x, else `past_key_values`
+        self._kw = 'cache' if 'cache' in inspect.signature(target.forward).parameters else 'past_key_values'
         self.device = target.get_input_embeddings().weight.device
         self.suppress = torch.tensor(sorted({int(i) for i in suppress_ids}), dtype=torch.long,
                                      device=self.device) if suppress_ids else None
-        self.linear = _linear_layers(self.cache)          # a hybrid target: snapshot + restore instead of crop
+        # cache layers holding a linear-attention state (conv window + recurrent matrix): restorable, never croppable;
+        # a hybrid target: snapshot + restore instead of crop
+        self.linear = [l for l in getattr(self.cache, 'layers', None) or [] if hasattr(l, 'recurrent_states')]
         self.mixers = _linear_mixers(target, len(self.linear)) if self.linear else []
         # hybrid: states before, and mixer inputs of, the last verify forward
         self._snap, self._inputs = None, {}
@@ -190,9 +184,9 @@ def _start(prompt_ids, eos_token_id) -> tuple[float, list, set]:
 
 def _generation(sess, prompt, out, eos, t0, accepted=(), matched=(), drafted=(), T: float = 0.0) -> Generation:
     "The `Generation` of a finished decoding: why it stopped, the session's counters and the per-step lists."
-    stop = 'eos' if out and out[-1] in eos else 'length'
-    return Generation(out, len(prompt), sess.forwards, sess.tokens_in, stop, time.perf_counter() - t0, list(accepted),
-                      list(matched), list(drafted), 0, sess.extra_tokens, sess.extra_forwards, T)
+    return Generation(out, len(prompt), sess.forwards, sess.tokens_in, 'eos' if out and out[-1] in eos else 'length',
+                      time.perf_counter() - t0, list(accepted), list(matched), list(drafted), 0, sess.extra_tokens,
+                      sess.extra_forwards, T)
 
 @torch.no_grad()
 def greedy_generate(target, prompt_ids, max_new_tokens: int = 256, eos_token_id=None, suppress_ids=()) -> Generation:
@@ -229,8 +223,8 @@ def draft_tokens(logits, T: float, top_p: float = 1.0, draft_sampling: str = 'gr
     if draft_sampling != 'sample': raise ValueError(
         f"--draft-sampling {draft_sampling}: one of {', '.join(DRAFT_SAMPLING)}")
     q = tempered_probs(logits, T, top_p)
-    if not q.numel(): return logits.argmax(-1), q
-    return torch.multinomial(q.reshape(-1, q.shape[-1]), 1, generator=generator).view(q.shape[:-1]), q
+    return (torch.multinomial(q.reshape(-1, q.shape[-1]), 1, generator=generator).view(q.shape[:-1]) if q.numel()
+            else logits.argmax(-1)), q
 
 # %% ../nbs/12_eval.ipynb #946fe71a
 def sample_verify(draft: list, q, p, generator=None, residual: bool = True) -> tuple[list, int]:
@@ -240,8 +234,7 @@ def sample_verify(draft: list, q, p, generator=None, residual: bool = True) -> t
     if K:
         d = torch.as_tensor(draft, device=p.device)
         pd, qd = p[torch.arange(K, device=p.device), d], q[torch.arange(K, device=q.device), d]
-        u = torch.rand(K, generator=generator, device=p.device)
-        m = int((u * qd < pd).int().cumprod(0).sum())
+        m = int((torch.rand(K, generator=generator, device=p.device) * qd < pd).int().cumprod(0).sum())
     else: m = 0
     r = (p[m] - q[m]).clamp_min(0) if m < K and residual else p[m]
     if float(r.sum()) <= 0: r = p[m]                  # p == q at this slot: a rejection has probability 0
@@ -249,22 +242,18 @@ def sample_verify(draft: list, q, p, generator=None, residual: bool = True) -> t
 
 # %% ../nbs/12_eval.ipynb #1a062802
 def _first_token(sess: TargetSession, prompt: list, T: float, top_p: float, generator):
-    "Prefill: the target reads the prompt; -> (its first new token, greedy or sampled; the prompt's features)."
+    "Prefill: the target reads the prompt; -> ([its first new token], greedy or sampled; the prompt's features)."
     lg, h = sess.logits(prompt, all_logits=False)
-    tok = lg[-1].argmax() if T <= 0 else torch.multinomial(tempered_probs(lg[-1], T, top_p), 1, generator=generator)
-    return int(tok), h
+    return [int(lg[-1].argmax() if T <= 0 else torch.multinomial(tempered_probs(lg[-1], T, top_p), 1,
+                                                                 generator=generator))], h
 
 # %% ../nbs/12_eval.ipynb #7c938903
-def _agree(draft: list, target: list) -> int:
-    "How many leading draft tokens equal the target's choices."
-    return next((i for i, (d, t) in enumerate(zip(draft, target)) if d != t), len(draft))
-
 def _verify(sess: TargetSession, anchor: int, d: list, q, T: float, top_p: float, generator, verify):
     """One target forward on [anchor] + drafts `d` (`q`: their probabilities if sampled, else None) -> (commit, kept,
     features)."""
     if q is None:
         y, h = sess([anchor] + d)
-        m = _agree(d, y.tolist())
+        m = next((i for i, (x, t) in enumerate(zip(d, y.tolist())) if x != t), len(d))   # leading drafts agreeing
         return y.tolist()[:m + 1], m, h
     lg, h = sess.logits([anchor] + d)
     return *verify(d, q, tempered_probs(lg, T, top_p), generator), h
@@ -280,9 +269,7 @@ def _speculate(target, prompt_ids, max_new_tokens: int, eos_token_id, suppress_i
     out, steps, h = [], ([], [], []), None             # steps: accepted, matched, drafted
     with TargetFeatures(target, layer_ids) if layer_ids else nullcontext() as feats:
         sess = TargetSession(target, feats, suppress_ids)
-        if max_new_tokens > 0:
-            first, h = _first_token(sess, prompt, T, top_p, generator)
-            out.append(first)
+        if max_new_tokens > 0: out, h = _first_token(sess, prompt, T, top_p, generator)
         while out and out[-1] not in eos and len(out) < max_new_tokens:
             a = len(prompt) + len(out) - 1             # position of the anchor (the last committed token)
             # a block of L commits <= L tokens
@@ -307,8 +294,8 @@ def speculative_generate(target, drafter: DFlashDraftModel, prompt_ids, max_new_
     def propose(sess, out, a, h, L):
         ctx.append(h)
         new = torch.cat(ctx, 0)                                  # positions a - len(new) .. a - 1
-        pos = torch.arange(a - new.shape[0], a, device=dev)
-        logits = drafter.draft(torch.tensor([out[-1]], device=dev), a, new[None], pos[None], dcache)[0, :L - 1]
+        logits = drafter.draft(torch.tensor([out[-1]], device=dev), a, new[None],
+                               torch.arange(a - new.shape[0], a, device=dev)[None], dcache)[0, :L - 1]
         if dcache is not None: ctx.clear()
         if sess.suppress is not None: logits[:, sess.suppress] = -math.inf
         d, q = draft_tokens(logits, T, top_p, draft_sampling, generator)
@@ -343,11 +330,11 @@ class EvalResult:
         return float(np.mean(taus)) if taus else float('nan')
     @property
     def pooled_tau(self) -> float:
-        st = self._sum('steps'); return (self._sum('new_tokens') - self.prompts) / st if st else float('nan')
+        return (self._sum('new_tokens') - self.prompts) / st if (st := self._sum('steps')) else float('nan')
     @property
     def speedup(self) -> float:
         "Target forwards of autoregressive decoding / of speculative decoding, over all prompts."
-        f = self._sum('target_forwards'); return self._sum('new_tokens') / f if f else float('nan')
+        return self._sum('new_tokens') / f if (f := self._sum('target_forwards')) else float('nan')
     @property
     def forwards_saved(self) -> int: return self._sum('new_tokens') - self._sum('target_forwards')
     @property
@@ -361,22 +348,25 @@ class EvalResult:
 @patch(as_prop=True)
 def accept_hist(self: EvalResult) -> np.ndarray:
     "Steps that committed n tokens, n = 1..block_size (index n - 1)."
-    a = np.array([x for r in self.rows for x in r['accepted']], np.int64) + 1
-    return np.bincount(a, minlength=self.block_size + 1)[1:self.block_size + 1]
+    return np.bincount(np.array([x for r in self.rows for x in r['accepted']], np.int64) + 1,
+                       minlength=self.block_size + 1)[1:self.block_size + 1]
 @patch
-def _pos(self: EvalResult):
+def _pos(self: EvalResult, conditional: bool = False) -> np.ndarray:
+    """k = 1..bs-1: steps whose first k drafts were all accepted / the steps that drafted k tokens (`conditional`: and
+    accepted the first k - 1); nan where there are none."""
     m = np.array([x for r in self.rows for x in r['matched']], np.int64)
     d = np.array([x for r in self.rows for x in r['drafted']], np.int64)
     k = np.arange(1, self.block_size)[:, None]
-    return (m[None] >= k).sum(1), (d[None] >= k).sum(1), ((m[None] >= k - 1) & (d[None] >= k)).sum(1)
+    n = ((m[None] >= k - 1) & (d[None] >= k)).sum(1) if conditional else (d[None] >= k).sum(1)
+    return np.where(n > 0, (m[None] >= k).sum(1) / np.maximum(n, 1), np.nan)
 @patch(as_prop=True)
 def position_acceptance(self: EvalResult) -> np.ndarray:
     "k = 1..bs-1: share of steps (that drafted k tokens) whose first k drafts were all accepted."
-    ok, n, _ = self._pos(); return np.where(n > 0, ok / np.maximum(n, 1), np.nan)
+    return self._pos()
 @patch(as_prop=True)
 def conditional_acceptance(self: EvalResult) -> np.ndarray:
     "k = 1..bs-1: P(draft k accepted | drafts 1..k-1 accepted)."
-    ok, _, n = self._pos(); return np.where(n > 0, ok / np.maximum(n, 1), np.nan)
+    return self._pos(conditional=True)
 
 # %% ../nbs/12_eval.ipynb #cf573b5d
 @patch
@@ -413,24 +403,22 @@ def save(self: EvalResult, out_dir, **extra) -> Path:
 def table(self: EvalResult) -> str:
     s = self.summary()
     at_t = f' at T={self.temperature:g} (drafts {self.draft_sampling})' if self.temperature else ''
-    lossless = ('sampled (T > 0): see the distribution test' if self.temperature
-                else 'not checked' if s['lossless'] is None
-                else 'yes, every prompt' if s['lossless'] else f"NO: {s['mismatches']} prompts differ")
-    lines = [f"{self.label or 'drafter'}{at_t}: {s['prompts']} prompts, {s['new_tokens']:,} new tokens "
-             f"(max {self.max_new_tokens}/prompt)",
-             f"  mean tau {s['mean_tau']:.3f} (pooled {s['pooled_tau']:.3f}); speed-up in target forwards "
-             f"{s['speedup_target_forwards']:.2f}x ({s['target_forwards']:,} forwards vs "
-             f"{s['autoregressive_forwards']:,} "
-             f"autoregressive, {s['target_forwards_saved']:,} saved)",
-             *([f"  hybrid target: {s['extra_target_tokens']:,} kept tokens re-run through the linear-attention "
-                f"layers after state restores ({s['extra_target_tokens_per_step']:.2f} tokens per step, no extra "
-                f"target "
-                "forward)"] if s['extra_target_tokens'] else []),
-             f"  lossless vs plain greedy: " + lossless,
-             '  accepted length (tokens/step) ' + ' '.join(f"{n}:{c}" for n, c in enumerate(s['accept_hist'], 1) if c),
-             '  acceptance by position k      '
-             + ' '.join(f"{k}:{_pct(x)}" for k, x in enumerate(self.position_acceptance, 1))]
-    return '\n'.join(lines)
+    return '\n'.join([
+        f"{self.label or 'drafter'}{at_t}: {s['prompts']} prompts, {s['new_tokens']:,} new tokens "
+        f"(max {self.max_new_tokens}/prompt)",
+        f"  mean tau {s['mean_tau']:.3f} (pooled {s['pooled_tau']:.3f}); speed-up in target forwards "
+        f"{s['speedup_target_forwards']:.2f}x ({s['target_forwards']:,} forwards vs {s['autoregressive_forwards']:,} "
+        f"autoregressive, {s['target_forwards_saved']:,} saved)",
+        *([f"  hybrid target: {s['extra_target_tokens']:,} kept tokens re-run through the linear-attention layers "
+           f"after state restores ({s['extra_target_tokens_per_step']:.2f} tokens per step, no extra target forward)"]
+          if s['extra_target_tokens'] else []),
+        "  lossless vs plain greedy: " + ('sampled (T > 0): see the distribution test' if self.temperature
+                                          else 'not checked' if s['lossless'] is None
+                                          else 'yes, every prompt' if s['lossless']
+                                          else f"NO: {s['mismatches']} prompts differ"),
+        '  accepted length (tokens/step) ' + ' '.join(f"{n}:{c}" for n, c in enumerate(s['accept_hist'], 1) if c),
+        '  acceptance by position k      '
+        + ' '.join(f"{k}:{_pct(x)}" for k, x in enumerate(self.position_acceptance, 1))])
 @patch
 def __repr__(self: EvalResult) -> str: return self.table()
 
@@ -450,10 +438,8 @@ def _eval_mode(model):
 
 def _eval_row(pid, ids, s: Generation, g: Generation | None) -> dict:
     "One prompt's row of an `EvalResult`: speculative run `s` checked against the greedy run `g`."
-    diff = None
-    if g is not None and g.tokens != s.tokens:
-        diff = next((i for i, (x, y) in enumerate(zip(g.tokens, s.tokens)) if x != y),
-                    min(len(g.tokens), len(s.tokens)))
+    diff = (next((i for i, (x, y) in enumerate(zip(g.tokens, s.tokens)) if x != y), min(len(g.tokens), len(s.tokens)))
+            if g is not None and g.tokens != s.tokens else None)
     return {'id': pid, 'prompt_len': len(ids), 'new_tokens': len(s.tokens), 'steps': s.steps, 'tau': s.tau,
             'speedup': s.speedup, 'target_forwards': s.target_forwards, 'target_tokens': s.target_tokens,
             'draft_forwards': s.draft_forwards, 'extra_target_tokens': s.extra_target_tokens,
@@ -469,16 +455,16 @@ def evaluate(target, drafter: DFlashDraftModel, prompts, max_new_tokens: int = 1
     """Speculative decoding of every prompt (token ids) with `drafter`, checked against plain greedy decoding
     (`reference`, T = 0)."""
     items = tqdm(_prompt_items(prompts), desc=f"eval {label}".strip(), unit='prompt', disable=not progress)
-    dev, rows = target.get_input_embeddings().weight.device, []
-    with _eval_mode(drafter):
-        for i, (pid, ids) in enumerate(items):
-            gen = torch.Generator(dev).manual_seed(seed + i) if temperature > 0 else None
-            s = speculative_generate(target, drafter, ids, max_new_tokens, eos_token_id, suppress_ids, draft_cache,
-                                     temperature, top_p, gen,
-                                     draft_sampling=draft_sampling)
-            g = greedy_generate(target, ids, max_new_tokens, eos_token_id,
-                                suppress_ids) if reference and not temperature else None
-            rows.append(_eval_row(pid, ids, s, g))
+    dev = target.get_input_embeddings().weight.device
+    with _eval_mode(drafter):   # per prompt: the speculative run, then the greedy one it is checked against
+        rows = [_eval_row(pid, ids,
+                          speculative_generate(target, drafter, ids, max_new_tokens, eos_token_id, suppress_ids,
+                                               draft_cache, temperature, top_p,
+                                               torch.Generator(dev).manual_seed(seed + i) if temperature > 0 else None,
+                                               draft_sampling=draft_sampling),
+                          greedy_generate(target, ids, max_new_tokens, eos_token_id, suppress_ids)
+                          if reference and not temperature else None)
+                for i, (pid, ids) in enumerate(items)]
     return EvalResult(rows, drafter.config.block_size, max_new_tokens, label, float(temperature), draft_sampling)
 
 # %% ../nbs/12_eval.ipynb #a330dda4
@@ -496,8 +482,8 @@ def prompt_lookup_generate(target, prompt_ids, max_new_tokens: int = 256, eos_to
                            k: int = 10, ngram_max: int = 3, ngram_min: int = 1) -> Generation:
     "Prompt-lookup speculative decoding at temperature 0 (no drafter model): lossless, one target forward per step."
     prompt = _ids(prompt_ids)
-    propose = lambda sess, out, a, h, L: (lookup_draft(prompt + out, k, ngram_max, ngram_min)[:L - 1], None)
-    return _speculate(target, prompt, max_new_tokens, eos_token_id, suppress_ids, None, k + 1, propose)
+    return _speculate(target, prompt, max_new_tokens, eos_token_id, suppress_ids, None, k + 1,
+                      lambda sess, out, a, h, L: (lookup_draft(prompt + out, k, ngram_max, ngram_min)[:L - 1], None))
 
 
 # %% ../nbs/12_eval.ipynb #6c998847
@@ -514,12 +500,12 @@ def compare_methods(target, methods: dict, prompts, max_new_tokens: int = 128, e
                                 'greedy')}
     for label, m in methods.items():
         look = m == PROMPT_LOOKUP
-        stop = (max_new_tokens, eos_token_id, suppress_ids)
-        run = ((lambda ids: prompt_lookup_generate(target, ids, *stop, **lk)) if look
-               else lambda ids: speculative_generate(target, m, ids, *stop))
+        run = ((lambda ids: prompt_lookup_generate(target, ids, max_new_tokens, eos_token_id, suppress_ids, **lk))
+               if look else
+               lambda ids: speculative_generate(target, m, ids, max_new_tokens, eos_token_id, suppress_ids))
         with nullcontext() if look else _eval_mode(m):
-            rows = [_eval_row(pid, ids, run(ids), g) for (pid, ids), g in zip(bar(label), refs)]
-        out[label] = EvalResult(rows, lk['k'] + 1 if look else m.config.block_size, max_new_tokens, label)
+            out[label] = EvalResult([_eval_row(pid, ids, run(ids), g) for (pid, ids), g in zip(bar(label), refs)],
+                                    lk['k'] + 1 if look else m.config.block_size, max_new_tokens, label)
     return out
 
 # %% ../nbs/12_eval.ipynb #e605b1ff
@@ -536,10 +522,11 @@ def comparison_rows(results: dict, sampled: dict | None = None) -> list[dict]:
                      'target_forwards': s['target_forwards'],
                      'target_forwards_saved': s['new_tokens'] - s['target_forwards'],
                      'seconds_per_token': spt, 'wall_speedup_vs_greedy': g_spt / spt if spt else None,
-                     'lossless': True if label == 'greedy' else s['lossless'], 'mismatches': s['mismatches']})
-        if sampled: rows[-1].update(sampled_temperature=next(iter(sampled.values())).temperature,
-                                    sampled_draft_sampling=next(iter(sampled.values())).draft_sampling,
-                                    sampled_mean_tau=sampled[label].mean_tau if label in sampled else None)
+                     'lossless': True if label == 'greedy' else s['lossless'], 'mismatches': s['mismatches'],
+                     **(dict(sampled_temperature=next(iter(sampled.values())).temperature,
+                             sampled_draft_sampling=next(iter(sampled.values())).draft_sampling,
+                             sampled_mean_tau=sampled[label].mean_tau if label in sampled else None)
+                        if sampled else {})})
     return rows
 
 # %% ../nbs/12_eval.ipynb #759402d8
@@ -552,8 +539,8 @@ def comparison_table(results: dict, sampled: dict | None = None) -> str:
     rows = [(r['method'], f"{r['mean_tau']:.3f}", *tau_t(r), f"{r['pooled_tau']:.3f}", f"{r['new_tokens']:,}",
              f"{r['target_forwards']:,}", f"{r['target_forwards_saved']:,}", f"{1000 * r['seconds_per_token']:.1f}",
              f"{r['wall_speedup_vs_greedy'] or 0:.2f}", ok(r)) for r in comparison_rows(results, sampled)]
-    head = ('method', 'mean tau', *T, 'pooled', 'tokens', 'target fwd', 'saved', 'ms/token', 'wall x', 'lossless')
-    return text_table(rows, head, align='l' + 'r' * (7 + len(T)) + 'l')
+    return text_table(rows, ('method', 'mean tau', *T, 'pooled', 'tokens', 'target fwd', 'saved', 'ms/token', 'wall x',
+                             'lossless'), align='l' + 'r' * (7 + len(T)) + 'l')
 
 # %% ../nbs/12_eval.ipynb #e34254ed
 def plot_eval(results: dict, path=None):
@@ -562,13 +549,12 @@ def plot_eval(results: dict, path=None):
     fig, axs = plt.subplots(1, 3, figsize=(15, 3.8))
     colors = plt.cm.tab10(np.arange(len(results)))
     bs = max(r.block_size for r in results.values())
-    for (label, r), c in zip(results.items(), colors):
-        taus = [x['tau'] for x in r.rows if x['steps']]
-        axs[0].hist(taus, bins=np.linspace(1, bs, 4 * bs - 3), alpha=0.6, color=c,
+    w = 0.8 / len(results)
+    for i, ((label, r), c) in enumerate(zip(results.items(), colors)):
+        axs[0].hist([x['tau'] for x in r.rows if x['steps']], bins=np.linspace(1, bs, 4 * bs - 3), alpha=0.6, color=c,
                     label=f"{label}: mean {r.mean_tau:.2f}")
-        h = r.accept_hist / max(1, r.accept_hist.sum())
-        w = 0.8 / len(results); i = list(results).index(label)
-        axs[1].bar(np.arange(1, r.block_size + 1) + (i - (len(results) - 1) / 2) * w, h, width=w, color=c, label=label)
+        axs[1].bar(np.arange(1, r.block_size + 1) + (i - (len(results) - 1) / 2) * w,
+                   r.accept_hist / max(1, r.accept_hist.sum()), width=w, color=c, label=label)
         axs[2].plot(np.arange(1, r.block_size), r.position_acceptance, 'o-', color=c, label=label)
     axs[0].set(xlabel='tau (tokens per verification step)', ylabel='prompts', title='Acceptance length per prompt')
     axs[1].set(xlabel='tokens committed per step (accepted + 1)', ylabel='share of steps', title='Accepted lengths')
@@ -717,10 +703,10 @@ def _trained_for(drafter: str) -> str | None:
 def _make_drafter(tgt, a: EvalConfig, cfg: dict | None) -> DFlashDraftModel:
     """The drafter of directory --drafter, or (no `cfg`) an untrained one of --draft-layers layers with the target's
     mask id."""
-    if cfg is not None: return DFlashDraftModel.from_pretrained(a.drafter, target=tgt)
-    mask = (a.mask_token_id if a.mask_token_id is not None
-            else _default_mask_id(a.target, text_config(tgt.config).vocab_size))
-    return DFlashDraftModel.from_target(tgt, a.draft_layers, mask_token_id=mask, seed=a.seed)
+    return (DFlashDraftModel.from_pretrained(a.drafter, target=tgt) if cfg is not None else
+            DFlashDraftModel.from_target(tgt, a.draft_layers, seed=a.seed,
+                                         mask_token_id=a.mask_token_id if a.mask_token_id is not None
+                                         else _default_mask_id(a.target, text_config(tgt.config).vocab_size)))
 
 # %% ../nbs/12_eval.ipynb #adb26e98
 def _chat_prompts(prompts, tok, limit: int | None, max_prompt_len: int | None) -> list[dict]:
@@ -746,21 +732,21 @@ def prepare_eval(a: EvalConfig) -> dict:
             raise ValueError("--target: give the target model directory (or tiny); "
                              + ("an untrained drafter has none" if cfg is None else
                                 f"{a.drafter} records none (no train_args.json beside it)"))
-        from dataclasses import replace
         a = replace(a, target=t)
     tiny = _is_tiny(a.target)
-    V = a.vocab_size or (cfg or {}).get('vocab_size') or (512 if tiny else None)
-    tgt = load_target(a.target, _pick_device(a.device), vocab_size=V if tiny else None)
+    tgt = load_target(a.target, _pick_device(a.device),
+                      vocab_size=(a.vocab_size or (cfg or {}).get('vocab_size') or 512) if tiny else None)
     d = _make_drafter(tgt, a, cfg)
     suppress = (_int_list(a.suppress_token_ids) if a.suppress_token_ids is not None
                 else [d.config.mask_token_id] if tiny else [])
-    if a.prompts is not None:
-        ps = _chat_prompts(a.prompts, a.tokenizer or (None if tiny else a.target), a.limit, a.max_prompt_len)
-    else: ps = _token_prompts(text_config(tgt.config).vocab_size, a.dataset, a.random_prompts, a.prompt_len, a.limit,
-                              a.seed, suppress, a.max_prompt_len)
+    ps = (_chat_prompts(a.prompts, a.tokenizer or (None if tiny else a.target), a.limit, a.max_prompt_len)
+          if a.prompts is not None else
+          _token_prompts(text_config(tgt.config).vocab_size, a.dataset, a.random_prompts, a.prompt_len, a.limit, a.seed,
+                         suppress, a.max_prompt_len))
     if not ps: raise ValueError("no prompts to evaluate")
-    eos = [] if a.ignore_eos else (_int_list(a.eos_token_id) if a.eos_token_id is not None else default_eos_ids(tgt))
-    return {'target': tgt, 'target_spec': a.target, 'drafter': d, 'prompts': ps, 'eos_token_id': eos,
+    return {'target': tgt, 'target_spec': a.target, 'drafter': d, 'prompts': ps,
+            'eos_token_id': [] if a.ignore_eos else (_int_list(a.eos_token_id) if a.eos_token_id is not None
+                                                     else default_eos_ids(tgt)),
             'suppress_ids': suppress,
             'label': Path(a.drafter).name if cfg else 'untrained'}
 
@@ -778,16 +764,16 @@ def eval_main(args: argparse.Namespace) -> int:
     a = make_config(EvalConfig, args)
     if a.threads or a.device == 'cpu' or not torch.cuda.is_available(): torch.set_num_threads(a.threads or 1)
     e = prepare_eval(a)
-    temps = _temperatures(a.temperature, a.top_p)
     runs = [evaluate(e['target'], e['drafter'], e['prompts'], a.max_new_tokens, e['eos_token_id'], e['suppress_ids'],
                      reference=not a.no_reference, draft_cache=not a.no_draft_cache, label=e['label'],
                      progress=not a.quiet,
-                     temperature=t, top_p=a.top_p, seed=a.seed, draft_sampling=a.draft_sampling) for t in temps]
+                     temperature=t, top_p=a.top_p, seed=a.seed, draft_sampling=a.draft_sampling)
+            for t in _temperatures(a.temperature, a.top_p)]
     res = runs[0]
     for r in runs: print(r.table())
     if a.output_dir:   # eval.json: the first temperature's summary and rows, and each temperature's summary
-        by_t = {f'{r.temperature:g}': r.summary() for r in runs}
-        print(f"-> {res.save(a.output_dir, top_p=a.top_p, by_temperature=by_t)}")
+        print('->', res.save(a.output_dir, top_p=a.top_p,
+                             by_temperature={f'{r.temperature:g}': r.summary() for r in runs}))
     for r in res.mismatches[:5]:
         print(f"NOT LOSSLESS: prompt {r['id']} differs from greedy decoding at new token {r['first_difference']}",
               file=sys.stderr)

@@ -51,8 +51,8 @@ def _left_pad(seqs: list, pad: int):
     """(input ids, attention mask) of token-id lists, left-padded with `pad`: every prompt ends where the new tokens
     begin."""
     T = max(len(s) for s in seqs)
-    x = torch.tensor([[pad] * (T - len(s)) + list(s) for s in seqs], dtype=torch.long)
-    return x, torch.tensor([[0] * (T - len(s)) + [1] * len(s) for s in seqs], dtype=torch.long)
+    return (torch.tensor([[pad] * (T - len(s)) + list(s) for s in seqs], dtype=torch.long),
+            torch.tensor([[0] * (T - len(s)) + [1] * len(s) for s in seqs], dtype=torch.long))
 
 def _cut_at_eos(seq: list, eos) -> list:
     "`seq` up to and including its first end id."
@@ -73,19 +73,18 @@ def generate_tokens(target, prompts, max_new_tokens: int = 256, batch_size: int 
     pad = pad_token_id if pad_token_id is not None else (eos[0] if eos else 0)
     dev, out, done = _device_of(target), [None] * len(prompts), done or {}
     kw = dict(max_new_tokens=max_new_tokens, do_sample=do_sample, pad_token_id=pad, eos_token_id=eos or None,
-              suppress_tokens=sorted({int(i) for i in suppress_ids}) or None)
-    if do_sample: kw.update(temperature=temperature, top_p=top_p, top_k=top_k or None)
-    batches = tqdm(_length_batches([len(p) for p in prompts], batch_size), desc='generate', unit='batch',
-                   disable=not progress)
-    for bi, idx in enumerate(batches):
+              suppress_tokens=sorted({int(i) for i in suppress_ids}) or None,
+              **(dict(temperature=temperature, top_p=top_p, top_k=top_k or None) if do_sample else {}))
+    for bi, idx in enumerate(tqdm(_length_batches([len(p) for p in prompts], batch_size), desc='generate', unit='batch',
+                                  disable=not progress)):
         comps = done.get(bi)
         if comps is None:
             x, att = _left_pad([prompts[i] for i in idx], pad)
             with torch.random.fork_rng(devices=[dev] if dev.type == 'cuda' else []):
                 # per batch: a resumed run draws what the whole run would have
                 torch.manual_seed(seed * 1_000_003 + bi)
-                y = target.generate(input_ids=x.to(dev), attention_mask=att.to(dev), **kw)[:, x.shape[1]:].tolist()
-            comps = [_cut_at_eos(r, eos) for r in y]
+                y = target.generate(input_ids=x.to(dev), attention_mask=att.to(dev), **kw)
+                comps = [_cut_at_eos(r, eos) for r in y[:, x.shape[1]:].tolist()]
             if on_batch: on_batch(bi, comps)
         for c, i in zip(comps, idx): out[i] = c
     return out
@@ -98,8 +97,9 @@ def _jsonable(v): return sorted(v) if isinstance(v, set) else list(v) if isinsta
 def _model_identity(model) -> str:
     """A cheap identity of `model`: its config and the first values of every weight (another model, or other weights,
     differ)."""
-    cfg = {k: v for k, v in model.config.to_dict().items() if k not in ('_name_or_path', 'transformers_version')}
-    h = hashlib.sha256(json.dumps(cfg, sort_keys=True, default=str).encode())
+    h = hashlib.sha256(json.dumps({k: v for k, v in model.config.to_dict().items()
+                                   if k not in ('_name_or_path', 'transformers_version')},
+                                  sort_keys=True, default=str).encode())
     for name, p in model.state_dict().items():
         h.update(f"{name}{tuple(p.shape)}{p.dtype}".encode())
         h.update(p.detach().reshape(-1)[:16].float().cpu().numpy().tobytes())
@@ -128,10 +128,10 @@ def _token_partial(partial: Path, key: dict, restart: bool) -> dict:
     if rk.is_file() and not restart:
         old = json.loads(rk.read_text())
         if old != key:
-            diff = sorted(k for k in set(old) | set(key) if old.get(k) != key.get(k))
             raise ValueError(
-                f"{partial}: an interrupted run with different {', '.join(diff)} is there; rerun with the same target, "
-                             "prompts and options to resume it, or pass --restart (restart=True) to discard it")
+                f"{partial}: an interrupted run with different "
+                f"{', '.join(sorted(k for k in set(old) | set(key) if old.get(k) != key.get(k)))} is there; rerun with "
+                "the same target, prompts and options to resume it, or pass --restart (restart=True) to discard it")
         return _journal(partial/'batches.jsonl')
     if partial.is_dir(): shutil.rmtree(partial)
     elif partial.exists(): partial.unlink()
@@ -162,12 +162,12 @@ def _token_dataset(target, prompts: list, out: Path, max_new_tokens: int, sids: 
                 f.write(json.dumps({'batch': bi, 'completions': comps}) + '\n'); f.flush(); os.fsync(f.fileno())
             comps = generate_tokens(target, prompts, max_new_tokens, done=done, on_batch=journal, **kw)
         samples = [(p + c, [False] * len(p) + [True] * len(c), sid, source) for p, c, sid in zip(prompts, comps, sids)]
-        gen = {'backend': 'hf-generate', 'level': 'token', 'max_new_tokens': max_new_tokens, 'run': run,
-               **{k: _jsonable(v) for k, v in kw.items() if k in _GEN_KEYS}}
         for old in partial.glob('dataset*'): shutil.rmtree(old)   # a dataset a killed run began
         write_token_dataset(partial/'dataset', samples, V,
                             f"completions of {len(prompts)} prompts by the target (token level)",
-                            {'generation': gen})
+                            {'generation': {'backend': 'hf-generate', 'level': 'token',
+                                            'max_new_tokens': max_new_tokens, 'run': run,
+                                            **{k: _jsonable(v) for k, v in kw.items() if k in _GEN_KEYS}}})
         replace_dir(partial/'dataset', out)   # the old `out` stays whole until the new one is there
         shutil.rmtree(partial)
     return sum(len(c) for c in done.values())
@@ -179,9 +179,9 @@ def generate_token_dataset(target, prompts, out_dir, max_new_tokens: int = 256, 
     completion). Resumable (batches journaled in `OUT.partial`); an old `out_dir` (`overwrite`) stays whole until the
     new one replaces it."""
     prompts = [_ids(p) for p in prompts]
-    V = vocab_size or int(getattr(text_config(target.config), 'vocab_size'))
-    sids = list(sample_ids) if sample_ids is not None else [f"{source}:{i}" for i in range(len(prompts))]
-    _token_dataset(target, prompts, Path(out_dir), max_new_tokens, sids, source, V, overwrite, restart, kw)
+    _token_dataset(target, prompts, Path(out_dir), max_new_tokens,
+                   list(sample_ids) if sample_ids is not None else [f"{source}:{i}" for i in range(len(prompts))],
+                   source, vocab_size or int(getattr(text_config(target.config), 'vocab_size')), overwrite, restart, kw)
     return Path(out_dir)
 
 # %% ../nbs/11a_generate.ipynb #9a264cd3
@@ -194,8 +194,9 @@ def dataset_prompts(dataset, limit: int | None = None, max_prompt_len: int | Non
         ids, mask = ds.sample(row, truncate=False)
         first = int(np.argmax(mask)) if mask.any() else len(ids)
         if first == 0: continue                                   # no prompt to condition on
-        p = ids[:first][-max_prompt_len:] if max_prompt_len else ids[:first]
-        out.append({'id': sids[row], 'input_ids': p.tolist(), 'reference': ids[first:].tolist()})
+        out.append({'id': sids[row],
+                    'input_ids': (ids[:first][-max_prompt_len:] if max_prompt_len else ids[:first]).tolist(),
+                    'reference': ids[first:].tolist()})
         if limit and len(out) >= limit: break
     return out
 
@@ -215,10 +216,9 @@ def parse_prompt(obj, file: str = '', line: int = 0) -> dict:
     if tools is not None and not (isinstance(tools, list) and all(isinstance(t, dict) for t in tools)):
         raise BadRecord('bad_message', "`tools` must be a list of objects")
     src = obj.get('source')
-    meta = {k: v for k, v in obj.items() if k not in ('id', 'prompt', 'messages', 'conversations', 'completion',
-                                                      'tools', 'source')}
     return {'id': sid, 'messages': msgs[:last + 1], 'tools': tools or None, 'source': '' if src is None else str(src),
-            'meta': meta}
+            'meta': {k: v for k, v in obj.items()
+                     if k not in ('id', 'prompt', 'messages', 'conversations', 'completion', 'tools', 'source')}}
 
 # %% ../nbs/11a_generate.ipynb #4655c0be
 def read_prompts(src, limit: int | None = None) -> tuple[list[dict], list[dict]]:
@@ -228,8 +228,9 @@ def read_prompts(src, limit: int | None = None) -> tuple[list[dict], list[dict]]
         for n, raw in read_lines(path):
             try: prompts.append(parse_prompt(json.loads(raw), name, n))
             except (json.JSONDecodeError, UnicodeError, BadRecord) as e:
-                bad = (e.reason, e.detail) if isinstance(e, BadRecord) else ('invalid_json', str(e))
-                skipped.append({'file': name, 'line': n, 'id': f"{name}:{n}", 'reason': bad[0], 'detail': bad[1]})
+                skipped.append({'file': name, 'line': n, 'id': f"{name}:{n}",
+                                **(dict(reason=e.reason, detail=e.detail) if isinstance(e, BadRecord)
+                                   else dict(reason='invalid_json', detail=str(e)))})
             if limit and len(prompts) >= limit: return prompts, skipped
     return prompts, skipped
 
@@ -316,11 +317,10 @@ def _hf_generator(target, tokenizer_dir, max_new_tokens: int, do_sample: bool, t
 def _chat_record(ct, p: dict, c: list, eos, gen: dict, source) -> dict:
     "The shape-3 record of prompt `p` answered by new tokens `c` (an end id that stopped it is not part of the text)."
     stop = bool(c) and c[-1] in eos
-    text = ct.tokenizer.decode(c[:-1] if stop else c, skip_special_tokens=False)
-    reasoning, content = split_reasoning(text)
-    comp = {'role': 'assistant', 'content': content,
-            **({'reasoning_content': reasoning} if reasoning is not None else {})}
-    return _record(p, comp, 'stop' if stop else 'length', {**gen, 'completion_tokens': len(c)}, source)
+    reasoning, content = split_reasoning(ct.tokenizer.decode(c[:-1] if stop else c, skip_special_tokens=False))
+    return _record(p, {'role': 'assistant', 'content': content,
+                       **({'reasoning_content': reasoning} if reasoning is not None else {})},
+                   'stop' if stop else 'length', {**gen, 'completion_tokens': len(c)}, source)
 
 def _in_prompt_order(prompts, done: dict) -> list:
     "The records of `done` in the order of `prompts` (those of the partial file for other prompts at the end)."
@@ -341,15 +341,12 @@ def generate_records(target, tokenizer_dir, prompts, out_path, max_new_tokens: i
     eos = sorted(_eos_set(eos_token_id)) if eos_token_id is not None else default_eos_ids(target, ct.tokenizer)
     gen = _hf_generator(target, tokenizer_dir, max_new_tokens, do_sample, temperature, top_p, seed)
     ids, keep = _encode_prompts(ct, prompts, done, skipped)
-    batches = tqdm(_length_batches([len(x) for x in ids], batch_size), desc='generate', unit='batch',
-                   disable=not (progress and ids))
     resumed, new_tokens = len(done), 0
     with open(partial, 'a', encoding='utf-8') as f:
-        for bi, idx in enumerate(batches):
-            comps = generate_tokens(target, [ids[i] for i in idx], max_new_tokens, batch_size, do_sample, temperature,
-                                    top_p, 0,
-                                    seed * 7919 + resumed + bi, eos, suppress_ids)
-            for i, c in zip(idx, comps):
+        for bi, idx in enumerate(tqdm(_length_batches([len(x) for x in ids], batch_size), desc='generate', unit='batch',
+                                      disable=not (progress and ids))):
+            for i, c in zip(idx, generate_tokens(target, [ids[i] for i in idx], max_new_tokens, batch_size, do_sample,
+                                                 temperature, top_p, 0, seed * 7919 + resumed + bi, eos, suppress_ids)):
                 done[keep[i]['id']] = r = _chat_record(ct, keep[i], c, eos, gen, source); new_tokens += len(c)
                 f.write(json.dumps(r, ensure_ascii=False) + '\n')
             f.flush(); os.fsync(f.fileno())
@@ -367,12 +364,13 @@ def _http_json(url: str, payload: dict | None = None, api_key: str | None = None
     headers = {'Content-Type': 'application/json', 'Accept': 'application/json'}
     if api_key: headers['Authorization'] = f"Bearer {api_key}"
     data = json.dumps(payload).encode() if payload is not None else None
-    req = urllib.request.Request(url, data=data, headers=headers, method='POST' if data is not None else 'GET')
-    with urllib.request.urlopen(req, timeout=timeout) as r: return json.loads(r.read().decode('utf-8'))
+    with urllib.request.urlopen(urllib.request.Request(url, data=data, headers=headers,
+                                                       method='POST' if data is not None else 'GET'),
+                                timeout=timeout) as r: return json.loads(r.read().decode('utf-8'))
 
 def _retryable(e: Exception) -> bool:
-    if isinstance(e, urllib.error.HTTPError): return e.code == 429 or e.code >= 500
-    return isinstance(e, (urllib.error.URLError, TimeoutError, ConnectionError, OSError))
+    return ((e.code == 429 or e.code >= 500) if isinstance(e, urllib.error.HTTPError)
+            else isinstance(e, (urllib.error.URLError, TimeoutError, ConnectionError, OSError)))
 
 def _http_retry(url, payload=None, api_key=None, timeout=600, retries=3, backoff=0.5) -> dict:
     for attempt in range(retries + 1):
@@ -391,18 +389,17 @@ def chat_completion(api_base: str, model: str, messages: list, tools=None, api_k
                     retries: int = 3, **params) -> dict:
     """One chat completion -> {'completion': assistant message (content, reasoning_content, tool_calls),
     'finish_reason', 'usage'}."""
-    body = {'model': model, 'messages': messages, **({'tools': tools} if tools else {}),
-            **{k: v for k, v in params.items() if v is not None}}
-    r = _http_retry(api_base.rstrip('/') + '/chat/completions', body, api_key, timeout, retries)
+    r = _http_retry(api_base.rstrip('/') + '/chat/completions',
+                    {'model': model, 'messages': messages, **({'tools': tools} if tools else {}),
+                     **{k: v for k, v in params.items() if v is not None}}, api_key, timeout, retries)
     try: ch = r['choices'][0]; msg = ch['message']
     except (KeyError, IndexError, TypeError): raise ValueError(f"{api_base}: not a chat-completions answer: "
                                                                f"{json.dumps(r)[:300]}") from None
-    comp = {'role': 'assistant', 'content': msg.get('content') or ''}
     reasoning = msg.get('reasoning_content', msg.get('reasoning'))
-    if reasoning is not None: comp['reasoning_content'] = reasoning
-    if msg.get('tool_calls'): comp['tool_calls'] = msg['tool_calls']
-    return {'completion': comp, 'finish_reason': ch.get('finish_reason'), 'usage': r.get('usage'),
-            'model': r.get('model', model)}
+    return {'completion': {'role': 'assistant', 'content': msg.get('content') or '',
+                           **({'reasoning_content': reasoning} if reasoning is not None else {}),
+                           **({'tool_calls': msg['tool_calls']} if msg.get('tool_calls') else {})},
+            'finish_reason': ch.get('finish_reason'), 'usage': r.get('usage'), 'model': r.get('model', model)}
 
 # %% ../nbs/11a_generate.ipynb #1b13278c
 def _api_error(e: Exception) -> str:
@@ -452,8 +449,8 @@ def generate_records_api(prompts, out_path, api_base: str, model: str | None = N
            'top_p': top_p, 'seed': seed}
     params = dict(max_tokens=max_tokens, temperature=temperature, top_p=top_p, seed=seed, **(extra_body or {}))
     finish, errors, usage = Counter(), [], {'prompt_tokens': 0, 'completion_tokens': 0}
-    bar = tqdm(total=len(todo), desc='generate (api)', unit='prompt', disable=not progress)
-    with open(partial, 'a', encoding='utf-8') as f, ThreadPoolExecutor(max(1, concurrency)) as pool:
+    with (open(partial, 'a', encoding='utf-8') as f, ThreadPoolExecutor(max(1, concurrency)) as pool,
+          tqdm(total=len(todo), desc='generate (api)', unit='prompt', disable=not progress) as bar):
         futs = {pool.submit(chat_completion, api_base, model, p['messages'], p.get('tools'), api_key, timeout, retries,
                             **params): p
                 for p in todo}
@@ -463,7 +460,6 @@ def generate_records_api(prompts, out_path, api_base: str, model: str | None = N
             except Exception as e: errors.append(_error_row(p, e))
             else: _add_answer(f, p, r, gen, source, finish, usage)
             bar.update(1)
-    bar.close()
     # the prompts that failed: feed OUT.errors.jsonl back as --prompts
     if errors: _write_jsonl_atomic(errors_path, errors)
     elif errors_path.exists(): errors_path.unlink()      # a stale one goes when none failed
@@ -477,8 +473,7 @@ def generate_records_api(prompts, out_path, api_base: str, model: str | None = N
 # %% ../nbs/11a_generate.ipynb #dc01acb6
 def _int_list(s) -> list[int]: return [int(x) for x in str(s).replace(',', ' ').split()] if s not in (None, '') else []
 def _pick_device(name: str = 'auto') -> torch.device:
-    if name in ('auto', 'cuda'): return torch.device('cuda' if torch.cuda.is_available() else 'cpu')
-    return torch.device(name)
+    return torch.device(('cuda' if torch.cuda.is_available() else 'cpu') if name in ('auto', 'cuda') else name)
 
 
 # %% ../nbs/11a_generate.ipynb #bd67e612
@@ -533,25 +528,21 @@ def add_generate_args(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 
 # %% ../nbs/11a_generate.ipynb #555c5d1b
-def _generate_api(a: GenerateConfig, token_level: bool) -> dict:
-    "`dflash-nb generate --api-base`: prompt records answered by a server."
-    if token_level: raise ValueError("--api-base works with chat prompt records (--prompts), not token-level prompts")
-    prompts, skipped = read_prompts(a.prompts, a.limit)
-    s = generate_records_api(prompts, a.output, a.api_base, a.api_model, os.environ.get(a.api_key_env),
-                             a.max_new_tokens,
-                             a.temperature, a.top_p if a.top_p < 1 else None, a.seed, a.concurrency, a.timeout,
-                             a.retries,
-                             json.loads(a.extra_body) if a.extra_body else None, a.source, a.overwrite, not a.quiet)
-    s['skipped'] = skipped + s['skipped']
-    return s
+def _generate_api(a: GenerateConfig, prompts: list) -> dict:
+    "`dflash-nb generate --api-base`: prompt records (read already) answered by a server."
+    return generate_records_api(prompts, a.output, a.api_base, a.api_model, os.environ.get(a.api_key_env),
+                                a.max_new_tokens, a.temperature, a.top_p if a.top_p < 1 else None, a.seed,
+                                a.concurrency, a.timeout, a.retries,
+                                json.loads(a.extra_body) if a.extra_body else None, a.source, a.overwrite,
+                                not a.quiet)
 
 def _token_prompts(V: int, dataset=None, n_random: int | None = None, prompt_len='8,32', limit: int | None = None,
                    seed: int = 0, exclude=(), max_prompt_len: int | None = None) -> list[dict]:
     "Prompts {id, input_ids}: `n_random` random token sequences, else those of a tokenized dataset."
     if n_random is None: return dataset_prompts(dataset, limit, max_prompt_len)
     lo, hi = (_int_list(prompt_len) + [32])[:2] if isinstance(prompt_len, str) else prompt_len
-    ps = random_prompts(n_random, V, lo, hi, seed, exclude)
-    return [{'id': f"random:{seed}:{i}", 'input_ids': p} for i, p in enumerate(ps)][:limit or None]
+    return [{'id': f"random:{seed}:{i}", 'input_ids': p}
+            for i, p in enumerate(random_prompts(n_random, V, lo, hi, seed, exclude))][:limit or None]
 
 # %% ../nbs/11a_generate.ipynb #e99710e2
 def _generate_token_level(a: GenerateConfig, tgt, V: int, supp: list, eos, samp: dict) -> dict:
@@ -569,18 +560,17 @@ def _generate_token_level(a: GenerateConfig, tgt, V: int, supp: list, eos, samp:
             'completion_tokens': st['loss_tokens'],
             'resumed': resumed, 'seconds': time.perf_counter() - t0, 'skipped': []}
 
-def _generate_local(a: GenerateConfig, token_level: bool, samp: dict) -> dict:
+def _generate_local(a: GenerateConfig, prompts: list, samp: dict) -> dict:
     "`dflash-nb generate --target`: completions by a Hugging Face model (records) or a tiny target (token level)."
     tgt = load_target(a.target, _pick_device(a.device), vocab_size=a.vocab_size if _is_tiny(a.target) else None)
     V = int(getattr(text_config(tgt.config), 'vocab_size'))
     supp = (_int_list(a.suppress_token_ids) if a.suppress_token_ids is not None
             else [V - 1] if _is_tiny(a.target) else [])
     eos = _int_list(a.eos_token_id) if a.eos_token_id else None
-    if token_level: return _generate_token_level(a, tgt, V, supp, eos, samp)
-    prompts = a.prompts if not a.limit else read_prompts(a.prompts, a.limit)[0]
-    return generate_records(tgt, a.tokenizer or a.target, prompts, a.output, a.max_new_tokens, a.batch_size,
-                            eos_token_id=eos, suppress_ids=supp,
-                            source=a.source, overwrite=a.overwrite, progress=not a.quiet, restart=a.restart, **samp)
+    return (_generate_token_level(a, tgt, V, supp, eos, samp) if a.prompts is None else
+            generate_records(tgt, a.tokenizer or a.target, prompts, a.output, a.max_new_tokens, a.batch_size,
+                             eos_token_id=eos, suppress_ids=supp, source=a.source, overwrite=a.overwrite,
+                             progress=not a.quiet, restart=a.restart, **samp))
 
 # %% ../nbs/11a_generate.ipynb #955aae36
 def _generate_summary(s: dict) -> str:
@@ -599,9 +589,14 @@ def generate_main(args: argparse.Namespace) -> int:
     if token_level == (a.prompts is not None): raise ValueError("give exactly one of --prompts, --random-prompts, "
                                                                 "--prompt-dataset")
     with output_lock(a.output): pass   # another run on this output: refused now, before loading a target
-    samp = dict(do_sample=a.temperature > 0, temperature=a.temperature or 1.0, top_p=a.top_p, seed=a.seed)
-    s = _generate_api(a, token_level) if a.api_base else _generate_local(a, token_level, samp)
-    for k in s['skipped'][:20]:
+    if token_level and a.api_base:
+        raise ValueError("--api-base works with chat prompt records (--prompts), not token-level prompts")
+    # the prompt records before the target: a missing or unreadable --prompts is said before a model loads
+    prompts, skipped = ([], []) if token_level else read_prompts(a.prompts, a.limit)
+    s = (_generate_api(a, prompts) if a.api_base else
+         _generate_local(a, prompts, dict(do_sample=a.temperature > 0, temperature=a.temperature or 1.0, top_p=a.top_p,
+                                          seed=a.seed)))
+    for k in (skipped + s['skipped'])[:20]:
         print(f"skipped {k['file']}:{k['line']} ({k['id']}): {k['reason']}: {k['detail']}", file=sys.stderr)
     print(_generate_summary(s))
     return 1 if s.get('errors') else 0

@@ -4,9 +4,12 @@
 
 # %% ../nbs/90_jobs.ipynb #24fb3eae
 from __future__ import annotations
-import contextlib, io, json, os, sys, time
-from dataclasses import dataclass
+import ast, contextlib, html, io, json, logging, os, platform, re, signal, subprocess, sys, threading, time, warnings
+from dataclasses import dataclass, fields
 from pathlib import Path
+
+from . import __version__
+from .config import _field_type, value_problem
 
 # %% auto #0
 __all__ = ['REPO_ROOT', 'JOBS_DIR', 'SET_BY_RUN', 'JOB_OPTIONS', 'KERNEL_NAME', 'JOB_PROGRESS', 'job_names', 'job_name',
@@ -55,15 +58,14 @@ class JobParam:
 # %% ../nbs/90_jobs.ipynb #febabc63
 def job_parameters(job: str, jobs_dir=None) -> list[JobParam]:
     "The parameters the job's `parameters` cell declares (`NAME = default`, with the `#` comment lines above it)."
-    import ast
-    nb = json.loads(job_notebook(job, jobs_dir).read_text(encoding='utf-8'))
-    cells = [c for c in nb['cells'] if 'parameters' in c.get('metadata', {}).get('tags', [])]
+    cells = [c for c in json.loads(job_notebook(job, jobs_dir).read_text(encoding='utf-8'))['cells']
+             if 'parameters' in c.get('metadata', {}).get('tags', [])]
     if not cells: return []
     src = ''.join(cells[0]['source'])
     lines, out = src.splitlines(), []
     for node in ast.parse(src).body:
-        one = isinstance(node, ast.Assign) and len(node.targets) == 1
-        target = node.targets[0] if one else getattr(node, 'target', None)
+        target = (node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1
+                  else getattr(node, 'target', None))
         if not isinstance(target, ast.Name) or getattr(node, 'value', None) is None: continue
         k, notes = node.lineno - 2, []
         while k >= 0 and lines[k].lstrip().startswith('#'): notes.insert(0, lines[k].lstrip()[1:].strip()); k -= 1
@@ -76,7 +78,6 @@ SET_BY_RUN = {'out_dir'}  # parameters `dflash-nb run` sets itself
 def _param_type_problem(value, default: str) -> str | None:
     """Why `value` cannot stand for a parameter declared `NAME = default` (its type is the default's; a None default
     takes anything)."""
-    import ast
     try: d = ast.literal_eval(default)
     except (ValueError, SyntaxError, TypeError): return None  # an expression: its type is not known here
     if d is None: return None
@@ -94,14 +95,9 @@ their config (`TrainConfig`, `EvalConfig`) in the kernel, which checks it there:
 
 def check_job_params(job: str, params: dict, jobs_dir=None):
     "Refuse, in one line naming the parameter, its value and what it must be, a value of the wrong type or range."
-    from dataclasses import fields
-    from dflash_nb.config import _field_type, value_problem
-    opts = {}
-    if JOB_OPTIONS.get(job):
-        import dflash_nb.cli as cli
-        opts = {f.name: f for f in fields(getattr(cli, JOB_OPTIONS[job]))}
-    for p in job_parameters(job, jobs_dir):
-        if p.name not in params: continue
+    from dflash_nb import cli
+    opts = {f.name: f for f in fields(getattr(cli, JOB_OPTIONS[job]))} if job in JOB_OPTIONS else {}
+    for p in (p for p in job_parameters(job, jobs_dir) if p.name in params):
         v, f = params[p.name], opts.get(p.name)
         why = _param_type_problem(v, p.default)
         if why is None and f is not None:
@@ -115,9 +111,9 @@ def job_params_for(jobs: list[str], params: dict, jobs_dir=None) -> dict[str, di
     value of the wrong type or out of range is refused (`check_job_params`)."""
     declared = {j: {p.name for p in job_parameters(j, jobs_dir)} for j in jobs}
     if bad := sorted(n for n in params if n in SET_BY_RUN or not any(n in d for d in declared.values())):
-        valid = sorted(set().union(*declared.values()) - SET_BY_RUN)
         raise ValueError(f"unknown parameter{'s' if len(bad) > 1 else ''} {', '.join(map(repr, bad))} for "
-                         f"{', '.join(jobs)}; valid: {', '.join(valid) or 'none'} "
+                         f"{', '.join(jobs)}; valid: "
+                         f"{', '.join(sorted(set().union(*declared.values()) - SET_BY_RUN)) or 'none'} "
                          f"(see `dflash-nb run {jobs[0]} --help`)")
     per_job = {j: {k: v for k, v in params.items() if k in declared[j]} for j in jobs}
     for j, ps in per_job.items(): check_job_params(j, ps, jobs_dir)
@@ -127,8 +123,8 @@ def job_params_for(jobs: list[str], params: dict, jobs_dir=None) -> dict[str, di
 def job_title(job: str, jobs_dir=None) -> str:
     "The first heading of the job notebook."
     cells = json.loads(job_notebook(job, jobs_dir).read_text(encoding='utf-8'))['cells']
-    lines = (l for c in cells if c['cell_type'] == 'markdown' for l in ''.join(c['source']).splitlines())
-    return next((l.lstrip('#').strip() for l in lines if l.startswith('#')), '')
+    return next((l.lstrip('#').strip() for c in cells if c['cell_type'] == 'markdown'
+                 for l in ''.join(c['source']).splitlines() if l.startswith('#')), '')
 
 # %% ../nbs/90_jobs.ipynb #77999e0e
 def job_help(job: str, jobs_dir=None) -> str:
@@ -136,11 +132,11 @@ def job_help(job: str, jobs_dir=None) -> str:
     job = job_name(job, jobs_dir)
     ps = [p for p in job_parameters(job, jobs_dir) if p.name not in SET_BY_RUN]
     w = max([len(p.name) for p in ps] + [4])
-    rows = [f"  -p {p.name:<{w}} {p.default}" + (f"\n     {'':<{w}} {p.help}" if p.help else '') for p in ps]
     nb = job_notebook(job, jobs_dir)
     return (f"dflash-nb run {job} [-p NAME VALUE ...]: {job_title(job, jobs_dir)}\n\nparameters (default as written in "
             f"{nb.relative_to(REPO_ROOT) if nb.is_relative_to(REPO_ROOT) else nb}):\n"
-            + ('\n'.join(rows) or '  none'))
+            + ('\n'.join(f"  -p {p.name:<{w}} {p.default}" + (f"\n     {'':<{w}} {p.help}" if p.help else '')
+                         for p in ps) or '  none'))
 
 def jobs_help(jobs_dir=None) -> str:
     "The job list for `dflash-nb run --help`."
@@ -170,18 +166,15 @@ def project_kernel() -> str:
 # %% ../nbs/90_jobs.ipynb #61dc785e
 def git_commit(root=None) -> str:
     "The project's git commit (short hash, `+changes` when the work tree differs), or 'unknown' outside git."
-    import subprocess
     try:
         run = lambda *a: subprocess.run(['git', '-C', str(root or REPO_ROOT), *a], capture_output=True, text=True,
                                         timeout=10)
         h = run('rev-parse', '--short=12', 'HEAD')
-        if h.returncode: return 'unknown'
-        dirty = run('status', '--porcelain', '--untracked-files=no').stdout.strip()
-        return h.stdout.strip() + (' +changes' if dirty else '')
+        return 'unknown' if h.returncode else h.stdout.strip() + (
+            ' +changes' if run('status', '--porcelain', '--untracked-files=no').stdout.strip() else '')
     except (OSError, subprocess.SubprocessError): return 'unknown'
 
 def machine() -> str:
-    import platform
     return (f"{platform.node()} ({platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, "
             f"Python {platform.python_version()})")
 
@@ -189,7 +182,6 @@ def machine() -> str:
 def run_header(job: str, params: dict, declared: list, started: float, seconds: float) -> dict:
     """What every report opens with: job, parameters (given, and the declared defaults), start, duration, version,
     commit, machine."""
-    from dflash_nb import __version__
     ps = {p.name: (repr(params[p.name]) if p.name in params else f"{p.default} (default)")
           for p in declared if p.name not in SET_BY_RUN}
     ps.update({k: repr(v) for k, v in params.items() if k not in ps and k not in SET_BY_RUN})
@@ -199,13 +191,12 @@ def run_header(job: str, params: dict, declared: list, started: float, seconds: 
 # %% ../nbs/90_jobs.ipynb #8f4c132c
 def header_html(h: dict) -> str:
     "The header as an HTML block for the top of the report (escaped: token strings such as `<|im_start|>` stay text)."
-    import html
     e = lambda s: html.escape(str(s))
     rows = ''.join(f"<tr><td><code>{e(k)}</code></td><td><code>{e(v)}</code></td></tr>"
                    for k, v in h['parameters'].items())
-    keys = (('started', 'started_utc'), ('took', 'duration'), ('version', 'version'), ('commit', 'commit'),
-            ('machine', 'machine'))
-    facts = ' · '.join(f"{k} <b>{e(h[x])}</b>" for k, x in keys)
+    facts = ' · '.join(f"{k} <b>{e(h[x])}</b>" for k, x in (('started', 'started_utc'), ('took', 'duration'),
+                                                            ('version', 'version'), ('commit', 'commit'),
+                                                            ('machine', 'machine')))
     return ('<div class="dflash-run-header" style="border:1px solid #8888;border-radius:6px;padding:8px 12px;'
             'margin:0 0 1em 0">'
             f'<div>job <b>{e(h["job"])}</b> · {facts}</div>'
@@ -222,8 +213,8 @@ def render_report(notebook, html_path=None, header: dict | None = None) -> Path:
     html_path = Path(html_path or notebook.with_name('report.html'))
     nb = nbformat.read(notebook, as_version=4)
     if header: nb.cells.insert(0, nbformat.v4.new_markdown_cell(header_html(header)))
-    exporter = HTMLExporter(exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True)
-    body, _ = exporter.from_notebook_node(nb, resources={'metadata': {'name': notebook.stem}})
+    body, _ = HTMLExporter(exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True
+                           ).from_notebook_node(nb, resources={'metadata': {'name': notebook.stem}})
     html_path.write_text(body, encoding='utf-8')
     return html_path
 
@@ -232,7 +223,6 @@ from .stats import show  # the reports' one renderer (the job notebooks import i
 
 def job_setup(out_dir, torch_threads: int | None = None) -> Path:
     "A job's run folder (made), quiet libraries (no tqdm/ipywidgets or HF loading bars), torch on `torch_threads`."
-    import warnings
     for m in ('IProgress not found', '.*past_key_values.*'): warnings.filterwarnings('ignore', message=m)
     if torch_threads is not None:
         import torch; from transformers.utils import logging
@@ -298,13 +288,11 @@ def job_path(p):
 def job_train(params: dict, **kw) -> dict:
     """`train` as a job runs it: the job's `params` that are TrainConfig options, then `kw`; one final checkpoint,
     fresh; its bar as `stage_bars` says."""
-    from dataclasses import fields
     from dflash_nb.train import TrainConfig, train, train_args
     names = {f.name for f in fields(TrainConfig)}
-    opts = {k: v for k, v in params.items() if k in names and k not in kw}
     with stage_bars() as bars:
-        return train(train_args(**opts, **{'save_every': 0, 'keep_checkpoints': 1, 'quiet': not bars, 'resume': 'never',
-                                           **kw}))
+        return train(train_args(**{k: v for k, v in params.items() if k in names and k not in kw},
+                                **{'save_every': 0, 'keep_checkpoints': 1, 'quiet': not bars, 'resume': 'never', **kw}))
 
 # %% ../nbs/90_jobs.ipynb #beb1938f
 class CellProgress:
@@ -313,7 +301,6 @@ class CellProgress:
     Cell' and 'Ending Cell' log records (and nothing else of its log); between the two the stage's bars show
     (`stage_bars`)."""
     def __init__(self, job: str, cells: list, stream=None):
-        import logging
         self.job, self.stream, self.t0 = job, stream or sys.stderr, time.perf_counter()
         self.code = {i: c for i, c in enumerate(cells) if c.cell_type == 'code' and c.source.strip()}
         self.order, self.started, self.ended = {i: k + 1 for k, i in enumerate(self.code)}, {}, None
@@ -323,19 +310,18 @@ class CellProgress:
     def _end(self, ok: bool):
         "The summary of the cell that ended last: said when the next one starts or the job ends (a failed cell too)."
         if self.ended is None: return
-        i, t = self.ended; self.ended = None
+        (i, t), self.ended = self.ended, None
         self._say(f"cell {self.order[i]}/{len(self.code)} {'done in' if ok else 'failed after'} "
                   f"{t - self.started[i]:.1f}s")
     def _emit(self, record):
-        import re
         m = re.match(r'(Executing|Ending) Cell (\d+)-*$', record.getMessage())
         if not m or (i := int(m[2]) - 1) not in self.code: return
         if m[1] == 'Ending': self.ended = (i, time.perf_counter()); return
         self._end(True)
         self.started[i] = time.perf_counter()
         lines = [l.strip() for l in self.code[i].source.splitlines() if l.strip()]
-        first = next((l for l in lines if not l.startswith('#')), lines[0] if lines else '')
-        self._say(f"cell {self.order[i]}/{len(self.code)} (+{self.started[i] - self.t0:.1f}s) {first[:90]}")
+        self._say(f"cell {self.order[i]}/{len(self.code)} (+{self.started[i] - self.t0:.1f}s) "
+                  + next((l for l in lines if not l.startswith('#')), lines[0] if lines else '')[:90])
     def __enter__(self):
         self.saved = (self.logger.level, self.logger.propagate, self.logger.handlers[:])
         self.logger.handlers[:] = [self.handler]; self.logger.setLevel('INFO'); self.logger.propagate = False
@@ -382,7 +368,6 @@ def _new_out_dir(outputs, job: str) -> Path:
 @contextlib.contextmanager
 def _signals(handler):
     "SIGINT and SIGTERM handled by `handler` (a function, or `signal.SIG_IGN`) in the `with` block; main thread only."
-    import signal, threading
     if threading.current_thread() is not threading.main_thread(): yield; return
     old = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
     try: yield
@@ -391,11 +376,11 @@ def _signals(handler):
 
 def _kill_kernels():
     "SIGKILL the kernels this process started (Linux /proc): a kernel shut down in mid-cell prints tracebacks."
-    import signal
     for d in Path('/proc').glob('[0-9]*'):
         try:
-            parent = int((d/'stat').read_text().rsplit(')', 1)[1].split()[1])
-            if parent == os.getpid() and b'ipykernel' in (d/'cmdline').read_bytes():
+            # the parent's pid is the 2nd field after the command in parentheses
+            if (int((d/'stat').read_text().rsplit(')', 1)[1].split()[1]) == os.getpid()
+                    and b'ipykernel' in (d/'cmdline').read_bytes()):
                 os.kill(int(d.name), signal.SIGKILL)
         except (OSError, ValueError, IndexError): continue
 
@@ -403,7 +388,6 @@ def _interrupt(signum, frame):
     """SIGTERM as Ctrl-C: the job stops and its report is written. The kernel is killed at once (its stages are made to
     survive kill -9 and resume; its workers die with it) and its end is not logged (asyncio's 'Task exception was never
     retrieved', nbclient's 'Kernel died'): the user sees one line."""
-    import logging
     for name in ('papermill', 'traitlets', 'nbclient', 'asyncio'):
         logging.getLogger(name).setLevel(logging.CRITICAL + 1)
     _kill_kernels()
@@ -471,7 +455,6 @@ def run_job(job: str, params: dict | None = None, outputs='outputs', jobs_dir=No
         run.ok, run.status, run.error = False, 'interrupted', 'interrupted (Ctrl-C or SIGTERM)'
     except Exception as e:  # papermill leaves the executed notebook with the error in it
         run.ok, run.status, run.error = False, 'failed', (str(e).strip().splitlines() or [type(e).__name__])[-1]
-    import signal
     with _signals(signal.SIG_IGN):  # a second Ctrl-C must not stop the report half-written
         header = run_header(job, params, declared, wall0, time.perf_counter() - t0)
         if run.status == 'interrupted':
@@ -479,9 +462,8 @@ def run_job(job: str, params: dict | None = None, outputs='outputs', jobs_dir=No
         try: rendered = run.notebook.exists() and render_report(run.notebook, run.report, header)
         except Exception: rendered = False  # e.g. the notebook cut by the interrupt: the plain report below
         if not rendered:
-            import html
-            what = 'was interrupted' if run.status == 'interrupted' else 'failed before it ran'
-            run.report.write_text(f"<html><body>{header_html(header)}<h1>{job} {what}</h1>"
+            run.report.write_text(f"<html><body>{header_html(header)}<h1>{job} "
+                                  f"{'was interrupted' if run.status == 'interrupted' else 'failed before it ran'}</h1>"
                                   f"<pre>{html.escape(run.error)}</pre></body></html>")
         _write_job_json(run, params, header)
     if run.status == 'interrupted': raise JobInterrupted(run)
@@ -511,5 +493,5 @@ def resume_job(run_dir, jobs_dir=None, progress: bool = False) -> JobRun:
         raise ValueError(f"{d/'job.json'}: not a job record (no job name and parameters); run the job again instead")
     if rec.get('status', 'ok' if rec.get('ok') else 'failed') == 'ok':
         raise ValueError(f"{d}: this run of {rec['job']} completed; nothing to resume")
-    params = {k: v for k, v in rec.get('params', {}).items() if k not in SET_BY_RUN}
-    return run_job(rec['job'], params, d.parent, jobs_dir, progress, out_dir=d)
+    return run_job(rec['job'], {k: v for k, v in rec.get('params', {}).items() if k not in SET_BY_RUN}, d.parent,
+                   jobs_dir, progress, out_dir=d)

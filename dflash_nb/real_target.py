@@ -8,7 +8,8 @@ import json, shutil, time
 from pathlib import Path
 from types import SimpleNamespace
 import torch
-from .train import load_target
+from .model import DFlashDraftModel, TargetFeatures
+from .train import FeatureCache, TokenDataset, feature_cache_bytes, fill_feature_cache, load_target
 
 # %% auto #0
 __all__ = ['shipped_dir', 'ship_completions', 'shipped_completions', 'target_info', 'training_completions', 'prompt_token_ids',
@@ -27,14 +28,13 @@ def ship_completions(jsonl, out_dir, meta: dict, name: str = 'completions-train'
     raw = Path(jsonl).read_bytes()
     rows = [json.loads(l) for l in raw.decode('utf-8').splitlines() if l.strip()]
     (out/f"{name}.jsonl.zst").write_bytes(zstandard.ZstdCompressor(level=19).compress(raw))
-    gen = rows[0]['generator'] if rows else {}
-    info = {**meta, 'records': len(rows), 'completion_tokens': sum(r['generator']['completion_tokens'] for r in rows),
-            'finish_reasons': {f: sum(r['finish_reason'] == f for r in rows)
-                               for f in sorted({r['finish_reason'] for r in rows})},
-            'generation': {k: v for k, v in gen.items() if k != 'completion_tokens'},
-            'sources': {s: sum(r.get('source') == s for r in rows)
-                        for s in sorted({r.get('source', '') for r in rows})}}
-    (out/f"{name}.json").write_text(json.dumps(info, indent=2))
+    (out/f"{name}.json").write_text(json.dumps(
+        {**meta, 'records': len(rows), 'completion_tokens': sum(r['generator']['completion_tokens'] for r in rows),
+         'finish_reasons': {f: sum(r['finish_reason'] == f for r in rows)
+                            for f in sorted({r['finish_reason'] for r in rows})},
+         'generation': {k: v for k, v in (rows[0]['generator'] if rows else {}).items() if k != 'completion_tokens'},
+         'sources': {s: sum(r.get('source') == s for r in rows) for s in sorted({r.get('source', '') for r in rows})}},
+        indent=2))
     return out/f"{name}.jsonl.zst"
 
 def shipped_completions(target_fingerprint: str, out_dir=None, name: str = 'completions-train') -> tuple[Path, dict]:
@@ -58,10 +58,11 @@ def target_info(name: str) -> SimpleNamespace:
     d = default_target_dir(name)
     cfg, r, fp = json.loads((d/'config.json').read_text()), target_record(d), target_fingerprint(d)
     mask = default_mask_token_id(d)
-    about = (f"**Target:** {r['model']} from `{r['distribution']}` {r['version']} ({r['license']}), cached at `{d}`; "
-             f"fingerprint `{fp}`; drafter mask token `{PACKAGED_TARGETS[name].get('mask_token')}` (id {mask}).")
     return SimpleNamespace(dir=d, record=r, fingerprint=fp, mask_token_id=mask, hidden_size=cfg['hidden_size'],
-                           num_layers=cfg['num_hidden_layers'], about=about)
+                           num_layers=cfg['num_hidden_layers'],
+                           about=f"**Target:** {r['model']} from `{r['distribution']}` {r['version']} "
+                                 f"({r['license']}), cached at `{d}`; fingerprint `{fp}`; drafter mask token "
+                                 f"`{PACKAGED_TARGETS[name].get('mask_token')}` (id {mask}).")
 
 # %% ../nbs/13_real_target.ipynb #b09c7a9f
 def training_completions(t: SimpleNamespace, prompts, heldout, path, regenerate: bool = False,
@@ -100,7 +101,6 @@ def prompt_token_ids(model_dir, prompts, limit: int | None = None) -> list[dict]
 
 def token_count(dataset, token_id: int) -> int:
     "Occurrences of `token_id` anywhere in a tokenized dataset (the mask token must have none)."
-    from dflash_nb.train import TokenDataset
     ds = TokenDataset(dataset)
     return int(sum(int((ds.sample(r, truncate=False)[0] == token_id).sum()) for r in range(ds.n_rows)))
 
@@ -116,9 +116,7 @@ def mask_verdict(report, dataset, mask_token_id: int) -> tuple[str, bool]:
 # %% ../nbs/13_real_target.ipynb #c1b06276
 def fill_features(t: SimpleNamespace, ds, layer_ids, cache_dir=None, max_tokens: int = 2048) -> tuple:
     "(target, feature cache facts): the features of `ds` at `layer_ids` of target `t` computed once into the cache."
-    from dflash_nb.model import TargetFeatures
     from dflash_nb.storage import cache_root
-    from dflash_nb.train import FeatureCache, feature_cache_bytes, fill_feature_cache
     fdir = Path(cache_dir or cache_root()/'features'/t.fingerprint.replace(':', '-'))
     est = feature_cache_bytes(ds, len(layer_ids), t.hidden_size)
     tgt, t0 = load_target(str(t.dir), torch.device('cpu')), time.time()
@@ -152,7 +150,6 @@ def compare_on_heldout(tgt, drafter_dir, prompts, max_new_tokens: int = 128, nor
     """(results, results at T = 1, `comparison_rows`) of the drafter in `drafter_dir`, an untrained one and prompt
     lookup; OUT/eval.json."""
     from dflash_nb.eval import PROMPT_LOOKUP, compare_methods, comparison_rows, evaluate
-    from dflash_nb.model import DFlashDraftModel
     trained = DFlashDraftModel.from_pretrained(drafter_dir, target=tgt, dtype=torch.float32)
     untrained = DFlashDraftModel(trained.config).bind_target(tgt)
     if trained.vocab_ids is not None: untrained.set_draft_vocab(trained.vocab_ids.tolist())
@@ -176,8 +173,8 @@ def verdict(rows: list[dict], drafter: str = 'trained drafter', baseline: str = 
     d, b = r[drafter], r[baseline]
     ratio = d['mean_tau'] / b['mean_tau'] if b['mean_tau'] else float('nan')
     lossless = all(x['lossless'] for x in rows)
-    met = d['mean_tau'] >= goal_tau and ratio >= goal_ratio and lossless
-    return (f"**{'Goal met' if met else 'Goal not met'}.** The {drafter} reaches mean tau **{d['mean_tau']:.2f}** on "
+    return (f"**{'Goal met' if d['mean_tau'] >= goal_tau and ratio >= goal_ratio and lossless else 'Goal not met'}.** "
+            f"The {drafter} reaches mean tau **{d['mean_tau']:.2f}** on "
             f"{d['prompts']} held-out prompts, {ratio:.2f}x {baseline}'s {b['mean_tau']:.2f} (goal: >= {goal_tau} and "
             f">= {goal_ratio}x); it saves {d['target_forwards_saved']:,} of {d['new_tokens']:,} target forwards "
             f"({b['target_forwards_saved']:,} for {baseline}). Outputs identical to greedy for every prompt and "

@@ -65,9 +65,8 @@ def build_target(name: str, out_dir, overwrite: bool = False, progress: bool = F
     if not progress: transformers.logging.disable_progress_bar()
     tok = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
     src = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32)
-    cfg = src.config.to_dict()
-    for k in ('quantization_config', '_name_or_path', '_model_name_or_path'): cfg.pop(k, None)
-    config = type(src.config).from_dict(cfg)
+    config = type(src.config).from_dict({k: v for k, v in src.config.to_dict().items()
+                                         if k not in ('quantization_config', '_name_or_path', '_model_name_or_path')})
     with torch.device('meta'): model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
     model.load_state_dict(src.state_dict(), assign=True, strict=True)
     eos = tok.convert_tokens_to_ids(e['eos'])
@@ -99,8 +98,8 @@ def target_fingerprint(model_dir) -> str:
     "Short hash naming a target: its build record's source hash, else config.json + the weights' size."
     d, rec = Path(model_dir), target_record(model_dir)
     if rec: return f"{rec['name']}:{rec['source_sha256'][:16]}"
-    w = sorted(d.glob('*.safetensors'))
-    blob = (d/'config.json').read_bytes() + str([(p.name, p.stat().st_size) for p in w]).encode()
+    blob = (d/'config.json').read_bytes() + str([(p.name, p.stat().st_size)
+                                                 for p in sorted(d.glob('*.safetensors'))]).encode()
     return f"{d.name}:{hashlib.sha256(blob).hexdigest()[:16]}"
 
 def default_mask_token_id(model_dir) -> int | None:
@@ -108,9 +107,8 @@ def default_mask_token_id(model_dir) -> int | None:
     rec = target_record(model_dir) or {}
     if rec.get('mask_token_id') is not None: return int(rec['mask_token_id'])
     tok = (PACKAGED_TARGETS.get(rec.get('name')) or {}).get('mask_token')
-    if not tok: return None
-    added = json.loads((Path(model_dir)/'tokenizer.json').read_text(encoding='utf-8')).get('added_tokens', [])
-    return next((int(a['id']) for a in added if a['content'] == tok), None)
+    return next((int(a['id']) for a in json.loads((Path(model_dir)/'tokenizer.json').read_text(encoding='utf-8'))
+                 .get('added_tokens', []) if a['content'] == tok), None) if tok else None
 
 # %% ../nbs/09_targets.ipynb #d5a1c45c
 def build_target_main(args) -> int:
