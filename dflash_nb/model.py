@@ -12,13 +12,12 @@ import torch.nn as nn
 import torch.nn.functional as F
 from fastcore.basics import patch
 
-from dflash_nb.templates.dflash import (  # the drafter's modelling file: the cells marked `export templates.dflash`
+from .templates.dflash import (  # the drafter's modelling file: the cells marked `export templates.dflash`
     _get, text_config, rope_theta_of, select_target_layers, LAYER_TYPES, SCALED_ROPE_TYPES, _SAVE_TIME_KEYS,
-    DFlashConfig, _check_config, _from_target, _to_hf_dict, _rope_scaling, _READ_KEYS, _READ_DFLASH_KEYS,
-    _window_form, _draft_vocab_size, _from_hf_dict, rotary_cos_sin, _ROPE_CACHE, rope_scaling_of, apply_rotary,
-    BlockLayout, sliding_window_mask, layer_causal, layer_masks, DraftCache, _FLEX, _flex_attention, HFCache,
-    crop_cache, _attend_blocks, _attend, DFlashAttention, DFlashDecoderLayer, build_drafter, drafter_hidden,
-    spec_generate)
+    DFlashConfig, _check_config, _from_target, _to_hf_dict, _rope_scaling, _READ_KEYS, _READ_DFLASH_KEYS, _window_form,
+    _draft_vocab_size, _from_hf_dict, rotary_cos_sin, _ROPE_CACHE, rope_scaling_of, apply_rotary, BlockLayout,
+    sliding_window_mask, layer_causal, layer_masks, DraftCache, _FLEX, _flex_attention, HFCache, crop_cache,
+    _attend_blocks, _attend, DFlashAttention, DFlashDecoderLayer, build_drafter, drafter_hidden, spec_generate)
 _all_ = ['text_config', 'rope_theta_of', 'select_target_layers', 'LAYER_TYPES', 'SCALED_ROPE_TYPES', 'DFlashConfig',
          'rotary_cos_sin', 'rope_scaling_of', 'apply_rotary', 'BlockLayout', 'sliding_window_mask', 'layer_causal',
          'layer_masks', 'DraftCache', 'HFCache', 'crop_cache', 'DFlashAttention', 'DFlashDecoderLayer', 'build_drafter',
@@ -42,11 +41,9 @@ DRAFTER_PRESETS = {
                         intermediate_size=17408,
                         layer_types=_SLIDING4_FULL1, sliding_window=2048, block_size=16, tap_layers=5),
     'qwen3.5-4b': dict(num_hidden_layers=5, num_attention_heads=32, num_key_value_heads=8, head_dim=128,
-                       intermediate_size=9728,
-                       layer_types=['full_attention'] * 5, block_size=16, tap_layers=5),
+                       intermediate_size=9728, layer_types=['full_attention'] * 5, block_size=16, tap_layers=5),
     'qwen3.5-35b-a3b': dict(num_hidden_layers=8, num_attention_heads=32, num_key_value_heads=4, head_dim=128,
-                            intermediate_size=6144,
-                            layer_types=['full_attention'] * 8, block_size=16, tap_layers=5),
+                            intermediate_size=6144, layer_types=['full_attention'] * 8, block_size=16, tap_layers=5),
 }
 
 def preset_config(name: str, target_config, mask_token_id: int | None = None, **overrides) -> DFlashConfig:
@@ -55,11 +52,10 @@ def preset_config(name: str, target_config, mask_token_id: int | None = None, **
     if name not in DRAFTER_PRESETS: raise ValueError(f"--drafter-preset {name}: unknown; one of "
                                                      f"{', '.join(DRAFTER_PRESETS)}")
     p = {**DRAFTER_PRESETS[name], **overrides}
-    taps = p.pop('tap_layers')
-    ids = p.pop('target_layer_ids', None) or select_target_layers(int(_get(text_config(target_config),
-                                                                             'num_hidden_layers')), taps)
-    return DFlashConfig.from_target(target_config, p.pop('num_hidden_layers'), ids, p.pop('block_size'), mask_token_id,
-                                    **p)
+    n, bs, taps = (p.pop(k) for k in ('num_hidden_layers', 'block_size', 'tap_layers'))
+    L = int(_get(text_config(target_config), 'num_hidden_layers'))
+    ids = p.pop('target_layer_ids', None) or select_target_layers(L, taps)
+    return DFlashConfig.from_target(target_config, n, ids, bs, mask_token_id, **p)
 
 # %% ../nbs/10_model.ipynb #120e93b1
 def block_attention_mask(anchors, ctx_len: int, block_size: int):
@@ -326,17 +322,14 @@ def drafter_readme(c: DFlashConfig, info: dict | None = None) -> str:
     return '\n'.join([f"# DFlash drafter for {tgt}", '',
              f"* target: `{tgt}` ({c.target_model_type or 'model type unknown'}, {c.num_target_layers} layers, hidden "
              f"{c.hidden_size}, vocabulary {c.vocab_size})",
-             f"* drafter: {c.num_hidden_layers} layers "
-             f"({', '.join(c.layer_types)}{f'; sliding window {c.sliding_window}' if c.sliding_window else ''}), "
-             f"{c.num_attention_heads} heads / {c.num_key_value_heads} KV heads of {c.head_dim}, MLP "
-             f"{c.intermediate_size}",
+             f"* drafter: {c.num_hidden_layers} layers ({', '.join(c.layer_types)}"
+             f"{f'; sliding window {c.sliding_window}' if c.sliding_window else ''}), {c.num_attention_heads} heads / "
+             f"{c.num_key_value_heads} KV heads of {c.head_dim}, MLP {c.intermediate_size}",
              f"* tap layers (target_layer_ids): {c.target_layer_ids}", f"* block size: {c.block_size}",
              f"* mask token id: {c.mask_token_id}",
              f"* draft vocabulary: {c.draft_vocab_size:,} of the {c.vocab_size:,} ids (config `draft_vocab_size`; "
              "tensors `d2t`, target id = draft id + d2t[draft id], `t2d`, and `lm_head.weight`, the target's LM head "
-             "at those ids)"
-             if c.draft_vocab_size
-             else "* draft vocabulary: the whole vocabulary",
+             "at those ids)" if c.draft_vocab_size else "* draft vocabulary: the whole vocabulary",
              f"* training data: {i['data']}" if i.get('data') else "* training data: not recorded",
              f"* training: {i['training']}" if i.get('training') else "* training: not recorded",
              f"* measured tau (accepted tokens per target forward): {i['tau']}" if i.get('tau') else
@@ -344,10 +337,8 @@ def drafter_readme(c: DFlashConfig, info: dict | None = None) -> str:
              '## Serve it', '', 'vLLM:', '', '```bash',
              # vLLM runs mixed sliding/full on its V2 runner only
              ('VLLM_USE_V2_MODEL_RUNNER=1 ' if 0 < c.layer_types.count('sliding_attention') < c.num_hidden_layers
-              else '') + f"vllm serve {tgt} --speculative-config "
-                 f"'{{\"method\": \"dflash\", \"model\": \"{d}\", "
-                 f"\"num_speculative_tokens\": {c.block_size - 1}}}'",
-             '```', '', 'SGLang:', '', '```bash',
+              else '') + f"vllm serve {tgt} --speculative-config '{{\"method\": \"dflash\", \"model\": \"{d}\", "
+             f"\"num_speculative_tokens\": {c.block_size - 1}}}'", '```', '', 'SGLang:', '', '```bash',
              f"python -m sglang.launch_server --model-path {tgt} --speculative-algorithm DFLASH "
              f"--speculative-draft-model-path {d} "
              f"--speculative-num-draft-tokens {c.block_size} --trust-remote-code", '```', '',
@@ -357,11 +348,9 @@ def drafter_readme(c: DFlashConfig, info: dict | None = None) -> str:
                 "vocabulary, so drafts may use ids this drafter never learned to predict; the output stays exactly the "
                 "target's, acceptance is lower. To serve it on SGLang as trained, train with `--draft-vocab full`.", '']
                if c.draft_vocab_size else []),
-             'transformers:', '', '```python',
-             'from transformers import AutoModel',
+             'transformers:', '', '```python', 'from transformers import AutoModel',
              f"drafter = AutoModel.from_pretrained('{d}', trust_remote_code=True)"
-             "   # dflash.py: needs only torch + transformers",
-             '```', ''])
+             "   # dflash.py: needs only torch + transformers", '```', ''])
 
 # %% ../nbs/10_model.ipynb #85fa0e73
 def modeling_source() -> str:

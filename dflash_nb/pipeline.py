@@ -112,10 +112,9 @@ def pipeline_summary(run, report, s: dict, results: dict) -> str:
                'train_prompts': len(run.train), 'eval_prompts': len(run.heldout), 'dataset': str(run.dataset),
                'samples': run.ds.n_rows, 'inspect': report.status, 'train_steps': s['steps'],
                'final_loss': s['final_loss'], 'drafter_dir': s['drafter_dir'],
-               'drafter_parameters': s['drafter_parameters'], 'untrained': u.summary(),
-               'trained': t.summary(), 'tau_untrained': u.mean_tau, 'tau_trained': t.mean_tau,
-               'lossless': bool(u.lossless and t.lossless), 'target_forwards_saved': t.forwards_saved,
-               'speedup_target_forwards': t.speedup, 'seconds': run.times}
+               'drafter_parameters': s['drafter_parameters'], 'untrained': u.summary(), 'trained': t.summary(),
+               'tau_untrained': u.mean_tau, 'tau_trained': t.mean_tau, 'lossless': bool(u.lossless and t.lossless),
+               'target_forwards_saved': t.forwards_saved, 'speedup_target_forwards': t.speedup, 'seconds': run.times}
     (run.out_dir/'pipeline.json').write_text(json.dumps(summary, indent=1, default=str))
     ts = t.summary()
     return (f"**Trained drafter: mean tau {t.mean_tau:.2f} vs {u.mean_tau:.2f} untrained** on {t.prompts} "

@@ -4,7 +4,7 @@
 
 # %% ../nbs/13_real_target.ipynb #b78f4ada
 from __future__ import annotations
-import json, shutil, time
+import collections, json, shutil, time
 from pathlib import Path
 from types import SimpleNamespace
 import torch
@@ -30,8 +30,7 @@ def ship_completions(jsonl, out_dir, meta: dict, name: str = 'completions-train'
     (out/f"{name}.jsonl.zst").write_bytes(zstandard.ZstdCompressor(level=19).compress(raw))
     (out/f"{name}.json").write_text(json.dumps(
         {**meta, 'records': len(rows), 'completion_tokens': sum(r['generator']['completion_tokens'] for r in rows),
-         'finish_reasons': {f: sum(r['finish_reason'] == f for r in rows)
-                            for f in sorted({r['finish_reason'] for r in rows})},
+         'finish_reasons': dict(sorted(collections.Counter(r['finish_reason'] for r in rows).items())),
          'generation': {k: v for k, v in (rows[0]['generator'] if rows else {}).items() if k != 'completion_tokens'},
          'sources': {s: sum(r.get('source') == s for r in rows) for s in sorted({r.get('source', '') for r in rows})}},
         indent=2))
@@ -95,9 +94,8 @@ def prompt_token_ids(model_dir, prompts, limit: int | None = None) -> list[dict]
     "`{id, source, input_ids}` of prompt records rendered with `model_dir`'s chat template (generation prompt added)."
     from dflash_nb.tokenizer import ChatTokenizer
     ct = ChatTokenizer(model_dir)
-    return [{'id': p['id'], 'source': p.get('source', ''),
-             'input_ids': ct.encode(ct.template.render(p['messages'], p.get('tools'), add_generation_prompt=True))}
-            for p in list(prompts)[:limit]]
+    return [{'id': p['id'], 'source': p.get('source', ''), 'input_ids': ct.encode(ct.template.render(
+        p['messages'], p.get('tools'), add_generation_prompt=True))} for p in list(prompts)[:limit]]
 
 def token_count(dataset, token_id: int) -> int:
     "Occurrences of `token_id` anywhere in a tokenized dataset (the mask token must have none)."
@@ -174,8 +172,7 @@ def verdict(rows: list[dict], drafter: str = 'trained drafter', baseline: str = 
     ratio = d['mean_tau'] / b['mean_tau'] if b['mean_tau'] else float('nan')
     lossless = all(x['lossless'] for x in rows)
     return (f"**{'Goal met' if d['mean_tau'] >= goal_tau and ratio >= goal_ratio and lossless else 'Goal not met'}.** "
-            f"The {drafter} reaches mean tau **{d['mean_tau']:.2f}** on "
-            f"{d['prompts']} held-out prompts, {ratio:.2f}x {baseline}'s {b['mean_tau']:.2f} (goal: >= {goal_tau} and "
-            f">= {goal_ratio}x); it saves {d['target_forwards_saved']:,} of {d['new_tokens']:,} target forwards "
-            f"({b['target_forwards_saved']:,} for {baseline}). Outputs identical to greedy for every prompt and "
-            f"method: {'yes' if lossless else 'NO'}.")
+            f"The {drafter} reaches mean tau **{d['mean_tau']:.2f}** on {d['prompts']} held-out prompts, {ratio:.2f}x "
+            f"{baseline}'s {b['mean_tau']:.2f} (goal: >= {goal_tau} and >= {goal_ratio}x); it saves "
+            f"{d['target_forwards_saved']:,} of {d['new_tokens']:,} target forwards ({b['target_forwards_saved']:,} "
+            f"for {baseline}). Outputs identical to greedy for every prompt and method: {'yes' if lossless else 'NO'}.")

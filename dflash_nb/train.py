@@ -20,11 +20,10 @@ from torch.nn.utils.rnn import pad_sequence
 from tqdm import tqdm
 
 from .model import (DRAFTER_PRESETS, DFlashConfig, DFlashDraftModel, TargetFeatures, block_attention_mask,
-                             block_layout, check_drafter_fits,
-                             decoder_layers, drafter_readme, flex_layer_masks, select_target_layers, text_config, _get)
+                             block_layout, check_drafter_fits, decoder_layers, drafter_readme, flex_layer_masks,
+                             select_target_layers, text_config, _get)
 from .config import Config, add_config_args, make_config, opt
-from .dataset import (Dataset, atomic_write, dataset_manifest, dataset_shards, dataset_stats, open_dataset,
-    output_lock, stream_batches)
+from .dataset import Dataset, atomic_write, dataset_stats, output_lock, stream_batches
 from .toy import tiny_target, write_token_dataset   # write_token_dataset: re-exported for the tests
 
 
@@ -122,9 +121,8 @@ def token_budget_batches(lengths, max_tokens: int, seed: int = 0, epoch: int = 0
     "Indices into `lengths` grouped into batches with len(batch) * max(length) <= max_tokens; seeded by (seed, epoch)."
     lengths = np.asarray(lengths)
     if len(lengths) and lengths.max() > max_tokens:
-        raise ValueError(
-            f"a sample of {lengths.max()} tokens exceeds the token budget {max_tokens}: raise --max-tokens "
-                         "or lower --max-seq-len")
+        raise ValueError(f"a sample of {lengths.max()} tokens exceeds the token budget {max_tokens}: raise "
+                         "--max-tokens or lower --max-seq-len")
     rng = np.random.default_rng([seed, epoch, 1])
     order, batches = rng.permutation(len(lengths)), []
     for chunk in (order[s:s + pool] for s in range(0, len(order), pool)):
@@ -155,8 +153,8 @@ def sample_anchors(loss_mask, max_anchors: int, rng) -> np.ndarray:
 def collate(ds: TokenDataset, idx, epoch: int, seed: int, max_anchors: int, pad_id: int = 0) -> dict:
     "Right-padded tensors of samples `idx` (usable-sample indices) with this epoch's anchors."
     rows = [ds[int(i)] for i in idx]
-    anch = [sample_anchors(m, max_anchors, np.random.default_rng([seed, epoch, int(ds.rows[i])])) for i,
-            (_, m) in zip(idx, rows)]
+    anch = [sample_anchors(m, max_anchors, np.random.default_rng([seed, epoch, int(ds.rows[i])]))
+            for i, (_, m) in zip(idx, rows)]
     pad = lambda xs, v=0: pad_sequence([torch.from_numpy(x) for x in xs], batch_first=True, padding_value=v)
     return {'input_ids': pad([ids for ids, _ in rows], pad_id), 'loss_mask': pad([m for _, m in rows]),
             'lengths': torch.tensor([len(ids) for ids, _ in rows]), 'anchors': pad(anch),
@@ -221,8 +219,7 @@ def block_labels(core, batch: dict):
     return block_ids, block_pos, labels, ok
 
 def dflash_forward(model, features: TargetFeatures, batch: dict, weights, attention: str = 'sdpa',
-                   loss_chunk: int = 1024,
-                   norm: float | None = None):
+                   loss_chunk: int = 1024, norm: float | None = None):
     """Loss (weighted sum over `norm`, default this micro-batch's weight sum) and statistics of one micro-batch.
     `model` is the drafter or its DDP wrapper."""
     core = getattr(model, 'module', model)
@@ -264,9 +261,8 @@ class FeatureCache:
         if mp.is_file():
             old = json.loads(mp.read_text())
             if diff := {k: (old.get(k), v) for k, v in meta.items() if old.get(k) != v}:
-                raise ValueError(
-                    f"{self.path}: feature cache made for another target or layers (cached vs now: {diff}); "
-                                      "use another --feature-cache directory or delete this one")
+                raise ValueError(f"{self.path}: feature cache made for another target or layers (cached vs now: "
+                                 f"{diff}); use another --feature-cache directory or delete this one")
         else: mp.write_text(json.dumps(meta, indent=2))
         self.meta, self.index = meta, {}
         self.data_file, self.index_file = self.path/'features.bf16', self.path/'index.tsv'
@@ -505,9 +501,8 @@ def read_metrics(path, upto: int) -> list[str]:
             if i == len(parts) - 1:   # no newline after it: the write was cut
                 print(f"train: {p}: dropped its last line, cut by a kill while it was written "
                       f"({l[:40]!r}...)", file=sys.stderr); break
-            raise ValueError(
-                f"{p}:{i + 1}: not a metrics line ({' '.join(str(e).split())}); remove that line (or the file) "
-                             "and rerun") from None
+            raise ValueError(f"{p}:{i + 1}: not a metrics line ({' '.join(str(e).split())}); remove that line (or the "
+                             "file) and rerun") from None
         if step <= upto: keep.append(l.decode())
     return keep
 
@@ -619,9 +614,8 @@ class TrainConfig(_TrainInputs):
     max_tokens: int = opt(8192, "token budget per micro-batch per device, padding included (default 8192)", 'data',
                           min=1)
     max_anchors: int = opt(512, "anchors per sequence (default 512)", 'data', min=1)
-    feature_cache: str | None = opt(None,
-                                    "directory caching the target's features (filled on the first epoch, reused after)",
-                                    'data')
+    feature_cache: str | None = opt(None, "directory caching the target's features (filled on the first epoch, reused "
+                                          "after)", 'data')
     epochs: int = opt(6, "epochs (default 6)", 'optimisation', min=1)
     max_steps: int | None = opt(None, "stop after this many optimizer steps (the schedule spans them)", 'optimisation',
                                 min=1)
@@ -745,9 +739,9 @@ def _mask_token_id(args: TrainConfig, ds: TokenDataset, V: int) -> int | None:
     "--mask-token-id, else the target's default mask id (a tiny target's last id must be unused by the dataset)."
     if args.mask_token_id is not None: return args.mask_token_id
     if _is_tiny(args.target) and ds.max_token_id >= V - 1:
-        raise ValueError(
-            f"{args.dataset}: uses id {ds.max_token_id}, the tiny target's mask token; make the dataset with "
-                         "synthetic_dataset / toy_dataset_from_samples, or give the tiny target a larger vocab_size")
+        raise ValueError(f"{args.dataset}: uses id {ds.max_token_id}, the tiny target's mask token; make the dataset "
+                         "with synthetic_dataset / toy_dataset_from_samples, or give the tiny target a larger "
+                         "vocab_size")
     return _default_mask_id(args.target, V)
 
 # %% ../nbs/11_train.ipynb #1a9aded2
@@ -763,8 +757,7 @@ def run_target(r: TrainRun) -> None:
     r.target = shard_target(target, r.dev) if r.fsdp else target.to(r.dev)
 
 # %% ../nbs/11_train.ipynb #g25shape
-_LAYER_TYPE_NAMES = {'full': 'full_attention', 'sliding': 'sliding_attention', 'full_attention': 'full_attention',
-                     'sliding_attention': 'sliding_attention'}
+_LAYER_TYPE_NAMES = {n: f"{n.split('_')[0]}_attention" for n in 'full sliding full_attention sliding_attention'.split()}
 def drafter_shape(a) -> dict:
     """{drafter config field: (option, value)} of the shape options given: the --drafter-preset's fields, each
     overridden by an option given."""
@@ -841,8 +834,7 @@ def run_features(r: TrainRun) -> None:
                         'samples': len(ds)}
         if r.rank == 0: print(f"feature cache {a.feature_cache}: {int(ds.row_lengths.sum()):,} tokens x "
                               f"{len(cfg.target_layer_ids)} layers x {cfg.hidden_size} x 2 bytes = {est / 1e9:.2f} GB; "
-                              f"{len(cache):,} samples cached already",
-                              file=sys.stderr)
+                              f"{len(cache):,} samples cached already", file=sys.stderr)
         r.features = CachedTargetFeatures(r.features, cache)
     r.weights = loss_weights(cfg.block_size, a.gamma, r.dev)
 
@@ -854,9 +846,8 @@ def plan_run(r: TrainRun) -> None:
     r.plan_batches = [token_budget_batches(r.ds.lengths, a.max_tokens, a.seed, e) for e in range(a.epochs)]
     r.per_epoch = [len(b) // G for b in r.plan_batches]
     if min(r.per_epoch) == 0:
-        raise ValueError(
-            f"{a.dataset}: {min(len(b) for b in r.plan_batches)} micro-batches per epoch, fewer than ranks x "
-                         f"--grad-accum = {G}; lower --max-tokens or --grad-accum")
+        raise ValueError(f"{a.dataset}: {min(len(b) for b in r.plan_batches)} micro-batches per epoch, fewer than "
+                         f"ranks x --grad-accum = {G}; lower --max-tokens or --grad-accum")
     r.total = min(sum(r.per_epoch), a.max_steps or sum(r.per_epoch))
     r.starts = np.cumsum([0] + r.per_epoch)
     r.plan = {'seed': a.seed, 'max_tokens': a.max_tokens, 'max_seq_len': a.max_seq_len, 'max_anchors': a.max_anchors,
@@ -906,8 +897,7 @@ def step_weight_sum(core, batches, weights) -> float:
     return max(float(t), 1e-9)
 
 def accumulate_gradients(model, features, batches, weights, world: int = 1, attention: str = 'sdpa',
-                         loss_chunk: int = 1024,
-                         autocast=None) -> torch.Tensor:
+                         loss_chunk: int = 1024, autocast=None) -> torch.Tensor:
     """Backward of this rank's micro-batches of one optimizer step, the loss normalised once over the whole step (every
     micro-batch of every rank, as SpecForge does). Returns [loss x weight, weight, tokens, positions, anchors,
     correct[k], count[k]]."""
@@ -947,15 +937,14 @@ def step_metrics(r: TrainRun, stats: torch.Tensor, epoch: int, gnorm: float, lr:
     return {'step': r.step, 'epoch': epoch, 'loss': stats[0].item() / stats[1].item(), 'lr': lr, 'grad_norm': gnorm,
             'acc': [round((corr[k] / cnt[k]).item(), 5) if cnt[k] else None for k in range(1, bs)],
             'tokens': int(stats[2]), 'tokens_per_s': stats[2].item() / dt,
-            'padding_share': 1 - stats[2].item() / stats[3].item(),
-            'anchors': int(stats[4]), 'step_s': dt}
+            'padding_share': 1 - stats[2].item() / stats[3].item(), 'anchors': int(stats[4]), 'step_s': dt}
 
 # %% ../nbs/11_train.ipynb #c492ba78
 def log_step(r: TrainRun, stats: torch.Tensor, dt: float) -> None:
     """Throughput counters (without the first step), the time budget's step count after 5 timed steps, metrics.jsonl
     and the bar."""
-    if r.steps_run:
-        r.tok_sum, r.t_train = r.tok_sum + stats[2].item(), r.t_train + dt       # throughput without the first step
+    # throughput without the first step
+    if r.steps_run: r.tok_sum, r.t_train = r.tok_sum + stats[2].item(), r.t_train + dt
     r.steps_run += 1
     if r.args.time_budget_s and r.steps_run == 6 and 'budget_steps' not in r.span:
         left = r.args.time_budget_s - (time.time() - r.t_start)
@@ -1011,8 +1000,7 @@ def run_summary(r: TrainRun) -> dict:
     if not last and r.rank == 0 and r.metrics_path.is_file() and r.metrics_path.read_text().strip():
         last = json.loads(r.metrics_path.read_text().splitlines()[-1])
     fc = r.cache_info and {**r.cache_info, 'samples_computed': r.features.rows_computed,
-                           'samples_read': r.features.rows_read,
-                           'target_seconds': round(r.features.target_seconds, 1)}
+                           'samples_read': r.features.rows_read, 'target_seconds': round(r.features.target_seconds, 1)}
     return {'steps': r.step, 'total_steps': r.total, 'epochs': a.epochs, 'steps_per_epoch': r.per_epoch,
             'world_size': r.world, 'drafter_parameters': r.core.num_parameters(),
             'target_parameters': sum(p.numel() for p in r.target.parameters()),
@@ -1024,8 +1012,8 @@ def run_summary(r: TrainRun) -> dict:
             'steps_per_s': (r.steps_run - 1) / r.t_train if r.t_train else None, 'seconds': time.time() - r.t_start,
             'drafter_dir': str(r.out/'drafter'), 'device': str(dev), 'block_size': cfg.block_size,
             'draft_layers': cfg.num_hidden_layers, 'draft_vocab_size': cfg.draft_vocab_size,
-            'time_budget_s': a.time_budget_s, 'planned_steps': r.plan['total_steps'],
-            'norm_init': a.norm_init, 'init_drafter': a.init_drafter, 'target_fsdp': r.fsdp, 'attention': a.attention,
+            'time_budget_s': a.time_budget_s, 'planned_steps': r.plan['total_steps'], 'norm_init': a.norm_init,
+            'init_drafter': a.init_drafter, 'target_fsdp': r.fsdp, 'attention': a.attention,
             'peak_gpu_memory_gb': torch.cuda.max_memory_allocated(dev) / 1e9 if dev.type == 'cuda' else None,
             'save_dtype': a.save_dtype, 'feature_cache': fc}
 
@@ -1065,9 +1053,8 @@ def train_main(args: argparse.Namespace) -> int:
         raise
     if dist_info()[0] == 0:
         loss = f"{s['final_loss']:.4f}" if s['final_loss'] is not None else 'n/a'
-        print(f"trained {s['steps']} steps ({s['drafter_parameters']:,} drafter parameters): loss {loss}, "
-              f"acc@1 {(s['final_acc'] or [None])[0]}, {s['tokens_per_s'] or 0:,.0f} target tokens/s -> "
-              f"{s['drafter_dir']}")
+        print(f"trained {s['steps']} steps ({s['drafter_parameters']:,} drafter parameters): loss {loss}, acc@1 "
+              f"{(s['final_acc'] or [None])[0]}, {s['tokens_per_s'] or 0:,.0f} target tokens/s -> {s['drafter_dir']}")
     if torch.distributed.is_initialized(): torch.distributed.destroy_process_group()
     return 0
 
@@ -1075,11 +1062,9 @@ def train_main(args: argparse.Namespace) -> int:
 def run_readme_info(args, ds, summary: dict) -> dict:
     "What the drafter's README.md says about this run: target, training data statistics, training outcome."
     loss_tok = (dataset_stats(str(args.dataset)) or {}).get('loss_tokens')
-    data = (
-        f"`{args.dataset}`: {len(ds):,} samples, {int(ds.lengths.sum()):,} tokens (max length {args.max_seq_len}, "
-        f"{ds.truncated} truncated, "
-            f"{ds.skipped_no_anchor} without a response skipped), {int(ds.row_anchors.sum()):,} anchor positions"
-            + (f", {loss_tok:,} loss tokens" if loss_tok else ''))
+    data = (f"`{args.dataset}`: {len(ds):,} samples, {int(ds.lengths.sum()):,} tokens (max length {args.max_seq_len}, "
+            f"{ds.truncated} truncated, {ds.skipped_no_anchor} without a response skipped), "
+            f"{int(ds.row_anchors.sum()):,} anchor positions" + (f", {loss_tok:,} loss tokens" if loss_tok else ''))
     loss = summary.get('final_loss')
     training = (f"{summary['steps']} steps on {summary['world_size']} x {summary['device']}"
                 + (f", fine-tuned from `{args.init_drafter}`" if args.init_drafter else ', from scratch')

@@ -132,8 +132,7 @@ def _from_target(cls, target_config, num_draft_layers: int = 5, target_layer_ids
                 if v is not None), False)
     kw = dict(hidden_size=H, num_attention_heads=nh, num_key_value_heads=int(_get(t, 'num_key_value_heads') or nh),
               head_dim=int(_get(t, 'head_dim') or H // nh), intermediate_size=int(_get(t, 'intermediate_size')),
-              vocab_size=V, num_target_layers=L,
-              target_layer_ids=list(target_layer_ids) if target_layer_ids is not None
+              vocab_size=V, num_target_layers=L, target_layer_ids=list(target_layer_ids) if target_layer_ids is not None
               else select_target_layers(L, num_draft_layers),
               mask_token_id=int(mask_token_id), num_hidden_layers=num_draft_layers, block_size=block_size,
               rms_norm_eps=float(_get(t, 'rms_norm_eps') or 1e-6), rope_theta=rope_theta_of(t),
@@ -148,8 +147,8 @@ def _to_hf_dict(self) -> dict:
     "A Qwen3-style `config.json` for a serving engine's DFlash loader (the published DFlash drafters' layout)."
     n, sliding = self.num_hidden_layers, 'sliding_attention' in self.layer_types
     rs = dict(self.rope_scaling) if self.rope_scaling else None
-    ours = {'architectures': ['DFlashDraftModel'], 'model_type': 'qwen3',
-            'hidden_size': self.hidden_size, 'num_hidden_layers': n, 'num_attention_heads': self.num_attention_heads,
+    ours = {'architectures': ['DFlashDraftModel'], 'model_type': 'qwen3', 'hidden_size': self.hidden_size,
+            'num_hidden_layers': n, 'num_attention_heads': self.num_attention_heads,
             'num_key_value_heads': self.num_key_value_heads, 'head_dim': self.head_dim,
             'intermediate_size': self.intermediate_size, 'hidden_act': 'silu', 'attention_bias': False,
             'rms_norm_eps': self.rms_norm_eps, 'rope_theta': self.rope_theta,
@@ -212,22 +211,19 @@ def _from_hf_dict(cls, d: dict) -> DFlashConfig:
     """Read a drafter `config.json`: written by `to_hf_dict`, a published DFlash drafter's (own heads, sliding layers)
     or vLLM's `use_swa` form."""
     dc = d.get('dflash_config') or {}
-    L = int(dc.get('num_target_layers', d.get('num_target_layers')))
-    n = int(d['num_hidden_layers'])
+    L, n = int(dc.get('num_target_layers', d.get('num_target_layers'))), int(d['num_hidden_layers'])
     lt, window, causal = _window_form(d, n)
     c = cls(hidden_size=d['hidden_size'], num_attention_heads=d['num_attention_heads'],
             num_key_value_heads=d.get('num_key_value_heads') or d['num_attention_heads'],
             head_dim=d.get('head_dim') or d['hidden_size'] // d['num_attention_heads'],
             intermediate_size=d['intermediate_size'], vocab_size=d['vocab_size'], num_target_layers=L,
             target_layer_ids=dc.get('target_layer_ids') or d.get('target_layer_ids') or select_target_layers(L, n),
-            mask_token_id=dc.get('mask_token_id', d.get('mask_token_id', QWEN36_MASK_TOKEN_ID)),
-            num_hidden_layers=n, block_size=int(dc.get('block_size', d.get('block_size', 16))),
-            rms_norm_eps=d.get('rms_norm_eps', 1e-6), rope_theta=rope_theta_of(d),
-            max_position_embeddings=d.get('max_position_embeddings', 32768),
+            mask_token_id=dc.get('mask_token_id', d.get('mask_token_id', QWEN36_MASK_TOKEN_ID)), num_hidden_layers=n,
+            block_size=int(dc.get('block_size', d.get('block_size', 16))), rms_norm_eps=d.get('rms_norm_eps', 1e-6),
+            rope_theta=rope_theta_of(d), max_position_embeddings=d.get('max_position_embeddings', 32768),
             target_tie_word_embeddings=bool(dc.get('target_tie_word_embeddings', False)),
-            target_model_type=dc.get('target_model_type', ''),
-            draft_vocab_size=_draft_vocab_size(d), layer_types=lt, sliding_window=window,
-            rope_scaling=_rope_scaling(d), causal=causal)
+            target_model_type=dc.get('target_model_type', ''), draft_vocab_size=_draft_vocab_size(d), layer_types=lt,
+            sliding_window=window, rope_scaling=_rope_scaling(d), causal=causal)
     ours = c.to_hf_dict()
     extra = {k: v for k, v in d.items() if k not in ours and k not in _SAVE_TIME_KEYS | _READ_KEYS}
     dextra = {k: v for k, v in dc.items() if k not in ours['dflash_config'] and k not in _READ_DFLASH_KEYS}
@@ -311,8 +307,7 @@ def layer_masks(c: DFlashConfig, attn_mask, q_pos, k_pos=None) -> dict:
 class DraftCache:
     "Per-layer keys/values (and positions) of the context features seen so far (inference); blocks are never cached."
     def __init__(self): self.k, self.v, self.pos = {}, {}, None
-    @property
-    def seq_len(self) -> int: return self.k[0].shape[2] if self.k else 0
+    seq_len = property(lambda self: self.k[0].shape[2] if self.k else 0)
     def update(self, layer: int, k, v):
         if layer in self.k: k, v = torch.cat([self.k[layer], k], 2), torch.cat([self.v[layer], v], 2)
         self.k[layer], self.v[layer] = k, v
@@ -342,12 +337,9 @@ class HFCache:
     def _layers(self) -> dict:
         return {i: l for i, l in enumerate(getattr(self.cache, 'layers', None) or [])
                 if getattr(l, 'keys', None) is not None}
-    @property
-    def k(self) -> dict: return {i: l.keys for i, l in self._layers().items()}
-    @property
-    def v(self) -> dict: return {i: l.values for i, l in self._layers().items()}
-    @property
-    def seq_len(self) -> int: return self.cache.get_seq_length()
+    k = property(lambda self: {i: l.keys for i, l in self._layers().items()})
+    v = property(lambda self: {i: l.values for i, l in self._layers().items()})
+    seq_len = property(lambda self: self.cache.get_seq_length())
     def update(self, layer: int, k, v): return self.cache.update(k, v, layer)
     def add_positions(self, pos):
         """Positions (1, C) of the cached context plus the new context `pos` (added by this forward's layers); None:
@@ -535,8 +527,7 @@ class DFlashDraftModel(PreTrainedModel):
         build_drafter(self, self.dflash)
         if self.dflash.draft_vocab_size:   # the target's LM head at the draft vocabulary's ids (d2t), as saved for vLLM
             self.lm_head = nn.Linear(self.dflash.hidden_size, self.dflash.draft_vocab_size, bias=False)
-        self.target_layer_ids, self.mask_token_id, self.block_size = (self.dflash.target_layer_ids,
-                                                                      self.dflash.mask_token_id, self.dflash.block_size)
+        for k in ('target_layer_ids', 'mask_token_id', 'block_size'): setattr(self, k, getattr(self.dflash, k))
         self.post_init()
 
     def forward(self, position_ids, noise_embedding, target_hidden=None, attention_mask=None, past_key_values=None,
