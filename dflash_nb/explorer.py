@@ -119,19 +119,15 @@ def dataset_label(p) -> str:
 def _explorer_controls(choices: list[str], n: int, dataset, model_path) -> dict:
     "The explorer's widgets by name (each also carries the CSS class `dfk-x-<name>`, for the browser test)."
     import ipywidgets as W
-    wide, st = W.Layout(width='80%'), {'description_width': '90px'}
-    c = dict(datasets=W.Dropdown(options=[(dataset_label(p), p) for p in choices],
-                                 value=choices[0] if choices else None,
-                                 description='datasets', layout=wide, style=st),
-             path=W.Text(value=str(dataset or (choices[0] if choices else '')),
-                         placeholder='a dataset folder or s3:// URL',
-                         description='path', continuous_update=False, layout=wide, style=st),
+    wide, st, first = W.Layout(width='80%'), {'description_width': '90px'}, choices[0] if choices else None
+    # a wide text box, read when Enter is pressed or it loses focus
+    text = lambda what, **kw: W.Text(description=what, continuous_update=False, layout=wide, style=st, **kw)
+    c = dict(datasets=W.Dropdown(options=[(dataset_label(p), p) for p in choices], value=first, description='datasets',
+                                 layout=wide, style=st),
+             path=text('path', value=str(dataset or first or ''), placeholder='a dataset folder or s3:// URL'),
              open=W.Button(description='open', button_style='primary'),
-             tokenizer=W.Text(value=str(model_path or ''), placeholder="empty: the dataset's manifest",
-                              description='tokenizer',
-                              continuous_update=False, layout=wide, style=st),
-             compare=W.Text(placeholder='another dataset: the same sample ids side by side', description='compare with',
-                            continuous_update=False, layout=wide, style=st),
+             tokenizer=text('tokenizer', value=str(model_path or ''), placeholder="empty: the dataset's manifest"),
+             compare=text('compare with', placeholder='another dataset: the same sample ids side by side'),
              mode=W.ToggleButtons(options=EXPLORE_MODES, value='filter', description='select', style=st),
              id=W.Text(description='id', placeholder='sample id', continuous_update=False, style=st),
              filter=W.Dropdown(options=list(EXPLORE_FILTERS), description='filter', style=st),

@@ -44,14 +44,12 @@ class TemplateFacts:
 
     @classmethod
     def from_tokenizer(cls, ct: ChatTokenizer) -> 'TemplateFacts':
-        sp = special_ids(ct)
-        u = {'role': 'user', 'content': 'Hi'}
+        sp, u = special_ids(ct), {'role': 'user', 'content': 'Hi'}
         probe = lambda r: tokenize_record(
             ct, Record('probe', [u, {'role': 'assistant', 'content': 'Yes.', 'reasoning_content': r}]), None)
         try: s_r, s_e = probe('Because.'), probe('')
         except Exception: return cls(special_ids=sorted(sp), origin='template')  # a template that cannot render it
-        ids, m = s_r.input_ids.tolist(), s_r.loss_mask
-        start = int(np.argmax(m))
+        ids, m, start = s_r.input_ids.tolist(), s_r.loss_mask, int(np.argmax(s_r.loss_mask))
         eot = [e] if (e := ids[len(ids) - 1 - int(np.argmax(m[::-1]))]) in sp else []
         gp, ts = [], []
         try:
@@ -207,11 +205,9 @@ def _check_bits(ids, mask, sid, rs, re_, rsamp, first, last, trunc, bad_len, nm,
 # %% ../nbs/05a_inspect.ipynb #d33f48a6
 def _repeats(hx, msid, rs, rlen, rsamp, n: int, thr: Thresholds):
     "Per sample: the most repeats of one `loop_ngram` window in a run, of one whole run, and the loop kind (0, 1, 2)."
-    M = len(hx)
-    rid = np.repeat(np.arange(len(rs)), rlen)
-    w = thr.loop_ngram
-    win = np.zeros(n, np.int32)
+    M, w, win = len(hx), thr.loop_ngram, np.zeros(n, np.int32)
     if M >= w:
+        rid = np.repeat(np.arange(len(rs)), rlen)  # each masked token's run
         ok = rid[:M - w + 1] == rid[w - 1:]
         win = max_repeats(msid[:M - w + 1][ok], window_hashes(hx, w)[ok], n)
     runs = max_repeats(rsamp, _segment_hashes(hx, rlen), n)
@@ -272,11 +268,10 @@ def scan_batch(b: pa.RecordBatch, facts: TemplateFacts, thr: Thresholds, max_seq
     enc = (pc.fill_null(src, '') if (src := b.column('source')).null_count else src).dictionary_encode()
     return dict(seq_len=seq.astype(np.int32), n_masked=nm.astype(np.int32), n_runs=n_runs.astype(np.int32),
                 min_run=min_run.astype(np.int32), truncated=trunc,
-                cut_runs=np.bincount(rsamp[cut], minlength=n).astype(np.int16),
-                fails=fails.astype(np.uint8), bad_end_tok=bad_end_tok.astype(np.int32),
-                answer_hash=_segment_hashes(hx, nm),  # per sample: its whole answer
-                empty_think=empty,
-                loop_count=np.maximum(win, runs), loop_kind=loop_kind,
+                cut_runs=np.bincount(rsamp[cut], minlength=n).astype(np.int16), fails=fails.astype(np.uint8),
+                # answer_hash, per sample: its whole answer
+                bad_end_tok=bad_end_tok.astype(np.int32), answer_hash=_segment_hashes(hx, nm),
+                empty_think=empty, loop_count=np.maximum(win, runs), loop_kind=loop_kind,
                 _source_codes=enc.indices.to_numpy(zero_copy_only=False), _source_names=enc.dictionary.to_pylist())
 
 # %% ../nbs/05a_inspect.ipynb #6d5fe801
@@ -343,9 +338,8 @@ def scan_masks(ds: MaskDataset, facts: TemplateFacts, thr: Thresholds, progress:
         ids.append(b.column('sample_id').take(pa.array(np.arange(b.num_rows))))  # a copy: the batch's pages can go
         bar.update(b.num_rows)
     bar.close()
-    if not parts:
-        r = scan_batch(pa.RecordBatch.from_pylist([], schema=SCHEMA), facts, thr)
-        r['source_code'] = np.zeros(0, np.int32); parts.append(r)
+    if not parts: parts.append({**scan_batch(pa.RecordBatch.from_pylist([], schema=SCHEMA), facts, thr),
+                                'source_code': np.zeros(0, np.int32)})
     arrays = {k: np.concatenate([p[k] for p in parts]) for k in parts[0] if not k.startswith('_')}
     return SampleTable(arrays, pa.chunked_array(ids, pa.string()), list(names), thr)
 
@@ -385,8 +379,7 @@ def mask_checks(t: SampleTable, facts: TemplateFacts, disp: TokenDisplay, vocab_
                          f"the generation prompt is unknown: {need_tok}"),
         vocab=(f"ids within the vocabulary [0, {vocab_size:,})", None) if vocab_size else
               ("ids within the vocabulary", "skipped: the vocabulary size is unknown (no manifest, no tokenizer)"))
-    bad = {name: np.flatnonzero(t.fails & bit) if len(t) else np.zeros(0, np.int64)
-           for name, bit in CHECK_BITS.items()}
+    bad = {name: np.flatnonzero(t.fails & bit) for name, bit in CHECK_BITS.items()}
     ends, cut = Counter(t.bad_end_tok[bad['span_end']].tolist()).most_common(3), int(t.cut_runs.sum())
     notes = {'span_end': '; '.join(
         (["runs end with " + ', '.join(f"{_tok(disp, [k])} in {c:,} sample(s)" for k, c in ends)] if ends else [])
@@ -436,9 +429,7 @@ class GateInput:
 # %% ../nbs/05a_inspect.ipynb #4b29041b
 def _answer_words(ids: np.ndarray, facts: TemplateFacts, disp: TokenDisplay) -> tuple[str, str]:
     "(`\"OK.\"`, ' (after an empty think block)') for a sample's masked ids."
-    ids = [int(i) for i in ids]
-    suffix = ''
-    et = facts.empty_think_ids
+    ids, suffix, et = [int(i) for i in ids], '', facts.empty_think_ids
     if et and ids[:len(et)] == et: ids, suffix = ids[len(et):], ' (after an empty think block)'
     elif et and et[-1] in ids:
         k = ids.index(et[-1])
@@ -454,9 +445,8 @@ def describe_loop(ids: np.ndarray, mask: np.ndarray, thr: Thresholds, disp: Toke
                   run: bool = False) -> tuple[str, int]:
     "(what, times): the most repeated generated turn (`run`) or `loop_ngram`-token window of one sample, in words."
     runs = [tuple(ids[a:b].tolist()) for a, b in masked_runs(mask)]
-    if run: seq, times = Counter(runs).most_common(1)[0]
-    else: seq, times = Counter(r[i:i + thr.loop_ngram] for r in runs
-                               for i in range(len(r) - thr.loop_ngram + 1)).most_common(1)[0]
+    w = thr.loop_ngram
+    seq, times = Counter(runs if run else (r[i:i + w] for r in runs for i in range(len(r) - w + 1))).most_common(1)[0]
     text = disp.text(seq)
     return ("the same generated turn " if run else '') + repr(text if len(text) <= 80 else text[:77] + '…'), times
 
@@ -501,23 +491,20 @@ def identical_answers_gate(g: GateInput) -> Gate:
 # %% ../nbs/05a_inspect.ipynb #858e1109
 def empty_reasoning_gate(g: GateInput) -> Gate:
     "Samples whose think blocks are all empty (measured only when the template renders reasoning)."
-    t, thr, facts, title = g.t, g.thr, g.facts, "samples whose think blocks are all empty"
+    thr, facts, e, title = g.thr, g.facts, g.t.empty_think, "samples whose think blocks are all empty"
     if not facts.empty_think_ids:
         return g.gate('empty_reasoning', title, None, thr.empty_reasoning_warn, thr.empty_reasoning_fail,
                       "not measured: the chat template renders no reasoning" if facts.origin == 'template'
                       else "not measured: no tokenizer/template")
-    e = t.empty_think
     return g.gate('empty_reasoning', title, e.mean(), thr.empty_reasoning_warn, thr.empty_reasoning_fail,
-         f"{int(e.sum()):,} of {g.n:,} samples have only empty reasoning "
-         f"(every generated turn starts {_tok(g.ds.display, facts.empty_think_ids)})",
-         np.flatnonzero(e))
+                  f"{int(e.sum()):,} of {g.n:,} samples have only empty reasoning (every generated turn starts "
+                  f"{_tok(g.ds.display, facts.empty_think_ids)})", np.flatnonzero(e))
 
 # %% ../nbs/05a_inspect.ipynb #8b3dd42d
 def repetition_gate(g: GateInput) -> Gate:
     "Samples that repeat a `loop_ngram`-token window or a whole generated turn `loop_repeats`+ times."
     t, thr, n = g.t, g.thr, g.n
-    loop = t.loop_count >= thr.loop_repeats
-    order = np.argsort(-t.loop_count, kind='stable')
+    loop, order = t.loop_count >= thr.loop_repeats, np.argsort(-t.loop_count, kind='stable')
     msg = (f"{int(loop.sum()):,} of {n:,} samples repeat a {thr.loop_ngram}-token window or a whole generated turn "
            f"{thr.loop_repeats}+ times")
     if loop.any():
@@ -535,11 +522,10 @@ def short_samples_gate(g: GateInput) -> Gate:
 # %% ../nbs/05a_inspect.ipynb #d2fa8063
 def truncated_gate(g: GateInput) -> Gate:
     "Samples cut at the dataset's max_seq_len (their answer's end is lost)."
-    t, thr, m = g.t, g.thr, g.ds.max_seq_len
+    thr, m, tr = g.thr, g.ds.max_seq_len, g.t.truncated
     if not m:
         return g.gate('truncated', "samples cut at max_seq_len", None, thr.truncated_warn, thr.truncated_fail,
                       "not measured: max_seq_len unknown (no manifest) or the dataset was not truncated")
-    tr = t.truncated
     return g.gate('truncated', f"samples cut at max_seq_len {m:,}", tr.mean(), thr.truncated_warn, thr.truncated_fail,
          f"{int(tr.sum()):,} of {g.n:,} samples have seq_len == max_seq_len {m:,} (their answer's end is lost)",
          np.flatnonzero(tr))
@@ -557,13 +543,11 @@ def source_skew_gate(g: GateInput) -> Gate:
         return g.gate('source_skew', title, None, thr.source_skew_warn, thr.source_skew_fail,
                       "not measured: no sample has a source")
     if k == 1:
-        return Gate('source_skew', title, 1.0, thr.source_skew_warn, thr.source_skew_fail, 'warn',
-                    f"every sample comes from the single source {label(0)}: fine for a one-domain drafter, "
-                    "otherwise a skewed mix")
-    return g.gate('source_skew', title, share, thr.source_skew_warn, thr.source_skew_fail,
-         f"{label(big)} is {_pct(share)} of the generated tokens ({_pct(allt[big] / allt.sum())} of all tokens); "
-         f"mix: {mix}",
-         np.flatnonzero(t.source == big))
+        return Gate('source_skew', title, 1.0, thr.source_skew_warn, thr.source_skew_fail, 'warn', f"every sample "
+                    f"comes from the single source {label(0)}: fine for a one-domain drafter, otherwise a skewed mix")
+    return g.gate('source_skew', title, share, thr.source_skew_warn, thr.source_skew_fail, f"{label(big)} is "
+                  f"{_pct(share)} of the generated tokens ({_pct(allt[big] / allt.sum())} of all tokens); mix: {mix}",
+                  np.flatnonzero(t.source == big))
 
 # %% ../nbs/05a_inspect.ipynb #94ce9406
 DUPLICATE_IDS_WARN, DUPLICATE_IDS_FAIL = 0.0, 0.01
@@ -583,21 +567,25 @@ def duplicate_ids_gate(g: GateInput) -> Gate:
 
 # %% ../nbs/05a_inspect.ipynb #75bdfbed
 GATES = (tiny_span_gate, identical_answers_gate, empty_reasoning_gate, repetition_gate, short_samples_gate,
-         truncated_gate,
-         source_skew_gate, duplicate_ids_gate)
+         truncated_gate, source_skew_gate, duplicate_ids_gate)
 
 def quality_gates(t: SampleTable, ds: MaskDataset, facts: TemplateFacts, thr: Thresholds,
                   examples: int = 5) -> list[Gate]:
     "The quality gates' results from a scanned `SampleTable`: one `Gate` per function in `GATES`."
     g = GateInput(t, ds, facts, thr, examples)
-    if g.n == 0:
-        return [g.gate(f.__name__[:-5], f.__name__[:-5], None, 0, 0, "empty dataset")
-                for f in GATES[:-1]]  # no duplicate_ids
+    if g.n == 0:  # every gate but duplicate_ids
+        return [g.gate(f.__name__[:-5], f.__name__[:-5], None, 0, 0, "empty dataset") for f in GATES[:-1]]
     return [gate(g) for gate in GATES]
 
 # %% ../nbs/05a_inspect.ipynb #522373a5
 _STATUS_BG = {'pass': '#d4edda', 'warn': '#fff3cd', 'fail': '#f8d7da', 'n/a': '#eeeeee', 'skipped': '#eeeeee'}
 _STATUS_ANSI = {'pass': '\x1b[32m', 'warn': '\x1b[33m', 'fail': '\x1b[1;31m', 'n/a': '\x1b[2m', 'skipped': '\x1b[2m'}
+
+def _report_rows(rep: InspectReport, none: str) -> tuple[list, list]:
+    "Check and gate rows as both tables show them: `(name, under the name, status, numbers, what, note, examples)`."
+    return ([(c.name, '', c.status, [f"{c.failures:,}"], c.title, c.note, c.examples) for c in rep.checks],
+            [(g.name, g.title, g.status, [none if g.value is None else _pct(g.value), '> ' + _pct(g.warn),
+              '> ' + _pct(g.fail)], g.message, '', g.examples[:3]) for g in rep.gates])
 
 # %% ../nbs/05a_inspect.ipynb #848464c4
 @dataclass
@@ -618,49 +606,35 @@ class InspectReport:
     dataset: MaskDataset = field(repr=False, default=None)
     chat_template: str = ''  # how tokenize used the template(s), from the manifest (`template_summary`)
 
-# %% ../nbs/05a_inspect.ipynb #6888a1f8
-@patch(as_prop=True)
-def failed(self: InspectReport) -> bool:
-    return any(c.status == 'fail' for c in self.checks) or any(g.status == 'fail' for g in self.gates)
+    @property
+    def failed(self) -> bool: return any(x.status == 'fail' for x in [*self.checks, *self.gates])
 
-@patch(as_prop=True)
-def warned(self: InspectReport) -> bool: return any(g.status == 'warn' for g in self.gates)
+    @property
+    def warned(self) -> bool: return any(g.status == 'warn' for g in self.gates)
 
-@patch(as_prop=True)
-def status(self: InspectReport) -> str: return 'fail' if self.failed else 'warn' if self.warned else 'pass'
+    @property
+    def status(self) -> str: return 'fail' if self.failed else 'warn' if self.warned else 'pass'
 
-@patch
-def gate(self: InspectReport, name) -> Gate: return next(g for g in self.gates if g.name == name)
+    def gate(self, name) -> Gate: return next(g for g in self.gates if g.name == name)
 
-@patch
-def check(self: InspectReport, name) -> Check: return next(c for c in self.checks if c.name == name)
+    def check(self, name) -> Check: return next(c for c in self.checks if c.name == name)
 
-@patch
-def headline(self: InspectReport) -> str:
-    return (f"{self.path}: {self.samples:,} samples, {self.total_tokens:,} tokens, "
-            f"{self.loss_tokens:,} masked ({_pct(self.loss_tokens / self.total_tokens if self.total_tokens else 0)}); "
-            f"{self.status.upper()}")
+    def headline(self) -> str:
+        return (f"{self.path}: {self.samples:,} samples, {self.total_tokens:,} tokens, {self.loss_tokens:,} masked "
+                f"({_pct(self.loss_tokens / self.total_tokens if self.total_tokens else 0)}); {self.status.upper()}")
 
-# %% ../nbs/05a_inspect.ipynb #5c46a819
-def _report_rows(rep: InspectReport, none: str) -> tuple[list, list]:
-    "Check and gate rows as both tables show them: `(name, under the name, status, numbers, what, note, examples)`."
-    return ([(c.name, '', c.status, [f"{c.failures:,}"], c.title, c.note, c.examples) for c in rep.checks],
-            [(g.name, g.title, g.status,
-              [none if g.value is None else _pct(g.value), '> ' + _pct(g.warn), '> ' + _pct(g.fail)],
-              g.message, '', g.examples[:3]) for g in rep.gates])
-
-@patch
-def table(self: InspectReport, color: bool = False) -> str:
-    "Plain-text tables of the checks and gates (ANSI colours with `color=True`), as `dflash-nb inspect` prints them."
-    rows = lambda rs: [(n, s.upper(), *nums, what + (f" [{note}]" if note else '')
-                        + (f"  e.g. {', '.join(ex)}" if ex else '')) for n, _, s, nums, what, note, ex in rs]
-    checks, gates = _report_rows(self, '-')
-    paint = (lambda i, c: _STATUS_ANSI[c.strip().lower()] + c + '\x1b[0m' if i == 1 else c) if color else None
-    checks = text_table(rows(checks), ('check', 'status', 'failures', 'what'), 'lllf', paint)
-    gates = text_table(rows(gates), ('gate', 'status', 'value', 'warn', 'fail', 'what'), 'lllllf', paint)
-    return '\n'.join([self.headline(), f"tokenizer: {self.tokenizer}",
-                      *([f"chat template: {self.chat_template}"] if self.chat_template else []), '', 'MASK CHECKS',
-                      checks, '', 'QUALITY GATES', gates]) + '\n'
+    def table(self, color: bool = False) -> str:
+        """Plain-text tables of the checks and gates (ANSI colours with `color=True`), as `dflash-nb inspect` prints
+        them."""
+        rows = lambda rs: [(n, s.upper(), *nums, what + (f" [{note}]" if note else '')
+                            + (f"  e.g. {', '.join(ex)}" if ex else '')) for n, _, s, nums, what, note, ex in rs]
+        checks, gates = _report_rows(self, '-')
+        paint = (lambda i, c: _STATUS_ANSI[c.strip().lower()] + c + '\x1b[0m' if i == 1 else c) if color else None
+        checks = text_table(rows(checks), ('check', 'status', 'failures', 'what'), 'lllf', paint)
+        gates = text_table(rows(gates), ('gate', 'status', 'value', 'warn', 'fail', 'what'), 'lllllf', paint)
+        return '\n'.join([self.headline(), f"tokenizer: {self.tokenizer}",
+                          *([f"chat template: {self.chat_template}"] if self.chat_template else []), '', 'MASK CHECKS',
+                          checks, '', 'QUALITY GATES', gates]) + '\n'
 
 # %% ../nbs/05a_inspect.ipynb #dffa2ec6
 @patch
@@ -689,17 +663,15 @@ def _repr_html_(self: InspectReport) -> str:
                             f"{td(e(what) + small(note))}{td('<small>' + e(', '.join(ex)) + '</small>')}</tr>"
                             for n, sub, s, nums, what, note, ex in rs)
     checks, gates = _report_rows(self, '–')
-    tstyle = 'border-collapse:collapse;font:13px system-ui,sans-serif;margin:6px 0 14px 0'
-    hd = lambda *hs: ('<tr style="border-bottom:2px solid #999">'
-                      + ''.join(f'<th style="text-align:left;padding:2px 8px">{h}</th>' for h in hs) + '</tr>')
+    table = lambda cls, rs, *hs: (f'<table class="{cls}" style="border-collapse:collapse;font:13px system-ui,'
+                                  'sans-serif;margin:6px 0 14px 0"><tr style="border-bottom:2px solid #999">'
+                                  + ''.join(f'<th style="text-align:left;padding:2px 8px">{h}</th>' for h in hs)
+                                  + f'</tr>{tr(rs)}</table>')
     return (f'<div class="dfk-report"><div style="font:14px system-ui,sans-serif;margin:4px 0">'
-            f'<b>{e(self.headline())}</b><br>'
-            f'<small>{e(self.tokenizer)}</small>'
+            f'<b>{e(self.headline())}</b><br><small>{e(self.tokenizer)}</small>'
             + (f'<br><small>chat template: {e(self.chat_template)}</small>' if self.chat_template else '') + '</div>'
-            f'<table class="dfk-gates" style="{tstyle}">'
-            f'{hd("quality gate", "status", "value", "warn", "fail", "what", "examples")}{tr(gates)}</table>'
-            f'<table class="dfk-checks" style="{tstyle}">{hd("mask check", "status", "failures", "what", "examples")}'
-            f'{tr(checks)}</table></div>')
+            + table('dfk-gates', gates, 'quality gate', 'status', 'value', 'warn', 'fail', 'what', 'examples')
+            + table('dfk-checks', checks, 'mask check', 'status', 'failures', 'what', 'examples') + '</div>')
 
 # %% ../nbs/05a_inspect.ipynb #5ef1167e
 @patch
@@ -759,8 +731,7 @@ def verify_dataset(path, progress: bool = False, examples: int = 5) -> tuple[lis
         notes.append(f"{d}: no per-shard sha256 in manifest.json (an older dataset, or another tool's): nothing to "
                      "verify the bytes against; its rows and tokens were counted against "
                      + ('manifest.json/stats.json' if shards.manifest or shards.stats else 'nothing recorded'))
-    f = d/'content_hashes.npy'
-    hashes = np.load(f, mmap_mode='r') if f.is_file() else None
+    hashes = np.load(f, mmap_mode='r') if (f := d/'content_hashes.npy').is_file() else None
     row, tokens, differ = 0, 0, []
     for s in shards:
         try:
@@ -778,8 +749,7 @@ def verify_dataset(path, progress: bool = False, examples: int = 5) -> tuple[lis
     if differ:
         problems.append(f"{f}: {len(differ):,} row(s) differ from their recorded content hash, e.g. "
                         f"{'; '.join(f'row {r} ({sid!r}, {sh})' for r, sid, sh in differ[:examples])}: "
-                        "their tokens or mask "
-                        "changed after the dataset was written: re-copy or re-create it")
+                        "their tokens or mask changed after the dataset was written: re-copy or re-create it")
     if hashes is None: notes.append(f"{d}: no content_hashes.npy: the rows' contents are not checked")
     if not problems:
         notes.append(f"{d}: {len(shards)} shard(s), {row:,} rows / {tokens:,} tokens"
@@ -832,8 +802,7 @@ def inspect_main(args: argparse.Namespace) -> int:
         for line in notes: print(line)
         for line in problems: print(line, file=sys.stderr)
         return 1 if problems else 0
-    ds = MaskDataset(args.dataset, args.model_path, not args.no_tokenizer, args.ignore_fingerprint,
-                     progress=not args.quiet)
+    ds = MaskDataset(args.dataset, args.model_path, not args.no_tokenizer, args.ignore_fingerprint, not args.quiet)
     if args.ids or args.index:
         found = ds.indices_of(args.ids or [])
         idx = list(args.index or []) + [p for pos in found.values() for p in pos]

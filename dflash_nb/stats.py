@@ -49,10 +49,9 @@ def recorded_run_stats(dataset_dir, samples: int, total_tokens: int,
         counts = (man or {}).get('counts')
         if not counts: return run, warnings
         rec, where = dict(counts), d/'manifest.json'
-        if (d/'skipped.jsonl').is_file():
+        if (f := d/'skipped.jsonl').is_file():
             rec['skipped'] = dict(sorted(Counter(json.loads(l).get('reason', 'unknown') for l in
-                                                 (d/'skipped.jsonl').read_text(encoding='utf-8').splitlines()
-                                                 if l.strip()).items()))
+                                                 f.read_text(encoding='utf-8').splitlines() if l.strip()).items()))
     if (rec.get('samples'), rec.get('total_tokens')) != (samples, total_tokens):
         return run, [f"{where} records {rec.get('samples')} samples and {rec.get('total_tokens')} tokens but the "
                      f"shards hold {samples} and {total_tokens}: the dataset changed after it was written, so its "
@@ -68,10 +67,9 @@ def recorded_run_stats(dataset_dir, samples: int, total_tokens: int,
 # %% ../nbs/06_stats.ipynb #0d45650d
 def _dist(x: np.ndarray) -> dict:
     "Summary of a per-sample distribution."
-    if not len(x): return dict.fromkeys(('mean', 'min', 'p10', 'p50', 'p90', 'p99', 'max'), 0.0)
-    return dict(mean=float(x.mean()), min=float(x.min()),
-                **dict(zip(('p10', 'p50', 'p90', 'p99'), map(float, np.percentile(x, [10, 50, 90, 99])))),
-                max=float(x.max()))
+    keys = ('mean', 'min', 'p10', 'p50', 'p90', 'p99', 'max')
+    if not len(x): return dict.fromkeys(keys, 0.0)
+    return dict(zip(keys, map(float, (x.mean(), x.min(), *np.percentile(x, [10, 50, 90, 99]), x.max()))))
 
 class _RowError(Exception):
     "A per-sample inconsistency in a shard; the scan adds the shard and the dataset row."
@@ -203,8 +201,7 @@ def scan_token_counts(dataset_dir, num_layers: int = 5, hidden_size: int = 5120,
               samples_without_loss=int((loss == 0).sum()),
               max_seq_len_limit=limit, samples_at_limit=int((lens == limit).sum()) if limit else None,
               dataset=str(dataset_dir) if is_s3_url(dataset_dir) else str(d.resolve()), shards=len(shards),
-              columns=columns or [],
-              size_on_disk_bytes=shards.folder_bytes,
+              columns=columns or [], size_on_disk_bytes=shards.folder_bytes,
               offline_hidden_states=dict(num_layers=num_layers, hidden_size=hidden_size, bytes_per_value=2,
                                          bytes=hidden_state_bytes(total, num_layers, hidden_size)))
     st['unknown'] = [k for k in STATS_KEYS if st[k] is None] + ([] if limit_known else ['max_seq_len_limit'])
@@ -262,8 +259,7 @@ def stats_rows(stats: dict) -> list[tuple[str, str]]:
             ('loss-token fraction', f"{s['loss_token_fraction']:.1%}"),
             ('sequence length: mean', _fmt(s['mean_seq_len'])),
             ('sequence length: min / p50 / p90 / p99 / max',
-             ' / '.join(_fmt(s[k]) for k in ('min_seq_len', 'p50_seq_len', 'p90_seq_len', 'p99_seq_len',
-                                             'max_seq_len'))),
+             ' / '.join(_fmt(s[f"{k}_seq_len"]) for k in ('min', 'p50', 'p90', 'p99', 'max'))),
             ('truncation limit (max_seq_len)', 'none' if s['max_seq_len_limit'] is None and 'max_seq_len_limit' not in
              s['unknown'] else _fmt(s['max_seq_len_limit'])),
             ('samples truncated', _fmt(s['truncated'])),
@@ -373,10 +369,9 @@ def plot_loss_fraction(ds: DatasetStats, bins: int = 50) -> StatsFigure:
     "Distribution of the masked fraction of each sample, with the dataset-wide (token-weighted) fraction."
     fig, ax = _figure()
     ax.hist(ds.loss_fraction, bins=np.linspace(0, 1, bins + 1), color='#c44e52')
-    ax.axvline(ds.stats['loss_token_fraction'], color='k', ls='--', lw=1.2,
-               label=f"all tokens {ds.stats['loss_token_fraction']:.1%}")
-    ax.axvline(ds.stats['loss_fraction_per_sample']['p50'], color=_MARKS['median'], ls='--', lw=1.2,
-               label=f"median sample {ds.stats['loss_fraction_per_sample']['p50']:.1%}")
+    for v, color, what in ((ds.stats['loss_token_fraction'], 'k', 'all tokens'),
+                           (ds.stats['loss_fraction_per_sample']['p50'], _MARKS['median'], 'median sample')):
+        ax.axvline(v, color=color, ls='--', lw=1.2, label=f"{what} {v:.1%}")
     ax.set(xlabel='masked fraction of the sample', ylabel='samples', xlim=(0, 1), title='Masked fraction per sample')
     return _finish(fig, ax)
 

@@ -84,47 +84,42 @@ class TokenDisplay:
     @cached_property
     def special(self) -> dict: return special_ids(self.ct) if self.ct is not None else {}
 
-# %% ../nbs/05_views.ipynb #0f7884b5
-@patch
-def _raw(self: TokenDisplay, i: int):
-    "`(bytes or None, text)` of token `i` alone."
-    if (r := self._cache.get(i)) is None:
-        if i in self.special: r = (None, self.special[i])
-        elif getattr(self.ct, 'fast', None) is not None:  # tokenize's fast encoder: bytes of the token directly
-            try: r = (self.ct.fast.decode_bytes([i]), None)
-            except Exception: r = (None, f"‹id {i}›")
-        else:
-            tok = self.ct.tokenizer
-            if self._bytes is None:
-                from dflash_nb.qwen import bytes_to_unicode
-                self._bytes = {c: b for b, c in bytes_to_unicode().items()} if 'ByteLevel' in repr(tok.decoder) else {}
-            s = tok.id_to_token(i)
-            if s is None: r = (None, f"‹id {i}›")
-            elif self._bytes and all(c in self._bytes for c in s): r = (bytes(self._bytes[c] for c in s), None)
-            else: r = (None, tok.decode([i], skip_special_tokens=False))
-        self._cache[i] = r
-    return r
+    def _raw(self, i: int):
+        "`(bytes or None, text)` of token `i` alone."
+        if (r := self._cache.get(i)) is None:
+            if i in self.special: r = (None, self.special[i])
+            elif getattr(self.ct, 'fast', None) is not None:  # tokenize's fast encoder: bytes of the token directly
+                try: r = (self.ct.fast.decode_bytes([i]), None)
+                except Exception: r = (None, f"‹id {i}›")
+            else:
+                tok = self.ct.tokenizer
+                if self._bytes is None:
+                    from dflash_nb.qwen import bytes_to_unicode
+                    self._bytes = ({c: b for b, c in bytes_to_unicode().items()} if 'ByteLevel' in repr(tok.decoder)
+                                   else {})
+                s = tok.id_to_token(i)
+                if s is None: r = (None, f"‹id {i}›")
+                elif self._bytes and all(c in self._bytes for c in s): r = (bytes(self._bytes[c] for c in s), None)
+                else: r = (None, tok.decode([i], skip_special_tokens=False))
+            self._cache[i] = r
+        return r
 
-# %% ../nbs/05_views.ipynb #6ed6d00d
-@patch
-def pieces(self: TokenDisplay, ids) -> list[str]:
-    "Display text of each token of `ids` (ids themselves when there is no tokenizer)."
-    if self.ct is None: return [f"{i}" for i in ids]
-    out, dec = [], codecs.getincrementaldecoder('utf-8')('replace')
-    for i in map(int, ids):
-        b, s = self._raw(i)
-        if b is None: dec.reset(); out.append(s); continue
-        out.append(dec.decode(b) or '‹' + ' '.join(f"{x:02x}" for x in b) + '›')
-    return out
+    def pieces(self, ids) -> list[str]:
+        "Display text of each token of `ids` (ids themselves when there is no tokenizer)."
+        if self.ct is None: return [f"{i}" for i in ids]
+        out, dec = [], codecs.getincrementaldecoder('utf-8')('replace')
+        for i in map(int, ids):
+            b, s = self._raw(i)
+            if b is None: dec.reset(); out.append(s); continue
+            out.append(dec.decode(b) or '‹' + ' '.join(f"{x:02x}" for x in b) + '›')
+        return out
 
-# %% ../nbs/05_views.ipynb #4760188c
-@patch
-def text(self: TokenDisplay, ids) -> str:
-    "The text of `ids` (decoded as a whole)."
-    ids = [int(i) for i in ids]
-    if self.ct is None: return ' '.join(map(str, ids))
-    if getattr(self.ct, 'fast', None) is not None: return self.ct.fast.decode_bytes(ids).decode('utf-8', 'replace')
-    return self.ct.decode(ids)
+    def text(self, ids) -> str:
+        "The text of `ids` (decoded as a whole)."
+        ids = [int(i) for i in ids]
+        if self.ct is None: return ' '.join(map(str, ids))
+        if getattr(self.ct, 'fast', None) is not None: return self.ct.fast.decode_bytes(ids).decode('utf-8', 'replace')
+        return self.ct.decode(ids)
 
 # %% ../nbs/05_views.ipynb #b698a4d6
 _MASKED_BG, _PROMPT_BG = ('#a8e6b4', '#cdf2d4'), ('#e3e3e3', '#f3f3f3')
@@ -197,53 +192,46 @@ class TokenView:
     marks: dict | None = None  # position -> 'changed' | 'mask' (diff highlights)
 
     def __post_init__(self):
-        self.input_ids = np.asarray(self.input_ids)
-        self.loss_mask = np.asarray(self.loss_mask, dtype=bool)
+        self.input_ids, self.loss_mask = np.asarray(self.input_ids), np.asarray(self.loss_mask, dtype=bool)
         self.display = self.display or TokenDisplay()
 
-# %% ../nbs/05_views.ipynb #9e9a1f3a
-@patch(as_prop=True)
-def n_masked(self: TokenView) -> int: return int(self.loss_mask.sum())
+    @property
+    def n_masked(self) -> int: return int(self.loss_mask.sum())
 
-@patch
-def _segments(self: TokenView) -> list[tuple[bool, int, int]]:
-    "`(shown, a, b)` pieces of the sample: all of it when short, else the tokens around marks or mask edges, and gaps."
-    n = len(self.input_ids)
-    if n <= self.max_tokens: return [(True, 0, n)]
-    out, prev = [], 0
-    points = sorted(self.marks) if self.marks else masked_runs(self.loss_mask).ravel().tolist()
-    for a, b in _keep_ranges(points, n, self.context) + [(n, n)]:
-        if a > prev: out.append((False, prev, a))
-        if b > a: out.append((True, a, b))
-        prev = b
-    return out
+    def _segments(self) -> list[tuple[bool, int, int]]:
+        """`(shown, a, b)` pieces of the sample: all of it when short, else the tokens around marks or mask edges, and
+        gaps."""
+        n = len(self.input_ids)
+        if n <= self.max_tokens: return [(True, 0, n)]
+        out, prev = [], 0
+        points = sorted(self.marks) if self.marks else masked_runs(self.loss_mask).ravel().tolist()
+        for a, b in _keep_ranges(points, n, self.context) + [(n, n)]:
+            if a > prev: out.append((False, prev, a))
+            if b > a: out.append((True, a, b))
+            prev = b
+        return out
 
-# %% ../nbs/05_views.ipynb #3f7af479
-@patch
-def header(self: TokenView) -> str:
-    n, k = len(self.input_ids), self.n_masked
-    runs = len(masked_runs(self.loss_mask))
-    bits = [f"<b>{html.escape(self.title or self.sample_id or '(no id)')}</b>",
-            self.title and self.sample_id and f"id <code>{html.escape(self.sample_id)}</code>",
-            self.index is not None and f"#{self.index:,}",
-            f"source <code>{html.escape(self.source or '(none)')}</code>",
-            f"{n:,} tokens, {k:,} masked ({k / n:.1%}) in {runs} run{'s' * (runs != 1)}" if n else "0 tokens",
-            self.truncated and '<span style="color:#b00020;font-weight:bold">truncated</span>',
-            self.display.ct is None and '<i>no tokenizer: token ids</i>']  # (the bits that do not apply: falsy)
-    return (f'<div class="dfk-head" style="font-family:system-ui,sans-serif;font-size:12.5px;margin-bottom:4px">'
-            f'{" · ".join(b for b in bits if b)} &nbsp; {_LEGEND}</div>')
+    def header(self) -> str:
+        n, k, runs = len(self.input_ids), self.n_masked, len(masked_runs(self.loss_mask))
+        bits = [f"<b>{html.escape(self.title or self.sample_id or '(no id)')}</b>",
+                self.title and self.sample_id and f"id <code>{html.escape(self.sample_id)}</code>",
+                self.index is not None and f"#{self.index:,}",
+                f"source <code>{html.escape(self.source or '(none)')}</code>",
+                f"{n:,} tokens, {k:,} masked ({k / n:.1%}) in {runs} run{'s' * (runs != 1)}" if n else "0 tokens",
+                self.truncated and '<span style="color:#b00020;font-weight:bold">truncated</span>',
+                self.display.ct is None and '<i>no tokenizer: token ids</i>']  # (the bits that do not apply: falsy)
+        return (f'<div class="dfk-head" style="font-family:system-ui,sans-serif;font-size:12.5px;margin-bottom:4px">'
+                f'{" · ".join(b for b in bits if b)} &nbsp; {_LEGEND}</div>')
 
-# %% ../nbs/05_views.ipynb #13ba7015
-@patch
-def _chips(self: TokenView, a: int, b: int) -> str:
-    "The chips of tokens `a` to `b`, diff marks included."
-    ids, marks = self.input_ids, self.marks or {}
-    return ''.join(_chip(s, p, int(ids[p]), bool(self.loss_mask[p]), int(ids[p]) in self.display.special,
-                         _DIFF_STYLE.get(marks.get(p), '')) for p, s in zip(range(a, b), self.display.pieces(ids[a:b])))
+    def _chips(self, a: int, b: int) -> str:
+        "The chips of tokens `a` to `b`, diff marks included."
+        ids, marks = self.input_ids, self.marks or {}
+        return ''.join(_chip(s, p, int(ids[p]), bool(self.loss_mask[p]), int(ids[p]) in self.display.special,
+                             _DIFF_STYLE.get(marks.get(p), ''))
+                       for p, s in zip(range(a, b), self.display.pieces(ids[a:b])))
 
-@patch
-def chips_html(self: TokenView) -> str:
-    return ''.join(self._chips(a, b) if shown else _gap(a, b, self.loss_mask) for shown, a, b in self._segments())
+    def chips_html(self) -> str:
+        return ''.join(self._chips(a, b) if shown else _gap(a, b, self.loss_mask) for shown, a, b in self._segments())
 
 # %% ../nbs/05_views.ipynb #cfbaca7c
 @patch
@@ -263,8 +251,7 @@ def _repr_html_(self: TokenView) -> str: return _VIEW_CSS + self.to_html()
 @patch
 def to_text(self: TokenView, color: bool = True) -> str:
     "Terminal view: ANSI colours (masked green, prompt grey, special bold magenta), or `[[masked|tokens]]` brackets."
-    ids, mask = self.input_ids, self.loss_mask
-    n, k = len(ids), self.n_masked
+    ids, mask, n, k = self.input_ids, self.loss_mask, len(self.input_ids), self.n_masked
     out = [f"== {self.sample_id or '(no id)'}" + (f" (#{self.index})" if self.index is not None else '') +
            f" · source {self.source or '(none)'} · {n:,} tokens, {k:,} masked ({k / max(n, 1):.1%})" +
            (" · TRUNCATED" if self.truncated else ''), '\n']
@@ -272,8 +259,7 @@ def to_text(self: TokenView, color: bool = True) -> str:
         if not shown: out.append(f"\n  ⋯ {b - a:,} tokens hidden ({int(mask[a:b].sum()):,} masked) ⋯\n")
         for p, s in zip(range(a, b), self.display.pieces(ids[a:b]) if shown else ()):
             sp, m = int(ids[p]) in self.display.special, bool(mask[p])
-            v = s if sp else visible(s)
-            nl = '\n' if not sp and s.endswith('\n') else ''
+            v, nl = (s, '') if sp else (visible(s), '\n' if s.endswith('\n') else '')
             if color:
                 out.append(f"\x1b[30;48;5;{((151, 194) if m else (252, 255))[p % 2]}m" + ("\x1b[1;35m" if sp else '')
                            + v + "\x1b[0m" + nl)
@@ -301,8 +287,7 @@ class MaskDataset(Dataset):
         super().__init__(path, progress)  # one snapshot, checked as it is read (`dataset`)
         self.ct, self.tokenizer_note = (load_tokenizer(self.manifest, model_path, ignore_fingerprint) if tokenizer
                                         else (None, "no tokenizer (--no-tokenizer): showing token ids"))
-        self.display = TokenDisplay(self.ct)
-        self.summary = None  # a SampleTable once scanned
+        self.display, self.summary = TokenDisplay(self.ct), None  # summary: a SampleTable once scanned
 
     @property
     def max_seq_len(self) -> int | None:
@@ -316,48 +301,40 @@ class MaskDataset(Dataset):
     def __len__(self) -> int: return len(self.summary) if self.summary is not None else super().__len__()
     def __repr__(self) -> str: return f"{super().__repr__()[:-1]}; {self.tokenizer_note})"
 
-# %% ../nbs/05_views.ipynb #2a99636a
-@patch
-def indices_of(self: MaskDataset, sample_ids) -> dict:
-    "`{sample_id: [positions]}` for the given ids (absent ids map to [])."
-    want = list(dict.fromkeys(map(str, sample_ids)))
-    res, pos, vs = {s: [] for s in want}, 0, pa.array(want, pa.string())
-    cols = ([self.summary.sample_ids] if self.summary is not None else
-            (b.column('sample_id') for _, _, b in self.batches()))
-    for col in cols:
-        for i in np.flatnonzero(pc.is_in(col, value_set=vs).to_numpy(zero_copy_only=False)):
-            res[col[int(i)].as_py()].append(pos + int(i))
-        pos += len(col)
-    return res
+    def indices_of(self, sample_ids) -> dict:
+        "`{sample_id: [positions]}` for the given ids (absent ids map to [])."
+        want = list(dict.fromkeys(map(str, sample_ids)))
+        res, pos, vs = {s: [] for s in want}, 0, pa.array(want, pa.string())
+        cols = ([self.summary.sample_ids] if self.summary is not None else
+                (b.column('sample_id') for _, _, b in self.batches()))
+        for col in cols:
+            for i in np.flatnonzero(pc.is_in(col, value_set=vs).to_numpy(zero_copy_only=False)):
+                res[col[int(i)].as_py()].append(pos + int(i))
+            pos += len(col)
+        return res
 
-# %% ../nbs/05_views.ipynb #d118718f
-@patch
-def views(self: MaskDataset, indices, **kw) -> TokenViews:
-    "Token views of the samples at `indices`."
-    m = self.max_seq_len
-    return TokenViews(TokenView(r['input_ids'], r['loss_mask'], r['sample_id'], r['source'], r['index'], self.display,
-                                m is not None and len(r['input_ids']) >= m, **kw) for r in self.rows(indices))
+    def views(self, indices, **kw) -> TokenViews:
+        "Token views of the samples at `indices`."
+        m = self.max_seq_len
+        return TokenViews(TokenView(r['input_ids'], r['loss_mask'], r['sample_id'], r['source'], r['index'],
+                                    self.display, m is not None and len(r['input_ids']) >= m, **kw)
+                          for r in self.rows(indices))
 
-@patch
-def view(self: MaskDataset, index: int, **kw) -> TokenView: return self.views([index], **kw)[0]
+    def view(self, index: int, **kw) -> TokenView: return self.views([index], **kw)[0]
 
-@patch
-def __getitem__(self: MaskDataset, index: int) -> TokenView: return self.view(index)
+    def __getitem__(self, index: int) -> TokenView: return self.view(index)
 
-# %% ../nbs/05_views.ipynb #148b4f36
-@patch
-def find(self: MaskDataset, sample_id: str, **kw) -> TokenView:
-    "The view of the sample with id `sample_id` (the first, when the id is repeated)."
-    pos = self.indices_of([sample_id])[str(sample_id)]
-    if not pos: raise KeyError(f"{self.path}: no sample with id {sample_id!r}")
-    return self.view(pos[0], **kw)
+    def find(self, sample_id: str, **kw) -> TokenView:
+        "The view of the sample with id `sample_id` (the first, when the id is repeated)."
+        pos = self.indices_of([sample_id])[str(sample_id)]
+        if not pos: raise KeyError(f"{self.path}: no sample with id {sample_id!r}")
+        return self.view(pos[0], **kw)
 
-@patch
-def sample(self: MaskDataset, n: int = 3, seed: int | None = 0, **kw) -> TokenViews:
-    "`n` samples drawn at random (reproducibly for a given `seed`)."
-    total = len(self)
-    idx = np.random.default_rng(seed).choice(total, size=min(n, total), replace=False) if total else []
-    return self.views(sorted(int(i) for i in idx), **kw)
+    def sample(self, n: int = 3, seed: int | None = 0, **kw) -> TokenViews:
+        "`n` samples drawn at random (reproducibly for a given `seed`)."
+        total = len(self)
+        idx = np.random.default_rng(seed).choice(total, size=min(n, total), replace=False) if total else []
+        return self.views(sorted(int(i) for i in idx), **kw)
 
 # %% ../nbs/05_views.ipynb #d647236c
 @patch
@@ -374,6 +351,10 @@ def diff(self: MaskDataset, other: 'MaskDataset', sample_id: str, labels=None, *
     return diff_views(self.find(sample_id), other.find(sample_id), labels or (str(self.url), str(other.url)), **kw)
 
 # %% ../nbs/05_views.ipynb #0083a2b1
+# every row and cell sets its own background, text colour and alignment: JupyterLab's table style (right-aligned
+# cells, theme-coloured rows) would otherwise right-align the chips and, in a dark theme, hide the column headers
+_CELL = 'background:#fff;color:#111;text-align:left;'
+
 @dataclass
 class DiffView:
     "Two `TokenView`s side by side with their differences marked."
@@ -384,79 +365,65 @@ class DiffView:
     mask_diffs: int = 0
     ops: list = field(default_factory=list)  # difflib opcodes aligning a and b
 
-# %% ../nbs/05_views.ipynb #26f4582e
-@patch
-def summary(self: DiffView) -> str:
-    if not self.changed and not self.mask_diffs: return "identical tokens and masks"
-    return f"{self.changed:,} token(s) differ, {self.mask_diffs:,} token(s) masked differently"
+    def summary(self) -> str:
+        if not self.changed and not self.mask_diffs: return "identical tokens and masks"
+        return f"{self.changed:,} token(s) differ, {self.mask_diffs:,} token(s) masked differently"
 
-# %% ../nbs/05_views.ipynb #02065944
-# every row and cell sets its own background, text colour and alignment: JupyterLab's table style (right-aligned
-# cells, theme-coloured rows) would otherwise right-align the chips and, in a dark theme, hide the column headers
-_CELL = 'background:#fff;color:#111;text-align:left;'
+    def _rows(self) -> list[str]:
+        """One table row per aligned segment (difflib opcodes): differing segments side by side, long equal runs
+        collapsed."""
+        ctx, rows = max(1, self.a.context), []
+        td = f'<td style="{_CELL}vertical-align:top;width:50%;padding:2px 6px;{{}}">{{}}</td>'
+        red, clear = 'border-left:3px solid #d62728;', 'border-left:3px solid transparent;'
+        row = lambda l, r, hot: (f'<tr style="{_CELL}">' + td.format(red if hot else clear, l)
+                                 + td.format(red if hot else '', r) + '</tr>')
+        gap = lambda n: (f'<tr style="{_CELL}"><td colspan="2" style="{_CELL}text-align:center;padding:1px"><span '
+                         'style="background:#fff3cd;color:#7a5d00;border:1px dashed #c9a227;border-radius:3px;'
+                         f'padding:0 6px;font-family:system-ui,sans-serif">⋯ {n:,} identical tokens hidden ⋯</span>'
+                         '</td></tr>')
+        ops = self.ops or [('equal', 0, len(self.a.input_ids), 0, len(self.b.input_ids))]
+        for op, a0, a1, b0, b1 in ops:
+            hot = op != 'equal' or any(p in (self.a.marks or {}) for p in range(a0, a1))
+            if op == 'equal' and not hot and a1 - a0 > 2 * ctx + 4:
+                rows += [row(self.a._chips(a0, a0 + ctx), self.b._chips(b0, b0 + ctx), False), gap(a1 - a0 - 2 * ctx),
+                         row(self.a._chips(a1 - ctx, a1), self.b._chips(b1 - ctx, b1), False)]
+            else: rows.append(row(self.a._chips(a0, a1), self.b._chips(b0, b1), hot))
+        return rows
 
-@patch
-def _rows(self: DiffView) -> list[str]:
-    "One table row per aligned segment (difflib opcodes): differing segments side by side, long equal runs collapsed."
-    ctx, rows = max(1, self.a.context), []
-    td = f'<td style="{_CELL}vertical-align:top;width:50%;padding:2px 6px;{{}}">{{}}</td>'
-    red, clear = 'border-left:3px solid #d62728;', 'border-left:3px solid transparent;'
-    row = lambda l, r, hot: (f'<tr style="{_CELL}">' + td.format(red if hot else clear, l)
-                             + td.format(red if hot else '', r) + '</tr>')
-    gap = lambda n: (f'<tr style="{_CELL}"><td colspan="2" style="{_CELL}text-align:center;padding:1px"><span '
-                     'style="background:#fff3cd;color:#7a5d00;border:1px dashed #c9a227;border-radius:3px;'
-                     f'padding:0 6px;font-family:system-ui,sans-serif">⋯ {n:,} identical tokens hidden ⋯</span>'
-                     '</td></tr>')
-    ops = self.ops or [('equal', 0, len(self.a.input_ids), 0, len(self.b.input_ids))]
-    for op, a0, a1, b0, b1 in ops:
-        hot = op != 'equal' or any(p in (self.a.marks or {}) for p in range(a0, a1))
-        if op == 'equal' and not hot and a1 - a0 > 2 * ctx + 4:
-            rows += [row(self.a._chips(a0, a0 + ctx), self.b._chips(b0, b0 + ctx), False), gap(a1 - a0 - 2 * ctx),
-                     row(self.a._chips(a1 - ctx, a1), self.b._chips(b1 - ctx, b1), False)]
-        else: rows.append(row(self.a._chips(a0, a1), self.b._chips(b0, b1), hot))
-    return rows
+    def _repr_html_(self) -> str:
+        "Both sides in one table, aligned segment by segment, with one legend for every colour and outline used."
+        marks = ((_DIFF_STYLE['changed'], 'differs'), (_DIFF_STYLE['mask'], 'masked differently'),
+                 ('border-left:3px solid #d62728;', 'row with a difference'))
+        key = _LEGEND + ''.join(f' <span style="{_NOWRAP}background:#fff;color:#111;{st}padding:0 3px">{what}</span>'
+                                for st, what in marks)
+        head = ''.join(f'<th style="{_CELL}vertical-align:top;width:50%;padding:2px 6px;font:12.5px system-ui,'
+                       f'sans-serif"><b>{html.escape(str(l))}</b><br>{v.header()}</th>'
+                       for l, v in zip(self.labels, (self.a, self.b)))
+        return (f'<div style="{_VIEW_STYLE}"><div style="font:13px system-ui,sans-serif;margin:2px 0 6px '
+                f'0"><b>{html.escape(self.summary())}</b> &nbsp; {key}</div><table '
+                'style="width:100%;table-layout:fixed;border-collapse:collapse;color:#111"><tr '
+                f'style="{_CELL}border-bottom:1px solid #ccc">{head}</tr>{"".join(self._rows())}</table></div>')
 
-# %% ../nbs/05_views.ipynb #c3488e0b
-@patch
-def _repr_html_(self: DiffView) -> str:
-    "Both sides in one table, aligned segment by segment, with one legend for every colour and outline used."
-    key = (_LEGEND + f' <span style="{_NOWRAP}background:#fff;color:#111;outline:2px solid '
-                     '#d62728;outline-offset:-1px;padding:0 3px">differs</span> <span '
-                     f'style="{_NOWRAP}background:#fff;color:#111;outline:2px dashed '
-                     '#ff7f0e;outline-offset:-1px;padding:0 3px">masked differently</span> '
-                     f'<span style="{_NOWRAP}background:#fff;color:#111;border-left:3px '
-                     'solid #d62728;padding:0 3px">row with a difference</span>')
-    head = ''.join(f'<th style="{_CELL}vertical-align:top;width:50%;padding:2px 6px;font:12.5px system-ui,sans-serif">'
-                   f'<b>{html.escape(str(l))}</b><br>{v.header()}</th>' for l, v in zip(self.labels, (self.a, self.b)))
-    return (f'<div style="{_VIEW_STYLE}"><div style="font:13px system-ui,sans-serif;margin:2px 0 6px '
-            f'0"><b>{html.escape(self.summary())}</b> &nbsp; {key}</div><table '
-            'style="width:100%;table-layout:fixed;border-collapse:collapse;color:#111"><tr '
-            f'style="{_CELL}border-bottom:1px solid #ccc">{head}</tr>{"".join(self._rows())}</table></div>')
+    def to_text(self, color: bool = True) -> str:
+        return (f"{self.summary()}\n--- {self.labels[0]}\n{self.a.to_text(color)}"
+                f"--- {self.labels[1]}\n{self.b.to_text(color)}")
 
-# %% ../nbs/05_views.ipynb #a3063ee0
-@patch
-def to_text(self: DiffView, color: bool = True) -> str:
-    return (f"{self.summary()}\n--- {self.labels[0]}\n{self.a.to_text(color)}"
-            f"--- {self.labels[1]}\n{self.b.to_text(color)}")
-
-@patch
-def __repr__(self: DiffView) -> str: return self.to_text(color=False)
+    def __repr__(self) -> str: return self.to_text(color=False)
 
 # %% ../nbs/05_views.ipynb #abe97e91
 def diff_views(a: TokenView, b: TokenView, labels=('A', 'B'), context: int = 16) -> DiffView:
     "Mark where two views of one record differ (ids: red; same ids but mask: dashed orange)."
-    ma, mb, changed, maskd = {}, {}, 0, 0
+    ma, mb, changed = {}, {}, 0
     ops = difflib.SequenceMatcher(None, a.input_ids.tolist(), b.input_ids.tolist(), autojunk=False).get_opcodes()
     for op, a0, a1, b0, b1 in ops:
         if op == 'equal':
-            for k in np.flatnonzero(a.loss_mask[a0:a1] != b.loss_mask[b0:b1]).tolist():
-                ma[a0 + k] = mb[b0 + k] = 'mask'; maskd += 1
+            for k in np.flatnonzero(a.loss_mask[a0:a1] != b.loss_mask[b0:b1]).tolist(): ma[a0 + k] = mb[b0 + k] = 'mask'
         else:
             ma.update(dict.fromkeys(range(a0, a1), 'changed'))
             mb.update(dict.fromkeys(range(b0, b1), 'changed'))
             changed += max(a1 - a0, b1 - b0)
     mk = lambda v, m: dataclasses.replace(v, context=context, marks=m or None)
-    return DiffView(mk(a, ma), mk(b, mb), tuple(labels), changed, maskd, ops)
+    return DiffView(mk(a, ma), mk(b, mb), tuple(labels), changed, list(ma.values()).count('mask'), ops)
 
 # %% ../nbs/05_views.ipynb #4ce7c921
 def compare_tokenizations(record, a, b, labels=None, max_seq_len: int | None = None, **kw) -> DiffView:
