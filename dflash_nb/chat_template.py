@@ -7,8 +7,7 @@ from __future__ import annotations
 from fastcore.basics import patch
 
 import dataclasses, functools, inspect, itertools, json, os, re, threading, traceback, types
-from collections import abc
-from collections.abc import Mapping
+from collections.abc import ItemsView, Iterator, KeysView, Mapping, ValuesView
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -53,10 +52,9 @@ def _pick_template(value: Any, path: Path) -> str | None:
     if isinstance(value, list):
         named = {t.get("name"): t.get("template") for t in value if isinstance(t, dict)}
         if isinstance(named.get("default"), str): return named["default"]
-        raise ChatTemplateError(
-            f"{path} lists chat templates named {sorted(map(str, named))} but none named 'default'. "
-            "Add a template named 'default' or write the one to use to chat_template.jinja.",
-            reason="no default chat template")
+        raise ChatTemplateError(f"{path} lists chat templates named {sorted(map(str, named))} but none named "
+                                "'default'. Add a template named 'default' or write the one to use to "
+                                "chat_template.jinja.", reason="no default chat template")
     raise ChatTemplateError(f"{path}: 'chat_template' must be a string or a list of {{name, template}}, "
                             f"got {type(value).__name__}. Fix the file.", reason="bad chat_template value")
 
@@ -74,10 +72,9 @@ def load_chat_template(model_dir: str | Path) -> str:
             raise ChatTemplateError(f"cannot read {jinja_file}: {e}.", reason="unreadable chat template") from e
     for f, cfg in _json_files(d, "tokenizer_config.json", "chat_template.json"):
         if (src := _pick_template(cfg.get("chat_template"), f)) is not None: return src
-    raise ChatTemplateError(
-        f"no chat template in {d}: looked for chat_template.jinja and the 'chat_template' key of "
-        "tokenizer_config.json and chat_template.json. Copy the model's chat template there "
-        "(for Qwen3.6, `dflash-nb build-tokenizer DIR` writes one).", reason="no chat template")
+    raise ChatTemplateError(f"no chat template in {d}: looked for chat_template.jinja and the 'chat_template' key of "
+                            "tokenizer_config.json and chat_template.json. Copy the model's chat template there "
+                            "(for Qwen3.6, `dflash-nb build-tokenizer DIR` writes one).", reason="no chat template")
 
 # %% ../nbs/02_chat_template.ipynb #4c0a73f6
 SPECIAL_TOKEN_NAMES = ("bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token")
@@ -120,8 +117,7 @@ def load_end_of_turn_tokens(model_dir: str | Path) -> list[str]:
         eos = _read_json(gc).get("eos_token_id")
         ids = [eos] if isinstance(eos, int) else [i for i in eos or [] if isinstance(i, int)]
     if ids:
-        dec = (_read_json(d / "tokenizer_config.json") if (d / "tokenizer_config.json").is_file()
-               else {}).get("added_tokens_decoder")
+        dec = next((cfg for _, cfg in _json_files(d, "tokenizer_config.json")), {}).get("added_tokens_decoder")
         names = {int(k): v.get("content") for k, v in (dec if isinstance(dec, dict) else {}).items()
                  if isinstance(v, dict) and k.isdigit()}
         if any(i not in names for i in ids) and (d / "tokenizer.json").is_file():
@@ -208,8 +204,7 @@ _PAGE = os.sysconf('SC_PAGE_SIZE') if hasattr(os, 'sysconf') else 4096
 
 def _start_render():
     "A fresh budget; no system call (a render takes tens of microseconds, a system call here up to twenty)."
-    _budget.loops = _budget.built = 0
-    _budget.rss = None
+    vars(_budget).clear()  # back to the class's defaults: no loops, nothing built, no memory look yet
 
 def _charge(n: int):
     "Count `n` characters built; every `_CHECK_EVERY` of them, refuse if the render grew the process too much."
@@ -242,7 +237,7 @@ def _json_str_size(s: str, ensure_ascii: bool = False) -> int:
     n = len(s) + 2 + 5 * len(_JSON_ESCAPES.findall(s))
     return n + 11 * (len(s.encode('utf-8', 'surrogatepass')) - len(s)) if ensure_ascii and not s.isascii() else n
 
-_VIEWS = (list, tuple, set, frozenset, abc.KeysView, abc.ValuesView, abc.ItemsView)
+_VIEWS = (list, tuple, set, frozenset, KeysView, ValuesView, ItemsView)
 
 def _walk_size(value, str_size=_repr_str_size, item: int = 2, key: int = 2, indent: int = 0) -> int:
     """An upper bound of the characters `repr(value)` (or `json.dumps(value)`) writes, counted only up to just past
@@ -306,8 +301,8 @@ def _printf_size(fmt, args) -> int:
 
 def _spec_size(spec: str) -> int:
     "The width plus the precision a format spec (`'>20.3f'`) asks for."
-    m = _SPEC.match(spec)
-    return sum(int(x) if len(x) < 20 else MAX_TEMPLATE_VALUE + 1 for x in m.groups() if x) if m else 0
+    # (every part of the pattern is optional: it matches every spec)
+    return sum(int(x) if len(x) < 20 else MAX_TEMPLATE_VALUE + 1 for x in _SPEC.match(spec).groups() if x)
 
 def _int(x, default=0) -> int: return x if isinstance(x, int) else default
 
@@ -328,10 +323,9 @@ def _join_size(sep, items: list) -> int:
     return sum(_text_size(x) if isinstance(x, (str, bytes)) else 0 for x in items) + len(sep) * max(len(items) - 1, 0)
 
 _METHOD_SIZE = {  # str/bytes methods a template can call, by name: the size of what they build
-    "ljust": lambda s, w=0, *a: max(len(s), _int(w)), "rjust": lambda s, w=0, *a: max(len(s), _int(w)),
-    "center": lambda s, w=0, *a: max(len(s), _int(w)), "zfill": lambda s, w=0, *a: max(len(s), _int(w)),
-    "expandtabs": lambda s, tabsize=8: len(s) + s.count("\t" if isinstance(s, str) else b"\t") * max(_int(tabsize, 8),
-                                                                                                     0),
+    **dict.fromkeys(("ljust", "rjust", "center", "zfill"), lambda s, w=0, *a: max(len(s), _int(w))),
+    "expandtabs": lambda s, tabsize=8: len(s)
+                  + s.count("\t" if isinstance(s, str) else b"\t") * max(_int(tabsize, 8), 0),
     # (these two: `_sized_method`)
     "replace": _replace_size, "translate": _translate_size, "join": None, "to_bytes": None,
 }
@@ -344,14 +338,13 @@ def _capped_binop(self, context, operator, left, right):
     if operator == "*":
         for seq, k in ((left, right), (right, left)):
             if isinstance(seq, _SEQUENCES) and isinstance(k, int): _built(len(seq) * k, "'*'", "items")
-        if isinstance(left, int) and isinstance(right, int) and left.bit_length() + right.bit_length() > 1 << 16:
-            raise TemplateLimitError(
-                f"'*' would compute a {left.bit_length() + right.bit_length():,}-bit integer (limit {1 << 16:,})")
+        if isinstance(left, int) and isinstance(right, int) \
+                and (bits := left.bit_length() + right.bit_length()) > 1 << 16:
+            raise TemplateLimitError(f"'*' would compute a {bits:,}-bit integer (limit {1 << 16:,})")
     elif operator == "%" and isinstance(left, (str, bytes)): _built(_printf_size(left, right), "'%' formatting")
     elif operator == "**" and isinstance(left, int) and isinstance(right, int) and abs(left) > 1 \
-            and right * abs(left).bit_length() > 1 << 16:
-        raise TemplateLimitError(
-            f"'**' would compute a {right * abs(left).bit_length():,}-bit power (limit {1 << 16:,})")
+            and (bits := right * abs(left).bit_length()) > 1 << 16:
+        raise TemplateLimitError(f"'**' would compute a {bits:,}-bit power (limit {1 << 16:,})")
     return self.binop_table[operator](left, right)
 
 def _add(left, right):
@@ -373,17 +366,17 @@ def _finalize(value):
         _built(_text_size(value), "writing a value")
     return value
 
+def _too_much_output(n: int):
+    raise TemplateLimitError(f"the template would write {n:,} characters (limit {MAX_TEMPLATE_OUTPUT:,})")
+
 def _capped_concat(parts) -> str:
     "What a render (a macro, a `{% set %}` block) writes, joined, refused once it passes MAX_TEMPLATE_OUTPUT."
     if type(parts) is list:  # a macro's or a `{% set %}` block's buffer, complete already
-        if (n := sum(map(len, parts))) > MAX_TEMPLATE_OUTPUT:
-            raise TemplateLimitError(f"the template would write {n:,} characters (limit {MAX_TEMPLATE_OUTPUT:,})")
+        if (n := sum(map(len, parts))) > MAX_TEMPLATE_OUTPUT: _too_much_output(n)
         return "".join(parts)
     out, n, parts = [], 0, iter(parts)
     while batch := list(itertools.islice(parts, 256)):
-        n += sum(map(len, batch))
-        if n > MAX_TEMPLATE_OUTPUT:
-            raise TemplateLimitError(f"the template would write {n:,} characters (limit {MAX_TEMPLATE_OUTPUT:,})")
+        if (n := n + sum(map(len, batch))) > MAX_TEMPLATE_OUTPUT: _too_much_output(n)
         out += batch
     _charge(n)
     return "".join(out)
@@ -461,8 +454,7 @@ def _wrap_str_format(self, value):
     if (not isinstance(value, (types.MethodType, types.BuiltinMethodType))
             or value.__name__ not in ("format", "format_map") or not isinstance(value.__self__, str)):
         return None
-    f_self = value.__self__
-    is_map, str_type = value.__name__ == "format_map", type(f_self)
+    f_self, is_map = value.__self__, value.__name__ == "format_map"
     formatter = (_CappedEscapeFormatter(self, escape=f_self.escape) if isinstance(f_self, markupsafe.Markup)
                  else _CappedFormatter(self))
     def wrapper(*args, **kwargs):
@@ -470,7 +462,7 @@ def _wrap_str_format(self, value):
             if kwargs: raise TypeError("format_map() takes no keyword arguments")
             if len(args) != 1: raise TypeError(f"format_map() takes exactly one argument ({len(args)} given)")
             args, kwargs = (), args[0]
-        return str_type(formatter.vformat(f_self, args, kwargs))
+        return type(f_self)(formatter.vformat(f_self, args, kwargs))
     return functools.update_wrapper(wrapper, value)
 
 # %% ../nbs/02_chat_template.ipynb #25c824b5
@@ -493,16 +485,16 @@ _FILTER_SIZE = {  # the filters that can build more than they are given, by name
     "format": lambda s, *args, **kwargs: _printf_size(_soft(s), kwargs or args),
     "replace": lambda s, old, new, count=None: _replace_size(_soft(s), old, new, -1 if count is None else count),
     "join": _join_filter_size,
-    "wordwrap": lambda s, width=79, blw=True, wrapstring=None, *a,
-                **k: _text_size(s) * (2 + _text_size(wrapstring or "\n")),
+    "wordwrap": lambda s, width=79, blw=True, wrapstring=None, *a, **k:
+                _text_size(s) * (2 + _text_size(wrapstring or "\n")),
     "batch": lambda items, linecount, fill_with=None: len(items) + (_int(linecount) if fill_with is not None else 0),
     "slice": lambda items, slices, fill_with=None: len(items) + max(_int(slices), 0),
     "sum": lambda items, attribute=None, start=0: sum(len(x) for x in items if isinstance(x, _SEQUENCES))
                 + (len(start) if isinstance(start, _SEQUENCES) else 0),
     "truncate": lambda s, length=255, killwords=False, end="...", *a, **k: _text_size(s) + _text_size(end),
     "pprint": lambda x: 2 * _walk_size(x, indent=1),
-    "urlencode": lambda x: 3 * _walk_size(x), "xmlattr": lambda x, *a: 6 * _walk_size(x), "urlize": lambda s, *a,
-                **k: 64 * _text_size(s),
+    "urlencode": lambda x: 3 * _walk_size(x), "xmlattr": lambda x, *a: 6 * _walk_size(x),
+    "urlize": lambda s, *a, **k: 64 * _text_size(s),
     **dict.fromkeys(("e", "escape", "forceescape"), lambda s, *a, **k: _escape_size(s)),
     **dict.fromkeys(("string", "safe", "striptags", "trim", "upper", "lower", "title", "capitalize", "wordcount"),
                     _text_size),  # these write a container as text first
@@ -520,8 +512,8 @@ def _capped_filter(name: str, fn, size):
         return as_text
     @functools.wraps(fn)
     def capped(*args, **kwargs):
-        if len(args) > skip and isinstance(args[skip], abc.Iterator): args = (*args[:skip], list(args[skip]),
-                                                                              *args[skip + 1:])
+        if len(args) > skip and isinstance(args[skip], Iterator):
+            args = (*args[:skip], list(args[skip]), *args[skip + 1:])
         try: n = size(*args[skip:], **kwargs)
         except TypeError: n = 0  # wrong arguments: the filter itself says so
         except TemplateLimitError as e: raise TemplateLimitError(f"the '{name}' filter: {e}") from None
@@ -776,8 +768,8 @@ def detect_form(template, stop_tokens=(), name: str = "default", special=()) -> 
         call = {"id": "call_1", "type": "function", "function": {"name": "probe_tool", "arguments": args}}
         return [s, u, {"role": "assistant", "content": "", "tool_calls": [call]},
                 {"role": "tool", "tool_call_id": "call_1", "name": "probe_tool", "content": "ok"}, answer()]
-    as_dict, as_string = (_probe(template, loop(a), _PROBE_TOOLS) for a
-                          in ({"q": _PROBE_ARG}, json.dumps({"q": _PROBE_ARG})))
+    as_dict, as_string = (_probe(template, loop(a), _PROBE_TOOLS)
+                          for a in ({"q": _PROBE_ARG}, json.dumps({"q": _PROBE_ARG})))
     args = "dict" if _PROBE_ARG in (as_dict or "") else "string" if _PROBE_ARG in (as_string or "") else None
     eot, written = set(), {}
     convs = [([s, u, answer()], None), ([s, u, answer(**({field: "r"} if field else {}))], None)] + (

@@ -5,7 +5,7 @@
 # %% ../nbs/01_records.ipynb #d0fee852
 from __future__ import annotations
 import errno, json, os, io, codecs, gzip, itertools, stat
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Iterator
 
@@ -101,8 +101,7 @@ class Skip:
     sample_id: str
     reason: str
     detail: str = ""
-    def to_dict(self): return dict(file=self.file, line=self.line, sample_id=self.sample_id, reason=self.reason,
-                                   detail=self.detail)
+    def to_dict(self): return asdict(self)  # file, line, sample_id, reason, detail
 
 # %% ../nbs/01_records.ipynb #bdc8ec3c
 ROLE_ALIASES = {'human': 'user', 'user': 'user', 'gpt': 'assistant', 'assistant': 'assistant', 'chatgpt': 'assistant',
@@ -116,22 +115,20 @@ def _norm_tool_call(tc, i: int) -> dict:
     fn = tc.get('function', tc)
     if not isinstance(fn, dict) or not isinstance(fn.get('name'), str) or not fn['name']:
         raise BadRecord('bad_tool_call', f"tool call {i} has no function name")
-    args = {} if fn.get('arguments') in (None, '') else fn['arguments']
-    parsed = args
+    parsed = args = {} if fn.get('arguments') in (None, '') else fn['arguments']
     if isinstance(args, str):  # validated here, kept as the string: tokenize gives each template the form it renders
         try: parsed = json.loads(args)
         except json.JSONDecodeError as e:
-            raise BadRecord('bad_tool_call',
-                            f"tool call {i} ({fn['name']}): arguments are not valid JSON ({e.msg.removesuffix(' at')} "
-                            f"at char {e.pos})") from None
+            raise BadRecord('bad_tool_call', f"tool call {i} ({fn['name']}): arguments are not valid JSON "
+                            f"({e.msg.removesuffix(' at')} at char {e.pos})") from None
         except (ValueError, RecursionError) as e:  # an integer over 4,300 digits, or nesting Python cannot parse
             raise BadRecord('unsupported_value', f"tool call {i} ({fn['name']}): arguments: {_why(e)}") from None
     if not isinstance(parsed, dict):
         raise BadRecord('bad_tool_call',
                         f"tool call {i} ({fn['name']}): arguments must be a JSON object, got {type(parsed).__name__}")
     check_depth(parsed, f"tool call {i} ({fn['name']}) arguments")
-    return {'type': 'function', 'function': {'name': fn['name'],
-                                             'arguments': args}} | ({'id': tc['id']} if 'id' in tc else {})
+    return {'type': 'function', 'function': {'name': fn['name'], 'arguments': args}} | (
+        {'id': tc['id']} if 'id' in tc else {})
 
 # %% ../nbs/01_records.ipynb #fb85310b
 # the names servers emit reasoning under, in transformers' order
@@ -141,14 +138,13 @@ TEXT_PARTS = {None, 'text', 'input_text', 'output_text'}
 
 def _check_content(content, i: int, role: str):
     "Content is text or a list of text parts: an image rendered as a bare pad token is not what the target saw."
-    if not (content is None or isinstance(content, str) or (isinstance(content, list) and all(isinstance(p, (dict, str))
-                                                                                              for p in content))):
+    if not (content is None or isinstance(content, str)
+            or isinstance(content, list) and all(isinstance(p, (dict, str)) for p in content)):
         raise BadRecord('bad_message', f"message {i} ({role}) has content of type {type(content).__name__}")
     for p in content if isinstance(content, list) else ():
         if isinstance(p, dict) and (p.get('type') not in TEXT_PARTS or 'text' not in p and p.get('type') is None):
-            raise BadRecord('unsupported_content',
-                            f"message {i} ({role}) has a {p.get('type') or 'non-text'!r} part; only "
-                            "text is supported (drop such records, or convert them to text before tokenizing)")
+            raise BadRecord('unsupported_content', f"message {i} ({role}) has a {p.get('type') or 'non-text'!r} part; "
+                            "only text is supported (drop such records, or convert them to text before tokenizing)")
 
 # %% ../nbs/01_records.ipynb #a5d7e52e
 def normalize_message(m, i: int) -> dict:
@@ -163,8 +159,7 @@ def normalize_message(m, i: int) -> dict:
     if isinstance(content, list): check_depth(content, f"message {i} content")
     out = {'role': role, 'content': content if content is not None else ''}
     if role == 'assistant':
-        reasoning = next((m[k] for k in REASONING_FIELDS if m.get(k) is not None), None)
-        if reasoning is not None:
+        if (reasoning := next((m[k] for k in REASONING_FIELDS if m.get(k) is not None), None)) is not None:
             if not isinstance(reasoning, str): raise BadRecord(
                 'bad_message', f"message {i} has non-string reasoning (reasoning_content/reasoning/thinking)")
             out['reasoning_content'] = reasoning
@@ -188,8 +183,8 @@ def generated_turns(messages: list) -> list[int]:
     last = max((i for i, m in enumerate(messages) if is_user_query(m)), default=None)
     if last is None: raise BadRecord('no_user_query', "no user message (tool results do not count)")
     turns = [i for i in range(last + 1, len(messages)) if messages[i]['role'] == 'assistant']
-    if not turns: raise BadRecord('no_generated_turn',
-                                  f"no assistant turn after the last user message (message {last})")
+    if not turns:
+        raise BadRecord('no_generated_turn', f"no assistant turn after the last user message (message {last})")
     return turns
 
 # %% ../nbs/01_records.ipynb #b4c62843
@@ -227,15 +222,13 @@ INPUT_SUFFIXES = ('.jsonl', '.ndjson', '.json', '.jsonl.gz', '.ndjson.gz', '.jso
 JSONL_SUFFIXES = INPUT_SUFFIXES + tuple(s.upper() for s in INPUT_SUFFIXES)
 MESSAGE_COLUMNS = ('messages', 'conversations')
 NOT_RECORDS = {'tokenizer.json', 'tokenizer_config.json', 'config.json', 'generation_config.json',
-               'special_tokens_map.json',
-               'added_tokens.json', 'vocab.json', 'preprocessor_config.json', 'dataset_info.json', 'dataset_dict.json',
-               'state.json',
-               'stats.json', 'manifest.json', 'job.json', 'run.json', 'skipped.jsonl'}
+               'special_tokens_map.json', 'added_tokens.json', 'vocab.json', 'preprocessor_config.json',
+               'dataset_info.json', 'dataset_dict.json', 'state.json', 'stats.json', 'manifest.json', 'job.json',
+               'run.json', 'skipped.jsonl'}
 
 def input_suffix(name: str) -> str | None:
     "The known input suffix `name` ends with (lower-cased), or None."
-    n = name.lower()
-    return next((s for s in sorted(INPUT_SUFFIXES, key=len, reverse=True) if n.endswith(s)), None)
+    return next((s for s in sorted(INPUT_SUFFIXES, key=len, reverse=True) if name.lower().endswith(s)), None)
 
 def is_saved_dataset(p: Path) -> bool:
     "A folder `datasets.save_to_disk` wrote (one split): Arrow shards listed in `state.json`."
@@ -252,8 +245,7 @@ def file_kind(mode: int) -> str | None:
     read."""
     if stat.S_ISREG(mode) or stat.S_ISDIR(mode): return None
     kinds = ((stat.S_ISFIFO, 'a FIFO (named pipe)'), (stat.S_ISCHR, 'a character device'),
-             (stat.S_ISBLK, 'a block device'),
-             (stat.S_ISSOCK, 'a socket'))
+             (stat.S_ISBLK, 'a block device'), (stat.S_ISSOCK, 'a socket'))
     return next((what for test, what in kinds if test(mode)), 'a special file') + ", not a regular file"
 
 def _open_regular(path):
@@ -452,8 +444,8 @@ def _why_not_read(path: Path, name: str) -> str | None:
     if sfx.startswith('.json.') or sfx == '.json':
         try: kind = _json_kind(path)
         except (OSError, EOFError) as e: return f"cannot be read ({e})"
-        if kind == 'document': return ("a single JSON document, neither JSON lines nor an array of records (a config "
-                                       "file?)")
+        if kind == 'document':
+            return "a single JSON document, neither JSON lines nor an array of records (a config file?)"
     return None
 
 # %% ../nbs/01_records.ipynb #6c36b630
@@ -471,9 +463,8 @@ def shown_name(name: str) -> str:
 
 def unreadable_folder(d, e: OSError) -> PermissionError:
     "The one-line error for a folder of the source that cannot be listed or looked into."
-    return PermissionError(
-        f"{d}: cannot read this folder ({e.strerror or e}); make it readable (chmod u+rx) or move it out of "
-        "--completions")
+    return PermissionError(f"{d}: cannot read this folder ({e.strerror or e}); make it readable (chmod u+rx) or move "
+                           "it out of --completions")
 
 
 # %% ../nbs/01_records.ipynb #8b481579
@@ -484,9 +475,8 @@ def dataset_dict_splits(p: Path) -> list[str] | None:
     try: splits = json.loads(f.read_text(encoding='utf-8'))['splits']
     except (ValueError, KeyError, TypeError) as e: splits = e
     if not (isinstance(splits, list) and splits and all(isinstance(s, str) for s in splits)):
-        raise InputError(
-            f"{f}: not a DatasetDict's split list ({{\"splits\": [\"train\", ...]}}); repair it, or point at one "
-            "split's folder")
+        raise InputError(f"{f}: not a DatasetDict's split list ({{\"splits\": [\"train\", ...]}}); repair it, or point "
+                         "at one split's folder")
     return splits
 
 def choose_split(p: Path, split: str | None = None) -> tuple[str, list[str]]:
@@ -514,8 +504,8 @@ def hub_id_hint(path, kind: str = 'model') -> str:
 def _source_path(src, option: str) -> Path:
     "`src` as a path, once it exists and is a regular file or folder (a pipe or device never ends)."
     p = Path(src)
-    if not p.exists(): raise FileNotFoundError(f"{src}: no such file or folder; check the {option} path"
-                                               + hub_id_hint(src, 'dataset'))
+    if not p.exists():
+        raise FileNotFoundError(f"{src}: no such file or folder; check the {option} path" + hub_id_hint(src, 'dataset'))
     if (kind := file_kind(p.stat().st_mode)) is not None:
         raise ValueError(
             f"{src}: {kind}; {option} must be a regular file or a folder of them (a pipe or device never ends)")
@@ -525,9 +515,8 @@ def _no_inputs(src, ignored: list, option: str) -> FileNotFoundError:
     "The error for a source with no completions in it, naming the first thing it ignored."
     return FileNotFoundError(f"{src}: no completions in this folder ({len(ignored)} other files ignored"
                              + (f", e.g. {ignored[0][0]}: {ignored[0][1]}" if ignored else '')
-                             + f"); point {option} at "
-                             "JSONL (.jsonl[.gz|.zst]), JSON-array, Parquet or saved-dataset files or a folder of "
-                             "them")
+                             + f"); point {option} at JSONL (.jsonl[.gz|.zst]), JSON-array, Parquet or saved-dataset "
+                             "files or a folder of them")
 
 # %% ../nbs/01_records.ipynb #f18d98e7
 def discover_inputs(src, split: str | None = None, option: str = '--completions') -> Inputs:
@@ -608,8 +597,8 @@ def ignored_summary(ignored: list, limit: int = 1000) -> dict:
 def ignored_line(ignored: list, show: int = 5) -> str:
     "One console line naming the ignored files (empty when there are none)."
     if not ignored: return ''
-    names = ', '.join(n for n, _ in ignored[:show]) + (f", ... ({len(ignored) - show} more)" if len(ignored) > show
-                                                       else '')
+    names = ', '.join(n for n, _ in ignored[:show])
+    if len(ignored) > show: names += f", ... ({len(ignored) - show} more)"
     return f"ignored {len(ignored):,} file(s) that are not completions: {names} (names and reasons in stats.json)"
 
 # %% ../nbs/01_records.ipynb #96d30835

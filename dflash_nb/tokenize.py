@@ -14,18 +14,17 @@ import numpy as np
 from fastcore.basics import patch
 import pyarrow as pa
 
-from .records import (BadRecord, JSONL_SUFFIXES, Record, Skip, generated_turns, parse_line, read_lines,
-                               MAX_RECORD_BYTES, discover_inputs, ignored_line, ignored_summary, input_stat,
-                               name_not_read)
+from .records import (BadRecord, JSONL_SUFFIXES, MAX_RECORD_BYTES, Record, Skip, discover_inputs,
+                               generated_turns, ignored_line, ignored_summary, input_stat, name_not_read, parse_line,
+                               read_lines)
+# the dataset's columns, the one writer and the swap
 from .dataset import (SCHEMA, masked_runs, atomic_write as _atomic_write, distinct, check_output_dir,
-                               clean_asides, output_lock,
-    # the dataset's columns, the one writer and the swap
-    read_json, record_shards, replace_dir, shard_record, summarize, write_dataset_metadata)
+                               clean_asides, output_lock, read_json, record_shards, replace_dir, shard_record,
+                               summarize, write_dataset_metadata)
 from .chat_template import ChatTemplateError, adapt_messages
 from . import storage
-# the model directory's
-from dflash_nb.tokenizer import (ChatTokenizer, TokenizeError, MAX_RECORD_SECONDS, RecordTimeout,
-    record_timer)  # tokenizer and templates, and the per-record time limit (03b)
+# the model directory's tokenizer and templates, and the per-record time limit (03b)
+from .tokenizer import ChatTokenizer, TokenizeError, MAX_RECORD_SECONDS, RecordTimeout, record_timer
 
 # %% auto #0
 __all__ = ['FINISH', 'RESUMES', 'Turns', 'render_turns', 'render_segments', 'Sample', 'generated_text', 'verify_sample',
@@ -62,12 +61,10 @@ def render_turns(ct: ChatTokenizer, record: Record) -> Turns:
         segs, turns, reasoning, pos = [], [], [], 0
         for k, j in enumerate(gen):
             p = len(prompts[k])
-            if not full.startswith(prompts[k]) or p < pos:
-                raise BadRecord('template_error',
-                                f"message {j}: render(messages[:{j}], add_generation_prompt=True) "
-                                + ("is not a prefix of the full render" if not full.startswith(prompts[k])
-                                   else "ends inside the previous generated turn")
-                                + ", so the mask rule is undefined for this record")
+            if bad := ("is not a prefix of the full render" if not full.startswith(prompts[k])
+                       else "ends inside the previous generated turn" if p < pos else None):
+                raise BadRecord('template_error', f"message {j}: render(messages[:{j}], add_generation_prompt=True) "
+                                f"{bad}, so the mask rule is undefined for this record")
             upto = full if j == len(msgs) - 1 else render(msgs[:j + 1])
             own = len(upto) >= p and full.startswith(upto)
             limit = len(upto) if own else max(p, len(prompts[k + 1]) if k + 1 < len(gen) else len(full))
@@ -111,8 +108,7 @@ def generated_text(turn_text: str, stop_tokens) -> str:
 def verify_sample(ct: ChatTokenizer, segs, ids: np.ndarray, mask: np.ndarray, turns: Turns | None = None) -> str | None:
     "None when the mask is exact, else what is wrong."
     if turns is not None:
-        got, want = [t for t, g in segs if g], [w for w in (generated_text(t, ct.stop_tokens) for t in turns.turns)
-                                                if w]
+        got, want = [t for t, g in segs if g], [w for t in turns.turns if (w := generated_text(t, ct.stop_tokens))]
         if got != want:
             k = next((k for k, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))
             a, b = (got[k] if k < len(got) else ''), (want[k] if k < len(want) else '')
@@ -149,11 +145,10 @@ def tokenize_record(ct: ChatTokenizer, record: Record, max_seq_len: int | None =
                "the mask would teach text the model never produced that way")
         if skip_reasoning_not_rendered: raise BadRecord('reasoning_not_rendered', why)
         flags = (('reasoning_not_rendered', why),)
-    truncated = max_seq_len is not None and len(ids) > max_seq_len
-    if truncated:
+    if truncated := max_seq_len is not None and len(ids) > max_seq_len:
         ids, mask = ids[:max_seq_len], mask[:max_seq_len]
-        if not mask.any(): raise BadRecord('no_loss_after_truncation',
-                                           f"all generated tokens lie beyond --max-seq-len {max_seq_len}")
+        if not mask.any():
+            raise BadRecord('no_loss_after_truncation', f"all generated tokens lie beyond --max-seq-len {max_seq_len}")
     return Sample(record.sample_id, record.source, ids, mask, truncated, flags, turns.template)
 
 # %% ../nbs/04_tokenize.ipynb #abe5971f
@@ -196,7 +191,7 @@ def tokenize_lines(ct: ChatTokenizer, lines, max_seq_len: int | None = 8192,
     by record."""
     samples, skips, flags, rendered = [], [], [], []
     with record_timer() as arm:
-        def timed(i, name, n, rec, step):
+        def timed(i, rec, step):
             "`step()` in a record's time limit; None (the record skipped) where it raises `BadRecord` or times out."
             try:
                 arm(MAX_RECORD_SECONDS)
@@ -204,21 +199,19 @@ def tokenize_lines(ct: ChatTokenizer, lines, max_seq_len: int | None = 8192,
                 finally: arm(0)
             except (BadRecord, RecordTimeout) as e:
                 why = (e.reason, e.detail) if isinstance(e, BadRecord) else ('template_error', str(e))
-                skips.append((i, Skip(name, n, rec.sample_id, *why).to_dict()))
+                skips.append((i, Skip(rec.file, rec.line, rec.sample_id, *why).to_dict()))
         for i, (name, n, raw) in enumerate(lines):
-            rec = parse_line(raw, name, n)
+            rec = parse_line(raw, name, n)  # a `Record` keeps its file and line
             if isinstance(rec, Skip): skips.append((i, rec.to_dict()))
-            elif (turns := timed(i, name, n, rec, lambda: render_turns(ct, rec))) is not None:
-                rendered.append((i, name, n, rec, turns))
-        for (i, name, n, rec, turns), enc in zip(rendered, _encode_batch(ct, rendered)):
-            s = timed(i, name, n, rec, lambda: tokenize_record(ct, rec, max_seq_len, skip_reasoning_not_rendered, turns,
-                                                               enc))
+            elif (turns := timed(i, rec, lambda: render_turns(ct, rec))) is not None: rendered.append((i, rec, turns))
+        for (i, rec, turns), enc in zip(rendered, _encode_batch(ct, rendered)):
+            s = timed(i, rec, lambda: tokenize_record(ct, rec, max_seq_len, skip_reasoning_not_rendered, turns, enc))
             if s is not None:
                 samples.append(s)
-                flags += [Skip(name, n, rec.sample_id, reason, detail).to_dict() for reason, detail in s.flags]
+                flags += [Skip(rec.file, rec.line, rec.sample_id, *flag).to_dict() for flag in s.flags]
     return Batch(_cat([s.input_ids for s in samples], np.int32), _cat([s.loss_mask for s in samples], bool),
-                 np.array([len(s.input_ids) for s in samples], dtype=np.int64),
-                 [s.sample_id for s in samples], [s.source for s in samples], sum(s.truncated for s in samples),
+                 np.array([len(s.input_ids) for s in samples], dtype=np.int64), [s.sample_id for s in samples],
+                 [s.source for s in samples], sum(s.truncated for s in samples),
                  # the skips in input order, as if done one record at a time
                  [d for _, d in sorted(skips, key=lambda x: x[0])], len(lines),
                  np.array([content_hash(s.input_ids, s.loss_mask) for s in samples], dtype=np.uint64), flags,
@@ -250,8 +243,7 @@ def worker_pool(workers: int, ct: ChatTokenizer) -> ProcessPoolExecutor:
     die with this process."""
     global _worker_ct
     if 'fork' in multiprocessing.get_all_start_methods():
-        ct.ready()  # loaded once, here: the workers share it
-        _worker_ct = ct
+        _worker_ct = ct.ready()  # loaded once, here: the workers share it
         return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context('fork'), initializer=die_with_parent,
                                    initargs=(os.getpid(),))
     return ProcessPoolExecutor(workers, initializer=_init_worker, initargs=(str(
@@ -286,12 +278,12 @@ class Chunk:
     "Batches being collected into shard `index` of the temporary output folder."
     def __init__(self, tmp, index: int):
         self.tmp, self.index, self.t0, self.arrow = Path(tmp), index, time.perf_counter(), f"data-{index:05d}.arrow"
-        self._w, self.tokens, self.records, self.truncated = None, 0, 0, 0
+        # `_logs`: the chunk's skipped.jsonl and flagged.jsonl, written as they come
+        # (a run of bad records holds none in memory)
+        self._w, self._logs, self.tokens, self.records, self.truncated = None, {}, 0, 0, 0
         # `id_hashes`: 64-bit hashes of the sample ids, what counts duplicate ids over the whole run
         self.lens, self.loss, self.hashes, self.id_hashes = [], [], [], []
         self.skipped, self.flagged, self.sources, self.templates = Counter(), Counter(), Counter(), Counter()
-        # the chunk's skipped.jsonl and flagged.jsonl, written as they come: a run of bad records holds none in memory
-        self._logs = {}
 
 # %% ../nbs/04_tokenize.ipynb #be7cbf7e
 @patch
@@ -301,8 +293,7 @@ def add(self: Chunk, b: Batch):
         if self._w is None: self._w = pa.ipc.new_stream(str(self.tmp/self.arrow), SCHEMA)
         self._w.write_batch(batch_to_arrow(b))
         self.lens.append(b.seq_len)
-        self.loss.append(np.add.reduceat(b.loss_mask, np.concatenate([[0], np.cumsum(b.seq_len)[:-1]])
-                                         ).astype(np.int64))
+        self.loss.append(np.add.reduceat(b.loss_mask, np.cumsum(b.seq_len) - b.seq_len).astype(np.int64))  # per sample
     self.tokens += len(b.input_ids); self.records += b.records; self.truncated += b.truncated
     for kind, rows, counts in (('skipped', b.skips, self.skipped), ('flagged', b.flags, self.flagged)):
         if not rows: continue
@@ -420,14 +411,11 @@ def disk_full(e: OSError, where, written: int | None = None, done: float | None 
     probe = next((p for p in (where, *where.parents) if p.is_dir()), where)  # (a failed merge removed its folder)
     try: free = f"{_mb(shutil.disk_usage(probe).free)} free"
     except OSError: free = "free space unknown"
-    need = (
-        f"; the output needs about {_mb(written / done - written)} more (it wrote {_mb(written)} for {done:.0%} of the "
-        "input)"
-        if written and done and 0 < done < 1 else "")
+    need = (f"; the output needs about {_mb(written / done - written)} more (it wrote {_mb(written)} for {done:.0%} "
+            "of the input)" if written and done and 0 < done < 1 else "")
     why = f", {e.strerror}" if e.strerror and e.strerror != os.strerror(errno.ENOSPC) else ""
-    return DiskFull(
-        f"{where}: no space left on device ({free}{why}){need}. Free some space (or choose another --output-dir) "
-        f"and {then}")
+    return DiskFull(f"{where}: no space left on device ({free}{why}){need}. Free some space (or choose another "
+                    f"--output-dir) and {then}")
 
 # %% ../nbs/04_tokenize.ipynb #0868c1a3
 def _sources(completions, s3_endpoint=None, download_workers: int = 32, progress: bool = True,
@@ -445,9 +433,8 @@ def _sources(completions, s3_endpoint=None, download_workers: int = 32, progress
     objs = [o for o in listed if o.key == key] or [o for o in listed if o.key.endswith(JSONL_SUFFIXES)]  # listed once
     chosen = set(objs)  # a set: a prefix may hold 100,000s of objects
     ignored = [(o.key, name_not_read(o.key) or 'not a completions format') for o in listed if o not in chosen]
-    if not objs: raise FileNotFoundError(
-        f"{completions}: no completions (*.jsonl[.gz|.zst], *.json, *.parquet) under this prefix "
-        f"({len(ignored)} other objects); check the --completions URL")
+    if not objs: raise FileNotFoundError(f"{completions}: no completions (*.jsonl[.gz|.zst], *.json, *.parquet) under "
+                                         f"this prefix ({len(ignored)} other objects); check the --completions URL")
     return ([dict(name=o.key, size=o.size, etag=o.etag) for o in objs],
             lambda: storage.download_objects(str(completions), storage.default_cache_dir(), download_workers,
                                              JSONL_SUFFIXES, client, progress, objects=objs), ignored, [])
@@ -474,9 +461,8 @@ def _prepare_tmp(tmp: Path, run_key: dict, restart: bool) -> list[dict]:
         old = json.loads(rk.read_text())
         if old != run_key:
             diff = sorted(k for k in set(old) | set(run_key) if old.get(k) != run_key.get(k))
-            raise ValueError(
-                f"{tmp}: an interrupted run with different {', '.join(diff)} is there; rerun with the same inputs "
-                f"and parameters to resume it, or pass --restart to discard it and start over")
+            raise ValueError(f"{tmp}: an interrupted run with different {', '.join(diff)} is there; rerun with the "
+                             "same inputs and parameters to resume it, or pass --restart to discard it and start over")
         if (plan := finish_plan(tmp)) is not None: return plan['metas']  # killed while finishing: keep everything
         metas = committed_chunks(tmp)
         keep = ({f"chunk-{m['index']:05d}{ext}" for m in metas for ext
@@ -510,11 +496,11 @@ def _checked(result: dict, out: Path, completions, ignored, first_skip: dict | N
             "This is a bug in the tokenizer/template handling; please report it with those records.")
     if not result['samples']:
         why = ', '.join(f"{n:,} {r}" for r, n in result['skipped'].items()) or 'no records'
+        end = (f"); see {out/'skipped.jsonl'}" if first_skip is None else "); nothing written" + (
+            f"; first: {first_skip['file']}:{first_skip['line']} {first_skip['reason']}: {first_skip['detail'][:300]}"
+            if first_skip else ""))
         raise TokenizeError(f"{completions}: 0 samples ({result['records_read']:,} records read: {why}"
-                            + (f"; {ignored_line(ignored)}" if ignored else '')
-                            + (f"); see {out/'skipped.jsonl'}" if first_skip is None
- else f"); nothing written; first: {first_skip['file']}:{first_skip['line']} {first_skip['reason']}: "
- f"{first_skip['detail'][:300]}" if first_skip else "); nothing written"))
+                            + (f"; {ignored_line(ignored)}" if ignored else '') + end)
     return result
 
 # %% ../nbs/04_tokenize.ipynb #e84ee3a4
@@ -526,14 +512,13 @@ def _write_manifest(tmp: Path, ct, completions, files, metas, result: dict, shar
     flagged = sum((Counter(m.get('flagged') or Counter(f['reason'] for f in m.get('flags', []))) for m in metas),
                   Counter())
     flags, flagged = sum(flagged.values()), dict(sorted(flagged.items()))
-    params = {k: run_key.get(k, False) for k in ('max_seq_len', 'batch_size', 'shard_tokens',
-                                                 'skip_reasoning_not_rendered')
-              } | {'max_record_bytes': run_key.get('max_record_bytes', MAX_RECORD_BYTES)}
-    manifest = dict(format='dflash_nb.dataset', format_version=1, created_utc=time.strftime('%Y-%m-%dT%H:%M:%SZ',
-                                                                                            time.gmtime()),
-                    tokenizer=ct.describe(), inputs=dict(completions=str(completions), files=files)
-                    | ({'splits': list(splits)} if splits else {}),
-                    params=params, shards=shards, chat_templates_used=dict(sorted(used.items())), flagged=flagged,
+    defaults = dict.fromkeys(('max_seq_len', 'batch_size', 'shard_tokens', 'skip_reasoning_not_rendered'), False)
+    params = {k: run_key.get(k, d) for k, d in (defaults | {'max_record_bytes': MAX_RECORD_BYTES}).items()}
+    inputs = dict(completions=str(completions), files=files) | ({'splits': list(splits)} if splits else {})
+    manifest = dict(format='dflash_nb.dataset', format_version=1,
+                    created_utc=time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()), tokenizer=ct.describe(),
+                    inputs=inputs, params=params, shards=shards, chat_templates_used=dict(sorted(used.items())),
+                    flagged=flagged,
                     counts={k: result[k] for k in ('samples', 'total_tokens', 'loss_tokens', 'records_read')})
     # this run's clock: stats.json `seconds` is the tokenizing, this the start-up before it
     timing = ({} if startup_seconds is None else

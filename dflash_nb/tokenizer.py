@@ -35,8 +35,8 @@ FASTOKENS_CHECKS = 2  # bump when the checks below change: cached verdicts of ol
 TABLE_FORMAT = 'dflash_nb.token_bytes/1'
 
 def _cache_warning(f, e: BaseException):
-    warnings.warn(
-        f"{f}: ignoring a damaged or foreign encoder cache file ({' '.join(str(e).split())[:200]}); rebuilding it")
+    warnings.warn(f"{f}: ignoring a damaged or foreign encoder cache file ({' '.join(str(e).split())[:200]}); "
+                  "rebuilding it")
 
 def _cache_write(f: Path, write):
     """Write the cache file `f` with `write(tmp)` and a rename; no writable cache is no error (it is built again next
@@ -127,8 +127,8 @@ def _table(self: FastokensEncoder):
             if z['key'].tobytes() != key: raise ValueError("it was made for another tokenizer.json")
             self._blob, self._lens, added = z['blob'], z['lens'], json.loads(z['added'].tobytes())
         added = {int(i): str(t) for i, t in added.items()}
-        if self._lens.dtype != np.int64 or self._lens.sum() != len(self._blob): raise ValueError(
-            "its arrays do not fit")
+        if self._lens.dtype != np.int64 or self._lens.sum() != len(self._blob):
+            raise ValueError("its arrays do not fit")
     except Exception as e:
         if self.table_cache is not None and Path(self.table_cache).exists(): _cache_warning(self.table_cache, e)
         tok, byte_of = self.wait(), {c: b for b, c in bytes_to_unicode().items()}
@@ -137,9 +137,9 @@ def _table(self: FastokensEncoder):
                  for i in range(tok.vocab_size)]
         self._lens, self._blob = np.array([len(b) for b in table], np.int64), np.frombuffer(b''.join(table), np.uint8)
         if self.table_cache is not None:
-            _cache_write(Path(self.table_cache), lambda tmp: np.savez(tmp, key=np.frombuffer(key, np.uint8),
-                                                                      blob=self._blob,
-                         lens=self._lens, added=np.frombuffer(json.dumps(added).encode(), np.uint8)))
+            _cache_write(Path(self.table_cache), lambda tmp: np.savez(
+                tmp, key=np.frombuffer(key, np.uint8), blob=self._blob, lens=self._lens,
+                added=np.frombuffer(json.dumps(added).encode(), np.uint8)))
     self._offs = np.concatenate([[0], np.cumsum(self._lens)[:-1]])
     self._split_re = (re.compile('|'.join(map(re.escape, sorted(added.values(), key=len, reverse=True)))) if added
                       else None)
@@ -223,8 +223,8 @@ def fastokens_verdict(tokenizer_json, sha256: str, reference, split_special_toke
     if f.exists() and (v := _cached_verdict(f, sha256)) is not None: return v
     try:
         tj = json.loads(Path(tokenizer_json).read_text(encoding='utf-8'))
-        if not isinstance(tj, dict) or not isinstance(tj.get('model'),
-                                                      dict): raise ValueError("JSON, but without a `model` object")
+        if not isinstance(tj, dict) or not isinstance(tj.get('model'), dict):
+            raise ValueError("JSON, but without a `model` object")
         v = dict(tokenizer_sha256=sha256, reason=FastokensEncoder.check(tj),
                  nfc='NFC' in json.dumps(tj.get('normalizer')),
                  special_tokens=[t['content'] for t in tj.get('added_tokens', []) if t.get('special')], vocab_size=None)
@@ -269,9 +269,8 @@ cache_dir = storage.cache_root  # the one cache root
 def bad_tokenizer_file(path, why) -> ValueError:
     "The one-line error for a `tokenizer.json` that is empty, cut short or of the wrong shape."
     why = ' '.join(str(why).split())[:200] or type(why).__name__
-    return ValueError(
-        f"{path}: not a usable tokenizer.json ({why}); it is empty, cut short or not a Hugging Face tokenizer: "
-        "copy it again from the model (the default one: dflash-nb build-tokenizer DIR)")
+    return ValueError(f"{path}: not a usable tokenizer.json ({why}); it is empty, cut short or not a Hugging Face "
+                      "tokenizer: copy it again from the model (the default one: dflash-nb build-tokenizer DIR)")
 
 # %% ../nbs/03b_tokenizer.ipynb #7ba5123b
 MAX_RENDER_CHARS = 16 << 20  # one rendered conversation; ~50x a 128K-token context
@@ -315,9 +314,8 @@ def _load_templates(self: ChatTokenizer) -> dict:
     self.template = ChatTemplate.from_model_dir(self.model_path)  # with bos_token/eos_token/... as variables
     self.template_source = self.template.source
     sources = load_chat_templates(self.model_path)  # named templates (`default`, `tool_use`, ...) or just `default`
-    self.templates = {n: self.template if n == 'default' else ChatTemplate(s, self.template.special_tokens,
-                                                                           f"{self.model_path} [{n}]")
-                      for n, s in sources.items()}
+    self.templates = {n: ChatTemplate(s, self.template.special_tokens, f"{self.model_path} [{n}]") if n != 'default'
+                      else self.template for n, s in sources.items()}
     # the model's own stop tokens (none: `turn_end_warnings`)
     self.stop_tokens = tuple(load_end_of_turn_tokens(self.model_path))
     return sources
@@ -330,21 +328,17 @@ def _choose_encoder(self: ChatTokenizer, encoder: str):
     if encoder in ('auto', 'fastokens'):  # where its (cached) verdict is 'ok'
         v = fastokens_verdict(self.tokenizer_json, self.tokenizer_sha256, lambda: self.tokenizer)
         if v['reason'] == 'ok':
-            self.fast = v.pop('loaded', None) or FastokensEncoder(self.tokenizer_json, v['nfc'],
-                                                                  sha256=self.tokenizer_sha256)
+            self.fast = (v.pop('loaded', None)
+                         or FastokensEncoder(self.tokenizer_json, v['nfc'], sha256=self.tokenizer_sha256))
             # -1: TABLE_FORMAT's version
             self.fast.table_cache = cache_dir()/'encoders'/f"{self.tokenizer_sha256}.fastokens-bytes-1.npz"
     if encoder == 'fastokens' and self.fast is None:
-        raise ValueError(
-            f"{self.tokenizer_json}: fastokens cannot reproduce this tokenizer exactly ({v['reason']}); use --encoder "
-            "auto")
-    if self.fast is not None:
-        specials, self.vocab_size, self.encoder_reason = v['special_tokens'], v['vocab_size'], 'ok'
-    else:
-        specials, self.vocab_size, self.encoder_reason = (
-            [t.content for _, t in sorted(self.tokenizer.get_added_tokens_decoder().items()) if t.special],
-            self.tokenizer.get_vocab_size(with_added_tokens=True),
-            "encoder='tokenizers' asked for" if v is None else f"fastokens: {v['reason']}")
+        raise ValueError(f"{self.tokenizer_json}: fastokens cannot reproduce this tokenizer exactly ({v['reason']}); "
+                         "use --encoder auto")
+    specials, self.vocab_size, self.encoder_reason = (v['special_tokens'], v['vocab_size'], 'ok') if self.fast else (
+        [t.content for _, t in sorted(self.tokenizer.get_added_tokens_decoder().items()) if t.special],
+        self.tokenizer.get_vocab_size(with_added_tokens=True),
+        "encoder='tokenizers' asked for" if v is None else f"fastokens: {v['reason']}")
     self.special_tokens = tuple(specials)  # a tuple: `str.endswith` takes it as it is
     self.encoder = 'fastokens' if self.fast is not None else 'tokenizers'
 
@@ -355,12 +349,12 @@ AUTO_FASTOKENS_MIN_BYTES = 2 << 20  # input bytes per worker below which `tokeni
 @patch
 def fit_to_input(self: ChatTokenizer, input_bytes: int, workers: int = 1) -> 'ChatTokenizer':
     "With `--encoder auto`: `tokenizers` for an input too small to repay loading fastokens (see above)."
-    if (self.encoder_asked == 'auto' and self.fast is not None and input_bytes < AUTO_FASTOKENS_MIN_BYTES
-        * max(1, workers)
+    workers = max(1, workers)
+    if (self.encoder_asked == 'auto' and self.fast is not None and input_bytes < AUTO_FASTOKENS_MIN_BYTES * workers
             and not fastokens_loaded(self.fast.path, self.tokenizer_sha256)):
         self.fast, self.encoder, self.encoder_reason = None, 'tokenizers', (
-            f"auto: {input_bytes:,} bytes of input, under {AUTO_FASTOKENS_MIN_BYTES * max(1, workers):,} "
-            f"for {max(1, workers)} worker(s): tokenizers loads faster than fastokens (same ids)")
+            f"auto: {input_bytes:,} bytes of input, under {AUTO_FASTOKENS_MIN_BYTES * workers:,} for {workers} "
+            "worker(s): tokenizers loads faster than fastokens (same ids)")
     return self
 
 @patch
@@ -377,9 +371,9 @@ def template_for(self: ChatTokenizer, record) -> tuple[ChatTemplate, TemplateFor
     "The template transformers would use for `record` (`tool_use` when it has tools and there is one) and its form."
     name = select_template_name(self.templates, bool(record.tools)) if len(self.templates) > 1 else 'default'
     tpl = self.template if name == 'default' else self.templates[name]
-    if (form := self._forms.get(tpl.source)) is None: form = self._forms[tpl.source] = detect_form(
-        tpl, self.stop_tokens, name, self.special_tokens)
-    return tpl, form
+    if tpl.source not in self._forms:
+        self._forms[tpl.source] = detect_form(tpl, self.stop_tokens, name, self.special_tokens)
+    return tpl, self._forms[tpl.source]
 
 @patch
 def forms(self: ChatTokenizer) -> dict[str, TemplateForm | None]:
@@ -400,14 +394,12 @@ def turn_end_warnings(self: ChatTokenizer) -> list[str]:
     """One line per template that writes none of the model's stop tokens, so that a generated turn ends where its
     rendering ends (the newline after a Gemma-style `<end_of_turn>` masked too), naming the tokens it does end a turn
     with."""
-    stops = (f"the model's stop tokens ({' '.join(self.stop_tokens)}) are" if self.stop_tokens else
-             "no stop token is named (no generation_config.json eos_token_id, "
-             "no eos_token in tokenizer_config.json) or")
-    return [
-        f"{self.model_path}: {stops} not written by chat template {n!r}: each generated turn ends where its rendering "
-        f"ends; its turns end with {' or '.join(f.written) or 'no special token'}: if that is the model's stop token, "
-        "add its id to generation_config.json's eos_token_id" for n, f in self.forms().items() if f is not None
-            and not f.end_of_turn]
+    stops = (f"the model's stop tokens ({' '.join(self.stop_tokens)}) are" if self.stop_tokens else "no stop token "
+             "is named (no generation_config.json eos_token_id, no eos_token in tokenizer_config.json) or")
+    return [f"{self.model_path}: {stops} not written by chat template {n!r}: each generated turn ends where its "
+            f"rendering ends; its turns end with {' or '.join(f.written) or 'no special token'}: if that is the "
+            "model's stop token, add its id to generation_config.json's eos_token_id"
+            for n, f in self.forms().items() if f is not None and not f.end_of_turn]
 
 @patch
 def render(self: ChatTokenizer, msgs: list, tools=None, add_generation_prompt: bool = False,
@@ -451,8 +443,8 @@ def normalize(self: ChatTokenizer, text: str) -> str:
     return norm.normalize_str(text) if norm is not None else text
 
 @patch
-def decode(self: ChatTokenizer, ids) -> str: return self.tokenizer.decode(list(map(int, ids)),
-                                                                          skip_special_tokens=False)
+def decode(self: ChatTokenizer, ids) -> str:
+    return self.tokenizer.decode(list(map(int, ids)), skip_special_tokens=False)
 
 # %% ../nbs/03b_tokenizer.ipynb #ab5de58c
 @patch
@@ -460,8 +452,8 @@ def same_text(self: ChatTokenizer, ids: np.ndarray, text: str) -> bool:
     "Do token array `ids` decode to exactly `text` as normalised? Bytes on the fast path."
     if self.fast is not None:  # the text itself, else the text as normalised (see FastokensEncoder.same_text)
         got = self.fast.decode_bytes(ids)
-        return got == text.encode('utf-8', 'surrogatepass') or (not text.isascii() and self.fast.same_text(
-            got, self.normalize(text)))
+        return got == text.encode('utf-8', 'surrogatepass') or (
+            not text.isascii() and self.fast.same_text(got, self.normalize(text)))
     return self.decode(ids) == self.normalize(text)
 
 # %% ../nbs/03b_tokenizer.ipynb #2a73820f
@@ -469,9 +461,9 @@ def same_text(self: ChatTokenizer, ids: np.ndarray, text: str) -> bool:
 def describe(self: ChatTokenizer) -> dict:
     "What the manifest records about this tokenizer."
     return dict(model_path=str(self.model_path.resolve()), fingerprint=self.fingerprint,
-                tokenizer_sha256=self.tokenizer_sha256,
-                chat_template_sha256=self.template_sha256, vocab_size=self.vocab_size, encoder=self.encoder,
-                encoder_reason=self.encoder_reason, renderer=self.renderer, stop_tokens=list(self.stop_tokens),
+                tokenizer_sha256=self.tokenizer_sha256, chat_template_sha256=self.template_sha256,
+                vocab_size=self.vocab_size, encoder=self.encoder, encoder_reason=self.encoder_reason,
+                renderer=self.renderer, stop_tokens=list(self.stop_tokens),
                 template_selection="tool_use for records with tools where the directory names one, else default",
                 chat_templates={n: f.to_dict() if f
                                 else {'error': f'probing it took longer than {MAX_RECORD_SECONDS:g} s'}
