@@ -195,8 +195,7 @@ def header_html(h: dict) -> str:
     rows = ''.join(f"<tr><td><code>{e(k)}</code></td><td><code>{e(v)}</code></td></tr>"
                    for k, v in h['parameters'].items())
     facts = ' · '.join(f"{k} <b>{e(h[x])}</b>" for k, x in (('started', 'started_utc'), ('took', 'duration'),
-                                                            ('version', 'version'), ('commit', 'commit'),
-                                                            ('machine', 'machine')))
+                                                            *((n, n) for n in ('version', 'commit', 'machine'))))
     return ('<div class="dflash-run-header" style="border:1px solid #8888;border-radius:6px;padding:8px 12px;'
             'margin:0 0 1em 0">'
             f'<div>job <b>{e(h["job"])}</b> · {facts}</div>'
@@ -246,8 +245,7 @@ class _BarsToConsole(io.TextIOBase):
     def flush(self): self.console.flush(); self.report.flush()
     def fileno(self): return self.console.fileno()  # tqdm asks the terminal's width
     def isatty(self): return self.console.isatty()
-    @property
-    def encoding(self): return 'utf-8'
+    encoding = 'utf-8'
 
 def _console():
     "The stderr the kernel was started with (ipykernel captures fd 2 into the notebook and keeps a copy: `fileno()`)."
