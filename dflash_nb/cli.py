@@ -11,6 +11,7 @@ from . import __version__
 from .config import Config, add_config_args, make_config, opt
 from .records import MAX_RECORD_BYTES  # (the standard library only)
 
+
 # %% auto #0
 __all__ = ['STAGE_COMMANDS', 'EXPECTED_ERRORS', 'TokenizeConfig', 'make_parser', 'main']
 

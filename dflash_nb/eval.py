@@ -193,6 +193,7 @@ def greedy_generate(target, prompt_ids, max_new_tokens: int = 256, eos_token_id=
         out.append(int(sess(out[-1:] or prompt, all_logits=False)[0][-1]))
     return _generation(sess, prompt, out, eos, t0)
 
+
 # %% ../nbs/12_eval.ipynb #a370b87f
 def tempered_probs(logits, temperature: float = 1.0, top_p: float = 1.0):
     """softmax(logits / T) over the last axis, restricted to the top-p nucleus (the smallest set of mass >= top_p) and
@@ -252,6 +253,7 @@ def _verify(sess: TargetSession, anchor: int, d: list, q, T: float, top_p: float
         return y.tolist()[:m + 1], m, h
     lg, h = sess.logits([anchor] + d)
     return *verify(d, q, tempered_probs(lg, T, top_p), generator), h
+
 
 # %% ../nbs/12_eval.ipynb #738b921d
 @torch.no_grad()
@@ -473,6 +475,7 @@ def prompt_lookup_generate(target, prompt_ids, max_new_tokens: int = 256, eos_to
     prompt = _ids(prompt_ids)
     return _speculate(target, prompt, max_new_tokens, eos_token_id, suppress_ids, None, k + 1,
                       lambda sess, out, a, h, L: (lookup_draft(prompt + out, k, ngram_max, ngram_min)[:L - 1], None))
+
 
 # %% ../nbs/12_eval.ipynb #6c998847
 PROMPT_LOOKUP = 'prompt-lookup'

@@ -125,12 +125,10 @@ def _token_partial(partial: Path, key: dict, restart: bool) -> dict:
     "The batches an interrupted run with the same `key` journaled in `partial`, else {} and a fresh `partial` folder."
     rk = partial/'run.json'
     if rk.is_file() and not restart:
-        old = json.loads(rk.read_text())
-        if old != key:
-            raise ValueError(
-                f"{partial}: an interrupted run with different "
-                f"{', '.join(sorted(k for k in set(old) | set(key) if old.get(k) != key.get(k)))} is there; rerun with "
-                "the same target, prompts and options to resume it, or pass --restart (restart=True) to discard it")
+        if (old := json.loads(rk.read_text())) != key:
+            changed = ', '.join(sorted(k for k in set(old) | set(key) if old.get(k) != key.get(k)))
+            raise ValueError(f"{partial}: an interrupted run with different {changed} is there; rerun with the same "
+                             "target, prompts and options to resume it, or pass --restart (restart=True) to discard it")
         return _journal(partial/'batches.jsonl')
     if partial.is_dir(): shutil.rmtree(partial)
     elif partial.exists(): partial.unlink()
@@ -466,6 +464,7 @@ def generate_records_api(prompts, out_path, api_base: str, model: str | None = N
 def _int_list(s) -> list[int]: return [int(x) for x in str(s).replace(',', ' ').split()] if s not in (None, '') else []
 def _pick_device(name: str = 'auto') -> torch.device:
     return torch.device(('cuda' if torch.cuda.is_available() else 'cpu') if name in ('auto', 'cuda') else name)
+
 
 # %% ../nbs/11a_generate.ipynb #bd67e612
 _TARGET, _PROMPTS, _LOCAL = 'the target (one of)', 'prompts (one of)', 'local (Hugging Face generate)'   # --help groups

@@ -60,8 +60,7 @@ def qwen36_merge_plan() -> tuple[list[tuple[bytes, bytes]], list[int]]:
     build."""
     ranks, merges, unmergeable = qwen36_ranks(), [], []
     for token, rank in sorted(((t, r) for t, r in ranks.items() if len(t) > 1), key=lambda kv: kv[1]):
-        pair = _final_pair(token, ranks)
-        if pair is None: unmergeable.append(rank)
+        if (pair := _final_pair(token, ranks)) is None: unmergeable.append(rank)
         else: merges.append(pair)
     return merges, unmergeable
 
