@@ -47,9 +47,8 @@ def _run(a):
             make_parser('run')._subparsers._group_actions[0].choices['run'].print_help(); print('\n' + jobs_help())
         for j in a.jobs: job_notebook(j); print(job_help(j) + '\n')
         return 0 if a.help else 2
-    try: runs = ([resume_job(a.resume, progress=not a.quiet)] if a.resume
-                 else run_jobs(a.jobs, {k: parse_param(v) for k, v in (a.param or [])}, a.outputs,
-                               progress=not a.quiet))
+    try: runs = ([resume_job(a.resume, progress=not a.quiet)] if a.resume else
+                 run_jobs(a.jobs, {k: parse_param(v) for k, v in (a.param or [])}, a.outputs, progress=not a.quiet))
     except JobInterrupted as e: print(f"dflash-nb run: {e}", file=sys.stderr); return 130
     for r in runs:
         print(f"{'ok    ' if r.ok else 'FAILED'} {r.job}: {r.report}" + (f"  ({r.error})" if r.error else ''))
@@ -89,23 +88,18 @@ class TokenizeConfig(Config):
     quiet: bool = opt(False, "no progress bar")
 
 # %% ../nbs/99_cli.ipynb #440abc3f
-STAGE_COMMANDS = {  # name: (module, its add-arguments function, its main function, help)
-    'inspect': ('dflash_nb.inspect', 'add_inspect_args', 'inspect_main',
-                "mask checks + quality gates of a dataset; exit 1 when a check or gate fails"),
-    'stats': ('dflash_nb.stats', 'add_stats_args', 'stats_main',
-              "whole-dataset statistics, plots, comparison, hidden-state storage estimate"),
-    'merge': ('dflash_nb.merge', 'add_merge_args', 'merge_main',
-              "merge new completions or a dataset into a copy of an existing dataset"),
-    'train': ('dflash_nb.train', 'add_train_args', 'train_main',
-              "train a DFlash drafter online from a target's hidden states (torchrun for multi-GPU)"),
-    'eval': ('dflash_nb.eval', 'add_eval_args', 'eval_main',
-             "acceptance length: lossless speculative decoding with a drafter against the target's greedy decoding"),
-    'generate': ('dflash_nb.generate', 'add_generate_args', 'generate_main',
-                 "completions from the target itself (HF generate) or from an OpenAI-compatible server"),
-    'export': ('dflash_nb.export', 'add_export_args', 'export_main',
-               "a dataset as another tool reads it: --format speculators (speculators 0.9's torch-format view, "
-               "shards linked)"),
-}
+# name: (module, its add-arguments function, its main function, help); every stage's are dflash_nb.NAME, add_NAME_args
+# and NAME_main
+STAGE_COMMANDS = {name: (f"dflash_nb.{name}", f"add_{name}_args", f"{name}_main", help) for name, help in {
+    'inspect': "mask checks + quality gates of a dataset; exit 1 when a check or gate fails",
+    'stats': "whole-dataset statistics, plots, comparison, hidden-state storage estimate",
+    'merge': "merge new completions or a dataset into a copy of an existing dataset",
+    'train': "train a DFlash drafter online from a target's hidden states (torchrun for multi-GPU)",
+    'eval': "acceptance length: lossless speculative decoding with a drafter against the target's greedy decoding",
+    'generate': "completions from the target itself (HF generate) or from an OpenAI-compatible server",
+    'export': "a dataset as another tool reads it: --format speculators (speculators 0.9's torch-format view, "
+              "shards linked)",
+}.items()}
 
 # %% ../nbs/99_cli.ipynb #83f18a11
 def make_parser(command: str | None = None) -> argparse.ArgumentParser:

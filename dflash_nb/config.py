@@ -44,9 +44,8 @@ def value_problem(value, typ: str | None, rng: dict | None = None, choices=None,
     if typ == 'float':
         if isinstance(value, bool) or not isinstance(value, numbers.Real): return 'must be a number' + in_range
         if not math.isfinite(value): return 'must be a finite number'
-    if typ in ('int', 'float') and rng and not (('min' not in rng or value >= rng['min'])
-                                                and ('max' not in rng or value <= rng['max'])
-                                                and ('gt' not in rng or value > rng['gt'])):
+    if typ in ('int', 'float') and rng and not (rng.get('min', -math.inf) <= value <= rng.get('max', math.inf)
+                                                and value > rng.get('gt', -math.inf)):
         return f"must be {range_text(rng)}"
     return f"must be one of {', '.join(map(str, choices))}" if choices is not None and value not in choices else None
 
@@ -91,8 +90,7 @@ def add_config_args(p: argparse.ArgumentParser, config) -> argparse.ArgumentPars
 def check_config(c):
     "Raise one `ValueError` line naming the first field of config `c` whose value is not of its type, range or choices."
     for f in fields(c):
-        typ, optional = _field_type(f)
-        v = getattr(c, f.name)
+        (typ, optional), v = _field_type(f), getattr(c, f.name)
         if why := value_problem(v, typ, f.metadata.get('range'), f.metadata.get('kw', {}).get('choices'), optional):
             raise ValueError(f"{getattr(c, 'kind', type(c).__name__)} option --{f.name.replace('_', '-')} {v!r}: {why}")
     return c

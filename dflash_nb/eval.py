@@ -16,10 +16,10 @@ from fastcore.basics import patch
 from tqdm import tqdm
 
 from .model import DFlashDraftModel, DraftCache, TargetFeatures, text_config
-from .config import Config, add_config_args, make_config, opt
+from .config import Config, add_config_args, make_config, opt, opt_of
 from .train import _default_mask_id, _eos_set, _is_tiny, default_eos_ids, load_target
 from .generate import (_cut_at_eos, _device_of, _encode_prompts, _ids, _int_list, _pick_device, _token_prompts,
-                                read_prompts)
+                                read_prompts, GenerateConfig)
 
 # %% auto #0
 __all__ = ['DRAFT_SAMPLING', 'PROMPT_LOOKUP', 'new_kv_cache', 'crop_kv_cache', 'TargetSession', 'Generation', 'greedy_generate',
@@ -48,9 +48,8 @@ def _linear_mixers(target, n: int) -> list:
     layers)."""
     mixers = [m for name, m in target.named_modules() if name.endswith('linear_attn')]
     if len(mixers) != n:
-        raise ValueError(
-            f"{type(target).__name__}: {n} linear-attention cache layers but {len(mixers)} `linear_attn` modules; "
-                         "speculative verification cannot restore this hybrid target's state")
+        raise ValueError(f"{type(target).__name__}: {n} linear-attention cache layers but {len(mixers)} `linear_attn` "
+                         "modules; speculative verification cannot restore this hybrid target's state")
     return mixers
 
 class TargetSession:
@@ -84,9 +83,8 @@ def logits(self: TargetSession, ids, all_logits: bool = True):
     self.forwards += 1; self.tokens_in += x.shape[1]
     if self.forwards == 1 and not self.linear:
         if getattr(self.cache, 'is_croppable', True) is False:
-            raise ValueError(
-                f"{type(self.target).__name__}: its cache cannot be rolled back (linear-attention layers keep a "
-                             "recurrent state); speculative verification needs a croppable KV cache")
+            raise ValueError(f"{type(self.target).__name__}: its cache cannot be rolled back (linear-attention layers "
+                             "keep a recurrent state); speculative verification needs a croppable KV cache")
         # after the prefill, as HF does
         if hasattr(self.cache, 'activate_past_recording'): self.cache.activate_past_recording()
     logits = out.logits[0].float()
@@ -109,9 +107,8 @@ def _before_forward(self: TargetSession, n: int):
     self._snap, self._inputs = None, {}
     if n < 2 or self.cache.get_seq_length() == 0: yield; return
     self._snap = (self.length, [{i: (l.conv_states[i].clone(), l.recurrent_states[i].clone())
-                                                 for i in range(l.number_of_states)
-                                                 if l.is_recurrent_states_initialized[i]}
-                                                for l in self.linear])
+                                 for i in range(l.number_of_states) if l.is_recurrent_states_initialized[i]}
+                                for l in self.linear])
     rec = lambda m, args, kw: self._inputs.__setitem__(m, kw['hidden_states'] if 'hidden_states' in kw else args[0])
     hooks = [m.register_forward_pre_hook(rec, with_kwargs=True) for m in self.mixers]
     try: yield
@@ -127,9 +124,8 @@ def crop(self: TargetSession, keep: int):
     if not self.linear: return crop_kv_cache(self.cache, keep)
     n = self.length
     if keep == n: return
-    if self._snap is None or not self._snap[0] <= keep < n:
-        raise ValueError(
-            f"cannot crop a hybrid cache of {n} positions to {keep}: only back into the last multi-token forward")
+    if self._snap is None or not self._snap[0] <= keep < n: raise ValueError(
+        f"cannot crop a hybrid cache of {n} positions to {keep}: only back into the last multi-token forward")
     start, states = self._snap
     for l, st in zip(self.linear, states):
         for i, (conv, rec) in st.items(): l.conv_states[i].copy_(conv); l.recurrent_states[i].copy_(rec)
@@ -301,11 +297,9 @@ def speculative_generate(target, drafter: DFlashDraftModel, prompt_ids, max_new_
         d, q = draft_tokens(logits, T, top_p, draft_sampling, generator)
         return d.tolist(), q
     g = _speculate(target, prompt_ids, max_new_tokens, eos_token_id, suppress_ids, c.target_layer_ids, c.block_size,
-                   propose,
-                   T, top_p, generator, verify)
+                   propose, T, top_p, generator, verify)
     g.draft_forwards = g.steps                                   # one drafter forward per step
     return g
-
 
 # %% ../nbs/12_eval.ipynb #171e743d
 def _pct(x) -> str: return '-' if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.1f}%"
@@ -322,6 +316,7 @@ class EvalResult:
     draft_sampling: str = 'greedy'
 
     def _sum(self, k): return sum(r.get(k, 0) for r in self.rows)
+    def _all(self, k) -> np.ndarray: return np.array([x for r in self.rows for x in r[k]], np.int64)   # per step
     @property
     def prompts(self) -> int: return len(self.rows)
     @property
@@ -348,14 +343,12 @@ class EvalResult:
 @patch(as_prop=True)
 def accept_hist(self: EvalResult) -> np.ndarray:
     "Steps that committed n tokens, n = 1..block_size (index n - 1)."
-    return np.bincount(np.array([x for r in self.rows for x in r['accepted']], np.int64) + 1,
-                       minlength=self.block_size + 1)[1:self.block_size + 1]
+    return np.bincount(self._all('accepted') + 1, minlength=self.block_size + 1)[1:self.block_size + 1]
 @patch
 def _pos(self: EvalResult, conditional: bool = False) -> np.ndarray:
     """k = 1..bs-1: steps whose first k drafts were all accepted / the steps that drafted k tokens (`conditional`: and
     accepted the first k - 1); nan where there are none."""
-    m = np.array([x for r in self.rows for x in r['matched']], np.int64)
-    d = np.array([x for r in self.rows for x in r['drafted']], np.int64)
+    m, d = self._all('matched'), self._all('drafted')
     k = np.arange(1, self.block_size)[:, None]
     n = ((m[None] >= k - 1) & (d[None] >= k)).sum(1) if conditional else (d[None] >= k).sum(1)
     return np.where(n > 0, (m[None] >= k).sum(1) / np.maximum(n, 1), np.nan)
@@ -375,16 +368,14 @@ def summary(self: EvalResult) -> dict:
     return {'label': self.label, 'prompts': self.prompts, 'mean_tau': self.mean_tau, 'pooled_tau': self.pooled_tau,
             'speedup_target_forwards': self.speedup, 'new_tokens': self._sum('new_tokens'), 'steps': self._sum('steps'),
             'target_forwards': self._sum('target_forwards'), 'autoregressive_forwards': self._sum('new_tokens'),
-            'target_forwards_saved': self.forwards_saved, 'target_tokens': self._sum('target_tokens'),
-            'extra_target_tokens': self._sum('extra_target_tokens'),
-            'extra_target_forwards': self._sum('extra_target_forwards'),
+            'target_forwards_saved': self.forwards_saved,
+            **{k: self._sum(k) for k in ('target_tokens', 'extra_target_tokens', 'extra_target_forwards')},
             'temperature': self.temperature, 'draft_sampling': self.draft_sampling,
             'extra_target_tokens_per_step': self._sum('extra_target_tokens') / max(1, self._sum('steps')),
             'lossless': self.lossless, 'mismatches': len(self.mismatches), 'block_size': self.block_size,
             'max_new_tokens': self.max_new_tokens, 'accept_hist': self.accept_hist.tolist(),
             **{k: [None if math.isnan(x) else round(float(x), 5) for x in getattr(self, k)]
-               for k in ('position_acceptance', 'conditional_acceptance')},
-            'spec_seconds': sp,
+               for k in ('position_acceptance', 'conditional_acceptance')}, 'spec_seconds': sp,
             'greedy_seconds': gr if any(r['greedy_seconds'] is not None for r in self.rows) else None,
             'wall_speedup': gr / sp if sp and gr else None}
 
@@ -425,8 +416,8 @@ def __repr__(self: EvalResult) -> str: return self.table()
 # %% ../nbs/12_eval.ipynb #f39321a9
 def _prompt_items(prompts) -> list[tuple[str, list]]:
     "`prompts` as (id, token ids): a list of id lists / tensors, or of dicts with `input_ids` and optional `id`."
-    return [(str(p.get('id', i)), _ids(p['input_ids'])) if isinstance(p, dict) else (str(i), _ids(p)) for i,
-            p in enumerate(prompts)]
+    return [(str(p.get('id', i)), _ids(p['input_ids'])) if isinstance(p, dict) else (str(i), _ids(p))
+            for i, p in enumerate(prompts)]
 
 # %% ../nbs/12_eval.ipynb #de01e34b
 @contextmanager
@@ -512,19 +503,18 @@ def compare_methods(target, methods: dict, prompts, max_new_tokens: int = 128, e
 def comparison_rows(results: dict, sampled: dict | None = None) -> list[dict]:
     """One summary dict per method: mean tau (and `sampled_mean_tau` of `sampled`, {label: EvalResult at T > 0}),
     target forwards (saved), seconds per token, lossless."""
-    g = results['greedy']
-    g_spt = g._sum('spec_seconds') / max(1, g._sum('new_tokens'))
+    spt = lambda r: r._sum('spec_seconds') / max(1, r._sum('new_tokens'))
+    g_spt, s0 = spt(results['greedy']), next(iter(sampled.values())) if sampled else None
     rows = []
     for label, r in results.items():
-        s, spt = r.summary(), r._sum('spec_seconds') / max(1, r._sum('new_tokens'))
+        s, t = r.summary(), spt(r)
         rows.append({'method': label, 'prompts': s['prompts'], 'mean_tau': 1.0 if label == 'greedy' else s['mean_tau'],
                      'pooled_tau': 1.0 if label == 'greedy' else s['pooled_tau'], 'new_tokens': s['new_tokens'],
                      'target_forwards': s['target_forwards'],
                      'target_forwards_saved': s['new_tokens'] - s['target_forwards'],
-                     'seconds_per_token': spt, 'wall_speedup_vs_greedy': g_spt / spt if spt else None,
+                     'seconds_per_token': t, 'wall_speedup_vs_greedy': g_spt / t if t else None,
                      'lossless': True if label == 'greedy' else s['lossless'], 'mismatches': s['mismatches'],
-                     **(dict(sampled_temperature=next(iter(sampled.values())).temperature,
-                             sampled_draft_sampling=next(iter(sampled.values())).draft_sampling,
+                     **(dict(sampled_temperature=s0.temperature, sampled_draft_sampling=s0.draft_sampling,
                              sampled_mean_tau=sampled[label].mean_tau if label in sampled else None)
                         if sampled else {})})
     return rows
@@ -547,10 +537,8 @@ def plot_eval(results: dict, path=None):
     "Tau per prompt, accepted lengths and per-position acceptance of several `EvalResult`s (label -> result)."
     import matplotlib.pyplot as plt
     fig, axs = plt.subplots(1, 3, figsize=(15, 3.8))
-    colors = plt.cm.tab10(np.arange(len(results)))
-    bs = max(r.block_size for r in results.values())
-    w = 0.8 / len(results)
-    for i, ((label, r), c) in enumerate(zip(results.items(), colors)):
+    bs, w = max(r.block_size for r in results.values()), 0.8 / len(results)
+    for i, ((label, r), c) in enumerate(zip(results.items(), plt.cm.tab10(np.arange(len(results))))):
         axs[0].hist([x['tau'] for x in r.rows if x['steps']], bins=np.linspace(1, bs, 4 * bs - 3), alpha=0.6, color=c,
                     label=f"{label}: mean {r.mean_tau:.2f}")
         axs[1].bar(np.arange(1, r.block_size + 1) + (i - (len(results) - 1) / 2) * w,
@@ -622,26 +610,19 @@ def show_eval(results: dict, sampled: dict | None, out_dir):
     fig.savefig(Path(out_dir)/'tau.png', dpi=110); plt.show()
 
 # %% ../nbs/12_eval.ipynb #f9a52c68
-from .config import opt_of
-from .generate import GenerateConfig
-
 @dataclass
 class EvalConfig(Config):
     "Every parameter of `dflash-nb eval`, declared once: name, type, default, help and --help group."
     kind = 'eval'   # what make_config's and check_config's errors call them
-    target: str | None = opt(None,
-                             "target model directory (Hugging Face), or tiny[:key=value,...] for a tiny random Qwen3 "
-                             "built in code (tiny:hybrid=1: a Qwen3.5-style hybrid); default: the target --drafter was "
-                             "trained for (its train run's train_args.json)")
-    drafter: str | None = opt(None,
-                              "drafter directory (config.json + model.safetensors, as train writes it), or 'untrained'",
-                              required=True)
-    dataset: str | None = opt(None,
-                              "tokenized dataset (local or s3://): each sample's tokens before its first masked token",
-                              'prompts (one of)')
-    prompts: str | None = opt_of(GenerateConfig, 'prompts',
-                                 help='prompt records (JSONL file or folder), rendered with the chat template of '
-                                      '--tokenizer')
+    target: str | None = opt(None, "target model directory (Hugging Face), or tiny[:key=value,...] for a tiny random "
+                             "Qwen3 built in code (tiny:hybrid=1: a Qwen3.5-style hybrid); default: the target "
+                             "--drafter was trained for (its train run's train_args.json)")
+    drafter: str | None = opt(None, "drafter directory (config.json + model.safetensors, as train writes it), or "
+                              "'untrained'", required=True)
+    dataset: str | None = opt(None, "tokenized dataset (local or s3://): each sample's tokens before its first masked "
+                              "token", 'prompts (one of)')
+    prompts: str | None = opt_of(GenerateConfig, 'prompts', help='prompt records (JSONL file or folder), rendered with '
+                                 'the chat template of --tokenizer')
     random_prompts: int | None = opt_of(GenerateConfig, 'random_prompts',
                                         help='N random token sequences (tiny targets)')
     tokenizer: str | None = opt(None, 'tokenizer/model dir for --prompts (default: --target)', 'prompts (one of)')
@@ -652,36 +633,33 @@ class EvalConfig(Config):
     eos_token_id: str | None = opt(None, "comma-separated end ids (default: the target's generation config)",
                                    'decoding')
     ignore_eos: bool = opt(False, 'always generate --max-new-tokens', 'decoding')
-    suppress_token_ids: str | None = opt(None, 'ids never generated (default: the mask token for tiny targets, '
-                                         'none otherwise)', 'decoding')
+    suppress_token_ids: str | None = opt(None, 'ids never generated (default: the mask token for tiny targets, none '
+                                         'otherwise)', 'decoding')
     no_reference: bool = opt(False, 'skip plain greedy decoding (no lossless check, faster)', 'decoding')
     temperature: str = opt('0',
                            "comma-separated temperatures, e.g. 0,1 (default 0 = greedy, lossless); T > 0 = speculative "
                            "sampling, seeded by --seed; eval.json's main numbers are the first T's", 'decoding')
     top_p: float = opt(1.0, 'nucleus of the sampled runs (default {default})', 'decoding', gt=0, max=1)
-    draft_sampling: str = opt('greedy',
-                              "drafts of the T > 0 runs: the drafter's argmax (default; what vLLM and z-lab do, so tau "
-                              "compares with theirs) or sampled from its tempered, top-p distribution", 'decoding',
-                              choices=list(DRAFT_SAMPLING))
+    draft_sampling: str = opt('greedy', "drafts of the T > 0 runs: the drafter's argmax (default; what vLLM and "
+                              "z-lab do, so tau compares with theirs) or sampled from its tempered, top-p distribution",
+                              'decoding', choices=list(DRAFT_SAMPLING))
     no_draft_cache: bool = opt(False, "recompute the drafter's context keys/values every step", 'decoding')
     draft_layers: int = opt(5, 'layers of an untrained drafter (default {default})', 'decoding', min=1)
-    mask_token_id: int | None = opt(None, 'mask id of an untrained drafter '
-                                    '(default: 248070, or the last id of a tiny target)', 'decoding', min=0)
+    mask_token_id: int | None = opt(None, 'mask id of an untrained drafter (default: 248070, or the last id of a '
+                                    'tiny target)', 'decoding', min=0)
     vocab_size: int | None = opt(None, "vocabulary of a tiny target (default: the drafter's, else 512)", 'decoding',
                                  min=2)
     output_dir: str | None = opt(None, 'write eval.json here')
     device: str = opt('auto', 'auto | cuda | cpu')
-    threads: int | None = opt(None,
-                              "torch CPU threads (default 1 where no GPU is used: decoding a small target is a chain "
-                              "of tiny ops, and 2 threads on a busy 2-core machine made speculative decoding ~9x "
-                              "slower, benchmarks/eval_hybrid.py)", min=1)
+    threads: int | None = opt(None, "torch CPU threads (default 1 where no GPU is used: decoding a small target is "
+                              "a chain of tiny ops, and 2 threads on a busy 2-core machine made speculative decoding "
+                              "~9x slower, benchmarks/eval_hybrid.py)", min=1)
     seed: int = opt(0, 'seed of random prompts and of an untrained drafter', min=0)
     quiet: bool = opt(False, 'no progress bar')
 
 def add_eval_args(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     "Options of `dflash-nb eval`: one per `EvalConfig` field."
     return add_config_args(p, EvalConfig)
-
 
 # %% ../nbs/12_eval.ipynb #4cfea72f
 def _drafter_config(drafter: str) -> dict | None:
@@ -712,9 +690,8 @@ def _make_drafter(tgt, a: EvalConfig, cfg: dict | None) -> DFlashDraftModel:
 def _chat_prompts(prompts, tok, limit: int | None, max_prompt_len: int | None) -> list[dict]:
     "Prompt records rendered with the chat template of tokenizer dir `tok` (generation prompt added), as token ids."
     from dflash_nb.tokenizer import ChatTokenizer
-    if tok is None or not (Path(tok)/'tokenizer.json').is_file():
-        raise FileNotFoundError(
-            f"{tok}: no tokenizer.json; --prompts needs --tokenizer DIR (or a --target directory with one)")
+    if tok is None or not (Path(tok)/'tokenizer.json').is_file(): raise FileNotFoundError(
+        f"{tok}: no tokenizer.json; --prompts needs --tokenizer DIR (or a --target directory with one)")
     ct, (recs, skipped) = ChatTokenizer(tok), read_prompts(prompts, limit)
     ids, recs = _encode_prompts(ct, recs, {}, skipped)     # a record the template refuses is skipped too
     for s in skipped: print(f"skipped {s['file']}:{s['line']} ({s['id']}): {s['reason']}: {s['detail']}",
@@ -740,15 +717,13 @@ def prepare_eval(a: EvalConfig) -> dict:
     suppress = (_int_list(a.suppress_token_ids) if a.suppress_token_ids is not None
                 else [d.config.mask_token_id] if tiny else [])
     ps = (_chat_prompts(a.prompts, a.tokenizer or (None if tiny else a.target), a.limit, a.max_prompt_len)
-          if a.prompts is not None else
-          _token_prompts(text_config(tgt.config).vocab_size, a.dataset, a.random_prompts, a.prompt_len, a.limit, a.seed,
-                         suppress, a.max_prompt_len))
+          if a.prompts is not None else _token_prompts(text_config(tgt.config).vocab_size, a.dataset, a.random_prompts,
+                                                       a.prompt_len, a.limit, a.seed, suppress, a.max_prompt_len))
     if not ps: raise ValueError("no prompts to evaluate")
     return {'target': tgt, 'target_spec': a.target, 'drafter': d, 'prompts': ps,
             'eos_token_id': [] if a.ignore_eos else (_int_list(a.eos_token_id) if a.eos_token_id is not None
                                                      else default_eos_ids(tgt)),
-            'suppress_ids': suppress,
-            'label': Path(a.drafter).name if cfg else 'untrained'}
+            'suppress_ids': suppress, 'label': Path(a.drafter).name if cfg else 'untrained'}
 
 # %% ../nbs/12_eval.ipynb #e3859baa
 def _temperatures(temperature, top_p: float) -> list[float]:
@@ -766,8 +741,7 @@ def eval_main(args: argparse.Namespace) -> int:
     e = prepare_eval(a)
     runs = [evaluate(e['target'], e['drafter'], e['prompts'], a.max_new_tokens, e['eos_token_id'], e['suppress_ids'],
                      reference=not a.no_reference, draft_cache=not a.no_draft_cache, label=e['label'],
-                     progress=not a.quiet,
-                     temperature=t, top_p=a.top_p, seed=a.seed, draft_sampling=a.draft_sampling)
+                     progress=not a.quiet, temperature=t, top_p=a.top_p, seed=a.seed, draft_sampling=a.draft_sampling)
             for t in _temperatures(a.temperature, a.top_p)]
     res = runs[0]
     for r in runs: print(r.table())

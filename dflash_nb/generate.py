@@ -77,8 +77,7 @@ def generate_tokens(target, prompts, max_new_tokens: int = 256, batch_size: int 
               **(dict(temperature=temperature, top_p=top_p, top_k=top_k or None) if do_sample else {}))
     for bi, idx in enumerate(tqdm(_length_batches([len(p) for p in prompts], batch_size), desc='generate', unit='batch',
                                   disable=not progress)):
-        comps = done.get(bi)
-        if comps is None:
+        if (comps := done.get(bi)) is None:
             x, att = _left_pad([prompts[i] for i in idx], pad)
             with torch.random.fork_rng(devices=[dev] if dev.type == 'cuda' else []):
                 # per batch: a resumed run draws what the whole run would have
@@ -126,12 +125,10 @@ def _token_partial(partial: Path, key: dict, restart: bool) -> dict:
     "The batches an interrupted run with the same `key` journaled in `partial`, else {} and a fresh `partial` folder."
     rk = partial/'run.json'
     if rk.is_file() and not restart:
-        old = json.loads(rk.read_text())
-        if old != key:
-            raise ValueError(
-                f"{partial}: an interrupted run with different "
-                f"{', '.join(sorted(k for k in set(old) | set(key) if old.get(k) != key.get(k)))} is there; rerun with "
-                "the same target, prompts and options to resume it, or pass --restart (restart=True) to discard it")
+        if (old := json.loads(rk.read_text())) != key:
+            changed = ', '.join(sorted(k for k in set(old) | set(key) if old.get(k) != key.get(k)))
+            raise ValueError(f"{partial}: an interrupted run with different {changed} is there; rerun with the same "
+                             "target, prompts and options to resume it, or pass --restart (restart=True) to discard it")
         return _journal(partial/'batches.jsonl')
     if partial.is_dir(): shutil.rmtree(partial)
     elif partial.exists(): partial.unlink()
@@ -141,8 +138,7 @@ def _token_partial(partial: Path, key: dict, restart: bool) -> dict:
 
 # %% ../nbs/11a_generate.ipynb #8ffee546
 def _token_dataset(target, prompts: list, out: Path, max_new_tokens: int, sids: list, source: str, V: int,
-                   overwrite: bool,
-                   restart: bool, kw: dict) -> int:
+                   overwrite: bool, restart: bool, kw: dict) -> int:
     "Write the dataset `out` (see `generate_token_dataset`); returns how many prompts an interrupted run had answered."
     key = _token_run_key(target, prompts, sids, max_new_tokens, source, V,
                          {k: v for k, v in kw.items() if k in _GEN_KEYS})
@@ -187,15 +183,14 @@ def generate_token_dataset(target, prompts, out_dir, max_new_tokens: int = 256, 
 # %% ../nbs/11a_generate.ipynb #9a264cd3
 def dataset_prompts(dataset, limit: int | None = None, max_prompt_len: int | None = None) -> list[dict]:
     "Prompts of a tokenized dataset: each sample's tokens before its first loss-mask token (`id` = sample_id)."
-    ds = TokenDataset(dataset)
+    ds, out = TokenDataset(dataset), []
     sids = ds.meta_columns()['sample_id']
-    out = []
     for row in range(ds.n_rows):
         ids, mask = ds.sample(row, truncate=False)
         first = int(np.argmax(mask)) if mask.any() else len(ids)
         if first == 0: continue                                   # no prompt to condition on
-        out.append({'id': sids[row],
-                    'input_ids': (ids[:first][-max_prompt_len:] if max_prompt_len else ids[:first]).tolist(),
+        # the prompt: its last max_prompt_len tokens (every one of its `first` tokens without a cap)
+        out.append({'id': sids[row], 'input_ids': ids[:first][-(max_prompt_len or first):].tolist(),
                     'reference': ids[first:].tolist()})
         if limit and len(out) >= limit: break
     return out
@@ -261,8 +256,7 @@ def _record(p: dict, completion: dict, finish: str, generator: dict, source: str
     return {**p.get('meta', {}), 'id': p['id'], 'messages': p['messages'],
             **({'tools': p['tools']} if p.get('tools') else {}),
             'completion': completion, 'source': source if source is not None else p.get('source', ''),
-            'finish_reason': finish,
-            'generator': generator}
+            'finish_reason': finish, 'generator': generator}
 
 def _target_fingerprint(target) -> str:
     from dflash_nb.targets import target_fingerprint
@@ -364,13 +358,13 @@ def _http_json(url: str, payload: dict | None = None, api_key: str | None = None
     headers = {'Content-Type': 'application/json', 'Accept': 'application/json'}
     if api_key: headers['Authorization'] = f"Bearer {api_key}"
     data = json.dumps(payload).encode() if payload is not None else None
-    with urllib.request.urlopen(urllib.request.Request(url, data=data, headers=headers,
-                                                       method='POST' if data is not None else 'GET'),
-                                timeout=timeout) as r: return json.loads(r.read().decode('utf-8'))
+    # (a Request with data is a POST, without a GET)
+    with urllib.request.urlopen(urllib.request.Request(url, data=data, headers=headers), timeout=timeout) as r:
+        return json.loads(r.read().decode('utf-8'))
 
 def _retryable(e: Exception) -> bool:
-    return ((e.code == 429 or e.code >= 500) if isinstance(e, urllib.error.HTTPError)
-            else isinstance(e, (urllib.error.URLError, TimeoutError, ConnectionError, OSError)))
+    # any other OSError: URLError, TimeoutError and ConnectionError are OSErrors
+    return (e.code == 429 or e.code >= 500) if isinstance(e, urllib.error.HTTPError) else isinstance(e, OSError)
 
 def _http_retry(url, payload=None, api_key=None, timeout=600, retries=3, backoff=0.5) -> dict:
     for attempt in range(retries + 1):
@@ -385,8 +379,7 @@ def api_models(api_base: str, api_key: str | None = None, timeout: float = 30) -
     return [m['id'] for m in _http_retry(api_base.rstrip('/') + '/models', None, api_key, timeout).get('data', [])]
 
 def chat_completion(api_base: str, model: str, messages: list, tools=None, api_key: str | None = None,
-                    timeout: float = 600,
-                    retries: int = 3, **params) -> dict:
+                    timeout: float = 600, retries: int = 3, **params) -> dict:
     """One chat completion -> {'completion': assistant message (content, reasoning_content, tool_calls),
     'finish_reason', 'usage'}."""
     r = _http_retry(api_base.rstrip('/') + '/chat/completions',
@@ -445,15 +438,13 @@ def generate_records_api(prompts, out_path, api_base: str, model: str | None = N
     errors_path = out.with_name(out.stem + '.errors.jsonl')
     todo = [p for p in prompts if p['id'] not in done]
     gen = {'backend': 'openai-api', 'api_base': api_base, 'model': model, 'max_tokens': max_tokens,
-           'temperature': temperature,
-           'top_p': top_p, 'seed': seed}
+           'temperature': temperature, 'top_p': top_p, 'seed': seed}
     params = dict(max_tokens=max_tokens, temperature=temperature, top_p=top_p, seed=seed, **(extra_body or {}))
     finish, errors, usage = Counter(), [], {'prompt_tokens': 0, 'completion_tokens': 0}
     with (open(partial, 'a', encoding='utf-8') as f, ThreadPoolExecutor(max(1, concurrency)) as pool,
           tqdm(total=len(todo), desc='generate (api)', unit='prompt', disable=not progress) as bar):
         futs = {pool.submit(chat_completion, api_base, model, p['messages'], p.get('tools'), api_key, timeout, retries,
-                            **params): p
-                for p in todo}
+                            **params): p for p in todo}
         for fut in as_completed(futs):
             p = futs[fut]
             try: r = fut.result()
@@ -467,8 +458,7 @@ def generate_records_api(prompts, out_path, api_base: str, model: str | None = N
     return {'output': str(out), 'model': model, 'prompts': len(prompts), 'resumed': len(done),
             'written': len(done) + len(todo) - len(errors),
             'errors': len(errors), 'errors_file': str(errors_path) if errors else None, 'skipped': skipped,
-            'finish_reasons': dict(finish),
-            **usage, 'seconds': time.perf_counter() - t0}
+            'finish_reasons': dict(finish), **usage, 'seconds': time.perf_counter() - t0}
 
 # %% ../nbs/11a_generate.ipynb #dc01acb6
 def _int_list(s) -> list[int]: return [int(x) for x in str(s).replace(',', ' ').split()] if s not in (None, '') else []
@@ -477,40 +467,35 @@ def _pick_device(name: str = 'auto') -> torch.device:
 
 
 # %% ../nbs/11a_generate.ipynb #bd67e612
+_TARGET, _PROMPTS, _LOCAL = 'the target (one of)', 'prompts (one of)', 'local (Hugging Face generate)'   # --help groups
+
 @dataclass
 class GenerateConfig(Config):
     "Every parameter of `dflash-nb generate`, declared once: name, type, default, help and --help group."
     kind = 'generate'   # what make_config's and check_config's errors call them
     output: str | None = opt(None, 'records JSONL file to write (chat prompts), or dataset directory (token level)',
                              required=True)
-    api_base: str | None = opt(None, 'OpenAI-compatible server, e.g. http://localhost:30000/v1 (SGLang, vLLM)',
-                               'the target (one of)')
-    target: str | None = opt(None, 'Hugging Face model directory, or tiny[:key=value,...] (token level)',
-                             'the target (one of)')
-    prompts: str | None = opt(None,
-                              'prompt records: JSONL file or folder ({messages|conversations|prompt, tools?, id?, '
-                              'source?})', 'prompts (one of)')
-    random_prompts: int | None = opt(None, 'token level: N random token sequences', 'prompts (one of)', metavar='N',
-                                     min=1)
+    api_base: str | None = opt(None, 'OpenAI-compatible server, e.g. http://localhost:30000/v1 (SGLang, vLLM)', _TARGET)
+    target: str | None = opt(None, 'Hugging Face model directory, or tiny[:key=value,...] (token level)', _TARGET)
+    prompts: str | None = opt(None, 'prompt records: JSONL file or folder ({messages|conversations|prompt, tools?, '
+                              'id?, source?})', _PROMPTS)
+    random_prompts: int | None = opt(None, 'token level: N random token sequences', _PROMPTS, metavar='N', min=1)
     prompt_dataset: str | None = opt(None, 'token level: the prompts (tokens before the first masked token) of a '
-                                           'tokenized dataset', 'prompts (one of)')
-    prompt_len: str = opt('8,32', 'MIN,MAX tokens of --random-prompts (default {default})', 'prompts (one of)')
-    limit: int | None = opt(None, 'use at most this many prompts', 'prompts (one of)', min=1)
+                                           'tokenized dataset', _PROMPTS)
+    prompt_len: str = opt('8,32', 'MIN,MAX tokens of --random-prompts (default {default})', _PROMPTS)
+    limit: int | None = opt(None, 'use at most this many prompts', _PROMPTS, min=1)
     max_new_tokens: int = opt(2048, 'new tokens per prompt (default {default})', 'sampling', min=1)
     temperature: float = opt(0.0, '0 = greedy (default)', 'sampling', min=0)
     top_p: float = opt(1.0, 'nucleus sampling (default {default})', 'sampling', gt=0, max=1)
     seed: int = opt(0, 'seed (sampling, random prompts)', 'sampling', min=0)
     eos_token_id: str | None = opt(None, "comma-separated end ids (default: the target's generation config)",
                                    'sampling')
-    suppress_token_ids: str | None = opt(None,
-                                         'ids never generated (default: the mask token = last id for tiny targets)',
-                                         'sampling')
-    tokenizer: str | None = opt(None, 'tokenizer/model dir with the chat template (default: --target)',
-                                'local (Hugging Face generate)')
-    batch_size: int = opt(16, 'prompts per generate call (default {default})', 'local (Hugging Face generate)', min=1)
-    vocab_size: int = opt(512, 'vocabulary of a tiny target (default {default})', 'local (Hugging Face generate)',
-                          min=2)
-    device: str = opt('auto', 'auto | cuda | cpu', 'local (Hugging Face generate)')
+    suppress_token_ids: str | None = opt(None, 'ids never generated (default: the mask token = last id for tiny '
+                                         'targets)', 'sampling')
+    tokenizer: str | None = opt(None, 'tokenizer/model dir with the chat template (default: --target)', _LOCAL)
+    batch_size: int = opt(16, 'prompts per generate call (default {default})', _LOCAL, min=1)
+    vocab_size: int = opt(512, 'vocabulary of a tiny target (default {default})', _LOCAL, min=2)
+    device: str = opt('auto', 'auto | cuda | cpu', _LOCAL)
     api_model: str | None = opt(None, 'model name (default: the first of GET /models)', 'server')
     api_key_env: str = opt('OPENAI_API_KEY', 'environment variable holding the API key (default {default})', 'server')
     concurrency: int = opt(16, 'requests in flight (default {default})', 'server', min=1, max=1024)
@@ -526,15 +511,13 @@ def add_generate_args(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     "Options of `dflash-nb generate`: one per `GenerateConfig` field."
     return add_config_args(p, GenerateConfig)
 
-
 # %% ../nbs/11a_generate.ipynb #555c5d1b
 def _generate_api(a: GenerateConfig, prompts: list) -> dict:
     "`dflash-nb generate --api-base`: prompt records (read already) answered by a server."
     return generate_records_api(prompts, a.output, a.api_base, a.api_model, os.environ.get(a.api_key_env),
                                 a.max_new_tokens, a.temperature, a.top_p if a.top_p < 1 else None, a.seed,
-                                a.concurrency, a.timeout, a.retries,
-                                json.loads(a.extra_body) if a.extra_body else None, a.source, a.overwrite,
-                                not a.quiet)
+                                a.concurrency, a.timeout, a.retries, json.loads(a.extra_body) if a.extra_body else None,
+                                a.source, a.overwrite, not a.quiet)
 
 def _token_prompts(V: int, dataset=None, n_random: int | None = None, prompt_len='8,32', limit: int | None = None,
                    seed: int = 0, exclude=(), max_prompt_len: int | None = None) -> list[dict]:
@@ -593,9 +576,8 @@ def generate_main(args: argparse.Namespace) -> int:
         raise ValueError("--api-base works with chat prompt records (--prompts), not token-level prompts")
     # the prompt records before the target: a missing or unreadable --prompts is said before a model loads
     prompts, skipped = ([], []) if token_level else read_prompts(a.prompts, a.limit)
-    s = (_generate_api(a, prompts) if a.api_base else
-         _generate_local(a, prompts, dict(do_sample=a.temperature > 0, temperature=a.temperature or 1.0, top_p=a.top_p,
-                                          seed=a.seed)))
+    samp = dict(do_sample=a.temperature > 0, temperature=a.temperature or 1.0, top_p=a.top_p, seed=a.seed)
+    s = _generate_api(a, prompts) if a.api_base else _generate_local(a, prompts, samp)
     for k in (skipped + s['skipped'])[:20]:
         print(f"skipped {k['file']}:{k['line']} ({k['id']}): {k['reason']}: {k['detail']}", file=sys.stderr)
     print(_generate_summary(s))

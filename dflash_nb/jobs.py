@@ -58,10 +58,9 @@ class JobParam:
 # %% ../nbs/90_jobs.ipynb #febabc63
 def job_parameters(job: str, jobs_dir=None) -> list[JobParam]:
     "The parameters the job's `parameters` cell declares (`NAME = default`, with the `#` comment lines above it)."
-    cells = [c for c in json.loads(job_notebook(job, jobs_dir).read_text(encoding='utf-8'))['cells']
-             if 'parameters' in c.get('metadata', {}).get('tags', [])]
-    if not cells: return []
-    src = ''.join(cells[0]['source'])
+    cells = json.loads(job_notebook(job, jobs_dir).read_text(encoding='utf-8'))['cells']
+    src = next((''.join(c['source']) for c in cells if 'parameters' in c.get('metadata', {}).get('tags', [])), None)
+    if src is None: return []
     lines, out = src.splitlines(), []
     for node in ast.parse(src).body:
         target = (node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1
@@ -111,10 +110,9 @@ def job_params_for(jobs: list[str], params: dict, jobs_dir=None) -> dict[str, di
     value of the wrong type or out of range is refused (`check_job_params`)."""
     declared = {j: {p.name for p in job_parameters(j, jobs_dir)} for j in jobs}
     if bad := sorted(n for n in params if n in SET_BY_RUN or not any(n in d for d in declared.values())):
+        valid = ', '.join(sorted(set().union(*declared.values()) - SET_BY_RUN)) or 'none'
         raise ValueError(f"unknown parameter{'s' if len(bad) > 1 else ''} {', '.join(map(repr, bad))} for "
-                         f"{', '.join(jobs)}; valid: "
-                         f"{', '.join(sorted(set().union(*declared.values()) - SET_BY_RUN)) or 'none'} "
-                         f"(see `dflash-nb run {jobs[0]} --help`)")
+                         f"{', '.join(jobs)}; valid: {valid} (see `dflash-nb run {jobs[0]} --help`)")
     per_job = {j: {k: v for k, v in params.items() if k in declared[j]} for j in jobs}
     for j, ps in per_job.items(): check_job_params(j, ps, jobs_dir)
     return per_job
@@ -195,8 +193,7 @@ def header_html(h: dict) -> str:
     rows = ''.join(f"<tr><td><code>{e(k)}</code></td><td><code>{e(v)}</code></td></tr>"
                    for k, v in h['parameters'].items())
     facts = ' · '.join(f"{k} <b>{e(h[x])}</b>" for k, x in (('started', 'started_utc'), ('took', 'duration'),
-                                                            ('version', 'version'), ('commit', 'commit'),
-                                                            ('machine', 'machine')))
+                                                            *((n, n) for n in ('version', 'commit', 'machine'))))
     return ('<div class="dflash-run-header" style="border:1px solid #8888;border-radius:6px;padding:8px 12px;'
             'margin:0 0 1em 0">'
             f'<div>job <b>{e(h["job"])}</b> · {facts}</div>'
@@ -246,8 +243,7 @@ class _BarsToConsole(io.TextIOBase):
     def flush(self): self.console.flush(); self.report.flush()
     def fileno(self): return self.console.fileno()  # tqdm asks the terminal's width
     def isatty(self): return self.console.isatty()
-    @property
-    def encoding(self): return 'utf-8'
+    encoding = 'utf-8'
 
 def _console():
     "The stderr the kernel was started with (ipykernel captures fd 2 into the notebook and keeps a copy: `fileno()`)."

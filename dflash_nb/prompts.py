@@ -72,9 +72,8 @@ def bbh_cot_prompts() -> list[dict]:
         y = _yaml(f) or {}
         if not isinstance(y, dict): continue
         desc = str(y.get('description') or '').strip()
-        for i, s in enumerate(((y.get('fewshot_config') or {}).get('samples')) or []):
-            out.append(_prompt(f"bbh_cot:{f.stem}:{i}", f"{desc}\n\n{s['input']}\n\nLet's think step by step.",
-                               'bbh_cot'))
+        out += [_prompt(f"bbh_cot:{f.stem}:{i}", f"{desc}\n\n{s['input']}\n\nLet's think step by step.", 'bbh_cot')
+                for i, s in enumerate(((y.get('fewshot_config') or {}).get('samples')) or [])]
     return out
 
 def gsm8k_prompts() -> list[dict]:

@@ -60,8 +60,7 @@ def qwen36_merge_plan() -> tuple[list[tuple[bytes, bytes]], list[int]]:
     build."""
     ranks, merges, unmergeable = qwen36_ranks(), [], []
     for token, rank in sorted(((t, r) for t, r in ranks.items() if len(t) > 1), key=lambda kv: kv[1]):
-        pair = _final_pair(token, ranks)
-        if pair is None: unmergeable.append(rank)
+        if (pair := _final_pair(token, ranks)) is None: unmergeable.append(rank)
         else: merges.append(pair)
     return merges, unmergeable
 
@@ -179,10 +178,8 @@ def _qwen_assistant(m: dict, content: str, show_thinking: bool) -> list[str]:
     calls."""
     reasoning, content = _qwen_reasoning(m, content)
     out = ['<|im_start|>assistant\n' + ('<think>\n' + reasoning + '\n</think>\n\n' if show_thinking else '') + content]
-    calls = m.get('tool_calls')
-    if calls:
-        if not isinstance(calls, list): raise _Unsupported
-        for k, call in enumerate(calls): out += _qwen_call(call, k, content)
+    if (calls := m.get('tool_calls')) and not isinstance(calls, list): raise _Unsupported
+    for k, call in enumerate(calls or []): out += _qwen_call(call, k, content)
     return out + ['<|im_end|>\n']
 
 # %% ../nbs/03_qwen.ipynb #8b27f095
@@ -194,8 +191,8 @@ def _qwen_tool(messages: list, i: int, content: str) -> list[str]:
 
 # %% ../nbs/03_qwen.ipynb #8865bd16
 def _render_qwen36(messages, tools, add_generation_prompt, enable_thinking, preserve_thinking) -> str:
-    if not messages or not all(isinstance(m, dict) and isinstance(m.get('role'), str) for m
-                               in messages): raise _Unsupported
+    if not messages or not all(isinstance(m, dict) and isinstance(m.get('role'), str) for m in messages):
+        raise _Unsupported
     texts = [_qwen_text(m.get('content')) for m in messages]
     if any(t is None for t in texts): raise _Unsupported
     texts = [t.strip() for t in texts]
@@ -238,10 +235,9 @@ def _check_target(out: Path, overwrite: bool) -> None:
     if not out.exists(): return
     if not out.is_dir(): raise NotADirectoryError(f"{out} exists and is not a directory; choose another output path.")
     others = sorted(p.name for p in out.iterdir() if p.name not in QWEN36_FILES)
-    if others and not overwrite:
-        raise FileExistsError(
-            f"{out} already holds other files ({', '.join(others[:5])}{', ...' if len(others) > 5 else ''}); "
-            "refusing to replace it. Choose a new directory or pass overwrite=True.")
+    if others and not overwrite: raise FileExistsError(
+        f"{out} already holds other files ({', '.join(others[:5])}{', ...' if len(others) > 5 else ''}); "
+        "refusing to replace it. Choose a new directory or pass overwrite=True.")
 
 # %% ../nbs/03_qwen.ipynb #0587bdeb
 def _move_into_place(tmp: Path, out: Path) -> None:

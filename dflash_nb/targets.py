@@ -55,9 +55,8 @@ def build_target(name: str, out_dir, overwrite: bool = False, progress: bool = F
     e, gguf, out = packaged_target(name), packaged_file(name), Path(out_dir)
     rec = target_record(out)
     if rec and rec.get('name') == name and rec.get('source_size') == gguf.stat().st_size and not overwrite: return out
-    if out.exists() and any(out.iterdir()) and not overwrite and rec is None:
-        raise FileExistsError(
-            f"{out}: exists and is not a target directory written by build-target; pass --overwrite or a new path")
+    if out.exists() and any(out.iterdir()) and not overwrite and rec is None: raise FileExistsError(
+        f"{out}: exists and is not a target directory written by build-target; pass --overwrite or a new path")
     _missing_converters(name)
     import torch, transformers
     from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig
@@ -76,10 +75,8 @@ def build_target(name: str, out_dir, overwrite: bool = False, progress: bool = F
     shutil.rmtree(tmp, ignore_errors=True)
     model.save_pretrained(tmp); tok.save_pretrained(tmp)
     rec = {'name': name, 'distribution': e['distribution'], 'version': package_distribution(e['distribution']).version,
-           'license': e['license'],
-           'model': e['model'], 'source_file': gguf.name, 'source_size': gguf.stat().st_size,
-           'source_sha256': _sha256(gguf),
-           'mask_token': e.get('mask_token'),
+           'license': e['license'], 'model': e['model'], 'source_file': gguf.name, 'source_size': gguf.stat().st_size,
+           'source_sha256': _sha256(gguf), 'mask_token': e.get('mask_token'),
            'mask_token_id': tok.convert_tokens_to_ids(e['mask_token']) if e.get('mask_token') else None,
            'transformers': transformers.__version__, 'seconds': round(time.perf_counter() - t0, 1)}
     (tmp/'dflash_target.json').write_text(json.dumps(rec, indent=2))
