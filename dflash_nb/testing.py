@@ -4,7 +4,8 @@
 
 # %% ../nbs/98_testing.ipynb #3083e17a
 from __future__ import annotations
-import atexit, json, os, socket, subprocess, sys, threading, time, urllib.request
+import atexit, json, os, re, socket, subprocess, sys, threading, time, urllib.request
+from contextlib import suppress
 from pathlib import Path
 
 import pyarrow as pa
@@ -73,14 +74,11 @@ def moto_env(monkeypatch, server: MotoServer, cache_dir) -> dict:
     return it."""
     for k in list(os.environ):
         if k.startswith('AWS_'): monkeypatch.delenv(k)
-    monkeypatch.setenv('AWS_ACCESS_KEY_ID', 'testing'); monkeypatch.setenv('AWS_SECRET_ACCESS_KEY', 'testing')
-    monkeypatch.setenv('AWS_DEFAULT_REGION', 'us-east-1'); monkeypatch.setenv('AWS_ENDPOINT_URL', server.endpoint)
-    monkeypatch.setenv('DFLASH_NB_CACHE', str(cache_dir))
+    for k, v in dict(AWS_ACCESS_KEY_ID='testing', AWS_SECRET_ACCESS_KEY='testing', AWS_DEFAULT_REGION='us-east-1',
+                     AWS_ENDPOINT_URL=server.endpoint, DFLASH_NB_CACHE=str(cache_dir)).items(): monkeypatch.setenv(k, v)
     return dict(os.environ)
 
 # %% ../nbs/98_testing.ipynb #7592dae7
-import re
-
 class Proxy:
     """A TCP proxy on loopback in front of `upstream_port`: outages (`down`/`up`) and per-request `rule`s (delay, fail,
     barrier)."""
@@ -100,18 +98,16 @@ class Proxy:
         self.rules.append(r); return r
 
     def up(self):
-        s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        s.bind(('127.0.0.1', self.port)); s.listen(64); self.listener, self.is_up = s, True
-        threading.Thread(target=self._accept, args=(s,), daemon=True).start()
+        self.listener, self.is_up = socket.create_server(('127.0.0.1', self.port), backlog=64), True  # (SO_REUSEADDR)
+        threading.Thread(target=self._accept, args=(self.listener,), daemon=True).start()
     def down(self):
         self.is_up = False
-        try: self.listener.shutdown(socket.SHUT_RDWR)   # wakes a blocked accept(); close() alone does not on Linux
-        except OSError: pass
+        # wakes a blocked accept(); close() alone does not on Linux
+        with suppress(OSError): self.listener.shutdown(socket.SHUT_RDWR)
         self.listener.close()
         with self.lock:
             for c in self.conns:
-                try: c.shutdown(socket.SHUT_RDWR)
-                except OSError: pass
+                with suppress(OSError): c.shutdown(socket.SHUT_RDWR)
                 c.close()
             self.conns.clear()
     def _accept(self, s):
@@ -154,8 +150,7 @@ def _pump(self: Proxy, x, y, from_client: bool):
     except OSError: pass
     finally:
         for z in (x, y):
-            try: z.close()
-            except OSError: pass
+            with suppress(OSError): z.close()
 
 # %% ../nbs/98_testing.ipynb #93cc48fb
 class FakeChatServer:
@@ -186,9 +181,8 @@ class FakeChatServer:
                                                                                               {'error': 'not found'})
                 try: msg = srv.answer(body)
                 except Exception as e: return self._send(400, {'error': {'message': str(e)}})
-                self._send(200, {'id': 'cmpl-1', 'object': 'chat.completion', 'model': srv.model,
-                                 'choices': [{'index': 0, 'message': msg, 'finish_reason': msg.pop('finish_reason',
-                                                                                                   'stop')}],
+                choice = {'index': 0, 'message': msg, 'finish_reason': msg.pop('finish_reason', 'stop')}
+                self._send(200, {'id': 'cmpl-1', 'object': 'chat.completion', 'model': srv.model, 'choices': [choice],
                                  'usage': {'prompt_tokens': 7, 'completion_tokens': 3, 'total_tokens': 10}})
         self.httpd = ThreadingHTTPServer(('127.0.0.1', 0), H)
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
