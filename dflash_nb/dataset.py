@@ -36,9 +36,8 @@ SCHEMA = pa.schema([('input_ids', pa.list_(pa.int32())), ('loss_mask', pa.list_(
                    metadata={'huggingface': json.dumps({'info': {'features': FEATURES}})})
 
 # %% ../nbs/03a_dataset.ipynb #fff7b9f6
-def _json_kind(v) -> str:
-    return {dict: 'a JSON object', list: 'a list', str: 'a string', bool: 'a boolean', type(None): 'null'}.get(
-        type(v), 'a number')
+def _json_kind(v) -> str: return {dict: 'a JSON object', list: 'a list', str: 'a string', bool: 'a boolean',
+                                  type(None): 'null'}.get(type(v), 'a number')
 
 def parse_json(data: bytes | None, p, kind: type | None = None):
     """The JSON value in `data` (file `p`'s bytes; None: absent); invalid JSON, or not a `kind` (e.g. dict), is one line

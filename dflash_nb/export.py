@@ -68,9 +68,8 @@ def _linked_view(src: Path, shards: list, tmp: Path, how: dict) -> tuple[list[st
 # %% ../nbs/08_export.ipynb #77e93416
 def export_speculators(dataset, output_dir, overwrite: bool = False) -> dict:
     "Write the speculators 0.9 view of `dataset` at `output_dir` (atomically); returns `{'rows', 'shards', 'how'}`."
-    src, out = Path(dataset), Path(output_dir)
+    src, out, how = Path(dataset), Path(output_dir), {}
     shards, names = _export_inputs(dataset, output_dir, overwrite)
-    how = {}
     with partial_dir(out) as tmp:
         if all('seq_len' in n for n in names): out_names, rows = _linked_view(src, shards, tmp, how)
         else:  # pre-tokenized rows without seq_len: rewritten into one shard with the dataset's columns

@@ -341,8 +341,7 @@ def _merge_into(tmp: Path, ex: Dataset, nd: Dataset, owned: bool, link: bool, pr
     write_dataset_metadata(tmp, names)
     if not ex.schema.remove_metadata().equals(SCHEMA.remove_metadata()) and (ex.path/'dataset_info.json').is_file():
         shutil.copyfile(ex.path/'dataset_info.json', tmp/'dataset_info.json')  # features describe the shards' schema
-    msl = nd.params.get('max_seq_len')
-    dropped_trunc = int((new.lens[~dup.keep] == msl).sum()) if msl else 0
+    dropped_trunc = int((new.lens[~dup.keep] == msl).sum()) if (msl := nd.params.get('max_seq_len')) else 0
     return dict(ex_lens=ex_lens, ex_st=ex_st, new=new, new_st=new_st, dup=dup, names=names, how=how, records=records,
                 truncated_new=max(0, new_st['truncated'] - dropped_trunc),
                 hashes_computed={'existing': ex_h_computed, 'new': new_h_computed})
@@ -415,8 +414,7 @@ def _does_not_fit(ex, new, mismatches: list) -> MergeError:
 # %% ../nbs/07_merge.ipynb #0bd60307
 def _merged_stats(r: dict, seconds: float) -> dict:
     "stats.json of the merged dataset from `_merge_into`'s result `r`: the existing rows plus the new rows kept."
-    ex_st, new_st, dup, newp = r['ex_st'], r['new_st'], r['dup'], r['new']
-    k = dup.keep
+    ex_st, new_st, dup, newp, k = r['ex_st'], r['new_st'], r['dup'], r['new'], r['dup'].keep
     sources = Counter(ex_st['sources']); sources.update(s for s, kk in zip(newp.sources, k.tolist()) if kk)
     skipped = Counter(ex_st['skipped']); skipped.update(new_st['skipped'])
     skipped.update({f'duplicate_{kind}': n for kind, n in dup.counts.items() if n})  # dropped rows are skips too

@@ -6,7 +6,7 @@
 from __future__ import annotations
 import functools, hashlib, json, os, random, re, shutil, sys, tempfile, threading, time
 from concurrent.futures import Future, ThreadPoolExecutor, wait, FIRST_COMPLETED
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager, nullcontext, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Iterable
@@ -331,11 +331,9 @@ def _fetch(client, job: _Job, run: _Run, retries: int, backoff: float, budget: f
 # %% ../nbs/00_storage.ipynb #5442cc6e
 def _stream(client, jobs: list[_Job], workers: int, retries: int, backoff: float, progress: bool, desc: str,
             stats: dict | None, budget: float | None = None) -> Iterator[tuple[str, Path]]:
-    t0 = time.monotonic()
-    todo = [j for j in jobs if not _is_cached(j)]
+    t0, todo = time.monotonic(), [j for j in jobs if not _is_cached(j)]
     run = _Run(len(jobs), sum(j.obj.size for j in todo), desc, progress, initial=len(jobs) - len(todo))
-    pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="s3-download")
-    ok = False
+    pool, ok = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="s3-download"), False
     def _stats():
         if stats is not None:
             stats.update(objects=len(jobs), skipped=len(jobs) - len(todo), downloaded=run.downloaded,
@@ -673,11 +671,9 @@ def clean_stale_stages(root=None) -> list[Path]:
     gone = []
     for p in Path(root or tempfile.gettempdir()).glob(_STAGE + "*"):
         m = re.match(rf"{_STAGE}(\d+)-", p.name)
-        try:
-            if not m or not p.is_dir() or p.is_symlink() or p.stat().st_uid != os.getuid() or _pid_alive(m.group(1)):
-                continue
-        except OSError: continue
-        shutil.rmtree(p, ignore_errors=True); gone.append(p)
+        with suppress(OSError):
+            if m and p.is_dir() and not p.is_symlink() and p.stat().st_uid == os.getuid() and not _pid_alive(m[1]):
+                shutil.rmtree(p, ignore_errors=True); gone.append(p)
     return gone
 
 @contextmanager

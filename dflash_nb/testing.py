@@ -72,8 +72,7 @@ class MotoServer:
 def moto_env(monkeypatch, server: MotoServer, cache_dir) -> dict:
     """Point this process's environment at `server` (test credentials, no other AWS_* settings, `cache_dir` as cache);
     return it."""
-    for k in list(os.environ):
-        if k.startswith('AWS_'): monkeypatch.delenv(k)
+    for k in [k for k in os.environ if k.startswith('AWS_')]: monkeypatch.delenv(k)
     for k, v in dict(AWS_ACCESS_KEY_ID='testing', AWS_SECRET_ACCESS_KEY='testing', AWS_DEFAULT_REGION='us-east-1',
                      AWS_ENDPOINT_URL=server.endpoint, DFLASH_NB_CACHE=str(cache_dir)).items(): monkeypatch.setenv(k, v)
     return dict(os.environ)
@@ -84,8 +83,7 @@ class Proxy:
     barrier)."""
     def __init__(self, upstream_port: int):
         self.upstream, self.port, self.conns, self.lock = upstream_port, free_port(), [], threading.Lock()
-        self.rules = []
-        self.seen: list[str] = []
+        self.rules, self.seen = [], []  # seen: every request line, in order
         self.up()
     @property
     def endpoint(self): return f"http://127.0.0.1:{self.port}"
@@ -118,8 +116,7 @@ class Proxy:
             try: b = socket.create_connection(('127.0.0.1', self.upstream))
             except OSError: a.close(); continue   # the server itself has gone (the test is over)
             with self.lock: self.conns += [a, b]
-            threading.Thread(target=self._pump, args=(a, b, True), daemon=True).start()
-            threading.Thread(target=self._pump, args=(b, a, False), daemon=True).start()
+            for d in ((a, b, True), (b, a, False)): threading.Thread(target=self._pump, args=d, daemon=True).start()
 
 # %% ../nbs/98_testing.ipynb #b5f2589b
 from fastcore.basics import patch

@@ -119,8 +119,7 @@ def synthetic_dataset(out_dir, n_samples: int = 256, vocab_size: int = 128, min_
                       noise: float = 0.1, seed: int = 0) -> Path:
     """Random prompts + responses following a fixed random permutation of the vocabulary (learnable); id vocab_size-1
     unused."""
-    rng = np.random.default_rng(seed)
-    V = vocab_size - 1                               # the last id is left for the mask token
+    rng, V = np.random.default_rng(seed), vocab_size - 1    # the last id is left for the mask token
     perm = rng.permutation(V)
     def gen(i):
         n, p = int(rng.integers(min_len, max_len + 1)), int(rng.integers(8, 25))
