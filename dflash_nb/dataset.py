@@ -36,9 +36,8 @@ SCHEMA = pa.schema([('input_ids', pa.list_(pa.int32())), ('loss_mask', pa.list_(
                    metadata={'huggingface': json.dumps({'info': {'features': FEATURES}})})
 
 # %% ../nbs/03a_dataset.ipynb #fff7b9f6
-def _json_kind(v) -> str:
-    return {dict: 'a JSON object', list: 'a list', str: 'a string', bool: 'a boolean', type(None): 'null'}.get(
-        type(v), 'a number')
+def _json_kind(v) -> str: return {dict: 'a JSON object', list: 'a list', str: 'a string', bool: 'a boolean',
+                                  type(None): 'null'}.get(type(v), 'a number')
 
 def parse_json(data: bytes | None, p, kind: type | None = None):
     """The JSON value in `data` (file `p`'s bytes; None: absent); invalid JSON, or not a `kind` (e.g. dict), is one line
@@ -106,8 +105,7 @@ def _read_at(dfd: int, name: str) -> bytes | None:
 
 def _inside(d: Path, name: str) -> str:
     "`name` (from state.json) when it names a file inside the folder `d`; else one line refusing it."
-    parts = Path(name).parts
-    if not name or Path(name).is_absolute() or '..' in parts:
+    if not name or Path(name).is_absolute() or '..' in Path(name).parts:
         raise DatasetDamaged(f"{d/'state.json'}: lists the shard {name!r}, which is not inside {d}; a dataset reads "
                              "only its own files: refusing it (repair state.json or re-create the dataset)")
     real, root = os.path.realpath(d/name), os.path.realpath(d)
@@ -121,15 +119,13 @@ def _shard_names(d: Path, state, dfd: int) -> list[str]:
     "The shard names `state.json` lists (else `data-*.arrow`, else `*.arrow` in the folder), each inside the folder."
     if state is None:
         names = sorted(n for n in os.listdir(dfd) if n.endswith('.arrow'))
-        names = [n for n in names if n.startswith('data-')] or names
-    else:
-        files = state.get('_data_files', [])
-        if not isinstance(files, list) or not all(isinstance(f, dict) and isinstance(f.get('filename'), str)
-                                                  for f in files):
-            raise DatasetDamaged(f"{d/'state.json'}: '_data_files' is not a list of {{\"filename\": ...}}; the file is "
-                                 "damaged: repair it or re-create the dataset")
-        names = [f['filename'] for f in files]
-    return [_inside(d, n) for n in names]
+        return [_inside(d, n) for n in [n for n in names if n.startswith('data-')] or names]
+    files = state.get('_data_files', [])
+    if not isinstance(files, list) or not all(isinstance(f, dict) and isinstance(f.get('filename'), str)
+                                              for f in files):
+        raise DatasetDamaged(f"{d/'state.json'}: '_data_files' is not a list of {{\"filename\": ...}}; the file is "
+                             "damaged: repair it or re-create the dataset")
+    return [_inside(d, f['filename']) for f in files]
 
 def _is_record(r: dict) -> bool:
     "Does `r` hold a shard record's keys, each of its type?"
@@ -142,12 +138,11 @@ def _manifest_records(d: Path, manifest, names: list[str]) -> list[dict] | None:
     if bad := next((r for r in recs if not _is_record(r)), None):
         raise DatasetDamaged(f"{d/'manifest.json'}: the shard record {bad} lacks one of "
                              f"{', '.join(SHARD_RECORD_KEYS)}; the manifest is damaged: {_FIX}")
-    if [r['filename'] for r in recs] != names:
-        i = next((i for i, (a, b) in enumerate(zip([r['filename'] for r in recs], names)) if a != b),
-                 min(len(recs), len(names)))
+    if (got := [r['filename'] for r in recs]) != names:
+        i = next((i for i, (a, b) in enumerate(zip(got, names)) if a != b), min(len(recs), len(names)))
         said = lambda xs: repr(xs[i]) if i < len(xs) else 'nothing'
         raise DatasetDamaged(f"{d}: manifest.json records {len(recs)} shards and state.json lists {len(names)}; shard "
-                             f"#{i} is {said([r['filename'] for r in recs])} in one and {said(names)} in the other: "
+                             f"#{i} is {said(got)} in one and {said(names)} in the other: "
                              f"the folder mixes two datasets or was copied in part: {_FIX}")
     return recs
 
@@ -162,10 +157,8 @@ class _Replaced(Exception):
 
 def _replaced(d: Path, dfd: int) -> bool:
     "True when the path `d` no longer names the folder open as `dfd` (an overwrite swapped another one in)."
-    try: st = os.stat(d)
+    try: return not os.path.samestat(os.stat(d), os.fstat(dfd))
     except FileNotFoundError: return True
-    own = os.fstat(dfd)
-    return (st.st_dev, st.st_ino) != (own.st_dev, own.st_ino)
 
 def _open_shard(d: Path, dfd: int, name: str, i: int, rec: dict | None, owner: Shards) -> Shard:
     "Shard `name` opened through the folder `dfd` and memory-mapped; its size checked against its record."
@@ -257,10 +250,11 @@ def _release_behind(mm, done: int, pos: int) -> int:
     mm.madvise(mmap.MADV_DONTNEED, start, pos - start); return pos
 
 # %% ../nbs/03a_dataset.ipynb #522cf47e
+def _is_list(t) -> bool: return pa.types.is_list(t) or pa.types.is_large_list(t)
+
 def _batch_tokens(b) -> int | None:
     "Tokens in the rows of `b` (its `input_ids` lists' total length); None without that column."
-    if 'input_ids' not in b.schema.names or not (pa.types.is_list(b.schema.field('input_ids').type) or
-                                                 pa.types.is_large_list(b.schema.field('input_ids').type)): return None
+    if 'input_ids' not in b.schema.names or not _is_list(b.schema.field('input_ids').type): return None
     off = b.column('input_ids').offsets
     return int(off[len(off) - 1].as_py() - off[0].as_py()) if len(b) else 0
 
@@ -285,17 +279,16 @@ def _finished(shard, rows: int, tokens: int | None):
 def _check_totals(shards: Shards, rows: int, tokens: int | None):
     "The totals of a dataset without per-shard records against `manifest.json`'s counts, else `stats.json`."
     for name, rec in (('manifest.json', (shards.manifest or {}).get('counts')), ('stats.json', shards.stats)):
-        if isinstance(rec, dict) and isinstance(rec.get('samples'), int):
-            want = (rec['samples'], rec.get('total_tokens') if isinstance(rec.get('total_tokens'), int) else None)
-            if rows != want[0] or (tokens is not None and want[1] is not None and tokens != want[1]):
-                empty = [s.name for s in shards if s.size == 0]
-                raise DatasetDamaged(f"{shards.path}: its {len(shards)} shard(s) hold {rows:,} rows / "
-                                     f"{tokens if tokens is None else f'{tokens:,}'} tokens but {name} records "
-                                     f"{want[0]:,} / {want[1] if want[1] is None else f'{want[1]:,}'}"
-                                     + (f" ({', '.join(empty)} is empty)" if empty else '') +
-                                     ": a shard is cut short or damaged "
-                                     f"(this dataset records no per-shard sizes to name it): {_FIX}")
-            return
+        if not (isinstance(rec, dict) and isinstance(rec.get('samples'), int)): continue
+        want = (rec['samples'], rec.get('total_tokens') if isinstance(rec.get('total_tokens'), int) else None)
+        if rows == want[0] and (tokens is None or want[1] is None or tokens == want[1]): return
+        empty = [s.name for s in shards if s.size == 0]
+        raise DatasetDamaged(f"{shards.path}: its {len(shards)} shard(s) hold {rows:,} rows / "
+                             f"{tokens if tokens is None else f'{tokens:,}'} tokens but {name} records "
+                             f"{want[0]:,} / {want[1] if want[1] is None else f'{want[1]:,}'}"
+                             + (f" ({', '.join(empty)} is empty)" if empty else '') +
+                             ": a shard is cut short or damaged "
+                             f"(this dataset records no per-shard sizes to name it): {_FIX}")
 
 def _damaged(shard, e: Exception, rows: int) -> DatasetDamaged:
     return DatasetDamaged(f"{shard}: cannot be read after {rows:,} rows ({' '.join(str(e).split())}); "
@@ -367,8 +360,7 @@ def with_dataset_columns(b: pa.RecordBatch, name: str, start: int) -> pa.RecordB
     if missing := [c for c in ('input_ids', 'loss_mask') if c not in b.schema.names]:
         raise ValueError(f"{name}: no {' or '.join(missing)} column (columns: "
                          f"{', '.join(b.schema.names)}); not a tokenized dataset")
-    ids = b.column('input_ids').cast(pa.list_(pa.int32()))
-    mask = b.column('loss_mask').cast(pa.list_(pa.bool_()))
+    ids, mask = b.column('input_ids').cast(pa.list_(pa.int32())), b.column('loss_mask').cast(pa.list_(pa.bool_()))
     same = pc.equal(pc.list_value_length(ids), pc.list_value_length(mask))
     if not pc.all(same).as_py() in (True, None):
         bad = int(np.flatnonzero(~same.to_numpy(zero_copy_only=False))[0])
@@ -467,7 +459,7 @@ def write_dataset(out_dir, batches, manifest: dict | None = None, stats: dict | 
 
 # %% ../nbs/03a_dataset.ipynb #efe38609
 import ctypes, errno, fcntl, shutil
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 
 class OutputLocked(RuntimeError):
     "Another run holds the lock of this output."
@@ -477,8 +469,7 @@ _held_locks: set[int] = set()  # descriptors of the output locks this process ho
 def _close_inherited_locks():
     "In a forked child: close its copies of the parent's lock descriptors (the parent alone holds the lock)."
     for fd in _held_locks:
-        try: os.close(fd)
-        except OSError: pass
+        with suppress(OSError): os.close(fd)
     _held_locks.clear()
 
 if hasattr(os, 'register_at_fork'): os.register_at_fork(after_in_child=_close_inherited_locks)
@@ -493,13 +484,10 @@ def _lock_holders(lock: Path) -> list[int]:
     "Pids of the processes holding `lock` open (from /proc; empty where there is none)."
     try: ino = os.stat(lock).st_ino
     except OSError: return []
-    pids = []
-    for d in Path('/proc').glob('[0-9]*/fd'):
-        try:
-            if any(os.stat(f).st_ino == ino and os.readlink(f) == str(lock) for f in d.iterdir()):
-                pids.append(int(d.parent.name))
-        except OSError: continue
-    return sorted(set(pids) - {os.getpid()})
+    def holds(d: Path) -> bool:
+        try: return any(os.stat(f).st_ino == ino and os.readlink(f) == str(lock) for f in d.iterdir())
+        except OSError: return False
+    return sorted({int(d.parent.name) for d in Path('/proc').glob('[0-9]*/fd') if holds(d)} - {os.getpid()})
 
 @contextmanager
 def output_lock(out):
@@ -519,17 +507,15 @@ def output_lock(out):
                                    "end them, then rerun") from None
             raise OutputLocked(f"{out}: another run (pid {holder}) is writing this output (lock {lock}); wait for it "
                                "to end, or choose another --output-dir") from None
-        try: same = os.stat(lock).st_ino == os.fstat(fd).st_ino
-        except FileNotFoundError: same = False
-        if same: break
+        with suppress(FileNotFoundError):
+            if os.stat(lock).st_ino == os.fstat(fd).st_ino: break
         os.close(fd)  # the holder removed the file as we opened it: lock the new one
     _held_locks.add(fd)
     try:
         os.ftruncate(fd, 0); os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         yield lock
     finally:
-        try: lock.unlink()  # while still held: whoever opens it next sees a new file and retries
-        except OSError: pass
+        with suppress(OSError): lock.unlink()  # while still held: whoever opens it next sees a new file and retries
         _held_locks.discard(fd); os.close(fd)
 
 # %% ../nbs/03a_dataset.ipynb #2225fc88
@@ -683,8 +669,7 @@ def masked_runs(mask: np.ndarray) -> np.ndarray:
 
 # %% ../nbs/03a_dataset.ipynb #72ea686e
 def _bool_list_counts(arr: pa.Array) -> np.ndarray:
-    offs = np.asarray(arr.offsets, dtype=np.int64)
-    child = arr.values
+    offs, child = np.asarray(arr.offsets, dtype=np.int64), arr.values
     nbytes = (child.offset + len(child) + 7) // 8
     raw = np.frombuffer(child.buffers()[1], np.uint8, count=nbytes) if nbytes else np.zeros(0, np.uint8)
     if child.null_count: raw = raw & np.frombuffer(child.buffers()[0], np.uint8, count=nbytes)
@@ -706,8 +691,6 @@ def _int_list_counts(arr: pa.Array) -> np.ndarray:
     np.cumsum(nz, out=csum[1:])
     return csum[offs[1:]] - csum[offs[:-1]]
 
-def _is_list(t) -> bool: return pa.types.is_list(t) or pa.types.is_large_list(t)
-
 # %% ../nbs/03a_dataset.ipynb #cbdb4c7a
 def true_counts(col, group_elements: int = 1 << 27) -> np.ndarray:
     "How many elements of each list of `col` (list<bool> or list<int>, Array or ChunkedArray) are true / non-zero."
@@ -716,14 +699,12 @@ def true_counts(col, group_elements: int = 1 << 27) -> np.ndarray:
         raise ValueError(f"expected a list of bool or int, got {col.type}")
     chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
     count = _bool_list_counts if pa.types.is_boolean(col.type.value_type) else _int_list_counts
-    out, group, n = [], [], 0
-    def flush():
-        if group: out.append(count(pa.concat_arrays(group) if len(group) > 1 else group[0]))
+    groups, n = [[]], 0
     for c in chunks:
         m = len(c.values) if len(c) else 0
-        if group and n + m > group_elements: flush(); group, n = [], 0
-        group.append(c); n += m
-    flush()
+        if groups[-1] and n + m > group_elements: groups.append([]); n = 0
+        groups[-1].append(c); n += m
+    out = [count(pa.concat_arrays(g) if len(g) > 1 else g[0]) for g in groups if g]
     return np.concatenate(out) if out else np.zeros(0, np.int64)
 
 # %% ../nbs/03a_dataset.ipynb #ee872193
@@ -739,9 +720,8 @@ def length_stats(lens: np.ndarray, loss_tokens: int) -> dict:
 def summarize(lens: np.ndarray, loss_tokens: int, truncated: int, skipped: dict, records_read: int, sources: dict,
               seconds: float, tokens_written: int) -> dict:
     "stats.json's docs/design.md keys of a run that wrote `tokens_written` tokens in `seconds`."
-    return length_stats(lens, loss_tokens) | dict(
-        truncated=int(truncated), skipped=dict(sorted(skipped.items())), records_read=int(records_read),
-        sources=dict(sorted(sources.items())), seconds=round(seconds, 3),
+    return length_stats(lens, loss_tokens) | dict(truncated=int(truncated), skipped=dict(sorted(skipped.items())),
+        records_read=int(records_read), sources=dict(sorted(sources.items())), seconds=round(seconds, 3),
         tokens_per_second=round(tokens_written / seconds, 1) if seconds > 0 else 0.0)
 
 # %% ../nbs/03a_dataset.ipynb #e9bf1756

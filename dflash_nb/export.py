@@ -4,7 +4,7 @@
 
 # %% ../nbs/08_export.ipynb #3b74a144
 from __future__ import annotations
-import argparse, hashlib, json, os
+import argparse, hashlib, json, os, shutil
 from collections import Counter
 from pathlib import Path
 
@@ -29,7 +29,7 @@ def speculators_state(shard_names: list[str], records: list[dict] | None = None)
 
 def is_export_view(path) -> bool:
     "Is `path` a view `export_speculators` wrote (its `state.json` is the one written for its shards)?"
-    st = read_json(Path(path)/'state.json') if (Path(path)/'state.json').is_file() else None
+    st = read_json(Path(path)/'state.json')
     names = [f.get('filename') for f in st.get('_data_files', [])] if isinstance(st, dict) else None
     return bool(names) and all(isinstance(n, str) for n in names) and st == speculators_state(names, st['_data_files'])
 
@@ -60,8 +60,7 @@ def _linked_view(src: Path, shards: list, tmp: Path, how: dict) -> tuple[list[st
     "The dataset's shards linked into `tmp` (`how` records how), with its dataset_info.json; the shard names and rows."
     out_names = [s.name for s in shards]
     how.update({s.name: link_file(s, tmp/s.name) for s in shards})
-    info = (src/'dataset_info.json').read_bytes() if (src/'dataset_info.json').is_file() else b''
-    if info: (tmp/'dataset_info.json').write_bytes(info)
+    if (info := src/'dataset_info.json').is_file() and info.stat().st_size: shutil.copyfile(info, tmp/info.name)
     else: write_dataset_metadata(tmp, out_names)  # its state.json is replaced by the speculators one
     return out_names, sum(b.num_rows for s in shards for b in stream_batches(s))
 
@@ -69,9 +68,8 @@ def _linked_view(src: Path, shards: list, tmp: Path, how: dict) -> tuple[list[st
 # %% ../nbs/08_export.ipynb #77e93416
 def export_speculators(dataset, output_dir, overwrite: bool = False) -> dict:
     "Write the speculators 0.9 view of `dataset` at `output_dir` (atomically); returns `{'rows', 'shards', 'how'}`."
-    src, out = Path(dataset), Path(output_dir)
+    src, out, how = Path(dataset), Path(output_dir), {}
     shards, names = _export_inputs(dataset, output_dir, overwrite)
-    how = {}
     with partial_dir(out) as tmp:
         if all('seq_len' in n for n in names): out_names, rows = _linked_view(src, shards, tmp, how)
         else:  # pre-tokenized rows without seq_len: rewritten into one shard with the dataset's columns

@@ -134,8 +134,7 @@ class Duplicates:
 def find_duplicates(ids: list, hashes, sources: list, id_hits: dict, hash_hits: dict) -> Duplicates:
     """Apply the rule to new rows `ids`/`hashes`; `id_hits`/`hash_hits` map existing ids/hashes found among them to an
     existing row."""
-    keep = np.ones(len(ids), bool)
-    kept_ids, kept_hashes, dropped = {}, {}, []
+    keep, kept_ids, kept_hashes, dropped = np.ones(len(ids), bool), {}, {}, []
     for i, (sid, h) in enumerate(zip(ids, np.asarray(hashes).tolist())):
         real = not is_position_id(sid)
         if real and sid in id_hits: hit = ('sample_id', 'existing', id_hits[sid])
@@ -158,10 +157,9 @@ def link_or_copy(src, dst, link: bool = True) -> str:
 # %% ../nbs/07_merge.ipynb #bec8f853
 def write_hashes(path, existing_hashes, new_hashes, step: int = 1 << 20):
     "Save `existing_hashes` (possibly memory-mapped) followed by `new_hashes` as one uint64 `.npy` file."
-    n = len(existing_hashes) + len(new_hashes)
-    if n == 0: np.save(path, np.zeros(0, np.uint64)); return
-    out = np.lib.format.open_memmap(path, mode='w+', dtype=np.uint64, shape=(n,))
     ne = len(existing_hashes)
+    if (n := ne + len(new_hashes)) == 0: np.save(path, np.zeros(0, np.uint64)); return
+    out = np.lib.format.open_memmap(path, mode='w+', dtype=np.uint64, shape=(n,))
     for s in range(0, ne, step): out[s:min(s + step, ne)] = existing_hashes[s:s + step]
     out[ne:] = new_hashes
     out.flush(); del out
@@ -343,8 +341,7 @@ def _merge_into(tmp: Path, ex: Dataset, nd: Dataset, owned: bool, link: bool, pr
     write_dataset_metadata(tmp, names)
     if not ex.schema.remove_metadata().equals(SCHEMA.remove_metadata()) and (ex.path/'dataset_info.json').is_file():
         shutil.copyfile(ex.path/'dataset_info.json', tmp/'dataset_info.json')  # features describe the shards' schema
-    msl = nd.params.get('max_seq_len')
-    dropped_trunc = int((new.lens[~dup.keep] == msl).sum()) if msl else 0
+    dropped_trunc = int((new.lens[~dup.keep] == msl).sum()) if (msl := nd.params.get('max_seq_len')) else 0
     return dict(ex_lens=ex_lens, ex_st=ex_st, new=new, new_st=new_st, dup=dup, names=names, how=how, records=records,
                 truncated_new=max(0, new_st['truncated'] - dropped_trunc),
                 hashes_computed={'existing': ex_h_computed, 'new': new_h_computed})
@@ -386,9 +383,8 @@ def _differences(ex, new, new_is_ds: bool, model_path):
     mismatches, ct, nd = [], None, None
     if model_path is not None or not new_is_ds:
         ct = _tokenizer_for_completions(ex, model_path)
-        label = f"tokenizer at {ct.model_path}" + ('' if model_path is not None else
-                                                   " now (recorded in the existing manifest)")
-        mismatches += tokenizer_differences(ex.tokenizer, ct.describe(), label)
+        now = '' if model_path is not None else " now (recorded in the existing manifest)"
+        mismatches += tokenizer_differences(ex.tokenizer, ct.describe(), f"tokenizer at {ct.model_path}{now}")
     if not new_is_ds: return mismatches, ct, nd, SCHEMA
     nd = open_dataset_dir(new, 'new')
     if nd.manifest is None:  # pre-tokenized rows from another tool: conformed below, inside the partial folder
@@ -418,8 +414,7 @@ def _does_not_fit(ex, new, mismatches: list) -> MergeError:
 # %% ../nbs/07_merge.ipynb #0bd60307
 def _merged_stats(r: dict, seconds: float) -> dict:
     "stats.json of the merged dataset from `_merge_into`'s result `r`: the existing rows plus the new rows kept."
-    ex_st, new_st, dup, newp = r['ex_st'], r['new_st'], r['dup'], r['new']
-    k = dup.keep
+    ex_st, new_st, dup, newp, k = r['ex_st'], r['new_st'], r['dup'], r['new'], r['dup'].keep
     sources = Counter(ex_st['sources']); sources.update(s for s, kk in zip(newp.sources, k.tolist()) if kk)
     skipped = Counter(ex_st['skipped']); skipped.update(new_st['skipped'])
     skipped.update({f'duplicate_{kind}': n for kind, n in dup.counts.items() if n})  # dropped rows are skips too
@@ -473,17 +468,14 @@ def _open_existing(existing, new, out: Path, overwrite: bool):
 def _new_rows(ex, nd, new, new_is_ds: bool, ct, tmp: Path, workers: int, progress: bool, split: str | None = None):
     """`(nd, extra)`: the new side as a dataset inside `tmp` (rows conformed or completions tokenized) and its manifest
     facts."""
-    extra = {}
-    if new_is_ds and nd.manifest is None:
-        nd = conform_rows(nd, tmp/'_rows', ex.tokenizer.get('vocab_size'))
-        extra = dict(pretokenized=True)
-    if not new_is_ds:
-        tokenize_dataset(ct.model_path, new, tmp/'_new', max_seq_len=ex.params.get('max_seq_len', 8192),
-                         workers=workers, batch_size=ex.params.get('batch_size', 64),
-                         shard_tokens=ex.params.get('shard_tokens', 100_000_000), progress=progress, split=split)
-        nd = open_dataset_dir(tmp/'_new', 'new')
-        extra = dict(model_path=str(ct.model_path), files=nd.manifest['inputs']['files'])
-        if splits := nd.manifest['inputs'].get('splits'): extra['splits'] = splits
+    if new_is_ds and nd.manifest is not None: return nd, {}
+    if new_is_ds: return conform_rows(nd, tmp/'_rows', ex.tokenizer.get('vocab_size')), dict(pretokenized=True)
+    tokenize_dataset(ct.model_path, new, tmp/'_new', max_seq_len=ex.params.get('max_seq_len', 8192), workers=workers,
+                     batch_size=ex.params.get('batch_size', 64),
+                     shard_tokens=ex.params.get('shard_tokens', 100_000_000), progress=progress, split=split)
+    nd = open_dataset_dir(tmp/'_new', 'new')
+    extra = dict(model_path=str(ct.model_path), files=nd.manifest['inputs']['files'])
+    if splits := nd.manifest['inputs'].get('splits'): extra['splits'] = splits
     return nd, extra
 
 

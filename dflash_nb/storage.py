@@ -6,7 +6,7 @@
 from __future__ import annotations
 import functools, hashlib, json, os, random, re, shutil, sys, tempfile, threading, time
 from concurrent.futures import Future, ThreadPoolExecutor, wait, FIRST_COMPLETED
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager, nullcontext, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Iterable
@@ -138,10 +138,9 @@ def storage_error(e: BaseException, url: str, client=None, attempts: int | None 
     "Translate a boto/botocore (or verification) exception about `url` into a one-line `StorageError`."
     if isinstance(e, StorageError): return e
     code = _code(e)
-    return StorageError(next(m for fits, m in _MESSAGES if (code in fits if isinstance(fits, set) else
-                                                            isinstance(e, fits))).format(
-        url=url, e=e, code=code, name=type(e).__name__, ep=_endpoint(client), status=code or _status(e),
-        tries=f" after {attempts} attempts" if attempts and attempts > 1 else "",
+    msg = next(m for fits, m in _MESSAGES if (code in fits if isinstance(fits, set) else isinstance(e, fits)))
+    return StorageError(msg.format(url=url, e=e, code=code, name=type(e).__name__, ep=_endpoint(client),
+        status=code or _status(e), tries=f" after {attempts} attempts" if attempts and attempts > 1 else "",
         bucket=url[5:].partition("/")[0] if is_s3_url(url) else "?",
         message=e.response.get("Error", {}).get("Message", e) if isinstance(e, bce.ClientError) else e),
         url, code or type(e).__name__)
@@ -172,9 +171,8 @@ def _not_a_listing(page: dict, url: str, client) -> StorageError:
     "The one-line error for a listing `page` that is no S3 answer (botocore parses HTML as an empty listing)."
     ctype = (page.get("ResponseMetadata", {}).get("HTTPHeaders", {}).get("content-type") or "").split(";")[0].strip()
     what = "HTML" if "html" in ctype.lower() else (ctype or "no content type")
-    return StorageError(
-        f"{url}: not an S3 listing (the endpoint {_endpoint(client)} answered {what}); check --s3-endpoint "
-        "/ AWS_ENDPOINT_URL", url, "NotS3")
+    return StorageError(f"{url}: not an S3 listing (the endpoint {_endpoint(client)} answered {what}); check "
+                        "--s3-endpoint / AWS_ENDPOINT_URL", url, "NotS3")
 
 # %% ../nbs/00_storage.ipynb #4b003493
 def _url_parts(url: str, client=None, workers: int = 32):
@@ -248,12 +246,10 @@ def _safe_join(root: Path, rel: str, url: str) -> Path:
 class _Run:
     "State shared by the workers of one transfer: cancellation, the first failure, progress and counters."
     def __init__(self, n_objects: int, n_bytes: int, desc: str, progress: bool, initial: int = 0):
-        self.cancel, self.lock = threading.Event(), threading.Lock()
-        self.failed: Future = Future()
+        self.cancel, self.lock, self.failed = threading.Event(), threading.Lock(), Future()
         bar = functools.partial(tqdm, disable=not progress, dynamic_ncols=True)
-        self.objects, self.bytes = (
-            bar(total=n_objects, initial=initial, unit="obj", desc=f"{desc} objects"),
-            bar(total=n_bytes, unit="B", unit_scale=True, unit_divisor=1024, desc=f"{desc} bytes"))
+        self.objects = bar(total=n_objects, initial=initial, unit="obj", desc=f"{desc} objects")
+        self.bytes = bar(total=n_bytes, unit="B", unit_scale=True, unit_divisor=1024, desc=f"{desc} bytes")
         self.downloaded = self.nbytes = self.retries = 0
 
     def add_bytes(self, n: int):
@@ -286,10 +282,9 @@ def _fetch_once(client, job: _Job, run: _Run):
     # replaced between the listing and this GET: what is read must be what is recorded
     if job.obj.etag and etag != job.obj.etag:
         resp["Body"].close()
-        raise StorageError(
-            f"{job.url}: the object changed after it was listed (listed ETag {job.obj.etag}, now {etag}); "
-            "rerun: the new version is then a changed input (a resumed run refuses it; --restart takes it)",
-            job.url, "Changed")
+        raise StorageError(f"{job.url}: the object changed after it was listed (listed ETag {job.obj.etag}, now "
+                           f"{etag}); rerun: the new version is then a changed input (a resumed run refuses it; "
+                           "--restart takes it)", job.url, "Changed")
     md5 = hashlib.md5() if (_PLAIN_MD5.match(etag) and not resp.get("SSECustomerAlgorithm")  # an ETag that is the MD5
                             and resp.get("ServerSideEncryption") not in ("aws:kms", "aws:kms:dsse")) else None
     job.dest.parent.mkdir(parents=True, exist_ok=True)
@@ -327,8 +322,7 @@ def _fetch(client, job: _Job, run: _Run, retries: int, backoff: float, budget: f
         except Exception as e:
             left = budget - (time.monotonic() - t0)
             outage = isinstance(e, _OUTAGE_EXC) and left > 0
-            if not is_transient(e) or (not outage and (attempt >= retries or getattr(e, "_retried_by_botocore",
-                                                                                     False))):
+            if not is_transient(e) or not outage and (attempt >= retries or getattr(e, "_retried_by_botocore", False)):
                 raise storage_error(e, job.url, client, attempt + 1) from e
             with run.lock: run.retries += 1
             wait_s = min(20.0, backoff * 2 ** min(attempt, 16)) * random.uniform(0.5, 1.5)
@@ -337,11 +331,9 @@ def _fetch(client, job: _Job, run: _Run, retries: int, backoff: float, budget: f
 # %% ../nbs/00_storage.ipynb #5442cc6e
 def _stream(client, jobs: list[_Job], workers: int, retries: int, backoff: float, progress: bool, desc: str,
             stats: dict | None, budget: float | None = None) -> Iterator[tuple[str, Path]]:
-    t0 = time.monotonic()
-    todo = [j for j in jobs if not _is_cached(j)]
+    t0, todo = time.monotonic(), [j for j in jobs if not _is_cached(j)]
     run = _Run(len(jobs), sum(j.obj.size for j in todo), desc, progress, initial=len(jobs) - len(todo))
-    pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="s3-download")
-    ok = False
+    pool, ok = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="s3-download"), False
     def _stats():
         if stats is not None:
             stats.update(objects=len(jobs), skipped=len(jobs) - len(todo), downloaded=run.downloaded,
@@ -350,8 +342,7 @@ def _stream(client, jobs: list[_Job], workers: int, retries: int, backoff: float
         futs = {j.obj.key: pool.submit(_fetch, client, j, run, retries, backoff, budget) for j in todo}
         for f in futs.values(): f.add_done_callback(run.done)
         for j in jobs:
-            f = futs.get(j.obj.key)
-            if f is not None:
+            if (f := futs.get(j.obj.key)) is not None:
                 wait([f, run.failed], return_when=FIRST_COMPLETED)
                 if run.failed.done(): run.failed.result()  # raises the first failure, whichever object it was
                 f.result()
@@ -480,8 +471,7 @@ class _UploadProgress(BaseSubscriber):
         with self.run.lock: self.run.objects.update(1)
 
 # %% ../nbs/00_storage.ipynb #04416733
-def _upload(client, files: list[tuple[str, Path]], bucket: str, prefix: str, workers: int, run: _Run,
-            chunksize: int):
+def _upload(client, files: list[tuple[str, Path]], bucket: str, prefix: str, workers: int, run: _Run, chunksize: int):
     from boto3.s3.transfer import TransferConfig, create_transfer_manager
     sub = _UploadProgress(run)
     with create_transfer_manager(client, TransferConfig(multipart_threshold=chunksize, multipart_chunksize=chunksize,
@@ -516,13 +506,11 @@ def _root_copy(local_dir: Path, name: str, run_dir: str) -> bytes | None:
     try: d = json.loads(data)
     except ValueError: return data
     if not isinstance(d, dict): return data
-    if name == "state.json":
-        d["_data_files"] = [{**f, "filename": run_dir + f["filename"]} if isinstance(f, dict) and "filename" in f else f
-                            for f in d.get("_data_files", [])]
+    rebase = lambda xs: [{**f, "filename": run_dir + f["filename"]} if isinstance(f, dict) and "filename" in f else f
+                         for f in xs]
+    if name == "state.json": d["_data_files"] = rebase(d.get("_data_files", []))
     else:  # the manifest: its shard list (when it has one), and where the run is
-        if isinstance(d.get("shards"), list):
-            d["shards"] = [{**s, "filename": run_dir + s["filename"]} if isinstance(s, dict) and "filename" in s else s
-                           for s in d["shards"]]
+        if isinstance(d.get("shards"), list): d["shards"] = rebase(d["shards"])
         d["data_prefix"] = run_dir
     return json.dumps(d, indent=2).encode()
 
@@ -565,20 +553,17 @@ def _commit(client, bucket: str, commit_key: str, body: bytes, run_dir: str, pri
         if not _lost(e): raise storage_error(e, _url(bucket, commit_key), client) from e
         if _names_run(client, bucket, commit_key, run_dir): return  # our own PUT, retried after its answer was lost
         _forget(client, bucket, dprefix, url)
-        raise CommitLost(
-            f"{url}: another writer committed a dataset here first (the {commit_key.rsplit('/', 1)[-1]} is no "
-            "longer the one this run saw when it started); this run's upload was removed and nothing of the "
-            "other writer's was touched; look at what is there now, and rerun (with --overwrite to replace it)",
-            url, "CommitLost") from None
+        raise CommitLost(f"{url}: another writer committed a dataset here first (the {commit_key.rsplit('/', 1)[-1]} "
+                         "is no longer the one this run saw when it started); this run's upload was removed and "
+                         "nothing of the other writer's was touched; look at what is there now, and rerun (with "
+                         "--overwrite to replace it)", url, "CommitLost") from None
 
 # %% ../nbs/00_storage.ipynb #115e2776
 def upload_dir(local_dir, url: str, workers: int = 16, client=None, progress: bool = True,
-               commit_file: str | None = "manifest.json", delete_stale: bool = True,
-               chunksize: int = UPLOAD_CHUNKSIZE, prior: OutputState | None = None,
-               overwrite: bool = True) -> list[str]:
+               commit_file: str | None = "manifest.json", delete_stale: bool = True, chunksize: int = UPLOAD_CHUNKSIZE,
+               prior: OutputState | None = None, overwrite: bool = True) -> list[str]:
     "Upload `local_dir` to the prefix `url` with the commit protocol; returns the keys written."
-    local_dir = Path(local_dir)
-    bucket, key = split_s3_url(url)
+    (bucket, key), local_dir = split_s3_url(url), Path(local_dir)
     prefix = _dir_prefix(key)
     if not prefix and commit_file:
         raise StorageError(f"{url}: refusing to write a dataset at the root of a bucket; give a prefix "
@@ -615,10 +600,9 @@ def upload_dir(local_dir, url: str, workers: int = 16, client=None, progress: bo
         keep = set(written)  # (an old root state.json this version has no copy of goes: it names the old shards)
         _delete_keys(client, bucket, [k for k in prior.owned if k not in keep and not k.startswith(dprefix)], url)
     if left := prior.unfinished(prefix):
-        print(
-            f"{url}: {len(left)} object(s) of unfinished uploads remain under {_url(bucket, prefix)}runs/ (killed "
-            "runs, or a writer at work); delete those run folders with `aws s3 rm --recursive` once no writer is "
-            "running", file=sys.stderr)
+        print(f"{url}: {len(left)} object(s) of unfinished uploads remain under {_url(bucket, prefix)}runs/ (killed "
+              "runs, or a writer at work); delete those run folders with `aws s3 rm --recursive` once no writer is "
+              "running", file=sys.stderr)
     return written
 
 # %% ../nbs/00_storage.ipynb #42e566b7
@@ -636,20 +620,17 @@ def download_dir(url: str, local_dir, workers: int = 32, client=None, commit_fil
     "Download the dataset at `url` into `local_dir` (commit file last); refuse when its commit file is absent."
     bucket, _, prefix, client = _url_parts(url, client, workers)
     commit_key = prefix + commit_file if commit_file else None
-    if commit_key:
-        head = _head(client, bucket, commit_key)
-        if head is None:
-            _ = list_objects(_url(bucket, prefix), None, client)  # a missing bucket says so, not "incomplete"
-            raise StorageError(f"{url}: not a complete dataset (no {commit_file}): its upload is unfinished or "
-                               "failed; rerun the job that writes it, or use a finished dataset", url, "NotCommitted")
+    if commit_key and (head := _head(client, bucket, commit_key)) is None:
+        _ = list_objects(_url(bucket, prefix), None, client)  # a missing bucket says so, not "incomplete"
+        raise StorageError(f"{url}: not a complete dataset (no {commit_file}): its upload is unfinished or "
+                           "failed; rerun the job that writes it, or use a finished dataset", url, "NotCommitted")
     dprefix = prefix + ((head.get("Metadata") or {}).get(DATA_PREFIX_META, "") if commit_key else "")
     objs = list_objects(_url(bucket, dprefix), None, client)  # the committed version's data (all, in the old layout)
     # a run folder without its manifest (earlier layout)
     if dprefix != prefix and not any(o.key == dprefix + commit_file for o in objs):
         objs += [o for o in list_objects(_url(bucket, commit_key), None, client) if o.key == commit_key]
     rel = lambda o: commit_file if o.key == commit_key else o.key[len(dprefix):]
-    local_dir = Path(local_dir)
-    jobs = [_Job.to(bucket, o, rel(o), local_dir, rel(o)) for o in objs]
+    jobs = [_Job.to(bucket, o, rel(o), Path(local_dir), rel(o)) for o in objs]
     last = [j for j in jobs if j.rel == commit_file]
     for j in last:  # a local reader must not take a new mix of files for the old, committed version
         if not _is_cached(j): j.dest.unlink(missing_ok=True)
@@ -657,14 +638,13 @@ def download_dir(url: str, local_dir, workers: int = 32, client=None, commit_fil
     for todo, n, bars, desc, st in (([j for j in jobs if j.rel != commit_file], workers, progress, "download", st1),
                                     (last, 1, False, "commit", st2)):
         for _ in _stream(client, todo, n, retries, backoff, bars, desc, st, retry_budget): pass
-    if commit_key:
-        if (again := _head(client, bucket, commit_key)) is None or again.get("ETag") != head.get("ETag"):
-            raise StorageError(f"{url}: the dataset was rewritten while it was being downloaded; rerun to get "
-                               "a consistent copy", url, "Changed")
+    if commit_key and ((again := _head(client, bucket, commit_key)) is None or again.get("ETag") != head.get("ETag")):
+        raise StorageError(f"{url}: the dataset was rewritten while it was being downloaded; rerun to get a consistent "
+                           "copy", url, "Changed")
     if stats is not None:
         stats.update({k: st1.get(k, 0) + st2.get(k, 0) for k in ("objects", "skipped", "downloaded", "bytes",
                                                                  "retries")})
-    return local_dir
+    return Path(local_dir)
 
 # %% ../nbs/00_storage.ipynb #4a8d1aa7
 def cache_root() -> Path:
@@ -691,11 +671,9 @@ def clean_stale_stages(root=None) -> list[Path]:
     gone = []
     for p in Path(root or tempfile.gettempdir()).glob(_STAGE + "*"):
         m = re.match(rf"{_STAGE}(\d+)-", p.name)
-        try:
-            if not m or not p.is_dir() or p.is_symlink() or p.stat().st_uid != os.getuid() or _pid_alive(m.group(1)):
-                continue
-        except OSError: continue
-        shutil.rmtree(p, ignore_errors=True); gone.append(p)
+        with suppress(OSError):
+            if m and p.is_dir() and not p.is_symlink() and p.stat().st_uid == os.getuid() and not _pid_alive(m[1]):
+                shutil.rmtree(p, ignore_errors=True); gone.append(p)
     return gone
 
 @contextmanager

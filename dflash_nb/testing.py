@@ -4,7 +4,8 @@
 
 # %% ../nbs/98_testing.ipynb #3083e17a
 from __future__ import annotations
-import atexit, json, os, socket, subprocess, sys, threading, time, urllib.request
+import atexit, json, os, re, socket, subprocess, sys, threading, time, urllib.request
+from contextlib import suppress
 from pathlib import Path
 
 import pyarrow as pa
@@ -71,23 +72,18 @@ class MotoServer:
 def moto_env(monkeypatch, server: MotoServer, cache_dir) -> dict:
     """Point this process's environment at `server` (test credentials, no other AWS_* settings, `cache_dir` as cache);
     return it."""
-    for k in list(os.environ):
-        if k.startswith('AWS_'): monkeypatch.delenv(k)
-    monkeypatch.setenv('AWS_ACCESS_KEY_ID', 'testing'); monkeypatch.setenv('AWS_SECRET_ACCESS_KEY', 'testing')
-    monkeypatch.setenv('AWS_DEFAULT_REGION', 'us-east-1'); monkeypatch.setenv('AWS_ENDPOINT_URL', server.endpoint)
-    monkeypatch.setenv('DFLASH_NB_CACHE', str(cache_dir))
+    for k in [k for k in os.environ if k.startswith('AWS_')]: monkeypatch.delenv(k)
+    for k, v in dict(AWS_ACCESS_KEY_ID='testing', AWS_SECRET_ACCESS_KEY='testing', AWS_DEFAULT_REGION='us-east-1',
+                     AWS_ENDPOINT_URL=server.endpoint, DFLASH_NB_CACHE=str(cache_dir)).items(): monkeypatch.setenv(k, v)
     return dict(os.environ)
 
 # %% ../nbs/98_testing.ipynb #7592dae7
-import re
-
 class Proxy:
     """A TCP proxy on loopback in front of `upstream_port`: outages (`down`/`up`) and per-request `rule`s (delay, fail,
     barrier)."""
     def __init__(self, upstream_port: int):
         self.upstream, self.port, self.conns, self.lock = upstream_port, free_port(), [], threading.Lock()
-        self.rules = []
-        self.seen: list[str] = []
+        self.rules, self.seen = [], []  # seen: every request line, in order
         self.up()
     @property
     def endpoint(self): return f"http://127.0.0.1:{self.port}"
@@ -100,18 +96,16 @@ class Proxy:
         self.rules.append(r); return r
 
     def up(self):
-        s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        s.bind(('127.0.0.1', self.port)); s.listen(64); self.listener, self.is_up = s, True
-        threading.Thread(target=self._accept, args=(s,), daemon=True).start()
+        self.listener, self.is_up = socket.create_server(('127.0.0.1', self.port), backlog=64), True  # (SO_REUSEADDR)
+        threading.Thread(target=self._accept, args=(self.listener,), daemon=True).start()
     def down(self):
         self.is_up = False
-        try: self.listener.shutdown(socket.SHUT_RDWR)   # wakes a blocked accept(); close() alone does not on Linux
-        except OSError: pass
+        # wakes a blocked accept(); close() alone does not on Linux
+        with suppress(OSError): self.listener.shutdown(socket.SHUT_RDWR)
         self.listener.close()
         with self.lock:
             for c in self.conns:
-                try: c.shutdown(socket.SHUT_RDWR)
-                except OSError: pass
+                with suppress(OSError): c.shutdown(socket.SHUT_RDWR)
                 c.close()
             self.conns.clear()
     def _accept(self, s):
@@ -122,8 +116,7 @@ class Proxy:
             try: b = socket.create_connection(('127.0.0.1', self.upstream))
             except OSError: a.close(); continue   # the server itself has gone (the test is over)
             with self.lock: self.conns += [a, b]
-            threading.Thread(target=self._pump, args=(a, b, True), daemon=True).start()
-            threading.Thread(target=self._pump, args=(b, a, False), daemon=True).start()
+            for d in ((a, b, True), (b, a, False)): threading.Thread(target=self._pump, args=d, daemon=True).start()
 
 # %% ../nbs/98_testing.ipynb #b5f2589b
 from fastcore.basics import patch
@@ -154,8 +147,7 @@ def _pump(self: Proxy, x, y, from_client: bool):
     except OSError: pass
     finally:
         for z in (x, y):
-            try: z.close()
-            except OSError: pass
+            with suppress(OSError): z.close()
 
 # %% ../nbs/98_testing.ipynb #93cc48fb
 class FakeChatServer:
@@ -186,9 +178,8 @@ class FakeChatServer:
                                                                                               {'error': 'not found'})
                 try: msg = srv.answer(body)
                 except Exception as e: return self._send(400, {'error': {'message': str(e)}})
-                self._send(200, {'id': 'cmpl-1', 'object': 'chat.completion', 'model': srv.model,
-                                 'choices': [{'index': 0, 'message': msg, 'finish_reason': msg.pop('finish_reason',
-                                                                                                   'stop')}],
+                choice = {'index': 0, 'message': msg, 'finish_reason': msg.pop('finish_reason', 'stop')}
+                self._send(200, {'id': 'cmpl-1', 'object': 'chat.completion', 'model': srv.model, 'choices': [choice],
                                  'usage': {'prompt_tokens': 7, 'completion_tokens': 3, 'total_tokens': 10}})
         self.httpd = ThreadingHTTPServer(('127.0.0.1', 0), H)
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"

@@ -22,14 +22,12 @@ __all__ = ['tiny_qwen3_target', 'tiny_llama_target', 'tiny_hybrid_target', 'tiny
 def _seeded_model(model_cls, cfg, seed: int, embed_std: float, norm_range=None, dtype=torch.float32):
     """`model_cls(cfg)` initialised under `seed` (the global RNG left as it was): embedding rows of std `embed_std`,
     final norm uniform in `norm_range`."""
-    g = torch.random.get_rng_state()
-    torch.manual_seed(seed)
-    try:
+    with torch.random.fork_rng(devices=[]):  # (the CPU generator's state restored on the way out)
+        torch.manual_seed(seed)
         model = model_cls(cfg)
         nn.init.normal_(model.get_input_embeddings().weight, std=embed_std)
         if norm_range:
             with torch.no_grad(): model.model.norm.weight.uniform_(*norm_range)
-    finally: torch.random.set_rng_state(g)
     return model.to(dtype).eval().requires_grad_(False)
 
 # %% ../nbs/09b_toy.ipynb #5c6cd2dd
@@ -71,12 +69,10 @@ def tiny_hybrid_target(vocab_size: int = 512, seed: int = 0, num_layers: int = 8
              in range(num_layers)]
     cfg = Qwen3_5TextConfig(vocab_size=vocab_size, hidden_size=hidden_size, intermediate_size=intermediate_size,
                             num_hidden_layers=num_layers, num_attention_heads=num_heads,
-                            num_key_value_heads=num_kv_heads,
-                            head_dim=head_dim, linear_num_key_heads=linear_heads // 2,
-                            linear_num_value_heads=linear_heads,
-                            linear_key_head_dim=linear_head_dim, linear_value_head_dim=linear_head_dim,
-                            layer_types=types,
-                            max_position_embeddings=8192, tie_word_embeddings=tie_word_embeddings)
+                            num_key_value_heads=num_kv_heads, head_dim=head_dim, linear_num_key_heads=linear_heads // 2,
+                            linear_num_value_heads=linear_heads, linear_key_head_dim=linear_head_dim,
+                            linear_value_head_dim=linear_head_dim, layer_types=types, max_position_embeddings=8192,
+                            tie_word_embeddings=tie_word_embeddings)
     # its norm applies (1 + w): per-dimension scales 0.5..2.5
     return _seeded_model(Qwen3_5ForCausalLM, cfg, seed, 2 / math.sqrt(hidden_size), norm_range=(-0.5, 1.5), dtype=dtype)
 
@@ -102,18 +98,16 @@ def write_token_dataset(out_dir, samples, vocab_size: int, description: str = ''
             raise ValueError(f"sample {sid}: ids must lie in [0, {vocab_size}) and match the mask's length")
         ids_l.append(ids); mask_l.append(mask); sid_l.append(sid); src_l.append(src)
     lens = np.array([len(i) for i in ids_l], np.int64)
-    offsets = pa.array(np.concatenate([[0], np.cumsum(lens)]).astype(np.int32))
-    flat = lambda xs, dt: np.concatenate(xs) if xs else np.zeros(0, dt)
-    rb = pa.RecordBatch.from_arrays([pa.ListArray.from_arrays(offsets, pa.array(flat(ids_l, np.int32))),
-                                     pa.ListArray.from_arrays(offsets, pa.array(flat(mask_l, bool))), pa.array(lens),
-                                     pa.array(sid_l, pa.string()), pa.array(src_l, pa.string())], schema=SCHEMA)
+    rb = pa.RecordBatch.from_arrays([pa.array(ids_l, pa.list_(pa.int32())), pa.array(mask_l, pa.list_(pa.bool_())),
+                                     pa.array(lens), pa.array(sid_l, pa.string()), pa.array(src_l, pa.string())],
+                                    schema=SCHEMA)
     n, tokens, loss = len(lens), int(lens.sum()), int(sum(m.sum() for m in mask_l))
     stats = {'samples': n, 'total_tokens': tokens, 'loss_tokens': loss, 'loss_token_fraction': loss / max(1, tokens),
              'mean_seq_len': float(lens.mean()) if n else 0.0, 'max_seq_len': int(lens.max()) if n else 0,
              'min_seq_len': int(lens.min()) if n else 0}
-    manifest = {'format': 'dflash_nb.dataset', 'format_version': 1, 'created_utc': time.strftime('%Y-%m-%dT%H:%M:%SZ',
-                                                                                                 time.gmtime()),
-                'description': description, 'tokenizer': {'vocab_size': vocab_size}, 'shards': [SHARD_NAME],
+    manifest = {'format': 'dflash_nb.dataset', 'format_version': 1,
+                'created_utc': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()), 'description': description,
+                'tokenizer': {'vocab_size': vocab_size}, 'shards': [SHARD_NAME],
                 'counts': {'samples': n, 'total_tokens': tokens, 'loss_tokens': loss}, **(extra or {})}
     tmp = out.with_name(out.name + f".tmp-{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
@@ -125,8 +119,7 @@ def synthetic_dataset(out_dir, n_samples: int = 256, vocab_size: int = 128, min_
                       noise: float = 0.1, seed: int = 0) -> Path:
     """Random prompts + responses following a fixed random permutation of the vocabulary (learnable); id vocab_size-1
     unused."""
-    rng = np.random.default_rng(seed)
-    V = vocab_size - 1                               # the last id is left for the mask token
+    rng, V = np.random.default_rng(seed), vocab_size - 1    # the last id is left for the mask token
     perm = rng.permutation(V)
     def gen(i):
         n, p = int(rng.integers(min_len, max_len + 1)), int(rng.integers(8, 25))
