@@ -111,7 +111,8 @@ def main(argv=None):
         ax.plot(m, t, 'o-', label=f'{a.arm}: held-out tau, all anchors')
         xs = np.geomspace(max(mk[0], 1), max(minutes_to(target, *fits['later half']), m[-1]) * 1.2, 100)
         for name, (c, b) in fits.items(): ax.plot(xs, 1 + c * xs ** b, '--', label=f'fit, {name}')
-        if job: ax.plot([job['minutes']], [job['tau_all_anchors']], 's', label=f"real-target job ({job['steps']} steps)")
+        if job:
+            ax.plot([job['minutes']], [job['tau_all_anchors']], 's', label=f"real-target job ({job['steps']} steps)")
         ax.axhline(target, color='k', lw=0.8, label=f'prompt lookup ({pl:.2f} decoded)')
         ax.set(xscale='log', xlabel='CPU-minutes of training (one thread)', ylabel='tau', title='Fixed-recipe curve')
         ax.legend(fontsize=8); fig.tight_layout(); fig.savefig(a.plot, dpi=110)
