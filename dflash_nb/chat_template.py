@@ -6,7 +6,7 @@
 from __future__ import annotations
 from fastcore.basics import patch
 
-import dataclasses, functools, inspect, itertools, json, os, re, threading, traceback, types
+import collections, dataclasses, functools, inspect, itertools, json, os, re, threading, traceback, types
 from collections.abc import ItemsView, Iterator, KeysView, Mapping, ValuesView
 from datetime import datetime
 from pathlib import Path
@@ -65,8 +65,7 @@ def load_chat_template(model_dir: str | Path) -> str:
     if not d.is_dir():
         raise ChatTemplateError(f"{d} is not a directory. Pass the model or tokenizer directory "
                                 "(the one holding tokenizer_config.json).", reason="no model directory")
-    jinja_file = d / "chat_template.jinja"
-    if jinja_file.is_file():
+    if (jinja_file := d / "chat_template.jinja").is_file():
         try: return jinja_file.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as e:
             raise ChatTemplateError(f"cannot read {jinja_file}: {e}.", reason="unreadable chat template") from e
@@ -93,8 +92,7 @@ def load_chat_templates(model_dir: str | Path) -> dict[str, str]:
     "Every chat template of a model directory by name (`default` first)."
     d, out = Path(model_dir), {}
     for f, cfg in _json_files(d, "chat_template.json", "tokenizer_config.json"):  # tokenizer_config wins
-        value = cfg.get("chat_template")
-        if isinstance(value, list):
+        if isinstance(value := cfg.get("chat_template"), list):
             out.update({t["name"]: t["template"] for t in value if isinstance(t, dict)
                         and isinstance(t.get("name"), str) and isinstance(t.get("template"), str)})
         elif isinstance(value, str): out["default"] = value
@@ -147,8 +145,7 @@ class _GenerationTag(jinja2.ext.Extension):
         return jinja2.nodes.CallBlock(self.call_method("_body"), [], [], body).set_lineno(lineno)
     def _body(self, caller): return caller()
 
-def _raise_exception(message):
-    raise jinja2.exceptions.TemplateError(message)
+def _raise_exception(message): raise jinja2.exceptions.TemplateError(message)
 
 def _tojson(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False):
     return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
@@ -196,15 +193,10 @@ _budget = _Budget()
 
 def _rss() -> int:
     "This process's resident memory in bytes (0 where /proc is absent: no memory check there)."
-    try:
-        with open('/proc/self/statm', 'rb') as f: return int(f.read().split()[1]) * _PAGE
+    try: return int(Path('/proc/self/statm').read_bytes().split()[1]) * _PAGE
     except (OSError, ValueError, IndexError): return 0
 
 _PAGE = os.sysconf('SC_PAGE_SIZE') if hasattr(os, 'sysconf') else 4096
-
-def _start_render():
-    "A fresh budget; no system call (a render takes tens of microseconds, a system call here up to twenty)."
-    vars(_budget).clear()  # back to the class's defaults: no loops, nothing built, no memory look yet
 
 def _charge(n: int):
     "Count `n` characters built; every `_CHECK_EVERY` of them, refuse if the render grew the process too much."
@@ -271,15 +263,12 @@ def _text_size(value) -> int:
     "An upper bound of len(str(value)): exact for a string."
     return len(value) if isinstance(value, str) else _walk_size(value)
 
-def _json_size(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False) -> int:
-    "An upper bound of len(json.dumps(x, ...)) (what `tojson` writes), counted before it is written."
-    width = len(indent) if isinstance(indent, str) else max(indent, 0) if isinstance(indent, int) else 0
-    if width > MAX_TEMPLATE_VALUE: return width
+def _json_size(x, ensure_ascii=False, separators=None) -> int:
+    "An upper bound of len(json.dumps(x, ...)) (what `tojson` writes without an indent), counted before it is written."
     item, key = (len(s) if isinstance(s, str) else 0 for s in (
-        separators if isinstance(separators, (tuple, list)) and len(separators) == 2
-        else ("," if indent is not None else ", ", ": ")))
+        separators if isinstance(separators, (tuple, list)) and len(separators) == 2 else (", ", ": ")))
     str_size = functools.partial(_json_str_size, ensure_ascii=bool(ensure_ascii))
-    return str_size(x) if isinstance(x, str) else _walk_size(x, str_size, item, key, width)
+    return str_size(x) if isinstance(x, str) else _walk_size(x, str_size, item, key)
 
 # %% ../nbs/02_chat_template.ipynb #c4f1a7e3
 _PRINTF = re.compile(r"%(?:\(([^)]*)\))?[-#0 +]*(\*|\d+)?(?:\.(\*|\d*))?[hlL]?(.?)", re.S)
@@ -525,7 +514,7 @@ def _capped_tojson(x, ensure_ascii=False, indent=None, separators=None, sort_key
     """`tojson`, sized: compact JSON by `_json_size` before the C encoder writes it; indented JSON (which Python's own
     encoder writes, piece by piece) counted as it is written, its indent first (a line holds at most ~1,000 of them)."""
     if indent is None:
-        _built(_json_size(x, ensure_ascii, indent, separators, sort_keys), "the 'tojson' filter")
+        _built(_json_size(x, ensure_ascii, separators), "the 'tojson' filter")
         return _tojson(x, ensure_ascii, indent, separators, sort_keys)
     width = len(indent) if isinstance(indent, str) else indent if isinstance(indent, int) else 0
     if width > MAX_TEMPLATE_VALUE >> 10:
@@ -577,7 +566,9 @@ def _count_loops(tree: jinja2.nodes.Template) -> jinja2.nodes.Template:
 class _BoundedTemplate(jinja2.Template):
     "A compiled chat template: each render starts a fresh budget (loop iterations, memory)."
     def render(self, *args, **kwargs):
-        _start_render()
+        # a fresh budget, back to the class's defaults (no loops, nothing built, no memory look yet); no system call
+        # (a render takes tens of microseconds, a system call here up to twenty)
+        vars(_budget).clear()
         return super().render(*args, **kwargs)
 
 # %% ../nbs/02_chat_template.ipynb #926fb66b
@@ -608,8 +599,7 @@ def make_environment() -> ImmutableSandboxedEnvironment:
 
 # %% ../nbs/02_chat_template.ipynb #73296cec
 @functools.lru_cache(maxsize=32)
-def _compile(source: str) -> jinja2.Template:
-    return make_environment().from_string(source)
+def _compile(source: str) -> jinja2.Template: return make_environment().from_string(source)
 
 # %% ../nbs/02_chat_template.ipynb #2b1fd825
 # the names a record may give reasoning under, in transformers' order
@@ -675,8 +665,7 @@ class ChatTemplate:
 
     def render(self, messages, tools=None, add_generation_prompt: bool = False, documents=None, **kwargs) -> str:
         "The conversation as text, exactly as `tokenizer.apply_chat_template(..., tokenize=False)` renders it."
-        msgs, tools = self.prepare(messages, tools)
-        return self.render_prepared(msgs, tools, add_generation_prompt, documents, **kwargs)
+        return self.render_prepared(*self.prepare(messages, tools), add_generation_prompt, documents, **kwargs)
 
     __call__ = render
     def __reduce__(self): return (ChatTemplate, (self.source, self.special_tokens, self.origin))
@@ -768,10 +757,9 @@ def detect_form(template, stop_tokens=(), name: str = "default", special=()) -> 
         call = {"id": "call_1", "type": "function", "function": {"name": "probe_tool", "arguments": args}}
         return [s, u, {"role": "assistant", "content": "", "tool_calls": [call]},
                 {"role": "tool", "tool_call_id": "call_1", "name": "probe_tool", "content": "ok"}, answer()]
-    as_dict, as_string = (_probe(template, loop(a), _PROBE_TOOLS)
-                          for a in ({"q": _PROBE_ARG}, json.dumps({"q": _PROBE_ARG})))
-    args = "dict" if _PROBE_ARG in (as_dict or "") else "string" if _PROBE_ARG in (as_string or "") else None
-    eot, written = set(), {}
+    args = next((form for form, a in (("dict", {"q": _PROBE_ARG}), ("string", json.dumps({"q": _PROBE_ARG})))
+                 if _PROBE_ARG in (_probe(template, loop(a), _PROBE_TOOLS) or "")), None)
+    eot, written = set(), collections.Counter()
     convs = [([s, u, answer()], None), ([s, u, answer(**({field: "r"} if field else {}))], None)] + (
         [(loop({"q": "v"} if args == "dict" else '{"q": "v"}')[:3], _PROBE_TOOLS)] if args else [])
     for conv, tools in convs:  # the turn: what the full render has beyond the prompt (or beyond their common part)
@@ -780,10 +768,9 @@ def detect_form(template, stop_tokens=(), name: str = "default", special=()) -> 
             turn = full[len(os.path.commonprefix([prompt, full])):]
             eot |= {t for t in stop_tokens if t in turn}
             # the special token the turn ends with
-            if ends := [(turn.rindex(t) + len(t), t) for t in special if t in turn]:
-                written[last] = written.get(last := max(ends)[1], 0) + 1
+            if ends := [(turn.rindex(t) + len(t), t) for t in special if t in turn]: written[max(ends)[1]] += 1
     return TemplateForm(name, field, args, tuple(t for t in stop_tokens if t in eot),
-                        () if eot else tuple(sorted(written, key=lambda t: -written[t])))
+                        () if eot else tuple(t for t, _ in written.most_common()))
 
 # %% ../nbs/02_chat_template.ipynb #f6bbad08
 def _call_in_form(call, want_string: bool):

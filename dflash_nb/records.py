@@ -4,7 +4,7 @@
 
 # %% ../nbs/01_records.ipynb #d0fee852
 from __future__ import annotations
-import errno, json, os, io, codecs, gzip, itertools, stat
+import errno, json, os, io, codecs, gzip, itertools, re, stat
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Iterator
@@ -307,8 +307,7 @@ def _jsonl_lines(path, max_bytes: int = MAX_RECORD_BYTES):
         n = 0
         try:
             # a line is never read past the cap (a file of zeros has no newline)
-            while raw := f.readline(max_bytes + 1):
-                n += 1
+            for n, raw in enumerate(iter(lambda: f.readline(max_bytes + 1), b''), 1):
                 if len(raw) > max_bytes and raw[-1:] != b'\n': yield n, _too_large(f, raw, max_bytes)
                 elif raw.strip(): yield n, raw
         except (OSError, EOFError) as e: raise _cut_short(path, f"line {n}", e, str(e)) from None
@@ -326,17 +325,15 @@ def _array_items(path, chunk: int = 1 << 20, max_bytes: int = MAX_RECORD_BYTES):
             nonlocal buf, pos, eof
             eof = not (data := f.read(chunk))  # (never called again once it is set)
             buf = buf[pos:] + u.decode(data, final=eof); pos = 0
-        def skip_ws(seps=''):
+        ws, sep = re.compile(r'\s*'), re.compile(r'[\s,]*')  # whitespace (as str.isspace), with commas between elements
+        def skip_ws(pattern):
             nonlocal pos
-            while True:
-                while pos < len(buf) and (buf[pos].isspace() or buf[pos] in seps): pos += 1
-                if pos < len(buf) or eof: return
-                more()
-        skip_ws()
+            while (pos := pattern.match(buf, pos).end()) == len(buf) and not eof: more()
+        skip_ws(ws)
         if buf[pos:pos+1] != '[': yield 1, buf[pos:pos + 200].encode(); return
         pos += 1
         for n in itertools.count(1):  # the element's number
-            skip_ws(',')
+            skip_ws(sep)
             if pos >= len(buf) or buf[pos] == ']': return
             while True:
                 try: _, end = dec.raw_decode(buf, pos); break
@@ -365,12 +362,9 @@ def _arrow_batches(path: Path):
     if path.is_dir():
         for s in json.loads((path/'state.json').read_text())['_data_files']:
             with pa.memory_map(str(path/s['filename'])) as m:
-                try: reader = pa.ipc.open_stream(m)
-                except pa.ArrowInvalid:
-                    reader = pa.ipc.open_file(m)
-                    yield from (reader.get_batch(i) for i in range(reader.num_record_batches))
-                    continue
-                yield from reader
+                try: batches = pa.ipc.open_stream(m)
+                except pa.ArrowInvalid: batches = map((r := pa.ipc.open_file(m)).get_batch, range(r.num_record_batches))
+                yield from batches
     else:
         import pyarrow.parquet as pq
         yield from pq.ParquetFile(path).iter_batches(batch_size=1024)
@@ -430,23 +424,20 @@ def _why_not_read(path: Path, name: str) -> str | None:
     "Why a file/folder found in a source folder is not read as completions, or None when it is."
     if path.is_dir():
         if not is_saved_dataset(path): return None
-        cols = _columns(path)
-        return None if set(cols) & set(MESSAGE_COLUMNS) else \
-            f"a saved dataset without a messages/conversations column (columns: {', '.join(cols)})"
-    if (why := name_not_read(name)) is not None: return why
-    sfx = input_suffix(name)
-    if sfx == '.parquet':
-        try: cols = _columns(path)
+        cols, what = _columns(path), "a saved dataset"
+    elif (why := name_not_read(name)) is not None: return why
+    elif (sfx := input_suffix(name)) == '.parquet':
+        try: cols, what = _columns(path), "Parquet"
         except Exception as e: return (f"not a readable Parquet file ({type(e).__name__}: "
                                        f"{str(e).splitlines()[0] if str(e) else ''})")
-        return None if set(cols) & set(MESSAGE_COLUMNS) else \
-            f"Parquet without a messages/conversations column (columns: {', '.join(cols)})"
-    if sfx.startswith('.json.') or sfx == '.json':
+    elif sfx.startswith('.json.') or sfx == '.json':
         try: kind = _json_kind(path)
         except (OSError, EOFError) as e: return f"cannot be read ({e})"
-        if kind == 'document':
-            return "a single JSON document, neither JSON lines nor an array of records (a config file?)"
-    return None
+        return ("a single JSON document, neither JSON lines nor an array of records (a config file?)"
+                if kind == 'document' else None)
+    else: return None
+    return None if set(cols) & set(MESSAGE_COLUMNS) else \
+        f"{what} without a messages/conversations column (columns: {', '.join(cols)})"
 
 # %% ../nbs/01_records.ipynb #6c36b630
 @dataclass
@@ -494,7 +485,6 @@ def choose_split(p: Path, split: str | None = None) -> tuple[str, list[str]]:
 # %% ../nbs/01_records.ipynb #7b1e0b02
 def hub_id_hint(path, kind: str = 'model') -> str:
     "'; … looks like a Hugging Face Hub id …' for a `path` that does not exist but reads `org/name`; '' otherwise."
-    import re
     s = str(path)
     if not re.fullmatch(r'[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*', s) or '..' in s or Path(s).exists(): return ''
     return (f"; {s} looks like a Hugging Face Hub id, and nothing is downloaded here: download it first "
@@ -562,12 +552,10 @@ def discover_inputs(src, split: str | None = None, option: str = '--completions'
             try: saved = is_dir and is_saved_dataset(q)
             except OSError as err: raise unreadable_folder(q, err) from None  # (not its state.json: may not exist)
             if is_dir and not saved: walk(q, r); continue
-            real_f = q.resolve()
-            if real_f in seen:
-                ignored.append(
-                    (r, f"the same {'dataset' if is_dir else 'file'} as {seen[real_f]} (symlink; read once)"))
+            if (rq := q.resolve()) in seen:
+                ignored.append((r, f"the same {'dataset' if is_dir else 'file'} as {seen[rq]} (symlink; read once)"))
                 continue
-            seen[real_f] = r
+            seen[rq] = r
             if (why := _why_not_read(q, e.name)) is None: files.append((r, q))
             else: ignored.append((r, why))
     walk(p, '')

@@ -5,7 +5,7 @@
 # %% ../../nbs/09c_dflash_file.ipynb #e51aa4c2
 from __future__ import annotations
 import json, math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import torch
 import torch.nn as nn
@@ -123,18 +123,16 @@ def _from_target(cls, target_config, num_draft_layers: int = 5, target_layer_ids
     t = text_config(target_config)
     H, nh = int(_get(t, 'hidden_size')), int(_get(t, 'num_attention_heads'))
     L, V = int(_get(t, 'num_hidden_layers')), int(_get(t, 'vocab_size') or _get(target_config, 'vocab_size'))
-    if mask_token_id is None:
-        if V <= QWEN36_MASK_TOKEN_ID:
-            raise ValueError(f"no default mask token for a target with vocab_size {V}: pass mask_token_id "
-                             "(an id the target's tokenizer never produces)")
-        mask_token_id = QWEN36_MASK_TOKEN_ID
+    if mask_token_id is None and V <= QWEN36_MASK_TOKEN_ID:
+        raise ValueError(f"no default mask token for a target with vocab_size {V}: pass mask_token_id "
+                         "(an id the target's tokenizer never produces)")
     tie = next((v for v in (_get(target_config, 'tie_word_embeddings'), _get(t, 'tie_word_embeddings'))
                 if v is not None), False)
     kw = dict(hidden_size=H, num_attention_heads=nh, num_key_value_heads=int(_get(t, 'num_key_value_heads') or nh),
               head_dim=int(_get(t, 'head_dim') or H // nh), intermediate_size=int(_get(t, 'intermediate_size')),
               vocab_size=V, num_target_layers=L, target_layer_ids=list(target_layer_ids) if target_layer_ids is not None
-              else select_target_layers(L, num_draft_layers),
-              mask_token_id=int(mask_token_id), num_hidden_layers=num_draft_layers, block_size=block_size,
+              else select_target_layers(L, num_draft_layers), num_hidden_layers=num_draft_layers, block_size=block_size,
+              mask_token_id=int(QWEN36_MASK_TOKEN_ID if mask_token_id is None else mask_token_id),
               rms_norm_eps=float(_get(t, 'rms_norm_eps') or 1e-6), rope_theta=rope_theta_of(t),
               max_position_embeddings=int(_get(t, 'max_position_embeddings') or 32768),
               target_tie_word_embeddings=bool(tie), target_model_type=str(_get(target_config, 'model_type') or ''))
@@ -294,8 +292,7 @@ def layer_masks(c: DFlashConfig, attn_mask, q_pos, k_pos=None) -> dict:
     for t in set(c.layer_types):
         win, causal = c.sliding_window if t == 'sliding_attention' else None, layer_causal(c, t)
         if not (win or causal): out[t] = attn_mask; continue
-        if isinstance(attn_mask, BlockLayout):
-            out[t] = BlockLayout(attn_mask.anchors, attn_mask.ctx_len, attn_mask.block_size, win, causal); continue
+        if isinstance(attn_mask, BlockLayout): out[t] = replace(attn_mask, window=win, causal=causal); continue
         if attn_mask is not None and not isinstance(attn_mask, torch.Tensor):
             raise ValueError("a drafter with sliding or causal layers needs one flex BlockMask per layer type: "
                              "flex_layer_masks(...)")
