@@ -193,9 +193,8 @@ def _check_bits(ids, mask, sid, rs, re_, rsamp, first, last, trunc, bad_len, nm,
         bad_end_tok[rsamp[bad][::-1]] = ids[re_][bad][::-1]  # the first bad run's last token
         cut &= ~end_ok
     if facts.turn_start_ids: fails |= flag('turn_start', sid[mask & np.isin(ids, facts.turn_start_ids)])
-    if facts.gen_prompt_ids:
-        ok = _match_at(ids, rs - len(facts.gen_prompt_ids), facts.gen_prompt_ids, first[rsamp], rs)
-        fails |= flag('gen_prompt', rsamp[~ok])
+    if gp := facts.gen_prompt_ids:
+        fails |= flag('gen_prompt', rsamp[~_match_at(ids, rs - len(gp), gp, first[rsamp], rs)])
     if vocab_size: fails |= flag('vocab', sid[(ids < 0) | (ids >= vocab_size)])
     return fails, bad_end_tok, cut
 
@@ -209,9 +208,8 @@ def _repeats(hx, msid, rs, rlen, rsamp, n: int, thr: Thresholds):
         ok = rid[:M - w + 1] == rid[w - 1:]
         win = max_repeats(msid[:M - w + 1][ok], window_hashes(hx, w)[ok], n)
     runs = max_repeats(rsamp, _segment_hashes(hx, rlen), n)
-    loop_kind = np.where((runs >= 2) & ((runs >= win) | (runs >= thr.loop_repeats)), 2,
-                         np.where(win >= 2, 1, 0)).astype(np.int8)
-    return win, runs, loop_kind
+    return win, runs, np.where((runs >= 2) & ((runs >= win) | (runs >= thr.loop_repeats)), 2,  # the loop kind
+                               np.where(win >= 2, 1, 0)).astype(np.int8)
 
 
 # %% ../nbs/05a_inspect.ipynb #537163a2
@@ -433,15 +431,13 @@ def _answer_words(ids: np.ndarray, facts: TemplateFacts, disp: TokenDisplay) -> 
     while ids and ids[-1] in facts.eot_ids: ids = ids[:-1]
     if disp.ct is None: return f"token ids {ids[:12]}{'…' if len(ids) > 12 else ''}", suffix
     text = disp.text(ids).strip()
-    text = text if len(text) <= 70 else text[:67] + '…'
-    return json.dumps(text, ensure_ascii=False), suffix
+    return json.dumps(text if len(text) <= 70 else text[:67] + '…', ensure_ascii=False), suffix
 
 # %% ../nbs/05a_inspect.ipynb #f489b8f4
 def describe_loop(ids: np.ndarray, mask: np.ndarray, thr: Thresholds, disp: TokenDisplay,
                   run: bool = False) -> tuple[str, int]:
     "(what, times): the most repeated generated turn (`run`) or `loop_ngram`-token window of one sample, in words."
-    runs = [tuple(ids[a:b].tolist()) for a, b in masked_runs(mask)]
-    w = thr.loop_ngram
+    runs, w = [tuple(ids[a:b].tolist()) for a, b in masked_runs(mask)], thr.loop_ngram
     seq, times = Counter(runs if run else (r[i:i + w] for r in runs for i in range(len(r) - w + 1))).most_common(1)[0]
     text = disp.text(seq)
     return ("the same generated turn " if run else '') + repr(text if len(text) <= 80 else text[:77] + '…'), times

@@ -229,11 +229,10 @@ def human_count(n) -> str:
 def storage_rows(stats: dict) -> list[tuple[str, str]]:
     "The dataset's size beside the size of its offline hidden states."
     h, disk = stats['offline_hidden_states'], stats['size_on_disk_bytes']
-    ratio = h['bytes'] / disk if disk else float('nan')
     return [('tokenized dataset on disk', human_bytes(disk)),
             (f"offline hidden states ({h['num_layers']} layers x {h['hidden_size']:,} x {h['bytes_per_value']} bytes x "
              f"{human_count(stats['total_tokens'])} tokens)", human_bytes(h['bytes'])),
-            ('offline / dataset', f"{ratio:,.0f}x" if ratio == ratio else 'n/a'),
+            ('offline / dataset', f"{h['bytes'] / disk:,.0f}x" if disk else 'n/a'),
             ('per token', f"{h['bytes'] / stats['total_tokens']:,.0f} bytes of hidden states vs "
                           f"{disk / stats['total_tokens']:.1f} bytes of dataset" if stats['total_tokens'] else 'n/a')]
 
@@ -398,11 +397,10 @@ def plot_sources(ds: DatasetStats, top: int = 12) -> StatsFigure:
 # %% ../nbs/06_stats.ipynb #3b4f28fe
 def save_plots(ds: DatasetStats, out_dir, compare: DatasetStats | None = None, names=None) -> dict[str, Path]:
     "Write the report's PNGs into `out_dir`; returns name -> path."
-    out = Path(out_dir)
     figs = dict(seq_len_hist=plot_seq_len(ds), loss_tokens_hist=plot_loss_tokens(ds),
                 loss_fraction_hist=plot_loss_fraction(ds), source_mix=plot_sources(ds))
     if compare is not None: figs['compare'] = plot_compare(compare, ds, names)
-    return {k: f.save(out/f"{k}.png") for k, f in figs.items()}
+    return {k: f.save(Path(out_dir)/f"{k}.png") for k, f in figs.items()}
 
 # %% ../nbs/06_stats.ipynb #447a640e
 def ratio_words(before, after, noun: str) -> str:
