@@ -212,9 +212,8 @@ def mask_explorer(dataset=None, model_path=None, root=None, n: int = 3):
         finally: state['busy'] = False
         state['rep'] = rep; show()
     def compare(*_):
-        p = c['compare'].value.strip()
         state.pop('other', None)
-        if p:
+        if p := c['compare'].value.strip():
             try: other = MaskDataset(p, c['tokenizer'].value.strip() or None)
             except Exception as e: return render('', facts(), cannot('cannot compare with', p, e))
             state['other'] = _decode_as(other, state.get('rep'))  # no tokenizer of its own: decoded as the first

@@ -74,9 +74,8 @@ def template_summary(manifest: dict | None) -> str:
     if not (forms := tok.get('chat_templates')):
         return "not recorded (the manifest predates chat-template facts, or the dataset was not written by tokenize)"
     used = man.get('chat_templates_used') or {}
-    none = lambda f: ("none written (fallback: a turn ends where its rendering ends" +
-                      (f"; its turns end with {' or '.join(f['written'])}, not a stop token of the model"
-                       if f.get('written') else '') + ")")
+    none = lambda f: ("none written (fallback: a turn ends where its rendering ends" + (f"; its turns end with "
+                      f"{' or '.join(f['written'])}, not a stop token of the model" if f.get('written') else '') + ")")
     parts = [f"{name}{f' ({used[name]:,} samples)' if name in used else ''}: "
              f"end of turn {' '.join(f.get('end_of_turn') or []) or none(f)}, "
              f"tool arguments {f.get('tool_args') or 'not rendered'}, "
@@ -110,8 +109,7 @@ def _powers(n: int):
 def window_hashes(x: np.ndarray, n: int) -> np.ndarray:
     "Hash of every length-`n` window of the uint64 array `x` (len(x) - n + 1 values); equal windows, equal hashes."
     p, pinv = _powers(len(x))
-    s = np.zeros(len(x) + 1, np.uint64)
-    np.cumsum(x * pinv, out=s[1:])
+    s = np.r_[_U64(0), np.cumsum(x * pinv, dtype=np.uint64)]
     return (s[n:] - s[:-n]) * p[:len(x) - n + 1]
 
 # %% ../nbs/05a_inspect.ipynb #96d8771b
@@ -195,9 +193,8 @@ def _check_bits(ids, mask, sid, rs, re_, rsamp, first, last, trunc, bad_len, nm,
         bad_end_tok[rsamp[bad][::-1]] = ids[re_][bad][::-1]  # the first bad run's last token
         cut &= ~end_ok
     if facts.turn_start_ids: fails |= flag('turn_start', sid[mask & np.isin(ids, facts.turn_start_ids)])
-    if facts.gen_prompt_ids:
-        ok = _match_at(ids, rs - len(facts.gen_prompt_ids), facts.gen_prompt_ids, first[rsamp], rs)
-        fails |= flag('gen_prompt', rsamp[~ok])
+    if gp := facts.gen_prompt_ids:
+        fails |= flag('gen_prompt', rsamp[~_match_at(ids, rs - len(gp), gp, first[rsamp], rs)])
     if vocab_size: fails |= flag('vocab', sid[(ids < 0) | (ids >= vocab_size)])
     return fails, bad_end_tok, cut
 
@@ -211,9 +208,8 @@ def _repeats(hx, msid, rs, rlen, rsamp, n: int, thr: Thresholds):
         ok = rid[:M - w + 1] == rid[w - 1:]
         win = max_repeats(msid[:M - w + 1][ok], window_hashes(hx, w)[ok], n)
     runs = max_repeats(rsamp, _segment_hashes(hx, rlen), n)
-    loop_kind = np.where((runs >= 2) & ((runs >= win) | (runs >= thr.loop_repeats)), 2,
-                         np.where(win >= 2, 1, 0)).astype(np.int8)
-    return win, runs, loop_kind
+    return win, runs, np.where((runs >= 2) & ((runs >= win) | (runs >= thr.loop_repeats)), 2,  # the loop kind
+                               np.where(win >= 2, 1, 0)).astype(np.int8)
 
 
 # %% ../nbs/05a_inspect.ipynb #537163a2
@@ -278,9 +274,9 @@ def scan_batch(b: pa.RecordBatch, facts: TemplateFacts, thr: Thresholds, max_seq
 def _order_keys(t: 'SampleTable', thr: Thresholds):
     "name -> (candidate mask, sort key: smallest first; dataset order among equal keys)."
     m, s, none = t.n_masked.astype(np.int64), t.seq_len.astype(np.int64), np.zeros(len(t), np.int64)
+    # 'truncated' is "most truncated": least generated text left first
     return {'shortest_span': (t.n_runs > 0, t.min_run), 'fewest_masked': (True, m), 'most_masked': (True, -m),
-            'shortest': (True, s), 'longest': (True, -s),
-            'truncated': (t.truncated, m),  # "most truncated": least generated text left first
+            'shortest': (True, s), 'longest': (True, -s), 'truncated': (t.truncated, m),
             'loops': (t.loop_count >= thr.loop_repeats, -t.loop_count.astype(np.int64)),
             'empty_reasoning': (t.empty_think, none), 'tiny': (t.n_masked < thr.tiny_span_tokens, m),
             'failed': (t.fails != 0, none)}
@@ -328,16 +324,15 @@ def scan_masks(ds: MaskDataset, facts: TemplateFacts, thr: Thresholds, progress:
     "Scan every batch of `ds` once (streaming); returns the `SampleTable`."
     from tqdm import tqdm  # plain text bar on stderr (tqdm.auto warns in kernels without ipywidgets)
     parts, ids, names = [], [], {}
-    bar = tqdm(total=((ds.manifest or {}).get('counts') or {}).get('samples') or (ds.stats or {}).get('samples'),
-               unit='samples', desc='inspect', disable=not progress)
-    for _, _, b in ds.batches():
-        r = scan_batch(b, facts, thr, ds.max_seq_len, ds.vocab_size)
-        codes = np.array([names.setdefault(s, len(names)) for s in r.pop('_source_names')], np.int32)
-        r['source_code'] = codes[r.pop('_source_codes')] if len(codes) else np.zeros(b.num_rows, np.int32)
-        parts.append(r)
-        ids.append(b.column('sample_id').take(pa.array(np.arange(b.num_rows))))  # a copy: the batch's pages can go
-        bar.update(b.num_rows)
-    bar.close()
+    with tqdm(total=((ds.manifest or {}).get('counts') or {}).get('samples') or (ds.stats or {}).get('samples'),
+              unit='samples', desc='inspect', disable=not progress) as bar:
+        for _, _, b in ds.batches():
+            r = scan_batch(b, facts, thr, ds.max_seq_len, ds.vocab_size)
+            codes = np.array([names.setdefault(s, len(names)) for s in r.pop('_source_names')], np.int32)
+            r['source_code'] = codes[r.pop('_source_codes')] if len(codes) else np.zeros(b.num_rows, np.int32)
+            parts.append(r)
+            ids.append(b.column('sample_id').take(pa.array(np.arange(b.num_rows))))  # a copy: the batch's pages can go
+            bar.update(b.num_rows)
     if not parts: parts.append({**scan_batch(pa.RecordBatch.from_pylist([], schema=SCHEMA), facts, thr),
                                 'source_code': np.zeros(0, np.int32)})
     arrays = {k: np.concatenate([p[k] for p in parts]) for k in parts[0] if not k.startswith('_')}
@@ -373,8 +368,7 @@ def mask_checks(t: SampleTable, facts: TemplateFacts, disp: TokenDisplay, vocab_
         span_end=known(facts.eot_ids, "every masked run ends with the end-of-turn token",
                        "the end-of-turn token is unknown"),
         turn_start=known(facts.turn_start_ids, "no masked turn-opening token",
-                         f"the turn-opening token is unknown: {need_tok}",
-                         " (masked framing or prompt turns)"),
+                         f"the turn-opening token is unknown: {need_tok}", " (masked framing or prompt turns)"),
         gen_prompt=known(facts.gen_prompt_ids, "every masked run follows the generation prompt",
                          f"the generation prompt is unknown: {need_tok}"),
         vocab=(f"ids within the vocabulary [0, {vocab_size:,})", None) if vocab_size else
@@ -437,23 +431,20 @@ def _answer_words(ids: np.ndarray, facts: TemplateFacts, disp: TokenDisplay) -> 
     while ids and ids[-1] in facts.eot_ids: ids = ids[:-1]
     if disp.ct is None: return f"token ids {ids[:12]}{'…' if len(ids) > 12 else ''}", suffix
     text = disp.text(ids).strip()
-    text = text if len(text) <= 70 else text[:67] + '…'
-    return json.dumps(text, ensure_ascii=False), suffix
+    return json.dumps(text if len(text) <= 70 else text[:67] + '…', ensure_ascii=False), suffix
 
 # %% ../nbs/05a_inspect.ipynb #f489b8f4
 def describe_loop(ids: np.ndarray, mask: np.ndarray, thr: Thresholds, disp: TokenDisplay,
                   run: bool = False) -> tuple[str, int]:
     "(what, times): the most repeated generated turn (`run`) or `loop_ngram`-token window of one sample, in words."
-    runs = [tuple(ids[a:b].tolist()) for a, b in masked_runs(mask)]
-    w = thr.loop_ngram
+    runs, w = [tuple(ids[a:b].tolist()) for a, b in masked_runs(mask)], thr.loop_ngram
     seq, times = Counter(runs if run else (r[i:i + w] for r in runs for i in range(len(r) - w + 1))).most_common(1)[0]
     text = disp.text(seq)
     return ("the same generated turn " if run else '') + repr(text if len(text) <= 80 else text[:77] + '…'), times
 
 # %% ../nbs/05a_inspect.ipynb #a41c0046
 def _share_below(g: GateInput, name: str, x: np.ndarray, thr: str, unit: str, verb: str, least: str) -> Gate:
-    """The share of samples whose `x` is below the threshold `{thr}_tokens` (warn/fail: `{thr}_warn`/`_fail`), smallest
-    first."""
+    "The share of samples whose `x` is below `{thr}_tokens` (warn/fail: `{thr}_warn`/`_fail`), smallest first."
     limit, warn, fail = (getattr(g.thr, f"{thr}_{k}") for k in ('tokens', 'warn', 'fail'))
     below, order = x < limit, np.argsort(x, kind='stable')
     k = int(below.sum())
@@ -465,24 +456,17 @@ def tiny_span_gate(g: GateInput) -> Gate:
     return _share_below(g, 'tiny_span', g.t.n_masked, 'tiny_span', 'generated tokens', 'have fewer than', 'smallest')
 
 # %% ../nbs/05a_inspect.ipynb #b47d0538
-def _top_answers(t, thr):
-    "(answer hashes, first row of each, counts, the `identical_top` most common with 2+ copies)."
-    has = t.n_masked > 0
-    hv, first, cnt = np.unique(t.answer_hash[has], return_index=True, return_counts=True)
-    top = np.argsort(-cnt, kind='stable')[:thr.identical_top]
-    return hv, np.flatnonzero(has)[first], cnt, top[cnt[top] >= 2]
-
 def identical_answers_gate(g: GateInput) -> Gate:
     "Samples whose whole answer is one of the `identical_top` most common answers."
-    t, thr, n = g.t, g.thr, g.n
-    hv, pos, cnt, top = _top_answers(t, thr)
-    if len(top):
+    t, thr, n, has = g.t, g.thr, g.n, g.t.n_masked > 0
+    hv, first, cnt = np.unique(t.answer_hash[has], return_index=True, return_counts=True)  # answers, first row, copies
+    top = np.argsort(-cnt, kind='stable')[:thr.identical_top]
+    if len(top := top[cnt[top] >= 2]):  # the `identical_top` most common answers with 2+ copies
         share = cnt[top].sum() / n
-        row = g.ds.rows([int(pos[top[0]])])[0]
+        row = g.ds.rows([int(np.flatnonzero(has)[first[top[0]]])])[0]
         words, suffix = _answer_words(row['input_ids'][row['loss_mask']], g.facts, g.ds.display)
-        msg = (f"{words}{suffix} is the whole answer in {_pct(cnt[top[0]] / n)} of samples "
-               f"({int(cnt[top[0]]):,} of {n:,})"
-               + (f"; the {len(top)} most common answers cover {_pct(share)}" if len(top) > 1 else ''))
+        msg = (f"{words}{suffix} is the whole answer in {_pct(cnt[top[0]] / n)} of samples ({int(cnt[top[0]]):,} "
+               f"of {n:,})" + (f"; the {len(top)} most common answers cover {_pct(share)}" if len(top) > 1 else ''))
         idx = np.flatnonzero(t.answer_hash == hv[top[0]])
     else: share, msg, idx = 0.0, "no two samples have the same answer", []
     return g.gate('identical_answers', f"samples whose answer is one of the {thr.identical_top} most common", share,
@@ -491,14 +475,12 @@ def identical_answers_gate(g: GateInput) -> Gate:
 # %% ../nbs/05a_inspect.ipynb #858e1109
 def empty_reasoning_gate(g: GateInput) -> Gate:
     "Samples whose think blocks are all empty (measured only when the template renders reasoning)."
-    thr, facts, e, title = g.thr, g.facts, g.t.empty_think, "samples whose think blocks are all empty"
-    if not facts.empty_think_ids:
-        return g.gate('empty_reasoning', title, None, thr.empty_reasoning_warn, thr.empty_reasoning_fail,
-                      "not measured: the chat template renders no reasoning" if facts.origin == 'template'
-                      else "not measured: no tokenizer/template")
-    return g.gate('empty_reasoning', title, e.mean(), thr.empty_reasoning_warn, thr.empty_reasoning_fail,
-                  f"{int(e.sum()):,} of {g.n:,} samples have only empty reasoning (every generated turn starts "
-                  f"{_tok(g.ds.display, facts.empty_think_ids)})", np.flatnonzero(e))
+    thr, e, et = g.thr, g.t.empty_think, g.facts.empty_think_ids
+    msg = (f"{int(e.sum()):,} of {g.n:,} samples have only empty reasoning (every generated turn starts "
+           f"{_tok(g.ds.display, et)})" if et else "not measured: the chat template renders no reasoning"
+           if g.facts.origin == 'template' else "not measured: no tokenizer/template")
+    return g.gate('empty_reasoning', "samples whose think blocks are all empty", e.mean() if et else None,
+                  thr.empty_reasoning_warn, thr.empty_reasoning_fail, msg, np.flatnonzero(e) if et else ())
 
 # %% ../nbs/05a_inspect.ipynb #8b3dd42d
 def repetition_gate(g: GateInput) -> Gate:
@@ -523,9 +505,8 @@ def short_samples_gate(g: GateInput) -> Gate:
 def truncated_gate(g: GateInput) -> Gate:
     "Samples cut at the dataset's max_seq_len (their answer's end is lost)."
     thr, m, tr = g.thr, g.ds.max_seq_len, g.t.truncated
-    if not m:
-        return g.gate('truncated', "samples cut at max_seq_len", None, thr.truncated_warn, thr.truncated_fail,
-                      "not measured: max_seq_len unknown (no manifest) or the dataset was not truncated")
+    if not m: return g.gate('truncated', "samples cut at max_seq_len", None, thr.truncated_warn, thr.truncated_fail,
+                            "not measured: max_seq_len unknown (no manifest) or the dataset was not truncated")
     return g.gate('truncated', f"samples cut at max_seq_len {m:,}", tr.mean(), thr.truncated_warn, thr.truncated_fail,
          f"{int(tr.sum()):,} of {g.n:,} samples have seq_len == max_seq_len {m:,} (their answer's end is lost)",
          np.flatnonzero(tr))
@@ -624,8 +605,7 @@ class InspectReport:
                 f"({_pct(self.loss_tokens / self.total_tokens if self.total_tokens else 0)}); {self.status.upper()}")
 
     def table(self, color: bool = False) -> str:
-        """Plain-text tables of the checks and gates (ANSI colours with `color=True`), as `dflash-nb inspect` prints
-        them."""
+        "Plain-text check and gate tables (ANSI colours with `color=True`), as `dflash-nb inspect` prints them."
         rows = lambda rs: [(n, s.upper(), *nums, what + (f" [{note}]" if note else '')
                             + (f"  e.g. {', '.join(ex)}" if ex else '')) for n, _, s, nums, what, note, ex in rs]
         checks, gates = _report_rows(self, '-')
@@ -641,9 +621,8 @@ class InspectReport:
 def to_dict(self: InspectReport) -> dict:
     return dict(path=self.path, samples=self.samples, total_tokens=self.total_tokens, loss_tokens=self.loss_tokens,
                 status=self.status, failed=self.failed, tokenizer=self.tokenizer, chat_template=self.chat_template,
-                max_seq_len=self.max_seq_len,
-                seconds=round(self.seconds, 3), thresholds=asdict(self.thresholds), template=asdict(self.facts),
-                checks=[asdict(c) for c in self.checks], gates=[asdict(g) for g in self.gates])
+                max_seq_len=self.max_seq_len, seconds=round(self.seconds, 3), thresholds=asdict(self.thresholds),
+                template=asdict(self.facts), checks=list(map(asdict, self.checks)), gates=list(map(asdict, self.gates)))
 
 @patch
 def save(self: InspectReport, path) -> Path:
@@ -688,8 +667,7 @@ def select(self: InspectReport, by=None, source=None, where=None, n: int = 5, se
 
 # %% ../nbs/05a_inspect.ipynb #3d6d37f6
 def infer_facts(ds: MaskDataset, samples: int = 2000) -> TemplateFacts:
-    """Facts without a tokenizer: the end-of-turn token is the most common last token of masked runs in the first
-    samples."""
+    "Facts without a tokenizer: end-of-turn token = the most common last token of masked runs in the first samples."
     ends, seen = Counter(), 0
     for _, _, b in ds.batches():
         r = b.slice(0, min(b.num_rows, samples - seen))
@@ -721,8 +699,7 @@ def inspect_dataset(path, model_path=None, thresholds=None, tokenizer: bool = Tr
 
 # %% ../nbs/05a_inspect.ipynb #575ab23c
 def verify_dataset(path, progress: bool = False, examples: int = 5) -> tuple[list[str], list[str]]:
-    """`(notes, problems)`: every shard's sha256 and counts against the manifest, and `content_hashes.npy` against
-    the rows."""
+    "`(notes, problems)`: every shard's sha256 and counts against the manifest, `content_hashes.npy` against the rows."
     from dflash_nb.merge import batch_content_hashes  # (imported here: merge loads boto3)
     d = open_dataset(path, progress)
     shards, notes = dataset_shards(d), []

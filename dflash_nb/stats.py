@@ -38,16 +38,14 @@ RUN_KEYS = ('truncated', 'skipped', 'records_read', 'seconds', 'tokens_per_secon
 
 def recorded_run_stats(dataset_dir, samples: int, total_tokens: int,
                        shards: Shards | None = None) -> tuple[dict, list[str]]:
-    """The tokenize-run-only keys from the dataset's stats.json (else manifest.json + skipped.jsonl) when they match the
-    shards."""
+    "The tokenize-run-only keys from stats.json (else manifest.json + skipped.jsonl) when they match the shards."
     d = Path(dataset_dir)
     run, warnings = dict.fromkeys(RUN_KEYS), []
     rec, man = ((shards.stats, shards.manifest) if shards is not None
                 else (_read_json(d/'stats.json', dict), _read_json(d/'manifest.json', dict)))
     where = d/'stats.json'
     if rec is None:  # no stats.json: the manifest's counts and skipped.jsonl still tell records_read and skipped
-        counts = (man or {}).get('counts')
-        if not counts: return run, warnings
+        if not (counts := (man or {}).get('counts')): return run, warnings
         rec, where = dict(counts), d/'manifest.json'
         if (f := d/'skipped.jsonl').is_file():
             rec['skipped'] = dict(sorted(Counter(json.loads(l).get('reason', 'unknown') for l in
@@ -131,8 +129,8 @@ def _scan_shard(path) -> dict:
     per_src = {}
     if 'source' in t.column_names and t.num_rows:
         enc = pc.dictionary_encode(pc.cast(t.column('source'), pa.string()).fill_null('').combine_chunks())
-        sums = [np.bincount(enc.indices.to_numpy(), weights=w, minlength=len(enc.dictionary))
-                for w in (None, n_ids, k)]  # float64: exact below 2**53
+        # per source: samples, tokens, loss tokens (float64: exact below 2**53)
+        sums = [np.bincount(enc.indices.to_numpy(), weights=w, minlength=len(enc.dictionary)) for w in (None, n_ids, k)]
         per_src = {s: tuple(int(x[i]) for x in sums) for i, s in enumerate(enc.dictionary.to_pylist())}
     return dict(lens=n_ids.astype(np.int32), loss=k.astype(np.int32), per_src=per_src, columns=t.column_names,
                 has_source='source' in t.column_names, has_seq_len='seq_len' in t.column_names)
@@ -169,14 +167,6 @@ def _per_source(per_src: dict) -> dict:
                     mean_seq_len=v[1] / v[0] if v[0] else 0.0)
             for s, v in sorted(per_src.items(), key=lambda kv: (-kv[1][0], kv[0]))}
 
-def _missing_warnings(d: Path, run: dict, has_source: bool, has_seq_len: bool, has_stats: bool = True) -> list[str]:
-    "What the report cannot know about the dataset at `d`, and why."
-    return [w for known, w in (
-        (has_source, "no 'source' column: per-source statistics are unknown"),
-        (has_seq_len, "no 'seq_len' column: lengths come from input_ids (the speculators pipeline reads seq_len)"),
-        (has_stats, "no stats.json from `dflash-nb tokenize`: " + ', '.join(k for k in RUN_KEYS if run[k] is None)
-                    + " unknown")) if not known]
-
 
 # %% ../nbs/06_stats.ipynb #ec906e74
 def scan_token_counts(dataset_dir, num_layers: int = 5, hidden_size: int = 5120, progress: bool = False,
@@ -205,7 +195,11 @@ def scan_token_counts(dataset_dir, num_layers: int = 5, hidden_size: int = 5120,
               offline_hidden_states=dict(num_layers=num_layers, hidden_size=hidden_size, bytes_per_value=2,
                                          bytes=hidden_state_bytes(total, num_layers, hidden_size)))
     st['unknown'] = [k for k in STATS_KEYS if st[k] is None] + ([] if limit_known else ['max_seq_len_limit'])
-    st['warnings'] = warnings + _missing_warnings(d, run, has_source, has_seq_len, shards.stats is not None)
+    st['warnings'] = warnings + [w for known, w in (  # what the report cannot know about the dataset, and why
+        (has_source, "no 'source' column: per-source statistics are unknown"),
+        (has_seq_len, "no 'seq_len' column: lengths come from input_ids (the speculators pipeline reads seq_len)"),
+        (shards.stats is not None, "no stats.json from `dflash-nb tokenize`: "
+         + ', '.join(k for k in RUN_KEYS if run[k] is None) + " unknown")) if not known]
     st['scan_seconds'] = round(time.perf_counter() - t0, 3)
     st['scan_tokens_per_second'] = round(total / st['scan_seconds'], 1) if st['scan_seconds'] > 0 else 0.0
     return DatasetStats(st, lens, loss)
@@ -235,11 +229,10 @@ def human_count(n) -> str:
 def storage_rows(stats: dict) -> list[tuple[str, str]]:
     "The dataset's size beside the size of its offline hidden states."
     h, disk = stats['offline_hidden_states'], stats['size_on_disk_bytes']
-    ratio = h['bytes'] / disk if disk else float('nan')
     return [('tokenized dataset on disk', human_bytes(disk)),
             (f"offline hidden states ({h['num_layers']} layers x {h['hidden_size']:,} x {h['bytes_per_value']} bytes x "
              f"{human_count(stats['total_tokens'])} tokens)", human_bytes(h['bytes'])),
-            ('offline / dataset', f"{ratio:,.0f}x" if ratio == ratio else 'n/a'),
+            ('offline / dataset', f"{h['bytes'] / disk:,.0f}x" if disk else 'n/a'),
             ('per token', f"{h['bytes'] / stats['total_tokens']:,.0f} bytes of hidden states vs "
                           f"{disk / stats['total_tokens']:.1f} bytes of dataset" if stats['total_tokens'] else 'n/a')]
 
@@ -388,8 +381,7 @@ def plot_sources(ds: DatasetStats, top: int = 12) -> StatsFigure:
     items = list(s['per_source'].items())
     if len(items) > top:
         items, rest = items[:top], items[top:]
-        items.append((f"other ({len(rest)})", dict(samples=sum(v['samples'] for _, v in rest),
-                                                    tokens=sum(v['tokens'] for _, v in rest))))
+        items.append((f"other ({len(rest)})", {k: sum(v[k] for _, v in rest) for k in ('samples', 'tokens')}))
     names = [k or '(no source)' for k, _ in items][::-1]
     for ax, key, total, color in ((axs[0], 'samples', s['samples'], '#4c72b0'),
                                   (axs[1], 'tokens', s['total_tokens'], '#dd8452')):
@@ -405,11 +397,10 @@ def plot_sources(ds: DatasetStats, top: int = 12) -> StatsFigure:
 # %% ../nbs/06_stats.ipynb #3b4f28fe
 def save_plots(ds: DatasetStats, out_dir, compare: DatasetStats | None = None, names=None) -> dict[str, Path]:
     "Write the report's PNGs into `out_dir`; returns name -> path."
-    out = Path(out_dir)
     figs = dict(seq_len_hist=plot_seq_len(ds), loss_tokens_hist=plot_loss_tokens(ds),
                 loss_fraction_hist=plot_loss_fraction(ds), source_mix=plot_sources(ds))
     if compare is not None: figs['compare'] = plot_compare(compare, ds, names)
-    return {k: f.save(out/f"{k}.png") for k, f in figs.items()}
+    return {k: f.save(Path(out_dir)/f"{k}.png") for k, f in figs.items()}
 
 # %% ../nbs/06_stats.ipynb #447a640e
 def ratio_words(before, after, noun: str) -> str:

@@ -35,8 +35,7 @@ def cached_tokenizer(model_path) -> ChatTokenizer:
     return _tokenizer_of((str(p), *files))
 
 def special_ids(ct: ChatTokenizer) -> dict:
-    """`{id: text}` of the tokenizer's special tokens (without loading the Hugging Face tokenizer when tokenize does not
-    need it)."""
+    "`{id: text}` of the tokenizer's special tokens (loading the Hugging Face tokenizer only if tokenize needs it)."
     return {ids[0]: t for t in ct.special_tokens if len(ids := ct.encode(t)) == 1}
 
 # %% ../nbs/05_views.ipynb #841d5ac7
@@ -46,15 +45,13 @@ def load_tokenizer(manifest: dict | None, model_path=None,
     want = (manifest or {}).get('tokenizer') or {}
     explicit = model_path is not None
     mp = model_path or want.get('model_path')
-    if not mp:
-        return None, "no tokenizer (no --model-path and no manifest naming one): showing token ids"
+    if not mp: return None, "no tokenizer (no --model-path and no manifest naming one): showing token ids"
     if not (Path(mp)/'tokenizer.json').is_file():
         if explicit: raise FileNotFoundError(f"{mp}: no tokenizer.json; --model-path must be the model or tokenizer "
                                              "directory the dataset was tokenized with")
         return None, (f"no tokenizer: the manifest's tokenizer {mp} is not there any more; pass --model-path DIR "
                       "(the directory the dataset was tokenized with) to see text; showing token ids")
-    ct = cached_tokenizer(mp)
-    fp = want.get('fingerprint')
+    ct, fp = cached_tokenizer(mp), want.get('fingerprint')
     if fp is None: return ct, f"tokenizer {mp} (not verified: the dataset has no manifest fingerprint)"
     if ct.fingerprint == fp: return ct, f"tokenizer {mp} (fingerprint {fp} matches the manifest)"
     same = ct.tokenizer_sha256 == want.get('tokenizer_sha256')  # only the chat template differs: the text is right
@@ -80,9 +77,14 @@ def visible(s: str) -> str:
 class TokenDisplay:
     "Per-token display text and special-token flags for a tokenizer (or plain ids when there is none)."
     def __init__(self, ct: ChatTokenizer | None = None):
-        self.ct, self._cache, self._bytes = ct, {}, None
+        self.ct, self._cache = ct, {}
     @cached_property
     def special(self) -> dict: return special_ids(self.ct) if self.ct is not None else {}
+    @cached_property
+    def _bytes(self) -> dict:
+        "Byte-level BPE's `{character: byte}` ({} for another decoder)."
+        from dflash_nb.qwen import bytes_to_unicode
+        return {c: b for b, c in bytes_to_unicode().items()} if 'ByteLevel' in repr(self.ct.tokenizer.decoder) else {}
 
     def _raw(self, i: int):
         "`(bytes or None, text)` of token `i` alone."
@@ -91,16 +93,9 @@ class TokenDisplay:
             elif getattr(self.ct, 'fast', None) is not None:  # tokenize's fast encoder: bytes of the token directly
                 try: r = (self.ct.fast.decode_bytes([i]), None)
                 except Exception: r = (None, f"‹id {i}›")
-            else:
-                tok = self.ct.tokenizer
-                if self._bytes is None:
-                    from dflash_nb.qwen import bytes_to_unicode
-                    self._bytes = ({c: b for b, c in bytes_to_unicode().items()} if 'ByteLevel' in repr(tok.decoder)
-                                   else {})
-                s = tok.id_to_token(i)
-                if s is None: r = (None, f"‹id {i}›")
-                elif self._bytes and all(c in self._bytes for c in s): r = (bytes(self._bytes[c] for c in s), None)
-                else: r = (None, tok.decode([i], skip_special_tokens=False))
+            elif (s := self.ct.tokenizer.id_to_token(i)) is None: r = (None, f"‹id {i}›")
+            elif self._bytes and all(c in self._bytes for c in s): r = (bytes(self._bytes[c] for c in s), None)
+            else: r = (None, self.ct.tokenizer.decode([i], skip_special_tokens=False))
             self._cache[i] = r
         return r
 
@@ -134,10 +129,9 @@ _VIEW_CSS = (f"<style>.dfk-view{{{_VIEW_STYLE}}}.dfk-view span.t{{border-radius:
              ".dfk-view .w{color:#7a7a7a}.dfk-head{font-family:system-ui,sans-serif;font-size:12.5px;margin-bottom:4px}"
              "</style>")
 _NOWRAP = 'white-space:nowrap;word-break:normal;'  # a legend entry never breaks ("maske/d" under the views' break-all)
-_LEGEND = (f'<span style="{_NOWRAP}background:{_MASKED_BG[0]};color:#111;padding:0 4px">masked</span> '
-           f'<span style="{_NOWRAP}background:{_PROMPT_BG[0]};color:#111;padding:0 4px">not masked</span> '
-           f'<span style="{_NOWRAP}background:#fff;color:#6a1b9a;font-weight:bold;border:1px solid #6a1b9a;'
-           'padding:0 3px">special</span>')
+_LEGEND = (f'<span style="{_NOWRAP}background:{_MASKED_BG[0]};color:#111;padding:0 4px">masked</span> <span style="'
+           f'{_NOWRAP}background:{_PROMPT_BG[0]};color:#111;padding:0 4px">not masked</span> <span style="{_NOWRAP}'
+           'background:#fff;color:#6a1b9a;font-weight:bold;border:1px solid #6a1b9a;padding:0 3px">special</span>')
 
 def _keep_ranges(points, n: int, context: int) -> list[tuple[int, int]]:
     "Merged `[a, b)` ranges of `context` tokens around each point, plus the first and last `context` tokens."
@@ -170,8 +164,7 @@ def _gap(a: int, b: int, mask: np.ndarray) -> str:
 def _full_text(ids: np.ndarray, mask: np.ndarray, disp: TokenDisplay) -> str:
     "The whole sample as text, masked runs highlighted."
     cuts = sorted({0, len(ids), *masked_runs(mask).ravel().tolist()})  # the masked runs' edges
-    text = lambda a, b: html.escape(disp.text(ids[a:b]) if disp.ct is not None
-                                    else ' '.join(map(str, ids[a:b].tolist())) + ' ')
+    text = lambda a, b: html.escape(disp.text(ids[a:b]) + ' ' * (disp.ct is None))  # (ids: a space after each run)
     return ''.join(f'<span style="background:{_MASKED_BG[1]};color:#111">{text(a, b)}</span>' if mask[a] else text(a, b)
                    for a, b in zip(cuts, cuts[1:]))
 
@@ -199,8 +192,7 @@ class TokenView:
     def n_masked(self) -> int: return int(self.loss_mask.sum())
 
     def _segments(self) -> list[tuple[bool, int, int]]:
-        """`(shown, a, b)` pieces of the sample: all of it when short, else the tokens around marks or mask edges, and
-        gaps."""
+        "`(shown, a, b)` pieces: the whole sample when short, else the tokens around marks or mask edges, and gaps."
         n = len(self.input_ids)
         if n <= self.max_tokens: return [(True, 0, n)]
         out, prev = [], 0
@@ -370,8 +362,7 @@ class DiffView:
         return f"{self.changed:,} token(s) differ, {self.mask_diffs:,} token(s) masked differently"
 
     def _rows(self) -> list[str]:
-        """One table row per aligned segment (difflib opcodes): differing segments side by side, long equal runs
-        collapsed."""
+        "One table row per aligned segment (difflib opcodes): differing ones side by side, long equal runs collapsed."
         ctx, rows = max(1, self.a.context), []
         td = f'<td style="{_CELL}vertical-align:top;width:50%;padding:2px 6px;{{}}">{{}}</td>'
         red, clear = 'border-left:3px solid #d62728;', 'border-left:3px solid transparent;'
@@ -381,8 +372,7 @@ class DiffView:
                          'style="background:#fff3cd;color:#7a5d00;border:1px dashed #c9a227;border-radius:3px;'
                          f'padding:0 6px;font-family:system-ui,sans-serif">⋯ {n:,} identical tokens hidden ⋯</span>'
                          '</td></tr>')
-        ops = self.ops or [('equal', 0, len(self.a.input_ids), 0, len(self.b.input_ids))]
-        for op, a0, a1, b0, b1 in ops:
+        for op, a0, a1, b0, b1 in self.ops or [('equal', 0, len(self.a.input_ids), 0, len(self.b.input_ids))]:
             hot = op != 'equal' or any(p in (self.a.marks or {}) for p in range(a0, a1))
             if op == 'equal' and not hot and a1 - a0 > 2 * ctx + 4:
                 rows += [row(self.a._chips(a0, a0 + ctx), self.b._chips(b0, b0 + ctx), False), gap(a1 - a0 - 2 * ctx),
@@ -427,8 +417,7 @@ def diff_views(a: TokenView, b: TokenView, labels=('A', 'B'), context: int = 16)
 
 # %% ../nbs/05_views.ipynb #4ce7c921
 def compare_tokenizations(record, a, b, labels=None, max_seq_len: int | None = None, **kw) -> DiffView:
-    """Tokenize one record (a `Record` or a raw JSON record dict) with two model directories / `ChatTokenizer`s and diff
-    them."""
+    "Tokenize one record (`Record` or raw JSON record dict) with two model dirs / `ChatTokenizer`s and diff them."
     rec = record if isinstance(record, Record) else parse_record(record, 'record', 1)
     cts = [x if isinstance(x, ChatTokenizer) else cached_tokenizer(x) for x in (a, b)]
     vs = [TokenView(s.input_ids, s.loss_mask, rec.sample_id, rec.source, display=TokenDisplay(c), truncated=s.truncated)
@@ -438,8 +427,7 @@ def compare_tokenizations(record, a, b, labels=None, max_seq_len: int | None = N
 # %% ../nbs/05_views.ipynb #a7c31e02
 def html_table(rows, header=None, cls: str = 'dflash-stats', align: str | None = None) -> str:
     "A small HTML table; `align` is one letter per column (l/r/f), default: first column left, the rest right."
-    al = lambda i: ({'r': 'right'}.get(align[i], 'left') if align and i < len(align)
-                    else 'left' if i == 0 else 'right')
+    al = lambda i: {'r': 'right'}.get(align[i], 'left') if align and i < len(align) else 'left' if i == 0 else 'right'
     row = lambda vals, tag: '<tr>' + ''.join(f"<{tag} style='text-align:{al(i)}'>{html.escape(str(v))}</{tag}>"
                                              for i, v in enumerate(vals)) + '</tr>'
     head = f"<thead>{row(header, 'th')}</thead>" if header else ''
