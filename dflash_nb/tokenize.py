@@ -540,8 +540,7 @@ def _disk_full_in(e: OSError, tmp: Path, files: list, read: int) -> DiskFull:
 # %% ../nbs/04_tokenize.ipynb #ae53265e
 def _open_inputs(model_path, completions, workers: int, encoder: str, renderer: str, s3_endpoint, download_workers: int,
                  progress: bool, split) -> tuple:
-    """Load the tokenizer (warning about how its turns end) and list the completions (saying which split of a
-    DatasetDict is read); returns `(ct, files, open_files, ignored, splits)`."""
+    "Load the tokenizer and list the completions; returns `(ct, files, open_files, ignored, splits)`."
     ct = ChatTokenizer(model_path, encoder, renderer)
     for w in ct.turn_end_warnings(): print(f"tokenize: warning: {w}", file=sys.stderr)
     files, open_files, ignored, splits = _sources(completions, s3_endpoint, download_workers, progress, split)
@@ -553,9 +552,7 @@ def _open_inputs(model_path, completions, workers: int, encoder: str, renderer: 
 # %% ../nbs/04_tokenize.ipynb #b4142d7d
 def _tokenize_chunks(ct, tmp: Path, metas: list, files, open_files, key: dict, workers: int, progress: bool,
                      read: dict | None = None, timing: dict | None = None) -> dict:
-    """Tokenize the input after the committed `metas` into new chunks (appended to `metas`) as `key` says; returns the
-    stats. The encoder is loaded and the workers started before the first chunk's clock, so `seconds` (and tokens/s) is
-    the tokenizing alone; `timing['startup']` gets the time from `timing['t0']` to that point."""
+    "Tokenize the input after the committed `metas` into new chunks (appended to `metas`) as `key` says; returns stats."
     opts = (key['max_seq_len'], key.get('skip_reasoning_not_rendered', False))  # tokenize_lines' options
     from tqdm import tqdm
     start = tuple(metas[-1]['end']) if metas else (0, 0)
@@ -585,8 +582,7 @@ def _tokenize_chunks(ct, tmp: Path, metas: list, files, open_files, key: dict, w
 # %% ../nbs/04_tokenize.ipynb #58985495
 def _tokenize_into(tmp: Path, ct, run_key: dict, restart: bool, files, open_files, ignored, workers: int,
                    progress: bool, read: dict, timing: dict) -> tuple:
-    """Tokenize into `tmp` (after its committed chunks; a run killed while finishing only finishes its journaled plan),
-    then turn the chunks into shards; returns `(result, metas)`."""
+    "Tokenize into `tmp` after its committed chunks, then turn the chunks into shards; returns `(result, metas)`."
     metas = _prepare_tmp(tmp, run_key, restart)
     if plan := finish_plan(tmp): result = plan['stats']
     else:
@@ -598,8 +594,7 @@ def _tokenize_into(tmp: Path, ct, run_key: dict, restart: bool, files, open_file
 # %% ../nbs/04_tokenize.ipynb #84c4e3b3
 def _publish(tmp: Path, out: Path, ct, completions, files, metas: list, result: dict, run_key: dict, splits, ignored,
              startup) -> tuple:
-    """Write the manifest into the finished `tmp` and swap it in as `out`; returns `(flags, flagged)`. A run without
-    a sample is removed and refused instead."""
+    "Write the manifest into the finished `tmp` and swap it in as `out`; returns `(flags, flagged)`."
     if not result['samples'] and not result['skipped'].get('mask_mismatch'):  # no output: a 0-row one would
                                                                               # block the corrected rerun
         # (not the whole list: millions of skips)
