@@ -22,8 +22,7 @@ def package_distribution(distribution: str):
     None if neither."""
     import importlib.metadata as md
     try: return md.distribution(distribution)
-    except md.PackageNotFoundError: return next(iter(md.distributions(name=distribution, path=[str(side_packages())])),
-                                                None)
+    except md.PackageNotFoundError: return next(md.distributions(name=distribution, path=[str(side_packages())]), None)
 
 def _dist_file(distribution: str, rel: str, install: str, what: str = 'prompt source') -> Path:
     "Path of `rel` inside the installed `distribution` (from its metadata, never imported); the errors say `install`."

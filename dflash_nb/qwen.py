@@ -56,8 +56,7 @@ def _final_pair(token: bytes, ranks: dict[bytes, int]) -> tuple[bytes, bytes] | 
 # %% ../nbs/03_qwen.ipynb #c1d6790d
 @lru_cache(maxsize=1)
 def qwen36_merge_plan() -> tuple[list[tuple[bytes, bytes]], list[int]]:
-    """BPE merges (byte pairs, priority order) that reproduce tiktoken, and the ids of multi-byte tokens they never
-    build."""
+    "BPE merges (byte pairs, priority order) reproducing tiktoken, and the ids of multi-byte tokens they never build."
     ranks, merges, unmergeable = qwen36_ranks(), [], []
     for token, rank in sorted(((t, r) for t, r in ranks.items() if len(t) > 1), key=lambda kv: kv[1]):
         if (pair := _final_pair(token, ranks)) is None: unmergeable.append(rank)
@@ -140,8 +139,7 @@ class _Unsupported(Exception): pass
 
 # %% ../nbs/03_qwen.ipynb #4caf2891
 def _qwen_system(first_role: str, first_text: str, tools) -> list[str]:
-    """The system turn: the tools block (with the system message after it) where there are tools, else the system
-    message."""
+    "The system turn: the tools block (the system message after it) where there are tools, else the system message."
     if not tools: return ['<|im_start|>system\n' + first_text + '<|im_end|>\n'] if first_role == 'system' else []
     if not isinstance(tools, list): raise _Unsupported
     return ['<|im_start|>system\n', _TOOLS_HEADER, *('\n' + _tojson(t) for t in tools),
@@ -150,8 +148,7 @@ def _qwen_system(first_role: str, first_text: str, tools) -> list[str]:
 
 # %% ../nbs/03_qwen.ipynb #11bf8f0b
 def _qwen_reasoning(m: dict, content: str) -> tuple[str, str]:
-    """`(reasoning, content)` of an assistant message: `reasoning_content`, else the `<think>` block cut out of the
-    content."""
+    "`(reasoning, content)` of an assistant message: `reasoning_content` else the `<think>` block cut from the content."
     reasoning = m.get('reasoning_content')
     if not isinstance(reasoning, (str, type(None))): raise _Unsupported
     if reasoning is None and '</think>' in content:
@@ -174,8 +171,7 @@ def _qwen_call(call, k: int, content: str) -> list[str]:
 
 # %% ../nbs/03_qwen.ipynb #e84ba70b
 def _qwen_assistant(m: dict, content: str, show_thinking: bool) -> list[str]:
-    """An assistant turn: its think block where `show_thinking` (after the last user query, or preserved), text, tool
-    calls."""
+    "An assistant turn: think block where `show_thinking` (after the last user query, or preserved), text, tool calls."
     reasoning, content = _qwen_reasoning(m, content)
     out = ['<|im_start|>assistant\n' + ('<think>\n' + reasoning + '\n</think>\n\n' if show_thinking else '') + content]
     if (calls := m.get('tool_calls')) and not isinstance(calls, list): raise _Unsupported
@@ -197,9 +193,8 @@ def _render_qwen36(messages, tools, add_generation_prompt, enable_thinking, pres
     if any(t is None for t in texts): raise _Unsupported
     texts = [t.strip() for t in texts]
     out = _qwen_system(messages[0]['role'], texts[0], tools)
-    last_query = next((i for i in range(len(messages) - 1, -1, -1) if messages[i]['role'] == 'user'
-                       and not (texts[i].startswith('<tool_response>') and texts[i].endswith('</tool_response>'))),
-                      None)
+    last_query = next((i for i in range(len(messages) - 1, -1, -1) if messages[i]['role'] == 'user' and
+                       not (texts[i].startswith('<tool_response>') and texts[i].endswith('</tool_response>'))), None)
     if last_query is None: raise _Unsupported  # the template raises "No user query found in messages."
     for i, m in enumerate(messages):
         role, content = m['role'], texts[i]
@@ -220,12 +215,11 @@ def _added_token(text: str) -> dict:
 
 def qwen36_tokenizer_config() -> dict:
     "`tokenizer_config.json` of the embedded tokenizer."
-    return {
-        "add_bos_token": False, "add_prefix_space": False,
-        "added_tokens_decoder": {str(i): _added_token(t) for i, t in sorted(QWEN36_SPECIAL_TOKENS.items())},
-        "bos_token": None, "clean_up_tokenization_spaces": False, "eos_token": QWEN36_EOT, "errors": "replace",
-        "model_max_length": 262144, "pad_token": "<|endoftext|>", "split_special_tokens": False,
-        "tokenizer_class": "PreTrainedTokenizerFast", "unk_token": None}
+    return {"add_bos_token": False, "add_prefix_space": False,
+            "added_tokens_decoder": {str(i): _added_token(t) for i, t in sorted(QWEN36_SPECIAL_TOKENS.items())},
+            "bos_token": None, "clean_up_tokenization_spaces": False, "eos_token": QWEN36_EOT, "errors": "replace",
+            "model_max_length": 262144, "pad_token": "<|endoftext|>", "split_special_tokens": False,
+            "tokenizer_class": "PreTrainedTokenizerFast", "unk_token": None}
 
 def _write_json(path: Path, obj) -> None:
     path.write_text(json.dumps(obj, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
@@ -241,16 +235,12 @@ def _check_target(out: Path, overwrite: bool) -> None:
 
 # %% ../nbs/03_qwen.ipynb #0587bdeb
 def _move_into_place(tmp: Path, out: Path) -> None:
-    if out.exists():
-        old = out.with_name(f".{out.name}.old-{uuid.uuid4().hex[:8]}")
-        os.rename(out, old)
-        os.rename(tmp, out)
-        shutil.rmtree(old, ignore_errors=True)
-        return
+    old = out.with_name(f".{out.name}.old-{uuid.uuid4().hex[:8]}") if out.exists() else None
+    if old: os.rename(out, old)
     try: os.rename(tmp, out)
-    except OSError:  # another process finished the same build first: its output is identical
-        if not (out/"tokenizer.json").is_file(): raise
-        shutil.rmtree(tmp, ignore_errors=True)
+    except OSError:  # another process finished the same build first: its output is identical (the caller removes tmp)
+        if old or not (out/"tokenizer.json").is_file(): raise
+    if old: shutil.rmtree(old, ignore_errors=True)
 
 # %% ../nbs/03_qwen.ipynb #1130f19a
 def build_qwen36_tokenizer(out_dir: str | Path, overwrite: bool = False) -> Path:
@@ -267,8 +257,7 @@ def build_qwen36_tokenizer(out_dir: str | Path, overwrite: bool = False) -> Path
         qwen36_tokenizer().save(str(tmp/"tokenizer.json"))
         _write_json(tmp/"tokenizer_config.json", qwen36_tokenizer_config())
         _write_json(tmp/"special_tokens_map.json", {k: {k2: v for k2, v in _added_token(t).items() if k2 != "special"}
-                                                     for k, t in (("eos_token", QWEN36_EOT), ("pad_token",
-                                                                                              "<|endoftext|>"))})
+            for k, t in (("eos_token", QWEN36_EOT), ("pad_token", "<|endoftext|>"))})
         (tmp/"chat_template.jinja").write_text(QWEN36_CHAT_TEMPLATE, encoding="utf-8")
         _move_into_place(tmp, out)
     finally:

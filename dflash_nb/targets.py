@@ -4,7 +4,7 @@
 
 # %% ../nbs/09_targets.ipynb #c4f89458
 from __future__ import annotations
-import hashlib, json, os, shutil, time
+import hashlib, importlib.util, json, os, shutil, time
 from pathlib import Path
 
 from .prompts import _dist_file, package_distribution
@@ -35,19 +35,10 @@ def packaged_file(name: str) -> Path:
     return _dist_file(e['distribution'], e['file'], e['install'], name)
 
 # %% ../nbs/09_targets.ipynb #954a512f
-def _sha256(path) -> str:
-    with open(path, 'rb') as f: return hashlib.file_digest(f, 'sha256').hexdigest()
-
 def target_record(model_dir) -> dict | None:
     "The `dflash_target.json` of a directory written by `build_target`, or None."
     p = Path(model_dir)/'dflash_target.json'
     return json.loads(p.read_text()) if p.is_file() else None
-
-def _missing_converters(name: str) -> None:
-    import importlib.util
-    miss = [m for m in ('gguf', 'accelerate', 'transformers') if importlib.util.find_spec(m) is None]
-    if miss: raise FileNotFoundError(
-        f"{name}: converting GGUF needs {', '.join(miss)}; install with: pip install {' '.join(miss)}")
 
 # %% ../nbs/09_targets.ipynb #b8348ffd
 def build_target(name: str, out_dir, overwrite: bool = False, progress: bool = False) -> Path:
@@ -57,8 +48,11 @@ def build_target(name: str, out_dir, overwrite: bool = False, progress: bool = F
     if rec and rec.get('name') == name and rec.get('source_size') == gguf.stat().st_size and not overwrite: return out
     if out.exists() and any(out.iterdir()) and not overwrite and rec is None: raise FileExistsError(
         f"{out}: exists and is not a target directory written by build-target; pass --overwrite or a new path")
-    _missing_converters(name)
+    miss = [m for m in ('gguf', 'accelerate', 'transformers') if importlib.util.find_spec(m) is None]
+    if miss: raise FileNotFoundError(
+        f"{name}: converting GGUF needs {', '.join(miss)}; install with: pip install {' '.join(miss)}")
     import torch, transformers
+    from dflash_nb.tokenizer import sha256_file
     from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig
     t0 = time.perf_counter()
     if not progress: transformers.logging.disable_progress_bar()
@@ -76,7 +70,7 @@ def build_target(name: str, out_dir, overwrite: bool = False, progress: bool = F
     model.save_pretrained(tmp); tok.save_pretrained(tmp)
     rec = {'name': name, 'distribution': e['distribution'], 'version': package_distribution(e['distribution']).version,
            'license': e['license'], 'model': e['model'], 'source_file': gguf.name, 'source_size': gguf.stat().st_size,
-           'source_sha256': _sha256(gguf), 'mask_token': e.get('mask_token'),
+           'source_sha256': sha256_file(gguf), 'mask_token': e.get('mask_token'),
            'mask_token_id': tok.convert_tokens_to_ids(e['mask_token']) if e.get('mask_token') else None,
            'transformers': transformers.__version__, 'seconds': round(time.perf_counter() - t0, 1)}
     (tmp/'dflash_target.json').write_text(json.dumps(rec, indent=2))

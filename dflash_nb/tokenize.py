@@ -67,8 +67,7 @@ def render_turns(ct: ChatTokenizer, record: Record) -> Turns:
                                 f"{bad}, so the mask rule is undefined for this record")
             upto = full if j == len(msgs) - 1 else render(msgs[:j + 1])
             own = len(upto) >= p and full.startswith(upto)
-            limit = len(upto) if own else max(p, len(prompts[k + 1]) if k + 1 < len(gen) else len(full))
-            turn = full[p:limit]
+            turn = full[p:len(upto) if own else max(p, len(prompts[k + 1]) if k + 1 < len(gen) else len(full))]
             if (end := _first_end(turn, form.end_of_turn)) is None and not own:
                 raise BadRecord('template_error',
                                 f"message {j}: the template writes no end-of-turn token for it and render(messages[:"
@@ -187,8 +186,7 @@ def _encode_batch(ct: ChatTokenizer, rendered: list) -> list:
 # %% ../nbs/04_tokenize.ipynb #21b041b2
 def tokenize_lines(ct: ChatTokenizer, lines, max_seq_len: int | None = 8192,
                    skip_reasoning_not_rendered: bool = False) -> Batch:
-    """Raw `(file, line, bytes)` JSONL lines -> `Batch`: parsed and rendered, encoded all at once, then checked record
-    by record."""
+    "JSONL `(file, line, bytes)` lines -> `Batch`: parsed, rendered, encoded together, then checked record by record."
     samples, skips, flags, rendered = [], [], [], []
     with record_timer() as arm:
         def timed(i, rec, step):
@@ -221,12 +219,11 @@ def tokenize_lines(ct: ChatTokenizer, lines, max_seq_len: int | None = 8192,
 _worker_ct = None
 
 def die_with_parent(parent_pid: int):
-    """In a worker: SIGKILL when the parent process dies (Linux `PR_SET_PDEATHSIG`), or now if it is gone already;
-    Ctrl-C is the parent's."""
+    "In a worker: SIGKILL when the parent dies (Linux `PR_SET_PDEATHSIG`), or now if it's gone; Ctrl-C is the parent's."
     import ctypes, signal
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try: ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError): pass  # not Linux: the pool's own shutdown is all there is
+    # PR_SET_PDEATHSIG (not Linux: the pool's own shutdown is all there is)
+    with contextlib.suppress(OSError, AttributeError): ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)
     if os.getppid() != parent_pid: os._exit(1)
 
 def _init_worker(model_path, encoder='auto', renderer='auto', parent_pid=None):
@@ -239,8 +236,7 @@ def _work(args): return tokenize_lines(_worker_ct, *args)
 
 # %% ../nbs/04_tokenize.ipynb #304de621
 def worker_pool(workers: int, ct: ChatTokenizer) -> ProcessPoolExecutor:
-    """Worker processes holding `ct`: forked from this one where possible (no second load), else each loads it; they
-    die with this process."""
+    "Worker processes holding `ct`: forked where possible (no second load), else each loads it; they die with this one."
     global _worker_ct
     if 'fork' in multiprocessing.get_all_start_methods():
         _worker_ct = ct.ready()  # loaded once, here: the workers share it
@@ -382,8 +378,7 @@ def finish_chunks(tmp, metas: list[dict], stats: dict | None = None) -> list[str
     return names
 
 def finished_shard_records(tmp) -> list[dict]:
-    """The manifest's `shards` of a finished folder: each chunk's record from its commit (by its final name), else read
-    now."""
+    "The manifest's `shards` of a finished folder: each chunk's record from its commit (by final name), else read now."
     plan = finish_plan(tmp)
     known = {n: m['shard'] for a, n in plan['renames'] for m in plan['metas'] if m.get('arrow') == a and m.get('shard')}
     return record_shards(tmp, [n for _, n in plan['renames']], known)
@@ -404,8 +399,7 @@ RESUMES = "rerun the same command: it resumes from the last committed chunk"
 
 def disk_full(e: OSError, where, written: int | None = None, done: float | None = None,
               then: str = RESUMES) -> DiskFull:
-    """The one-line error for a full disk while writing under `where`: `written` bytes so far for the share `done` of
-    the input."""
+    "One-line error for a full disk writing under `where`: `written` bytes so far for the share `done` of the input."
     # a copy names (source, destination)
     where = Path(getattr(e, 'filename2', None) or getattr(e, 'filename', None) or where)
     probe = next((p for p in (where, *where.parents) if p.is_dir()), where)  # (a failed merge removed its folder)
@@ -444,8 +438,7 @@ def _batches(paths, batch_size: int, start=(0, 0), max_bytes: int = MAX_RECORD_B
     """Batches of `(name, line, raw)` over all files, after `start` = (file index, last line done): `batch_size` lines,
     fewer where they reach `max_bytes`; each with where it ends and its size in bytes."""
     batch, fi, size = [], 0, 0
-    for fi, (name, path) in enumerate(paths):
-        if fi < start[0]: continue
+    for fi, (name, path) in itertools.islice(enumerate(paths), start[0], None):
         for n, raw in read_lines(path, max_bytes):
             if fi == start[0] and n <= start[1]: continue
             batch.append((name, n, raw)); size += len(raw)
@@ -465,9 +458,8 @@ def _prepare_tmp(tmp: Path, run_key: dict, restart: bool) -> list[dict]:
                              "same inputs and parameters to resume it, or pass --restart to discard it and start over")
         if (plan := finish_plan(tmp)) is not None: return plan['metas']  # killed while finishing: keep everything
         metas = committed_chunks(tmp)
-        keep = ({f"chunk-{m['index']:05d}{ext}" for m in metas for ext
-                 in ('.json', '.npz', '.skipped.jsonl', '.flagged.jsonl')}
-                | {m['arrow'] for m in metas if m['arrow']} | {'run.json'})
+        keep = {'run.json', *(m['arrow'] for m in metas if m['arrow'])} | {f"chunk-{m['index']:05d}{ext}" for m in metas
+                for ext in ('.json', '.npz', '.skipped.jsonl', '.flagged.jsonl')}
         for f in tmp.iterdir():
             if f.name not in keep: f.unlink()
         return metas
@@ -506,11 +498,9 @@ def _checked(result: dict, out: Path, completions, ignored, first_skip: dict | N
 # %% ../nbs/04_tokenize.ipynb #e84ee3a4
 def _write_manifest(tmp: Path, ct, completions, files, metas, result: dict, shards, run_key: dict, splits=(),
                     startup_seconds: float | None = None) -> tuple[int, dict]:
-    """Write `manifest.json` into `tmp` (its `params` from the run key); returns how many samples were flagged, and by
-    reason."""
+    "Write `manifest.json` into `tmp` (`params` from the run key); returns how many samples were flagged and by reason."
     used = sum((Counter(m.get('templates', {})) for m in metas), Counter())
-    flagged = sum((Counter(m.get('flagged') or Counter(f['reason'] for f in m.get('flags', []))) for m in metas),
-                  Counter())
+    flagged = sum((Counter(m.get('flagged') or [f['reason'] for f in m.get('flags', [])]) for m in metas), Counter())
     flags, flagged = sum(flagged.values()), dict(sorted(flagged.items()))
     defaults = dict.fromkeys(('max_seq_len', 'batch_size', 'shard_tokens', 'skip_reasoning_not_rendered'), False)
     params = {k: run_key.get(k, d) for k, d in (defaults | {'max_record_bytes': MAX_RECORD_BYTES}).items()}
@@ -550,23 +540,19 @@ def _disk_full_in(e: OSError, tmp: Path, files: list, read: int) -> DiskFull:
 # %% ../nbs/04_tokenize.ipynb #ae53265e
 def _open_inputs(model_path, completions, workers: int, encoder: str, renderer: str, s3_endpoint, download_workers: int,
                  progress: bool, split) -> tuple:
-    """Load the tokenizer (warning about how its turns end) and list the completions (saying which split of a
-    DatasetDict is read); returns `(ct, files, open_files, ignored, splits)`."""
+    "Load the tokenizer and list the completions; returns `(ct, files, open_files, ignored, splits)`."
     ct = ChatTokenizer(model_path, encoder, renderer)
     for w in ct.turn_end_warnings(): print(f"tokenize: warning: {w}", file=sys.stderr)
     files, open_files, ignored, splits = _sources(completions, s3_endpoint, download_workers, progress, split)
     ct.fit_to_input(sum(f['size'] for f in files), workers)
-    for s in splits: print(
-        f"tokenize: {Path(completions)/s['folder']}: a DatasetDict with splits {', '.join(s['splits'])}; "
-        f"reading split {s['split']!r} (--split chooses)", file=sys.stderr)
+    for s in splits: print(f"tokenize: {Path(completions)/s['folder']}: a DatasetDict with splits "
+                           f"{', '.join(s['splits'])}; reading split {s['split']!r} (--split chooses)", file=sys.stderr)
     return ct, files, open_files, ignored, splits
 
 # %% ../nbs/04_tokenize.ipynb #b4142d7d
 def _tokenize_chunks(ct, tmp: Path, metas: list, files, open_files, key: dict, workers: int, progress: bool,
                      read: dict | None = None, timing: dict | None = None) -> dict:
-    """Tokenize the input after the committed `metas` into new chunks (appended to `metas`) as `key` says; returns the
-    stats. The encoder is loaded and the workers started before the first chunk's clock, so `seconds` (and tokens/s) is
-    the tokenizing alone; `timing['startup']` gets the time from `timing['t0']` to that point."""
+    "Tokenize the input after the committed `metas` into new chunks (appended to `metas`) as `key` says; returns stats."
     opts = (key['max_seq_len'], key.get('skip_reasoning_not_rendered', False))  # tokenize_lines' options
     from tqdm import tqdm
     start = tuple(metas[-1]['end']) if metas else (0, 0)
@@ -578,20 +564,17 @@ def _tokenize_chunks(ct, tmp: Path, metas: list, files, open_files, key: dict, w
                     disable=not progress)
         chunk = Chunk(tmp, len(metas))
         if read is not None: read['bytes'] = before
-        def consume(b: Batch, end, nbytes: int):
+        def consume(b, end, nbytes: int):  # `b`: a Batch, or the future of one
             nonlocal chunk
-            chunk.add(b); pbar.update(nbytes)
+            chunk.add(b if pool is None else b.result()); pbar.update(nbytes)
             if read is not None: read['bytes'] += nbytes  # (a disabled tqdm does not count)
             if chunk.tokens >= key['shard_tokens']: metas.append(chunk.commit(end)); chunk = Chunk(tmp, len(metas))
         batches = _batches(open_files(), key['batch_size'], start, key.get('max_record_bytes', MAX_RECORD_BYTES))
-        if pool is None:
-            for lines, end, size in batches: consume(tokenize_lines(ct, lines, *opts), end, size)
-        else:
-            inflight = deque()
-            for lines, end, size in batches:
-                inflight.append((pool.submit(_work, (lines, *opts)), end, size))
-                if len(inflight) >= 2 * workers: fut, e, nb = inflight.popleft(); consume(fut.result(), e, nb)
-            while inflight: fut, e, nb = inflight.popleft(); consume(fut.result(), e, nb)
+        inflight = deque()  # batches in flight: up to 2 a worker (without workers, each is consumed at once)
+        for lines, *where in batches:
+            inflight.append((pool.submit(_work, (lines, *opts)) if pool else tokenize_lines(ct, lines, *opts), *where))
+            if len(inflight) >= (1 if pool is None else 2 * workers): consume(*inflight.popleft())
+        while inflight: consume(*inflight.popleft())
     if chunk.records or not metas: metas.append(chunk.commit((len(files), 0)))
     pbar.close()
     return chunk_stats(tmp, metas)
@@ -599,8 +582,7 @@ def _tokenize_chunks(ct, tmp: Path, metas: list, files, open_files, key: dict, w
 # %% ../nbs/04_tokenize.ipynb #58985495
 def _tokenize_into(tmp: Path, ct, run_key: dict, restart: bool, files, open_files, ignored, workers: int,
                    progress: bool, read: dict, timing: dict) -> tuple:
-    """Tokenize into `tmp` (after its committed chunks; a run killed while finishing only finishes its journaled plan),
-    then turn the chunks into shards; returns `(result, metas)`."""
+    "Tokenize into `tmp` after its committed chunks, then turn the chunks into shards; returns `(result, metas)`."
     metas = _prepare_tmp(tmp, run_key, restart)
     if plan := finish_plan(tmp): result = plan['stats']
     else:
@@ -612,8 +594,7 @@ def _tokenize_into(tmp: Path, ct, run_key: dict, restart: bool, files, open_file
 # %% ../nbs/04_tokenize.ipynb #84c4e3b3
 def _publish(tmp: Path, out: Path, ct, completions, files, metas: list, result: dict, run_key: dict, splits, ignored,
              startup) -> tuple:
-    """Write the manifest into the finished `tmp` and swap it in as `out`; returns `(flags, flagged)`. A run without
-    a sample is removed and refused instead."""
+    "Write the manifest into the finished `tmp` and swap it in as `out`; returns `(flags, flagged)`."
     if not result['samples'] and not result['skipped'].get('mask_mismatch'):  # no output: a 0-row one would
                                                                               # block the corrected rerun
         # (not the whole list: millions of skips)
@@ -633,8 +614,7 @@ def tokenize_dataset(model_path, completions, output_dir, max_seq_len: int | Non
                      s3_endpoint: str | None = None, download_workers: int = 32, progress: bool = True,
                      skip_reasoning_not_rendered: bool = False,
                      max_record_bytes: int = MAX_RECORD_BYTES, split: str | None = None) -> dict:
-    """Tokenize every completion under `completions` (file, folder or s3://) into the dataset `output_dir`; returns
-    stats."""
+    "Tokenize every completion under `completions` (file, folder, s3://) into the dataset `output_dir`; returns stats."
     if storage.is_s3_url(str(output_dir)):
         return _tokenize_to_s3(output_dir, overwrite, s3_endpoint, download_workers, progress, model_path=model_path,
                                completions=completions, max_seq_len=max_seq_len, workers=workers,
@@ -677,8 +657,7 @@ def tokenize_dataset(model_path, completions, output_dir, max_seq_len: int | Non
 def _tokenize_to_s3(output_dir, overwrite, s3_endpoint, download_workers, progress, **kw) -> dict:
     "Tokenize into the output's local staging folder (resumable), then upload it with `manifest.json` last."
     # one run per s3:// output on this machine
-    with output_lock(storage.stage_dir(output_dir).parent), storage.staged_output(
-            str(output_dir), client=storage.s3_client(s3_endpoint), progress=progress, overwrite=overwrite,
-            resumable=True) as d:
+    with output_lock(storage.stage_dir(output_dir).parent), storage.staged_output(str(output_dir),
+            client=storage.s3_client(s3_endpoint), progress=progress, overwrite=overwrite, resumable=True) as d:
         return tokenize_dataset(output_dir=d, overwrite=True, s3_endpoint=s3_endpoint,
                                 download_workers=download_workers, progress=progress, **kw)

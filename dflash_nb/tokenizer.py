@@ -4,7 +4,7 @@
 
 # %% ../nbs/03b_tokenizer.ipynb #be81d148
 from __future__ import annotations
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 import functools, hashlib, importlib.metadata, json, os, re, unicodedata, warnings
 from pathlib import Path
 
@@ -39,13 +39,11 @@ def _cache_warning(f, e: BaseException):
                   "rebuilding it")
 
 def _cache_write(f: Path, write):
-    """Write the cache file `f` with `write(tmp)` and a rename; no writable cache is no error (it is built again next
-    time)."""
-    try:
+    "Write cache file `f` with `write(tmp)` and a rename; no writable cache is no error (it is built again next time)."
+    with suppress(OSError):
         f.parent.mkdir(parents=True, exist_ok=True)
         write(tmp := f.with_name(f"{f.stem}.{os.getpid()}.tmp{f.suffix}"))
         os.replace(tmp, f)
-    except OSError: pass
 
 # %% ../nbs/03b_tokenizer.ipynb #bd26357b
 def _probe_texts(added: list[str], n: int = 400, seed: int = 0) -> list[str]:
@@ -61,8 +59,7 @@ def _probe_texts(added: list[str], n: int = 400, seed: int = 0) -> list[str]:
 _FASTOKENS = {}  # (tokenizer.json path, sha256) -> fastokens.Tokenizer: loaded once per file content in a process
 
 def _load_fastokens(path: str, sha256: str | None):
-    """The loaded `fastokens.Tokenizer`, once per file content in a process (tests and notebooks build many
-    ChatTokenizers)."""
+    "The loaded `fastokens.Tokenizer`, once per file content in a process (tests, notebooks build many ChatTokenizers)."
     if (path, sha256) not in _FASTOKENS:
         import fastokens
         tok = fastokens.Tokenizer.from_file(path)
@@ -84,8 +81,7 @@ class FastokensEncoder:
             str(path), nfc, split_special_tokens, table_cache, sha256, None)
     @staticmethod
     def check(tj: dict) -> str:
-        """'ok' where the structure of `tokenizer.json` allows the fast path (encoding and the byte-level mask check),
-        else why not."""
+        "'ok' where `tokenizer.json`'s structure allows the fast path (encoding, byte-level mask check), else why not."
         m, norm = tj.get('model') or {}, tj.get('normalizer')
         if m.get('type') != 'BPE': return f"model type {m.get('type')} is not BPE"
         if m.get('dropout') not in (None, 0, 0.0): return f"BPE dropout={m.get('dropout')!r} (not deterministic)"
@@ -137,12 +133,12 @@ def _table(self: FastokensEncoder):
                  for i in range(tok.vocab_size)]
         self._lens, self._blob = np.array([len(b) for b in table], np.int64), np.frombuffer(b''.join(table), np.uint8)
         if self.table_cache is not None:
-            _cache_write(Path(self.table_cache), lambda tmp: np.savez(
-                tmp, key=np.frombuffer(key, np.uint8), blob=self._blob, lens=self._lens,
-                added=np.frombuffer(json.dumps(added).encode(), np.uint8)))
+            _cache_write(Path(self.table_cache), lambda tmp: np.savez(tmp, key=np.frombuffer(key, np.uint8),
+                blob=self._blob, lens=self._lens, added=np.frombuffer(json.dumps(added).encode(), np.uint8)))
     self._offs = np.concatenate([[0], np.cumsum(self._lens)[:-1]])
-    self._split_re = (re.compile('|'.join(map(re.escape, sorted(added.values(), key=len, reverse=True)))) if added
-                      else None)
+    # one group: `split` keeps the added tokens, at the odd places
+    self._split_re = (re.compile(f"({'|'.join(map(re.escape, sorted(added.values(), key=len, reverse=True)))})")
+                      if added else None)
 
 # %% ../nbs/03b_tokenizer.ipynb #bd6b2875
 @patch
@@ -150,10 +146,8 @@ def normalize(self: FastokensEncoder, text: str) -> str:
     "`text` as the tokenizer normalises it: NFC between added tokens, never across one (as `tokenizers` does)."
     if not self.nfc or text.isascii() or unicodedata.is_normalized('NFC', text): return text
     self._table()
-    out, pos = [], 0
-    for mt in self._split_re.finditer(text) if self._split_re else ():
-        out += [unicodedata.normalize('NFC', text[pos:mt.start()]), mt.group()]; pos = mt.end()
-    return ''.join(out + [unicodedata.normalize('NFC', text[pos:])])
+    parts = self._split_re.split(text) if self._split_re else [text]  # text, added token, text, ...
+    return ''.join(p if i % 2 else unicodedata.normalize('NFC', p) for i, p in enumerate(parts))
 
 # %% ../nbs/03b_tokenizer.ipynb #c6fa305b
 @patch
@@ -164,8 +158,7 @@ def same_text(self: FastokensEncoder, decoded: bytes, normalized: str) -> bool:
 
 @patch
 def encode(self: FastokensEncoder, text: str) -> list[int]:
-    """Token ids of the raw text: fastokens normalises it itself, exactly as `tokenizers` does (never pre-normalised
-    here)."""
+    "Token ids of raw text: fastokens normalises it itself, exactly as `tokenizers` does (never pre-normalised here)."
     return self.wait().encode(text, split_special_tokens=self.split).ids
 
 # %% ../nbs/03b_tokenizer.ipynb #6fe0acb8
@@ -196,8 +189,7 @@ def _cached_verdict(f: Path, sha256: str) -> dict | None:
     except Exception as e: _cache_warning(f, e)
 
 def _probe(enc: FastokensEncoder, ref, tj: dict, split_special_tokens: bool) -> str:
-    """'ok' where fastokens `enc` gives the ids of `tokenizers` `ref` on the probe texts and decodes them back, else
-    why not."""
+    "'ok' where fastokens `enc` gives `tokenizers` `ref`'s ids on the probe texts and decodes them back, else why not."
     ref.encode_special_tokens = split_special_tokens
     try:
         texts = _probe_texts([t['content'] for t in tj.get('added_tokens', [])])
@@ -242,8 +234,7 @@ def fastokens_verdict(tokenizer_json, sha256: str, reference, split_special_toke
 MAX_RECORD_SECONDS = 30.0  # render + encode + check of one record; a template that loops for ever is a template_error
 
 class RecordTimeout(BaseException):
-    """A record took longer than MAX_RECORD_SECONDS (a BaseException, so no `except Exception` in a template probe
-    swallows it)."""
+    "A record took over MAX_RECORD_SECONDS (a BaseException, so no `except Exception` in a template probe swallows it)."
 
 # %% ../nbs/03b_tokenizer.ipynb #1c9bc07a
 @contextmanager
@@ -280,10 +271,9 @@ class ChatTokenizer:
     def __init__(self, model_path, encoder: str = 'auto', renderer: str = 'auto'):
         self.model_path = Path(model_path)
         self.tokenizer_json = tj = self.model_path/'tokenizer.json'
-        if not tj.is_file():
-            raise FileNotFoundError(f"{tj}: no tokenizer.json; --model-path must be a Hugging Face model or tokenizer "
-                                    f"directory (build the default one with `dflash-nb build-tokenizer DIR`)"
-                                    + hub_id_hint(model_path))
+        if not tj.is_file(): raise FileNotFoundError(
+            f"{tj}: no tokenizer.json; --model-path must be a Hugging Face model or tokenizer directory (build the "
+            f"default one with `dflash-nb build-tokenizer DIR`)" + hub_id_hint(model_path))
         if encoder not in ENCODERS: raise ValueError(f"encoder must be one of {', '.join(ENCODERS)}, not {encoder!r}")
         sources = self._load_templates()
         self._forms = {}  # template source -> TemplateForm, found once per template
@@ -309,8 +299,7 @@ class ChatTokenizer:
 # %% ../nbs/03b_tokenizer.ipynb #8507d224
 @patch
 def _load_templates(self: ChatTokenizer) -> dict:
-    """The default template, the named ones and the stop tokens (a warning where there are none); returns the named
-    sources."""
+    "The default template, the named ones, the stop tokens (a warning where there are none); returns the named sources."
     self.template = ChatTemplate.from_model_dir(self.model_path)  # with bos_token/eos_token/... as variables
     self.template_source = self.template.source
     sources = load_chat_templates(self.model_path)  # named templates (`default`, `tool_use`, ...) or just `default`
@@ -322,8 +311,7 @@ def _load_templates(self: ChatTokenizer) -> dict:
 
 @patch
 def _choose_encoder(self: ChatTokenizer, encoder: str):
-    """fastokens where it is asked for or `auto` and provably exact, else `tokenizers`; with the vocabulary and special
-    tokens."""
+    "fastokens where asked for or `auto` and provably exact, else `tokenizers`; with the vocabulary and special tokens."
     self.fast, v, self.encoder_asked = None, None, encoder
     if encoder in ('auto', 'fastokens'):  # where its (cached) verdict is 'ok'
         v = fastokens_verdict(self.tokenizer_json, self.tokenizer_sha256, lambda: self.tokenizer)
@@ -359,8 +347,7 @@ def fit_to_input(self: ChatTokenizer, input_bytes: int, workers: int = 1) -> 'Ch
 
 @patch
 def ready(self: ChatTokenizer) -> 'ChatTokenizer':
-    """The encoder loaded and the template forms found: what a run does before its clock starts (and before forking
-    workers)."""
+    "The encoder loaded and template forms found: what a run does before its clock starts (and before forking workers)."
     self.fast.ready() if self.fast is not None else self.tokenizer
     self.forms()
     return self
@@ -417,9 +404,8 @@ def render(self: ChatTokenizer, msgs: list, tools=None, add_generation_prompt: b
             at = next(i for i, (a, b) in enumerate(zip(text + chr(0), ref + chr(1))) if a != b)
             raise TokenizeError(f"the native Qwen3.6 renderer disagrees with {self.model_path}'s chat template "
                                 f"(first difference at char {at}); rerun with --renderer jinja and report this")
-    if len(text) > MAX_RENDER_CHARS:
-        raise BadRecord('template_error',
-                        f"the chat template rendered {len(text):,} characters (limit {MAX_RENDER_CHARS:,})")
+    if len(text) > MAX_RENDER_CHARS: raise BadRecord(
+        'template_error', f"the chat template rendered {len(text):,} characters (limit {MAX_RENDER_CHARS:,})")
     return text
 
 # %% ../nbs/03b_tokenizer.ipynb #d740dc9d
@@ -439,8 +425,7 @@ def encode_segments(self: ChatTokenizer, texts: list[str]) -> list[np.ndarray]:
 def normalize(self: ChatTokenizer, text: str) -> str:
     "`text` as the tokenizer's normalizer sees it (what decoding the ids gives back)."
     if self.fast: return self.fast.normalize(text)
-    norm = self.tokenizer.normalizer
-    return norm.normalize_str(text) if norm is not None else text
+    return norm.normalize_str(text) if (norm := self.tokenizer.normalizer) is not None else text
 
 @patch
 def decode(self: ChatTokenizer, ids) -> str:
