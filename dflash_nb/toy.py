@@ -83,8 +83,8 @@ def tiny_target(spec: str, vocab_size: int | None = None):
     kw = {k: json.loads(v.lower() if v.lower() in ('true', 'false') else v) for k, v
           in (kv.split('=', 1) for kv in spec[5:].split(',') if kv)}
     if vocab_size and 'vocab_size' not in kw: kw['vocab_size'] = vocab_size
-    make = tiny_hybrid_target if kw.pop('hybrid', False) else tiny_qwen3_target    # tiny:hybrid=1 = Qwen3.5-style
-    return make(**kw)
+    # tiny:hybrid=1 = Qwen3.5-style
+    return (tiny_hybrid_target if kw.pop('hybrid', False) else tiny_qwen3_target)(**kw)
 
 # %% ../nbs/09b_toy.ipynb #0982a0bc
 def write_token_dataset(out_dir, samples, vocab_size: int, description: str = '', extra: dict | None = None) -> Path:

@@ -23,7 +23,7 @@ from .model import (DRAFTER_PRESETS, DFlashConfig, DFlashDraftModel, TargetFeatu
                              block_layout, check_drafter_fits, decoder_layers, drafter_readme, flex_layer_masks,
                              select_target_layers, text_config, _get)
 from .config import Config, add_config_args, make_config, opt
-from .dataset import Dataset, atomic_write, dataset_stats, output_lock, stream_batches
+from .dataset import Dataset, _pid_alive, atomic_write, dataset_stats, output_lock, stream_batches
 from .toy import tiny_target, write_token_dataset   # write_token_dataset: re-exported for the tests
 
 
@@ -137,9 +137,8 @@ def token_budget_batches(lengths, max_tokens: int, seed: int = 0, epoch: int = 0
 # %% ../nbs/11_train.ipynb #14f7502b
 def padding_share(batches, lengths) -> float:
     "Share of padded positions over all positions of `batches`."
-    real = sum(int(lengths[b].sum()) for b in batches)
     total = sum(len(b) * int(lengths[b].max()) for b in batches)
-    return 1 - real / total if total else 0.0
+    return 1 - sum(int(lengths[b].sum()) for b in batches) / total if total else 0.0
 
 # %% ../nbs/11_train.ipynb #03ebdb42
 def sample_anchors(loss_mask, max_anchors: int, rng) -> np.ndarray:
@@ -258,12 +257,11 @@ class FeatureCache:
                 'dtype': 'bfloat16'}
         self.path.mkdir(parents=True, exist_ok=True)
         mp = self.path/'meta.json'
-        if mp.is_file():
-            old = json.loads(mp.read_text())
-            if diff := {k: (old.get(k), v) for k, v in meta.items() if old.get(k) != v}:
-                raise ValueError(f"{self.path}: feature cache made for another target or layers (cached vs now: "
-                                 f"{diff}); use another --feature-cache directory or delete this one")
-        else: mp.write_text(json.dumps(meta, indent=2))
+        if not mp.is_file(): mp.write_text(json.dumps(meta, indent=2))
+        old = json.loads(mp.read_text())
+        if diff := {k: (old.get(k), v) for k, v in meta.items() if old.get(k) != v}:
+            raise ValueError(f"{self.path}: feature cache made for another target or layers (cached vs now: {diff}); "
+                             "use another --feature-cache directory or delete this one")
         self.meta, self.index = meta, {}
         self.data_file, self.index_file = self.path/'features.bf16', self.path/'index.tsv'
         with self.locked():   # no writer is between its data and its index line: past the last line is a killed run's
@@ -383,8 +381,7 @@ def _default_mask_id(target: str, V: int) -> int | None:
 def load_target(spec: str, device, dtype=None, vocab_size: int | None = None):
     """A frozen target in eval mode: `tiny[:k=v,...]` (built in code; `hybrid=1`: Qwen3.5-style) or a local Hugging
     Face model directory."""
-    if _is_tiny(spec):
-        return tiny_target(spec, vocab_size).to(device=device, dtype=dtype or torch.float32)  # toys: in code
+    if _is_tiny(spec): return tiny_target(spec, vocab_size).to(device=device, dtype=dtype or torch.float32)
     from transformers import AutoModelForCausalLM
     if not Path(spec).is_dir():
         from dflash_nb.records import hub_id_hint
@@ -475,12 +472,6 @@ def saving(path, then: str, cleanup=None):
         raise disk_full(full, path, then=then) from None
 
 # %% ../nbs/11_train.ipynb #ea4d7b9e
-def _pid_alive(pid: int) -> bool:
-    try: os.kill(pid, 0)
-    except ProcessLookupError: return False
-    except PermissionError: pass        # another user's process: alive
-    return True
-
 def clean_stale_tmp(d) -> list[str]:
     "Remove the `NAME.tmp-PID` files a save killed midway left in folder `d` (PID no longer running); their names."
     d = Path(d)
@@ -514,9 +505,8 @@ def _changed_identity(ckpt: Path, was: dict, now: dict) -> str | None:
         if a is None or b is None: continue    # a checkpoint from before identities were recorded
         if changed := [k for k in a if k != 'path' and a.get(k) != b.get(k)]:
             return (f"{ckpt}: was trained on another {what} ({a.get('path')}; now {b.get('path')}: "
-                    + ', '.join(f"{k} {a.get(k)} -> {b.get(k)}" for k in changed)
-                    + f"); resume with the {opt_name} it was trained on, or train in a new --output-dir "
-                      f"(--init-drafter {ckpt} starts from its weights)")
+                    + ', '.join(f"{k} {a.get(k)} -> {b.get(k)}" for k in changed) + f"); resume with the {opt_name} it "
+                    f"was trained on, or train in a new --output-dir (--init-drafter {ckpt} starts from its weights)")
 
 def load_checkpoint(ckpt, core: DFlashDraftModel, opt, sched, plan: dict) -> int:
     "Restore drafter, optimizer, scheduler and RNG states; returns the step to continue from."
@@ -528,10 +518,9 @@ def load_checkpoint(ckpt, core: DFlashDraftModel, opt, sched, plan: dict) -> int
         raise ValueError(f"{ckpt}: cannot resume exactly, the data plan differs (checkpoint vs now: {diff}); "
                          "use the same settings and global batch (ranks x --grad-accum), or --resume never")
     # the final norm has its own group iff --norm-lr-mult != 1
-    if len(st['optimizer']['param_groups']) != len(opt.param_groups):
-        raise ValueError(
-            f"{ckpt}: made with{'out' if len(st['optimizer']['param_groups']) == 1 else ''} a learning-rate group of "
-            "its own for the final norm: resume with the checkpoint's --norm-lr-mult, or --resume never")
+    if (n := len(st['optimizer']['param_groups'])) != len(opt.param_groups):
+        raise ValueError(f"{ckpt}: made with{'out' if n == 1 else ''} a learning-rate group of its own for the final "
+                         "norm: resume with the checkpoint's --norm-lr-mult, or --resume never")
     core.load_state_dict(load_file(str(ckpt/'model.safetensors')))
     opt.load_state_dict(st['optimizer']); sched.load_state_dict(st['scheduler'])
     rng = st['rng']
@@ -567,9 +556,10 @@ def target_identity(spec: str, vocab_size: int | None = None) -> dict:
 
 # %% ../nbs/11_train.ipynb #459526e2
 @dataclass
-class _TrainInputs(Config):
-    "TrainConfig's first options, in --help's order: the run's input, target and output, and the drafter's shape."
+class TrainConfig(Config):
+    "Every parameter of a training run, declared once: `dflash-nb train`'s options and `train_args` are made from it."
     kind = 'training'   # what make_config's error calls them
+    # first in --help: the run's input, target and output, and the drafter's shape
     dataset: str = opt(None, "tokenized dataset directory (or s3:// URL) written by `dflash-nb tokenize`",
                        required=True)
     target: str = opt(None, "target model directory (Hugging Face), or 'tiny' / 'tiny:hidden_size=128,num_layers=8' "
@@ -605,11 +595,6 @@ class _TrainInputs(Config):
                                  "predictions; see the model notebook)", 'drafter', choices=['ones', 'target'])
     draft_vocab: str = opt('full', "ids the drafter predicts: the whole vocabulary (default) or those in the dataset's "
                                    "loss tokens (cheaper LM head)", 'drafter', choices=['full', 'data'])
-
-# %% ../nbs/11_train.ipynb #650ae2ce
-@dataclass
-class TrainConfig(_TrainInputs):
-    "Every parameter of a training run, declared once: `dflash-nb train`'s options and `train_args` are made from it."
     max_seq_len: int = opt(3072, "truncate longer samples (default 3072)", 'data', min=1)
     max_tokens: int = opt(8192, "token budget per micro-batch per device, padding included (default 8192)", 'data',
                           min=1)
@@ -668,10 +653,9 @@ def default_eos_ids(target=None, tokenizer=None) -> list[int]:
     "End-of-sequence ids: the target's generation config / config, else the tokenizer's usual end-of-turn tokens."
     for cfg in (getattr(target, 'generation_config', None), getattr(target, 'config', None)):
         if (e := getattr(cfg, 'eos_token_id', None)) is not None: return sorted(_eos_set(e))
-    if tokenizer is not None:
-        return [i for i in (tokenizer.token_to_id(t) for t in ('<|im_end|>', '<|endoftext|>', '<|eot_id|>', '</s>'))
-                if i is not None]
-    return []
+    if tokenizer is None: return []
+    return [i for i in (tokenizer.token_to_id(t) for t in ('<|im_end|>', '<|endoftext|>', '<|eot_id|>', '</s>'))
+            if i is not None]
 
 # %% ../nbs/11_train.ipynb #6eda298f
 @dataclass(slots=True)
@@ -725,7 +709,6 @@ def setup_run(args: TrainConfig) -> TrainRun:
     # rank and world size from torchrun's environment
     r = TrainRun(args, time.time(), setup_device(args.device), *dist_info()[:2], out=Path(args.output_dir))
     if r.rank == 0: r.out.mkdir(parents=True, exist_ok=True)
-    if args.grad_accum < 1 or args.max_tokens < 1: raise ValueError("--grad-accum and --max-tokens must be >= 1")
     if args.max_seq_len > args.max_tokens:
         raise ValueError(f"--max-seq-len {args.max_seq_len} exceeds --max-tokens {args.max_tokens}: "
                          "a sample must fit a micro-batch")
@@ -733,16 +716,6 @@ def setup_run(args: TrainConfig) -> TrainRun:
     if not len(r.ds):
         raise ValueError(f"{args.dataset}: no sample has a response of two or more tokens; nothing to train on")
     return r
-
-# %% ../nbs/11_train.ipynb #c70ab3fa
-def _mask_token_id(args: TrainConfig, ds: TokenDataset, V: int) -> int | None:
-    "--mask-token-id, else the target's default mask id (a tiny target's last id must be unused by the dataset)."
-    if args.mask_token_id is not None: return args.mask_token_id
-    if _is_tiny(args.target) and ds.max_token_id >= V - 1:
-        raise ValueError(f"{args.dataset}: uses id {ds.max_token_id}, the tiny target's mask token; make the dataset "
-                         "with synthetic_dataset / toy_dataset_from_samples, or give the tiny target a larger "
-                         "vocab_size")
-    return _default_mask_id(args.target, V)
 
 # %% ../nbs/11_train.ipynb #1a9aded2
 def run_target(r: TrainRun) -> None:
@@ -752,7 +725,11 @@ def run_target(r: TrainRun) -> None:
     V = int(getattr(text_config(target.config), 'vocab_size'))
     if ds.max_token_id >= V: raise ValueError(f"{a.dataset}: token id {ds.max_token_id} is outside the target's "
                                               f"vocabulary ({V}); wrong target?")
-    r.mask_id = _mask_token_id(a, ds, V)
+    # --mask-token-id, else the target's default mask id (a tiny target's last id must be unused by the dataset)
+    if a.mask_token_id is None and _is_tiny(a.target) and ds.max_token_id >= V - 1:
+        raise ValueError(f"{a.dataset}: uses id {ds.max_token_id}, the tiny target's mask token; make the dataset with "
+                         "synthetic_dataset / toy_dataset_from_samples, or give the tiny target a larger vocab_size")
+    r.mask_id = a.mask_token_id if a.mask_token_id is not None else _default_mask_id(a.target, V)
     r.fsdp = a.target_shard == 'fsdp' and torch.distributed.is_initialized()   # under torchrun (one rank too)
     r.target = shard_target(target, r.dev) if r.fsdp else target.to(r.dev)
 
@@ -761,12 +738,10 @@ _LAYER_TYPE_NAMES = {n: f"{n.split('_')[0]}_attention" for n in 'full sliding fu
 def drafter_shape(a) -> dict:
     """{drafter config field: (option, value)} of the shape options given: the --drafter-preset's fields, each
     overridden by an option given."""
-    lt = None
-    if a.draft_layer_types:
-        parts = [x.strip() for x in a.draft_layer_types.split(',')]
-        if bad := [x for x in parts if x not in _LAYER_TYPE_NAMES]:
-            raise ValueError(f"--draft-layer-types {a.draft_layer_types}: {bad[0]!r} is neither full nor sliding")
-        lt = [_LAYER_TYPE_NAMES[x] for x in parts]
+    parts = [x.strip() for x in a.draft_layer_types.split(',')] if a.draft_layer_types else []
+    if bad := [x for x in parts if x not in _LAYER_TYPE_NAMES]:
+        raise ValueError(f"--draft-layer-types {a.draft_layer_types}: {bad[0]!r} is neither full nor sliding")
+    lt = [_LAYER_TYPE_NAMES[x] for x in parts] or None
     if a.drafter_preset and a.drafter_preset not in DRAFTER_PRESETS:
         raise ValueError(f"--drafter-preset {a.drafter_preset}: unknown; one of {', '.join(DRAFTER_PRESETS)}")
     preset = {k: (f"--drafter-preset {a.drafter_preset}", v) for k, v in DRAFTER_PRESETS[a.drafter_preset].items()
