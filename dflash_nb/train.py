@@ -556,10 +556,9 @@ def target_identity(spec: str, vocab_size: int | None = None) -> dict:
 
 # %% ../nbs/11_train.ipynb #459526e2
 @dataclass
-class TrainConfig(Config):
-    "Every parameter of a training run, declared once: `dflash-nb train`'s options and `train_args` are made from it."
+class _TrainInputs(Config):
+    "TrainConfig's first options, in --help's order: the run's input, target and output, and the drafter's shape."
     kind = 'training'   # what make_config's error calls them
-    # first in --help: the run's input, target and output, and the drafter's shape
     dataset: str = opt(None, "tokenized dataset directory (or s3:// URL) written by `dflash-nb tokenize`",
                        required=True)
     target: str = opt(None, "target model directory (Hugging Face), or 'tiny' / 'tiny:hidden_size=128,num_layers=8' "
@@ -595,6 +594,11 @@ class TrainConfig(Config):
                                  "predictions; see the model notebook)", 'drafter', choices=['ones', 'target'])
     draft_vocab: str = opt('full', "ids the drafter predicts: the whole vocabulary (default) or those in the dataset's "
                                    "loss tokens (cheaper LM head)", 'drafter', choices=['full', 'data'])
+
+# %% ../nbs/11_train.ipynb #650ae2ce
+@dataclass
+class TrainConfig(_TrainInputs):
+    "Every parameter of a training run, declared once: `dflash-nb train`'s options and `train_args` are made from it."
     max_seq_len: int = opt(3072, "truncate longer samples (default 3072)", 'data', min=1)
     max_tokens: int = opt(8192, "token budget per micro-batch per device, padding included (default 8192)", 'data',
                           min=1)
