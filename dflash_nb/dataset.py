@@ -4,7 +4,8 @@
 
 # %% ../nbs/03a_dataset.ipynb #dae20da4
 from __future__ import annotations
-import hashlib, json, mmap, os, stat, sys, threading, time
+import ctypes, errno, fcntl, hashlib, json, mmap, os, shutil, stat, sys, threading, time
+from contextlib import contextmanager, suppress
 from functools import cached_property
 from pathlib import Path
 from typing import Iterator
@@ -75,8 +76,7 @@ class Shard(type(Path())):
     _owner = None               # the `Shards` it belongs to
 
 class Shards(list):
-    """The `Shard`s of one dataset opened together, with its `manifest.json`, `stats.json` and `state.json` (None:
-    absent)."""
+    "The `Shard`s of one dataset opened together, with its `manifest.json`, `stats.json`, `state.json` (None: absent)."
     path: Path
     manifest: dict | None = None
     stats: dict | None = None
@@ -286,9 +286,8 @@ def _check_totals(shards: Shards, rows: int, tokens: int | None):
         raise DatasetDamaged(f"{shards.path}: its {len(shards)} shard(s) hold {rows:,} rows / "
                              f"{tokens if tokens is None else f'{tokens:,}'} tokens but {name} records "
                              f"{want[0]:,} / {want[1] if want[1] is None else f'{want[1]:,}'}"
-                             + (f" ({', '.join(empty)} is empty)" if empty else '') +
-                             ": a shard is cut short or damaged "
-                             f"(this dataset records no per-shard sizes to name it): {_FIX}")
+                             + (f" ({', '.join(empty)} is empty)" if empty else '') + ": a shard is cut short or "
+                             f"damaged (this dataset records no per-shard sizes to name it): {_FIX}")
 
 def _damaged(shard, e: Exception, rows: int) -> DatasetDamaged:
     return DatasetDamaged(f"{shard}: cannot be read after {rows:,} rows ({' '.join(str(e).split())}); "
@@ -328,8 +327,7 @@ def stream_batches(shard, max_rows: int | None = None) -> Iterator[pa.RecordBatc
 
 # %% ../nbs/03a_dataset.ipynb #9210ce3f
 def read_shard(path) -> pa.Table:
-    """The shard at `path` as a table backed by a memory map (zero-copy: nothing is read until a buffer is touched);
-    checked."""
+    "The shard at `path` as a table on a memory map (zero-copy: nothing is read until a buffer is touched); checked."
     buf = pa.py_buffer(_mapped_data(path))
     try: t = pa.ipc.open_stream(buf).read_all()
     except pa.ArrowInvalid:
@@ -354,9 +352,7 @@ DATASET_COLUMNS = SCHEMA.remove_metadata()  # the five columns, for comparing a 
 
 def with_dataset_columns(b: pa.RecordBatch, name: str, start: int) -> pa.RecordBatch:
     "Batch `b` (rows `start`.. of dataset `name`) with exactly the five dataset columns; pre-tokenized rows completed."
-    if b.schema.names[:5] == DATASET_COLUMNS.names and all(b.schema.field(f.name).type == f.type
-                                                           for f in DATASET_COLUMNS):
-        return b
+    if [(f.name, f.type) for f in b.schema][:5] == [(f.name, f.type) for f in DATASET_COLUMNS]: return b
     if missing := [c for c in ('input_ids', 'loss_mask') if c not in b.schema.names]:
         raise ValueError(f"{name}: no {' or '.join(missing)} column (columns: "
                          f"{', '.join(b.schema.names)}); not a tokenized dataset")
@@ -380,12 +376,11 @@ def atomic_write(path, data: bytes | str):
 
 def write_dataset_metadata(out_dir, shard_names: list[str]):
     "`state.json` and `dataset_info.json` as `datasets.save_to_disk` writes them."
-    out_dir = Path(out_dir)
-    atomic_write(out_dir/'state.json', json.dumps({'_data_files': [{'filename': f} for f in shard_names],
+    atomic_write(Path(out_dir)/'state.json', json.dumps({'_data_files': [{'filename': f} for f in shard_names],
         '_fingerprint': hashlib.sha256(''.join(shard_names).encode()).hexdigest()[:16], '_format_columns': None,
         '_format_kwargs': {}, '_format_type': None, '_output_all_columns': False, '_split': None}, indent=2))
-    atomic_write(out_dir/'dataset_info.json', json.dumps({'citation': '', 'description': '', 'features': FEATURES,
-                                                         'homepage': '', 'license': ''}, indent=2))
+    atomic_write(Path(out_dir)/'dataset_info.json', json.dumps({'citation': '', 'description': '', 'features': FEATURES,
+                                                               'homepage': '', 'license': ''}, indent=2))
 
 # %% ../nbs/03a_dataset.ipynb #440fad47
 def shard_record(path, filename: str | None = None) -> dict:
@@ -415,10 +410,9 @@ def place_shard(shard, dst, link: bool = True) -> str:
             want, got = getattr(shard, 'ident', None), os.stat(dst)
             if want is None or want == (got.st_dev, got.st_ino): return 'link'
             dst.unlink()  # the path names another file now (its folder was replaced): copy what the snapshot opened
-    mm = _mapped(shard)
     try:
         with open(dst, 'wb') as f:
-            for i in range(0, len(mm) if mm is not None else 0, 1 << 24): f.write(mm[i:i + (1 << 24)])
+            if (mm := _mapped(shard)) is not None: f.write(mm)
     except OSError as e: raise OSError(e.errno, e.strerror, str(dst)) from None  # (a full disk names the file)
     return 'copy'
 
@@ -458,9 +452,6 @@ def write_dataset(out_dir, batches, manifest: dict | None = None, stats: dict | 
     return out
 
 # %% ../nbs/03a_dataset.ipynb #efe38609
-import ctypes, errno, fcntl, shutil
-from contextlib import contextmanager, suppress
-
 class OutputLocked(RuntimeError):
     "Another run holds the lock of this output."
 
@@ -579,8 +570,7 @@ def partial_dir(out):
 
 # %% ../nbs/03a_dataset.ipynb #5ae4968f
 class Dataset:
-    """A tokenized dataset opened for reading (local or s3://): its folder, shards (one snapshot), manifest, stats,
-    schema."""
+    "A tokenized dataset open for reading (local or s3://): its folder, shards (one snapshot), manifest, stats, schema."
     def __init__(self, path, progress: bool = False):
         self.url, self.path = str(path), open_dataset(path, progress)
         self.shards = dataset_shards(self.path)  # one snapshot, checked as it is read
@@ -639,18 +629,16 @@ def batches(self: Dataset):
 @patch
 def rows(self: Dataset, indices) -> list[dict]:
     "Rows at the given global positions (in that order), read by streaming; IndexError for a position past the end."
-    got, pos, it = {}, 0, iter(sorted(set(int(i) for i in indices)))
-    nxt = next(it, None)
+    want, got, pos = sorted({int(i) for i in indices}, reverse=True), {}, 0  # want: the positions to read, last first
     for _, _, b in self.batches():  # `pos`: the position of the batch's first row
-        if nxt is None: break
-        while nxt is not None and nxt < pos + b.num_rows:
-            r = nxt - pos
+        if not want: break
+        while want and want[-1] < pos + b.num_rows:
+            r = (nxt := want.pop()) - pos
             col = lambda c: np.array(b.column(c)[r].values.to_numpy(zero_copy_only=False))
             got[nxt] = dict(index=nxt, input_ids=col('input_ids'), loss_mask=col('loss_mask').astype(bool),
                             **{c: b.column(c)[r].as_py() or '' for c in ('sample_id', 'source')})
-            nxt = next(it, None)
         pos += b.num_rows
-    if nxt is not None: raise IndexError(f"{self.path}: sample #{nxt} does not exist; the dataset has {pos:,} samples")
+    if want: raise IndexError(f"{self.path}: sample #{want[-1]} does not exist; the dataset has {pos:,} samples")
     return [got[int(i)] for i in indices]
 
 # %% ../nbs/03a_dataset.ipynb #8a5105b7
@@ -662,8 +650,7 @@ def list_parts(col) -> tuple[np.ndarray, pa.Array]:
 
 # %% ../nbs/03a_dataset.ipynb #865a7791
 def masked_runs(mask: np.ndarray) -> np.ndarray:
-    """`(start, end)` of each run of True in one sample's `mask`, as a (runs, 2) array: what every stage calls a masked
-    run."""
+    "`(start, end)` of each run of True in a sample's `mask` as a (runs, 2) array: what every stage calls a masked run."
     m = np.zeros(len(mask) + 2, np.int8); m[1:-1] = mask  # framed by zeros: every run has a rise and a fall
     return np.flatnonzero(m[1:] != m[:-1]).reshape(-1, 2)  # (one pass; 3.4 us for 2,000 tokens, on tokenize's hot path)
 
@@ -675,8 +662,7 @@ def _bool_list_counts(arr: pa.Array) -> np.ndarray:
     if child.null_count: raw = raw & np.frombuffer(child.buffers()[0], np.uint8, count=nbytes)
     words = np.zeros(nbytes // 8 + 1, np.uint64)          # padded: a position at the very end has a word to look at
     words.view(np.uint8)[:nbytes] = raw
-    csum = np.zeros(len(words) + 1, np.int64)
-    np.cumsum(np.bitwise_count(words), out=csum[1:])
+    csum = np.concatenate([[0], np.cumsum(np.bitwise_count(words), dtype=np.int64)])
     def prefix(pos):
         pos = pos + child.offset
         w, r = pos >> 6, (pos & 63).astype(np.uint64)
@@ -687,8 +673,7 @@ def _bool_list_counts(arr: pa.Array) -> np.ndarray:
 def _int_list_counts(arr: pa.Array) -> np.ndarray:
     offs = np.asarray(arr.offsets, dtype=np.int64)
     nz = arr.values.fill_null(0).to_numpy(zero_copy_only=False) != 0
-    csum = np.zeros(len(nz) + 1, np.int64)
-    np.cumsum(nz, out=csum[1:])
+    csum = np.concatenate([[0], np.cumsum(nz, dtype=np.int64)])
     return csum[offs[1:]] - csum[offs[:-1]]
 
 # %% ../nbs/03a_dataset.ipynb #cbdb4c7a
@@ -697,10 +682,9 @@ def true_counts(col, group_elements: int = 1 << 27) -> np.ndarray:
     vt = col.type.value_type if _is_list(col.type) else None
     if vt is None or not (pa.types.is_boolean(vt) or pa.types.is_integer(vt)):
         raise ValueError(f"expected a list of bool or int, got {col.type}")
-    chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
     count = _bool_list_counts if pa.types.is_boolean(col.type.value_type) else _int_list_counts
     groups, n = [[]], 0
-    for c in chunks:
+    for c in col.chunks if isinstance(col, pa.ChunkedArray) else [col]:
         m = len(c.values) if len(c) else 0
         if groups[-1] and n + m > group_elements: groups.append([]); n = 0
         groups[-1].append(c); n += m

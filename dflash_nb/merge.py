@@ -101,15 +101,12 @@ def batch_content_hashes(b: pa.RecordBatch) -> np.ndarray:
     "`content_hash` of every row of a batch, as tokenize computes it."
     (io_, iv), (mo, mv) = list_parts(b.column('input_ids')), list_parts(b.column('loss_mask'))
     iv, mv = iv.to_numpy(zero_copy_only=False), mv.to_numpy(zero_copy_only=False)
-    return np.fromiter((content_hash(iv[io_[i]:io_[i + 1]], mv[mo[i]:mo[i + 1]]) for i in range(len(b))), np.uint64,
-                       len(b))
+    return np.fromiter(map(content_hash, np.split(iv, io_[1:-1]), np.split(mv, mo[1:-1])), np.uint64, len(b))
 
 def dataset_content_hashes(ds: Dataset, rows: int, progress: bool = False) -> tuple[np.ndarray, bool]:
     "`(hashes, computed)`: `content_hashes.npy` memory-mapped when present and complete, else computed by streaming."
     f = ds.path/'content_hashes.npy'
-    if f.is_file():
-        h = np.load(f, mmap_mode='r')
-        if h.dtype == np.uint64 and h.shape == (rows,): return h, False
+    if f.is_file() and (h := np.load(f, mmap_mode='r')).dtype == np.uint64 and h.shape == (rows,): return h, False
     out = np.empty(rows, np.uint64); i = 0
     for s in tqdm(ds.shards, desc=f"content hashes of {ds.path.name}", disable=not progress):
         for b in stream_batches(s, BATCH_ROWS): out[i:i + len(b)] = batch_content_hashes(b); i += len(b)
@@ -191,12 +188,11 @@ def read_part(ds: Dataset, progress: bool = False, desc: str = 'read') -> Part:
     "`seq_len`, `sample_id`, `source` and loss tokens of every row of `ds`, streamed."
     lens, rows, ids, srcs, loss = [], [], [], [], []
     for s in tqdm(ds.shards, desc=desc, disable=not progress):
-        n = 0
+        rows.append(0)
         for b in stream_batches(s, BATCH_ROWS):
-            lens.append(b.column('seq_len').to_numpy(zero_copy_only=False).astype(np.int64)); n += len(b)
+            lens.append(b.column('seq_len').to_numpy(zero_copy_only=False).astype(np.int64)); rows[-1] += len(b)
             ids += b.column('sample_id').to_pylist(); srcs += b.column('source').to_pylist()
             loss.append(true_counts(b.column('loss_mask')))
-        rows.append(n)
     cat = lambda xs: np.concatenate(xs) if xs else np.zeros(0, np.int64)
     return Part(cat(lens), rows, ids, srcs, cat(loss))
 
@@ -228,21 +224,17 @@ def input_stats(ds: Dataset, lens: np.ndarray, progress: bool = False) -> dict:
                 skipped=dict(skipped), records_read=n + sum(skipped.values()), sources=dict(sources), duplicates={})
 
 # %% ../nbs/07_merge.ipynb #0ec7b919
-def _inside(a: Path, b: Path) -> bool: return a == b or b in a.parents
-
 def _check_paths(existing: Path, new: Path, out: Path, overwrite: bool):
-    e, n, o = existing.resolve(), new.resolve(), out.resolve()
-    partial = o.with_name(o.name + '.partial')
-    for role, p in (('--existing', e), ('--new', n)):
-        if _inside(o, p) or _inside(p, o) or _inside(p, partial):
+    o = out.resolve()
+    for role, p in (('--existing', existing.resolve()), ('--new', new.resolve())):
+        if o.is_relative_to(p) or p.is_relative_to(o) or p.is_relative_to(o.with_name(o.name + '.partial')):
             raise MergeError(f"{out}: the output must be a new folder outside {role} "
                              f"{p} (and not contain it); choose another --output-dir")
     check_output_dir(out, overwrite)  # a folder that is not our dataset: refused even with --overwrite
 
 # %% ../nbs/07_merge.ipynb #99b7adae
 def _local_inputs(existing, new, progress: bool = True) -> tuple[Path, object]:
-    """s3:// inputs as local paths: a dataset downloaded into the cache; new completions stay a URL (tokenize streams
-    them)."""
+    "s3:// inputs as local paths: a dataset downloaded to the cache; new completions stay URLs (tokenize streams them)."
     existing = local_dataset(existing, progress=progress)
     if is_s3_url(new) and list_objects(str(new).rstrip('/') + '/manifest.json', None):
         new = local_dataset(new, progress=progress)
@@ -250,8 +242,7 @@ def _local_inputs(existing, new, progress: bool = True) -> tuple[Path, object]:
 
 # %% ../nbs/07_merge.ipynb #91712e4c
 def _tokenizer_for_completions(ex: Dataset, model_path) -> ChatTokenizer:
-    """The tokenizer to tokenize new completions with: `model_path`, else the directory recorded in the existing
-    manifest."""
+    "The tokenizer for new completions: `model_path`, else the directory recorded in the existing manifest."
     if model_path is None:
         rec = ex.tokenizer.get('model_path')
         if not rec or not (Path(rec)/'tokenizer.json').is_file():
@@ -295,10 +286,8 @@ def _scan_existing(ex: Dataset, new_ids, progress: bool):
 def _write_shards(tmp: Path, ex: Dataset, nd: Dataset, keep, shard_rows, owned: bool, link: bool, progress: bool):
     """The merged shards in `tmp` (existing linked, new moved/linked/filtered to `keep`): names, how each was placed,
     records."""
-    bounds = np.cumsum([0, *shard_rows])
-    plan = [(s, k) for i, s in enumerate(nd.shards) if (k := keep[bounds[i]:bounds[i + 1]]).any()]
-    n_shards = len(ex.shards) + len(plan)
-    names = [f"data-{i:05d}-of-{n_shards:05d}.arrow" for i in range(n_shards)]
+    plan = [(s, k) for s, k in zip(nd.shards, np.split(keep, np.cumsum(shard_rows)[:-1])) if k.any()]
+    names = [f"data-{i:05d}-of-{n:05d}.arrow" for n in [len(ex.shards) + len(plan)] for i in range(n)]
     how, known = Counter(), {}  # known: the record of a shard placed unchanged (not hashed again)
     for s, name in zip(tqdm(ex.shards, desc='merge: link existing', disable=not progress), names):
         how[link_or_copy(s, tmp/name, link)] += 1; known[name] = getattr(s, 'record', None)
@@ -318,7 +307,6 @@ def _merge_into(tmp: Path, ex: Dataset, nd: Dataset, owned: bool, link: bool, pr
     new = read_part(nd, progress=progress, desc='merge: read new')
     new_st = input_stats(nd, new.lens)
     new_h, new_h_computed = dataset_content_hashes(nd, len(new.lens), progress)
-    new_h = np.asarray(new_h)
     # existing: sample_id + seq_len columns and content hashes, streamed; memory grows with the new data only
     id_hits, ex_lens = _scan_existing(ex, new.ids, progress)
     ex_st, row = input_stats(ex, ex_lens, progress), len(ex_lens)
@@ -348,8 +336,7 @@ def _merge_into(tmp: Path, ex: Dataset, nd: Dataset, owned: bool, link: bool, pr
 
 # %% ../nbs/07_merge.ipynb #de8a0815
 def conform_rows(nd: Dataset, dst: Path, vocab_size: int | None = None) -> Dataset:
-    """The pre-tokenized dataset `nd` rewritten at `dst` with the dataset's five columns; ids checked against
-    `vocab_size`."""
+    "The pre-tokenized dataset `nd` rewritten at `dst` in the dataset's five columns; ids checked against `vocab_size`."
     def check(b, pos):
         hi = pc.max(pc.list_flatten(b.column('input_ids'))).as_py() if vocab_size and b.num_rows else None
         if hi is not None and hi >= vocab_size:
@@ -452,8 +439,7 @@ def _split_of(path, split: str | None, role: str):
     return Path(path)/s, dict(split=s, splits=names)
 
 def _open_existing(existing, new, out: Path, overwrite: bool):
-    """The existing dataset, after the one-line errors for a missing --new, clashing paths and a dataset without
-    manifest."""
+    "The existing dataset, after one-line errors for a missing --new, clashing paths and a dataset without manifest."
     ex = open_dataset_dir(existing, 'existing')
     if not is_s3_url(new) and not Path(new).exists():
         raise FileNotFoundError(f"{new}: no such file or folder; --new must be JSONL completions (a file or a folder "
@@ -498,13 +484,11 @@ def _merge_locked(existing, new, output_dir, model_path, allow_mismatch, workers
     with partial_dir(out) as tmp:
         nd, extra = _new_rows(ex, nd, new, new_is_ds, ct, tmp, workers, progress, split if new_dd else None)
         r = _merge_into(tmp, ex, nd, owned=not new_is_ds, link=link, progress=progress, new_label=str(new))
-        if not new_is_ds: shutil.rmtree(tmp/'_new')
-        if (tmp/'_rows').exists(): shutil.rmtree(tmp/'_rows')
+        for d in [d for d in (tmp/'_new', tmp/'_rows') if d.exists()]: shutil.rmtree(d)  # (tokenized or conformed)
         seconds = time.perf_counter() - t0
         stats = _merged_stats(r, seconds)
         (tmp/'stats.json').write_text(json.dumps(stats, indent=2))
-        _write_merge_manifest(tmp, ex, dict(
-            existing=_describe_input(ex, 'dataset', existing, r['ex_st'], ex_split),
+        _write_merge_manifest(tmp, ex, dict(existing=_describe_input(ex, 'dataset', existing, r['ex_st'], ex_split),
             new=_describe_input(nd, 'dataset' if new_is_ds else 'completions', new, r['new_st'],
                                 (new_split or {}) | extra)), stats, r, allow_mismatch, mismatches, seconds)
         replace_dir(tmp, out)  # an old `out` is swapped out in one step, then deleted
@@ -610,7 +594,6 @@ def show_merge(stats: dict, output_dir, existing, out_dir):
     show('## Source mix, before and after', plot_source_mix(before, after, out/'source_mix.png'), out/'source_mix.png',
          header=('source', 'existing samples', 'existing share', 'merged samples', 'merged share'))
     dl = [json.loads(l) for l in (Path(output_dir)/'duplicates.jsonl').read_text().splitlines()[:50]]
-    show('## Dropped duplicates (first 50)',
-         [(d['row'], d['sample_id'], d['source'], d['kind'], d['duplicate_of'], d['other_row']) for d in dl]
-         or [('none', '', '', '', '', '')],
+    # each: row, sample_id, source, kind, duplicate_of, other_row (as `find_duplicates` writes it)
+    show('## Dropped duplicates (first 50)', [tuple(d.values()) for d in dl] or [('none', '', '', '', '', '')],
          header=('new row', 'sample_id', 'source', 'kind', 'copy kept is in', 'at row'))

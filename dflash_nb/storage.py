@@ -82,10 +82,9 @@ def s3_client(endpoint_url: str | None = None, workers: int = 32, max_attempts: 
     try: bs = botocore.session.Session(profile=profile)
     except bce.ProfileNotFound as e: raise StorageError(f"{e}; check AWS_PROFILE and ~/.aws/config") from e
     scoped = bs.get_scoped_config()
-    if retry_mode is None and not (os.environ.get("AWS_RETRY_MODE")
-                                   or scoped.get("retry_mode")): retry_mode = "adaptive"
-    if max_attempts is None and not (os.environ.get("AWS_MAX_ATTEMPTS") or scoped.get("max_attempts")):
-        max_attempts = DEFAULT_MAX_ATTEMPTS
+    unset = lambda k: not (os.environ.get(f"AWS_{k.upper()}") or scoped.get(k))  # our defaults yield to the user's
+    if retry_mode is None and unset("retry_mode"): retry_mode = "adaptive"
+    if max_attempts is None and unset("max_attempts"): max_attempts = DEFAULT_MAX_ATTEMPTS
     retries = {k: v for k, v in (("mode", retry_mode), ("total_max_attempts", max_attempts)) if v is not None}
     cfg = Config(retries=retries or None, max_pool_connections=max(10, workers + 4), tcp_keepalive=True)
     if config is not None: cfg = cfg.merge(config)
@@ -106,8 +105,7 @@ def _endpoint(client) -> str:
     try: return redact(client.meta.endpoint_url)
     except Exception: return "the S3 endpoint"
 
-def _code(e) -> str:
-    return str(e.response.get("Error", {}).get("Code", "")) if isinstance(e, bce.ClientError) else ""
+def _code(e) -> str: return str(e.response.get("Error", {}).get("Code", "")) if isinstance(e, bce.ClientError) else ""
 
 def _status(e) -> int:
     return e.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) if isinstance(e, bce.ClientError) else 0
@@ -162,8 +160,6 @@ class S3Object:
     size: int
     etag: str
 
-def _suffix_ok(key: str, suffixes) -> bool: return suffixes is None or key.endswith(tuple(suffixes))
-
 # %% ../nbs/00_storage.ipynb #a460ca03
 _LISTING_KEYS = ("Name", "KeyCount", "IsTruncated", "Contents")
 
@@ -184,7 +180,7 @@ def list_objects(url: str, suffixes: Iterable[str] | None = (".jsonl",), client=
                  page_size: int = 1000) -> list[S3Object]:
     "Objects at `url` (one object, or everything under it as a directory) ending in `suffixes`, sorted by key."
     bucket, key, dirp, client = _url_parts(url, client)
-    exact, found = None, []
+    exact, found, ends = None, [], ("",) if suffixes is None else tuple(suffixes)  # ("": any key)
     try:
         for page in client.get_paginator("list_objects_v2").paginate(
                 Bucket=bucket, Prefix=key, PaginationConfig={"PageSize": page_size}):
@@ -192,7 +188,7 @@ def list_objects(url: str, suffixes: Iterable[str] | None = (".jsonl",), client=
             for o in page.get("Contents", []):
                 obj = S3Object(k := o["Key"], int(o["Size"]), o.get("ETag", "").strip('"'))
                 if k == key and not k.endswith("/"): exact = obj  # one named object: not filtered by suffix
-                elif k.startswith(dirp) and not k.endswith("/") and _suffix_ok(k, suffixes): found.append(obj)
+                elif k.startswith(dirp) and not k.endswith("/") and k.endswith(ends): found.append(obj)
     except (bce.ClientError, bce.BotoCoreError) as e: raise storage_error(e, url, client) from e
     return [exact] if exact is not None else sorted(found, key=lambda o: o.key)
 
@@ -212,8 +208,7 @@ class _Job:
     def url(self) -> str: return _url(self.bucket, self.obj.key)
     @classmethod
     def to(cls, bucket: str, obj: S3Object, rel: str, root: Path, local: str) -> '_Job':
-        """The transfer of `obj` to `root/local`, its ETag recorded under `root/.s3meta` (both checked to stay inside
-        `root`)."""
+        "The transfer of `obj` to `root/local`, its ETag under `root/.s3meta` (both checked to stay inside `root`)."
         url = _url(bucket, obj.key)
         return cls(bucket, obj, rel, _safe_join(root, local, url), _safe_join(root/_META_DIR, local + ".json", url))
 
@@ -262,8 +257,7 @@ class _Run:
             if e is None: self.objects.update(1); self.downloaded += 1
             elif not isinstance(e, _Cancelled) and not self.failed.done(): self.failed.set_exception(e)
 
-    def close(self):
-        self.objects.close(); self.bytes.close()
+    def close(self): self.objects.close(); self.bytes.close()
 
 # %% ../nbs/00_storage.ipynb #285651a6
 class _Cancelled(Exception): pass
@@ -335,9 +329,8 @@ def _stream(client, jobs: list[_Job], workers: int, retries: int, backoff: float
     run = _Run(len(jobs), sum(j.obj.size for j in todo), desc, progress, initial=len(jobs) - len(todo))
     pool, ok = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="s3-download"), False
     def _stats():
-        if stats is not None:
-            stats.update(objects=len(jobs), skipped=len(jobs) - len(todo), downloaded=run.downloaded,
-                         bytes=run.nbytes, retries=run.retries, seconds=round(time.monotonic() - t0, 3))
+        if stats is not None: stats.update(objects=len(jobs), skipped=len(jobs) - len(todo), downloaded=run.downloaded,
+            bytes=run.nbytes, retries=run.retries, seconds=round(time.monotonic() - t0, 3))
     try:
         futs = {j.obj.key: pool.submit(_fetch, client, j, run, retries, backoff, budget) for j in todo}
         for f in futs.values(): f.add_done_callback(run.done)
@@ -378,10 +371,8 @@ def _local_files(local_dir: Path) -> list[tuple[str, Path]]:
 
 # %% ../nbs/00_storage.ipynb #23f4ef41
 def _delete_keys(client, bucket: str, keys: list[str], url: str):
-    for i in range(0, len(keys), 1000):
-        try:
-            r = client.delete_objects(Bucket=bucket, Delete={"Objects": [{"Key": k} for k in keys[i:i + 1000]],
-                                                             "Quiet": True})
+    for batch in (keys[i:i + 1000] for i in range(0, len(keys), 1000)):  # (a request deletes 1,000 keys at most)
+        try: r = client.delete_objects(Bucket=bucket, Delete={"Objects": [{"Key": k} for k in batch], "Quiet": True})
         except (bce.ClientError, bce.BotoCoreError) as e: raise storage_error(e, url, client) from e
         if r.get("Errors"):
             err = r["Errors"][0]
@@ -429,19 +420,17 @@ def output_state(url: str, client=None, commit_file: str = "manifest.json") -> O
     "What the output prefix `url` holds now (see `OutputState`)."
     bucket, _, prefix, client = _url_parts(url.rstrip("/"), client)
     objs = list_objects(_url(bucket, prefix), None, client)
-    head = _head(client, bucket, prefix + commit_file) if any(o.key == prefix + commit_file for o in objs) else None
+    there = {o.key for o in objs}
+    head = _head(client, bucket, prefix + commit_file) if prefix + commit_file in there else None
     if head is None: return OutputState(url, objs)
-    state = _get_json(client, bucket, prefix + "state.json") if any(o.key == prefix + "state.json" for o in objs) \
-        else None
+    state = _get_json(client, bucket, prefix + "state.json") if prefix + "state.json" in there else None
     runs = {r for r in [(head.get("Metadata") or {}).get(DATA_PREFIX_META, "")] if _RUN_RE.fullmatch(r)} \
         | _state_runs(state)
     if runs:  # its run folder(s), and the root pointers into them
-        owned = [o.key for o in objs if any(o.key.startswith(prefix + r) for r in runs) or o.key[len(prefix):]
-                 in _POINTERS]
+        owned = [o.key for o in objs if (rel := o.key[len(prefix):]) in _POINTERS or rel.startswith(tuple(runs))]
     else:  # the first layout: the dataset beside its manifest; its state.json lists the shards
-        names = {str(f.get("filename")) for f in (state or {}).get("_data_files", []) if isinstance(f, dict)} \
-            | set(_KNOWN_FILES)
-        owned = [o.key for o in objs if o.key[len(prefix):] in names]
+        names = {str(f.get("filename")) for f in (state or {}).get("_data_files", []) if isinstance(f, dict)}
+        owned = [o.key for o in objs if (rel := o.key[len(prefix):]) in names or rel in _KNOWN_FILES]
     return OutputState(url, objs, head["ETag"], tuple(owned))
 
 # %% ../nbs/00_storage.ipynb #2c58acaf
@@ -493,8 +482,7 @@ def _lost(e) -> bool: return _code(e) in _PRECONDITION | _MISSING_CODES or _stat
 
 def _names_run(client, bucket: str, key: str, run_dir: str) -> bool:
     "Does the commit object `key` now name `run_dir`?"
-    head = _head(client, bucket, key)
-    return head is not None and (head.get("Metadata") or {}).get(DATA_PREFIX_META) == run_dir
+    return ((_head(client, bucket, key) or {}).get("Metadata") or {}).get(DATA_PREFIX_META) == run_dir
 
 # %% ../nbs/00_storage.ipynb #08fc095d
 def _root_copy(local_dir: Path, name: str, run_dir: str) -> bytes | None:
@@ -632,8 +620,8 @@ def download_dir(url: str, local_dir, workers: int = 32, client=None, commit_fil
     rel = lambda o: commit_file if o.key == commit_key else o.key[len(dprefix):]
     jobs = [_Job.to(bucket, o, rel(o), Path(local_dir), rel(o)) for o in objs]
     last = [j for j in jobs if j.rel == commit_file]
-    for j in last:  # a local reader must not take a new mix of files for the old, committed version
-        if not _is_cached(j): j.dest.unlink(missing_ok=True)
+    # a local reader must not take a new mix of files for the old, committed version
+    for j in [j for j in last if not _is_cached(j)]: j.dest.unlink(missing_ok=True)
     st1, st2 = {}, {}
     for todo, n, bars, desc, st in (([j for j in jobs if j.rel != commit_file], workers, progress, "download", st1),
                                     (last, 1, False, "commit", st2)):
@@ -641,9 +629,8 @@ def download_dir(url: str, local_dir, workers: int = 32, client=None, commit_fil
     if commit_key and ((again := _head(client, bucket, commit_key)) is None or again.get("ETag") != head.get("ETag")):
         raise StorageError(f"{url}: the dataset was rewritten while it was being downloaded; rerun to get a consistent "
                            "copy", url, "Changed")
-    if stats is not None:
-        stats.update({k: st1.get(k, 0) + st2.get(k, 0) for k in ("objects", "skipped", "downloaded", "bytes",
-                                                                 "retries")})
+    if stats is not None: stats.update({k: st1.get(k, 0) + st2.get(k, 0)
+                                        for k in ("objects", "skipped", "downloaded", "bytes", "retries")})
     return Path(local_dir)
 
 # %% ../nbs/00_storage.ipynb #4a8d1aa7

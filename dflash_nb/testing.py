@@ -5,7 +5,7 @@
 # %% ../nbs/98_testing.ipynb #3083e17a
 from __future__ import annotations
 import atexit, json, os, re, socket, subprocess, sys, threading, time, urllib.request
-from contextlib import suppress
+from contextlib import closing, suppress
 from pathlib import Path
 
 import pyarrow as pa
@@ -37,15 +37,11 @@ class MotoServer:
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
         atexit.register(self._reap, self.proc)
         deadline = time.monotonic() + timeout
-        while True:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"moto server exited with {self.proc.returncode}; is moto[server] installed?")
-            try:
-                with socket.create_connection((self.host, self.port), timeout=0.5): return self
-            except OSError:
-                if time.monotonic() > deadline: self.kill(); raise RuntimeError(
-                    f"moto server not up on {self.endpoint}")
-                time.sleep(0.05)
+        while self.proc.poll() is None:
+            with suppress(OSError), socket.create_connection((self.host, self.port), timeout=0.5): return self
+            if time.monotonic() > deadline: self.kill(); raise RuntimeError(f"moto server not up on {self.endpoint}")
+            time.sleep(0.05)
+        raise RuntimeError(f"moto server exited with {self.proc.returncode}; is moto[server] installed?")
 
     @staticmethod
     def _reap(proc):
@@ -100,11 +96,9 @@ class Proxy:
         threading.Thread(target=self._accept, args=(self.listener,), daemon=True).start()
     def down(self):
         self.is_up = False
-        # wakes a blocked accept(); close() alone does not on Linux
-        with suppress(OSError): self.listener.shutdown(socket.SHUT_RDWR)
-        self.listener.close()
         with self.lock:
-            for c in self.conns:
+            for c in [self.listener, *self.conns]:
+                # (shutdown wakes a blocked accept(); close() alone does not on Linux)
                 with suppress(OSError): c.shutdown(socket.SHUT_RDWR)
                 c.close()
             self.conns.clear()
@@ -140,14 +134,10 @@ def _forward(self: Proxy, data: bytes) -> bool:
 
 @patch
 def _pump(self: Proxy, x, y, from_client: bool):
-    try:
+    with closing(x), closing(y), suppress(OSError):  # (each pump closes both ends: the other one then stops)
         while data := x.recv(65536):
             if from_client and not self._forward(data): break
             y.sendall(data)
-    except OSError: pass
-    finally:
-        for z in (x, y):
-            with suppress(OSError): z.close()
 
 # %% ../nbs/98_testing.ipynb #93cc48fb
 class FakeChatServer:
@@ -160,22 +150,20 @@ class FakeChatServer:
         srv = self
         class H(BaseHTTPRequestHandler):
             def log_message(self, *a): pass
-            def _send(self, code, obj):
+            def _send(self, code=404, obj={'error': 'not found'}):
                 b = json.dumps(obj).encode()
                 self.send_response(code); self.send_header('Content-Type', 'application/json')
                 self.send_header('Content-Length', str(len(b))); self.end_headers(); self.wfile.write(b)
             def do_GET(self):
-                if self.path.rstrip('/').endswith('/models'): self._send(
-                    200, {'object': 'list', 'data': [{'id': srv.model, 'object': 'model'}]})
-                else: self._send(404, {'error': 'not found'})
+                if not self.path.rstrip('/').endswith('/models'): return self._send()  # (404)
+                self._send(200, {'object': 'list', 'data': [{'id': srv.model, 'object': 'model'}]})
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers.get('Content-Length', 0))) or b'{}')
                 with srv._lock:
                     srv.requests.append({'path': self.path, 'body': body, 'auth': self.headers.get('Authorization')})
                     fail = srv.fail_left > 0; srv.fail_left -= fail
                 if fail: return self._send(500, {'error': 'try again'})
-                if not self.path.rstrip('/').endswith('/chat/completions'): return self._send(404,
-                                                                                              {'error': 'not found'})
+                if not self.path.rstrip('/').endswith('/chat/completions'): return self._send()  # (404)
                 try: msg = srv.answer(body)
                 except Exception as e: return self._send(400, {'error': {'message': str(e)}})
                 choice = {'index': 0, 'message': msg, 'finish_reason': msg.pop('finish_reason', 'stop')}
