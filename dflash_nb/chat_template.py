@@ -62,9 +62,8 @@ def _pick_template(value: Any, path: Path) -> str | None:
 def load_chat_template(model_dir: str | Path) -> str:
     "The chat template source of a model or tokenizer directory, found as `transformers` finds it."
     d = Path(model_dir)
-    if not d.is_dir():
-        raise ChatTemplateError(f"{d} is not a directory. Pass the model or tokenizer directory "
-                                "(the one holding tokenizer_config.json).", reason="no model directory")
+    if not d.is_dir(): raise ChatTemplateError(f"{d} is not a directory. Pass the model or tokenizer directory "
+                                               "(the one holding tokenizer_config.json).", reason="no model directory")
     if (jinja_file := d / "chat_template.jinja").is_file():
         try: return jinja_file.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as e:
@@ -103,8 +102,7 @@ def load_chat_templates(model_dir: str | Path) -> dict[str, str]:
 
 # %% ../nbs/02_chat_template.ipynb #0dc918f6
 def select_template_name(names, has_tools: bool) -> str:
-    """The template transformers' `apply_chat_template` uses when given no name: `tool_use` for a record with tools,
-    else `default`."""
+    "Template `apply_chat_template` (transformers) uses unnamed: `tool_use` for a record with tools, else `default`."
     return "tool_use" if has_tools and "tool_use" in names else "default"
 
 # %% ../nbs/02_chat_template.ipynb #54aad41c
@@ -126,10 +124,9 @@ def load_end_of_turn_tokens(model_dir: str | Path) -> list[str]:
             vocab = (tj.get("model") or {}).get("vocab") if isinstance(tj.get("model"), dict) else {}
             if isinstance(vocab, dict) and any(i not in names for i in ids):
                 names = {**{v: k for k, v in vocab.items()}, **names}
-        if missing := [i for i in ids if not isinstance(names.get(i), str)]:
-            raise ChatTemplateError(
-                f"{gc}: eos_token_id {missing} is not a token of {d}'s tokenizer. Fix generation_config.json "
-                "(it must name the model's stop tokens).", reason="unknown eos_token_id")
+        if missing := [i for i in ids if not isinstance(names.get(i), str)]: raise ChatTemplateError(
+            f"{gc}: eos_token_id {missing} is not a token of {d}'s tokenizer. Fix generation_config.json "
+            "(it must name the model's stop tokens).", reason="unknown eos_token_id")
         out = [names[i] for i in ids]
     eos = load_special_tokens(d).get("eos_token")
     return list(dict.fromkeys(out + ([eos] if eos else [])))
@@ -161,9 +158,8 @@ class _TemplateDict:
 
 # %% ../nbs/02_chat_template.ipynb #202bc3c3
 def _check_name(name):
-    if isinstance(name, str) and name.startswith("_"):
-        raise jinja2.exceptions.SecurityError(
-            f"Chat templates cannot store underscore-prefixed attributes on a namespace, but got {name!r}.")
+    if isinstance(name, str) and name.startswith("_"): raise jinja2.exceptions.SecurityError(
+        f"Chat templates cannot store underscore-prefixed attributes on a namespace, but got {name!r}.")
 
 class _TemplateNamespace(jinja2.utils.Namespace):
     "A jinja `namespace` that refuses underscore-prefixed attributes (no reaching into CPython internals)."
@@ -220,8 +216,7 @@ def _built(n: int, what: str, unit: str = "characters") -> int:
 _JSON_ESCAPES = re.compile(r'["\\\x00-\x1f]')
 
 def _repr_str_size(s: str) -> int:
-    """An upper bound of len(repr(s)): 2 quotes, a backslash for each quote or backslash, 10 for a non-printable
-    character."""
+    "Upper bound of len(repr(s)): 2 quotes, a backslash per quote or backslash, 10 per non-printable character."
     return len(s) + 2 + s.count("\\") + s.count("'") if s.isprintable() else 10 * len(s) + 2
 
 def _json_str_size(s: str, ensure_ascii: bool = False) -> int:
@@ -232,10 +227,7 @@ def _json_str_size(s: str, ensure_ascii: bool = False) -> int:
 _VIEWS = (list, tuple, set, frozenset, KeysView, ValuesView, ItemsView)
 
 def _walk_size(value, str_size=_repr_str_size, item: int = 2, key: int = 2, indent: int = 0) -> int:
-    """An upper bound of the characters `repr(value)` (or `json.dumps(value)`) writes, counted only up to just past
-    MAX_TEMPLATE_VALUE: strings by `str_size` (a short one as if every character were escaped), containers by their
-    items (`item`, `key`: separator characters per item and per key; `indent`: characters of indentation per level).
-    Each reference counts: a list holding one big string 1,000 times is written 1,000 times."""
+    "Upper bound of len(repr(value)) (or of `json.dumps(value)`), counted only to just past MAX_TEMPLATE_VALUE."
     total, limit, stack = 0, MAX_TEMPLATE_VALUE, [(value, 0)]
     pop, extend, repeat = stack.pop, stack.extend, itertools.repeat
     while stack and total <= limit:
@@ -388,13 +380,12 @@ def _counted(it):
         yield x
 
 # %% ../nbs/02_chat_template.ipynb #c4f1a7e5
+# what jinja passes along to `Context.call` inside a loop or block
+def _own(kwargs: dict) -> dict: return {k: v for k, v in kwargs.items() if k not in ("_loop_vars", "_block_vars")}
+
 def _sized_method(method, args: tuple, kwargs: dict) -> tuple:
-    """The arguments of a str/bytes/int method call that builds, once what it builds is sized (`join`'s iterable read
-    once)."""
-    owner, name = method.__self__, method.__name__
-    # what jinja passes along to `Context.call` inside a loop or block
-    if "_loop_vars" in kwargs or "_block_vars" in kwargs:
-        kwargs = {k: v for k, v in kwargs.items() if k not in ("_loop_vars", "_block_vars")}
+    "The arguments of a building str/bytes/int method call, once what it builds is sized (`join`'s iterable read once)."
+    owner, name, kwargs = method.__self__, method.__name__, _own(kwargs)
     if isinstance(owner, int):
         if name == "to_bytes": _built(_int(args[0] if args else kwargs.get("length", 1), 1), "to_bytes()", "bytes")
         return args
@@ -415,8 +406,7 @@ def _capped_call(__self, __context, __obj, *args, **kwargs):
     elif type(__obj) is jinja2.runtime.LoopContext and args:  # `loop(children)` in a recursive loop
         args = (_count_loop(args[0]),) + args[1:]
     elif __obj is jinja2.utils.generate_lorem_ipsum:
-        own = {k: v for k, v in kwargs.items() if k not in ("_loop_vars", "_block_vars")}
-        bound = inspect.signature(__obj).bind(*args, **own).arguments
+        bound = inspect.signature(__obj).bind(*args, **_own(kwargs)).arguments
         _built(_int(bound.get("n", 5), 5) * _int(bound.get("max", 100), 100) * 16, "lipsum()")
     if not __self.is_safe_callable(__obj):  # the sandbox's own `call`, inline (one frame less on every call)
         raise jinja2.exceptions.SecurityError(f"{__obj!r} is not safely callable")
@@ -511,15 +501,13 @@ def _capped_filter(name: str, fn, size):
     return capped
 
 def _capped_tojson(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False) -> str:
-    """`tojson`, sized: compact JSON by `_json_size` before the C encoder writes it; indented JSON (which Python's own
-    encoder writes, piece by piece) counted as it is written, its indent first (a line holds at most ~1,000 of them)."""
+    "`tojson`, sized: compact JSON by `_json_size` before the C encoder writes it; indented JSON counted as written."
     if indent is None:
         _built(_json_size(x, ensure_ascii, separators), "the 'tojson' filter")
         return _tojson(x, ensure_ascii, indent, separators, sort_keys)
     width = len(indent) if isinstance(indent, str) else indent if isinstance(indent, int) else 0
-    if width > MAX_TEMPLATE_VALUE >> 10:
-        raise TemplateLimitError(
-            f"the 'tojson' filter would indent each level by {width:,} characters (limit {MAX_TEMPLATE_VALUE >> 10:,})")
+    if width > MAX_TEMPLATE_VALUE >> 10: raise TemplateLimitError(
+        f"the 'tojson' filter would indent each level by {width:,} characters (limit {MAX_TEMPLATE_VALUE >> 10:,})")
     out, n = [], 0
     for chunk in json.JSONEncoder(ensure_ascii=ensure_ascii, indent=indent, separators=separators,
                                   sort_keys=sort_keys).iterencode(x):
@@ -535,8 +523,7 @@ def _capped_filters(filters: dict) -> dict:
 
 # %% ../nbs/02_chat_template.ipynb #c4f1a7e8
 class _CappedCodeGenerator(jinja2.compiler.CodeGenerator):
-    """jinja's code generator, with `~` and `+` sized before they build (jinja compiles `~` to a join the sandbox
-    cannot see)."""
+    "jinja's code generator, with `~` and `+` sized before they build (`~` compiles to a join the sandbox cannot see)."
     @jinja2.compiler.optimizeconst
     def visit_Concat(self, node, frame):
         markup = "context.eval_ctx.volatile" if frame.eval_ctx.volatile else str(bool(frame.eval_ctx.autoescape))
@@ -573,8 +560,7 @@ class _BoundedTemplate(jinja2.Template):
 
 # %% ../nbs/02_chat_template.ipynb #926fb66b
 class _Sandbox(ImmutableSandboxedEnvironment):
-    """transformers' sandbox, with what a template builds capped (see above), and its attribute check memoised: the
-    check depends only on the object's type and the name."""
+    "transformers' sandbox, capping what a template builds (see above); its attribute check memoised by (type, name)."
     _safe: dict = {}
     intercepted_binops = frozenset({"*", "**", "%"})  # routed through call_binop (and not constant-folded); `+`: `add`
     call_binop, call, wrap_str_format = _capped_binop, _capped_call, _wrap_str_format
@@ -623,9 +609,8 @@ def _plain(value: Any) -> Any:
 # %% ../nbs/02_chat_template.ipynb #7ee99db5
 def _prepare_messages(messages, copy: bool = True) -> list[dict]:
     "Messages as `apply_chat_template` hands them to the template (`copy=False`: values already plain JSON types)."
-    if isinstance(messages, (str, bytes, Mapping)) or not hasattr(messages, "__iter__"):
-        raise ChatTemplateError(f"messages must be a list of message dicts, got {type(messages).__name__}.",
-                                reason="messages not a list")
+    if isinstance(messages, (str, bytes, Mapping)) or not hasattr(messages, "__iter__"): raise ChatTemplateError(
+        f"messages must be a list of message dicts, got {type(messages).__name__}.", reason="messages not a list")
     out = []
     for i, m in enumerate(messages):
         if dataclasses.is_dataclass(m) and not isinstance(m, type) or callable(getattr(m, "model_dump", None)):
@@ -695,11 +680,9 @@ def prepare(self: ChatTemplate, messages, tools=None, copy: bool = True) -> tupl
 @patch
 def render_prepared(self: ChatTemplate, msgs: list, tools=None, add_generation_prompt: bool = False, documents=None,
                     **kwargs) -> str:
-    """`render` for messages and tools that went through `prepare` once (tokenize renders several prefixes of one
-    record)."""
-    if not msgs:
-        raise ChatTemplateError("cannot render an empty conversation: give at least one message.",
-                                reason="empty conversation")
+    "`render` for messages and tools that went through `prepare` once (tokenize renders several prefixes of a record)."
+    if not msgs: raise ChatTemplateError("cannot render an empty conversation: give at least one message.",
+                                         reason="empty conversation")
     variables = _plain({**self.special_tokens, **kwargs}) if kwargs else self._variables
     try:
         return self._template.render(messages=msgs, tools=tools, documents=_plain(documents),
@@ -746,8 +729,7 @@ def _probe(template, msgs, tools=None, agp=False, alias=False) -> str | None:
 
 # %% ../nbs/02_chat_template.ipynb #86fbe3db
 def detect_form(template, stop_tokens=(), name: str = "default", special=()) -> TemplateForm:
-    """The `TemplateForm` of `template` (a `ChatTemplate`), given the model's stop tokens (`load_end_of_turn_tokens`);
-    where it writes none of them, the `special` tokens its turns do end with (`written`, the most frequent first)."""
+    "The `TemplateForm` of `template` (a `ChatTemplate`), given the model's stop tokens (`load_end_of_turn_tokens`)."
     u, s = {"role": "user", "content": "Hi"}, {"role": "system", "content": "Be brief."}
     def answer(**kw): return {"role": "assistant", "content": "Yes.", **kw}
     field = next((f for f in REASONING_FIELDS for conv in ([s, u, answer(**{f: _PROBE_REASONING})],

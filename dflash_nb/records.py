@@ -56,8 +56,7 @@ class BadRecord(ValueError):
 MAX_DEPTH = 100  # levels of nested lists/objects in a record; chat records need a handful
 
 def check_depth(obj, what: str = "the record", limit: int = MAX_DEPTH):
-    """Raise `BadRecord('unsupported_value')` if `obj` nests lists/objects deeper than `limit` (checked without
-    recursion)."""
+    "Raise `BadRecord('unsupported_value')` if `obj` nests lists/objects deeper than `limit` (checked iteratively)."
     stack = [(obj, 1)]
     while stack:
         o, depth = stack.pop()
@@ -123,9 +122,8 @@ def _norm_tool_call(tc, i: int) -> dict:
                             f"({e.msg.removesuffix(' at')} at char {e.pos})") from None
         except (ValueError, RecursionError) as e:  # an integer over 4,300 digits, or nesting Python cannot parse
             raise BadRecord('unsupported_value', f"tool call {i} ({fn['name']}): arguments: {_why(e)}") from None
-    if not isinstance(parsed, dict):
-        raise BadRecord('bad_tool_call',
-                        f"tool call {i} ({fn['name']}): arguments must be a JSON object, got {type(parsed).__name__}")
+    if not isinstance(parsed, dict): raise BadRecord(
+        'bad_tool_call', f"tool call {i} ({fn['name']}): arguments must be a JSON object, got {type(parsed).__name__}")
     check_depth(parsed, f"tool call {i} ({fn['name']}) arguments")
     return {'type': 'function', 'function': {'name': fn['name'], 'arguments': args}} | (
         {'id': tc['id']} if 'id' in tc else {})
@@ -241,16 +239,14 @@ class InputError(ValueError):
     "A whole input file that cannot be read (corrupt or truncated compression, unreadable Parquet, not a regular file)."
 
 def file_kind(mode: int) -> str | None:
-    """None for a regular file (or folder), else what `st_mode` says it is: a FIFO or a device never ends, so it is not
-    read."""
+    "None for a regular file (or folder), else what `st_mode` says it is (a FIFO or device never ends: not read)."
     if stat.S_ISREG(mode) or stat.S_ISDIR(mode): return None
     kinds = ((stat.S_ISFIFO, 'a FIFO (named pipe)'), (stat.S_ISCHR, 'a character device'),
              (stat.S_ISBLK, 'a block device'), (stat.S_ISSOCK, 'a socket'))
     return next((what for test, what in kinds if test(mode)), 'a special file') + ", not a regular file"
 
 def _open_regular(path):
-    """`path` (links followed) opened for binary reading where it is a regular file, else `InputError`; never blocks on
-    a FIFO."""
+    "`path` (links followed) opened to read bytes if a regular file, else `InputError`; never blocks on a FIFO."
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     try:
         if not stat.S_ISREG(mode := os.fstat(fd).st_mode):
@@ -277,8 +273,7 @@ def _open_bytes(path):
 
 # %% ../nbs/01_records.ipynb #3aee48f6
 class TooLarge(bytes):
-    """What the readers give for a record over the byte cap: its first bytes (never valid JSON) and `detail`, the
-    skip's reason."""
+    "What readers give for a record over the byte cap: its first bytes (never valid JSON), `detail` (the skip reason)."
     detail = ''
     @classmethod
     def of(cls, head: bytes, detail: str) -> 'TooLarge':
@@ -315,8 +310,7 @@ def _jsonl_lines(path, max_bytes: int = MAX_RECORD_BYTES):
 
 # %% ../nbs/01_records.ipynb #cf15a7c0
 def _array_items(path, chunk: int = 1 << 20, max_bytes: int = MAX_RECORD_BYTES):
-    """The elements of a JSON array, streamed, as `(element number, raw text)`; a broken element ends the file as one
-    bad item."""
+    "A JSON array's elements, streamed, as `(element number, raw text)`; a broken element ends the file as 1 bad item."
     dec = json.JSONDecoder()
     with _open_bytes(path) as f:
         u = codecs.getincrementaldecoder('utf-8')('replace')
@@ -384,8 +378,7 @@ def _rows(path: Path, max_bytes: int = MAX_RECORD_BYTES):
 
 # %% ../nbs/01_records.ipynb #91242829
 def read_lines(path, max_bytes: int = MAX_RECORD_BYTES) -> Iterator[tuple[int, bytes]]:
-    """The records of one input as `(line, raw JSON bytes)`; decoding happens in `parse_line`; a record over
-    `max_bytes` is a `TooLarge`."""
+    "The records of one input as `(line, raw JSON bytes)`, decoded in `parse_line`; over `max_bytes`: a `TooLarge`."
     path = Path(path)
     if path.is_dir() or input_suffix(path.name) == '.parquet': return _rows(path, max_bytes)
     if input_suffix(path.name) in ('.json', '.json.gz', '.json.zst') and _json_kind(path) == 'array':
@@ -442,8 +435,7 @@ def _why_not_read(path: Path, name: str) -> str | None:
 # %% ../nbs/01_records.ipynb #6c36b630
 @dataclass
 class Inputs:
-    """What a completions source holds: the inputs to read `(name, path)` in order, what is ignored `(name, reason)`,
-    and the DatasetDict splits chosen."""
+    "What a completions source holds: the `files` to read `(name, path)` in order, the `ignored` ones `(name, reason)`."
     files: list
     ignored: list
     splits: list = field(default_factory=list)  # one dict(folder, split, splits) per DatasetDict folder read
@@ -471,12 +463,10 @@ def dataset_dict_splits(p: Path) -> list[str] | None:
     return splits
 
 def choose_split(p: Path, split: str | None = None) -> tuple[str, list[str]]:
-    """`(split, all splits)` to read of the DatasetDict folder `p`: `split`, else `train`; one line naming the splits
-    when it has neither."""
+    "`(split, all splits)` to read of the DatasetDict `p`: `split`, else `train`; neither: an error naming the splits."
     splits = dataset_dict_splits(p)
-    if (want := split or 'train') not in splits:
-        raise ValueError(
-            f"{p}: a DatasetDict with splits {', '.join(splits)}, none named {want!r}; choose one with --split NAME")
+    if (want := split or 'train') not in splits: raise ValueError(
+        f"{p}: a DatasetDict with splits {', '.join(splits)}, none named {want!r}; choose one with --split NAME")
     if not is_saved_dataset(p/want): raise InputError(
         f"{p/want}: split {want!r} of the DatasetDict {p} is not a saved dataset (no state.json)")
     return want, splits
@@ -496,9 +486,8 @@ def _source_path(src, option: str) -> Path:
     p = Path(src)
     if not p.exists():
         raise FileNotFoundError(f"{src}: no such file or folder; check the {option} path" + hub_id_hint(src, 'dataset'))
-    if (kind := file_kind(p.stat().st_mode)) is not None:
-        raise ValueError(
-            f"{src}: {kind}; {option} must be a regular file or a folder of them (a pipe or device never ends)")
+    if (kind := file_kind(p.stat().st_mode)) is not None: raise ValueError(
+        f"{src}: {kind}; {option} must be a regular file or a folder of them (a pipe or device never ends)")
     return p
 
 def _no_inputs(src, ignored: list, option: str) -> FileNotFoundError:
@@ -510,8 +499,7 @@ def _no_inputs(src, ignored: list, option: str) -> FileNotFoundError:
 
 # %% ../nbs/01_records.ipynb #f18d98e7
 def discover_inputs(src, split: str | None = None, option: str = '--completions') -> Inputs:
-    """Every completions input under `src` in sorted path order, and every other file with why it is not read; of a
-    DatasetDict, split `split` (else `train`); errors name `option`, the option that gave `src`."""
+    "Every completions input under `src` in sorted path order, and every other file with why it is not read."
     p = _source_path(src, option)
     files, ignored, seen, splits = [], [], {}, []
     def dataset_dict(d: Path, rel: str):
@@ -559,9 +547,8 @@ def discover_inputs(src, split: str | None = None, option: str = '--completions'
             if (why := _why_not_read(q, e.name)) is None: files.append((r, q))
             else: ignored.append((r, why))
     walk(p, '')
-    if split is not None and not splits:
-        raise ValueError(
-            f"{src}: --split {split} given, but there is no DatasetDict folder (dataset_dict.json) in it; drop --split")
+    if split is not None and not splits: raise ValueError(
+        f"{src}: --split {split} given, but there is no DatasetDict folder (dataset_dict.json) in it; drop --split")
     if not files: raise _no_inputs(src, ignored, option)
     return Inputs(files, ignored, splits)
 

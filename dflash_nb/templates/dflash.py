@@ -47,9 +47,8 @@ def select_target_layers(num_target_layers: int, n: int) -> list[int]:
     if n < 1: raise ValueError(f"need at least one target layer, got n={n}")
     if n == 1: return [num_target_layers // 2]
     start, end = 1, num_target_layers - 3
-    if end < start:
-        raise ValueError(f"a target with {num_target_layers} layers is too shallow for the 1..L-3 rule; "
-                         "pass target_layer_ids explicitly")
+    if end < start: raise ValueError(f"a target with {num_target_layers} layers is too shallow for the 1..L-3 rule; "
+                                     "pass target_layer_ids explicitly")
     return [int(round(start + i * (end - start) / (n - 1))) for i in range(n)]
 
 # %% ../../nbs/10_model.ipynb #c7bb0c23
@@ -99,9 +98,8 @@ def _check_config(self) -> None:
                          f"num_key_value_heads={self.num_key_value_heads}")
     if self.block_size < 2: raise ValueError("block_size must be >= 2 (anchor + at least one mask), got "
                                              f"{self.block_size}")
-    if not 0 <= self.mask_token_id < self.vocab_size:
-        raise ValueError(f"mask_token_id={self.mask_token_id} is outside the target vocabulary (size "
-                         f"{self.vocab_size})")
+    if not 0 <= self.mask_token_id < self.vocab_size: raise ValueError(
+        f"mask_token_id={self.mask_token_id} is outside the target vocabulary (size {self.vocab_size})")
     if not self.target_layer_ids or not all(0 <= i < self.num_target_layers for i in self.target_layer_ids):
         raise ValueError(f"target_layer_ids {self.target_layer_ids} must be non-empty and within "
                          f"0..{self.num_target_layers - 1}")
@@ -112,9 +110,8 @@ def _check_config(self) -> None:
     if 'sliding_attention' in self.layer_types and not (self.sliding_window and self.sliding_window >= self.block_size):
         raise ValueError(f"sliding_attention layers need sliding_window >= block_size ({self.block_size}), got "
                          f"{self.sliding_window}")
-    if self.rope_scaling and self.rope_scaling.get('rope_type') not in SCALED_ROPE_TYPES:
-        raise ValueError(f"RoPE type {self.rope_scaling.get('rope_type')!r} is not supported (plain, "
-                         f"{', '.join(SCALED_ROPE_TYPES)})")
+    if self.rope_scaling and self.rope_scaling.get('rope_type') not in SCALED_ROPE_TYPES: raise ValueError(
+        f"RoPE type {self.rope_scaling.get('rope_type')!r} is not supported (plain, {', '.join(SCALED_ROPE_TYPES)})")
 
 # %% ../../nbs/10_model.ipynb #dda2ee98
 def _from_target(cls, target_config, num_draft_layers: int = 5, target_layer_ids=None, block_size: int = 16,
@@ -170,8 +167,7 @@ DFlashConfig.to_hf_dict = _to_hf_dict
 
 # %% ../../nbs/10_model.ipynb #d4abb6fa
 def _rope_scaling(d: dict) -> dict | None:
-    """The scaled-RoPE parameters of a config dict (`rope_parameters` or `rope_scaling`), None for plain RoPE; unknown
-    types refused."""
+    "Scaled-RoPE parameters of a config dict (`rope_parameters`/`rope_scaling`), None if plain; unknown types refused."
     rp = d.get('rope_parameters') or d.get('rope_scaling') or {}
     if isinstance(rp, dict) and 'full_attention' in rp: rp = rp['full_attention']
     rp = rp if isinstance(rp, dict) else {}
@@ -200,14 +196,12 @@ def _window_form(d: dict, n: int) -> tuple:
     return lt, (window if lt and 'sliding_attention' in lt else None), causal
 
 def _draft_vocab_size(d: dict) -> int:
-    """Ids a drafter predicts per its config dict (0: the whole vocabulary): top-level `draft_vocab_size` (vLLM,
-    EAGLE-3) or ours in dflash_config."""
+    "Ids a drafter predicts per config dict (0: all): top-level `draft_vocab_size` (vLLM, EAGLE-3) or dflash_config's."
     v = d.get('draft_vocab_size', (d.get('dflash_config') or {}).get('draft_vocab_size')) or 0
     return 0 if int(v) == int(d['vocab_size']) else int(v)
 
 def _from_hf_dict(cls, d: dict) -> DFlashConfig:
-    """Read a drafter `config.json`: written by `to_hf_dict`, a published DFlash drafter's (own heads, sliding layers)
-    or vLLM's `use_swa` form."""
+    "Read a drafter config.json: `to_hf_dict`'s, a published DFlash one (own heads, sliding layers), vLLM's `use_swa`."
     dc = d.get('dflash_config') or {}
     L, n = int(dc.get('num_target_layers', d.get('num_target_layers'))), int(d['num_hidden_layers'])
     lt, window, causal = _window_form(d, n)
@@ -232,8 +226,7 @@ DFlashConfig.from_hf_dict = classmethod(_from_hf_dict)
 
 # %% ../../nbs/10_model.ipynb #6e713411
 def rotary_cos_sin(positions, head_dim: int, theta: float, dtype=torch.float32, scaling: tuple | None = None):
-    """cos and sin of shape (B, 1, S, head_dim) for integer `positions` (B, S); `scaling`: (inv_freq, factor) of a
-    scaled RoPE."""
+    "cos and sin (B, 1, S, head_dim) for integer `positions` (B, S); `scaling`: (inv_freq, factor) of a scaled RoPE."
     inv_freq = (1.0 / theta ** (torch.arange(0, head_dim, 2, device=positions.device, dtype=torch.float32) / head_dim)
                 if scaling is None else scaling[0].to(positions.device))
     f = positions[..., None].float() * inv_freq
@@ -244,8 +237,7 @@ def rotary_cos_sin(positions, head_dim: int, theta: float, dtype=torch.float32, 
 # %% ../../nbs/10_model.ipynb #12d83232
 _ROPE_CACHE = {}
 def rope_scaling_of(c) -> tuple | None:
-    """(inv_freq, attention factor) of the drafter's scaled RoPE, as transformers computes it for Qwen3 (None: plain
-    RoPE)."""
+    "(inv_freq, attention factor) of the drafter's scaled RoPE as transformers computes it for Qwen3; None: plain RoPE."
     if not c.rope_scaling: return None
     key = json.dumps([c.rope_scaling, c.rope_theta, c.head_dim, c.max_position_embeddings], sort_keys=True)
     if key not in _ROPE_CACHE:
@@ -263,14 +255,12 @@ def apply_rotary(x, cos, sin): return x * cos.to(x.dtype) + rotate_half(x) * sin
 # %% ../../nbs/10_model.ipynb #rc01layout
 @dataclass
 class BlockLayout:
-    """The training layout without a dense mask: queries are N blocks of `block_size` per sample, keys the `ctx_len`
-    context positions then the same blocks; block n sees context < anchors[:, n] (within `window` of each query) and
-    its own block (causally with `causal`)."""
-    anchors: torch.Tensor          # (B, N) anchor of each block
+    "Layout without a dense mask: N blocks of `block_size` queries per sample; keys `ctx_len` context then the blocks."
+    anchors: torch.Tensor          # (B, N) anchor of each block: block n sees context < anchors[:, n] and its own block
     ctx_len: int
     block_size: int
-    window: int | None = None
-    causal: bool = False
+    window: int | None = None      # context seen only within `window` of each query
+    causal: bool = False           # its own block seen causally
 
 # %% ../../nbs/10_model.ipynb #2129b6eb
 def sliding_window_mask(q_pos, k_pos, window: int | None, causal: bool = False):
@@ -293,9 +283,8 @@ def layer_masks(c: DFlashConfig, attn_mask, q_pos, k_pos=None) -> dict:
         win, causal = c.sliding_window if t == 'sliding_attention' else None, layer_causal(c, t)
         if not (win or causal): out[t] = attn_mask; continue
         if isinstance(attn_mask, BlockLayout): out[t] = replace(attn_mask, window=win, causal=causal); continue
-        if attn_mask is not None and not isinstance(attn_mask, torch.Tensor):
-            raise ValueError("a drafter with sliding or causal layers needs one flex BlockMask per layer type: "
-                             "flex_layer_masks(...)")
+        if attn_mask is not None and not isinstance(attn_mask, torch.Tensor): raise ValueError(
+            "a drafter with sliding or causal layers needs one flex BlockMask per layer type: flex_layer_masks(...)")
         near = sliding_window_mask(q_pos, k_pos, win, causal)
         out[t] = near if attn_mask is None else attn_mask & near
     return out
@@ -328,8 +317,7 @@ def _flex_attention(cuda: bool):
 
 # %% ../../nbs/10_model.ipynb #g25hfcache
 class HFCache:
-    """A transformers `Cache` (the DynamicCache z-lab's generation loop passes) used as the drafter's context cache: it
-    holds the context keys/values only (positions 0 .. length - 1), so the loop's `crop(start)` keeps the context."""
+    "A transformers `Cache` (z-lab loop's DynamicCache) as drafter context cache: context only, `crop(start)` keeps it."
     def __init__(self, cache): self.cache = cache
     def _layers(self) -> dict:
         return {i: l for i, l in enumerate(getattr(self.cache, 'layers', None) or [])
@@ -339,8 +327,7 @@ class HFCache:
     seq_len = property(lambda self: self.cache.get_seq_length())
     def update(self, layer: int, k, v): return self.cache.update(k, v, layer)
     def add_positions(self, pos):
-        """Positions (1, C) of the cached context plus the new context `pos` (added by this forward's layers); None:
-        none."""
+        "Positions (1, C) of the cached context plus the new context `pos` (added by this forward's layers), or None."
         n, ks = self.cache.get_seq_length(), self.k
         dev = pos.device if pos is not None else (ks[0].device if ks else None)
         old = torch.arange(n, device=dev)[None]
@@ -349,16 +336,14 @@ class HFCache:
     def crop(self, n: int): crop_cache(self.cache, n)
 
 def crop_cache(cache, keep: int):
-    """Keep the first `keep` positions of a transformers Cache: crop(-removed) is read alike by transformers 4 (max
-    length) and 5 (tokens to remove)."""
+    "Keep a Cache's first `keep` positions: crop(-removed) suits transformers 4 (max length) and 5 (count to remove)."
     n = cache.get_seq_length()
     if keep < n: cache.crop(keep - n)
 
 
 # %% ../../nbs/10_model.ipynb #rc01attblk
 def _attend_blocks(q, k, v, lay: BlockLayout):
-    """Attention of q (B, h, N*bs, d) over k, v (B, kvh, T + N*bs, d) per `lay`: each block against its visible
-    context and its own keys, one softmax."""
+    "q (B, h, N*bs, d) attends k, v (B, kvh, T + N*bs, d) per `lay`: block vs visible context + own keys, 1 softmax."
     B, h, Q, d = q.shape
     kvh, T, bs = k.shape[1], lay.ctx_len, lay.block_size
     g, N = h // kvh, Q // bs
@@ -380,8 +365,7 @@ def _attend_blocks(q, k, v, lay: BlockLayout):
 
 # %% ../../nbs/10_model.ipynb #a0350519
 def _attend(q, k, v, mask):
-    """Scaled dot-product attention of q (B, h, Q, d) over k, v (B, kvh, K, d) with a bool mask, a BlockLayout, a
-    BlockMask or none."""
+    "SDPA of q (B, h, Q, d) over k, v (B, kvh, K, d) with a bool mask, a BlockLayout, a BlockMask or none."
     if isinstance(mask, BlockLayout): return _attend_blocks(q, k, v, mask)
     if mask is not None and not isinstance(mask, torch.Tensor):  # a flex-attention BlockMask
         return _flex_attention(q.is_cuda)(q, k, v, block_mask=mask, enable_gqa=True)
@@ -433,8 +417,7 @@ class DFlashDecoderLayer(nn.Module):
 
 # %% ../../nbs/10_model.ipynb #46844750
 def build_drafter(m: nn.Module, c: DFlashConfig) -> nn.Module:
-    """Give `m` the drafter's own modules, under the names of the saved weights (`layers.*`, `fc`, `hidden_norm`,
-    `norm`)."""
+    "Give `m` the drafter's own modules, named as the saved weights (`layers.*`, `fc`, `hidden_norm`, `norm`)."
     m.layers = nn.ModuleList(DFlashDecoderLayer(c, i) for i in range(c.num_hidden_layers))
     m.fc = nn.Linear(len(c.target_layer_ids) * c.hidden_size, c.hidden_size, bias=False)
     m.hidden_norm, m.norm = (RMSNorm(c.hidden_size, c.rms_norm_eps) for _ in range(2))
@@ -470,13 +453,10 @@ def drafter_hidden(m: nn.Module, c: DFlashConfig, x, block_pos, ctx_hidden=None,
 # %% ../../nbs/10_model.ipynb #g25specgen
 @torch.no_grad()
 def spec_generate(drafter, target, input_ids, max_new_tokens: int, stop_token_ids=None, temperature: float = 0.0):
-    """z-lab's entry point, for the AutoModel drafter (`dflash.py`): DFlash speculative decoding of `input_ids` (1, P)
-    with the Hugging Face `target` (attention layers only: its cache is cropped to the accepted length) -> (1, P +
-    new ids), cut after the first stop token. Drafts are the drafter's argmax (within its draft vocabulary); each
-    committed token is the target's own argmax (temperature 0) or sample, so the output is the target's own decoding."""
+    "DFlash speculative decoding of `input_ids` (1, P) by HF `target` -> (1, P + new ids) through its first stop token."
     import inspect
     from transformers import DynamicCache
-    def pick(logits):
+    def pick(logits):   # each committed token is the target's own argmax (temperature 0) or sample: its own decoding
         if temperature <= 0: return logits.argmax(-1)
         p = torch.softmax(logits.float() / temperature, -1)
         return torch.multinomial(p.reshape(-1, p.shape[-1]), 1).view(p.shape[:-1])
@@ -496,14 +476,14 @@ def spec_generate(drafter, target, input_ids, max_new_tokens: int, stop_token_id
                     use_cache=True)
         logits = head(h[:, 1:].to(head.weight.dtype))
         if getattr(drafter, 't2d', None) is not None: logits[..., ~drafter.t2d.to(dev)] = -math.inf
-        block[0, 1:] = logits[0].argmax(-1)
+        block[0, 1:] = logits[0].argmax(-1)                                # drafts: the argmax in the draft vocabulary
         o = target(input_ids=block, position_ids=torch.arange(a, a + bs, device=dev)[None], use_cache=True,
                    output_hidden_states=True, **{ckw: tcache})
         post = pick(o.logits[0]).tolist()
         # drafts the target agrees with
         m = next((i for i in range(bs - 1) if int(block[0, i + 1]) != post[i]), bs - 1)
         ids += block[0, 1:m + 1].tolist() + [post[m]]
-        crop_cache(tcache, a + m + 1)
+        crop_cache(tcache, a + m + 1)      # target: attention layers only, its cache cropped to the accepted length
         ctx = feats(o)[:, :m + 1]
     new = ids[P:P + max_new_tokens]
     cut = next((i + 1 for i, t in enumerate(new) if t in stop), len(new))
@@ -529,8 +509,7 @@ class DFlashDraftModel(PreTrainedModel):
 
     def forward(self, position_ids, noise_embedding, target_hidden=None, attention_mask=None, past_key_values=None,
                 cache=None, **kwargs):
-        """Hidden states of the block; `past_key_values` (or `cache`): a DraftCache or a transformers Cache (z-lab's
-        DynamicCache) of the context."""
+        "Block hidden states; `past_key_values`/`cache`: the context's DraftCache or HF Cache (z-lab's DynamicCache)."
         C = 0 if target_hidden is None else target_hidden.shape[1]
         pkv = past_key_values if past_key_values is not None else cache
         pkv = pkv if pkv is None or isinstance(pkv, DraftCache) else HFCache(pkv)
