@@ -45,9 +45,8 @@ def open_dataset_dir(path, role: str = 'existing') -> Dataset:
     """Dataset folder `path` as one snapshot, its one schema checked (`role` names it in errors: existing/new)."""
     p = Path(path)
     if not (p/'state.json').is_file():
-        what = "no such folder" if not p.exists() else "not a dataset folder (no state.json)"
-        raise FileNotFoundError(f"{p}: {what}; --{role} must be a dataset written "
-                                "by `dflash-nb tokenize` or `dflash-nb merge`")
+        raise FileNotFoundError(f"{p}: {'no such folder' if not p.exists() else 'not a dataset folder (no state.json)'}"
+                                f"; --{role} must be a dataset written by `dflash-nb tokenize` or `dflash-nb merge`")
     ds = Dataset(p); ds.schema  # shards of different schemas are refused before anything is written
     return ds
 
@@ -213,8 +212,7 @@ def input_stats(ds: Dataset, lens: np.ndarray, progress: bool = False) -> dict:
         for b in stream_batches(s):
             loss += int(pc.sum(pc.list_flatten(b.column('loss_mask'))).as_py() or 0)
             sources.update(b.column('source').to_pylist())
-    sk = ds.path/'skipped.jsonl'
-    lines = sk.read_text(encoding='utf-8').splitlines() if sk.is_file() else []
+    lines = sk.read_text(encoding='utf-8').splitlines() if (sk := ds.path/'skipped.jsonl').is_file() else []
     skipped = Counter(json.loads(l)['reason'] for l in lines if l.strip())
     msl = ds.params.get('max_seq_len')
     return dict(samples=n, total_tokens=total, loss_tokens=loss, truncated=int((lens == msl).sum()) if msl else 0,
@@ -240,14 +238,12 @@ def _local_inputs(existing, new, progress: bool = True) -> tuple[Path, object]:
 # %% ../nbs/07_merge.ipynb #91712e4c
 def _tokenizer_for_completions(ex: Dataset, model_path) -> ChatTokenizer:
     "The tokenizer for new completions: `model_path`, else the directory recorded in the existing manifest."
-    if model_path is None:
-        rec = ex.tokenizer.get('model_path')
-        if not rec or not (Path(rec)/'tokenizer.json').is_file():
-            raise MergeError(f"{ex.path/'manifest.json'}: the tokenizer directory it records ({rec}) is not here; pass "
-                             "--model-path with a copy of that tokenizer (fingerprint "
-                             f"{ex.tokenizer.get('fingerprint')})")
-        model_path = rec
-    return ChatTokenizer(model_path)
+    if model_path is not None: return ChatTokenizer(model_path)
+    rec = ex.tokenizer.get('model_path')
+    if not rec or not (Path(rec)/'tokenizer.json').is_file():
+        raise MergeError(f"{ex.path/'manifest.json'}: the tokenizer directory it records ({rec}) is not here; pass "
+                         f"--model-path with a copy of that tokenizer (fingerprint {ex.tokenizer.get('fingerprint')})")
+    return ChatTokenizer(rec)
 
 def _describe_input(ds: Dataset, kind: str, path, st: dict, extra: dict | None = None) -> dict:
     return dict(path=str(Path(path).resolve()), kind=kind, fingerprint=ds.tokenizer.get('fingerprint'),

@@ -486,8 +486,7 @@ def _root_copy(local_dir: Path, name: str, run_dir: str) -> bytes | None:
     """Root copy of the run's `name` (state, dataset_info, manifest): file names made relative to the prefix."""
     if not (local_dir/name).is_file(): return None
     data = (local_dir/name).read_bytes()
-    if name == "dataset_info.json": return data  # (as it is: it names no file)
-    try: d = json.loads(data)
+    try: d = json.loads(data) if name != "dataset_info.json" else None  # (dataset_info.json as it is: it names no file)
     except ValueError: return data
     if not isinstance(d, dict): return data
     rebase = lambda xs: [{**f, "filename": run_dir + f["filename"]} if isinstance(f, dict) and "filename" in f else f

@@ -57,9 +57,8 @@ class MotoServer:
 
     def enable_auth(self):
         "Enforce IAM authentication from now on (moto's `reset-auth` API)."
-        req = urllib.request.Request(f"{self.endpoint}/moto-api/reset-auth", data=b"0", method="POST",
-                                     headers={"Content-Type": "text/plain"})
-        urllib.request.urlopen(req, timeout=10).read()
+        urllib.request.urlopen(urllib.request.Request(f"{self.endpoint}/moto-api/reset-auth", data=b"0", method="POST",
+                                                      headers={"Content-Type": "text/plain"}), timeout=10).read()
 
     def __enter__(self): return self.start() if self.proc is None else self
     def __exit__(self, *exc): self.kill()
