@@ -41,8 +41,7 @@ def _json_kind(v) -> str: return {dict: 'a JSON object', list: 'a list', str: 'a
                                   type(None): 'null'}.get(type(v), 'a number')
 
 def parse_json(data: bytes | None, p, kind: type | None = None):
-    """The JSON value in `data` (file `p`'s bytes; None: absent); invalid JSON, or not a `kind` (e.g. dict), is one line
-    naming `p`."""
+    """The JSON value in `data` (file `p`'s bytes; None: absent); bad JSON or not a `kind`: one line naming `p`."""
     if data is None: return None
     try: v = json.loads(data.decode('utf-8'))
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
@@ -225,16 +224,14 @@ def dataset_shards(path, tries: int = 50) -> Shards:
 
 # %% ../nbs/03a_dataset.ipynb #3c5e145b
 def copied_run(path: Path) -> Path:
-    """`path`, or for a plain copy of an s3:// output (a root manifest naming its run folder) that run folder: the whole
-    dataset, auxiliary files included."""
+    """`path`, or for a plain copy of an s3:// output (a root manifest naming its run folder) that run folder."""
     man = read_json(path/'manifest.json') if path.is_dir() else None
     run = man.get('data_prefix') if isinstance(man, dict) else None
     ok = isinstance(run, str) and run.startswith('runs/') and '..' not in run.split('/')
     return path/run if ok and (path/run/'manifest.json').is_file() else path
 
 def open_dataset(path, progress: bool = False) -> Path:
-    """A local folder holding the dataset at `path`: `path` itself (the run folder of a plain copy of an s3:// output),
-    or for s3:// a verified cached copy."""
+    """A local folder holding the dataset at `path`: `path` (or its run folder), or for s3:// a verified cached copy."""
     if '://' in str(path):  # (storage is imported only for a URL: it loads boto3)
         from dflash_nb.storage import is_s3_url, local_dataset
         if is_s3_url(str(path)): return local_dataset(str(path), progress=progress)
@@ -307,8 +304,7 @@ def _mapped_data(shard):
     return mm
 
 def stream_batches(shard, max_rows: int | None = None) -> Iterator[pa.RecordBatch]:
-    """Record batches of one Arrow stream shard, zero-copy from a memory map; cut to `max_rows` rows when given; checked
-    at the end."""
+    """Record batches of one Arrow stream shard, zero-copy from a memory map, cut to `max_rows`; checked at the end."""
     mm = _mapped_data(shard)
     src = pa.BufferReader(pa.py_buffer(mm))
     try: it = iter(pa.ipc.open_stream(src))
@@ -392,15 +388,13 @@ def shard_record(path, filename: str | None = None) -> dict:
     return dict(filename=filename or Path(path).name, rows=rows, tokens=tokens, bytes=size, sha256=digest)
 
 def record_shards(out_dir, names: list[str], known: dict | None = None) -> list[dict]:
-    """The manifest's `shards` for the shards `names` in `out_dir`: `known[name]` where the file still has its size,
-    else read."""
+    """The manifest's `shards` for `names` in `out_dir`: `known[name]` where the file still has its size, else read."""
     return [dict(k, filename=n) if (k := (known or {}).get(n)) and os.path.getsize(Path(out_dir)/n) == k['bytes']
             else shard_record(Path(out_dir)/n, n) for n in names]
 
 # %% ../nbs/03a_dataset.ipynb #7a91eac1
 def place_shard(shard, dst, link: bool = True) -> str:
-    """Put the shard `shard` at the new path `dst`: a hard link ('link') when `link` and the file system allows, else a
-    copy ('copy') of the file the snapshot opened. Never a symbolic link: the source folder may be replaced."""
+    """Put `shard` at `dst`: a hard link ('link') when `link` and the file system allow, else a copy ('copy')."""
     dst = Path(dst)
     if link:
         try: os.link(shard, dst)
@@ -442,8 +436,7 @@ def write_shard(path, batches, schema: pa.Schema = SCHEMA) -> Path:
 
 def write_dataset(out_dir, batches, manifest: dict | None = None, stats: dict | None = None,
                   schema: pa.Schema = SCHEMA) -> Path:
-    """A one-shard dataset in `out_dir` (created): the shard, its metadata, and `manifest.json` (with the shard's
-    record) / `stats.json` when given."""
+    """A one-shard dataset in `out_dir`: the shard, its metadata, `manifest.json` and `stats.json` when given."""
     out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
     write_shard(out/SHARD_NAME, batches, schema); write_dataset_metadata(out, [SHARD_NAME])
     if manifest is not None: manifest = {**manifest, 'shards': record_shards(out, [SHARD_NAME])}
@@ -511,8 +504,7 @@ def output_lock(out):
 
 # %% ../nbs/03a_dataset.ipynb #2225fc88
 def check_output_dir(out, overwrite: bool, ours=None, what: str = 'a dataset written by dflash-nb (no manifest.json)'):
-    """Refuse the existing output folder `out` unless `overwrite` and it is empty, a dataset this project wrote, or
-    `ours(out)`."""
+    """Refuse existing output `out` unless `overwrite` and it is empty, a dataset this project wrote, or `ours(out)`."""
     out = Path(out)
     if not out.exists() and not out.is_symlink(): return
     if not overwrite:
@@ -693,8 +685,7 @@ def true_counts(col, group_elements: int = 1 << 27) -> np.ndarray:
 
 # %% ../nbs/03a_dataset.ipynb #ee872193
 def length_stats(lens: np.ndarray, loss_tokens: int) -> dict:
-    """stats.json's first keys (samples, tokens, masked tokens and fraction, sequence-length summary) from per-sample
-    lengths."""
+    """stats.json's first keys (samples, tokens, masked tokens and fraction, length summary) from sample lengths."""
     n, total, lt = len(lens), int(np.sum(lens, dtype=np.int64)), int(loss_tokens)
     q = np.percentile(lens, [50, 90]) if n else np.zeros(2)
     return dict(samples=n, total_tokens=total, loss_tokens=lt, loss_token_fraction=lt / total if total else 0.0,
@@ -717,8 +708,7 @@ def distinct(values: np.ndarray) -> np.ndarray:
 
 # %% ../nbs/03a_dataset.ipynb #f678a389
 def write_pretokenized(out_dir, shards, name: str, max_rows: int | None = None, check=None) -> int:
-    """The rows of `shards` (dataset `name`, another tool's) as a one-shard dataset in `out_dir`; `check(batch, row)`
-    may refuse."""
+    """Rows of `shards` (another tool's dataset `name`) as a one-shard dataset in `out_dir`; `check` may refuse."""
     rows = 0
     def batches():
         nonlocal rows

@@ -20,8 +20,7 @@ __all__ = ['SPECULATORS_COLUMNS', 'speculators_state', 'is_export_view', 'link_f
 SPECULATORS_COLUMNS = ['input_ids', 'loss_mask', 'seq_len']  # what speculators 0.9's ArrowDataset reads
 
 def speculators_state(shard_names: list[str], records: list[dict] | None = None) -> dict:
-    """`state.json` of a torch-format view over `shard_names`, as `datasets` writes it after `set_format('torch')`; with
-    each shard's record."""
+    """`state.json` of a torch-format view over `shard_names`, as `datasets` writes it after `set_format('torch')`."""
     return {'_data_files': records or [{'filename': n} for n in shard_names],
             '_fingerprint': hashlib.sha256(('speculators:' + ''.join(shard_names)).encode()).hexdigest()[:16],
             '_format_columns': SPECULATORS_COLUMNS, '_format_kwargs': {}, '_format_type': 'torch',
@@ -34,8 +33,7 @@ def is_export_view(path) -> bool:
     return bool(names) and all(isinstance(n, str) for n in names) and st == speculators_state(names, st['_data_files'])
 
 def link_file(src: Path, dst: Path) -> str:
-    """Hard-link shard `src` at `dst` ('hardlink'); a copy where that is impossible (another file system: 'copy'), never
-    a symlink."""
+    """Hard-link shard `src` at `dst` ('hardlink'); else a copy (another file system: 'copy'), never a symlink."""
     return 'hardlink' if place_shard(src, dst) == 'link' else 'copy'
 
 # %% ../nbs/08_export.ipynb #6df24765

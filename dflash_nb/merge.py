@@ -42,13 +42,11 @@ def is_dataset_dir(path) -> bool:
     return Path(path).is_dir() and (Path(path)/'state.json').is_file()
 
 def open_dataset_dir(path, role: str = 'existing') -> Dataset:
-    """The dataset folder `path` as one snapshot, its one schema checked (`role` names it in errors: 'existing' or
-    'new')."""
+    """Dataset folder `path` as one snapshot, its one schema checked (`role` names it in errors: existing/new)."""
     p = Path(path)
     if not (p/'state.json').is_file():
-        what = "no such folder" if not p.exists() else "not a dataset folder (no state.json)"
-        raise FileNotFoundError(f"{p}: {what}; --{role} must be a dataset written "
-                                "by `dflash-nb tokenize` or `dflash-nb merge`")
+        raise FileNotFoundError(f"{p}: {'no such folder' if not p.exists() else 'not a dataset folder (no state.json)'}"
+                                f"; --{role} must be a dataset written by `dflash-nb tokenize` or `dflash-nb merge`")
     ds = Dataset(p); ds.schema  # shards of different schemas are refused before anything is written
     return ds
 
@@ -129,8 +127,7 @@ class Duplicates:
 
 # %% ../nbs/07_merge.ipynb #cfa77014
 def find_duplicates(ids: list, hashes, sources: list, id_hits: dict, hash_hits: dict) -> Duplicates:
-    """Apply the rule to new rows `ids`/`hashes`; `id_hits`/`hash_hits` map existing ids/hashes found among them to an
-    existing row."""
+    """Apply the rule to new rows `ids`/`hashes`; `id_hits`/`hash_hits` map existing ids/hashes among them to a row."""
     keep, kept_ids, kept_hashes, dropped = np.ones(len(ids), bool), {}, {}, []
     for i, (sid, h) in enumerate(zip(ids, np.asarray(hashes).tolist())):
         real = not is_position_id(sid)
@@ -147,8 +144,7 @@ def find_duplicates(ids: list, hashes, sources: list, id_hits: dict, hash_hits: 
 
 # %% ../nbs/07_merge.ipynb #30cd0ba8
 def link_or_copy(src, dst, link: bool = True) -> str:
-    """Put shard `src` at new path `dst` as a hard link when possible, else a copy of the file its snapshot opened;
-    'link' or 'copy'."""
+    """Put shard `src` at `dst`: a hard link if possible, else a copy of the file its snapshot opened; 'link'/'copy'."""
     return place_shard(src, dst, link)
 
 # %% ../nbs/07_merge.ipynb #bec8f853
@@ -216,8 +212,7 @@ def input_stats(ds: Dataset, lens: np.ndarray, progress: bool = False) -> dict:
         for b in stream_batches(s):
             loss += int(pc.sum(pc.list_flatten(b.column('loss_mask'))).as_py() or 0)
             sources.update(b.column('source').to_pylist())
-    sk = ds.path/'skipped.jsonl'
-    lines = sk.read_text(encoding='utf-8').splitlines() if sk.is_file() else []
+    lines = sk.read_text(encoding='utf-8').splitlines() if (sk := ds.path/'skipped.jsonl').is_file() else []
     skipped = Counter(json.loads(l)['reason'] for l in lines if l.strip())
     msl = ds.params.get('max_seq_len')
     return dict(samples=n, total_tokens=total, loss_tokens=loss, truncated=int((lens == msl).sum()) if msl else 0,
@@ -243,14 +238,12 @@ def _local_inputs(existing, new, progress: bool = True) -> tuple[Path, object]:
 # %% ../nbs/07_merge.ipynb #91712e4c
 def _tokenizer_for_completions(ex: Dataset, model_path) -> ChatTokenizer:
     "The tokenizer for new completions: `model_path`, else the directory recorded in the existing manifest."
-    if model_path is None:
-        rec = ex.tokenizer.get('model_path')
-        if not rec or not (Path(rec)/'tokenizer.json').is_file():
-            raise MergeError(f"{ex.path/'manifest.json'}: the tokenizer directory it records ({rec}) is not here; pass "
-                             "--model-path with a copy of that tokenizer (fingerprint "
-                             f"{ex.tokenizer.get('fingerprint')})")
-        model_path = rec
-    return ChatTokenizer(model_path)
+    if model_path is not None: return ChatTokenizer(model_path)
+    rec = ex.tokenizer.get('model_path')
+    if not rec or not (Path(rec)/'tokenizer.json').is_file():
+        raise MergeError(f"{ex.path/'manifest.json'}: the tokenizer directory it records ({rec}) is not here; pass "
+                         f"--model-path with a copy of that tokenizer (fingerprint {ex.tokenizer.get('fingerprint')})")
+    return ChatTokenizer(rec)
 
 def _describe_input(ds: Dataset, kind: str, path, st: dict, extra: dict | None = None) -> dict:
     return dict(path=str(Path(path).resolve()), kind=kind, fingerprint=ds.tokenizer.get('fingerprint'),
@@ -284,8 +277,7 @@ def _scan_existing(ex: Dataset, new_ids, progress: bool):
     return id_hits, np.concatenate(lens) if lens else np.zeros(0, np.int64)
 
 def _write_shards(tmp: Path, ex: Dataset, nd: Dataset, keep, shard_rows, owned: bool, link: bool, progress: bool):
-    """The merged shards in `tmp` (existing linked, new moved/linked/filtered to `keep`): names, how each was placed,
-    records."""
+    """Merged shards in `tmp` (existing linked, new moved/linked/filtered to `keep`): names, placements, records."""
     plan = [(s, k) for s, k in zip(nd.shards, np.split(keep, np.cumsum(shard_rows)[:-1])) if k.any()]
     names = [f"data-{i:05d}-of-{n:05d}.arrow" for n in [len(ex.shards) + len(plan)] for i in range(n)]
     how, known = Counter(), {}  # known: the record of a shard placed unchanged (not hashed again)
@@ -349,8 +341,7 @@ def conform_rows(nd: Dataset, dst: Path, vocab_size: int | None = None) -> Datas
 # %% ../nbs/07_merge.ipynb #bf7fd27e
 def merge_datasets(existing, new, output_dir, model_path=None, allow_mismatch: bool = False, workers: int = 1,
                    progress: bool = True, overwrite: bool = False, link: bool = True, split: str | None = None) -> dict:
-    """Merge `new` (completions or a dataset) into a copy of dataset `existing` at `output_dir`; returns its stats.json
-    dict."""
+    """Merge `new` (completions or a dataset) into a copy of `existing` at `output_dir`; returns its stats.json dict."""
     if is_s3_url(output_dir):  # merged into a local temporary folder, uploaded (its manifest last) when the block ends
         with staged_output(str(output_dir), progress=progress, overwrite=overwrite) as d:
             return (merge_datasets(existing, new, d, model_path, allow_mismatch, workers, progress, True, link, split)
@@ -429,8 +420,7 @@ def _write_merge_manifest(tmp: Path, ex, inputs: dict, stats: dict, r: dict, all
 
 # %% ../nbs/07_merge.ipynb #89c86238
 def _split_of(path, split: str | None, role: str):
-    """`(path, splits)`: of a local DatasetDict folder, the split folder to read (`split`, else `train`; named on
-    stderr) where it holds a dataset."""
+    """`(path, splits)`: the split folder to read in local DatasetDict folder `path` (`split`, else `train`)."""
     if is_s3_url(path) or dataset_dict_splits(Path(path)) is None: return path, None
     s, names = choose_split(Path(path), split)
     if role == '--new' and set(_columns(Path(path)/s)) & set(MESSAGE_COLUMNS): return path, None  # tokenize chooses
@@ -452,8 +442,7 @@ def _open_existing(existing, new, out: Path, overwrite: bool):
 
 # %% ../nbs/07_merge.ipynb #8b0c7ac0
 def _new_rows(ex, nd, new, new_is_ds: bool, ct, tmp: Path, workers: int, progress: bool, split: str | None = None):
-    """`(nd, extra)`: the new side as a dataset inside `tmp` (rows conformed or completions tokenized) and its manifest
-    facts."""
+    """`(nd, extra)`: the new side as a dataset in `tmp` (conformed or tokenized) and its manifest facts."""
     if new_is_ds and nd.manifest is not None: return nd, {}
     if new_is_ds: return conform_rows(nd, tmp/'_rows', ex.tokenizer.get('vocab_size')), dict(pretokenized=True)
     tokenize_dataset(ct.model_path, new, tmp/'_new', max_seq_len=ex.params.get('max_seq_len', 8192), workers=workers,

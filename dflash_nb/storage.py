@@ -352,8 +352,7 @@ def download_objects(url: str, cache_dir, workers: int = 32, suffixes: Iterable[
                      client=None, progress: bool = True, retries: int = 5, backoff: float = 0.5,
                      stats: dict | None = None, retry_budget: float | None = None,
                      objects: list[S3Object] | None = None) -> Iterator[tuple[str, Path]]:
-    """Download the objects at `url` (or the `objects` listed there already) into `cache_dir/<bucket>/<key>`, in key
-    order."""
+    """Download the objects at `url` (or the `objects` listed there) into `cache_dir/<bucket>/<key>`, in key order."""
     bucket, key, dirp, client = _url_parts(url, client, workers)
     objs = list_objects(url, suffixes, client) if objects is None else objects  # errors (no bucket, credentials) here
     if not objs:
@@ -392,8 +391,7 @@ def _new_run() -> str:
 
 @dataclass
 class OutputState:
-    """What the s3:// output `url` holds: all its `objects` and, when a dataset this project wrote is committed there,
-    the commit's ETag and the keys of that dataset's objects (`owned`: what an overwrite deletes)."""
+    """What s3:// output `url` holds: its `objects`, and the commit's ETag and `owned` keys of a dataset we wrote."""
     url: str
     objects: list
     manifest_etag: str | None = None
@@ -435,8 +433,7 @@ def output_state(url: str, client=None, commit_file: str = "manifest.json") -> O
 
 # %% ../nbs/00_storage.ipynb #2c58acaf
 def check_s3_output(url: str, overwrite: bool, client=None, commit_file: str = "manifest.json") -> OutputState:
-    """Refuse an s3:// output that holds anything, unless `overwrite` and it holds a dataset this project wrote;
-    returns what it holds."""
+    """Refuse an s3:// output holding anything unless `overwrite` and it holds our dataset; returns what it holds."""
     st = output_state(url, client, commit_file)
     unfinished = {o.key for o in st.unfinished(_dir_prefix(split_s3_url(url.rstrip("/"))[1]))}
     there = [o for o in st.objects if o.key not in unfinished]
@@ -486,12 +483,10 @@ def _names_run(client, bucket: str, key: str, run_dir: str) -> bool:
 
 # %% ../nbs/00_storage.ipynb #08fc095d
 def _root_copy(local_dir: Path, name: str, run_dir: str) -> bytes | None:
-    """The root copy of the run's `name` (`state.json`, `dataset_info.json`, the manifest): file names made relative to
-    the prefix."""
+    """Root copy of the run's `name` (state, dataset_info, manifest): file names made relative to the prefix."""
     if not (local_dir/name).is_file(): return None
     data = (local_dir/name).read_bytes()
-    if name == "dataset_info.json": return data  # (as it is: it names no file)
-    try: d = json.loads(data)
+    try: d = json.loads(data) if name != "dataset_info.json" else None  # (dataset_info.json as it is: it names no file)
     except ValueError: return data
     if not isinstance(d, dict): return data
     rebase = lambda xs: [{**f, "filename": run_dir + f["filename"]} if isinstance(f, dict) and "filename" in f else f
@@ -504,8 +499,7 @@ def _root_copy(local_dir: Path, name: str, run_dir: str) -> bytes | None:
 
 # %% ../nbs/00_storage.ipynb #d8c092b8
 def _point(client, bucket: str, key: str, body: bytes, commit_key: str, run_dir: str, url: str) -> bool:
-    """PUT the pointer `key` (conditional on the ETag it replaces) while the commit still names `run_dir`; False once a
-    later writer's does."""
+    """PUT pointer `key` (on its ETag) while the commit names `run_dir`; False once a later writer's does."""
     for _ in range(100):
         if not _names_run(client, bucket, commit_key, run_dir): return False
         cur = _head(client, bucket, key)
@@ -532,8 +526,7 @@ def _check_sizes(client, bucket: str, dprefix: str, files, url: str):
 
 def _commit(client, bucket: str, commit_key: str, body: bytes, run_dir: str, prior: OutputState, url: str,
             dprefix: str):
-    """PUT the commit object naming `run_dir`, on condition that it is still what `prior` saw; CommitLost when another
-    writer's is there."""
+    """PUT the commit naming `run_dir` if still what `prior` saw; CommitLost when another writer's is there."""
     cond = dict(IfMatch=prior.manifest_etag) if prior.is_dataset else dict(IfNoneMatch="*")
     try: client.put_object(Bucket=bucket, Key=commit_key, Body=body, Metadata={DATA_PREFIX_META: run_dir}, **cond)
     except (bce.ClientError, bce.BotoCoreError) as e:
@@ -644,16 +637,14 @@ def default_cache_dir() -> Path:
 
 # %% ../nbs/00_storage.ipynb #0ac6e5e1
 def stage_dir(url: str) -> Path:
-    """The local staging folder of the s3:// output `url`: under the cache root, keyed by the URL, so a killed run
-    resumes there."""
+    """Local staging folder of s3:// output `url`, under the cache root keyed by the URL: a killed run resumes there."""
     return cache_root()/"staging"/hashlib.sha256(str(url).rstrip("/").encode()).hexdigest()[:16]/"dataset"
 
 # %% ../nbs/00_storage.ipynb #577a859b
 _STAGE = "dflash-stage-"
 
 def clean_stale_stages(root=None) -> list[Path]:
-    """Remove the temporary stages (`dflash-stage-<pid>-*` in `root`, the temp dir) of this user's runs whose process
-    is gone."""
+    """Remove temp stages (`dflash-stage-<pid>-*` in `root`) of this user's runs whose process is gone."""
     from dflash_nb.dataset import _pid_alive  # (the one test of a pid)
     gone = []
     for p in Path(root or tempfile.gettempdir()).glob(_STAGE + "*"):

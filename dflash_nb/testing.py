@@ -57,17 +57,15 @@ class MotoServer:
 
     def enable_auth(self):
         "Enforce IAM authentication from now on (moto's `reset-auth` API)."
-        req = urllib.request.Request(f"{self.endpoint}/moto-api/reset-auth", data=b"0", method="POST",
-                                     headers={"Content-Type": "text/plain"})
-        urllib.request.urlopen(req, timeout=10).read()
+        urllib.request.urlopen(urllib.request.Request(f"{self.endpoint}/moto-api/reset-auth", data=b"0", method="POST",
+                                                      headers={"Content-Type": "text/plain"}), timeout=10).read()
 
     def __enter__(self): return self.start() if self.proc is None else self
     def __exit__(self, *exc): self.kill()
 
 # %% ../nbs/98_testing.ipynb #c9596d2e
 def moto_env(monkeypatch, server: MotoServer, cache_dir) -> dict:
-    """Point this process's environment at `server` (test credentials, no other AWS_* settings, `cache_dir` as cache);
-    return it."""
+    """Point this process's environment at `server` (test credentials, `cache_dir` as cache); return it."""
     for k in [k for k in os.environ if k.startswith('AWS_')]: monkeypatch.delenv(k)
     for k, v in dict(AWS_ACCESS_KEY_ID='testing', AWS_SECRET_ACCESS_KEY='testing', AWS_DEFAULT_REGION='us-east-1',
                      AWS_ENDPOINT_URL=server.endpoint, DFLASH_NB_CACHE=str(cache_dir)).items(): monkeypatch.setenv(k, v)
@@ -75,8 +73,7 @@ def moto_env(monkeypatch, server: MotoServer, cache_dir) -> dict:
 
 # %% ../nbs/98_testing.ipynb #7592dae7
 class Proxy:
-    """A TCP proxy on loopback in front of `upstream_port`: outages (`down`/`up`) and per-request `rule`s (delay, fail,
-    barrier)."""
+    """Loopback TCP proxy before `upstream_port`: outages (`down`/`up`), per-request `rule`s (delay, fail, barrier)."""
     def __init__(self, upstream_port: int):
         self.upstream, self.port, self.conns, self.lock = upstream_port, free_port(), [], threading.Lock()
         self.rules, self.seen = [], []  # seen: every request line, in order
@@ -85,8 +82,7 @@ class Proxy:
     def endpoint(self): return f"http://127.0.0.1:{self.port}"
 
     def rule(self, pattern: str, delay: float = 0.0, fail: int = 0, barrier: int = 0, timeout: float = 60.0) -> dict:
-        """Act on requests whose request line matches `pattern`: delay them, fail (drop) the next `fail`, hold them
-        until `barrier` arrived."""
+        """Act on requests whose line matches `pattern`: delay, fail (drop) the next `fail`, hold until `barrier`."""
         r = dict(rx=re.compile(pattern), delay=delay, fail=fail, barrier=barrier, timeout=timeout, arrived=0,
                  go=threading.Event())
         self.rules.append(r); return r
@@ -141,8 +137,7 @@ def _pump(self: Proxy, x, y, from_client: bool):
 
 # %% ../nbs/98_testing.ipynb #93cc48fb
 class FakeChatServer:
-    """A local chat-completions server for tests: `answer(request_body) -> message dict`; the first `fail_first`
-    requests get HTTP 500."""
+    """Local chat-completions server: `answer(request_body) -> message dict`; first `fail_first` requests get 500."""
     def __init__(self, answer=None, model: str = 'fake-model', fail_first: int = 0):
         from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
         self.answer = answer or (lambda body: {'role': 'assistant', 'content': 'OK.', 'reasoning_content': 'Easy.'})
@@ -177,8 +172,7 @@ class FakeChatServer:
 
 # %% ../nbs/98_testing.ipynb #14a3140a
 def write_dataset(out_dir, rows: list[dict], manifest: dict | None = None, schema=None) -> Path:
-    """Write `rows` (dicts with input_ids, loss_mask, seq_len, sample_id, source) as a one-shard dataset, e.g. a
-    corrupted one for tests."""
+    """Write `rows` (dicts of input_ids, loss_mask, seq_len, sample_id, source) as a one-shard dataset."""
     from dflash_nb.dataset import SCHEMA, write_dataset as _write
     schema = schema or SCHEMA
     return _write(out_dir, [pa.RecordBatch.from_pylist(rows, schema=schema)] if rows else [], manifest, schema=schema)
