@@ -153,16 +153,14 @@ def compare_on_heldout(tgt, drafter_dir, prompts, max_new_tokens: int = 128, nor
     rows = comparison_rows(res, t1)
     if out_dir is not None:
         (Path(out_dir)/'eval.json').write_text(json.dumps({'rows': rows, 'prompts': [p['id'] for p in prompts],
-                                                           'per_method': {k: v.to_dict() for k, v in res.items()}},
-                                                          indent=1, default=str))
+            'per_method': {k: v.to_dict() for k, v in res.items()}}, indent=1, default=str))
     return res, t1, rows
 
 # %% ../nbs/13_real_target.ipynb #0576ced4
 def verdict(rows: list[dict], drafter: str = 'trained drafter', baseline: str = 'prompt-lookup',
             goal_tau: float = 3.0, goal_ratio: float = 2.0) -> str:
     "One paragraph (markdown) on whether the drafter met the goal, from `comparison_rows`."
-    r = {x['method']: x for x in rows}
-    d, b = r[drafter], r[baseline]
+    d, b = ({x['method']: x for x in rows}[k] for k in (drafter, baseline))
     ratio = d['mean_tau'] / b['mean_tau'] if b['mean_tau'] else float('nan')
     lossless = all(x['lossless'] for x in rows)
     return (f"**{'Goal met' if d['mean_tau'] >= goal_tau and ratio >= goal_ratio and lossless else 'Goal not met'}.** "

@@ -95,10 +95,9 @@ class TokenDataset(Dataset):
 
     def meta_columns(self) -> dict:
         "sample_id and source of every row (for reports)."
-        cols = {'sample_id': [], 'source': []}
-        for rb, *_ in self._batches:
-            for c in cols: cols[c] += rb.column(c).to_pylist() if c in rb.schema.names else [''] * rb.num_rows
-        return cols
+        return {c: [x for rb, *_ in self._batches
+                    for x in (rb.column(c).to_pylist() if c in rb.schema.names else [''] * rb.num_rows)]
+                for c in ('sample_id', 'source')}
 
 # %% ../nbs/11_train.ipynb #7d1be683
 def check_token_dataset(ds: TokenDataset, vocab_size: int | None = None) -> TokenDataset:
@@ -762,9 +761,8 @@ def run_drafter(r: TrainRun) -> None:
     a, ds, target = r.args, r.ds, r.target
     layer_ids = [int(x) for x in a.target_layer_ids.split(',')] if a.target_layer_ids else None
     torch.manual_seed(a.seed)
-    vocab = (np.unique(np.concatenate([ids[m] for ids, m in (ds[i] for i in range(len(ds)))]
-                                      + [np.array(default_eos_ids(target), np.int64)]))
-             if a.draft_vocab == 'data' and not a.init_drafter else None)
+    vocab = (None if a.draft_vocab != 'data' or a.init_drafter else np.unique(np.concatenate(
+        [ids[m] for ids, m in (ds[i] for i in range(len(ds)))] + [np.array(default_eos_ids(target), np.int64)])))
     if a.init_drafter:
         core = drafter_from_dir(a.init_drafter, target, {'mask_token_id': ('--mask-token-id', a.mask_token_id),
                                                          'target_layer_ids': ('--target-layer-ids', layer_ids),
@@ -837,8 +835,7 @@ def resume_run(r: TrainRun) -> None:
     r.metrics_path = r.out/'metrics.jsonl'
     if r.rank == 0:  # keep the metrics of the steps the checkpoint contains, drop any later ones of a crashed run
         clean_stale_tmp(r.out/'drafter')   # what a save killed midway left
-        atomic_write(r.metrics_path,
-                     ''.join(l + '\n' for l in (read_metrics(r.metrics_path, r.step) if r.step else [])))
+        atomic_write(r.metrics_path, ''.join(l + '\n' for l in read_metrics(r.metrics_path, r.step)) if r.step else '')
         (r.out/'train_args.json').write_text(json.dumps({**asdict(a), 'world_size': r.world, 'plan': r.plan},
                                                         indent=2, default=str))
 
