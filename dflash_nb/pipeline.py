@@ -28,8 +28,7 @@ def timed(times: dict, key: str):
 # %% ../nbs/91_pipeline.ipynb #67b20c56
 def pipeline_target(out_dir, target=None, chat: bool = False, vocab_size: int = 512, hidden_size: int = 64,
                     num_layers: int = 8, seed: int = 0):
-    """The pipeline's run record with its target loaded: model dir `target`, or (None) a tiny random Qwen3 with untied
-    embeddings, saved once into OUT/target."""
+    "The pipeline's run record with its target loaded: model dir `target`, or (None) a tiny random Qwen3."
     t0, out_dir = time.time(), Path(out_dir)
     if target is None:
         if chat: raise ValueError("prompts (chat records) need a target directory with a tokenizer and chat template")
@@ -47,8 +46,7 @@ def pipeline_target(out_dir, target=None, chat: bool = False, vocab_size: int = 
 # %% ../nbs/91_pipeline.ipynb #327fa6f7
 def pipeline_prompts(run, prompts=None, holdout_every: int = 8, n_train: int = 1024, n_eval: int = 32,
                      prompt_len=(8, 32), seed: int = 0) -> list[tuple]:
-    """The training and held-out prompts, into `run`: chat records (every `holdout_every`-th held out, as token ids) or
-    random token sequences (the two sets drawn with different seeds); what the pipeline runs on, as report rows."""
+    "The training and held-out prompts, into `run`: chat records or random token sequences; as report rows."
     V, (lo, hi), held = run.vocab_size, prompt_len, lambda i: i % holdout_every == holdout_every - 1
     if run.chat:
         recs, skipped = read_prompts(prompts)
@@ -73,8 +71,7 @@ def pipeline_prompts(run, prompts=None, holdout_every: int = 8, n_train: int = 1
 # %% ../nbs/91_pipeline.ipynb #fc629144
 def pipeline_dataset(run, max_new_tokens: int, temperature: float = 0.0, batch_size: int = 64, max_seq_len: int = 256,
                      seed: int = 0) -> list:
-    """The target's completions of `run.train` as the dataset OUT/dataset (into `run.dataset`, `run.ds`); what was
-    made, as report items: a table and, token level, the first completions (prompt's last ids | generated ids)."""
+    "The target's completions of `run.train` as the dataset OUT/dataset; what was made, as report items."
     out, rows, run.dataset = run.out_dir, [], run.out_dir/'dataset'
     if run.dataset.exists(): shutil.rmtree(run.dataset)
     kw = dict(batch_size=batch_size, do_sample=temperature > 0, temperature=temperature or 1.0, seed=seed,
@@ -104,8 +101,7 @@ def pipeline_dataset(run, max_new_tokens: int, temperature: float = 0.0, batch_s
 
 # %% ../nbs/91_pipeline.ipynb #cdf89145
 def pipeline_summary(run, report, s: dict, results: dict) -> str:
-    """Write OUT/pipeline.json (the run, inspect's `report`, `train`'s summary `s`, the eval `results`); its verdict as
-    markdown."""
+    "Write OUT/pipeline.json (run, `report`, `train`'s summary `s`, eval `results`); its verdict as markdown."
     u, t = results['untrained'], results['trained']
     run.times['total'] = time.time() - run.t0
     summary = {'target': run.target, 'path': 'chat' if run.chat else 'token', 'vocab_size': run.vocab_size,

@@ -65,9 +65,7 @@ def target_info(name: str) -> SimpleNamespace:
 # %% ../nbs/13_real_target.ipynb #b09c7a9f
 def training_completions(t: SimpleNamespace, prompts, heldout, path, regenerate: bool = False,
                          max_new_tokens: int = 256, batch_size: int = 16) -> str:
-    """Training completions of packaged target `t` into `path`: the shipped ones or (`regenerate`) its own greedy
-    answers to `prompts`, with a compressed copy to ship in PATH's folder/shipped; refuses a held-out prompt in them;
-    what they are."""
+    "Training completions of packaged target `t` into `path`: shipped or (`regenerate`) its own; what they are."
     path = Path(path)
     if regenerate:
         from dflash_nb.generate import generate_records
@@ -103,8 +101,7 @@ def token_count(dataset, token_id: int) -> int:
 
 # %% ../nbs/13_real_target.ipynb #869a5fb9
 def mask_verdict(report, dataset, mask_token_id: int) -> tuple[str, bool]:
-    """The mask checks and gates of inspect's `report` in words, and whether the checks pass and `mask_token_id` never
-    occurs."""
+    "inspect's `report` mask checks and gates in words, and whether they pass and `mask_token_id` never occurs."
     n, ok = token_count(dataset, mask_token_id), all(c.status == 'pass' for c in report.checks)
     return (f"Mask checks: **{'all pass' if ok else 'FAILURES'}**. "
             f"Gates: {', '.join(f'{g.name} {g.status}' for g in report.gates)}. "
@@ -128,8 +125,7 @@ def fill_features(t: SimpleNamespace, ds, layer_ids, cache_dir=None, max_tokens:
 
 # %% ../nbs/13_real_target.ipynb #8717d5de
 def save_training(s: dict, ds, stats: dict, features: dict, out_dir) -> list[tuple]:
-    """Copy the drafter of `train`'s summary `s` to OUT/drafter and write OUT/train_summary.json (with `fill_features`'
-    time and estimate); the data, budget and cache of the run as report rows (beside `train.train_rows`)."""
+    "Save the drafter and OUT/train_summary.json of `train`'s summary `s`; the run's data, budget, cache as rows."
     out = Path(out_dir)
     shutil.copytree(s['drafter_dir'], out/'drafter', dirs_exist_ok=True)
     (out/'train_summary.json').write_text(json.dumps({**s, 'feature_fill_seconds': features['seconds'],
@@ -144,8 +140,7 @@ def save_training(s: dict, ds, stats: dict, features: dict, out_dir) -> list[tup
 # %% ../nbs/13_real_target.ipynb #d168a9ad
 def compare_on_heldout(tgt, drafter_dir, prompts, max_new_tokens: int = 128, norm_init: str = 'target',
                        lookup: dict | None = None, out_dir=None) -> tuple[dict, dict, list[dict]]:
-    """(results, results at T = 1, `comparison_rows`) of the drafter in `drafter_dir`, an untrained one and prompt
-    lookup; OUT/eval.json."""
+    "(results, results at T = 1, `comparison_rows`) of the drafter, an untrained one and prompt lookup."
     from dflash_nb.eval import PROMPT_LOOKUP, compare_methods, comparison_rows, evaluate
     trained = DFlashDraftModel.from_pretrained(drafter_dir, target=tgt, dtype=torch.float32)
     untrained = DFlashDraftModel(trained.config).bind_target(tgt)
@@ -158,16 +153,14 @@ def compare_on_heldout(tgt, drafter_dir, prompts, max_new_tokens: int = 128, nor
     rows = comparison_rows(res, t1)
     if out_dir is not None:
         (Path(out_dir)/'eval.json').write_text(json.dumps({'rows': rows, 'prompts': [p['id'] for p in prompts],
-                                                           'per_method': {k: v.to_dict() for k, v in res.items()}},
-                                                          indent=1, default=str))
+            'per_method': {k: v.to_dict() for k, v in res.items()}}, indent=1, default=str))
     return res, t1, rows
 
 # %% ../nbs/13_real_target.ipynb #0576ced4
 def verdict(rows: list[dict], drafter: str = 'trained drafter', baseline: str = 'prompt-lookup',
             goal_tau: float = 3.0, goal_ratio: float = 2.0) -> str:
     "One paragraph (markdown) on whether the drafter met the goal, from `comparison_rows`."
-    r = {x['method']: x for x in rows}
-    d, b = r[drafter], r[baseline]
+    d, b = ({x['method']: x for x in rows}[k] for k in (drafter, baseline))
     ratio = d['mean_tau'] / b['mean_tau'] if b['mean_tau'] else float('nan')
     lossless = all(x['lossless'] for x in rows)
     return (f"**{'Goal met' if d['mean_tau'] >= goal_tau and ratio >= goal_ratio and lossless else 'Goal not met'}.** "

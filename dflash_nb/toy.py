@@ -20,8 +20,7 @@ __all__ = ['tiny_qwen3_target', 'tiny_llama_target', 'tiny_hybrid_target', 'tiny
 
 # %% ../nbs/09b_toy.ipynb #420b64a6
 def _seeded_model(model_cls, cfg, seed: int, embed_std: float, norm_range=None, dtype=torch.float32):
-    """`model_cls(cfg)` initialised under `seed` (the global RNG left as it was): embedding rows of std `embed_std`,
-    final norm uniform in `norm_range`."""
+    "`model_cls(cfg)` initialised under `seed` (the global RNG left as it was)."
     with torch.random.fork_rng(devices=[]):  # (the CPU generator's state restored on the way out)
         torch.manual_seed(seed)
         model = model_cls(cfg)
@@ -62,8 +61,7 @@ def tiny_hybrid_target(vocab_size: int = 512, seed: int = 0, num_layers: int = 8
                        full_attention_interval: int = 4, num_heads: int = 4, num_kv_heads: int = 2, head_dim: int = 16,
                        linear_heads: int = 4, linear_head_dim: int = 16, intermediate_size: int = 128,
                        tie_word_embeddings: bool = True, dtype=torch.float32):
-    """A small random-init Qwen3_5ForCausalLM: linear-attention layers, full attention every
-    `full_attention_interval`-th."""
+    "A small random-init Qwen3_5ForCausalLM: linear attention, full every `full_attention_interval`-th layer."
     from transformers import Qwen3_5ForCausalLM, Qwen3_5TextConfig
     types = ['full_attention' if (i + 1) % full_attention_interval == 0 else 'linear_attention' for i
              in range(num_layers)]
@@ -78,8 +76,7 @@ def tiny_hybrid_target(vocab_size: int = 512, seed: int = 0, num_layers: int = 8
 
 # %% ../nbs/09b_toy.ipynb #dd232ae1
 def tiny_target(spec: str, vocab_size: int | None = None):
-    """The tiny target named by `spec`: `tiny` or `tiny:key=value,...` (`hybrid=1`: Qwen3.5-style), with `vocab_size`
-    by default."""
+    "The tiny target of `spec`: `tiny` or `tiny:key=value,...` (`hybrid=1`: Qwen3.5-style), `vocab_size` default."
     kw = {k: json.loads(v.lower() if v.lower() in ('true', 'false') else v) for k, v
           in (kv.split('=', 1) for kv in spec[5:].split(',') if kv)}
     if vocab_size and 'vocab_size' not in kw: kw['vocab_size'] = vocab_size
@@ -117,8 +114,7 @@ def write_token_dataset(out_dir, samples, vocab_size: int, description: str = ''
 # %% ../nbs/09b_toy.ipynb #f65e285b
 def synthetic_dataset(out_dir, n_samples: int = 256, vocab_size: int = 128, min_len: int = 48, max_len: int = 160,
                       noise: float = 0.1, seed: int = 0) -> Path:
-    """Random prompts + responses following a fixed random permutation of the vocabulary (learnable); id vocab_size-1
-    unused."""
+    "Random prompts + responses following a fixed random vocabulary permutation (learnable); vocab_size-1 unused."
     rng, V = np.random.default_rng(seed), vocab_size - 1    # the last id is left for the mask token
     perm = rng.permutation(V)
     def gen(i):
@@ -132,8 +128,7 @@ def synthetic_dataset(out_dir, n_samples: int = 256, vocab_size: int = 128, min_
 
 # %% ../nbs/09b_toy.ipynb #440d08ea
 def frequency_remap(ids, vocab_size: int) -> tuple[np.ndarray, np.ndarray]:
-    """The `vocab_size - 2` most frequent of `ids` (ties by id) and a lookup table sending them to 0, 1, ... and all
-    others to `vocab_size - 2`."""
+    "The `vocab_size - 2` most frequent of `ids` (ties by id) and a lookup table remapping ids to their rank."
     uniq, counts = np.unique(ids, return_counts=True)
     keep = uniq[np.lexsort((uniq, -counts))][:vocab_size - 2]            # by frequency, ties by id
     lut = np.full(int(ids.max()) + 1, vocab_size - 2, np.int64)
@@ -142,8 +137,7 @@ def frequency_remap(ids, vocab_size: int) -> tuple[np.ndarray, np.ndarray]:
 
 # %% ../nbs/09b_toy.ipynb #ded43e53
 def toy_dataset_from_samples(out_dir, vocab_size: int = 1024, completions=None, model_path=None) -> Path:
-    """Tokenize `completions` (default data/samples) with the embedded Qwen3.6 tokenizer; remap ids by frequency into
-    `vocab_size`."""
+    "Tokenize `completions` (default data/samples) with the Qwen3.6 tokenizer; remap ids by frequency."
     from dflash_nb.qwen import default_model_path
     from dflash_nb.records import SAMPLES_DIR
     from dflash_nb.tokenize import tokenize_dataset

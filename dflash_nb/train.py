@@ -41,8 +41,7 @@ __all__ = ['DEFAULT_GAMMA', 'TokenDataset', 'check_token_dataset', 'open_token_d
 
 # %% ../nbs/11_train.ipynb #44204f08
 def _index_batch(f, rb, max_seq_len: int | None):
-    """(ids, loss-mask values, offsets, truncated lengths, anchor counts, max id) of record batch `rb` of shard `f`,
-    checked."""
+    "(ids, loss-mask values, offsets, truncated lengths, anchor counts, max id) of shard `f`'s batch `rb`, checked."
     for col in ('input_ids', 'loss_mask'):
         if col not in rb.schema.names: raise ValueError(f"{f}: no `{col}` column; not a tokenized dataset")
     ids, mask = rb.column('input_ids'), rb.column('loss_mask')
@@ -96,10 +95,9 @@ class TokenDataset(Dataset):
 
     def meta_columns(self) -> dict:
         "sample_id and source of every row (for reports)."
-        cols = {'sample_id': [], 'source': []}
-        for rb, *_ in self._batches:
-            for c in cols: cols[c] += rb.column(c).to_pylist() if c in rb.schema.names else [''] * rb.num_rows
-        return cols
+        return {c: [x for rb, *_ in self._batches
+                    for x in (rb.column(c).to_pylist() if c in rb.schema.names else [''] * rb.num_rows)]
+                for c in ('sample_id', 'source')}
 
 # %% ../nbs/11_train.ipynb #7d1be683
 def check_token_dataset(ds: TokenDataset, vocab_size: int | None = None) -> TokenDataset:
@@ -190,8 +188,7 @@ def _ce_chunk(h, head, y, w):
 
 # %% ../nbs/11_train.ipynb #3d37cdcc
 def block_loss(hidden, head, labels, label_ok, weights, chunk: int = 1024, norm: float | None = None):
-    """Weighted block cross-entropy over `norm` (default: this micro-batch's weight sum); hidden (B, N, bs, H).
-    Returns (loss, correct per slot, count per slot)."""
+    "Weighted block cross-entropy over `norm` of hidden (B, N, bs, H): (loss, correct per slot, count per slot)."
     bs, H = hidden.shape[-2:]
     sel = label_ok.reshape(-1).nonzero().squeeze(1)
     h, y, k = hidden.reshape(-1, H)[sel], labels.reshape(-1)[sel], sel % bs
@@ -207,8 +204,7 @@ def block_loss(hidden, head, labels, label_ok, weights, chunk: int = 1024, norm:
 
 # %% ../nbs/11_train.ipynb #848874fd
 def block_labels(core, batch: dict):
-    """make_blocks of a micro-batch for drafter `core`; with a draft vocabulary the labels are its row indices and ids
-    outside it do not count."""
+    "make_blocks of a micro-batch for drafter `core`; labels as draft-vocabulary rows when it has one."
     c = core.config
     block_ids, block_pos, labels, ok = make_blocks(batch, c.block_size, c.mask_token_id)
     if core.vocab_ids is not None:   # a draft vocabulary: labels become row indices of the restricted head
@@ -219,8 +215,7 @@ def block_labels(core, batch: dict):
 
 def dflash_forward(model, features: TargetFeatures, batch: dict, weights, attention: str = 'sdpa',
                    loss_chunk: int = 1024, norm: float | None = None):
-    """Loss (weighted sum over `norm`, default this micro-batch's weight sum) and statistics of one micro-batch.
-    `model` is the drafter or its DDP wrapper."""
+    "Loss (weighted sum over `norm`) and statistics of one micro-batch; `model`: the drafter or its DDP wrapper."
     core = getattr(model, 'module', model)
     c = core.config
     feats = features.for_batch(batch) if hasattr(features, 'for_batch') else features(batch['input_ids'])
@@ -249,8 +244,7 @@ def sample_key(ids) -> str:
 
 # %% ../nbs/11_train.ipynb #cfa15142
 class FeatureCache:
-    """Target features of samples, on disk in bfloat16, keyed by the hash of their token ids (an append-only file +
-    index)."""
+    "Target features of samples, on disk in bfloat16, keyed by the hash of their token ids (file + index)."
     def __init__(self, path, layer_ids, hidden_size: int, target_fingerprint: str):
         self.path, self.width = Path(path), len(layer_ids) * hidden_size
         meta = {'target': target_fingerprint, 'layer_ids': [int(i) for i in layer_ids], 'width': self.width,
@@ -282,8 +276,7 @@ def locked(self: FeatureCache):
 
 @patch
 def _read_index(self: FeatureCache) -> int:
-    """Load index.tsv into `self.index` (a line cut by a kill is dropped from the file); the row where indexed
-    features end."""
+    "Load index.tsv into `self.index` (dropping a line cut by a kill); the row where indexed features end."
     text = self.index_file.read_text() if self.index_file.is_file() else ''
     whole, end = text[:text.rfind('\n') + 1], 0
     if whole != text: os.truncate(self.index_file, len(whole.encode()))
@@ -314,8 +307,7 @@ def put(self: FeatureCache, key: str, feats: torch.Tensor):
 
 # %% ../nbs/11_train.ipynb #1313fc5d
 class CachedTargetFeatures:
-    """`for_batch(batch)`: features of the batch's samples from `cache`, running the target only for samples not
-    cached yet."""
+    "`for_batch(batch)`: the batch's features from `cache`, running the target only for uncached samples."
     def __init__(self, features: TargetFeatures, cache: FeatureCache):
         self.features, self.cache, self.rows_computed, self.rows_read, self.target_seconds = features, cache, 0, 0, 0.0
 
@@ -371,16 +363,14 @@ def setup_device(device: str = 'auto'):
 # %% ../nbs/11_train.ipynb #24dc9e6a
 def _is_tiny(spec) -> bool: return str(spec) == 'tiny' or str(spec).startswith('tiny:')
 def _default_mask_id(target: str, V: int) -> int | None:
-    """The mask id of a target of `V` ids: a tiny target's last id, else its model directory's default (Qwen3.5/3.6:
-    248070)."""
+    "The mask id of a target of `V` ids: a tiny target's last id, else its model directory's default."
     if _is_tiny(target): return V - 1
     if Path(target).is_dir():
         from dflash_nb.targets import default_mask_token_id
         return default_mask_token_id(target)
 
 def load_target(spec: str, device, dtype=None, vocab_size: int | None = None):
-    """A frozen target in eval mode: `tiny[:k=v,...]` (built in code; `hybrid=1`: Qwen3.5-style) or a local Hugging
-    Face model directory."""
+    "A frozen target in eval mode: `tiny[:k=v,...]` (built in code) or a local Hugging Face model directory."
     if _is_tiny(spec): return tiny_target(spec, vocab_size).to(device=device, dtype=dtype or torch.float32)
     from transformers import AutoModelForCausalLM
     if not Path(spec).is_dir():
@@ -399,9 +389,7 @@ def shard_target(target, device):
 # %% ../nbs/11_train.ipynb #312be34f
 def drafter_from_dir(path, target, given: dict | None = None, draft_vocab: str = 'full',
                      norm_init: str = 'ones') -> DFlashDraftModel:
-    """The drafter of directory `path` in float32 on the target's device, checked against `target` and the options
-    `given` ({config field: (option, value)}: each must equal the drafter's); its config records `target` (model
-    type, tied head)."""
+    "The drafter of directory `path` in float32 on the target's device, checked against `target` and `given`."
     d = Path(path)
     if not (d/'config.json').is_file():
         raise FileNotFoundError(f"{d}: --init-drafter needs a drafter directory (config.json + model.safetensors)")
@@ -449,8 +437,7 @@ def save_checkpoint(out_dir, core: DFlashDraftModel, opt, sched, step: int, plan
 
 # %% ../nbs/11_train.ipynb #b705d644
 def _disk_full_cause(e: BaseException) -> OSError | None:
-    """The full-disk error behind `e`: torch's `enforce fail at inline_container.cc` keeps it as its context,
-    safetensors in its text."""
+    "The full-disk error behind `e` (torch keeps it as its context, safetensors in its text), else None."
     seen = set()
     while e is not None and id(e) not in seen:
         seen.add(id(e))
@@ -462,8 +449,7 @@ def _disk_full_cause(e: BaseException) -> OSError | None:
 
 @contextmanager
 def saving(path, then: str, cleanup=None):
-    """Run the `with` block that writes `path`: a full disk becomes one line naming `path` (after `cleanup()`); other
-    errors pass."""
+    "Run the `with` block that writes `path`: a full disk becomes one line naming `path` (after `cleanup()`)."
     try: yield
     except Exception as e:
         if (full := _disk_full_cause(e)) is None: raise
@@ -530,9 +516,7 @@ def load_checkpoint(ckpt, core: DFlashDraftModel, opt, sched, plan: dict) -> int
 
 # %% ../nbs/11_train.ipynb #48e6ff47
 def dataset_identity(ds: TokenDataset, path: str | None = None) -> dict:
-    """What names the data of a run, cheaply: samples, tokens, the tokenizer's fingerprint and a hash of every row's
-    length, the tokens of 64 rows spread over the dataset and `content_hashes.npy` (tokenize's per-sample hashes)
-    when present."""
+    "What names the data of a run, cheaply: sizes, tokenizer fingerprint, length and content hashes."
     lens = np.concatenate([np.diff(b[3]) for b in ds._batches]) if ds._batches else np.zeros(0, np.int64)
     h = hashlib.sha256(lens.astype(np.int64).tobytes())
     for row in np.unique(np.linspace(0, max(0, ds.n_rows - 1), min(64, ds.n_rows)).astype(int)):
@@ -543,8 +527,7 @@ def dataset_identity(ds: TokenDataset, path: str | None = None) -> dict:
 
 _WEIGHT_FILES = ('*.safetensors', '*.bin', '*.gguf', '*.pt', '*.pth')
 def target_identity(spec: str, vocab_size: int | None = None) -> dict:
-    """What names the target, cheaply: a tiny target's spec, else a hash of its `config.json` and, per weight file, its
-    name, size and 16 slices of 64 KiB spread over it (other weights of the same shape differ there)."""
+    "What names the target, cheaply: a tiny target's spec, else hashes of its config and weight files."
     if _is_tiny(spec): return {'path': str(spec), 'weights': f"{spec} (vocab_size={vocab_size})"}
     d = Path(spec)
     h = hashlib.sha256((d/'config.json').read_bytes() if (d/'config.json').is_file() else b'')
@@ -664,8 +647,7 @@ def default_eos_ids(target=None, tokenizer=None) -> list[int]:
 # %% ../nbs/11_train.ipynb #6eda298f
 @dataclass(slots=True)
 class TrainRun:
-    """The state of one training run, declared field by field in the order of the steps that set them (each step reads
-    what the steps before it set); slotted, so that a misspelt attribute is an error, not a new one."""
+    "The state of one training run, field by field in the order of the steps that set them; slotted."
     # setup_run: the options, device, ranks, output directory and dataset
     args: TrainConfig
     t_start: float                          # time.time() at the start (the time budget and summary's seconds)
@@ -740,8 +722,7 @@ def run_target(r: TrainRun) -> None:
 # %% ../nbs/11_train.ipynb #g25shape
 _LAYER_TYPE_NAMES = {n: f"{n.split('_')[0]}_attention" for n in 'full sliding full_attention sliding_attention'.split()}
 def drafter_shape(a) -> dict:
-    """{drafter config field: (option, value)} of the shape options given: the --drafter-preset's fields, each
-    overridden by an option given."""
+    "{drafter config field: (option, value)} of the shape options given: the preset's, each overridden if given."
     parts = [x.strip() for x in a.draft_layer_types.split(',')] if a.draft_layer_types else []
     if bad := [x for x in parts if x not in _LAYER_TYPE_NAMES]:
         raise ValueError(f"--draft-layer-types {a.draft_layer_types}: {bad[0]!r} is neither full nor sliding")
@@ -761,8 +742,7 @@ def drafter_shape(a) -> dict:
 
 def fresh_drafter_config(a, target_config, mask_id: int | None, layer_ids=None,
                          draft_vocab_size: int = 0) -> DFlashConfig:
-    """The config of a fresh drafter for `target_config` from the options `a`: the target's shape, the preset's, then
-    each option given."""
+    "A fresh drafter's config for `target_config` from options `a`: target's shape, preset's, then options given."
     kw = {k: v for k, (_, v) in drafter_shape(a).items()}
     # layers: as many as typed
     n, bs = kw.pop('num_hidden_layers', len(kw.get('layer_types') or [None] * 5)), kw.pop('block_size', 16)
@@ -781,9 +761,8 @@ def run_drafter(r: TrainRun) -> None:
     a, ds, target = r.args, r.ds, r.target
     layer_ids = [int(x) for x in a.target_layer_ids.split(',')] if a.target_layer_ids else None
     torch.manual_seed(a.seed)
-    vocab = (np.unique(np.concatenate([ids[m] for ids, m in (ds[i] for i in range(len(ds)))]
-                                      + [np.array(default_eos_ids(target), np.int64)]))
-             if a.draft_vocab == 'data' and not a.init_drafter else None)
+    vocab = (None if a.draft_vocab != 'data' or a.init_drafter else np.unique(np.concatenate(
+        [ids[m] for ids, m in (ds[i] for i in range(len(ds)))] + [np.array(default_eos_ids(target), np.int64)])))
     if a.init_drafter:
         core = drafter_from_dir(a.init_drafter, target, {'mask_token_id': ('--mask-token-id', a.mask_token_id),
                                                          'target_layer_ids': ('--target-layer-ids', layer_ids),
@@ -800,8 +779,7 @@ def run_drafter(r: TrainRun) -> None:
 
 # %% ../nbs/11_train.ipynb #2998bc24
 def run_features(r: TrainRun) -> None:
-    """Hooks keeping the tap layers' outputs (`r.features`, through the feature cache with --feature-cache) and the
-    loss weights."""
+    "Hooks keeping the tap layers' outputs (`r.features`, through the feature cache if any) and the loss weights."
     a, ds, cfg = r.args, r.ds, r.cfg
     r.features, r.cache_info = TargetFeatures(r.target, cfg.target_layer_ids, stop_early=not r.fsdp), None
     if a.feature_cache:
@@ -819,8 +797,7 @@ def run_features(r: TrainRun) -> None:
 
 # %% ../nbs/11_train.ipynb #3861cf87
 def plan_run(r: TrainRun) -> None:
-    """Every epoch's batches, known up front (the same on every rank), the steps per epoch and in all, and the plan a
-    resume must match."""
+    "Every epoch's batches, known up front (the same on every rank), the steps, and the plan a resume must match."
     a, G = r.args, r.world * r.args.grad_accum
     r.plan_batches = [token_budget_batches(r.ds.lengths, a.max_tokens, a.seed, e) for e in range(a.epochs)]
     r.per_epoch = [len(b) // G for b in r.plan_batches]
@@ -836,16 +813,14 @@ def plan_run(r: TrainRun) -> None:
 
 # %% ../nbs/11_train.ipynb #06e15c01
 def param_groups(core, lr: float, norm_lr_mult: float = 1.0) -> list[dict]:
-    """AdamW parameter groups: every drafter weight at `lr`, the final norm's scale at `norm_lr_mult` x `lr` (one
-    group when 1)."""
+    "AdamW parameter groups: drafter weights at `lr`, the final norm's scale at `norm_lr_mult` x `lr`."
     named = list(core.named_parameters())
     if norm_lr_mult == 1: return [{'params': [p for _, p in named]}]
     return [{'params': [p for n, p in named if n != 'norm.weight']},
             {'params': [p for n, p in named if n == 'norm.weight'], 'lr': lr * norm_lr_mult}]
 
 def run_optimizer(r: TrainRun) -> None:
-    """AdamW and the cosine schedule with linear warmup; `r.span['total']` is its length, which a time budget may
-    shorten."""
+    "AdamW and the cosine schedule with linear warmup over `r.span['total']` (a time budget may shorten it)."
     a = r.args
     r.opt = torch.optim.AdamW(param_groups(r.core, a.lr, a.norm_lr_mult), lr=a.lr, weight_decay=a.weight_decay)
     warm, span = int(a.warmup_ratio * r.total), {'total': r.total}
@@ -853,23 +828,20 @@ def run_optimizer(r: TrainRun) -> None:
 
 # %% ../nbs/11_train.ipynb #0c4f71cd
 def resume_run(r: TrainRun) -> None:
-    """The step to start from (a checkpoint's, per --resume, else 0); rank 0 trims metrics.jsonl to it and writes
-    train_args.json."""
+    "The step to start from (a checkpoint's, per --resume, else 0); rank 0 trims metrics.jsonl, writes train_args."
     a = r.args
     ckpt = None if a.resume == 'never' else (latest_checkpoint(r.out) if a.resume == 'auto' else Path(a.resume))
     r.step = load_checkpoint(ckpt, r.core, r.opt, r.sched, r.plan) if ckpt else 0
     r.metrics_path = r.out/'metrics.jsonl'
     if r.rank == 0:  # keep the metrics of the steps the checkpoint contains, drop any later ones of a crashed run
         clean_stale_tmp(r.out/'drafter')   # what a save killed midway left
-        atomic_write(r.metrics_path,
-                     ''.join(l + '\n' for l in (read_metrics(r.metrics_path, r.step) if r.step else [])))
+        atomic_write(r.metrics_path, ''.join(l + '\n' for l in read_metrics(r.metrics_path, r.step)) if r.step else '')
         (r.out/'train_args.json').write_text(json.dumps({**asdict(a), 'world_size': r.world, 'plan': r.plan},
                                                         indent=2, default=str))
 
 # %% ../nbs/11_train.ipynb #g25acc
 def step_weight_sum(core, batches, weights) -> float:
-    """Loss weight of every labelled slot of one optimizer step: this rank's micro-batches `batches`, summed over all
-    ranks."""
+    "Loss weight of every labelled slot of one optimizer step: this rank's `batches`, summed over all ranks."
     t = torch.tensor(sum(float((weights * block_labels(core, b)[3]).sum()) for b in batches), dtype=torch.float64,
                      device=weights.device)
     if torch.distributed.is_initialized() and torch.distributed.get_world_size() > 1: torch.distributed.all_reduce(t)
@@ -877,9 +849,7 @@ def step_weight_sum(core, batches, weights) -> float:
 
 def accumulate_gradients(model, features, batches, weights, world: int = 1, attention: str = 'sdpa',
                          loss_chunk: int = 1024, autocast=None) -> torch.Tensor:
-    """Backward of this rank's micro-batches of one optimizer step, the loss normalised once over the whole step (every
-    micro-batch of every rank, as SpecForge does). Returns [loss x weight, weight, tokens, positions, anchors,
-    correct[k], count[k]]."""
+    "Backward of this rank's micro-batches of one optimizer step, the loss normalised once over the whole step."
     core = getattr(model, 'module', model)
     norm = step_weight_sum(core, batches, weights)
     stats = torch.zeros(5 + 2 * core.config.block_size, dtype=torch.float64)
@@ -909,8 +879,7 @@ def train_step(r: TrainRun, epoch: int, s_in: int) -> tuple[torch.Tensor, float,
 
 # %% ../nbs/11_train.ipynb #bd6ab699
 def step_metrics(r: TrainRun, stats: torch.Tensor, epoch: int, gnorm: float, lr: float, dt: float) -> dict:
-    """The line of metrics.jsonl for the step just done: loss, lr, grad norm, accuracy per position, tokens,
-    throughput, padding."""
+    "The metrics.jsonl line of the step just done: loss, lr, grad norm, accuracy per position, throughput, padding."
     bs = r.cfg.block_size
     corr, cnt = stats[5:5 + bs], stats[5 + bs:]
     return {'step': r.step, 'epoch': epoch, 'loss': stats[0].item() / stats[1].item(), 'lr': lr, 'grad_norm': gnorm,
@@ -920,8 +889,7 @@ def step_metrics(r: TrainRun, stats: torch.Tensor, epoch: int, gnorm: float, lr:
 
 # %% ../nbs/11_train.ipynb #c492ba78
 def log_step(r: TrainRun, stats: torch.Tensor, dt: float) -> None:
-    """Throughput counters (without the first step), the time budget's step count after 5 timed steps, metrics.jsonl
-    and the bar."""
+    "Throughput counters, the time budget's step count after 5 timed steps, metrics.jsonl and the bar."
     # throughput without the first step
     if r.steps_run: r.tok_sum, r.t_train = r.tok_sum + stats[2].item(), r.t_train + dt
     r.steps_run += 1
@@ -948,8 +916,7 @@ def cpu_bf16_pays() -> bool:
 
 # %% ../nbs/11_train.ipynb #9309b9c3
 def run_loop(r: TrainRun) -> None:
-    """Optimizer steps from `r.step` to the planned (or budgeted) total; checkpoints every --save-every steps and at
-    the end."""
+    "Optimizer steps from `r.step` to the planned (or budgeted) total; checkpoint every --save-every, at the end."
     a = r.args
     r.autocast = (torch.autocast(r.dev.type, dtype=torch.bfloat16)
                   if a.precision == 'bf16' or (a.precision == 'auto' and r.dev.type == 'cuda') else nullcontext())
@@ -1020,8 +987,7 @@ def train(args: TrainConfig | argparse.Namespace) -> dict:
 
 # %% ../nbs/11_train.ipynb #ca7c8540
 def train_main(args: argparse.Namespace) -> int:
-    """Entry point of `dflash-nb train` (and `python -m dflash_nb.train`, e.g. under torchrun); rank 0 holds the
-    output's lock."""
+    "Entry point of `dflash-nb train` (and `python -m dflash_nb.train`); rank 0 holds the output's lock."
     out, rank = Path(args.output_dir), dist_info()[0]
     made = rank == 0 and not out.exists()  # a run refused before it wrote anything leaves no empty folder behind
     try:
@@ -1074,8 +1040,7 @@ def train_rows(s: dict, ks=(1, 2, 4, 8, 15)) -> list[tuple]:
 
 # %% ../nbs/11_train.ipynb #a6486713
 def plot_training(metrics_path, path=None, ks=(1, 2, 4, 8, 15), floor: float | None = None):
-    """Loss, accuracy of block positions `ks` (smoothed; per position over the last tenth), throughput and padding per
-    step."""
+    "Loss, accuracy of block positions `ks`, throughput and padding per step."
     import matplotlib.pyplot as plt
     m = [json.loads(l) for l in Path(metrics_path).read_text().splitlines() if l.strip()]
     steps, w = np.array([r['step'] for r in m]), max(1, len(m) // 20)
