@@ -13,13 +13,11 @@ __all__ = ['PROMPT_SOURCES', 'side_packages', 'package_distribution', 'humaneval
 
 # %% ../nbs/08_prompts.ipynb #bcb85921
 def side_packages() -> Path:
-    """Where scripts/setup.sh installs the `--no-deps` packages (data-only here): outside site-packages, so `pip check`
-    stays clean."""
+    """Where scripts/setup.sh installs the `--no-deps` packages (data-only here): outside site-packages."""
     return Path(os.environ.get('DFLASH_NB_SIDE_PACKAGES') or Path(sys.prefix)/'dflash-nb-side')
 
 def package_distribution(distribution: str):
-    """The installed `distribution` (importlib.metadata): the environment's own, else the one in `side_packages()`;
-    None if neither."""
+    """The installed `distribution` (importlib.metadata): the environment's own, else the one in `side_packages()`."""
     import importlib.metadata as md
     try: return md.distribution(distribution)
     except md.PackageNotFoundError: return next(md.distributions(name=distribution, path=[str(side_packages())]), None)
