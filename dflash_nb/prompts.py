@@ -66,8 +66,7 @@ def bbh_cot_prompts() -> list[dict]:
     "BIG-Bench Hard questions (3 per task) without their answers."
     d, out = _dist_file('lm-eval', 'lm_eval/tasks/bbh/cot_fewshot', _LM_EVAL), []
     for f in sorted(d.glob('*.yaml')):
-        y = _yaml(f) or {}
-        if not isinstance(y, dict): continue
+        if not isinstance(y := _yaml(f), dict): continue  # an empty file: None
         desc = str(y.get('description') or '').strip()
         out += [_prompt(f"bbh_cot:{f.stem}:{i}", f"{desc}\n\n{s['input']}\n\nLet's think step by step.", 'bbh_cot')
                 for i, s in enumerate(((y.get('fewshot_config') or {}).get('samples')) or [])]

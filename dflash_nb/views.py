@@ -76,8 +76,7 @@ def visible(s: str) -> str:
 # %% ../nbs/05_views.ipynb #14f8da99
 class TokenDisplay:
     "Per-token display text and special-token flags for a tokenizer (or plain ids when there is none)."
-    def __init__(self, ct: ChatTokenizer | None = None):
-        self.ct, self._cache = ct, {}
+    def __init__(self, ct: ChatTokenizer | None = None): self.ct, self._cache = ct, {}
     @cached_property
     def special(self) -> dict: return special_ids(self.ct) if self.ct is not None else {}
     @cached_property
