@@ -24,8 +24,7 @@ EXPLORE_FILTERS = {'shortest masked span': 'shortest_span', 'most truncated': 't
 EXPLORE_MODES = ('id', 'filter', 'source', 'failing gate', 'random')
 
 def dataset_roots(root=None) -> list[Path]:
-    """Where the explorer looks for datasets: `root` when given, else the project's `outputs/` (found from the package,
-    so a kernel started in `nbs/` finds it too) and `./outputs`."""
+    """Where the explorer looks for datasets: `root` when given, else the project's `outputs/` and `./outputs`."""
     if root is not None: return [Path(root)]
     import dflash_nb
     cands = [Path(dflash_nb.__file__).resolve().parent.parent/'outputs', Path.cwd()/'outputs']
@@ -77,8 +76,7 @@ def gate_choices(rep: 'InspectReport') -> list[tuple[str, str]]:
 
 # %% ../nbs/05b_explorer.ipynb #a1e0c002
 def explore_html(rep: 'InspectReport', idx: list[int], other: 'MaskDataset | None' = None) -> tuple[str, str]:
-    """`(HTML, note)` of the samples at `idx`: their token views, or with `other` (a second dataset) each one beside the
-    sample of the same id there (`diff_views`)."""
+    """`(HTML, note)` of samples `idx`: token views, or with `other` each beside the sample of the same id there."""
     if not idx: return '<i>no samples</i>', ''
     views = rep.dataset.views(idx)
     if other is None: return views._repr_html_(), ''
@@ -149,8 +147,7 @@ def _facts(rep: 'InspectReport | None', other: 'MaskDataset | None' = None) -> l
             other and f"compared with: {other.url} ({len(other):,} samples; {other.tokenizer_note})"]
 
 def _fill_choices(c: dict, rep: 'InspectReport'):
-    """Point the source and gate lists of the controls `c` at a newly opened dataset (the first entry chosen) and say
-    in the tokenizer box what leaving it empty means."""
+    """Point the source and gate lists of the controls `c` at a newly opened dataset (the first entry chosen)."""
     for k, options in (('source', source_choices(rep.summary)), ('gate', gate_choices(rep))):
         c[k].options = options
         c[k].value = c[k].options[0][1] if c[k].options else None
@@ -175,8 +172,7 @@ def _explorer_box(c: dict):
 
 # %% ../nbs/05b_explorer.ipynb #d25e9c77
 def mask_explorer(dataset=None, model_path=None, root=None, n: int = 3):
-    """The mask explorer widget (ipywidgets): a dataset (the list: `find_datasets(root)`), a tokenizer, a selection (id,
-    filter, source, failing gate, random), optionally a second dataset to compare with, and the views."""
+    """The mask explorer (ipywidgets): a dataset, a tokenizer, a selection, optionally a second dataset, the views."""
     from IPython.display import display, HTML
     choices = list(dict.fromkeys([str(dataset)] * (dataset is not None) + find_datasets(root)))
     c = _explorer_controls(choices, n, dataset, model_path)

@@ -816,8 +816,7 @@ def show_examples(report: InspectReport, n: int = 2):
         show(report.select(key, n=k) or ('_No truncated samples._' if key == 'truncated' else '_No samples._'))
 
 def inspect_verdict(report: InspectReport, fail_on: str = 'fail'):
-    """The verdict in one line (the report shows the gate and check tables above it, once); raise one line naming the
-    gates and checks when `fail_on` ('fail', 'warn', 'never') says so."""
+    """The verdict in one line; raise one line naming the gates and checks when `fail_on` says so."""
     bad = ([f"gate {g.name}: {g.message}" for g in report.gates
             if g.status == 'fail' or (fail_on == 'warn' and g.status == 'warn')]
            + [f"check {c.name}: {c.failures:,} sample(s)" for c in report.checks if c.status == 'fail'])

@@ -13,13 +13,11 @@ __all__ = ['PROMPT_SOURCES', 'side_packages', 'package_distribution', 'humaneval
 
 # %% ../nbs/08_prompts.ipynb #bcb85921
 def side_packages() -> Path:
-    """Where scripts/setup.sh installs the `--no-deps` packages (data-only here): outside site-packages, so `pip check`
-    stays clean."""
+    """Where scripts/setup.sh installs the `--no-deps` packages (data-only here): outside site-packages."""
     return Path(os.environ.get('DFLASH_NB_SIDE_PACKAGES') or Path(sys.prefix)/'dflash-nb-side')
 
 def package_distribution(distribution: str):
-    """The installed `distribution` (importlib.metadata): the environment's own, else the one in `side_packages()`;
-    None if neither."""
+    """The installed `distribution` (importlib.metadata): the environment's own, else the one in `side_packages()`."""
     import importlib.metadata as md
     try: return md.distribution(distribution)
     except md.PackageNotFoundError: return next(md.distributions(name=distribution, path=[str(side_packages())]), None)
@@ -68,8 +66,7 @@ def bbh_cot_prompts() -> list[dict]:
     "BIG-Bench Hard questions (3 per task) without their answers."
     d, out = _dist_file('lm-eval', 'lm_eval/tasks/bbh/cot_fewshot', _LM_EVAL), []
     for f in sorted(d.glob('*.yaml')):
-        y = _yaml(f) or {}
-        if not isinstance(y, dict): continue
+        if not isinstance(y := _yaml(f), dict): continue  # an empty file: None
         desc = str(y.get('description') or '').strip()
         out += [_prompt(f"bbh_cot:{f.stem}:{i}", f"{desc}\n\n{s['input']}\n\nLet's think step by step.", 'bbh_cot')
                 for i, s in enumerate(((y.get('fewshot_config') or {}).get('samples')) or [])]

@@ -414,8 +414,7 @@ def disk_full(e: OSError, where, written: int | None = None, done: float | None 
 # %% ../nbs/04_tokenize.ipynb #0868c1a3
 def _sources(completions, s3_endpoint=None, download_workers: int = 32, progress: bool = True,
              split: str | None = None):
-    """`(files, open_files, ignored, splits)` of the completions: their identity, a reader of them, what is not read,
-    DatasetDict splits read."""
+    """`(files, open_files, ignored, splits)` of the completions: identity, a reader, what is not read, splits read."""
     if not storage.is_s3_url(str(completions)):
         inputs = discover_inputs(completions, split)
         files = [dict(name=name, size=(st := input_stat(p))[0], mtime_ns=st[1]) for name, p in inputs.files]
@@ -435,8 +434,7 @@ def _sources(completions, s3_endpoint=None, download_workers: int = 32, progress
 
 # %% ../nbs/04_tokenize.ipynb #6315d13e
 def _batches(paths, batch_size: int, start=(0, 0), max_bytes: int = MAX_RECORD_BYTES):
-    """Batches of `(name, line, raw)` over all files, after `start` = (file index, last line done): `batch_size` lines,
-    fewer where they reach `max_bytes`; each with where it ends and its size in bytes."""
+    """Batches of `(name, line, raw)` over all files, after `start` = (file index, last line done)."""
     batch, fi, size = [], 0, 0
     for fi, (name, path) in itertools.islice(enumerate(paths), start[0], None):
         for n, raw in read_lines(path, max_bytes):
@@ -479,9 +477,7 @@ def _committed_run(out: Path) -> dict | None:
 
 # %% ../nbs/04_tokenize.ipynb #c33e6779
 def _checked(result: dict, out: Path, completions, ignored, first_skip: dict | None = None) -> dict:
-    """The run's stats, or the one-line error of a run that wrote a sample with a wrong mask or had no sample at all
-    (with
-    `first_skip`, a run that wrote nothing: the error names its first skipped record)."""
+    """The run's stats, or the one-line error of a run that wrote a sample with a wrong mask or had no sample at all."""
     if n := result['skipped'].get('mask_mismatch'):
         raise TokenizeError(
             f"{n} sample(s) failed the mask check (mask_mismatch) and were NOT written: see {out/'skipped.jsonl'}. "

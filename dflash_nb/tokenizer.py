@@ -378,9 +378,7 @@ def _bounded_form(self: ChatTokenizer, name: str) -> TemplateForm | None:
 
 @patch
 def turn_end_warnings(self: ChatTokenizer) -> list[str]:
-    """One line per template that writes none of the model's stop tokens, so that a generated turn ends where its
-    rendering ends (the newline after a Gemma-style `<end_of_turn>` masked too), naming the tokens it does end a turn
-    with."""
+    """One line per template that writes none of the model's stop tokens, naming the tokens it does end a turn with."""
     stops = (f"the model's stop tokens ({' '.join(self.stop_tokens)}) are" if self.stop_tokens else "no stop token "
              "is named (no generation_config.json eos_token_id, no eos_token in tokenizer_config.json) or")
     return [f"{self.model_path}: {stops} not written by chat template {n!r}: each generated turn ends where its "
@@ -391,8 +389,7 @@ def turn_end_warnings(self: ChatTokenizer) -> list[str]:
 @patch
 def render(self: ChatTokenizer, msgs: list, tools=None, add_generation_prompt: bool = False,
            template: ChatTemplate | None = None) -> str:
-    """Render prepared messages: natively where that is provably the template's text, else with Jinja (`template`: a
-    named one; size-capped)."""
+    """Render prepared messages: natively where that is provably the template's text, else with Jinja (size-capped)."""
     tpl = template or self.template
     text = self.fast_render(msgs, tools, add_generation_prompt) if self.fast_render and tpl is self.template else None
     if text is None: text = tpl.render_prepared(msgs, tools, add_generation_prompt)

@@ -76,8 +76,7 @@ def visible(s: str) -> str:
 # %% ../nbs/05_views.ipynb #14f8da99
 class TokenDisplay:
     "Per-token display text and special-token flags for a tokenizer (or plain ids when there is none)."
-    def __init__(self, ct: ChatTokenizer | None = None):
-        self.ct, self._cache = ct, {}
+    def __init__(self, ct: ChatTokenizer | None = None): self.ct, self._cache = ct, {}
     @cached_property
     def special(self) -> dict: return special_ids(self.ct) if self.ct is not None else {}
     @cached_property
@@ -332,8 +331,7 @@ class MaskDataset(Dataset):
 @patch
 def select(self: MaskDataset, by: str | None = None, source: str | None = None, where: Callable | None = None,
            n: int = 5, seed: int | None = 0, **kw) -> TokenViews:
-    """Views of samples chosen by a filter (`by` in `ORDERS`, a `source`, a `where(table) -> bool array`); random when
-    `by` is None."""
+    """Views of samples chosen by a filter (`by` in `ORDERS`, a `source`, a `where(table) -> bool array`)."""
     if self.summary is None: self.scan()
     return self.views(self.summary.select(by, source, where, n, seed), **kw)
 
@@ -434,8 +432,7 @@ def html_table(rows, header=None, cls: str = 'dflash-stats', align: str | None =
     return f"<table class='{cls}'>{head}<tbody>{''.join(row(r, 'td') for r in rows)}</tbody></table>"
 
 def text_table(rows, header=None, align: str | None = None, paint: Callable | None = None) -> str:
-    """The same table for a terminal (`align` as `html_table`'s, plus `f`: free text, neither padded nor measured);
-    `paint(i, cell)` may dress each padded body cell, e.g. in ANSI colours."""
+    """The same table for a terminal (`align` as `html_table`'s, plus `f`: free text, neither padded nor measured)."""
     rows = [tuple(map(str, r)) for r in ([header] if header else []) + list(rows)]
     if not rows: return ''
     a = lambda i: align[i] if align and i < len(align) else 'l' if i == 0 else 'r'
