@@ -115,8 +115,7 @@ def _before_forward(self: TargetSession, n: int):
 def crop(self: TargetSession, keep: int):
     "Keep the first `keep` positions: crop the KV cache; a hybrid target restores its snapshot, re-runs linear layers."
     if not self.linear: return crop_kv_cache(self.cache, keep)
-    n = self.length
-    if keep == n: return
+    if keep == (n := self.length): return
     if self._snap is None or not self._snap[0] <= keep < n: raise ValueError(
         f"cannot crop a hybrid cache of {n} positions to {keep}: only back into the last multi-token forward")
     start, states = self._snap
@@ -202,21 +201,19 @@ def tempered_probs(logits, temperature: float = 1.0, top_p: float = 1.0):
 DRAFT_SAMPLING = ('greedy', 'sample')
 def draft_tokens(logits, T: float, top_p: float = 1.0, draft_sampling: str = 'greedy', generator=None):
     "The drafted ids of `logits` (..., V) and their proposal distribution q for verification (None at T = 0)."
-    if T <= 0: return logits.argmax(-1), None
-    if draft_sampling == 'greedy':
-        d = logits.argmax(-1)
-        return d, torch.nn.functional.one_hot(d, logits.shape[-1]).float()
+    d = logits.argmax(-1)
+    if T <= 0: return d, None
+    if draft_sampling == 'greedy': return d, torch.nn.functional.one_hot(d, logits.shape[-1]).float()
     if draft_sampling != 'sample': raise ValueError(
         f"--draft-sampling {draft_sampling}: one of {', '.join(DRAFT_SAMPLING)}")
     q = tempered_probs(logits, T, top_p)
     return (torch.multinomial(q.reshape(-1, q.shape[-1]), 1, generator=generator).view(q.shape[:-1]) if q.numel()
-            else logits.argmax(-1)), q
+            else d), q
 
 # %% ../nbs/12_eval.ipynb #946fe71a
 def sample_verify(draft: list, q, p, generator=None, residual: bool = True) -> tuple[list, int]:
     "Speculative sampling of block `draft` (drawn from q) against the target's p -> (committed tokens, drafts kept)."
-    K = len(draft)
-    if K:
+    if K := len(draft):
         d = torch.as_tensor(draft, device=p.device)
         pd, qd = p[torch.arange(K, device=p.device), d], q[torch.arange(K, device=q.device), d]
         m = int((torch.rand(K, generator=generator, device=p.device) * qd < pd).int().cumprod(0).sum())
@@ -307,8 +304,7 @@ class EvalResult:
     def prompts(self) -> int: return len(self.rows)
     @property
     def mean_tau(self) -> float:
-        taus = [r['tau'] for r in self.rows if r['steps']]
-        return float(np.mean(taus)) if taus else float('nan')
+        return float(np.mean(taus)) if (taus := [r['tau'] for r in self.rows if r['steps']]) else float('nan')
     @property
     def pooled_tau(self) -> float:
         return (self._sum('new_tokens') - self.prompts) / st if (st := self._sum('steps')) else float('nan')
@@ -320,8 +316,7 @@ class EvalResult:
     def forwards_saved(self) -> int: return self._sum('new_tokens') - self._sum('target_forwards')
     @property
     def lossless(self) -> bool | None:
-        v = [r['lossless'] for r in self.rows if r['lossless'] is not None]
-        return all(v) if v else None
+        return all(v) if (v := [r['lossless'] for r in self.rows if r['lossless'] is not None]) else None
     @property
     def mismatches(self) -> list: return [r for r in self.rows if r['lossless'] is False]
 
@@ -638,8 +633,7 @@ def add_eval_args(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
 def _drafter_config(drafter: str) -> dict | None:
     "config.json of a drafter directory (as train writes it); None for 'untrained'."
     if drafter == 'untrained': return None
-    cj = Path(drafter)/'config.json'
-    if not cj.is_file(): raise FileNotFoundError(
+    if not (cj := Path(drafter)/'config.json').is_file(): raise FileNotFoundError(
         f"{cj}: missing; --drafter is a directory written by `dflash-nb train` (or 'untrained')")
     return json.loads(cj.read_text())
 

@@ -116,8 +116,7 @@ def _journal(path: Path) -> dict:
 
 def _token_partial(partial: Path, key: dict, restart: bool) -> dict:
     "The batches an interrupted run with the same `key` journaled in `partial`, else {} and a fresh `partial` folder."
-    rk = partial/'run.json'
-    if rk.is_file() and not restart:
+    if (rk := partial/'run.json').is_file() and not restart:
         if (old := json.loads(rk.read_text())) != key:
             changed = ', '.join(sorted(k for k in set(old) | set(key) if old.get(k) != key.get(k)))
             raise ValueError(f"{partial}: an interrupted run with different {changed} is there; rerun with the same "

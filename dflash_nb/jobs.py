@@ -97,8 +97,7 @@ def check_job_params(job: str, params: dict, jobs_dir=None):
     opts = {f.name: f for f in fields(getattr(cli, JOB_OPTIONS[job]))} if job in JOB_OPTIONS else {}
     for p in (p for p in job_parameters(job, jobs_dir) if p.name in params):
         v, f = params[p.name], opts.get(p.name)
-        why = _param_type_problem(v, p.default)
-        if why is None and f is not None:
+        if (why := _param_type_problem(v, p.default)) is None and f is not None:
             typ, optional = _field_type(f)
             why = value_problem(v, typ, f.metadata.get('range'), f.metadata.get('kw', {}).get('choices'), optional)
         if why: raise ValueError(f"job {job}: parameter {p.name} = {json.dumps(v)}: {why}")
