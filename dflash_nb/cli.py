@@ -154,9 +154,7 @@ def _on_sigint(signum, frame):
     raise KeyboardInterrupt
 
 def main(argv=None) -> int:
-    """Entry point of the `dflash-nb` console script: expected errors and Ctrl-C (from the stage's imports on) are one
-    line. Ctrl-C is noted as it comes: a KeyboardInterrupt can reach here as another error (numpy's import turns one in
-    its C extension's import into an ImportError), and an interrupted run is still 'interrupted', exit 130."""
+    "Entry point of the `dflash-nb` console script: expected errors and Ctrl-C are one line."
     argv = sys.argv[1:] if argv is None else list(map(str, argv))
     command = next((x for x in argv if not x.startswith('-')), None)
     main_thread = threading.current_thread() is threading.main_thread()

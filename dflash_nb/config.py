@@ -13,15 +13,12 @@ __all__ = ['opt', 'opt_of', 'range_text', 'value_problem', 'ranged', 'add_config
 # %% ../nbs/09a_config.ipynb #9c52be98
 def opt(default=None, help: str = '', group: str | None = None, min=None, max=None, gt=None, flags: tuple = (),
         **argparse_kw):
-    """A config field that is also the option `--name`: its default, help (`{default}` is filled in), --help group,
-    valid range (`min` <= x <= `max`, x > `gt`), its option strings where not `--name` (`flags`: a positional's name,
-    a short alias) and other argparse keywords."""
+    "A config field that is also the option `--name`: its default, help, --help group, range, argparse keywords."
     rng = {k: v for k, v in (('min', min), ('max', max), ('gt', gt)) if v is not None}
     return field(default=default, metadata=dict(help=help, group=group, kw=argparse_kw, range=rng, flags=flags))
 
 def opt_of(config, name: str, **changes):
-    """The option `name` of the dataclass `config` declared again for another command's config (its default, range,
-    group, argparse keywords), with `changes` to its metadata (`help=`, `group=`): a shared option declared once."""
+    "The option `name` of the dataclass `config` declared again for another command's config, with `changes`."
     f = next(f for f in fields(config) if f.name == name)
     return field(default=f.default, metadata={**f.metadata, **changes})
 
@@ -34,8 +31,7 @@ def range_text(rng: dict) -> str:
     return f"{lo} and at most {rng['max']}" if lo else f"at most {rng['max']}"
 
 def value_problem(value, typ: str | None, rng: dict | None = None, choices=None, optional: bool = False) -> str | None:
-    """Why `value` is not a valid value of a field of type `typ` ('int', 'float', else not checked) with range `rng`;
-    None when it is."""
+    "Why `value` is not a valid value of a field of type `typ` with range `rng`; None when it is."
     if value is None: return None if optional or typ not in ('int', 'float') else 'must be a number'
     in_range = f" ({range_text(rng)})" if rng else ''
     if typ == 'int' and (isinstance(value, bool) or not isinstance(value, numbers.Integral)):
@@ -55,8 +51,7 @@ def _field_type(f) -> tuple[str, bool]:
 
 # %% ../nbs/09a_config.ipynb #4fb2950d
 def ranged(typ=int, min=None, max=None, gt=None):
-    """An argparse `type=` converting to `typ` (int, float) within a range; a bad value is one line naming the option,
-    value and range."""
+    "An argparse `type=` converting to `typ` (int, float) within a range; a bad value is one line."
     rng = {k: v for k, v in (('min', min), ('max', max), ('gt', gt)) if v is not None}
     def convert(s: str):
         try: v = typ(s)
@@ -73,8 +68,7 @@ def _arg_type(f):
     return typ and ranged(typ, **f.metadata.get('range', {}))
 
 def add_config_args(p: argparse.ArgumentParser, config) -> argparse.ArgumentParser:
-    """One option `--name` (or the field's `flags`) per field of the dataclass `config`, in declaration order and --help
-    groups; a `bool` field is a flag."""
+    "One option `--name` (or the field's `flags`) per field of the dataclass `config`; a `bool` field is a flag."
     groups = {None: p}
     for f in fields(config):
         m = f.metadata
@@ -100,8 +94,7 @@ class Config:
     def __post_init__(self): check_config(self)
 
 def make_config(config, args=None, **kw):
-    """A `config` from another one, a Namespace (parsed options) or a dict, updated by `kw`; unknown `kw` names are an
-    error; values are checked."""
+    "A `config` from another one, a Namespace or a dict, updated by `kw`; unknown `kw` names are an error."
     base = (asdict(args) if is_dataclass(args)
             else dict(vars(args) if isinstance(args, argparse.Namespace) else args or {}))
     names = {f.name for f in fields(config)}

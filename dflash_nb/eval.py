@@ -97,8 +97,7 @@ def __call__(self: TargetSession, ids, all_logits: bool = True):
 @patch
 @contextmanager
 def _before_forward(self: TargetSession, n: int):
-    """Hybrid target, around a forward of `n` tokens that may be rolled back: snapshot the states, record each
-    linear-attention layer's input."""
+    "Hybrid target, around a forward of `n` tokens that may be rolled back: snapshot states, record layer inputs."
     self._snap, self._inputs = None, {}
     if n < 2 or self.cache.get_seq_length() == 0: yield; return
     self._snap = (self.length, [{i: (l.conv_states[i].clone(), l.recurrent_states[i].clone())
@@ -114,11 +113,9 @@ def _before_forward(self: TargetSession, n: int):
 @patch
 @torch.no_grad()
 def crop(self: TargetSession, keep: int):
-    """Keep the first `keep` positions: crop the KV cache; on a hybrid target restore the snapshot and re-run its
-    linear layers over the kept tokens."""
+    "Keep the first `keep` positions: crop the KV cache; a hybrid target restores its snapshot, re-runs linear layers."
     if not self.linear: return crop_kv_cache(self.cache, keep)
-    n = self.length
-    if keep == n: return
+    if keep == (n := self.length): return
     if self._snap is None or not self._snap[0] <= keep < n: raise ValueError(
         f"cannot crop a hybrid cache of {n} positions to {keep}: only back into the last multi-token forward")
     start, states = self._snap
@@ -191,8 +188,7 @@ def greedy_generate(target, prompt_ids, max_new_tokens: int = 256, eos_token_id=
 
 # %% ../nbs/12_eval.ipynb #a370b87f
 def tempered_probs(logits, temperature: float = 1.0, top_p: float = 1.0):
-    """softmax(logits / T) over the last axis, restricted to the top-p nucleus (the smallest set of mass >= top_p) and
-    renormalised."""
+    "softmax(logits / T) over the last axis, restricted to the top-p nucleus and renormalised."
     p = torch.softmax(logits.float() / temperature, -1)
     if top_p < 1:
         s, i = p.sort(-1, descending=True)
@@ -204,25 +200,20 @@ def tempered_probs(logits, temperature: float = 1.0, top_p: float = 1.0):
 # %% ../nbs/12_eval.ipynb #g25draft
 DRAFT_SAMPLING = ('greedy', 'sample')
 def draft_tokens(logits, T: float, top_p: float = 1.0, draft_sampling: str = 'greedy', generator=None):
-    """The drafted ids of `logits` (..., V) and their proposal distribution q for verification (None at T = 0):
-    'greedy' drafts the argmax, a point mass (vLLM's default and z-lab's loop); 'sample' draws from q = the tempered,
-    top-p cut drafter distribution. Either way the committed tokens follow the target's distribution."""
-    if T <= 0: return logits.argmax(-1), None
-    if draft_sampling == 'greedy':
-        d = logits.argmax(-1)
-        return d, torch.nn.functional.one_hot(d, logits.shape[-1]).float()
+    "The drafted ids of `logits` (..., V) and their proposal distribution q for verification (None at T = 0)."
+    d = logits.argmax(-1)
+    if T <= 0: return d, None
+    if draft_sampling == 'greedy': return d, torch.nn.functional.one_hot(d, logits.shape[-1]).float()
     if draft_sampling != 'sample': raise ValueError(
         f"--draft-sampling {draft_sampling}: one of {', '.join(DRAFT_SAMPLING)}")
     q = tempered_probs(logits, T, top_p)
     return (torch.multinomial(q.reshape(-1, q.shape[-1]), 1, generator=generator).view(q.shape[:-1]) if q.numel()
-            else logits.argmax(-1)), q
+            else d), q
 
 # %% ../nbs/12_eval.ipynb #946fe71a
 def sample_verify(draft: list, q, p, generator=None, residual: bool = True) -> tuple[list, int]:
-    """Speculative sampling of one block `draft` (drawn from q) against the target's p -> (committed tokens, drafts
-    kept)."""
-    K = len(draft)
-    if K:
+    "Speculative sampling of block `draft` (drawn from q) against the target's p -> (committed tokens, drafts kept)."
+    if K := len(draft):
         d = torch.as_tensor(draft, device=p.device)
         pd, qd = p[torch.arange(K, device=p.device), d], q[torch.arange(K, device=q.device), d]
         m = int((torch.rand(K, generator=generator, device=p.device) * qd < pd).int().cumprod(0).sum())
@@ -240,8 +231,7 @@ def _first_token(sess: TargetSession, prompt: list, T: float, top_p: float, gene
 
 # %% ../nbs/12_eval.ipynb #7c938903
 def _verify(sess: TargetSession, anchor: int, d: list, q, T: float, top_p: float, generator, verify):
-    """One target forward on [anchor] + drafts `d` (`q`: their probabilities if sampled, else None) -> (commit, kept,
-    features)."""
+    "One target forward on [anchor] + drafts `d` (`q`: their probabilities if sampled) -> (commit, kept, features)."
     if q is None:
         y, h = sess([anchor] + d)
         m = next((i for i, (x, t) in enumerate(zip(d, y.tolist())) if x != t), len(d))   # leading drafts agreeing
@@ -254,8 +244,7 @@ def _verify(sess: TargetSession, anchor: int, d: list, q, T: float, top_p: float
 @torch.no_grad()
 def _speculate(target, prompt_ids, max_new_tokens: int, eos_token_id, suppress_ids, layer_ids, block_size: int, propose,
                T: float = 0.0, top_p: float = 1.0, generator=None, verify=sample_verify) -> Generation:
-    """The loop of every speculative method: `propose(sess, out, a, h, L)` -> (L - 1 drafts, their q if sampled, else
-    None)."""
+    "The loop of every speculative method: `propose(sess, out, a, h, L)` -> (L - 1 drafts, their q or None)."
     t0, prompt, eos = _start(prompt_ids, eos_token_id)
     out, steps, h = [], ([], [], []), None             # steps: accepted, matched, drafted
     with TargetFeatures(target, layer_ids) if layer_ids else nullcontext() as feats:
@@ -315,8 +304,7 @@ class EvalResult:
     def prompts(self) -> int: return len(self.rows)
     @property
     def mean_tau(self) -> float:
-        taus = [r['tau'] for r in self.rows if r['steps']]
-        return float(np.mean(taus)) if taus else float('nan')
+        return float(np.mean(taus)) if (taus := [r['tau'] for r in self.rows if r['steps']]) else float('nan')
     @property
     def pooled_tau(self) -> float:
         return (self._sum('new_tokens') - self.prompts) / st if (st := self._sum('steps')) else float('nan')
@@ -328,8 +316,7 @@ class EvalResult:
     def forwards_saved(self) -> int: return self._sum('new_tokens') - self._sum('target_forwards')
     @property
     def lossless(self) -> bool | None:
-        v = [r['lossless'] for r in self.rows if r['lossless'] is not None]
-        return all(v) if v else None
+        return all(v) if (v := [r['lossless'] for r in self.rows if r['lossless'] is not None]) else None
     @property
     def mismatches(self) -> list: return [r for r in self.rows if r['lossless'] is False]
 
@@ -340,8 +327,7 @@ def accept_hist(self: EvalResult) -> np.ndarray:
     return np.bincount(self._all('accepted') + 1, minlength=self.block_size + 1)[1:self.block_size + 1]
 @patch
 def _pos(self: EvalResult, conditional: bool = False) -> np.ndarray:
-    """k = 1..bs-1: steps whose first k drafts were all accepted / the steps that drafted k tokens (`conditional`: and
-    accepted the first k - 1); nan where there are none."""
+    "k = 1..bs-1: steps whose first k drafts were all accepted / the steps that drafted k tokens; nan where none."
     m, d = self._all('matched'), self._all('drafted')
     k = np.arange(1, self.block_size)[:, None]
     n = ((m[None] >= k - 1) & (d[None] >= k)).sum(1) if conditional else (d[None] >= k).sum(1)
@@ -434,8 +420,7 @@ def _eval_row(pid, ids, s: Generation, g: Generation | None) -> dict:
 def evaluate(target, drafter: DFlashDraftModel, prompts, max_new_tokens: int = 128, eos_token_id=None, suppress_ids=(),
              reference: bool = True, draft_cache: bool = True, label: str = '', progress: bool = False,
              temperature: float = 0.0, top_p: float = 1.0, seed: int = 0, draft_sampling: str = 'greedy') -> EvalResult:
-    """Speculative decoding of every prompt (token ids) with `drafter`, checked against plain greedy decoding
-    (`reference`, T = 0)."""
+    "Speculative decoding of every prompt (token ids) with `drafter`, checked against plain greedy decoding."
     items = tqdm(_prompt_items(prompts), desc=f"eval {label}".strip(), unit='prompt', disable=not progress)
     dev = target.get_input_embeddings().weight.device
     with _eval_mode(drafter):   # per prompt: the speculative run, then the greedy one it is checked against
@@ -451,8 +436,7 @@ def evaluate(target, drafter: DFlashDraftModel, prompts, max_new_tokens: int = 1
 
 # %% ../nbs/12_eval.ipynb #a330dda4
 def lookup_draft(seq: list, k: int = 10, ngram_max: int = 3, ngram_min: int = 1) -> list:
-    """Prompt-lookup draft for `seq`: the <= k tokens after the earliest earlier match of its last n tokens (n =
-    max..min)."""
+    "Prompt-lookup draft for `seq`: the <= k tokens after the earliest earlier match of its last n tokens."
     return next((seq[i + n:i + n + k] for n in range(min(ngram_max, len(seq) - 1), ngram_min - 1, -1)
                  for i in range(len(seq) - n) if seq[i:i + n] == seq[-n:]), [])
 
@@ -470,8 +454,7 @@ PROMPT_LOOKUP = 'prompt-lookup'
 
 def compare_methods(target, methods: dict, prompts, max_new_tokens: int = 128, eos_token_id=None, suppress_ids=(),
                     lookup: dict | None = None, progress: bool = False) -> dict:
-    """{label: EvalResult} of every method (a `DFlashDraftModel`, or `PROMPT_LOOKUP`) on the same prompts, checked
-    against greedy."""
+    "{label: EvalResult} of every method (a `DFlashDraftModel`, or `PROMPT_LOOKUP`) on the same prompts."
     items, lk = _prompt_items(prompts), {'k': 10, 'ngram_max': 3, 'ngram_min': 1, **(lookup or {})}
     bar = lambda label: tqdm(items, desc=label, unit='prompt', disable=not progress)
     refs = [greedy_generate(target, ids, max_new_tokens, eos_token_id, suppress_ids) for _, ids in bar('greedy')]
@@ -488,8 +471,7 @@ def compare_methods(target, methods: dict, prompts, max_new_tokens: int = 128, e
 
 # %% ../nbs/12_eval.ipynb #e605b1ff
 def comparison_rows(results: dict, sampled: dict | None = None) -> list[dict]:
-    """One summary dict per method: mean tau (and `sampled_mean_tau` of `sampled`, {label: EvalResult at T > 0}),
-    target forwards (saved), seconds per token, lossless."""
+    "One summary dict per method: mean tau, target forwards (saved), seconds per token, lossless."
     spt = lambda r: r._sum('spec_seconds') / max(1, r._sum('new_tokens'))
     g_spt, s0 = spt(results['greedy']), next(iter(sampled.values())) if sampled else None
     rows = []
@@ -651,22 +633,19 @@ def add_eval_args(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
 def _drafter_config(drafter: str) -> dict | None:
     "config.json of a drafter directory (as train writes it); None for 'untrained'."
     if drafter == 'untrained': return None
-    cj = Path(drafter)/'config.json'
-    if not cj.is_file(): raise FileNotFoundError(
+    if not (cj := Path(drafter)/'config.json').is_file(): raise FileNotFoundError(
         f"{cj}: missing; --drafter is a directory written by `dflash-nb train` (or 'untrained')")
     return json.loads(cj.read_text())
 
 def _trained_for(drafter: str) -> str | None:
-    """The --target a drafter directory was trained for: `train` writes OUT/drafter and OUT/train_args.json; None when
-    not recorded."""
+    "The --target a drafter directory was trained for (from OUT/train_args.json); None when not recorded."
     if drafter == 'untrained': return None
     try: t = json.loads((Path(drafter).parent/'train_args.json').read_text()).get('target')
     except (OSError, ValueError, AttributeError): return None
     return t if isinstance(t, str) and t else None
 
 def _make_drafter(tgt, a: EvalConfig, cfg: dict | None) -> DFlashDraftModel:
-    """The drafter of directory --drafter, or (no `cfg`) an untrained one of --draft-layers layers with the target's
-    mask id."""
+    "The drafter of directory --drafter, or (no `cfg`) an untrained one of --draft-layers layers."
     if cfg is not None: return DFlashDraftModel.from_pretrained(a.drafter, target=tgt)
     return DFlashDraftModel.from_target(tgt, a.draft_layers, seed=a.seed, mask_token_id=_default_mask_id(
         a.target, text_config(tgt.config).vocab_size) if a.mask_token_id is None else a.mask_token_id)

@@ -42,14 +42,12 @@ def random_prompts(n: int, vocab_size: int, min_len: int = 8, max_len: int = 32,
 def _device_of(model): return model.get_input_embeddings().weight.device
 
 def _length_batches(lengths: list, batch_size: int) -> list[list[int]]:
-    """Indices sorted by length (then index), in batches of `batch_size`: a batch of similar lengths wastes little
-    padding."""
+    "Indices sorted by length (then index), in batches of `batch_size`: similar lengths waste little padding."
     order = sorted(range(len(lengths)), key=lambda i: (lengths[i], i))
     return [order[s:s + batch_size] for s in range(0, len(order), batch_size)]
 
 def _left_pad(seqs: list, pad: int):
-    """(input ids, attention mask) of token-id lists, left-padded with `pad`: every prompt ends where the new tokens
-    begin."""
+    "(input ids, attention mask) of token-id lists, left-padded with `pad`: every prompt ends at the new tokens."
     T = max(len(s) for s in seqs)
     return (torch.tensor([[pad] * (T - len(s)) + list(s) for s in seqs], dtype=torch.long),
             torch.tensor([[0] * (T - len(s)) + [1] * len(s) for s in seqs], dtype=torch.long))
@@ -64,8 +62,7 @@ def generate_tokens(target, prompts, max_new_tokens: int = 256, batch_size: int 
                     temperature: float = 1.0, top_p: float = 1.0, top_k: int = 0, seed: int = 0, eos_token_id=None,
                     suppress_ids=(), pad_token_id: int | None = None, progress: bool = False, done: dict | None = None,
                     on_batch=None) -> list[list[int]]:
-    """Completions (new token ids, cut after the first EOS) of token-id `prompts` by Hugging Face `generate`, batched.
-    `done` ({batch index: completions}) are not generated again; `on_batch(index, completions)` sees each new batch."""
+    "Completions (new token ids, cut after the first EOS) of token-id `prompts` by HF `generate`, batched."
     prompts = [_ids(p) for p in prompts]
     if any(not p for p in prompts): raise ValueError("an empty prompt: every prompt needs at least one token")
     eos = sorted(_eos_set(eos_token_id)) if eos_token_id is not None else default_eos_ids(target)
@@ -93,8 +90,7 @@ _GEN_KEYS = ('batch_size', 'do_sample', 'temperature', 'top_p', 'top_k', 'seed',
 def _jsonable(v): return sorted(v) if isinstance(v, set) else list(v) if isinstance(v, tuple) else v
 
 def _model_identity(model) -> str:
-    """A cheap identity of `model`: its config and the first values of every weight (another model, or other weights,
-    differ)."""
+    "A cheap identity of `model`: its config and the first values of every weight."
     cfg = {k: v for k, v in model.config.to_dict().items() if k not in ('_name_or_path', 'transformers_version')}
     h = hashlib.sha256(json.dumps(cfg, sort_keys=True, default=str).encode())
     for name, p in model.state_dict().items():
@@ -111,8 +107,7 @@ def _token_run_key(target, prompts: list, sids: list, max_new_tokens: int, sourc
 
 # %% ../nbs/11a_generate.ipynb #8b282efe
 def _journal(path: Path) -> dict:
-    """{batch index: completions} of the journal `path`; a last line cut by a kill is cut away (appends then start
-    clean)."""
+    "{batch index: completions} of the journal `path`; a last line cut by a kill is cut away."
     if not path.is_file(): return {}
     raw = path.read_bytes()
     whole = raw[:raw.rfind(b'\n') + 1]            # every line is written with its newline: one without was cut
@@ -121,8 +116,7 @@ def _journal(path: Path) -> dict:
 
 def _token_partial(partial: Path, key: dict, restart: bool) -> dict:
     "The batches an interrupted run with the same `key` journaled in `partial`, else {} and a fresh `partial` folder."
-    rk = partial/'run.json'
-    if rk.is_file() and not restart:
+    if (rk := partial/'run.json').is_file() and not restart:
         if (old := json.loads(rk.read_text())) != key:
             changed = ', '.join(sorted(k for k in set(old) | set(key) if old.get(k) != key.get(k)))
             raise ValueError(f"{partial}: an interrupted run with different {changed} is there; rerun with the same "
@@ -168,9 +162,7 @@ def _token_dataset(target, prompts: list, out: Path, max_new_tokens: int, sids: 
 def generate_token_dataset(target, prompts, out_dir, max_new_tokens: int = 256, sample_ids=None,
                            source: str = 'generated',
                            vocab_size: int | None = None, overwrite: bool = False, restart: bool = False, **kw) -> Path:
-    """Target completions of token-id `prompts`, written as a dataset (prompt + completion, loss mask on the
-    completion). Resumable (batches journaled in `OUT.partial`); an old `out_dir` (`overwrite`) stays whole until the
-    new one replaces it."""
+    "Target completions of token-id `prompts` as a dataset (prompt + completion, loss mask on the completion)."
     prompts = [_ids(p) for p in prompts]
     _token_dataset(target, prompts, Path(out_dir), max_new_tokens,
                    list(sample_ids) if sample_ids is not None else [f"{source}:{i}" for i in range(len(prompts))],
@@ -261,8 +253,7 @@ def _target_fingerprint(target) -> str:
 
 # %% ../nbs/11a_generate.ipynb #f8a6eec4
 def _start_output(out_path, overwrite: bool, prompts, restart: bool = False) -> tuple[Path, Path, list, list, dict]:
-    """(OUT, OUT.partial, prompts, skipped, {id: record} of an interrupted run) of a run writing `out_path`
-    (`overwrite`: OUT may exist)."""
+    "(OUT, OUT.partial, prompts, skipped, {id: record} of an interrupted run) of a run writing `out_path`."
     out = Path(out_path)
     if out.exists() and not overwrite: raise FileExistsError(f"{out}: already exists; pass overwrite=True "
                                                              "(--overwrite) or a new path")
@@ -273,8 +264,7 @@ def _start_output(out_path, overwrite: bool, prompts, restart: bool = False) -> 
     return out, partial, prompts, skipped, {r['id']: r for r in _read_partial(partial)}
 
 def _encode_prompts(ct, prompts, done: dict, skipped: list) -> tuple[list, list]:
-    """(token ids, prompts) of the prompts not `done`, rendered with the generation prompt; one the template refuses
-    goes to `skipped`."""
+    "(token ids, prompts) of the prompts not `done`, rendered with the generation prompt; refused -> `skipped`."
     ids, keep = [], []
     for p in prompts:
         if p['id'] in done: continue
@@ -287,8 +277,7 @@ def _encode_prompts(ct, prompts, done: dict, skipped: list) -> tuple[list, list]
 
 # %% ../nbs/11a_generate.ipynb #71961534
 def _holds_output_lock(fn):
-    """`fn`, run holding the lock of its output `out_path` (`OUT.lock`): a second run on one output is refused in one
-    line."""
+    "`fn`, run holding the lock of its output `out_path` (`OUT.lock`): a second run on one output is refused."
     sig = inspect.signature(fn)
     @functools.wraps(fn)
     def locked(*args, **kw):
@@ -373,8 +362,7 @@ def api_models(api_base: str, api_key: str | None = None, timeout: float = 30) -
 
 def chat_completion(api_base: str, model: str, messages: list, tools=None, api_key: str | None = None,
                     timeout: float = 600, retries: int = 3, **params) -> dict:
-    """One chat completion -> {'completion': assistant message (content, reasoning_content, tool_calls),
-    'finish_reason', 'usage'}."""
+    "One chat completion -> {'completion': assistant message, 'finish_reason', 'usage'}."
     r = _http_retry(api_base.rstrip('/') + '/chat/completions',
                     {'model': model, 'messages': messages, **({'tools': tools} if tools else {}),
                      **{k: v for k, v in params.items() if v is not None}}, api_key, timeout, retries)
@@ -409,8 +397,7 @@ def _api_model(api_base: str, model: str | None, api_key: str | None) -> str:
 
 # %% ../nbs/11a_generate.ipynb #d90ffe01
 def _add_answer(f, p: dict, r: dict, gen: dict, source, finish: dict, usage: dict):
-    """Append the record of prompt `p` answered `r` to the open partial file `f`; count its finish reason and token
-    usage."""
+    "Append the record of prompt `p` answered `r` to the partial file `f`; count its finish reason and usage."
     fr = r['finish_reason'] or 'unknown'
     finish[fr] += 1
     for k in usage: usage[k] += int((r['usage'] or {}).get(k) or 0)
@@ -522,8 +509,7 @@ def _token_prompts(V: int, dataset=None, n_random: int | None = None, prompt_len
 
 # %% ../nbs/11a_generate.ipynb #e99710e2
 def _generate_token_level(a: GenerateConfig, tgt, V: int, supp: list, eos, samp: dict) -> dict:
-    """`dflash-nb generate --random-prompts/--prompt-dataset`: a token-level dataset of the target's completions
-    (resumable)."""
+    "`dflash-nb generate --random-prompts/--prompt-dataset`: a token-level dataset of the target's completions."
     ps = _token_prompts(V, a.prompt_dataset, a.random_prompts, a.prompt_len, a.limit, a.seed, supp)
     prompts, sids = [p['input_ids'] for p in ps], [p['id'] for p in ps]
     out, t0 = Path(a.output), time.perf_counter()

@@ -75,8 +75,7 @@ def job_parameters(job: str, jobs_dir=None) -> list[JobParam]:
 SET_BY_RUN = {'out_dir'}  # parameters `dflash-nb run` sets itself
 
 def _param_type_problem(value, default: str) -> str | None:
-    """Why `value` cannot stand for a parameter declared `NAME = default` (its type is the default's; a None default
-    takes anything)."""
+    "Why `value` cannot stand for a parameter declared `NAME = default` (its type is the default's)."
     try: d = ast.literal_eval(default)
     except (ValueError, SyntaxError, TypeError): return None  # an expression: its type is not known here
     if d is None: return None
@@ -98,16 +97,13 @@ def check_job_params(job: str, params: dict, jobs_dir=None):
     opts = {f.name: f for f in fields(getattr(cli, JOB_OPTIONS[job]))} if job in JOB_OPTIONS else {}
     for p in (p for p in job_parameters(job, jobs_dir) if p.name in params):
         v, f = params[p.name], opts.get(p.name)
-        why = _param_type_problem(v, p.default)
-        if why is None and f is not None:
+        if (why := _param_type_problem(v, p.default)) is None and f is not None:
             typ, optional = _field_type(f)
             why = value_problem(v, typ, f.metadata.get('range'), f.metadata.get('kw', {}).get('choices'), optional)
         if why: raise ValueError(f"job {job}: parameter {p.name} = {json.dumps(v)}: {why}")
 
 def job_params_for(jobs: list[str], params: dict, jobs_dir=None) -> dict[str, dict]:
-    """`{job: the params it declares}`; a name no job declares is refused with the valid names (a typo would run the
-    default silently, and papermill writes `NAME = value` into the notebook: only declared names may get there); a
-    value of the wrong type or out of range is refused (`check_job_params`)."""
+    "`{job: the params it declares}`; a name no job declares or a value of the wrong type is refused."
     declared = {j: {p.name for p in job_parameters(j, jobs_dir)} for j in jobs}
     if bad := sorted(n for n in params if n in SET_BY_RUN or not any(n in d for d in declared.values())):
         valid = ', '.join(sorted(set().union(*declared.values()) - SET_BY_RUN)) or 'none'
@@ -150,8 +146,7 @@ from .qwen import default_model_path  # the jobs' default tokenizer (benchmarks 
 KERNEL_NAME = 'dflash-nb'
 
 def project_kernel() -> str:
-    """The name of a Jupyter kernel that runs THIS Python (the project's venv), registered into its prefix on first
-    use. Jobs name it instead of `python3`, which resolves to whichever python3 kernelspec comes first on the path."""
+    "The name of a Jupyter kernel that runs THIS Python (the project's venv), registered on first use."
     from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
     try:
         spec = KernelSpecManager().get_kernel_spec(KERNEL_NAME)
@@ -178,8 +173,7 @@ def machine() -> str:
 
 # %% ../nbs/90_jobs.ipynb #a988c46f
 def run_header(job: str, params: dict, declared: list, started: float, seconds: float) -> dict:
-    """What every report opens with: job, parameters (given, and the declared defaults), start, duration, version,
-    commit, machine."""
+    "What every report opens with: job, parameters, start, duration, version, commit, machine."
     ps = {p.name: (repr(params[p.name]) if p.name in params else f"{p.default} (default)")
           for p in declared if p.name not in SET_BY_RUN}
     ps.update({k: repr(v) for k, v in params.items() if k not in ps and k not in SET_BY_RUN})
@@ -230,8 +224,7 @@ def job_setup(out_dir, torch_threads: int | None = None) -> Path:
 JOB_PROGRESS = 'DFLASH_NB_JOB_PROGRESS'  # in the kernel's environment: `dflash-nb run` (not --quiet) wants the bars
 
 class _BarsToConsole(io.TextIOBase):
-    """`sys.stderr` in `stage_bars`: a tqdm bar's writes (a '\\r' or cursor move, and the newline that ends a bar) to
-    `console`; the rest to `report`."""
+    "`sys.stderr` in `stage_bars`: a tqdm bar's writes to `console`; the rest to `report`."
     def __init__(self, console, report): self.console, self.report, self._bar = console, report, False
     def write(self, s: str) -> int:
         bar = '\r' in s or '\x1b[' in s or (self._bar and not s.strip('\n'))
@@ -246,8 +239,7 @@ class _BarsToConsole(io.TextIOBase):
 
 @contextlib.contextmanager
 def stage_bars():
-    """`with stage_bars() as bars: stage(..., progress=bars)`: in a job run by `dflash-nb run` without `--quiet`, `bars`
-    is True and the stage's tqdm bars go to the run's console, not into the report; elsewhere `bars` is False."""
+    "`with stage_bars() as bars: stage(..., progress=bars)`: the stage's tqdm bars go to the run's console."
     if not os.environ.get(JOB_PROGRESS): yield False; return
     report = sys.stderr
     # the console: the stderr the kernel was started with (ipykernel captures fd 2 into the notebook and keeps a copy:
@@ -261,8 +253,7 @@ def stage_bars():
 
 # %% ../nbs/90_jobs.ipynb #a25c2e2b
 def tokenize_samples(dataset_dir, model_path=None, completions=None, **kw) -> dict:
-    """`tokenize_dataset` with the jobs' defaults: the embedded Qwen3.6 tokenizer, the shipped data/samples, its bar as
-    `stage_bars` says."""
+    "`tokenize_dataset` with the jobs' defaults: the embedded Qwen3.6 tokenizer, the shipped data/samples."
     from dflash_nb.records import SAMPLES_DIR
     from dflash_nb.tokenize import tokenize_dataset
     if 'max_seq_len' in kw: kw['max_seq_len'] = kw['max_seq_len'] or None  # 0: never truncate, as `--max-seq-len 0`
@@ -279,8 +270,7 @@ def job_path(p):
 
 # %% ../nbs/90_jobs.ipynb #578c78c4
 def job_train(params: dict, **kw) -> dict:
-    """`train` as a job runs it: the job's `params` that are TrainConfig options, then `kw`; one final checkpoint,
-    fresh; its bar as `stage_bars` says."""
+    "`train` as a job runs it: the job's `params` that are TrainConfig options, then `kw`; one final checkpoint."
     from dflash_nb.train import TrainConfig, train, train_args
     names = {f.name for f in fields(TrainConfig)}
     with stage_bars() as bars:
@@ -289,10 +279,7 @@ def job_train(params: dict, **kw) -> dict:
 
 # %% ../nbs/90_jobs.ipynb #beb1938f
 class CellProgress:
-    """Says on stderr what a running job is doing: `job: cell n/N (+elapsed) first line` as a cell starts and, as it
-    ends, one line of summary, `job: cell n/N done in 5.2s` (or `failed after`). It listens to papermill's 'Executing
-    Cell' and 'Ending Cell' log records (and nothing else of its log); between the two the stage's bars show
-    (`stage_bars`)."""
+    "Says on stderr what a running job is doing: a line as each cell starts and one as it ends."
     def __init__(self, job: str, cells: list, stream=None):
         self.job, self.stream, self.t0 = job, stream or sys.stderr, time.perf_counter()
         self.code = {i: c for i, c in enumerate(cells) if c.cell_type == 'code' and c.source.strip()}
@@ -377,9 +364,7 @@ def _kill_kernels():
         except (OSError, ValueError, IndexError): continue
 
 def _interrupt(signum, frame):
-    """SIGTERM as Ctrl-C: the job stops and its report is written. The kernel is killed at once (its stages are made to
-    survive kill -9 and resume; its workers die with it) and its end is not logged (asyncio's 'Task exception was never
-    retrieved', nbclient's 'Kernel died'): the user sees one line."""
+    "SIGTERM as Ctrl-C: the job stops and its report is written."
     for name in ('papermill', 'traitlets', 'nbclient', 'asyncio'):
         logging.getLogger(name).setLevel(logging.CRITICAL + 1)
     _kill_kernels()
@@ -387,9 +372,7 @@ def _interrupt(signum, frame):
 
 # %% ../nbs/90_jobs.ipynb #7b1e0a04
 def _kernel_config():
-    """The job kernel's transport: IPC sockets (in Jupyter's runtime folder) where their path fits a Unix socket (107
-    bytes), else TCP with the kernel's log at ERROR: over TCP ipykernel warns on every start that the traffic is not
-    encrypted."""
+    "The job kernel's transport: IPC sockets where their path fits a Unix socket (107 bytes), else TCP."
     from jupyter_core.paths import jupyter_runtime_dir
     from traitlets.config import Config
     c = Config()
@@ -400,8 +383,7 @@ def _kernel_config():
 
 @contextlib.contextmanager
 def _job_environ(progress: bool):
-    """`JOB_PROGRESS` in the environment the kernel inherits: set with `progress`, absent without (a value the shell had
-    is restored after)."""
+    "`JOB_PROGRESS` in the environment the kernel inherits: set with `progress`, absent without."
     old = os.environ.pop(JOB_PROGRESS, None)
     if progress: os.environ[JOB_PROGRESS] = '1'
     try: yield
@@ -419,10 +401,7 @@ def _write_job_json(run: JobRun, params: dict, header: dict | None):
 # %% ../nbs/90_jobs.ipynb #05e3dee8
 def run_job(job: str, params: dict | None = None, outputs='outputs', jobs_dir=None, progress: bool = False,
             out_dir=None) -> JobRun:
-    """Execute job notebook `job` with `params` (declared names only) into a new folder under `outputs` (or `out_dir`,
-    an earlier run's folder, to resume it), on the project's own kernel, and render its report with the run header.
-    `progress`: cell n/N, a summary line per cell and the stage's bars on stderr. Ctrl-C or SIGTERM stops the job: the
-    report and job.json (status 'interrupted') are written, then `JobInterrupted` says how to resume."""
+    "Execute job notebook `job` with `params` into a new run folder under `outputs` and render its report."
     import papermill as pm
     from papermill.iorw import load_notebook_node
     from papermill.parameterize import parameterize_notebook
@@ -464,17 +443,13 @@ def run_job(job: str, params: dict | None = None, outputs='outputs', jobs_dir=No
 # %% ../nbs/90_jobs.ipynb #4b74b41e
 def run_jobs(jobs: list[str], params: dict | None = None, outputs='outputs', jobs_dir=None,
              progress: bool = False) -> list[JobRun]:
-    """Run several jobs one after the other in this process; every job runs even when an earlier one failed (not when
-    it was interrupted). Every name and parameter is checked before anything runs; each job gets the parameters it
-    declares."""
+    "Run several jobs one after the other in this process; every job runs even when an earlier one failed."
     jobs = [job_name(j, jobs_dir) for j in jobs]
     per_job = job_params_for(jobs, params or {}, jobs_dir)
     return [run_job(j, per_job[j], outputs, jobs_dir, progress) for j in jobs]
 
 def resume_job(run_dir, jobs_dir=None, progress: bool = False) -> JobRun:
-    """Run an interrupted (or failed, or killed) job again in its own run folder with its own parameters (from its
-    job.json): its stages find what they committed there and resume (tokenize's `dataset.partial`, a train
-    checkpoint)."""
+    "Run an interrupted (or failed, or killed) job again in its own run folder with its own parameters."
     d = Path(run_dir)
     try: rec = json.loads((d/'job.json').read_text(encoding='utf-8'))
     except FileNotFoundError:
