@@ -147,23 +147,28 @@ def make_parser(command: str | None = None) -> argparse.ArgumentParser:
 EXPECTED_ERRORS = (FileNotFoundError, FileExistsError, NotADirectoryError, PermissionError, ValueError, RuntimeError)
 
 
-_interrupts = []  # SIGINTs main has seen
+_ctrl_c = dict(seen=0, running=False)  # the SIGINTs main has seen; is its command still running?
 
 def _on_sigint(signum, frame):
-    _interrupts.append(signum)
-    raise KeyboardInterrupt
+    "Ctrl-C stops a running command; once it has ended (the process is exiting with its code) it changes nothing."
+    _ctrl_c['seen'] += 1
+    if _ctrl_c['running']: raise KeyboardInterrupt
 
 def main(argv=None) -> int:
     "Entry point of the `dflash-nb` console script: expected errors and Ctrl-C are one line."
-    argv = sys.argv[1:] if argv is None else list(map(str, argv))
+    entry = argv is None  # the console script: this process ends when main returns
+    argv = sys.argv[1:] if entry else list(map(str, argv))
     command = next((x for x in argv if not x.startswith('-')), None)
     main_thread = threading.current_thread() is threading.main_thread()
-    old, _interrupts[:] = signal.signal(signal.SIGINT, _on_sigint) if main_thread else None, []
+    _ctrl_c.update(seen=0, running=True)
+    old = signal.signal(signal.SIGINT, _on_sigint) if main_thread else None
     try:
         a = make_parser(command).parse_args(argv)  # imports the stage's module: Ctrl-C may come here too
-        return a.fn(a) or 0
+        code = a.fn(a) or 0
+        _ctrl_c['running'] = False; return code
     except (KeyboardInterrupt, Exception) as e:
-        if isinstance(e, KeyboardInterrupt) or _interrupts:
+        _ctrl_c['running'] = False
+        if isinstance(e, KeyboardInterrupt) or _ctrl_c['seen']:
             print(f"dflash-nb {command or ''}: interrupted".replace(' :', ':'), file=sys.stderr); return 130
         if isinstance(e, EXPECTED_ERRORS): print(f"dflash-nb {command}: error: {e}", file=sys.stderr); return 1
         # any other system error (a read-only file system, ...) as one line: the file(s) and the system's words
@@ -173,5 +178,6 @@ def main(argv=None) -> int:
             why = e.strerror.lower() if e.strerror else str(e)
             print(f"dflash-nb {command}: error: " + (f"{files}: {why}" if files else why), file=sys.stderr); return 1
         raise
-    finally:
-        if main_thread: signal.signal(signal.SIGINT, old)
+    finally:  # the console script ignores a Ctrl-C while it exits (Python's finalization would put back the default
+        _ctrl_c['running'] = False  # handler, and the process would die of the signal, its exit code lost)
+        if main_thread: signal.signal(signal.SIGINT, signal.SIG_IGN if entry else old)
