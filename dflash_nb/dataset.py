@@ -15,6 +15,8 @@ from fastcore.basics import patch
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .storage import is_s3_url, local_dataset, pid_alive
+
 # %% auto #0
 __all__ = ['FEATURES', 'SCHEMA', 'SHARD_RECORD_KEYS', 'DATASET_COLUMNS', 'SHARD_NAME', 'parse_json', 'read_json',
            'dataset_manifest', 'dataset_stats', 'DatasetDamaged', 'Shard', 'Shards', 'dataset_shards', 'copied_run',
@@ -230,12 +232,9 @@ def copied_run(path: Path) -> Path:
     ok = isinstance(run, str) and run.startswith('runs/') and '..' not in run.split('/')
     return path/run if ok and (path/run/'manifest.json').is_file() else path
 
-def open_dataset(path, progress: bool = False) -> Path:
+def open_dataset(path, progress: bool = False, client=None) -> Path:
     """A local folder holding the dataset at `path`: `path` (or its run folder), or for s3:// a verified cached copy."""
-    if '://' in str(path):  # (storage is imported only for a URL: it loads boto3)
-        from dflash_nb.storage import is_s3_url, local_dataset
-        if is_s3_url(str(path)): return local_dataset(str(path), progress=progress)
-    return copied_run(Path(path))
+    return local_dataset(path, client=client, progress=progress) if is_s3_url(path) else copied_run(Path(path))
 
 # %% ../nbs/03a_dataset.ipynb #a3726fcc
 _RELEASE_BYTES = 8 << 20
@@ -459,11 +458,6 @@ def _close_inherited_locks():
 if hasattr(os, 'register_at_fork'): os.register_at_fork(after_in_child=_close_inherited_locks)
 
 # %% ../nbs/03a_dataset.ipynb #78e08807
-def _pid_alive(pid: str) -> bool:
-    try: os.kill(int(pid), 0); return True
-    except (ValueError, ProcessLookupError): return False
-    except PermissionError: return True
-
 def _lock_holders(lock: Path) -> list[int]:
     "Pids of the processes holding `lock` open (from /proc; empty where there is none)."
     try: ino = os.stat(lock).st_ino
@@ -485,7 +479,7 @@ def output_lock(out):
         except BlockingIOError:
             holder = os.pread(fd, 32, 0).decode(errors='replace').strip() or 'unknown'
             os.close(fd)
-            if not _pid_alive(holder) and (others := _lock_holders(lock.resolve())):
+            if not pid_alive(holder) and (others := _lock_holders(lock.resolve())):
                 raise OutputLocked(f"{out}: the run that locked this output (pid {holder}) has ended, "
                                    f"but processes {', '.join(map(str, others))} still hold its lock {lock}; "
                                    "end them, then rerun") from None

@@ -4,7 +4,7 @@
 
 # %% ../nbs/12_eval.ipynb #e7c670c2
 from __future__ import annotations
-import argparse, inspect, json, math, sys, threading, time
+import argparse, inspect, json, math, sys, time
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path

@@ -4,7 +4,7 @@
 
 # %% ../nbs/08_export.ipynb #3b74a144
 from __future__ import annotations
-import argparse, hashlib, json, os, shutil
+import argparse, hashlib, json, shutil
 from collections import Counter
 from pathlib import Path
 

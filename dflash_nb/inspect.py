@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 from .dataset import (SCHEMA, DatasetDamaged, dataset_shards, list_parts, masked_runs, open_dataset,
                               stream_batches, verify_shards)
 from .records import Record
-from .tokenize import tokenize_record
+from .tokenize import batch_content_hashes, tokenize_record
 from .tokenizer import ChatTokenizer
 from .views import TokenDisplay, TokenViews, MaskDataset, show, special_ids, text_table
 
@@ -700,7 +700,6 @@ def inspect_dataset(path, model_path=None, thresholds=None, tokenizer: bool = Tr
 # %% ../nbs/05a_inspect.ipynb #575ab23c
 def verify_dataset(path, progress: bool = False, examples: int = 5) -> tuple[list[str], list[str]]:
     "`(notes, problems)`: every shard's sha256 and counts against the manifest, `content_hashes.npy` against the rows."
-    from dflash_nb.merge import batch_content_hashes  # (imported here: merge loads boto3)
     d = open_dataset(path, progress)
     shards, notes = dataset_shards(d), []
     problems = verify_shards(shards, progress)

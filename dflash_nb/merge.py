@@ -4,7 +4,7 @@
 
 # %% ../nbs/07_merge.ipynb #7013057e
 from __future__ import annotations
-import errno, json, os, re, shutil, sys, time
+import json, os, re, shutil, sys, time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,20 +15,20 @@ import pyarrow.compute as pc
 
 from tqdm import tqdm
 
-from .storage import is_s3_url, list_objects, local_dataset, staged_output
-from .dataset import (SCHEMA, Dataset, check_output_dir, distinct, clean_asides, list_parts,
+from .storage import is_s3_url, list_objects, staged_output
+from .dataset import (SCHEMA, Dataset, check_output_dir, distinct, clean_asides, open_dataset,
     output_lock, partial_dir, place_shard, read_schema, record_shards, replace_dir, stream_batches, summarize,
     true_counts, write_dataset_metadata, write_pretokenized)
 from .records import MESSAGE_COLUMNS, _columns, choose_split, dataset_dict_splits
 from .tokenizer import ChatTokenizer
-from .tokenize import DiskFull, content_hash, disk_full, is_disk_full, tokenize_dataset
+from .tokenize import DiskFull, batch_content_hashes, disk_full, is_disk_full, tokenize_dataset
 
 # %% auto #0
 __all__ = ['BATCH_ROWS', 'POSITION_ID', 'MergeError', 'is_dataset_dir', 'open_dataset_dir', 'tokenizer_differences',
-           'param_differences', 'schema_differences', 'conform_batch', 'is_position_id', 'batch_content_hashes',
-           'dataset_content_hashes', 'Duplicates', 'find_duplicates', 'link_or_copy', 'write_hashes', 'write_filtered',
-           'Part', 'read_part', 'input_stats', 'conform_rows', 'merge_datasets', 'count_equation', 'MergeConfig',
-           'add_merge_args', 'merge_main', 'merge_rows', 'merge_facts', 'plot_source_mix', 'show_merge']
+           'param_differences', 'schema_differences', 'conform_batch', 'is_position_id', 'dataset_content_hashes',
+           'Duplicates', 'find_duplicates', 'link_or_copy', 'write_hashes', 'write_filtered', 'Part', 'read_part',
+           'input_stats', 'conform_rows', 'merge_datasets', 'count_equation', 'MergeConfig', 'add_merge_args',
+           'merge_main', 'merge_rows', 'merge_facts', 'plot_source_mix', 'show_merge']
 
 # %% ../nbs/07_merge.ipynb #c94daf34
 BATCH_ROWS = 1024  # rows per step when merge reads tokens (new data, hashes): memory stays flat whatever the batches
@@ -95,12 +95,6 @@ def is_position_id(sample_id: str) -> bool:
 
 
 # %% ../nbs/07_merge.ipynb #d496d176
-def batch_content_hashes(b: pa.RecordBatch) -> np.ndarray:
-    "`content_hash` of every row of a batch, as tokenize computes it."
-    (io_, iv), (mo, mv) = list_parts(b.column('input_ids')), list_parts(b.column('loss_mask'))
-    iv, mv = iv.to_numpy(zero_copy_only=False), mv.to_numpy(zero_copy_only=False)
-    return np.fromiter(map(content_hash, np.split(iv, io_[1:-1]), np.split(mv, mo[1:-1])), np.uint64, len(b))
-
 def dataset_content_hashes(ds: Dataset, rows: int, progress: bool = False) -> tuple[np.ndarray, bool]:
     "`(hashes, computed)`: `content_hashes.npy` memory-mapped when present and complete, else computed by streaming."
     f = ds.path/'content_hashes.npy'
@@ -230,9 +224,9 @@ def _check_paths(existing: Path, new: Path, out: Path, overwrite: bool):
 # %% ../nbs/07_merge.ipynb #99b7adae
 def _local_inputs(existing, new, progress: bool = True) -> tuple[Path, object]:
     "s3:// inputs as local paths: a dataset downloaded to the cache; new completions stay URLs (tokenize streams them)."
-    existing = local_dataset(existing, progress=progress)
+    existing = open_dataset(existing, progress)
     if is_s3_url(new) and list_objects(str(new).rstrip('/') + '/manifest.json', None):
-        new = local_dataset(new, progress=progress)
+        new = open_dataset(new, progress)
     return existing, new
 
 # %% ../nbs/07_merge.ipynb #91712e4c

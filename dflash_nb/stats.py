@@ -13,9 +13,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .dataset import (Shards, _is_list, atomic_write, dataset_shards, length_stats, read_json as _read_json,
-                               read_shard, true_counts)
-from .storage import is_s3_url, local_dataset
+from .dataset import (Shards, _is_list, atomic_write, dataset_shards, length_stats, open_dataset,
+                               read_json as _read_json, read_shard, true_counts)
+from .storage import is_s3_url
 
 # %% auto #0
 __all__ = ['STATS_KEYS', 'RUN_KEYS', 'SOURCE_HEADER', 'COMPARE_HEADER', 'list_lengths', 'recorded_run_stats',
@@ -173,7 +173,7 @@ def scan_token_counts(dataset_dir, num_layers: int = 5, hidden_size: int = 5120,
                       threads: int = 8, client=None) -> DatasetStats:
     "Statistics of every sample of the dataset at `dataset_dir` (a directory with input_ids and loss_mask, or s3://)."
     t0 = time.perf_counter()
-    d = local_dataset(dataset_dir, client=client, progress=progress)  # s3://: a verified cached copy
+    d = open_dataset(dataset_dir, progress, client)  # s3://: a verified cached copy
     shards = dataset_shards(d)  # one snapshot: the shards, manifest and stats.json of one dataset, checked as read
     lens, loss, columns, per_src, has_source, has_seq_len = _scan_shards(d, shards, threads, progress)
     lens, loss = (np.concatenate(x) if x else np.zeros(0, np.int32) for x in (lens, loss))

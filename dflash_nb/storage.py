@@ -24,7 +24,7 @@ from tqdm import tqdm
 __all__ = ['DEFAULT_MAX_ATTEMPTS', 'DEFAULT_RETRY_BUDGET', 'UPLOAD_CHUNKSIZE', 'DATA_PREFIX_META', 'is_s3_url', 'redact',
            'StorageError', 'InvalidS3URL', 'split_s3_url', 'retry_budget', 's3_client', 'storage_error', 'is_transient',
            'S3Object', 'list_objects', 'download_objects', 'OutputState', 'output_state', 'check_s3_output',
-           'CommitLost', 'upload_dir', 'download_dir', 'cache_root', 'default_cache_dir', 'stage_dir',
+           'CommitLost', 'upload_dir', 'download_dir', 'cache_root', 'default_cache_dir', 'stage_dir', 'pid_alive',
            'clean_stale_stages', 'staged_output', 'local_dataset']
 
 # %% ../nbs/00_storage.ipynb #cff5bd9b
@@ -643,14 +643,19 @@ def stage_dir(url: str) -> Path:
 # %% ../nbs/00_storage.ipynb #577a859b
 _STAGE = "dflash-stage-"
 
+def pid_alive(pid: int | str) -> bool:
+    "Is process `pid` running (the one test of a pid: stale stages here, stale locks and saves in dataset and train)?"
+    try: os.kill(int(pid), 0); return True
+    except (ValueError, ProcessLookupError): return False
+    except PermissionError: return True
+
 def clean_stale_stages(root=None) -> list[Path]:
     """Remove temp stages (`dflash-stage-<pid>-*` in `root`) of this user's runs whose process is gone."""
-    from dflash_nb.dataset import _pid_alive  # (the one test of a pid)
     gone = []
     for p in Path(root or tempfile.gettempdir()).glob(_STAGE + "*"):
         m = re.match(rf"{_STAGE}(\d+)-", p.name)
         with suppress(OSError):
-            if m and p.is_dir() and not p.is_symlink() and p.stat().st_uid == os.getuid() and not _pid_alive(m[1]):
+            if m and p.is_dir() and not p.is_symlink() and p.stat().st_uid == os.getuid() and not pid_alive(m[1]):
                 shutil.rmtree(p, ignore_errors=True); gone.append(p)
     return gone
 
@@ -674,9 +679,7 @@ def staged_output(out, workers: int = 16, client=None, progress: bool = True, co
 # %% ../nbs/00_storage.ipynb #fe0b3bd2
 def local_dataset(path, cache_dir=None, client=None, workers: int = 32, progress: bool = True) -> Path:
     "A local folder holding the dataset at `path`: `path` itself, or for s3:// a verified cached copy."
-    if not is_s3_url(path):
-        from dflash_nb.dataset import copied_run
-        return copied_run(Path(path))
+    if not is_s3_url(path): return Path(path)
     bucket, key = split_s3_url(str(path).rstrip("/"))
     return download_dir(str(path).rstrip("/"), Path(cache_dir or default_cache_dir())/"datasets"/bucket/key,
                         workers=workers, client=client, progress=progress)

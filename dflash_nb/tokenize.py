@@ -19,8 +19,8 @@ from .records import (BadRecord, JSONL_SUFFIXES, MAX_RECORD_BYTES, Record, Skip,
                                read_lines)
 # the dataset's columns, the one writer and the swap
 from .dataset import (SCHEMA, masked_runs, atomic_write as _atomic_write, distinct, check_output_dir,
-                               clean_asides, output_lock, read_json, record_shards, replace_dir, shard_record,
-                               summarize, write_dataset_metadata)
+                               clean_asides, list_parts, output_lock, read_json, record_shards, replace_dir,
+                               shard_record, summarize, write_dataset_metadata)
 from .chat_template import ChatTemplateError, adapt_messages
 from . import storage
 # the model directory's tokenizer and templates, and the per-record time limit (03b)
@@ -28,9 +28,10 @@ from .tokenizer import ChatTokenizer, TokenizeError, MAX_RECORD_SECONDS, RecordT
 
 # %% auto #0
 __all__ = ['FINISH', 'RESUMES', 'Turns', 'render_turns', 'render_segments', 'Sample', 'generated_text', 'verify_sample',
-           'reasoning_not_rendered', 'tokenize_record', 'content_hash', 'Batch', 'tokenize_lines', 'die_with_parent',
-           'worker_pool', 'batch_to_arrow', 'id_hashes', 'Chunk', 'committed_chunks', 'chunk_stats', 'finish_plan',
-           'finish_chunks', 'finished_shard_records', 'DiskFull', 'is_disk_full', 'disk_full', 'tokenize_dataset']
+           'reasoning_not_rendered', 'tokenize_record', 'content_hash', 'batch_content_hashes', 'Batch',
+           'tokenize_lines', 'die_with_parent', 'worker_pool', 'batch_to_arrow', 'id_hashes', 'Chunk',
+           'committed_chunks', 'chunk_stats', 'finish_plan', 'finish_chunks', 'finished_shard_records', 'DiskFull',
+           'is_disk_full', 'disk_full', 'tokenize_dataset']
 
 # %% ../nbs/04_tokenize.ipynb #2f9d9081
 def _first_end(text: str, tokens) -> int | None:
@@ -156,6 +157,12 @@ def content_hash(input_ids: np.ndarray, loss_mask: np.ndarray) -> int:
     h = hashlib.blake2b(np.asarray(input_ids, '<i4').tobytes(), digest_size=8)
     h.update(np.packbits(np.asarray(loss_mask, bool)).tobytes() + len(input_ids).to_bytes(8, 'little'))
     return int.from_bytes(h.digest(), 'little')
+
+def batch_content_hashes(b: pa.RecordBatch) -> np.ndarray:
+    "`content_hash` of every row of a batch, as tokenize computes it."
+    (io_, iv), (mo, mv) = list_parts(b.column('input_ids')), list_parts(b.column('loss_mask'))
+    iv, mv = iv.to_numpy(zero_copy_only=False), mv.to_numpy(zero_copy_only=False)
+    return np.fromiter(map(content_hash, np.split(iv, io_[1:-1]), np.split(mv, mo[1:-1])), np.uint64, len(b))
 
 # %% ../nbs/04_tokenize.ipynb #c019def2
 @dataclass

@@ -23,7 +23,8 @@ from .model import (DRAFTER_PRESETS, DFlashConfig, DFlashDraftModel, TargetFeatu
                              block_layout, check_drafter_fits, decoder_layers, drafter_readme, flex_layer_masks,
                              select_target_layers, text_config, _get)
 from .config import Config, add_config_args, make_config, opt
-from .dataset import Dataset, _pid_alive, atomic_write, dataset_stats, output_lock, stream_batches
+from .dataset import Dataset, atomic_write, dataset_stats, output_lock, stream_batches
+from .storage import pid_alive
 from .toy import tiny_target, write_token_dataset   # write_token_dataset: re-exported for the tests
 
 
@@ -462,7 +463,7 @@ def clean_stale_tmp(d) -> list[str]:
     "Remove the `NAME.tmp-PID` files a save killed midway left in folder `d` (PID no longer running); their names."
     d = Path(d)
     stale = [p for p in (d.glob('*.tmp-*') if d.is_dir() else [])
-             if (m := re.search(r'\.tmp-(\d+)$', p.name)) and int(m[1]) != os.getpid() and not _pid_alive(int(m[1]))]
+             if (m := re.search(r'\.tmp-(\d+)$', p.name)) and int(m[1]) != os.getpid() and not pid_alive(int(m[1]))]
     for p in stale: shutil.rmtree(p) if p.is_dir() else p.unlink(missing_ok=True)
     return [p.name for p in stale]
 

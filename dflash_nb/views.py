@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .dataset import Dataset, masked_runs, read_json
+from .dataset import Dataset, masked_runs
 from .records import Record, parse_record
 from .tokenize import tokenize_record
 from .tokenizer import ChatTokenizer

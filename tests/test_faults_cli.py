@@ -110,8 +110,8 @@ def test_ctrl_c_during_start_up_is_one_line_and_exit_130(qwen_dir, tmp_path, com
 
 def test_ctrl_c_while_the_process_exits_leaves_its_exit_code(qwen_dir, tmp_path):
     """A Ctrl-C after the command has ended (its outputs complete, the process exiting) changes nothing: exit 0, no
-    'interrupted', no traceback. stdout is a pipe, so the JSON's last line reaches us only in Python's final flush, after
-    main returned (before this fix: the default handler was back and the process died of the SIGINT, exit -2)."""
+    'interrupted', no traceback. stdout is a pipe, so the JSON's last line reaches us only in Python's final flush,
+    after main returned (before this fix: the default handler was back and the process died of the SIGINT, exit -2)."""
     src = tmp_path/'c.jsonl'; make_input(src, copies=2)
     ds = tmp_path/'ds'; T.tokenize_dataset(qwen_dir, src, ds, **KW)
     p = subprocess.Popen([EXE, 'stats', str(ds), '--quiet'], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -107,7 +107,7 @@ def test_inspect_verify_names_flipped_bytes(tmp_path, capsys):
     """Issue 23.5: 64 flipped bytes in a shard's token ids pass stats, merge and export (size and counts unchanged);
     `inspect --verify` names the shard (sha256) and the rows (content_hashes.npy); an older dataset has nothing to
     verify."""
-    from dflash_nb.merge import batch_content_hashes
+    from dflash_nb.tokenize import batch_content_hashes
     ds = make_ds(tmp_path/'ds')
     np.save(ds/'content_hashes.npy',
             np.concatenate([batch_content_hashes(b) for s in dataset_shards(ds) for b in stream_batches(s)]))
