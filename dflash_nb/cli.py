@@ -5,37 +5,17 @@
 # %% ../nbs/99_cli.ipynb #4fc4f5fb
 from __future__ import annotations
 import argparse, importlib, signal, sys, threading
-from dataclasses import asdict, dataclass
 
 from . import __version__
-from .config import Config, add_config_args, make_config, opt
-from .records import MAX_RECORD_BYTES  # (the standard library only)
 
 
 # %% auto #0
-__all__ = ['STAGE_COMMANDS', 'EXPECTED_ERRORS', 'TokenizeConfig', 'make_parser', 'main']
+__all__ = ['STAGE_COMMANDS', 'EXPECTED_ERRORS', 'make_parser', 'main']
 
 # %% ../nbs/99_cli.ipynb #a8ce7dce
 def _build_tokenizer(a):
     from dflash_nb.qwen import build_qwen36_tokenizer
     print(f"wrote the Qwen3.6 tokenizer and chat template to {build_qwen36_tokenizer(a.out)}")
-
-# %% ../nbs/99_cli.ipynb #c0824473
-def _tokenize(a):
-    from dflash_nb.tokenize import tokenize_dataset
-    from dflash_nb.qwen import default_model_path
-    c = asdict(make_config(TokenizeConfig, a))
-    model_path, max_seq_len, quiet = c.pop('model_path'), c.pop('max_seq_len'), c.pop('quiet')
-    st = tokenize_dataset(model_path or default_model_path(), max_seq_len=max_seq_len or None, progress=not quiet, **c)
-    print(f"{st['samples']:,} samples, {st['total_tokens']:,} tokens ({st['loss_token_fraction']:.1%} masked), "
-          f"{sum(st['skipped'].values()):,} skipped {st['skipped'] or ''}, {st['truncated']:,} truncated; "
-          f"{st['tokens_per_second']:,.0f} tokens/s over {st['seconds']:,.1f} s of tokenizing"
-          + (f" (+{st['startup_seconds']:,.1f} s start-up)" if st.get('startup_seconds') is not None else '')
-          + f" -> {a.output_dir}")
-    if n := st.get('ignored', {}).get('count'):
-        from dflash_nb.records import ignored_line
-        files = st['ignored']['files']
-        print(ignored_line([(f['name'], f['reason']) for f in files] + [('', '')] * (n - len(files))))
 
 # %% ../nbs/99_cli.ipynb #9d00da2a
 def _run(a):
@@ -54,43 +34,11 @@ def _run(a):
         print(f"{'ok    ' if r.ok else 'FAILED'} {r.job}: {r.report}" + (f"  ({r.error})" if r.error else ''))
     if not all(r.ok for r in runs): return 1
 
-# %% ../nbs/99_cli.ipynb #6bded441
-@dataclass
-class TokenizeConfig(Config):
-    "Every option of `dflash-nb tokenize`, declared once: the parameters of tokenize's `tokenize_dataset`."
-    kind = 'tokenize'   # what make_config's and check_config's errors call them
-    model_path: str | None = opt(None, "HF model or tokenizer directory (default: the embedded Qwen3.6 tokenizer)")
-    completions: str | None = opt(None, "completions: JSONL (.jsonl, .ndjson), a JSON array (.json), each also .gz or "
-                                        ".zst, Parquet (.parquet) or a saved Hugging Face dataset (of a DatasetDict: "
-                                        "--split); a file, a folder of them (read recursively) or s3://bucket/prefix",
-                                  required=True)
-    output_dir: str | None = opt(None, "dataset directory to create (local or s3://bucket/prefix)", required=True)
-    workers: int = opt(1, "tokenizer processes (default {default})", min=1, max=1024)
-    max_seq_len: int = opt(8192, "truncate longer samples (0: never; default {default})", min=0)
-    overwrite: bool = opt(False, "replace an existing --output-dir")
-    restart: bool = opt(False, "discard an interrupted run's partial output instead of resuming it")
-    batch_size: int = opt(64, "records per work unit (default {default})", min=1)
-    shard_tokens: int = opt(100_000_000, "tokens per Arrow shard / resume chunk (default 1e8)", min=1)
-    encoder: str = opt('auto', "auto: fastokens where it provably gives the HF tokenizer's ids, else HF tokenizers "
-                       "(default); the choice and why are in the manifest", choices=('auto', 'fastokens', 'tokenizers'))
-    renderer: str = opt('auto', "auto: native Python for the known Qwen3.6 templates, else Jinja (default)",
-                        choices=('auto', 'jinja'))
-    max_record_bytes: int = opt(MAX_RECORD_BYTES, "longest record (a JSONL line, array element or row) in bytes; a "
-                                "longer one is a listed skip (record_too_large), read in pieces, never held whole "
-                                "(default 64 MiB)", min=1)
-    split: str | None = opt(None, "the split to read of a DatasetDict folder (dataset_dict.json) in --completions "
-                                  "(default: train)")
-    skip_reasoning_not_rendered: bool = opt(False, "skip samples whose generated reasoning the chat template does not "
-                                                   "render (default: keep them, flagged)")
-    s3_endpoint: str | None = opt(None, "S3-compatible endpoint URL (default: AWS_ENDPOINT_URL / the AWS "
-                                        "configuration)")
-    download_workers: int = opt(32, "parallel S3 downloads (default {default})", min=1, max=1024)
-    quiet: bool = opt(False, "no progress bar")
-
 # %% ../nbs/99_cli.ipynb #440abc3f
 # name: (module, its add-arguments function, its main function, help); every stage's are dflash_nb.NAME, add_NAME_args
 # and NAME_main
 STAGE_COMMANDS = {name: (f"dflash_nb.{name}", f"add_{name}_args", f"{name}_main", help) for name, help in {
+    'tokenize': "completions -> tokenized dataset with loss masks",
     'inspect': "mask checks + quality gates of a dataset; exit 1 when a check or gate fails",
     'stats': "whole-dataset statistics, plots, comparison, hidden-state storage estimate",
     'merge': "merge new completions or a dataset into a copy of an existing dataset",
@@ -116,9 +64,6 @@ def make_parser(command: str | None = None) -> argparse.ArgumentParser:
     s.add_argument('--overwrite', action='store_true', help="rebuild even when OUT already holds this model")
     s.add_argument('--quiet', action='store_true', help="no progress bar")
     s.set_defaults(fn=lambda a: importlib.import_module('dflash_nb.targets').build_target_main(a))
-
-    s = sub.add_parser('tokenize', help="completions -> tokenized dataset with loss masks")
-    add_config_args(s, TokenizeConfig).set_defaults(fn=_tokenize)
 
     for name, (module, add_args, fn, help) in STAGE_COMMANDS.items():
         s = sub.add_parser(name, help=help)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from . import __version__
 from .config import _field_type, value_problem
+from .tokenize import TokenizeConfig
 
 # %% auto #0
 __all__ = ['REPO_ROOT', 'JOBS_DIR', 'SET_BY_RUN', 'JOB_OPTIONS', 'KERNEL_NAME', 'JOB_PROGRESS', 'job_names', 'job_name',
@@ -86,15 +87,14 @@ def _param_type_problem(value, default: str) -> str | None:
              dict: 'a JSON object'}
     return None if ok else f"expected {words.get(t, t.__name__)} (default {default})"
 
-JOB_OPTIONS = {'tokenize': 'TokenizeConfig', 'merge': 'TokenizeConfig'}
-"""Jobs whose same-named parameters are options of a torch-free config (`dflash_nb.cli.TokenizeConfig`: merge's
+JOB_OPTIONS = {'tokenize', 'merge'}
+"""Jobs whose same-named parameters are options of `dflash-nb tokenize` (`tokenize.TokenizeConfig`, torch-free: merge's
 `workers` are tokenize's): checked against its ranges before the kernel starts. The train, eval and pipeline jobs make
 their config (`TrainConfig`, `EvalConfig`) in the kernel, which checks it there: one line, and the job fails."""
 
 def check_job_params(job: str, params: dict, jobs_dir=None):
     "Refuse, in one line naming the parameter, its value and what it must be, a value of the wrong type or range."
-    from dflash_nb import cli
-    opts = {f.name: f for f in fields(getattr(cli, JOB_OPTIONS[job]))} if job in JOB_OPTIONS else {}
+    opts = {f.name: f for f in fields(TokenizeConfig)} if job in JOB_OPTIONS else {}
     for p in (p for p in job_parameters(job, jobs_dir) if p.name in params):
         v, f = params[p.name], opts.get(p.name)
         if (why := _param_type_problem(v, p.default)) is None and f is not None:

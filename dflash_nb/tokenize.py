@@ -4,10 +4,10 @@
 
 # %% ../nbs/04_tokenize.ipynb #241e7489
 from __future__ import annotations
-import contextlib, errno, hashlib, itertools, json, multiprocessing, os, shutil, sys, time
+import argparse, contextlib, errno, hashlib, itertools, json, multiprocessing, os, shutil, sys, time
 from collections import Counter, deque
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +22,8 @@ from .dataset import (SCHEMA, masked_runs, atomic_write as _atomic_write, distin
                                clean_asides, list_parts, output_lock, read_json, record_shards, replace_dir,
                                shard_record, summarize, write_dataset_metadata)
 from .chat_template import ChatTemplateError, adapt_messages
+from .config import Config, add_config_args, make_config, opt
+from .qwen import default_model_path
 from . import storage
 # the model directory's tokenizer and templates, and the per-record time limit (03b)
 from .tokenizer import ChatTokenizer, TokenizeError, MAX_RECORD_SECONDS, RecordTimeout, record_timer
@@ -31,7 +33,7 @@ __all__ = ['FINISH', 'RESUMES', 'Turns', 'render_turns', 'render_segments', 'Sam
            'reasoning_not_rendered', 'tokenize_record', 'content_hash', 'batch_content_hashes', 'Batch',
            'tokenize_lines', 'die_with_parent', 'worker_pool', 'batch_to_arrow', 'id_hashes', 'Chunk',
            'committed_chunks', 'chunk_stats', 'finish_plan', 'finish_chunks', 'finished_shard_records', 'DiskFull',
-           'is_disk_full', 'disk_full', 'tokenize_dataset']
+           'is_disk_full', 'disk_full', 'tokenize_dataset', 'TokenizeConfig', 'add_tokenize_args', 'tokenize_main']
 
 # %% ../nbs/04_tokenize.ipynb #2f9d9081
 def _first_end(text: str, tokens) -> int | None:
@@ -664,3 +666,57 @@ def _tokenize_to_s3(output_dir, overwrite, s3_endpoint, download_workers, progre
             client=storage.s3_client(s3_endpoint), progress=progress, overwrite=overwrite, resumable=True) as d:
         return tokenize_dataset(output_dir=d, overwrite=True, s3_endpoint=s3_endpoint,
                                 download_workers=download_workers, progress=progress, **kw)
+
+# %% ../nbs/04_tokenize.ipynb #e5eb1ea2
+@dataclass
+class TokenizeConfig(Config):
+    "Every option of `dflash-nb tokenize`, declared once: the parameters of tokenize's `tokenize_dataset`."
+    kind = 'tokenize'   # what make_config's and check_config's errors call them
+    model_path: str | None = opt(None, "HF model or tokenizer directory (default: the embedded Qwen3.6 tokenizer)")
+    completions: str | None = opt(None, "completions: JSONL (.jsonl, .ndjson), a JSON array (.json), each also .gz or "
+                                        ".zst, Parquet (.parquet) or a saved Hugging Face dataset (of a DatasetDict: "
+                                        "--split); a file, a folder of them (read recursively) or s3://bucket/prefix",
+                                  required=True)
+    output_dir: str | None = opt(None, "dataset directory to create (local or s3://bucket/prefix)", required=True)
+    workers: int = opt(1, "tokenizer processes (default {default})", min=1, max=1024)
+    max_seq_len: int = opt(8192, "truncate longer samples (0: never; default {default})", min=0)
+    overwrite: bool = opt(False, "replace an existing --output-dir")
+    restart: bool = opt(False, "discard an interrupted run's partial output instead of resuming it")
+    batch_size: int = opt(64, "records per work unit (default {default})", min=1)
+    shard_tokens: int = opt(100_000_000, "tokens per Arrow shard / resume chunk (default 1e8)", min=1)
+    encoder: str = opt('auto', "auto: fastokens where it provably gives the HF tokenizer's ids, else HF tokenizers "
+                       "(default); the choice and why are in the manifest", choices=('auto', 'fastokens', 'tokenizers'))
+    renderer: str = opt('auto', "auto: native Python for the known Qwen3.6 templates, else Jinja (default)",
+                        choices=('auto', 'jinja'))
+    max_record_bytes: int = opt(MAX_RECORD_BYTES, "longest record (a JSONL line, array element or row) in bytes; a "
+                                "longer one is a listed skip (record_too_large), read in pieces, never held whole "
+                                "(default 64 MiB)", min=1)
+    split: str | None = opt(None, "the split to read of a DatasetDict folder (dataset_dict.json) in --completions "
+                                  "(default: train)")
+    skip_reasoning_not_rendered: bool = opt(False, "skip samples whose generated reasoning the chat template does not "
+                                                   "render (default: keep them, flagged)")
+    s3_endpoint: str | None = opt(None, "S3-compatible endpoint URL (default: AWS_ENDPOINT_URL / the AWS "
+                                        "configuration)")
+    download_workers: int = opt(32, "parallel S3 downloads (default {default})", min=1, max=1024)
+    quiet: bool = opt(False, "no progress bar")
+
+# %% ../nbs/04_tokenize.ipynb #47072948
+def add_tokenize_args(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    "Arguments of `dflash-nb tokenize`: one per `TokenizeConfig` field."
+    add_config_args(p, TokenizeConfig).set_defaults(fn=tokenize_main)
+    return p
+
+def tokenize_main(a: argparse.Namespace) -> int:
+    "`dflash-nb tokenize`: tokenize, then one summary line (and the input files it ignored)."
+    c = asdict(make_config(TokenizeConfig, a))
+    model_path, max_seq_len, quiet = c.pop('model_path'), c.pop('max_seq_len'), c.pop('quiet')
+    st = tokenize_dataset(model_path or default_model_path(), max_seq_len=max_seq_len or None, progress=not quiet, **c)
+    print(f"{st['samples']:,} samples, {st['total_tokens']:,} tokens ({st['loss_token_fraction']:.1%} masked), "
+          f"{sum(st['skipped'].values()):,} skipped {st['skipped'] or ''}, {st['truncated']:,} truncated; "
+          f"{st['tokens_per_second']:,.0f} tokens/s over {st['seconds']:,.1f} s of tokenizing"
+          + (f" (+{st['startup_seconds']:,.1f} s start-up)" if st.get('startup_seconds') is not None else '')
+          + f" -> {a.output_dir}")
+    if n := st.get('ignored', {}).get('count'):
+        files = st['ignored']['files']
+        print(ignored_line([(f['name'], f['reason']) for f in files] + [('', '')] * (n - len(files))))
+    return 0

@@ -168,7 +168,7 @@ def test_negative_max_seq_len_no_longer_cuts_samples(qwen_dir, tmp_path):
 
 def test_config_values_are_checked_however_the_config_is_made():
     "Issue 23.9: Python callers and job notebooks make configs without argparse: the same ranges, one ValueError line."
-    from dflash_nb.cli import TokenizeConfig
+    from dflash_nb.tokenize import TokenizeConfig
     from dflash_nb.config import make_config
     from dflash_nb.inspect import Thresholds
     for make, words in [(lambda: make_config(TokenizeConfig, workers=0),
