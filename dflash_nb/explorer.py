@@ -165,10 +165,9 @@ def _decode_as(other: 'MaskDataset', rep: 'InspectReport | None') -> 'MaskDatase
 def _explorer_box(c: dict):
     "The controls laid out top to bottom (CSS class `dfk-explorer`, for the browser test)."
     import ipywidgets as W
-    ui = W.VBox([W.HBox([c['datasets']]), W.HBox([c['path'], c['open']]), c['tokenizer'], c['compare'], c['mode'],
-                 W.HBox([c['id'], c['filter'], c['source'], c['gate'], c['seed']]), c['samples'], c['status'],
-                 c['output']])
-    ui.add_class('dfk-explorer'); return ui
+    return W.VBox([W.HBox([c['datasets']]), W.HBox([c['path'], c['open']]), c['tokenizer'], c['compare'], c['mode'],
+                   W.HBox([c['id'], c['filter'], c['source'], c['gate'], c['seed']]), c['samples'], c['status'],
+                   c['output']]).add_class('dfk-explorer')
 
 # %% ../nbs/05b_explorer.ipynb #d25e9c77
 def mask_explorer(dataset=None, model_path=None, root=None, n: int = 3):

@@ -160,9 +160,8 @@ CHECK_BITS = {'lengths': 1, 'has_loss': 2, 'span_end': 4, 'turn_start': 8, 'gen_
 def _match_at(ids: np.ndarray, pos: np.ndarray, pattern, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     "For each start in `pos`: does `ids[pos:pos+len(pattern)]` equal `pattern`, staying within [lo, hi)?"
     k = len(pattern)
-    idx = pos[:, None] + np.arange(k)
     ok = (pos >= lo) & (pos + k <= hi)
-    return ok & (ids[np.clip(idx, 0, max(len(ids) - 1, 0))] == np.asarray(pattern)).all(1) if len(ids) else ok
+    return ok & (ids[np.clip(pos[:, None] + np.arange(k), 0, max(len(ids) - 1, 0))] == np.asarray(pattern)).all(1)
 
 # %% ../nbs/05a_inspect.ipynb #4a7468f8
 def max_repeats(samples: np.ndarray, hashes: np.ndarray, n: int) -> np.ndarray:
@@ -170,10 +169,8 @@ def max_repeats(samples: np.ndarray, hashes: np.ndarray, n: int) -> np.ndarray:
     out = np.zeros(n, np.int32)
     if not len(hashes): return out
     bits = max(1, int(n).bit_length())  # the sample index goes into the high bits, so the sorted keys group by sample
-    keys = np.sort((samples.astype(np.uint64) << _U64(64 - bits)) | (hashes >> _U64(bits)))
-    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
-    cnt = np.diff(np.r_[starts, len(keys)])
-    ks = (keys[starts] >> _U64(64 - bits)).astype(np.int64)
+    keys, cnt = np.unique((samples.astype(np.uint64) << _U64(64 - bits)) | (hashes >> _U64(bits)), return_counts=True)
+    ks = (keys >> _U64(64 - bits)).astype(np.int64)
     seg = np.flatnonzero(np.r_[True, ks[1:] != ks[:-1]])
     out[ks[seg]] = np.maximum.reduceat(cnt, seg)
     return out
@@ -535,9 +532,8 @@ DUPLICATE_IDS_WARN, DUPLICATE_IDS_FAIL = 0.0, 0.01
 
 def duplicate_ids_gate(g: GateInput) -> Gate:
     "The share of samples whose `sample_id` another sample has too (every copy after the first counts)."
-    t, n, title = g.t, g.n, "samples whose sample_id an earlier sample has"
+    t, n, ids, title = g.t, g.n, g.t.sample_ids, "samples whose sample_id an earlier sample has"
     if n == 0: return g.gate('duplicate_ids', title, None, DUPLICATE_IDS_WARN, DUPLICATE_IDS_FAIL, "empty dataset")
-    ids = t.sample_ids.combine_chunks() if isinstance(t.sample_ids, pa.ChunkedArray) else t.sample_ids
     vc = pc.value_counts(ids)
     dup_vals = vc.field('values').filter(pc.greater(vc.field('counts'), 1))
     extra = n - len(vc)

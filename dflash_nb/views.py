@@ -6,7 +6,6 @@
 from __future__ import annotations
 from fastcore.basics import patch
 import codecs, dataclasses, difflib, functools, html, itertools, unicodedata, warnings
-from functools import cached_property
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -77,9 +76,9 @@ def visible(s: str) -> str:
 class TokenDisplay:
     "Per-token display text and special-token flags for a tokenizer (or plain ids when there is none)."
     def __init__(self, ct: ChatTokenizer | None = None): self.ct, self._cache = ct, {}
-    @cached_property
+    @functools.cached_property
     def special(self) -> dict: return special_ids(self.ct) if self.ct is not None else {}
-    @cached_property
+    @functools.cached_property
     def _bytes(self) -> dict:
         "Byte-level BPE's `{character: byte}` ({} for another decoder)."
         from dflash_nb.qwen import bytes_to_unicode
