@@ -225,8 +225,7 @@ def _check_paths(existing: Path, new: Path, out: Path, overwrite: bool):
 def _local_inputs(existing, new, progress: bool = True) -> tuple[Path, object]:
     "s3:// inputs as local paths: a dataset downloaded to the cache; new completions stay URLs (tokenize streams them)."
     existing = open_dataset(existing, progress)
-    if is_s3_url(new) and list_objects(str(new).rstrip('/') + '/manifest.json', None):
-        new = open_dataset(new, progress)
+    if is_s3_url(new) and list_objects(str(new).rstrip('/') + '/manifest.json', None): new = open_dataset(new, progress)
     return existing, new
 
 # %% ../nbs/07_merge.ipynb #91712e4c
@@ -257,8 +256,7 @@ def _append_jsonl(dst, src, extra: dict | None = None):
 # %% ../nbs/07_merge.ipynb #31fc1f68
 def _scan_existing(ex: Dataset, new_ids, progress: bool):
     "`(id_hits, lens)`, streamed: the first existing row of each new (non-position) sample id, and every row's seq_len."
-    value_set = pa.array(sorted({s for s in new_ids if not is_position_id(s)}),
-                         pa.string()).cast(ex.schema.field('sample_id').type)
+    value_set = pa.array(sorted({s for s in new_ids if not is_position_id(s)}), ex.schema.field('sample_id').type)
     id_hits, lens, row = {}, [], 0
     for s in tqdm(ex.shards, desc='merge: scan existing', disable=not progress):
         for b in stream_batches(s):
@@ -455,9 +453,8 @@ def _merge_locked(existing, new, output_dir, model_path, allow_mismatch, workers
     existing, new = _local_inputs(existing, new, progress)
     (existing, ex_split), (new, new_split) = _split_of(existing, split, '--existing'), _split_of(new, split, '--new')
     new_dd = not is_s3_url(new) and dataset_dict_splits(Path(new)) is not None  # completions: tokenize reads the split
-    if split is not None and not (ex_split or new_split or new_dd):
-        raise ValueError(f"--split {split}: neither --existing nor --new is a DatasetDict folder "
-                         "(dataset_dict.json); drop --split")
+    if split is not None and not (ex_split or new_split or new_dd): raise ValueError(
+        f"--split {split}: neither --existing nor --new is a DatasetDict folder (dataset_dict.json); drop --split")
     out = Path(output_dir)
     ex = _open_existing(existing, new, out, overwrite)
     new_is_ds = is_dataset_dir(new)

@@ -210,8 +210,7 @@ def parse_record(obj, file: str, line: int) -> Record:
                   file=file, line=line, meta={k: v for k, v in obj.items() if k not in _KNOWN})
 
 # %% ../nbs/01_records.ipynb #43fa388c
-SAMPLES_DIR = (Path(__file__).resolve().parent.parent/'data'/'samples' if '__file__' in globals()
-               else Path.cwd().parent/'data'/'samples')
+SAMPLES_DIR = (Path(__file__).resolve().parent if '__file__' in globals() else Path.cwd()).parent/'data'/'samples'
 
 # %% ../nbs/01_records.ipynb #894d89b0
 INPUT_SUFFIXES = ('.jsonl', '.ndjson', '.json', '.jsonl.gz', '.ndjson.gz', '.json.gz', '.jsonl.zst', '.ndjson.zst',
@@ -415,9 +414,7 @@ def name_not_read(name: str) -> str | None:
 # %% ../nbs/01_records.ipynb #f8d080a7
 def _why_not_read(path: Path, name: str) -> str | None:
     "Why a file/folder found in a source folder is not read as completions, or None when it is."
-    if path.is_dir():
-        if not is_saved_dataset(path): return None
-        cols, what = _columns(path), "a saved dataset"
+    if path.is_dir(): cols, what = _columns(path), "a saved dataset"  # (callers pass a folder only when it is one)
     elif (why := name_not_read(name)) is not None: return why
     elif (sfx := input_suffix(name)) == '.parquet':
         try: cols, what = _columns(path), "Parquet"

@@ -117,8 +117,7 @@ def _scan_shard(path) -> dict:
         if c not in t.column_names:
             raise ValueError(f"{path}: no {c!r} column (columns: {', '.join(t.column_names)}); a DFlash dataset needs "
                              "input_ids and loss_mask")
-        if not _is_list(t.schema.field(c).type):
-            raise ValueError(f"{path}: column {c!r} is {t.schema.field(c).type}, not a list")
+        if not _is_list(ct := t.schema.field(c).type): raise ValueError(f"{path}: column {c!r} is {ct}, not a list")
     n_ids, n_mask = list_lengths(t.column('input_ids')), list_lengths(t.column('loss_mask'))
     _check_lengths(t, n_ids, n_mask, "input_ids and loss_mask have different lengths")
     try: k = true_counts(t.column('loss_mask'))
@@ -462,12 +461,10 @@ def plot_compare(before: DatasetStats, after: DatasetStats, names=None) -> Stats
 # %% ../nbs/06_stats.ipynb #2aacc55d
 def stats_json(ds: DatasetStats, before: DatasetStats | None = None) -> dict:
     "`ds`'s statistics, with 'comparison' against `before` (the dataset before a change) when given."
-    out = dict(ds.stats)
-    if before is not None:
-        out['comparison'] = dict(before=before.stats['dataset'], after=ds.stats['dataset'],
-                                 rows=[dict(zip(('metric', 'before', 'after', 'in_words'), r))
-                                       for r in compare_rows(before.stats, ds.stats)], before_stats=before.stats)
-    return out
+    if before is None: return dict(ds.stats)
+    rows = [dict(zip(('metric', 'before', 'after', 'in_words'), r)) for r in compare_rows(before.stats, ds.stats)]
+    return ds.stats | dict(comparison=dict(before=before.stats['dataset'], after=ds.stats['dataset'], rows=rows,
+                                           before_stats=before.stats))
 
 # %% ../nbs/06_stats.ipynb #8410098d
 from .config import Config, add_config_args, opt
@@ -534,7 +531,7 @@ def show_dataset(dataset_dir, out_dir) -> dict:
     ds = scan_token_counts(dataset_dir)
     pngs = save_plots(ds, out_dir)
     show(stats_rows(ds.stats), header=('statistic', 'value'))
-    show(*[pngs[n] for n in ('seq_len_hist', 'loss_tokens_hist', 'loss_fraction_hist', 'source_mix') if n in pngs])
+    show(*pngs.values())  # the four plots, in `save_plots`' order
     return pngs
 
 def show_tokenize_run(stats: dict, dataset_dir):
