@@ -422,8 +422,7 @@ def output_state(url: str, client=None, commit_file: str = "manifest.json") -> O
     head = _head(client, bucket, prefix + commit_file) if prefix + commit_file in there else None
     if head is None: return OutputState(url, objs)
     state = _get_json(client, bucket, prefix + "state.json") if prefix + "state.json" in there else None
-    runs = {r for r in [(head.get("Metadata") or {}).get(DATA_PREFIX_META, "")] if _RUN_RE.fullmatch(r)} \
-        | _state_runs(state)
+    runs = {r for r in [_run_dir(head)] if _RUN_RE.fullmatch(r)} | _state_runs(state)
     if runs:  # its run folder(s), and the root pointers into them
         owned = [o.key for o in objs if (rel := o.key[len(prefix):]) in _POINTERS or rel.startswith(tuple(runs))]
     else:  # the first layout: the dataset beside its manifest; its state.json lists the shards
@@ -477,9 +476,8 @@ _PRECONDITION = {"PreconditionFailed", "ConditionalRequestConflict", "412", "409
 
 def _lost(e) -> bool: return _code(e) in _PRECONDITION | _MISSING_CODES or _status(e) in (409, 412)
 
-def _names_run(client, bucket: str, key: str, run_dir: str) -> bool:
-    "Does the commit object `key` now name `run_dir`?"
-    return ((_head(client, bucket, key) or {}).get("Metadata") or {}).get(DATA_PREFIX_META) == run_dir
+# the run folder a commit object names, from its HEAD `head` ('': none, or no such object)
+def _run_dir(head: dict | None) -> str: return ((head or {}).get("Metadata") or {}).get(DATA_PREFIX_META, "")
 
 # %% ../nbs/00_storage.ipynb #08fc095d
 def _root_copy(local_dir: Path, name: str, run_dir: str) -> bytes | None:
@@ -501,7 +499,7 @@ def _root_copy(local_dir: Path, name: str, run_dir: str) -> bytes | None:
 def _point(client, bucket: str, key: str, body: bytes, commit_key: str, run_dir: str, url: str) -> bool:
     """PUT pointer `key` (on its ETag) while the commit names `run_dir`; False once a later writer's does."""
     for _ in range(100):
-        if not _names_run(client, bucket, commit_key, run_dir): return False
+        if _run_dir(_head(client, bucket, commit_key)) != run_dir: return False
         cur = _head(client, bucket, key)
         if cur is not None and cur.get("ETag", "").strip('"') == hashlib.md5(body).hexdigest(): return True
         cond = dict(IfMatch=cur["ETag"]) if cur is not None else dict(IfNoneMatch="*")
@@ -532,7 +530,7 @@ def _commit(client, bucket: str, commit_key: str, body: bytes, run_dir: str, pri
     except (bce.ClientError, bce.BotoCoreError) as e:
         # outcome unknown: keep the run
         if not _lost(e): raise storage_error(e, _url(bucket, commit_key), client) from e
-        if _names_run(client, bucket, commit_key, run_dir): return  # our own PUT, retried after its answer was lost
+        if _run_dir(_head(client, bucket, commit_key)) == run_dir: return  # our own PUT, its answer lost, retried
         _forget(client, bucket, dprefix, url)
         raise CommitLost(f"{url}: another writer committed a dataset here first (the {commit_key.rsplit('/', 1)[-1]} "
                          "is no longer the one this run saw when it started); this run's upload was removed and "
@@ -605,7 +603,7 @@ def download_dir(url: str, local_dir, workers: int = 32, client=None, commit_fil
         _ = list_objects(_url(bucket, prefix), None, client)  # a missing bucket says so, not "incomplete"
         raise StorageError(f"{url}: not a complete dataset (no {commit_file}): its upload is unfinished or "
                            "failed; rerun the job that writes it, or use a finished dataset", url, "NotCommitted")
-    dprefix = prefix + ((head.get("Metadata") or {}).get(DATA_PREFIX_META, "") if commit_key else "")
+    dprefix = prefix + (_run_dir(head) if commit_key else "")
     objs = list_objects(_url(bucket, dprefix), None, client)  # the committed version's data (all, in the old layout)
     # a run folder without its manifest (earlier layout)
     if dprefix != prefix and not any(o.key == dprefix + commit_file for o in objs):

@@ -5,7 +5,7 @@
 # %% ../nbs/03b_tokenizer.ipynb #be81d148
 from __future__ import annotations
 from contextlib import contextmanager, suppress
-import functools, hashlib, importlib.metadata, json, os, re, unicodedata, warnings
+import functools, hashlib, importlib.metadata, json, os, random, re, signal, threading, unicodedata, warnings
 from pathlib import Path
 
 import numpy as np
@@ -48,7 +48,6 @@ def _cache_write(f: Path, write):
 # %% ../nbs/03b_tokenizer.ipynb #bd26357b
 def _probe_texts(added: list[str], n: int = 400, seed: int = 0) -> list[str]:
     "What the run-time probe encodes with both libraries (see above)."
-    import random
     r = random.Random(seed)
     alphabet = list(" \t\n\r\u00a0\u3000aZ09_'-.,:!?(){}<>/\\\"#") + [
         'e\u0301', '\u0338', 'ﬁ', 'Å', '한', '👍🏽', '中文', '加拿大', "'s", "'LL", '\ufeff', '\u200d', '𝔘'] + added[:64]
@@ -206,6 +205,9 @@ def _probe(enc: FastokensEncoder, ref, tj: dict, split_special_tokens: bool) -> 
 
 
 # %% ../nbs/03b_tokenizer.ipynb #312dfd71
+# the byte table's cache file (-1: TABLE_FORMAT's version)
+def _table_path(sha256: str) -> Path: return cache_dir()/'encoders'/f"{sha256}.fastokens-bytes-1.npz"
+
 def fastokens_verdict(tokenizer_json, sha256: str, reference, split_special_tokens: bool = False) -> dict:
     "Whether fastokens may encode for `tokenizer_json` (`reason` 'ok' or why not), cached."
     try: ver = importlib.metadata.version('fastokens')
@@ -222,8 +224,7 @@ def fastokens_verdict(tokenizer_json, sha256: str, reference, split_special_toke
                  special_tokens=[t['content'] for t in tj.get('added_tokens', []) if t.get('special')], vocab_size=None)
     except (ValueError, TypeError, AttributeError, KeyError) as e: raise bad_tokenizer_file(tokenizer_json, e) from None
     if v['reason'] == 'ok':
-        enc = FastokensEncoder(tokenizer_json, v['nfc'], split_special_tokens,
-                               f.parent/f"{sha256}.fastokens-bytes-1.npz", sha256)
+        enc = FastokensEncoder(tokenizer_json, v['nfc'], split_special_tokens, _table_path(sha256), sha256)
         ref = reference()
         v |= dict(vocab_size=ref.get_vocab_size(with_added_tokens=True),
                   reason=_probe(enc, ref, tj, split_special_tokens), loaded=enc)  # `loaded`: handed over, not cached
@@ -240,7 +241,6 @@ class RecordTimeout(BaseException):
 @contextmanager
 def record_timer():
     "Yield `arm(seconds)`, which makes `RecordTimeout` fire in this thread after that long (`arm(0)`: off)."
-    import signal, threading
     if threading.current_thread() is not threading.main_thread() or signal.getitimer(signal.ITIMER_REAL)[0]:
         yield lambda s: None; return
     def _alarm(*_): raise RecordTimeout(f"took longer than {MAX_RECORD_SECONDS:g} s")
@@ -316,10 +316,9 @@ def _choose_encoder(self: ChatTokenizer, encoder: str):
     if encoder in ('auto', 'fastokens'):  # where its (cached) verdict is 'ok'
         v = fastokens_verdict(self.tokenizer_json, self.tokenizer_sha256, lambda: self.tokenizer)
         if v['reason'] == 'ok':
-            self.fast = (v.pop('loaded', None)
-                         or FastokensEncoder(self.tokenizer_json, v['nfc'], sha256=self.tokenizer_sha256))
-            # -1: TABLE_FORMAT's version
-            self.fast.table_cache = cache_dir()/'encoders'/f"{self.tokenizer_sha256}.fastokens-bytes-1.npz"
+            # (`loaded`: the encoder the verdict probed, its table cache already `_table_path`)
+            self.fast = (v.pop('loaded', None) or FastokensEncoder(self.tokenizer_json, v['nfc'],
+                         table_cache=_table_path(self.tokenizer_sha256), sha256=self.tokenizer_sha256))
     if encoder == 'fastokens' and self.fast is None:
         raise ValueError(f"{self.tokenizer_json}: fastokens cannot reproduce this tokenizer exactly ({v['reason']}); "
                          "use --encoder auto")
