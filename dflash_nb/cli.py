@@ -19,19 +19,18 @@ def _build_tokenizer(a):
 
 # %% ../nbs/99_cli.ipynb #9d00da2a
 def _run(a):
-    from dflash_nb.jobs import JobInterrupted, run_jobs, resume_job, parse_param, job_help, jobs_help, job_notebook
+    from dflash_nb.jobs import JobInterrupted, run_jobs, resume_job, parse_param, job_help, jobs_help
     if a.resume and (a.jobs or a.param):
         raise ValueError("--resume RUN_DIR takes no job names or -p parameters: the run's own are used")
     if (a.help or not a.jobs) and not a.resume:  # `run --help`: the jobs; `run JOB --help`: its parameters and defaults
         if not a.jobs:
             make_parser('run')._subparsers._group_actions[0].choices['run'].print_help(); print('\n' + jobs_help())
-        for j in a.jobs: job_notebook(j); print(job_help(j) + '\n')
+        for j in a.jobs: print(job_help(j) + '\n')
         return 0 if a.help else 2
     try: runs = ([resume_job(a.resume, progress=not a.quiet)] if a.resume else
                  run_jobs(a.jobs, {k: parse_param(v) for k, v in (a.param or [])}, a.outputs, progress=not a.quiet))
     except JobInterrupted as e: print(f"dflash-nb run: {e}", file=sys.stderr); return 130
-    for r in runs:
-        print(f"{'ok    ' if r.ok else 'FAILED'} {r.job}: {r.report}" + (f"  ({r.error})" if r.error else ''))
+    for r in runs: print(f"{'ok    ' if r.ok else 'FAILED'} {r.job}: {r.report}" + (r.error and f"  ({r.error})"))
     if not all(r.ok for r in runs): return 1
 
 # %% ../nbs/99_cli.ipynb #440abc3f

@@ -95,8 +95,7 @@ class Config:
 
 def make_config(config, args=None, **kw):
     "A `config` from another one, a Namespace or a dict, updated by `kw`; unknown `kw` names are an error."
-    base = (asdict(args) if is_dataclass(args)
-            else dict(vars(args) if isinstance(args, argparse.Namespace) else args or {}))
+    base = asdict(args) if is_dataclass(args) else vars(args) if isinstance(args, argparse.Namespace) else args or {}
     names = {f.name for f in fields(config)}
     if unknown := set(kw) - names:
         raise TypeError(f"unknown {getattr(config, 'kind', config.__name__)} options: {sorted(unknown)}")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from . import __version__
 from .config import _field_type, value_problem
-from .tokenize import TokenizeConfig
+from .tokenize import TokenizeConfig, tokenize_dataset
 
 # %% auto #0
 __all__ = ['REPO_ROOT', 'JOBS_DIR', 'SET_BY_RUN', 'JOB_OPTIONS', 'KERNEL_NAME', 'JOB_PROGRESS', 'job_names', 'job_name',
@@ -60,8 +60,7 @@ class JobParam:
 def job_parameters(job: str, jobs_dir=None) -> list[JobParam]:
     "The parameters the job's `parameters` cell declares (`NAME = default`, with the `#` comment lines above it)."
     cells = json.loads(job_notebook(job, jobs_dir).read_text(encoding='utf-8'))['cells']
-    src = next((''.join(c['source']) for c in cells if 'parameters' in c.get('metadata', {}).get('tags', [])), None)
-    if src is None: return []
+    src = next((''.join(c['source']) for c in cells if 'parameters' in c.get('metadata', {}).get('tags', [])), '')
     lines, out = src.splitlines(), []
     for node in ast.parse(src).body:
         target = (node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1
@@ -123,10 +122,9 @@ def job_title(job: str, jobs_dir=None) -> str:
 # %% ../nbs/90_jobs.ipynb #77999e0e
 def job_help(job: str, jobs_dir=None) -> str:
     "`dflash-nb run JOB --help`: what the job does and its parameters with their defaults."
-    job = job_name(job, jobs_dir)
+    job, nb = job_name(job, jobs_dir), job_notebook(job, jobs_dir)
     ps = [p for p in job_parameters(job, jobs_dir) if p.name not in SET_BY_RUN]
     w = max([len(p.name) for p in ps] + [4])
-    nb = job_notebook(job, jobs_dir)
     return (f"dflash-nb run {job} [-p NAME VALUE ...]: {job_title(job, jobs_dir)}\n\nparameters (default as written in "
             f"{nb.relative_to(REPO_ROOT) if nb.is_relative_to(REPO_ROOT) else nb}):\n"
             + ('\n'.join(f"  -p {p.name:<{w}} {p.default}" + (f"\n     {'':<{w}} {p.help}" if p.help else '')
@@ -159,9 +157,8 @@ def project_kernel() -> str:
 # %% ../nbs/90_jobs.ipynb #61dc785e
 def git_commit(root=None) -> str:
     "The project's git commit (short hash, `+changes` when the work tree differs), or 'unknown' outside git."
+    run = lambda *a: subprocess.run(['git', '-C', root or REPO_ROOT, *a], capture_output=True, text=True, timeout=10)
     try:
-        run = lambda *a: subprocess.run(['git', '-C', str(root or REPO_ROOT), *a], capture_output=True, text=True,
-                                        timeout=10)
         h = run('rev-parse', '--short=12', 'HEAD')
         return 'unknown' if h.returncode else h.stdout.strip() + (
             ' +changes' if run('status', '--porcelain', '--untracked-files=no').stdout.strip() else '')
@@ -255,7 +252,6 @@ def stage_bars():
 def tokenize_samples(dataset_dir, model_path=None, completions=None, **kw) -> dict:
     "`tokenize_dataset` with the jobs' defaults: the embedded Qwen3.6 tokenizer, the shipped data/samples."
     from dflash_nb.records import SAMPLES_DIR
-    from dflash_nb.tokenize import tokenize_dataset
     if 'max_seq_len' in kw: kw['max_seq_len'] = kw['max_seq_len'] or None  # 0: never truncate, as `--max-seq-len 0`
     with stage_bars() as bars:
         return tokenize_dataset(model_path or default_model_path(), completions or SAMPLES_DIR, dataset_dir,
@@ -290,18 +286,17 @@ class CellProgress:
     def _end(self, ok: bool):
         "The summary of the cell that ended last: said when the next one starts or the job ends (a failed cell too)."
         if self.ended is None: return
-        (i, t), self.ended = self.ended, None
-        self._say(f"cell {self.order[i]}/{len(self.code)} {'done in' if ok else 'failed after'} "
-                  f"{t - self.started[i]:.1f}s")
+        (i, took), self.ended = self.ended, None
+        self._say(f"cell {self.order[i]}/{len(self.code)} {'done in' if ok else 'failed after'} {took:.1f}s")
     def _emit(self, record):
         m = re.match(r'(Executing|Ending) Cell (\d+)-*$', record.getMessage())
         if not m or (i := int(m[2]) - 1) not in self.code: return
-        if m[1] == 'Ending': self.ended = (i, time.perf_counter()); return
+        if m[1] == 'Ending': self.ended = (i, time.perf_counter() - self.started[i]); return
         self._end(True)
         self.started[i] = time.perf_counter()
         lines = [l.strip() for l in self.code[i].source.splitlines() if l.strip()]
         self._say(f"cell {self.order[i]}/{len(self.code)} (+{self.started[i] - self.t0:.1f}s) "
-                  + next((l for l in lines if not l.startswith('#')), lines[0] if lines else '')[:90])
+                  + next((l for l in lines if not l.startswith('#')), lines[0])[:90])
     def __enter__(self):
         self.saved = (self.logger.level, self.logger.propagate, self.logger.handlers[:])
         self.logger.handlers[:] = [self.handler]; self.logger.setLevel('INFO'); self.logger.propagate = False
@@ -365,8 +360,7 @@ def _kill_kernels():
 
 def _interrupt(signum, frame):
     "SIGTERM as Ctrl-C: the job stops and its report is written."
-    for name in ('papermill', 'traitlets', 'nbclient', 'asyncio'):
-        logging.getLogger(name).setLevel(logging.CRITICAL + 1)
+    for n in ('papermill', 'traitlets', 'nbclient', 'asyncio'): logging.getLogger(n).setLevel(logging.CRITICAL + 1)
     _kill_kernels()
     raise KeyboardInterrupt
 
@@ -405,8 +399,7 @@ def run_job(job: str, params: dict | None = None, outputs='outputs', jobs_dir=No
     import papermill as pm
     from papermill.iorw import load_notebook_node
     from papermill.parameterize import parameterize_notebook
-    job = job_name(job, jobs_dir)
-    nb = job_notebook(job, jobs_dir)
+    job, nb = job_name(job, jobs_dir), job_notebook(job, jobs_dir)
     params = job_params_for([job], params or {}, jobs_dir)[job]
     declared = job_parameters(job, jobs_dir)
     out = Path(out_dir) if out_dir else _new_out_dir(outputs, job)

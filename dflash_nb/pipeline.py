@@ -72,16 +72,15 @@ def pipeline_prompts(run, prompts=None, holdout_every: int = 8, n_train: int = 1
 def pipeline_dataset(run, max_new_tokens: int, temperature: float = 0.0, batch_size: int = 64, max_seq_len: int = 256,
                      seed: int = 0) -> list:
     "The target's completions of `run.train` as the dataset OUT/dataset; what was made, as report items."
-    out, rows, run.dataset = run.out_dir, [], run.out_dir/'dataset'
+    jsonl, rows, run.dataset = run.out_dir/'completions.jsonl', [], run.out_dir/'dataset'
     if run.dataset.exists(): shutil.rmtree(run.dataset)
     kw = dict(batch_size=batch_size, do_sample=temperature > 0, temperature=temperature or 1.0, seed=seed,
               suppress_ids=run.suppress)
     if run.chat:
         with timed(run.times, 'generate'):
-            g = generate_records(run.tgt, run.target, run.train, out/'completions.jsonl', max_new_tokens,
-                                 overwrite=True, **kw)
+            g = generate_records(run.tgt, run.target, run.train, jsonl, max_new_tokens, overwrite=True, **kw)
         with timed(run.times, 'tokenize'):
-            tok = tokenize_samples(run.dataset, run.target, out/'completions.jsonl', max_seq_len=max_seq_len)
+            tok = tokenize_samples(run.dataset, run.target, jsonl, max_seq_len=max_seq_len)
         rows = [('completions', f"{g['written']:,} records, {g['completion_tokens']:,} new tokens, "
                                 f"finish reasons {g['finish_reasons']}"),
                 ('tokenized', f"{tok['samples']:,} samples, {tok['total_tokens']:,} tokens "
@@ -102,17 +101,16 @@ def pipeline_dataset(run, max_new_tokens: int, temperature: float = 0.0, batch_s
 # %% ../nbs/91_pipeline.ipynb #cdf89145
 def pipeline_summary(run, report, s: dict, results: dict) -> str:
     "Write OUT/pipeline.json (run, `report`, `train`'s summary `s`, eval `results`); its verdict as markdown."
-    u, t = results['untrained'], results['trained']
+    u, t, ts = results['untrained'], results['trained'], results['trained'].summary()
     run.times['total'] = time.time() - run.t0
     summary = {'target': run.target, 'path': 'chat' if run.chat else 'token', 'vocab_size': run.vocab_size,
                'train_prompts': len(run.train), 'eval_prompts': len(run.heldout), 'dataset': str(run.dataset),
                'samples': run.ds.n_rows, 'inspect': report.status, 'train_steps': s['steps'],
                'final_loss': s['final_loss'], 'drafter_dir': s['drafter_dir'],
-               'drafter_parameters': s['drafter_parameters'], 'untrained': u.summary(), 'trained': t.summary(),
+               'drafter_parameters': s['drafter_parameters'], 'untrained': u.summary(), 'trained': ts,
                'tau_untrained': u.mean_tau, 'tau_trained': t.mean_tau, 'lossless': bool(u.lossless and t.lossless),
                'target_forwards_saved': t.forwards_saved, 'speedup_target_forwards': t.speedup, 'seconds': run.times}
     (run.out_dir/'pipeline.json').write_text(json.dumps(summary, indent=1, default=str))
-    ts = t.summary()
     return (f"**Trained drafter: mean tau {t.mean_tau:.2f} vs {u.mean_tau:.2f} untrained** on {t.prompts} "
             f"held-out prompts ({ts['new_tokens']:,} tokens: {ts['target_forwards']:,} target forwards instead of "
             f"{ts['autoregressive_forwards']:,}, {t.speedup:.2f}x fewer); every output identical to plain greedy "
