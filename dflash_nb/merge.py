@@ -9,10 +9,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
-
+import numpy as np, pyarrow as pa, pyarrow.compute as pc
 from tqdm import tqdm
 
 from .storage import is_s3_url, list_objects, staged_output
