@@ -218,13 +218,6 @@ def _check_paths(existing: Path, new: Path, out: Path, overwrite: bool):
                              f"{p} (and not contain it); choose another --output-dir")
     check_output_dir(out, overwrite)  # a folder that is not our dataset: refused even with --overwrite
 
-# %% ../nbs/07_merge.ipynb #99b7adae
-def _local_inputs(existing, new, progress: bool = True) -> tuple[Path, object]:
-    "s3:// inputs as local paths: a dataset downloaded to the cache; new completions stay URLs (tokenize streams them)."
-    existing = open_dataset(existing, progress)
-    if is_s3_url(new) and list_objects(str(new).rstrip('/') + '/manifest.json', None): new = open_dataset(new, progress)
-    return existing, new
-
 # %% ../nbs/07_merge.ipynb #91712e4c
 def _tokenizer_for_completions(ex: Dataset, model_path) -> ChatTokenizer:
     "The tokenizer for new completions: `model_path`, else the directory recorded in the existing manifest."
@@ -447,7 +440,9 @@ def _new_rows(ex, nd, new, new_is_ds: bool, ct, tmp: Path, workers: int, progres
 def _merge_locked(existing, new, output_dir, model_path, allow_mismatch, workers, progress, overwrite, link,
                   split=None) -> dict:
     t0 = time.perf_counter()
-    existing, new = _local_inputs(existing, new, progress)
+    # s3:// inputs as local paths: a dataset downloaded to the cache; new completions stay URLs (tokenize streams them)
+    existing = open_dataset(existing, progress)
+    if is_s3_url(new) and list_objects(str(new).rstrip('/') + '/manifest.json', None): new = open_dataset(new, progress)
     (existing, ex_split), (new, new_split) = _split_of(existing, split, '--existing'), _split_of(new, split, '--new')
     new_dd = not is_s3_url(new) and dataset_dict_splits(Path(new)) is not None  # completions: tokenize reads the split
     if split is not None and not (ex_split or new_split or new_dd): raise ValueError(
