@@ -6,7 +6,7 @@
 from __future__ import annotations
 import functools, hashlib, json, os, random, re, shutil, sys, tempfile, threading, time
 from concurrent.futures import Future, ThreadPoolExecutor, wait, FIRST_COMPLETED
-from contextlib import contextmanager, nullcontext, suppress
+from contextlib import closing, contextmanager, nullcontext, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Iterable
@@ -551,8 +551,8 @@ def upload_dir(local_dir, url: str, workers: int = 16, client=None, progress: bo
     if prior is None and commit_file: prior = check_s3_output(url, overwrite, client, commit_file)  # 1. what is there
     run_dir = _new_run() if commit_file else ""
     dprefix, commit_key = prefix + run_dir, prefix + (commit_file or "")
-    run = _Run(len(files) + bool(commit_file), sum(p.stat().st_size for _, p in files), "upload", progress)
-    try:
+    with closing(_Run(len(files) + bool(commit_file), sum(p.stat().st_size for _, p in files), "upload",
+                      progress)) as run:
         try:
             # 2. the run folder, beside the old version
             _upload(client, files, bucket, dprefix, workers, run, chunksize)
@@ -564,7 +564,6 @@ def upload_dir(local_dir, url: str, workers: int = 16, client=None, progress: bo
         # 3.
         _commit(client, bucket, commit_key, _root_copy(local_dir, commit_file, run_dir), run_dir, prior, url, dprefix)
         with run.lock: run.objects.update(1)
-    finally: run.close()
     written = [dprefix + r for r, _ in files] + [commit_key]
     for name in _POINTERS:                                                    # 4. `datasets`' pointers
         if (body := _root_copy(local_dir, name, run_dir)) is None: continue
