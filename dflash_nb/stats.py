@@ -504,8 +504,7 @@ def stats_main(args: argparse.Namespace) -> int:
         out = Path(args.output); out.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(out, text + '\n')
         print(table + f"\nwrote {out}")
-    else:
-        print(table, file=sys.stderr); print(text)
+    else: print(table, file=sys.stderr); print(text)
     return 0
 
 # %% ../nbs/06_stats.ipynb #7d8d2b62
