@@ -202,12 +202,11 @@ def mask_explorer(dataset=None, model_path=None, root=None, n: int = 3):
     def compare(*_):
         state.pop('other', None)
         if p := c['compare'].value.strip():
-            try: other = MaskDataset(p, c['tokenizer'].value.strip() or None)
+            try: state['other'] = other = MaskDataset(p, c['tokenizer'].value.strip() or None)
             except Exception as e: return render('', facts(), cannot('cannot compare with', p, e))
             if other.ct is None and (rep := state.get('rep')) is not None and rep.dataset.ct is not None:
                 other.ct, other.display = rep.dataset.ct, rep.dataset.display  # none of its own: decoded as the first
                 other.tokenizer_note = f"decoded with {rep.tokenizer.split(' (')[0]}"
-            state['other'] = other
         show()
     def listed(p):  # the list shows the dataset opened, or nothing for a typed path (so picking from it again opens)
         c['datasets'].value = p if p in [v for _, v in c['datasets'].options] else None
