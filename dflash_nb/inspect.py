@@ -683,14 +683,13 @@ def inspect_dataset(path, model_path=None, thresholds=None, tokenizer: bool = Tr
 def verify_dataset(path, progress: bool = False, examples: int = 5) -> tuple[list[str], list[str]]:
     "`(notes, problems)`: every shard's sha256 and counts against the manifest, `content_hashes.npy` against the rows."
     d = open_dataset(path, progress)
-    shards, notes = dataset_shards(d), []
+    shards, notes, row, tokens, differ = dataset_shards(d), [], 0, 0, []
     problems = verify_shards(shards, progress)
     if not shards.recorded:
         notes.append(f"{d}: no per-shard sha256 in manifest.json (an older dataset, or another tool's): nothing to "
                      "verify the bytes against; its rows and tokens were counted against "
                      + ('manifest.json/stats.json' if shards.manifest or shards.stats else 'nothing recorded'))
     hashes = np.load(f, mmap_mode='r') if (f := d/'content_hashes.npy').is_file() else None
-    row, tokens, differ = 0, 0, []
     for s in shards:
         try:
             for b in stream_batches(s, 4096):
