@@ -155,6 +155,13 @@ def _fill_choices(c: dict, rep: 'InspectReport'):
     c['tokenizer'].placeholder = (f"empty: the manifest's {man['model_path']}" if man.get('model_path')
                                   else "the manifest names none: type a model or tokenizer folder")
 
+def _decode_as(other: 'MaskDataset', rep: 'InspectReport | None') -> 'MaskDataset':
+    "A second dataset without a tokenizer of its own, decoded with the first one's."
+    if other.ct is None and rep is not None and rep.dataset.ct is not None:
+        other.ct, other.display = rep.dataset.ct, rep.dataset.display
+        other.tokenizer_note = f"decoded with {rep.tokenizer.split(' (')[0]}"
+    return other
+
 def _explorer_box(c: dict):
     "The controls laid out top to bottom (CSS class `dfk-explorer`, for the browser test)."
     import ipywidgets as W
@@ -202,11 +209,9 @@ def mask_explorer(dataset=None, model_path=None, root=None, n: int = 3):
     def compare(*_):
         state.pop('other', None)
         if p := c['compare'].value.strip():
-            try: state['other'] = other = MaskDataset(p, c['tokenizer'].value.strip() or None)
+            try: other = MaskDataset(p, c['tokenizer'].value.strip() or None)
             except Exception as e: return render('', facts(), cannot('cannot compare with', p, e))
-            if other.ct is None and (rep := state.get('rep')) is not None and rep.dataset.ct is not None:
-                other.ct, other.display = rep.dataset.ct, rep.dataset.display  # none of its own: decoded as the first
-                other.tokenizer_note = f"decoded with {rep.tokenizer.split(' (')[0]}"
+            state['other'] = _decode_as(other, state.get('rep'))  # no tokenizer of its own: decoded as the first
         show()
     def listed(p):  # the list shows the dataset opened, or nothing for a typed path (so picking from it again opens)
         c['datasets'].value = p if p in [v for _, v in c['datasets'].options] else None

@@ -86,7 +86,8 @@ def template_summary(manifest: dict | None) -> str:
 
 
 # %% ../nbs/05a_inspect.ipynb #94d72f16
-_U64, _P = np.uint64, 0x100000001B3
+_U64 = np.uint64
+_P = 0x100000001B3
 _POW = [np.ones(1, np.uint64), np.ones(1, np.uint64)]  # P^i and P^-i mod 2^64
 
 def _mix(x) -> np.ndarray:
@@ -180,7 +181,8 @@ def _check_bits(ids, mask, sid, rs, re_, rsamp, first, last, trunc, bad_len, nm,
     n = len(nm)
     flag = lambda name, samples: np.where(np.bincount(samples, minlength=n) > 0, CHECK_BITS[name], 0)  # any sample
     fails = np.where(bad_len, CHECK_BITS['lengths'], 0) | np.where((nm == 0) & ~bad_len, CHECK_BITS['has_loss'], 0)
-    bad_end_tok, cut = np.full(n, -1, np.int64), (re_ == last[rsamp]) & trunc[rsamp]
+    bad_end_tok = np.full(n, -1, np.int64)
+    cut = (re_ == last[rsamp]) & trunc[rsamp]
     if facts.eot_ids:
         end_ok = np.isin(ids[re_], facts.eot_ids)
         bad = ~end_ok & ~cut
@@ -214,13 +216,15 @@ def _masked_runs(mask, sid, first, last, L, n: int):
     prev[first[L > 0]] = nxt[last[L > 0]] = False
     rs, re_ = np.flatnonzero(mask & ~prev), np.flatnonzero(mask & ~nxt)
     rlen, rsamp = re_ - rs + 1, sid[rs]
-    n_runs, min_run = np.bincount(rsamp, minlength=n), np.zeros(n, np.int64)
+    n_runs = np.bincount(rsamp, minlength=n)
+    min_run = np.zeros(n, np.int64)
     if len(rs): min_run[n_runs > 0] = np.minimum.reduceat(rlen, np.flatnonzero(np.r_[True, rsamp[1:] != rsamp[:-1]]))
     return rs, re_, rlen, rsamp, n_runs, min_run
 
 def _segment_hashes(hx: np.ndarray, lens: np.ndarray) -> np.ndarray:
     "One position-aware hash per segment of the token hashes `hx` (consecutive segments of `lens` tokens)."
-    starts, h = np.cumsum(lens, dtype=np.int64) - lens, np.zeros(len(lens), np.uint64)
+    starts = np.cumsum(lens, dtype=np.int64) - lens
+    h = np.zeros(len(lens), np.uint64)
     if len(hx):
         pos = (np.arange(len(hx)) - np.repeat(starts, lens)).astype(np.uint64)
         h[lens > 0] = np.add.reduceat(_mix(hx ^ (pos * _U64(0xD6E8FEB86659FD93))), starts[lens > 0])
@@ -235,13 +239,16 @@ def scan_batch(b: pa.RecordBatch, facts: TemplateFacts, thr: Thresholds, max_seq
     (off_i, vi), (off_m, vm) = list_parts(b.column('input_ids')), list_parts(b.column('loss_mask'))
     li, lm = np.diff(off_i), np.diff(off_m)
     seq = b.column('seq_len').to_numpy(zero_copy_only=False).astype(np.int64) if 'seq_len' in b.schema.names else li
-    bad_len, ids = (li != lm) | (li != seq), vi.to_numpy(zero_copy_only=False)
+    bad_len = (li != lm) | (li != seq)
+    ids = vi.to_numpy(zero_copy_only=False)
     mask = (pc.fill_null(vm, False) if vm.null_count else vm).to_numpy(zero_copy_only=False).astype(bool)
     L = np.where(bad_len, 0, li)  # token-level checks only on samples whose columns line up
     if bad_len.any(): ids, mask = ids[np.repeat(~bad_len, li)], mask[np.repeat(~bad_len, lm)]
     last = np.cumsum(L, dtype=np.int64) - 1
-    first, sid = last - L + 1, np.repeat(np.arange(n), L)
-    nm, trunc = np.bincount(sid[mask], minlength=n), (seq >= max_seq_len) if max_seq_len else np.zeros(n, bool)
+    first = last - L + 1
+    sid = np.repeat(np.arange(n), L)
+    nm = np.bincount(sid[mask], minlength=n)
+    trunc = (seq >= max_seq_len) if max_seq_len else np.zeros(n, bool)
     rs, re_, rlen, rsamp, n_runs, min_run = _masked_runs(mask, sid, first, last, L, n)
     fails, bad_end_tok, cut = _check_bits(ids, mask, sid, rs, re_, rsamp, first, last, trunc, bad_len, nm, facts,
                                           vocab_size)
@@ -452,7 +459,8 @@ def identical_answers_gate(g: GateInput) -> Gate:
     hv, first, cnt = np.unique(t.answer_hash[has], return_index=True, return_counts=True)  # answers, first row, copies
     top = np.argsort(-cnt, kind='stable')[:thr.identical_top]
     if len(top := top[cnt[top] >= 2]):  # the `identical_top` most common answers with 2+ copies
-        share, row = cnt[top].sum() / n, g.ds.rows([int(np.flatnonzero(has)[first[top[0]]])])[0]
+        share = cnt[top].sum() / n
+        row = g.ds.rows([int(np.flatnonzero(has)[first[top[0]]])])[0]
         words, suffix = _answer_words(row['input_ids'][row['loss_mask']], g.facts, g.ds.display)
         msg = (f"{words}{suffix} is the whole answer in {_pct(cnt[top[0]] / n)} of samples ({int(cnt[top[0]]):,} "
                f"of {n:,})" + (f"; the {len(top)} most common answers cover {_pct(share)}" if len(top) > 1 else ''))
@@ -524,7 +532,8 @@ def duplicate_ids_gate(g: GateInput) -> Gate:
     t, n, ids, title = g.t, g.n, g.t.sample_ids, "samples whose sample_id an earlier sample has"
     if n == 0: return g.gate('duplicate_ids', title, None, DUPLICATE_IDS_WARN, DUPLICATE_IDS_FAIL, "empty dataset")
     vc = pc.value_counts(ids)
-    dup_vals, extra = vc.field('values').filter(pc.greater(vc.field('counts'), 1)), n - len(vc)
+    dup_vals = vc.field('values').filter(pc.greater(vc.field('counts'), 1))
+    extra = n - len(vc)
     idx = np.flatnonzero(pc.is_in(ids, value_set=dup_vals).to_numpy(zero_copy_only=False))[:g.examples].tolist()
     return g.gate('duplicate_ids', title, extra / n, DUPLICATE_IDS_WARN, DUPLICATE_IDS_FAIL,
                   f"{extra:,} of {n:,} samples repeat an earlier sample_id ({len(dup_vals):,} ids), "
@@ -667,7 +676,8 @@ def infer_facts(ds: MaskDataset, samples: int = 2000) -> TemplateFacts:
 def inspect_dataset(path, model_path=None, thresholds=None, tokenizer: bool = True, ignore_fingerprint: bool = False,
                     examples: int = 5, progress: bool = False, **overrides) -> InspectReport:
     "Mask checks and quality gates over the whole dataset at `path` (streaming); thresholds from `thresholds`/keywords."
-    t0, thr = time.perf_counter(), Thresholds.make(thresholds, **overrides)
+    t0 = time.perf_counter()
+    thr = Thresholds.make(thresholds, **overrides)
     ds = (path if isinstance(path, MaskDataset)
           else MaskDataset(path, model_path, tokenizer, ignore_fingerprint, progress))
     facts = TemplateFacts.from_tokenizer(ds.ct) if ds.ct is not None else infer_facts(ds)

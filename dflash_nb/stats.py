@@ -39,7 +39,8 @@ RUN_KEYS = ('truncated', 'skipped', 'records_read', 'seconds', 'tokens_per_secon
 def recorded_run_stats(dataset_dir, samples: int, total_tokens: int,
                        shards: Shards | None = None) -> tuple[dict, list[str]]:
     "The tokenize-run-only keys from stats.json (else manifest.json + skipped.jsonl) when they match the shards."
-    d, run, warnings = Path(dataset_dir), dict.fromkeys(RUN_KEYS), []
+    d = Path(dataset_dir)
+    run, warnings = dict.fromkeys(RUN_KEYS), []
     rec, man = ((shards.stats, shards.manifest) if shards is not None
                 else (_read_json(d/'stats.json', dict), _read_json(d/'manifest.json', dict)))
     where = d/'stats.json'
@@ -136,8 +137,8 @@ def _scan_shard(path) -> dict:
 def _scan_shards(d: Path, shards: list, threads: int, progress: bool):
     "Per shard (in order, `threads` at a time): lengths, loss counts, columns, per-source sums, has source/seq_len?"
     from concurrent.futures import ThreadPoolExecutor
-    # per_src: source -> [samples, tokens, loss_tokens]
-    lens, loss, columns, per_src, has_source, has_seq_len = [], [], None, {}, True, True
+    lens, loss, columns, per_src = [], [], None, {}  # per_src: source -> [samples, tokens, loss_tokens]
+    has_source = has_seq_len = True
     pool = ThreadPoolExecutor(max(1, min(threads, len(shards))))
     try:
         results = pool.map(_scan_shard, shards)  # in shard order; a shard's error is raised when its turn comes
@@ -169,7 +170,8 @@ def _per_source(per_src: dict) -> dict:
 def scan_token_counts(dataset_dir, num_layers: int = 5, hidden_size: int = 5120, progress: bool = False,
                       threads: int = 8, client=None) -> DatasetStats:
     "Statistics of every sample of the dataset at `dataset_dir` (a directory with input_ids and loss_mask, or s3://)."
-    t0, d = time.perf_counter(), open_dataset(dataset_dir, progress, client)  # s3://: a verified cached copy
+    t0 = time.perf_counter()
+    d = open_dataset(dataset_dir, progress, client)  # s3://: a verified cached copy
     shards = dataset_shards(d)  # one snapshot: the shards, manifest and stats.json of one dataset, checked as read
     lens, loss, columns, per_src, has_source, has_seq_len = _scan_shards(d, shards, threads, progress)
     lens, loss = (np.concatenate(x) if x else np.zeros(0, np.int32) for x in (lens, loss))
@@ -323,7 +325,8 @@ _MARKS = dict(mean='#222222', median='#2ca02c', p90='#ff7f0e', max='#9467bd', li
 
 def plot_seq_len(ds: DatasetStats, bins: int = 60) -> StatsFigure:
     "Sequence-length histogram with mean, median, p90, max and the truncation limit marked."
-    s, (fig, ax) = ds.stats, _figure()
+    s = ds.stats
+    fig, ax = _figure()
     ax.hist(ds.seq_len, bins=np.linspace(0, max(s['max_seq_len'], s['max_seq_len_limit'] or 0, 1) * 1.01, bins + 1),
             color='#4c72b0')
     marks = [('mean', s['mean_seq_len']), ('median', s['median_seq_len']), ('p90', s['p90_seq_len']),
@@ -339,7 +342,8 @@ def plot_seq_len(ds: DatasetStats, bins: int = 60) -> StatsFigure:
 # %% ../nbs/06_stats.ipynb #69999d61
 def plot_loss_tokens(ds: DatasetStats, bins: int = 60) -> StatsFigure:
     "Histogram of masked (loss) tokens per sample; log-spaced bins when the range spans decades."
-    (fig, ax), x = _figure(), ds.loss_tokens
+    fig, ax = _figure()
+    x = ds.loss_tokens
     b, log = _bins(x, bins)
     ax.hist(x, bins=b, color='#55a868')
     if log: ax.set_xscale('log')
@@ -436,7 +440,8 @@ COMPARE_HEADER = ('metric', 'before', 'after', 'after vs before')
 
 def plot_compare(before: DatasetStats, after: DatasetStats, names=None) -> StatsFigure:
     "Overlaid histograms of sequence length, masked tokens per sample and masked fraction, before vs after."
-    names, (fig, axs) = names or (f"before: {before.name}", f"after: {after.name}"), _figure(14, 3.8, 3)
+    names = names or (f"before: {before.name}", f"after: {after.name}")
+    fig, axs = _figure(14, 3.8, 3)
     both = lambda f: np.concatenate([f(before), f(after)])
     specs = [('sequence length', lambda d: d.seq_len, _bins(both(lambda d: d.seq_len), 60, log=False)),
              ('masked tokens per sample', lambda d: d.loss_tokens, _bins(both(lambda d: d.loss_tokens), 60)),
@@ -492,7 +497,8 @@ def stats_main(args: argparse.Namespace) -> int:
         raise ValueError(f"{args.output}: inside the dataset {ds_dir}; its stats.json is the tokenize run's record: "
                          "write the statistics elsewhere")
     kw = dict(num_layers=args.num_layers, hidden_size=args.hidden_size, progress=not args.quiet)
-    ds, other = scan_token_counts(ds_dir, **kw), scan_token_counts(args.compare, **kw) if args.compare else None
+    ds = scan_token_counts(ds_dir, **kw)
+    other = scan_token_counts(args.compare, **kw) if args.compare else None
     text = json.dumps(stats_json(ds, other), indent=2)
     tables = [f"{ds.stats['dataset']}\n" + text_table(stats_rows(ds.stats), ('statistic', 'value')),
               (src := source_rows(ds.stats)) and text_table(src, SOURCE_HEADER),   # (none without sources)
@@ -504,7 +510,8 @@ def stats_main(args: argparse.Namespace) -> int:
         out = Path(args.output); out.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(out, text + '\n')
         print(table + f"\nwrote {out}")
-    else: print(table, file=sys.stderr); print(text)
+    else:
+        print(table, file=sys.stderr); print(text)
     return 0
 
 # %% ../nbs/06_stats.ipynb #7d8d2b62

@@ -42,7 +42,8 @@ def load_tokenizer(manifest: dict | None, model_path=None,
                    ignore_fingerprint: bool = False) -> tuple[ChatTokenizer | None, str]:
     "`(ChatTokenizer or None, note)`: the tokenizer to decode a dataset with, verified against its manifest."
     want = (manifest or {}).get('tokenizer') or {}
-    explicit, mp = model_path is not None, model_path or want.get('model_path')
+    explicit = model_path is not None
+    mp = model_path or want.get('model_path')
     if not mp: return None, "no tokenizer (no --model-path and no manifest naming one): showing token ids"
     if not (Path(mp)/'tokenizer.json').is_file():
         if explicit: raise FileNotFoundError(f"{mp}: no tokenizer.json; --model-path must be the model or tokenizer "
