@@ -501,31 +501,28 @@ def short_samples_gate(g: GateInput) -> Gate:
 # %% ../nbs/05a_inspect.ipynb #d2fa8063
 def truncated_gate(g: GateInput) -> Gate:
     "Samples cut at the dataset's max_seq_len (their answer's end is lost)."
-    thr, m, tr = g.thr, g.ds.max_seq_len, g.t.truncated
-    if not m: return g.gate('truncated', "samples cut at max_seq_len", None, thr.truncated_warn, thr.truncated_fail,
+    m, tr, wf = g.ds.max_seq_len, g.t.truncated, (g.thr.truncated_warn, g.thr.truncated_fail)
+    if not m: return g.gate('truncated', "samples cut at max_seq_len", None, *wf,
                             "not measured: max_seq_len unknown (no manifest) or the dataset was not truncated")
-    return g.gate('truncated', f"samples cut at max_seq_len {m:,}", tr.mean(), thr.truncated_warn, thr.truncated_fail,
-         f"{int(tr.sum()):,} of {g.n:,} samples have seq_len == max_seq_len {m:,} (their answer's end is lost)",
-         np.flatnonzero(tr))
+    return g.gate('truncated', f"samples cut at max_seq_len {m:,}", tr.mean(), *wf, f"{int(tr.sum()):,} of {g.n:,} "
+                  f"samples have seq_len == max_seq_len {m:,} (their answer's end is lost)", np.flatnonzero(tr))
 
 # %% ../nbs/05a_inspect.ipynb #f4f43fdd
 def source_skew_gate(g: GateInput) -> Gate:
     "The largest source's share of the generated tokens."
-    t, thr, k, title = g.t, g.thr, len(g.t.sources), "largest source's share of generated tokens"
+    t, k, title = g.t, len(g.t.sources), "largest source's share of generated tokens"
+    wf = g.thr.source_skew_warn, g.thr.source_skew_fail
     gen, allt = (np.bincount(t.source, weights=w, minlength=k) for w in (t.n_masked, t.seq_len))
     big = int(np.argmax(gen)) if k else 0
     share = gen[big] / gen.sum() if gen.sum() else 0.0
     label = lambda i: repr(t.sources[i]) if t.sources[i] else '(no source)'
     mix = ', '.join(f"{label(i)} {_pct(gen[i] / gen.sum())}" for i in np.argsort(-gen)[:5]) if gen.sum() else ''
-    if not [s for s in t.sources if s]:
-        return g.gate('source_skew', title, None, thr.source_skew_warn, thr.source_skew_fail,
-                      "not measured: no sample has a source")
+    if not any(t.sources): return g.gate('source_skew', title, None, *wf, "not measured: no sample has a source")
     if k == 1:
-        return Gate('source_skew', title, 1.0, thr.source_skew_warn, thr.source_skew_fail, 'warn', f"every sample "
-                    f"comes from the single source {label(0)}: fine for a one-domain drafter, otherwise a skewed mix")
-    return g.gate('source_skew', title, share, thr.source_skew_warn, thr.source_skew_fail, f"{label(big)} is "
-                  f"{_pct(share)} of the generated tokens ({_pct(allt[big] / allt.sum())} of all tokens); mix: {mix}",
-                  np.flatnonzero(t.source == big))
+        return Gate('source_skew', title, 1.0, *wf, 'warn', f"every sample comes from the single source {label(0)}: "
+                    "fine for a one-domain drafter, otherwise a skewed mix")
+    return g.gate('source_skew', title, share, *wf, f"{label(big)} is {_pct(share)} of the generated tokens "
+                  f"({_pct(allt[big] / allt.sum())} of all tokens); mix: {mix}", np.flatnonzero(t.source == big))
 
 # %% ../nbs/05a_inspect.ipynb #94ce9406
 DUPLICATE_IDS_WARN, DUPLICATE_IDS_FAIL = 0.0, 0.01
@@ -652,9 +649,8 @@ def _repr_html_(self: InspectReport) -> str:
 @patch
 def example_views(self: InspectReport, n: int = 3, include_passing: bool = False, **kw) -> dict:
     "`{title: TokenViews}`: the worst examples of each failed check and each warning/failing gate."
-    shown = ([(f"check {c.name}: {c.title}", c) for c in self.checks if c.status == 'fail' or include_passing]
-             + [(f"gate {g.name}: {g.message}", g) for g in self.gates
-                if g.status in ('warn', 'fail') or include_passing])
+    shown = [(f"check {c.name}: {c.title}", c) for c in self.checks if c.status == 'fail' or include_passing] + [
+        (f"gate {g.name}: {g.message}", g) for g in self.gates if g.status in ('warn', 'fail') or include_passing]
     return {title: self.dataset.views(x.indices[:n], **kw) for title, x in shown if x.indices}
 
 @patch
@@ -697,14 +693,13 @@ def inspect_dataset(path, model_path=None, thresholds=None, tokenizer: bool = Tr
 def verify_dataset(path, progress: bool = False, examples: int = 5) -> tuple[list[str], list[str]]:
     "`(notes, problems)`: every shard's sha256 and counts against the manifest, `content_hashes.npy` against the rows."
     d = open_dataset(path, progress)
-    shards, notes = dataset_shards(d), []
+    shards, notes, row, tokens, differ = dataset_shards(d), [], 0, 0, []
     problems = verify_shards(shards, progress)
     if not shards.recorded:
         notes.append(f"{d}: no per-shard sha256 in manifest.json (an older dataset, or another tool's): nothing to "
                      "verify the bytes against; its rows and tokens were counted against "
                      + ('manifest.json/stats.json' if shards.manifest or shards.stats else 'nothing recorded'))
     hashes = np.load(f, mmap_mode='r') if (f := d/'content_hashes.npy').is_file() else None
-    row, tokens, differ = 0, 0, []
     for s in shards:
         try:
             for b in stream_batches(s, 4096):

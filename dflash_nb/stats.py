@@ -100,9 +100,8 @@ class DatasetStats:
 
     @property
     def path(self) -> Path: return Path(self.stats['dataset'])
-    @property
-    def name(self) -> str:  # not just 'dataset'
-        return f"{self.path.parent.name}/{self.path.name}" if self.path.parent.name else self.path.name
+    @property  # not just 'dataset'
+    def name(self) -> str: return '/'.join(filter(None, (self.path.parent.name, self.path.name)))
     @property
     def loss_fraction(self) -> np.ndarray:
         "Masked fraction per sample (0 for an empty sample)."
