@@ -431,8 +431,7 @@ class _CappedEscapeFormatter(_CappedFormatter, markupsafe.EscapeFormatter): pass
 def _wrap_str_format(self, value):
     "jinja's `wrap_str_format` with the capped formatter: `'{:>9999}'.format(x)` is sized, then formatted."
     if (not isinstance(value, (types.MethodType, types.BuiltinMethodType))
-            or value.__name__ not in ("format", "format_map") or not isinstance(value.__self__, str)):
-        return None
+            or value.__name__ not in ("format", "format_map") or not isinstance(value.__self__, str)): return None
     f_self, is_map = value.__self__, value.__name__ == "format_map"
     formatter = (_CappedEscapeFormatter(self, escape=f_self.escape) if isinstance(f_self, markupsafe.Markup)
                  else _CappedFormatter(self))
@@ -615,9 +614,8 @@ def _prepare_messages(messages, copy: bool = True) -> list[dict]:
     for i, m in enumerate(messages):
         if dataclasses.is_dataclass(m) and not isinstance(m, type) or callable(getattr(m, "model_dump", None)):
             m = _plain(m)
-        if not isinstance(m, Mapping):
-            raise ChatTemplateError(f"message {i} must be a dict with 'role' and 'content', got {type(m).__name__}.",
-                                    reason="message not a dict")
+        if not isinstance(m, Mapping): raise ChatTemplateError(f"message {i} must be a dict with 'role' and 'content', "
+                                                               f"got {type(m).__name__}.", reason="message not a dict")
         m = {k: v for k, v in m.items() if v is not None}
         if copy: m = _plain(m)
         if (reasoning := next((m[k] for k in REASONING_FIELDS if m.get(k) is not None), None)) is not None:

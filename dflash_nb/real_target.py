@@ -57,10 +57,9 @@ def target_info(name: str) -> SimpleNamespace:
     cfg, r, fp = json.loads((d/'config.json').read_text()), target_record(d), target_fingerprint(d)
     mask = default_mask_token_id(d)
     return SimpleNamespace(dir=d, record=r, fingerprint=fp, mask_token_id=mask, hidden_size=cfg['hidden_size'],
-                           num_layers=cfg['num_hidden_layers'],
-                           about=f"**Target:** {r['model']} from `{r['distribution']}` {r['version']} "
-                                 f"({r['license']}), cached at `{d}`; fingerprint `{fp}`; drafter mask token "
-                                 f"`{PACKAGED_TARGETS[name].get('mask_token')}` (id {mask}).")
+                           num_layers=cfg['num_hidden_layers'], about=f"**Target:** {r['model']} from "
+                           f"`{r['distribution']}` {r['version']} ({r['license']}), cached at `{d}`; fingerprint "
+                           f"`{fp}`; drafter mask token `{PACKAGED_TARGETS[name].get('mask_token')}` (id {mask}).")
 
 # %% ../nbs/13_real_target.ipynb #b09c7a9f
 def training_completions(t: SimpleNamespace, prompts, heldout, path, regenerate: bool = False,
@@ -148,8 +147,8 @@ def compare_on_heldout(tgt, drafter_dir, prompts, max_new_tokens: int = 128, nor
     if norm_init == 'target': untrained.init_from_target(tgt)
     drafters = {'trained drafter': trained, 'untrained drafter': untrained}
     res = compare_methods(tgt, {**drafters, PROMPT_LOOKUP: PROMPT_LOOKUP}, prompts, max_new_tokens, lookup=lookup)
-    t1 = {k: evaluate(tgt, m, prompts, max_new_tokens, temperature=1.0, seed=0, label=k)  # sampled
-          for k, m in drafters.items()}
+    # sampled
+    t1 = {k: evaluate(tgt, m, prompts, max_new_tokens, temperature=1.0, seed=0, label=k) for k, m in drafters.items()}
     rows = comparison_rows(res, t1)
     if out_dir is not None:
         (Path(out_dir)/'eval.json').write_text(json.dumps({'rows': rows, 'prompts': [p['id'] for p in prompts],
