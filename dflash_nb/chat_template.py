@@ -452,17 +452,14 @@ def _soft(s) -> str:
 
 def _escape_size(s) -> int: return len(s := _soft(s)) + 5 * sum(map(s.count, "&<>\"'"))  # `&quot;` is 6 characters
 
-def _join_filter_size(items, d="", attribute=None) -> int:
-    return ((len(items) if isinstance(items, str) else sum(map(_text_size, items)))
-            + _text_size(d) * max(len(items) - 1, 0))
-
 _FILTER_SIZE = {  # the filters that can build more than they are given, by name: the size of what they build
     "center": lambda s, width=80: max(_text_size(s), _int(width)),
     "indent": lambda s, width=4, *a, **k: len(s := _soft(s)) + (s.count("\n") + 1)
                 * (len(width) if isinstance(width, str) else max(_int(width), 0)),
     "format": lambda s, *args, **kwargs: _printf_size(_soft(s), kwargs or args),
     "replace": lambda s, old, new, count=None: _replace_size(_soft(s), old, new, -1 if count is None else count),
-    "join": _join_filter_size,
+    "join": lambda items, d="", attribute=None: (len(items) if isinstance(items, str) else sum(map(_text_size, items)))
+            + _text_size(d) * max(len(items) - 1, 0),
     "wordwrap": lambda s, width=79, blw=True, wrapstring=None, *a, **k:
                 _text_size(s) * (2 + _text_size(wrapstring or "\n")),
     "batch": lambda items, linecount, fill_with=None: len(items) + (_int(linecount) if fill_with is not None else 0),

@@ -147,8 +147,7 @@ def _qwen_system(first_role: str, first_text: str, tools) -> list[str]:
 # %% ../nbs/03_qwen.ipynb #11bf8f0b
 def _qwen_reasoning(m: dict, content: str) -> tuple[str, str]:
     "`(reasoning, content)` of an assistant message: `reasoning_content` else the `<think>` block cut from the content."
-    reasoning = m.get('reasoning_content')
-    if not isinstance(reasoning, (str, type(None))): raise _Unsupported
+    if not isinstance(reasoning := m.get('reasoning_content'), (str, type(None))): raise _Unsupported
     if reasoning is None and '</think>' in content:
         reasoning, content = (content.split('</think>')[0].rstrip('\n').split('<think>')[-1].lstrip('\n'),
                               content.split('</think>')[-1].lstrip('\n'))
