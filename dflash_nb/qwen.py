@@ -41,7 +41,8 @@ def qwen36_ranks() -> dict[bytes, int]:
 # %% ../nbs/03_qwen.ipynb #c5ffb351
 def _final_pair(token: bytes, ranks: dict[bytes, int]) -> tuple[bytes, bytes] | None:
     "The last join tiktoken's merge loop makes on `token`'s own bytes, or None if the loop never builds `token`."
-    parts, get = [token[i:i + 1] for i in range(len(token))], ranks.get
+    parts = [token[i:i + 1] for i in range(len(token))]
+    get = ranks.get
     while len(parts) > 2:
         best, at = None, -1
         for i in range(len(parts) - 1):

@@ -43,7 +43,8 @@ def target_record(model_dir) -> dict | None:
 # %% ../nbs/09_targets.ipynb #b8348ffd
 def build_target(name: str, out_dir, overwrite: bool = False, progress: bool = False) -> Path:
     "Write packaged target `name` as a Hugging Face model directory at `out_dir` (cached: no-op when already built)."
-    e, gguf, out, rec = packaged_target(name), packaged_file(name), Path(out_dir), target_record(out_dir)
+    e, gguf, out = packaged_target(name), packaged_file(name), Path(out_dir)
+    rec = target_record(out)
     if rec and rec.get('name') == name and rec.get('source_size') == gguf.stat().st_size and not overwrite: return out
     if out.exists() and any(out.iterdir()) and not overwrite and rec is None: raise FileExistsError(
         f"{out}: exists and is not a target directory written by build-target; pass --overwrite or a new path")
