@@ -431,7 +431,8 @@ class _CappedEscapeFormatter(_CappedFormatter, markupsafe.EscapeFormatter): pass
 def _wrap_str_format(self, value):
     "jinja's `wrap_str_format` with the capped formatter: `'{:>9999}'.format(x)` is sized, then formatted."
     if (not isinstance(value, (types.MethodType, types.BuiltinMethodType))
-            or value.__name__ not in ("format", "format_map") or not isinstance(value.__self__, str)): return None
+            or value.__name__ not in ("format", "format_map") or not isinstance(value.__self__, str)):
+        return None
     f_self, is_map = value.__self__, value.__name__ == "format_map"
     formatter = (_CappedEscapeFormatter(self, escape=f_self.escape) if isinstance(f_self, markupsafe.Markup)
                  else _CappedFormatter(self))
@@ -452,14 +453,17 @@ def _soft(s) -> str:
 
 def _escape_size(s) -> int: return len(s := _soft(s)) + 5 * sum(map(s.count, "&<>\"'"))  # `&quot;` is 6 characters
 
+def _join_filter_size(items, d="", attribute=None) -> int:
+    return ((len(items) if isinstance(items, str) else sum(map(_text_size, items)))
+            + _text_size(d) * max(len(items) - 1, 0))
+
 _FILTER_SIZE = {  # the filters that can build more than they are given, by name: the size of what they build
     "center": lambda s, width=80: max(_text_size(s), _int(width)),
     "indent": lambda s, width=4, *a, **k: len(s := _soft(s)) + (s.count("\n") + 1)
                 * (len(width) if isinstance(width, str) else max(_int(width), 0)),
     "format": lambda s, *args, **kwargs: _printf_size(_soft(s), kwargs or args),
     "replace": lambda s, old, new, count=None: _replace_size(_soft(s), old, new, -1 if count is None else count),
-    "join": lambda items, d="", attribute=None: (len(items) if isinstance(items, str) else sum(map(_text_size, items)))
-            + _text_size(d) * max(len(items) - 1, 0),
+    "join": _join_filter_size,
     "wordwrap": lambda s, width=79, blw=True, wrapstring=None, *a, **k:
                 _text_size(s) * (2 + _text_size(wrapstring or "\n")),
     "batch": lambda items, linecount, fill_with=None: len(items) + (_int(linecount) if fill_with is not None else 0),
@@ -611,8 +615,9 @@ def _prepare_messages(messages, copy: bool = True) -> list[dict]:
     for i, m in enumerate(messages):
         if dataclasses.is_dataclass(m) and not isinstance(m, type) or callable(getattr(m, "model_dump", None)):
             m = _plain(m)
-        if not isinstance(m, Mapping): raise ChatTemplateError(f"message {i} must be a dict with 'role' and 'content', "
-                                                               f"got {type(m).__name__}.", reason="message not a dict")
+        if not isinstance(m, Mapping):
+            raise ChatTemplateError(f"message {i} must be a dict with 'role' and 'content', got {type(m).__name__}.",
+                                    reason="message not a dict")
         m = {k: v for k, v in m.items() if v is not None}
         if copy: m = _plain(m)
         if (reasoning := next((m[k] for k in REASONING_FIELDS if m.get(k) is not None), None)) is not None:

@@ -117,7 +117,7 @@ QWEN36_TEMPLATE_SHA256 = {
     hashlib.sha256(QWEN36_CHAT_TEMPLATE.encode()).hexdigest(): "dflash_nb's Qwen3.6 template",
     "e84f32a23fdda27689f868aa4a1a5621f41133e51a48d7f3efcbea2839574259": "the official Qwen3.6 template",
 }
-_TOOLS_HEADER = "<|im_start|>system\n# Tools\n\nYou have access to the following functions:\n\n<tools>"
+_TOOLS_HEADER = "# Tools\n\nYou have access to the following functions:\n\n<tools>"
 
 def _qwen_text(content) -> str | None:
     "What the template's `render_content` writes for text content; None for anything else (images, odd types)."
@@ -141,13 +141,15 @@ def _qwen_system(first_role: str, first_text: str, tools) -> list[str]:
     "The system turn: the tools block (the system message after it) where there are tools, else the system message."
     if not tools: return ['<|im_start|>system\n' + first_text + '<|im_end|>\n'] if first_role == 'system' else []
     if not isinstance(tools, list): raise _Unsupported
-    return [_TOOLS_HEADER, *('\n' + _tojson(t) for t in tools), '\n</tools>\n\n' + QWEN36_TOOL_GUIDE,
+    return ['<|im_start|>system\n', _TOOLS_HEADER, *('\n' + _tojson(t) for t in tools),
+            '\n</tools>\n\n' + QWEN36_TOOL_GUIDE,
             *(['\n\n' + first_text] if first_role == 'system' and first_text else []), '<|im_end|>\n']
 
 # %% ../nbs/03_qwen.ipynb #11bf8f0b
 def _qwen_reasoning(m: dict, content: str) -> tuple[str, str]:
     "`(reasoning, content)` of an assistant message: `reasoning_content` else the `<think>` block cut from the content."
-    if not isinstance(reasoning := m.get('reasoning_content'), (str, type(None))): raise _Unsupported
+    reasoning = m.get('reasoning_content')
+    if not isinstance(reasoning, (str, type(None))): raise _Unsupported
     if reasoning is None and '</think>' in content:
         reasoning, content = (content.split('</think>')[0].rstrip('\n').split('<think>')[-1].lstrip('\n'),
                               content.split('</think>')[-1].lstrip('\n'))

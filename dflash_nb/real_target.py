@@ -57,9 +57,10 @@ def target_info(name: str) -> SimpleNamespace:
     cfg, r, fp = json.loads((d/'config.json').read_text()), target_record(d), target_fingerprint(d)
     mask = default_mask_token_id(d)
     return SimpleNamespace(dir=d, record=r, fingerprint=fp, mask_token_id=mask, hidden_size=cfg['hidden_size'],
-                           num_layers=cfg['num_hidden_layers'], about=f"**Target:** {r['model']} from "
-                           f"`{r['distribution']}` {r['version']} ({r['license']}), cached at `{d}`; fingerprint "
-                           f"`{fp}`; drafter mask token `{PACKAGED_TARGETS[name].get('mask_token')}` (id {mask}).")
+                           num_layers=cfg['num_hidden_layers'],
+                           about=f"**Target:** {r['model']} from `{r['distribution']}` {r['version']} "
+                                 f"({r['license']}), cached at `{d}`; fingerprint `{fp}`; drafter mask token "
+                                 f"`{PACKAGED_TARGETS[name].get('mask_token')}` (id {mask}).")
 
 # %% ../nbs/13_real_target.ipynb #b09c7a9f
 def training_completions(t: SimpleNamespace, prompts, heldout, path, regenerate: bool = False,
