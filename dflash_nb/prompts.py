@@ -93,8 +93,7 @@ def packaged_prompts(sources=None) -> list[dict]:
             f"unknown prompt source {name!r}; known: {', '.join(PROMPT_SOURCES)}")
         reader, pkg, lic = PROMPT_SOURCES[name]
         out += [{**p, 'package': pkg, 'licence': lic} for p in reader()]
-    ids = [p['id'] for p in out]
-    if len(set(ids)) != len(ids): raise ValueError("duplicate prompt ids across sources")
+    if len({p['id'] for p in out}) != len(out): raise ValueError("duplicate prompt ids across sources")
     return out
 
 # %% ../nbs/08_prompts.ipynb #11773680

