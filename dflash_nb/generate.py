@@ -398,8 +398,7 @@ def _api_model(api_base: str, model: str | None, api_key: str | None) -> str:
 # %% ../nbs/11a_generate.ipynb #d90ffe01
 def _add_answer(f, p: dict, r: dict, gen: dict, source, finish: dict, usage: dict):
     "Append the record of prompt `p` answered `r` to the partial file `f`; count its finish reason and usage."
-    fr = r['finish_reason'] or 'unknown'
-    finish[fr] += 1
+    finish[fr := r['finish_reason'] or 'unknown'] += 1
     for k in usage: usage[k] += int((r['usage'] or {}).get(k) or 0)
     f.write(json.dumps(_record(p, r['completion'], fr, {**gen, 'model': r['model'], 'usage': r['usage']}, source),
                        ensure_ascii=False) + '\n'); f.flush()
