@@ -268,11 +268,10 @@ def _encode_prompts(ct, prompts, done: dict, skipped: list) -> tuple[list, list]
     ids, keep = [], []
     for p in prompts:
         if p['id'] in done: continue
-        try:
-            ids.append(ct.encode(ct.template.render(p['messages'], p.get('tools'),
-                                                    add_generation_prompt=True))); keep.append(p)
+        try: ids.append(ct.encode(ct.template.render(p['messages'], p.get('tools'), add_generation_prompt=True)))
         except Exception as e:
             skipped.append({'file': '', 'line': 0, 'id': p['id'], 'reason': 'template_error', 'detail': str(e)[:300]})
+        else: keep.append(p)
     return ids, keep
 
 # %% ../nbs/11a_generate.ipynb #71961534
@@ -391,9 +390,8 @@ def _error_row(p: dict, e: Exception) -> dict:
 def _api_model(api_base: str, model: str | None, api_key: str | None) -> str:
     "`model`, else the first model the server lists."
     if model is not None: return model
-    names = api_models(api_base, api_key)
-    if not names: raise ValueError(f"{api_base}/models lists no model; pass --api-model")
-    return names[0]
+    if names := api_models(api_base, api_key): return names[0]
+    raise ValueError(f"{api_base}/models lists no model; pass --api-model")
 
 # %% ../nbs/11a_generate.ipynb #d90ffe01
 def _add_answer(f, p: dict, r: dict, gen: dict, source, finish: dict, usage: dict):

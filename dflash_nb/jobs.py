@@ -31,16 +31,13 @@ def job_name(job: str, jobs_dir=None) -> str:
     "`job` as a job name: a name, or the path of a notebook inside the jobs folder; anything else (`../../x`) refused."
     d, s = Path(jobs_dir or JOBS_DIR), str(job)
     if s.endswith('.ipynb') and Path(s).resolve().parent == d.resolve(): return Path(s).stem
-    if not s or s.startswith('.') or s.endswith('.ipynb') or Path(s).name != s or '\\' in s:
-        raise ValueError(f"{job}: not a job name; jobs are the notebooks of {d}, run by name: "
-                         f"{', '.join(job_names(jobs_dir)) or 'none'}")
-    return s
+    if s and not s.startswith('.') and not s.endswith('.ipynb') and Path(s).name == s and '\\' not in s: return s
+    raise ValueError(f"{job}: not a job name; jobs are the notebooks of {d}, run by name: "
+                     f"{', '.join(job_names(jobs_dir)) or 'none'}")
 
 def job_notebook(name: str, jobs_dir=None) -> Path:
-    p = Path(jobs_dir or JOBS_DIR)/f"{job_name(name, jobs_dir)}.ipynb"
-    if not p.is_file():
-        raise FileNotFoundError(f"{p}: no such job; available jobs: {', '.join(job_names(jobs_dir)) or 'none'}")
-    return p
+    if (p := Path(jobs_dir or JOBS_DIR)/f"{job_name(name, jobs_dir)}.ipynb").is_file(): return p
+    raise FileNotFoundError(f"{p}: no such job; available jobs: {', '.join(job_names(jobs_dir)) or 'none'}")
 
 # %% ../nbs/90_jobs.ipynb #6bb8fa00
 def parse_param(value: str):
