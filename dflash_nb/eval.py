@@ -255,7 +255,8 @@ def _speculate(target, prompt_ids, max_new_tokens: int, eos_token_id, suppress_i
             # a block of L commits <= L tokens
             d, q = propose(sess, out, a, h, min(block_size, max_new_tokens - len(out)))
             commit, m, h = _verify(sess, out[-1], d, q, T, top_p, generator, verify)
-            out += (commit := _cut_at_eos(commit, eos))
+            commit = _cut_at_eos(commit, eos)
+            out += commit
             for s, x in zip(steps, (len(commit) - 1, m, len(d))): s.append(x)
             # features of the anchor and the accepted drafts: a .. a + len(commit) - 1
             h = None if h is None else h[:len(commit)]
@@ -626,8 +627,9 @@ def add_eval_args(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
 def _drafter_config(drafter: str) -> dict | None:
     "config.json of a drafter directory (as train writes it); None for 'untrained'."
     if drafter == 'untrained': return None
-    if (cj := Path(drafter)/'config.json').is_file(): return json.loads(cj.read_text())
-    raise FileNotFoundError(f"{cj}: missing; --drafter is a directory written by `dflash-nb train` (or 'untrained')")
+    if not (cj := Path(drafter)/'config.json').is_file(): raise FileNotFoundError(
+        f"{cj}: missing; --drafter is a directory written by `dflash-nb train` (or 'untrained')")
+    return json.loads(cj.read_text())
 
 def _trained_for(drafter: str) -> str | None:
     "The --target a drafter directory was trained for (from OUT/train_args.json); None when not recorded."
@@ -683,8 +685,9 @@ def prepare_eval(a: EvalConfig) -> dict:
 def _temperatures(temperature, top_p: float) -> list[float]:
     "The temperatures of --temperature (comma-separated; none: 0), checked with --top-p."
     temps = [float(t) for t in str(temperature).replace(',', ' ').split()] or [0.0]
-    if not any(t < 0 for t in temps) and 0 < top_p <= 1: return temps
-    raise ValueError("--temperature must be >= 0 and --top-p in (0, 1]")
+    if any(t < 0 for t in temps) or not 0 < top_p <= 1:
+        raise ValueError("--temperature must be >= 0 and --top-p in (0, 1]")
+    return temps
 
 # %% ../nbs/12_eval.ipynb #a8e3dc0d
 def eval_main(args: argparse.Namespace) -> int:

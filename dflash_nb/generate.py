@@ -390,13 +390,15 @@ def _error_row(p: dict, e: Exception) -> dict:
 def _api_model(api_base: str, model: str | None, api_key: str | None) -> str:
     "`model`, else the first model the server lists."
     if model is not None: return model
-    if names := api_models(api_base, api_key): return names[0]
-    raise ValueError(f"{api_base}/models lists no model; pass --api-model")
+    names = api_models(api_base, api_key)
+    if not names: raise ValueError(f"{api_base}/models lists no model; pass --api-model")
+    return names[0]
 
 # %% ../nbs/11a_generate.ipynb #d90ffe01
 def _add_answer(f, p: dict, r: dict, gen: dict, source, finish: dict, usage: dict):
     "Append the record of prompt `p` answered `r` to the partial file `f`; count its finish reason and usage."
-    finish[fr := r['finish_reason'] or 'unknown'] += 1
+    fr = r['finish_reason'] or 'unknown'
+    finish[fr] += 1
     for k in usage: usage[k] += int((r['usage'] or {}).get(k) or 0)
     f.write(json.dumps(_record(p, r['completion'], fr, {**gen, 'model': r['model'], 'usage': r['usage']}, source),
                        ensure_ascii=False) + '\n'); f.flush()

@@ -31,13 +31,16 @@ def job_name(job: str, jobs_dir=None) -> str:
     "`job` as a job name: a name, or the path of a notebook inside the jobs folder; anything else (`../../x`) refused."
     d, s = Path(jobs_dir or JOBS_DIR), str(job)
     if s.endswith('.ipynb') and Path(s).resolve().parent == d.resolve(): return Path(s).stem
-    if s and not s.startswith('.') and not s.endswith('.ipynb') and Path(s).name == s and '\\' not in s: return s
-    raise ValueError(f"{job}: not a job name; jobs are the notebooks of {d}, run by name: "
-                     f"{', '.join(job_names(jobs_dir)) or 'none'}")
+    if not s or s.startswith('.') or s.endswith('.ipynb') or Path(s).name != s or '\\' in s:
+        raise ValueError(f"{job}: not a job name; jobs are the notebooks of {d}, run by name: "
+                         f"{', '.join(job_names(jobs_dir)) or 'none'}")
+    return s
 
 def job_notebook(name: str, jobs_dir=None) -> Path:
-    if (p := Path(jobs_dir or JOBS_DIR)/f"{job_name(name, jobs_dir)}.ipynb").is_file(): return p
-    raise FileNotFoundError(f"{p}: no such job; available jobs: {', '.join(job_names(jobs_dir)) or 'none'}")
+    p = Path(jobs_dir or JOBS_DIR)/f"{job_name(name, jobs_dir)}.ipynb"
+    if not p.is_file():
+        raise FileNotFoundError(f"{p}: no such job; available jobs: {', '.join(job_names(jobs_dir)) or 'none'}")
+    return p
 
 # %% ../nbs/90_jobs.ipynb #6bb8fa00
 def parse_param(value: str):
@@ -190,8 +193,9 @@ def render_report(notebook, html_path=None, header: dict | None = None) -> Path:
     "The executed `notebook` as standalone HTML: code hidden, outputs and embedded figures kept; `header` on top."
     import nbformat
     from nbconvert import HTMLExporter
-    notebook, nb = Path(notebook), nbformat.read(notebook, as_version=4)
+    notebook = Path(notebook)
     html_path = Path(html_path or notebook.with_name('report.html'))
+    nb = nbformat.read(notebook, as_version=4)
     if header: nb.cells.insert(0, nbformat.v4.new_markdown_cell(header_html(header)))
     body, _ = HTMLExporter(exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True
                            ).from_notebook_node(nb, resources={'metadata': {'name': notebook.stem}})
