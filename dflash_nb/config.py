@@ -32,15 +32,13 @@ def range_text(rng: dict) -> str:
 
 def value_problem(value, typ: str | None, rng: dict | None = None, choices=None, optional: bool = False) -> str | None:
     "Why `value` is not a valid value of a field of type `typ` with range `rng`; None when it is."
-    if value is None: return None if optional or typ not in ('int', 'float') else 'must be a number'
-    in_range = f" ({range_text(rng)})" if rng else ''
-    if typ == 'int' and (isinstance(value, bool) or not isinstance(value, numbers.Integral)):
-        return 'must be an integer' + in_range
-    if typ == 'float':
-        if isinstance(value, bool) or not isinstance(value, numbers.Real): return 'must be a number' + in_range
-        if not math.isfinite(value): return 'must be a finite number'
-    if typ in ('int', 'float') and rng and not (rng.get('min', -math.inf) <= value <= rng.get('max', math.inf)
-                                                and value > rng.get('gt', -math.inf)):
+    num = {'int': (numbers.Integral, 'an integer'), 'float': (numbers.Real, 'a number')}.get(typ)
+    if value is None: return None if optional or not num else 'must be a number'
+    if num and (isinstance(value, bool) or not isinstance(value, num[0])):
+        return f"must be {num[1]}" + (f" ({range_text(rng)})" if rng else '')
+    if typ == 'float' and not math.isfinite(value): return 'must be a finite number'
+    if num and rng and not (rng.get('min', -math.inf) <= value <= rng.get('max', math.inf)
+                            and value > rng.get('gt', -math.inf)):
         return f"must be {range_text(rng)}"
     return f"must be one of {', '.join(map(str, choices))}" if choices is not None and value not in choices else None
 

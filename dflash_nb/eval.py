@@ -424,14 +424,11 @@ def evaluate(target, drafter: DFlashDraftModel, prompts, max_new_tokens: int = 1
     items = tqdm(_prompt_items(prompts), desc=f"eval {label}".strip(), unit='prompt', disable=not progress)
     dev = target.get_input_embeddings().weight.device
     with _eval_mode(drafter):   # per prompt: the speculative run, then the greedy one it is checked against
-        rows = [_eval_row(pid, ids,
-                          speculative_generate(target, drafter, ids, max_new_tokens, eos_token_id, suppress_ids,
-                                               draft_cache, temperature, top_p,
-                                               torch.Generator(dev).manual_seed(seed + i) if temperature > 0 else None,
-                                               draft_sampling=draft_sampling),
-                          greedy_generate(target, ids, max_new_tokens, eos_token_id, suppress_ids)
-                          if reference and not temperature else None)
-                for i, (pid, ids) in enumerate(items)]
+        rows = [_eval_row(pid, ids, speculative_generate(
+            target, drafter, ids, max_new_tokens, eos_token_id, suppress_ids, draft_cache, temperature, top_p,
+            torch.Generator(dev).manual_seed(seed + i) if temperature > 0 else None, draft_sampling=draft_sampling),
+            greedy_generate(target, ids, max_new_tokens, eos_token_id, suppress_ids) if reference and not temperature
+            else None) for i, (pid, ids) in enumerate(items)]
     return EvalResult(rows, drafter.config.block_size, max_new_tokens, label, float(temperature), draft_sampling)
 
 # %% ../nbs/12_eval.ipynb #a330dda4
@@ -474,18 +471,16 @@ def comparison_rows(results: dict, sampled: dict | None = None) -> list[dict]:
     "One summary dict per method: mean tau, target forwards (saved), seconds per token, lossless."
     spt = lambda r: r._sum('spec_seconds') / max(1, r._sum('new_tokens'))
     g_spt, s0 = spt(results['greedy']), next(iter(sampled.values())) if sampled else None
-    rows = []
-    for label, r in results.items():
+    def row(label, r):
         s, t = r.summary(), spt(r)
-        rows.append({'method': label, 'prompts': s['prompts'], 'mean_tau': 1.0 if label == 'greedy' else s['mean_tau'],
-                     'pooled_tau': 1.0 if label == 'greedy' else s['pooled_tau'], 'new_tokens': s['new_tokens'],
-                     'target_forwards': s['target_forwards'], 'target_forwards_saved': s['target_forwards_saved'],
-                     'seconds_per_token': t, 'wall_speedup_vs_greedy': g_spt / t if t else None,
-                     'lossless': True if label == 'greedy' else s['lossless'], 'mismatches': s['mismatches'],
-                     **(dict(sampled_temperature=s0.temperature, sampled_draft_sampling=s0.draft_sampling,
-                             sampled_mean_tau=sampled[label].mean_tau if label in sampled else None)
-                        if sampled else {})})
-    return rows
+        return {'method': label, 'prompts': s['prompts'], 'mean_tau': 1.0 if label == 'greedy' else s['mean_tau'],
+                'pooled_tau': 1.0 if label == 'greedy' else s['pooled_tau'], 'new_tokens': s['new_tokens'],
+                'target_forwards': s['target_forwards'], 'target_forwards_saved': s['target_forwards_saved'],
+                'seconds_per_token': t, 'wall_speedup_vs_greedy': g_spt / t if t else None,
+                'lossless': True if label == 'greedy' else s['lossless'], 'mismatches': s['mismatches'],
+                **(dict(sampled_temperature=s0.temperature, sampled_draft_sampling=s0.draft_sampling,
+                        sampled_mean_tau=sampled[label].mean_tau if label in sampled else None) if sampled else {})}
+    return [row(label, r) for label, r in results.items()]
 
 # %% ../nbs/12_eval.ipynb #759402d8
 def comparison_table(results: dict, sampled: dict | None = None) -> str:
@@ -571,8 +566,7 @@ def show_eval(results: dict, sampled: dict | None, out_dir):
     show(eval_rows(results, sampled), header=('', *results))
     plot_eval(results, Path(out_dir)/'acceptance.png'); plt.show()
     fig, ax = plt.subplots(figsize=(5, 3.2))
-    ax.bar(list(results), [r.mean_tau for r in results.values()],
-           color=['#bbbbbb', '#4c72b0', '#dd8452'][:len(results)])
+    ax.bar([*results], [r.mean_tau for r in results.values()], color=['#bbbbbb', '#4c72b0', '#dd8452'][:len(results)])
     for i, r in enumerate(results.values()): ax.text(i, r.mean_tau, f"{r.mean_tau:.2f}", ha='center', va='bottom')
     ax.set(ylabel='mean tau', title=f"tau on {next(iter(results.values())).prompts} prompts"); fig.tight_layout()
     fig.savefig(Path(out_dir)/'tau.png', dpi=110); plt.show()

@@ -268,11 +268,10 @@ def _encode_prompts(ct, prompts, done: dict, skipped: list) -> tuple[list, list]
     ids, keep = [], []
     for p in prompts:
         if p['id'] in done: continue
-        try:
-            ids.append(ct.encode(ct.template.render(p['messages'], p.get('tools'),
-                                                    add_generation_prompt=True))); keep.append(p)
+        try: ids.append(ct.encode(ct.template.render(p['messages'], p.get('tools'), add_generation_prompt=True)))
         except Exception as e:
             skipped.append({'file': '', 'line': 0, 'id': p['id'], 'reason': 'template_error', 'detail': str(e)[:300]})
+        else: keep.append(p)
     return ids, keep
 
 # %% ../nbs/11a_generate.ipynb #71961534

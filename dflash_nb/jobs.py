@@ -87,9 +87,6 @@ def _param_type_problem(value, default: str) -> str | None:
     return None if ok else f"expected {words.get(t, t.__name__)} (default {default})"
 
 JOB_OPTIONS = {'tokenize', 'merge'}
-"""Jobs whose same-named parameters are options of `dflash-nb tokenize` (`tokenize.TokenizeConfig`, torch-free: merge's
-`workers` are tokenize's): checked against its ranges before the kernel starts. The train, eval and pipeline jobs make
-their config (`TrainConfig`, `EvalConfig`) in the kernel, which checks it there: one line, and the job fails."""
 
 def check_job_params(job: str, params: dict, jobs_dir=None):
     "Refuse, in one line naming the parameter, its value and what it must be, a value of the wrong type or range."
@@ -302,8 +299,7 @@ class CellProgress:
         self.logger.handlers[:] = [self.handler]; self.logger.setLevel('INFO'); self.logger.propagate = False
         return self
     def __exit__(self, *exc):
-        self.logger.setLevel(self.saved[0]); self.logger.propagate = self.saved[1]
-        self.logger.handlers[:] = self.saved[2]
+        self.logger.setLevel(self.saved[0]); self.logger.propagate, self.logger.handlers[:] = self.saved[1:]
         self._end(exc[0] is None)
         self._say(f"{'failed' if exc[0] else 'done'} after {time.perf_counter() - self.t0:.1f}s")
 
