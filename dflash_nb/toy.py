@@ -63,8 +63,7 @@ def tiny_hybrid_target(vocab_size: int = 512, seed: int = 0, num_layers: int = 8
                        tie_word_embeddings: bool = True, dtype=torch.float32):
     "A small random-init Qwen3_5ForCausalLM: linear attention, full every `full_attention_interval`-th layer."
     from transformers import Qwen3_5ForCausalLM, Qwen3_5TextConfig
-    types = ['full_attention' if (i + 1) % full_attention_interval == 0 else 'linear_attention' for i
-             in range(num_layers)]
+    types = [f"{'full' if (i + 1) % full_attention_interval == 0 else 'linear'}_attention" for i in range(num_layers)]
     cfg = Qwen3_5TextConfig(vocab_size=vocab_size, hidden_size=hidden_size, intermediate_size=intermediate_size,
                             num_hidden_layers=num_layers, num_attention_heads=num_heads,
                             num_key_value_heads=num_kv_heads, head_dim=head_dim, linear_num_key_heads=linear_heads // 2,
@@ -95,9 +94,7 @@ def write_token_dataset(out_dir, samples, vocab_size: int, description: str = ''
             raise ValueError(f"sample {sid}: ids must lie in [0, {vocab_size}) and match the mask's length")
         ids_l.append(ids); mask_l.append(mask); sid_l.append(sid); src_l.append(src)
     lens = np.array([len(i) for i in ids_l], np.int64)
-    rb = pa.RecordBatch.from_arrays([pa.array(ids_l, pa.list_(pa.int32())), pa.array(mask_l, pa.list_(pa.bool_())),
-                                     pa.array(lens), pa.array(sid_l, pa.string()), pa.array(src_l, pa.string())],
-                                    schema=SCHEMA)
+    rb = pa.RecordBatch.from_pydict(dict(zip(SCHEMA.names, (ids_l, mask_l, lens, sid_l, src_l))), schema=SCHEMA)
     n, tokens, loss = len(lens), int(lens.sum()), int(sum(m.sum() for m in mask_l))
     stats = {'samples': n, 'total_tokens': tokens, 'loss_tokens': loss, 'loss_token_fraction': loss / max(1, tokens),
              'mean_seq_len': float(lens.mean()) if n else 0.0, 'max_seq_len': int(lens.max()) if n else 0,

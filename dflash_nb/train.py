@@ -77,10 +77,9 @@ class TokenDataset(Dataset):
                 self._batches.append((rb, vals, mvals, off)); lens.append(n_t); anchors.append(anch)
         self._where, self.row_lengths, self.row_anchors = (np.concatenate(xs) if xs else np.zeros(shape, np.int64)
                                                            for xs, shape in ((where, (0, 2)), (lens, 0), (anchors, 0)))
-        self.n_rows = len(self._where)
-        self.rows = np.flatnonzero(self.row_anchors > 0)  # usable samples (at least one anchor); not `Dataset.rows`
-        self.lengths = self.row_lengths[self.rows]
-        self.skipped_no_anchor = self.n_rows - len(self.rows)
+        # rows: the usable samples (at least one anchor); not `Dataset.rows`
+        self.n_rows, self.rows = len(self._where), np.flatnonzero(self.row_anchors > 0)
+        self.lengths, self.skipped_no_anchor = self.row_lengths[self.rows], self.n_rows - len(self.rows)
         self.truncated = sum(int((n < np.diff(b[3])).sum()) for b, n in zip(self._batches, lens))
 
     def __len__(self): return len(self.rows)
@@ -96,9 +95,8 @@ class TokenDataset(Dataset):
 
     def meta_columns(self) -> dict:
         "sample_id and source of every row (for reports)."
-        return {c: [x for rb, *_ in self._batches
-                    for x in (rb.column(c).to_pylist() if c in rb.schema.names else [''] * rb.num_rows)]
-                for c in ('sample_id', 'source')}
+        return {c: [x for rb, *_ in self._batches for x in (rb.column(c).to_pylist() if c in rb.schema.names
+                    else [''] * rb.num_rows)] for c in ('sample_id', 'source')}
 
 # %% ../nbs/11_train.ipynb #7d1be683
 def check_token_dataset(ds: TokenDataset, vocab_size: int | None = None) -> TokenDataset:
@@ -168,10 +166,8 @@ def make_blocks(batch: dict, block_size: int, mask_token_id: int):
     labels = ids.gather(1, at).view(B, N, block_size)
     ok = ((pos < batch['lengths'][:, None, None]) & lm.gather(1, at).view(B, N, block_size)
           & batch['anchor_valid'][:, :, None])
-    # slot 0 is given, not predicted
-    ok[:, :, 0] = False
-    block_ids = torch.full_like(labels, mask_token_id)
-    block_ids[:, :, 0] = labels[:, :, 0]
+    ok[:, :, 0] = False   # slot 0 is given, not predicted
+    block_ids = torch.cat([labels[:, :, :1], torch.full_like(labels[:, :, 1:], mask_token_id)], -1)
     return block_ids.view(B, -1), pos.view(B, -1), labels, ok
 
 # %% ../nbs/11_train.ipynb #569451b9
@@ -192,8 +188,7 @@ def block_loss(hidden, head, labels, label_ok, weights, chunk: int = 1024, norm:
     "Weighted block cross-entropy over `norm` of hidden (B, N, bs, H): (loss, correct per slot, count per slot)."
     bs, H = hidden.shape[-2:]
     sel = label_ok.reshape(-1).nonzero().squeeze(1)
-    h, y, k = hidden.reshape(-1, H)[sel], labels.reshape(-1)[sel], sel % bs
-    w = weights[k]
+    h, y, k, w = hidden.reshape(-1, H)[sel], labels.reshape(-1)[sel], sel % bs, weights[sel % bs]
     num, correct = hidden.new_zeros((), dtype=torch.float32), torch.zeros(bs, dtype=torch.long, device=hidden.device)
     for s in range(0, len(sel), chunk):
         args = (h[s:s + chunk], head, y[s:s + chunk], w[s:s + chunk])
@@ -206,10 +201,9 @@ def block_loss(hidden, head, labels, label_ok, weights, chunk: int = 1024, norm:
 # %% ../nbs/11_train.ipynb #848874fd
 def block_labels(core, batch: dict):
     "make_blocks of a micro-batch for drafter `core`; labels as draft-vocabulary rows when it has one."
-    c = core.config
-    block_ids, block_pos, labels, ok = make_blocks(batch, c.block_size, c.mask_token_id)
+    block_ids, block_pos, labels, ok = make_blocks(batch, core.config.block_size, core.config.mask_token_id)
     if core.vocab_ids is not None:   # a draft vocabulary: labels become row indices of the restricted head
-        lut = torch.full((c.vocab_size,), -1, dtype=torch.long, device=labels.device)
+        lut = torch.full((core.config.vocab_size,), -1, dtype=torch.long, device=labels.device)
         lut[core.vocab_ids.to(labels.device)] = torch.arange(len(core.vocab_ids), device=labels.device)
         ok, labels = ok & (lut[labels] >= 0), lut[labels].clamp_min(0)
     return block_ids, block_pos, labels, ok
@@ -412,9 +406,8 @@ def drafter_from_dir(path, target, given: dict | None = None, draft_vocab: str =
 _PLAN_KEYS = ('seed', 'max_tokens', 'max_seq_len', 'max_anchors', 'epochs', 'block_size', 'global_micro_batches')
 def latest_checkpoint(out_dir) -> Path | None:
     "The newest complete checkpoint under OUT/checkpoints, if any."
-    d = Path(out_dir)/'checkpoints'
-    done = sorted(p for p in d.glob('step-*') if p.is_dir() and '.tmp' not in p.name and (p/'train_state.pt').is_file())
-    return done[-1] if done else None
+    return max((p for p in (Path(out_dir)/'checkpoints').glob('step-*') if p.is_dir() and '.tmp' not in p.name
+                and (p/'train_state.pt').is_file()), default=None)
 
 # %% ../nbs/11_train.ipynb #b31f48a4
 def save_checkpoint(out_dir, core: DFlashDraftModel, opt, sched, step: int, plan: dict, keep: int = 2) -> Path:
@@ -696,9 +689,8 @@ def setup_run(args: TrainConfig) -> TrainRun:
     # rank and world size from torchrun's environment
     r = TrainRun(args, time.time(), setup_device(args.device), *dist_info()[:2], out=Path(args.output_dir))
     if r.rank == 0: r.out.mkdir(parents=True, exist_ok=True)
-    if args.max_seq_len > args.max_tokens:
-        raise ValueError(f"--max-seq-len {args.max_seq_len} exceeds --max-tokens {args.max_tokens}: "
-                         "a sample must fit a micro-batch")
+    if args.max_seq_len > args.max_tokens: raise ValueError(f"--max-seq-len {args.max_seq_len} exceeds --max-tokens "
+                                                            f"{args.max_tokens}: a sample must fit a micro-batch")
     r.ds = open_token_dataset(args.dataset, args.max_seq_len)  # counts, id range, shard named in read errors
     if not len(r.ds):
         raise ValueError(f"{args.dataset}: no sample has a response of two or more tokens; nothing to train on")
