@@ -164,8 +164,7 @@ def served_weights(sd: dict, c: DFlashConfig, where: str = 'drafter') -> tuple[d
     "(the drafter's own tensors, the `lm_head.weight` rows it ships or None) of a saved state dict."
     sd = dict(sd)
     head = sd.pop('lm_head.weight', None)
-    if 'vocab_ids' in sd:
-        sd['d2t'] = (ids := sd.pop('vocab_ids').long()) - torch.arange(len(ids))
+    if 'vocab_ids' in sd: sd['d2t'] = (ids := sd.pop('vocab_ids').long()) - torch.arange(len(ids))
     if 'd2t' in sd:
         d2t = sd['d2t'].long()
         ids = torch.arange(len(d2t)) + d2t
@@ -392,9 +391,8 @@ def from_pretrained(cls: DFlashDraftModel, model_dir, target=None, device=None, 
     model.to(device=device, dtype=dtype)
     if target is None: return model
     model.bind_target(target)
-    if head is not None and not torch.equal(head, model.draft_head.detach().to(head.dtype).cpu()):
-        raise ValueError(
-            f"{d/'model.safetensors'}: lm_head.weight is not this target's LM head (at the draft vocabulary's ids): "
-                         "a drafter for another target, or a trained head (DFlash drafters use the target's)")
+    if head is not None and not torch.equal(head, model.draft_head.detach().to(head.dtype).cpu()): raise ValueError(
+        f"{d/'model.safetensors'}: lm_head.weight is not this target's LM head (at the draft vocabulary's ids): "
+        "a drafter for another target, or a trained head (DFlash drafters use the target's)")
     return model
 

@@ -564,9 +564,8 @@ class _TrainInputs(Config):
     mask_token_id: int | None = opt(None, "mask token id (default: 248070 for Qwen3.5/3.6, vocab-1 for tiny)",
                                     'drafter', min=0)
     attention: str = opt('auto', "block attention: blocks (each block against its visible context and itself, no dense "
-                                 "mask; cheapest on a CPU), sdpa (one dense mask over all blocks), flex, or auto "
-                                 "(default: blocks on CPU, sdpa on GPU)", 'drafter',
-                         choices=['auto', 'blocks', 'sdpa', 'flex'])
+                         "mask; cheapest on a CPU), sdpa (one dense mask over all blocks), flex, or auto (default: "
+                         "blocks on CPU, sdpa on GPU)", 'drafter', choices=['auto', 'blocks', 'sdpa', 'flex'])
     norm_init: str = opt('ones', "drafter final norm: all ones (default), or 0.05 x the target's (near-uniform first "
                                  "predictions; see the model notebook)", 'drafter', choices=['ones', 'target'])
     draft_vocab: str = opt('full', "ids the drafter predicts: the whole vocabulary (default) or those in the dataset's "
@@ -597,9 +596,8 @@ class TrainConfig(_TrainInputs):
     grad_accum: int = opt(1, "micro-batches per optimizer step per device (default 1)", 'optimisation', min=1)
     gamma: float | None = opt(None, "loss decay (default 7/5/4 for block 16/10/8)", 'optimisation', gt=0)
     precision: str = opt('auto', "drafter compute: bf16 autocast (float32 weights), fp32, or auto (default: bf16 on "
-                                 "GPU, fp32 on CPU; bf16 on a CPU measured 1.8x the predictions per CPU-second of "
-                                 "SmolLM2 drafter steps, loss within 3e-4)", 'optimisation',
-                         choices=['auto', 'bf16', 'fp32'])
+                         "GPU, fp32 on CPU; bf16 on a CPU measured 1.8x the predictions per CPU-second of SmolLM2 "
+                         "drafter steps, loss within 3e-4)", 'optimisation', choices=['auto', 'bf16', 'fp32'])
     loss_chunk: int = opt(1024, "slots per LM-head chunk in the loss (default 1024)", 'optimisation', min=1)
     seed: int = opt(0, "seed for init, batches and anchors (default 0)", 'run', min=0)
     save_every: int = opt(1000, "checkpoint every N steps (default 1000; 0: only at the end)", 'run', min=0)
@@ -634,9 +632,8 @@ def default_eos_ids(target=None, tokenizer=None) -> list[int]:
     "End-of-sequence ids: the target's generation config / config, else the tokenizer's usual end-of-turn tokens."
     for cfg in (getattr(target, 'generation_config', None), getattr(target, 'config', None)):
         if (e := getattr(cfg, 'eos_token_id', None)) is not None: return sorted(_eos_set(e))
-    if tokenizer is None: return []
-    return [i for i in (tokenizer.token_to_id(t) for t in ('<|im_end|>', '<|endoftext|>', '<|eot_id|>', '</s>'))
-            if i is not None]
+    return [] if tokenizer is None else [i for i in (tokenizer.token_to_id(t) for t in ('<|im_end|>', '<|endoftext|>',
+                                                     '<|eot_id|>', '</s>')) if i is not None]
 
 # %% ../nbs/11_train.ipynb #6eda298f
 @dataclass(slots=True)
@@ -743,9 +740,8 @@ def fresh_drafter_config(a, target_config, mask_id: int | None, layer_ids=None,
         layer_ids = select_target_layers(int(_get(text_config(target_config), 'num_hidden_layers')),
                                          DRAFTER_PRESETS[a.drafter_preset]['tap_layers'])
     c = DFlashConfig.from_target(target_config, n, layer_ids, bs, mask_id, draft_vocab_size=draft_vocab_size, **kw)
-    if a.sliding_window is not None and 'sliding_attention' not in c.layer_types:
-        raise ValueError(f"--sliding-window {a.sliding_window}: the drafter has no sliding layers; name them with "
-                         "--draft-layer-types")
+    if a.sliding_window is not None and 'sliding_attention' not in c.layer_types: raise ValueError(
+        f"--sliding-window {a.sliding_window}: the drafter has no sliding layers; name them with --draft-layer-types")
     return c
 
 # %% ../nbs/11_train.ipynb #dba481a6
