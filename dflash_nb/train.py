@@ -186,8 +186,7 @@ def _ce_chunk(h, head, y, w):
 # %% ../nbs/11_train.ipynb #3d37cdcc
 def block_loss(hidden, head, labels, label_ok, weights, chunk: int = 1024, norm: float | None = None):
     "Weighted block cross-entropy over `norm` of hidden (B, N, bs, H): (loss, correct per slot, count per slot)."
-    bs, H = hidden.shape[-2:]
-    sel = label_ok.reshape(-1).nonzero().squeeze(1)
+    (bs, H), sel = hidden.shape[-2:], label_ok.reshape(-1).nonzero().squeeze(1)
     h, y, k, w = hidden.reshape(-1, H)[sel], labels.reshape(-1)[sel], sel % bs, weights[sel % bs]
     num, correct = hidden.new_zeros((), dtype=torch.float32), torch.zeros(bs, dtype=torch.long, device=hidden.device)
     for s in range(0, len(sel), chunk):
@@ -793,8 +792,7 @@ def plan_run(r: TrainRun) -> None:
     if min(r.per_epoch) == 0:
         raise ValueError(f"{a.dataset}: {min(len(b) for b in r.plan_batches)} micro-batches per epoch, fewer than "
                          f"ranks x --grad-accum = {G}; lower --max-tokens or --grad-accum")
-    r.total = min(sum(r.per_epoch), a.max_steps or sum(r.per_epoch))
-    r.starts = np.cumsum([0] + r.per_epoch)
+    r.total, r.starts = min(sum(r.per_epoch), a.max_steps or sum(r.per_epoch)), np.cumsum([0] + r.per_epoch)
     r.plan = {'seed': a.seed, 'max_tokens': a.max_tokens, 'max_seq_len': a.max_seq_len, 'max_anchors': a.max_anchors,
               'epochs': a.epochs, 'block_size': r.cfg.block_size, 'global_micro_batches': G, 'total_steps': r.total,
               'dataset': dataset_identity(r.ds, a.dataset),
@@ -820,8 +818,7 @@ def resume_run(r: TrainRun) -> None:
     "The step to start from (a checkpoint's, per --resume, else 0); rank 0 trims metrics.jsonl, writes train_args."
     a = r.args
     ckpt = None if a.resume == 'never' else (latest_checkpoint(r.out) if a.resume == 'auto' else Path(a.resume))
-    r.step = load_checkpoint(ckpt, r.core, r.opt, r.sched, r.plan) if ckpt else 0
-    r.metrics_path = r.out/'metrics.jsonl'
+    r.step, r.metrics_path = load_checkpoint(ckpt, r.core, r.opt, r.sched, r.plan) if ckpt else 0, r.out/'metrics.jsonl'
     if r.rank == 0:  # keep the metrics of the steps the checkpoint contains, drop any later ones of a crashed run
         clean_stale_tmp(r.out/'drafter')   # what a save killed midway left
         atomic_write(r.metrics_path, ''.join(l + '\n' for l in read_metrics(r.metrics_path, r.step)) if r.step else '')
