@@ -164,7 +164,9 @@ def served_weights(sd: dict, c: DFlashConfig, where: str = 'drafter') -> tuple[d
     "(the drafter's own tensors, the `lm_head.weight` rows it ships or None) of a saved state dict."
     sd = dict(sd)
     head = sd.pop('lm_head.weight', None)
-    if 'vocab_ids' in sd: sd['d2t'] = (ids := sd.pop('vocab_ids').long()) - torch.arange(len(ids))
+    if 'vocab_ids' in sd:
+        ids = sd.pop('vocab_ids').long()
+        sd['d2t'] = ids - torch.arange(len(ids))
     if 'd2t' in sd:
         d2t = sd['d2t'].long()
         ids = torch.arange(len(d2t)) + d2t
@@ -190,7 +192,8 @@ class DFlashDraftModel(nn.Module):
     "The DFlash drafter: fused target features injected as keys/values into Qwen3-style layers."
     def __init__(self, config: DFlashConfig):
         super().__init__()
-        self.config, self._shared = config, None  # _shared: (embedding, head) of the target, plain, not sub-modules
+        self.config = config
+        self._shared = None  # (embedding, head) of the target: plain attribute, not sub-modules
         build_drafter(self, config)
         # a saved directory's d2t / lm_head.weight (served form) load too
         self.register_load_state_dict_pre_hook(_served_pre_hook)

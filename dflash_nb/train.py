@@ -77,9 +77,10 @@ class TokenDataset(Dataset):
                 self._batches.append((rb, vals, mvals, off)); lens.append(n_t); anchors.append(anch)
         self._where, self.row_lengths, self.row_anchors = (np.concatenate(xs) if xs else np.zeros(shape, np.int64)
                                                            for xs, shape in ((where, (0, 2)), (lens, 0), (anchors, 0)))
-        # rows: the usable samples (at least one anchor); not `Dataset.rows`
-        self.n_rows, self.rows = len(self._where), np.flatnonzero(self.row_anchors > 0)
-        self.lengths, self.skipped_no_anchor = self.row_lengths[self.rows], self.n_rows - len(self.rows)
+        self.n_rows = len(self._where)
+        self.rows = np.flatnonzero(self.row_anchors > 0)  # usable samples (at least one anchor); not `Dataset.rows`
+        self.lengths = self.row_lengths[self.rows]
+        self.skipped_no_anchor = self.n_rows - len(self.rows)
         self.truncated = sum(int((n < np.diff(b[3])).sum()) for b, n in zip(self._batches, lens))
 
     def __len__(self): return len(self.rows)
@@ -186,8 +187,10 @@ def _ce_chunk(h, head, y, w):
 # %% ../nbs/11_train.ipynb #3d37cdcc
 def block_loss(hidden, head, labels, label_ok, weights, chunk: int = 1024, norm: float | None = None):
     "Weighted block cross-entropy over `norm` of hidden (B, N, bs, H): (loss, correct per slot, count per slot)."
-    (bs, H), sel = hidden.shape[-2:], label_ok.reshape(-1).nonzero().squeeze(1)
-    h, y, k, w = hidden.reshape(-1, H)[sel], labels.reshape(-1)[sel], sel % bs, weights[sel % bs]
+    bs, H = hidden.shape[-2:]
+    sel = label_ok.reshape(-1).nonzero().squeeze(1)
+    h, y, k = hidden.reshape(-1, H)[sel], labels.reshape(-1)[sel], sel % bs
+    w = weights[k]
     num, correct = hidden.new_zeros((), dtype=torch.float32), torch.zeros(bs, dtype=torch.long, device=hidden.device)
     for s in range(0, len(sel), chunk):
         args = (h[s:s + chunk], head, y[s:s + chunk], w[s:s + chunk])
@@ -631,8 +634,9 @@ def default_eos_ids(target=None, tokenizer=None) -> list[int]:
     "End-of-sequence ids: the target's generation config / config, else the tokenizer's usual end-of-turn tokens."
     for cfg in (getattr(target, 'generation_config', None), getattr(target, 'config', None)):
         if (e := getattr(cfg, 'eos_token_id', None)) is not None: return sorted(_eos_set(e))
-    return [] if tokenizer is None else [i for i in (tokenizer.token_to_id(t) for t in ('<|im_end|>', '<|endoftext|>',
-                                                     '<|eot_id|>', '</s>')) if i is not None]
+    if tokenizer is None: return []
+    return [i for i in (tokenizer.token_to_id(t) for t in ('<|im_end|>', '<|endoftext|>', '<|eot_id|>', '</s>'))
+            if i is not None]
 
 # %% ../nbs/11_train.ipynb #6eda298f
 @dataclass(slots=True)
@@ -792,7 +796,8 @@ def plan_run(r: TrainRun) -> None:
     if min(r.per_epoch) == 0:
         raise ValueError(f"{a.dataset}: {min(len(b) for b in r.plan_batches)} micro-batches per epoch, fewer than "
                          f"ranks x --grad-accum = {G}; lower --max-tokens or --grad-accum")
-    r.total, r.starts = min(sum(r.per_epoch), a.max_steps or sum(r.per_epoch)), np.cumsum([0] + r.per_epoch)
+    r.total = min(sum(r.per_epoch), a.max_steps or sum(r.per_epoch))
+    r.starts = np.cumsum([0] + r.per_epoch)
     r.plan = {'seed': a.seed, 'max_tokens': a.max_tokens, 'max_seq_len': a.max_seq_len, 'max_anchors': a.max_anchors,
               'epochs': a.epochs, 'block_size': r.cfg.block_size, 'global_micro_batches': G, 'total_steps': r.total,
               'dataset': dataset_identity(r.ds, a.dataset),
@@ -818,7 +823,8 @@ def resume_run(r: TrainRun) -> None:
     "The step to start from (a checkpoint's, per --resume, else 0); rank 0 trims metrics.jsonl, writes train_args."
     a = r.args
     ckpt = None if a.resume == 'never' else (latest_checkpoint(r.out) if a.resume == 'auto' else Path(a.resume))
-    r.step, r.metrics_path = load_checkpoint(ckpt, r.core, r.opt, r.sched, r.plan) if ckpt else 0, r.out/'metrics.jsonl'
+    r.step = load_checkpoint(ckpt, r.core, r.opt, r.sched, r.plan) if ckpt else 0
+    r.metrics_path = r.out/'metrics.jsonl'
     if r.rank == 0:  # keep the metrics of the steps the checkpoint contains, drop any later ones of a crashed run
         clean_stale_tmp(r.out/'drafter')   # what a save killed midway left
         atomic_write(r.metrics_path, ''.join(l + '\n' for l in read_metrics(r.metrics_path, r.step)) if r.step else '')
