@@ -63,7 +63,8 @@ def tiny_hybrid_target(vocab_size: int = 512, seed: int = 0, num_layers: int = 8
                        tie_word_embeddings: bool = True, dtype=torch.float32):
     "A small random-init Qwen3_5ForCausalLM: linear attention, full every `full_attention_interval`-th layer."
     from transformers import Qwen3_5ForCausalLM, Qwen3_5TextConfig
-    types = [f"{'full' if (i + 1) % full_attention_interval == 0 else 'linear'}_attention" for i in range(num_layers)]
+    types = ['full_attention' if (i + 1) % full_attention_interval == 0 else 'linear_attention' for i
+             in range(num_layers)]
     cfg = Qwen3_5TextConfig(vocab_size=vocab_size, hidden_size=hidden_size, intermediate_size=intermediate_size,
                             num_hidden_layers=num_layers, num_attention_heads=num_heads,
                             num_key_value_heads=num_kv_heads, head_dim=head_dim, linear_num_key_heads=linear_heads // 2,

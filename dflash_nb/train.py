@@ -96,8 +96,9 @@ class TokenDataset(Dataset):
 
     def meta_columns(self) -> dict:
         "sample_id and source of every row (for reports)."
-        return {c: [x for rb, *_ in self._batches for x in (rb.column(c).to_pylist() if c in rb.schema.names
-                    else [''] * rb.num_rows)] for c in ('sample_id', 'source')}
+        return {c: [x for rb, *_ in self._batches
+                    for x in (rb.column(c).to_pylist() if c in rb.schema.names else [''] * rb.num_rows)]
+                for c in ('sample_id', 'source')}
 
 # %% ../nbs/11_train.ipynb #7d1be683
 def check_token_dataset(ds: TokenDataset, vocab_size: int | None = None) -> TokenDataset:
