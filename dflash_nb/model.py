@@ -170,9 +170,8 @@ def served_weights(sd: dict, c: DFlashConfig, where: str = 'drafter') -> tuple[d
     if 'd2t' in sd:
         d2t = sd['d2t'].long()
         ids = torch.arange(len(d2t)) + d2t
-        if len(d2t) != c.draft_vocab_size:
-            raise ValueError(f"{where}: d2t maps {len(d2t)} draft ids, config.json says "
-                             f"draft_vocab_size={c.draft_vocab_size}")
+        if len(d2t) != c.draft_vocab_size: raise ValueError(f"{where}: d2t maps {len(d2t)} draft ids, config.json says "
+                                                            f"draft_vocab_size={c.draft_vocab_size}")
         if len(ids) and not (0 <= int(ids.min()) and int(ids.max()) < c.vocab_size and len(ids.unique()) == len(ids)):
             raise ValueError(f"{where}: d2t maps draft ids to repeated target ids or ids outside 0..{c.vocab_size - 1}")
         t2d = torch.zeros(c.vocab_size, dtype=torch.bool); t2d[ids] = True
@@ -272,11 +271,10 @@ def forward(self: DFlashDraftModel, block_ids, block_pos, ctx_hidden=None, ctx_p
 def draft(self: DFlashDraftModel, last_token, anchor_pos, ctx_hidden=None, ctx_pos=None,
           cache: DraftCache | None = None):
     "Logits (B, block_size - 1, V) for the block [last_token, MASK...] at positions anchor_pos + k."
-    c = self.config
-    ids = torch.full((last_token.shape[0], c.block_size), c.mask_token_id, device=last_token.device, dtype=torch.long)
+    c, dev = self.config, last_token.device
+    ids = torch.full((last_token.shape[0], c.block_size), c.mask_token_id, device=dev, dtype=torch.long)
     ids[:, 0] = last_token
-    pos = (torch.as_tensor(anchor_pos, device=last_token.device).reshape(-1, 1)
-           + torch.arange(c.block_size, device=last_token.device))
+    pos = torch.as_tensor(anchor_pos, device=dev).reshape(-1, 1) + torch.arange(c.block_size, device=dev)
     return self(ids, pos.expand(ids.shape[0], -1), ctx_hidden, ctx_pos, None, cache)[:, 1:]
 
 # %% ../nbs/10_model.ipynb #4a5194d2
@@ -337,8 +335,7 @@ def drafter_readme(c: DFlashConfig, info: dict | None = None) -> str:
                 "to add). SGLang's DFLASH (0.5.23) reads no `d2t`: it drafts with the target's LM head over the whole "
                 "vocabulary, so drafts may use ids this drafter never learned to predict; the output stays exactly the "
                 "target's, acceptance is lower. To serve it on SGLang as trained, train with `--draft-vocab full`.", '']
-               if c.draft_vocab_size else []),
-             'transformers:', '', '```python', 'from transformers import AutoModel',
+               if c.draft_vocab_size else []), 'transformers:', '', '```python', 'from transformers import AutoModel',
              f"drafter = AutoModel.from_pretrained('{d}', trust_remote_code=True)"
              "   # dflash.py: needs only torch + transformers", '```', ''])
 
@@ -390,17 +387,15 @@ def from_pretrained(cls: DFlashDraftModel, model_dir, target=None, device=None, 
     model = cls(cfg)
     sd, head = served_weights(load_file(str(d/'model.safetensors')), cfg, str(d/'model.safetensors'))
     missing, extra = set(model.state_dict()) - set(sd), set(sd) - set(model.state_dict())
-    if missing or extra:
-        raise ValueError(f"{d/'model.safetensors'}: weights do not match config.json (missing {sorted(missing)[:5]}, "
-                         f"unexpected {sorted(extra)[:5]})")
+    if missing or extra: raise ValueError(f"{d/'model.safetensors'}: weights do not match config.json (missing "
+                                          f"{sorted(missing)[:5]}, unexpected {sorted(extra)[:5]})")
     model.load_state_dict(sd)
     if device is None and target is not None: device = target.get_input_embeddings().weight.device
     model.to(device=device, dtype=dtype)
     if target is None: return model
     model.bind_target(target)
-    if head is not None and not torch.equal(head, model.draft_head.detach().to(head.dtype).cpu()):
-        raise ValueError(
-            f"{d/'model.safetensors'}: lm_head.weight is not this target's LM head (at the draft vocabulary's ids): "
-                         "a drafter for another target, or a trained head (DFlash drafters use the target's)")
+    if head is not None and not torch.equal(head, model.draft_head.detach().to(head.dtype).cpu()): raise ValueError(
+        f"{d/'model.safetensors'}: lm_head.weight is not this target's LM head (at the draft vocabulary's ids): "
+        "a drafter for another target, or a trained head (DFlash drafters use the target's)")
     return model
 

@@ -95,9 +95,7 @@ def write_token_dataset(out_dir, samples, vocab_size: int, description: str = ''
             raise ValueError(f"sample {sid}: ids must lie in [0, {vocab_size}) and match the mask's length")
         ids_l.append(ids); mask_l.append(mask); sid_l.append(sid); src_l.append(src)
     lens = np.array([len(i) for i in ids_l], np.int64)
-    rb = pa.RecordBatch.from_arrays([pa.array(ids_l, pa.list_(pa.int32())), pa.array(mask_l, pa.list_(pa.bool_())),
-                                     pa.array(lens), pa.array(sid_l, pa.string()), pa.array(src_l, pa.string())],
-                                    schema=SCHEMA)
+    rb = pa.RecordBatch.from_pydict(dict(zip(SCHEMA.names, (ids_l, mask_l, lens, sid_l, src_l))), schema=SCHEMA)
     n, tokens, loss = len(lens), int(lens.sum()), int(sum(m.sum() for m in mask_l))
     stats = {'samples': n, 'total_tokens': tokens, 'loss_tokens': loss, 'loss_token_fraction': loss / max(1, tokens),
              'mean_seq_len': float(lens.mean()) if n else 0.0, 'max_seq_len': int(lens.max()) if n else 0,

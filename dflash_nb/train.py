@@ -168,10 +168,8 @@ def make_blocks(batch: dict, block_size: int, mask_token_id: int):
     labels = ids.gather(1, at).view(B, N, block_size)
     ok = ((pos < batch['lengths'][:, None, None]) & lm.gather(1, at).view(B, N, block_size)
           & batch['anchor_valid'][:, :, None])
-    # slot 0 is given, not predicted
-    ok[:, :, 0] = False
-    block_ids = torch.full_like(labels, mask_token_id)
-    block_ids[:, :, 0] = labels[:, :, 0]
+    ok[:, :, 0] = False   # slot 0 is given, not predicted
+    block_ids = torch.cat([labels[:, :, :1], torch.full_like(labels[:, :, 1:], mask_token_id)], -1)
     return block_ids.view(B, -1), pos.view(B, -1), labels, ok
 
 # %% ../nbs/11_train.ipynb #569451b9
@@ -206,10 +204,9 @@ def block_loss(hidden, head, labels, label_ok, weights, chunk: int = 1024, norm:
 # %% ../nbs/11_train.ipynb #848874fd
 def block_labels(core, batch: dict):
     "make_blocks of a micro-batch for drafter `core`; labels as draft-vocabulary rows when it has one."
-    c = core.config
-    block_ids, block_pos, labels, ok = make_blocks(batch, c.block_size, c.mask_token_id)
+    block_ids, block_pos, labels, ok = make_blocks(batch, core.config.block_size, core.config.mask_token_id)
     if core.vocab_ids is not None:   # a draft vocabulary: labels become row indices of the restricted head
-        lut = torch.full((c.vocab_size,), -1, dtype=torch.long, device=labels.device)
+        lut = torch.full((core.config.vocab_size,), -1, dtype=torch.long, device=labels.device)
         lut[core.vocab_ids.to(labels.device)] = torch.arange(len(core.vocab_ids), device=labels.device)
         ok, labels = ok & (lut[labels] >= 0), lut[labels].clamp_min(0)
     return block_ids, block_pos, labels, ok
@@ -412,9 +409,8 @@ def drafter_from_dir(path, target, given: dict | None = None, draft_vocab: str =
 _PLAN_KEYS = ('seed', 'max_tokens', 'max_seq_len', 'max_anchors', 'epochs', 'block_size', 'global_micro_batches')
 def latest_checkpoint(out_dir) -> Path | None:
     "The newest complete checkpoint under OUT/checkpoints, if any."
-    d = Path(out_dir)/'checkpoints'
-    done = sorted(p for p in d.glob('step-*') if p.is_dir() and '.tmp' not in p.name and (p/'train_state.pt').is_file())
-    return done[-1] if done else None
+    return max((p for p in (Path(out_dir)/'checkpoints').glob('step-*') if p.is_dir() and '.tmp' not in p.name
+                and (p/'train_state.pt').is_file()), default=None)
 
 # %% ../nbs/11_train.ipynb #b31f48a4
 def save_checkpoint(out_dir, core: DFlashDraftModel, opt, sched, step: int, plan: dict, keep: int = 2) -> Path:
@@ -571,9 +567,8 @@ class _TrainInputs(Config):
     mask_token_id: int | None = opt(None, "mask token id (default: 248070 for Qwen3.5/3.6, vocab-1 for tiny)",
                                     'drafter', min=0)
     attention: str = opt('auto', "block attention: blocks (each block against its visible context and itself, no dense "
-                                 "mask; cheapest on a CPU), sdpa (one dense mask over all blocks), flex, or auto "
-                                 "(default: blocks on CPU, sdpa on GPU)", 'drafter',
-                         choices=['auto', 'blocks', 'sdpa', 'flex'])
+                         "mask; cheapest on a CPU), sdpa (one dense mask over all blocks), flex, or auto (default: "
+                         "blocks on CPU, sdpa on GPU)", 'drafter', choices=['auto', 'blocks', 'sdpa', 'flex'])
     norm_init: str = opt('ones', "drafter final norm: all ones (default), or 0.05 x the target's (near-uniform first "
                                  "predictions; see the model notebook)", 'drafter', choices=['ones', 'target'])
     draft_vocab: str = opt('full', "ids the drafter predicts: the whole vocabulary (default) or those in the dataset's "
@@ -604,9 +599,8 @@ class TrainConfig(_TrainInputs):
     grad_accum: int = opt(1, "micro-batches per optimizer step per device (default 1)", 'optimisation', min=1)
     gamma: float | None = opt(None, "loss decay (default 7/5/4 for block 16/10/8)", 'optimisation', gt=0)
     precision: str = opt('auto', "drafter compute: bf16 autocast (float32 weights), fp32, or auto (default: bf16 on "
-                                 "GPU, fp32 on CPU; bf16 on a CPU measured 1.8x the predictions per CPU-second of "
-                                 "SmolLM2 drafter steps, loss within 3e-4)", 'optimisation',
-                         choices=['auto', 'bf16', 'fp32'])
+                         "GPU, fp32 on CPU; bf16 on a CPU measured 1.8x the predictions per CPU-second of SmolLM2 "
+                         "drafter steps, loss within 3e-4)", 'optimisation', choices=['auto', 'bf16', 'fp32'])
     loss_chunk: int = opt(1024, "slots per LM-head chunk in the loss (default 1024)", 'optimisation', min=1)
     seed: int = opt(0, "seed for init, batches and anchors (default 0)", 'run', min=0)
     save_every: int = opt(1000, "checkpoint every N steps (default 1000; 0: only at the end)", 'run', min=0)
@@ -696,9 +690,8 @@ def setup_run(args: TrainConfig) -> TrainRun:
     # rank and world size from torchrun's environment
     r = TrainRun(args, time.time(), setup_device(args.device), *dist_info()[:2], out=Path(args.output_dir))
     if r.rank == 0: r.out.mkdir(parents=True, exist_ok=True)
-    if args.max_seq_len > args.max_tokens:
-        raise ValueError(f"--max-seq-len {args.max_seq_len} exceeds --max-tokens {args.max_tokens}: "
-                         "a sample must fit a micro-batch")
+    if args.max_seq_len > args.max_tokens: raise ValueError(f"--max-seq-len {args.max_seq_len} exceeds --max-tokens "
+                                                            f"{args.max_tokens}: a sample must fit a micro-batch")
     r.ds = open_token_dataset(args.dataset, args.max_seq_len)  # counts, id range, shard named in read errors
     if not len(r.ds):
         raise ValueError(f"{args.dataset}: no sample has a response of two or more tokens; nothing to train on")
@@ -751,9 +744,8 @@ def fresh_drafter_config(a, target_config, mask_id: int | None, layer_ids=None,
         layer_ids = select_target_layers(int(_get(text_config(target_config), 'num_hidden_layers')),
                                          DRAFTER_PRESETS[a.drafter_preset]['tap_layers'])
     c = DFlashConfig.from_target(target_config, n, layer_ids, bs, mask_id, draft_vocab_size=draft_vocab_size, **kw)
-    if a.sliding_window is not None and 'sliding_attention' not in c.layer_types:
-        raise ValueError(f"--sliding-window {a.sliding_window}: the drafter has no sliding layers; name them with "
-                         "--draft-layer-types")
+    if a.sliding_window is not None and 'sliding_attention' not in c.layer_types: raise ValueError(
+        f"--sliding-window {a.sliding_window}: the drafter has no sliding layers; name them with --draft-layer-types")
     return c
 
 # %% ../nbs/11_train.ipynb #dba481a6
