@@ -304,8 +304,7 @@ def _mapped_data(shard):
 
 def stream_batches(shard, max_rows: int | None = None) -> Iterator[pa.RecordBatch]:
     """Record batches of one Arrow stream shard, zero-copy from a memory map, cut to `max_rows`; checked at the end."""
-    mm = _mapped_data(shard)
-    src = pa.BufferReader(pa.py_buffer(mm))
+    src = pa.BufferReader(pa.py_buffer(mm := _mapped_data(shard)))
     try: it = iter(pa.ipc.open_stream(src))
     except (pa.ArrowInvalid, OSError) as e: raise DatasetDamaged(f"{shard}: not an Arrow IPC stream ({e}); the shard "
                                                                  "is corrupt or not a dataset shard") from None
@@ -470,8 +469,7 @@ def _lock_holders(lock: Path) -> list[int]:
 @contextmanager
 def output_lock(out):
     "Hold an exclusive lock on output `out` (the file `OUT.lock`, holding our pid) for the `with` block."
-    out = Path(out)
-    lock = out.with_name(out.name + '.lock')
+    lock = (out := Path(out)).with_name(out.name + '.lock')
     lock.parent.mkdir(parents=True, exist_ok=True)
     while True:
         fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
@@ -499,8 +497,7 @@ def output_lock(out):
 # %% ../nbs/03a_dataset.ipynb #2225fc88
 def check_output_dir(out, overwrite: bool, ours=None, what: str = 'a dataset written by dflash-nb (no manifest.json)'):
     """Refuse existing output `out` unless `overwrite` and it is empty, a dataset this project wrote, or `ours(out)`."""
-    out = Path(out)
-    if not out.exists() and not out.is_symlink(): return
+    if not (out := Path(out)).exists() and not out.is_symlink(): return
     if not overwrite:
         raise FileExistsError(f"{out}: output already exists; choose a new --output-dir or pass --overwrite")
     if out.is_dir() and not out.is_symlink() and (not any(out.iterdir()) or (out/'manifest.json').is_file()
@@ -515,8 +512,7 @@ def _exchange(a, b) -> bool:
     except (OSError, AttributeError): return False
     fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
     if fn(-100, os.fsencode(str(a)), -100, os.fsencode(str(b)), 2) == 0: return True  # AT_FDCWD, RENAME_EXCHANGE
-    err = ctypes.get_errno()
-    if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP): return False
+    if (err := ctypes.get_errno()) in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP): return False
     raise OSError(err, os.strerror(err), str(a), None, str(b))
 
 # %% ../nbs/03a_dataset.ipynb #3ba5ac9c
@@ -536,8 +532,7 @@ def replace_dir(tmp, out):
 # %% ../nbs/03a_dataset.ipynb #3c41a826
 def clean_asides(out) -> list[str]:
     "Remove `OUT.old-*` folders a killed commit left (restoring the newest if `out` itself is gone); their names."
-    out = Path(out)
-    if not out.parent.is_dir(): return []
+    if not (out := Path(out)).parent.is_dir(): return []
     asides = sorted((p for p in out.parent.iterdir() if p.name.startswith(out.name + '.old-')),
                     key=lambda p: p.stat().st_mtime_ns)
     if asides and not out.exists(): os.replace(asides.pop(), out)

@@ -180,8 +180,7 @@ def generated_turns(messages: list) -> list[int]:
     "Indices of the assistant turns after the last real user query (the turns the target generated)."
     last = max((i for i, m in enumerate(messages) if is_user_query(m)), default=None)
     if last is None: raise BadRecord('no_user_query', "no user message (tool results do not count)")
-    turns = [i for i in range(last + 1, len(messages)) if messages[i]['role'] == 'assistant']
-    if not turns:
+    if not (turns := [i for i in range(last + 1, len(messages)) if messages[i]['role'] == 'assistant']):
         raise BadRecord('no_generated_turn', f"no assistant turn after the last user message (message {last})")
     return turns
 
@@ -450,8 +449,7 @@ def unreadable_folder(d, e: OSError) -> PermissionError:
 # %% ../nbs/01_records.ipynb #8b481579
 def dataset_dict_splits(p: Path) -> list[str] | None:
     "The split names of a folder `DatasetDict.save_to_disk` wrote (`dataset_dict.json`), or None for any other path."
-    f = Path(p)/'dataset_dict.json'
-    if not f.is_file(): return None
+    if not (f := Path(p)/'dataset_dict.json').is_file(): return None
     try: splits = json.loads(f.read_text(encoding='utf-8'))['splits']
     except (ValueError, KeyError, TypeError) as e: splits = e
     if not (isinstance(splits, list) and splits and all(isinstance(s, str) for s in splits)):
@@ -480,8 +478,7 @@ def hub_id_hint(path, kind: str = 'model') -> str:
 # %% ../nbs/01_records.ipynb #49450a1d
 def _source_path(src, option: str) -> Path:
     "`src` as a path, once it exists and is a regular file or folder (a pipe or device never ends)."
-    p = Path(src)
-    if not p.exists():
+    if not (p := Path(src)).exists():
         raise FileNotFoundError(f"{src}: no such file or folder; check the {option} path" + hub_id_hint(src, 'dataset'))
     if (kind := file_kind(p.stat().st_mode)) is not None: raise ValueError(
         f"{src}: {kind}; {option} must be a regular file or a folder of them (a pipe or device never ends)")
@@ -514,8 +511,7 @@ def discover_inputs(src, split: str | None = None, option: str = '--completions'
             f"{src}: --split {split} given, but this is not a DatasetDict folder (dataset_dict.json); drop --split")
         return Inputs([(shown_name(p.name), p)], [])
     def walk(d: Path, rel: str):
-        real = d.resolve()
-        if real in seen:
+        if (real := d.resolve()) in seen:
             ignored.append((rel + '/', f"the same folder as {seen[real] or '.'}/ (symlink; read once)")); return
         seen[real] = rel
         try: entries, dd = sorted(os.scandir(d), key=lambda e: e.name), dataset_dict_splits(d) is not None
@@ -557,8 +553,7 @@ def list_completion_files(src, option: str = '--completions') -> list[tuple[str,
 
 def input_stat(path) -> tuple[int, int]:
     "`(bytes, mtime_ns)` of an input: a file's, or the sum/latest over a saved dataset's files (the resume check)."
-    p = Path(path)
-    sts = [f.stat() for f in sorted(p.iterdir()) if f.is_file()] if p.is_dir() else [p.stat()]
+    sts = [f.stat() for f in sorted(p.iterdir()) if f.is_file()] if (p := Path(path)).is_dir() else [p.stat()]
     return sum(s.st_size for s in sts), max((s.st_mtime_ns for s in sts), default=0)
 
 def ignored_summary(ignored: list, limit: int = 1000) -> dict:

@@ -103,8 +103,7 @@ class Sample:
 # %% ../nbs/04_tokenize.ipynb #fbace1b7
 def generated_text(turn_text: str, stop_tokens) -> str:
     "What the model generates for a turn rendered as `turn_text`: up to its first stop token."
-    end = _first_end(turn_text, stop_tokens)
-    return turn_text if end is None else turn_text[:end]
+    return turn_text[:_first_end(turn_text, stop_tokens)]
 
 # %% ../nbs/04_tokenize.ipynb #9a7502f7
 def verify_sample(ct: ChatTokenizer, segs, ids: np.ndarray, mask: np.ndarray, turns: Turns | None = None) -> str | None:
@@ -458,8 +457,7 @@ def _prepare_tmp(tmp: Path, run_key: dict, restart: bool) -> list[dict]:
     "Committed chunks to resume from (after checking the earlier run was the same run), or [] for a fresh start."
     rk = tmp/'run.json'
     if tmp.exists() and rk.is_file() and not restart:
-        old = json.loads(rk.read_text())
-        if old != run_key:
+        if (old := json.loads(rk.read_text())) != run_key:
             diff = sorted(k for k in set(old) | set(run_key) if old.get(k) != run_key.get(k))
             raise ValueError(f"{tmp}: an interrupted run with different {', '.join(diff)} is there; rerun with the "
                              "same inputs and parameters to resume it, or pass --restart to discard it and start over")
@@ -504,7 +502,7 @@ def _checked(result: dict, out: Path, completions, ignored, first_skip: dict | N
 def _write_manifest(tmp: Path, ct, completions, files, metas, result: dict, shards, run_key: dict, splits=(),
                     startup_seconds: float | None = None) -> tuple[int, dict]:
     "Write `manifest.json` into `tmp` (`params` from the run key); returns how many samples were flagged and by reason."
-    used = sum((Counter(m.get('templates', {})) for m in metas), Counter())
+    used = dict(sorted(sum((Counter(m.get('templates', {})) for m in metas), Counter()).items()))
     flagged = sum((Counter(m.get('flagged') or [f['reason'] for f in m.get('flags', [])]) for m in metas), Counter())
     flags, flagged = sum(flagged.values()), dict(sorted(flagged.items()))
     defaults = dict.fromkeys(('max_seq_len', 'batch_size', 'shard_tokens', 'skip_reasoning_not_rendered'), False)
@@ -512,8 +510,7 @@ def _write_manifest(tmp: Path, ct, completions, files, metas, result: dict, shar
     inputs = dict(completions=str(completions), files=files) | ({'splits': list(splits)} if splits else {})
     manifest = dict(format='dflash_nb.dataset', format_version=1,
                     created_utc=time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()), tokenizer=ct.describe(),
-                    inputs=inputs, params=params, shards=shards, chat_templates_used=dict(sorted(used.items())),
-                    flagged=flagged,
+                    inputs=inputs, params=params, shards=shards, chat_templates_used=used, flagged=flagged,
                     counts={k: result[k] for k in ('samples', 'total_tokens', 'loss_tokens', 'records_read')})
     # this run's clock: stats.json `seconds` is the tokenizing, this the start-up before it
     timing = ({} if startup_seconds is None else
@@ -627,13 +624,11 @@ def tokenize_dataset(model_path, completions, output_dir, max_seq_len: int | Non
                                renderer=renderer, skip_reasoning_not_rendered=skip_reasoning_not_rendered,
                                max_record_bytes=max_record_bytes, split=split)
     if max_record_bytes < 1: raise ValueError(f"--max-record-bytes must be at least 1, not {max_record_bytes}")
-    out = Path(output_dir)
-    tmp = out.with_name(out.name + '.partial')
+    tmp = (out := Path(output_dir)).with_name(out.name + '.partial')
     with output_lock(out):
         clean_asides(out)
-        done = _committed_run(out)
         # a folder that is not our dataset: refused even with --overwrite
-        if done is None: check_output_dir(out, overwrite)
+        if (done := _committed_run(out)) is None: check_output_dir(out, overwrite)
         # `startup`: encoder load, templates and workers (not in stats.json's `seconds`)
         timing = {'t0': time.perf_counter()}
         ct, files, open_files, ignored, splits = _open_inputs(model_path, completions, workers, encoder, renderer,
