@@ -67,9 +67,8 @@ def check_depth(obj, what: str = "the record", limit: int = MAX_DEPTH):
 def _unicode(s: str, what: str) -> str:
     "`s` if it can be written as UTF-8 (no lone surrogate escape such as \\udc00), else `BadRecord`."
     try: s.encode('utf-8')
-    except UnicodeEncodeError as e:
-        raise BadRecord('unsupported_value',
-                        f"{what} has a lone surrogate ({s[e.start]!r} at char {e.start}): not valid Unicode") from None
+    except UnicodeEncodeError as e: raise BadRecord('unsupported_value', f"{what} has a lone surrogate ({s[e.start]!r} "
+                                                    f"at char {e.start}): not valid Unicode") from None
     return s
 
 def safe_text(s: str) -> str:
@@ -408,7 +407,6 @@ def name_not_read(name: str) -> str | None:
     if input_suffix(name) is None:
         return "not a completions format (" + ', '.join(INPUT_SUFFIXES) + ", or a saved dataset folder)"
     if name.rsplit('/', 1)[-1].lower() in NOT_RECORDS: return "a tokenizer/model/dataset metadata file, not completions"
-    return None
 
 # %% ../nbs/01_records.ipynb #f8d080a7
 def _why_not_read(path: Path, name: str) -> str | None:

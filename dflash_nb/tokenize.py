@@ -71,10 +71,9 @@ def render_turns(ct: ChatTokenizer, record: Record) -> Turns:
             upto = full if j == len(msgs) - 1 else render(msgs[:j + 1])
             own = len(upto) >= p and full.startswith(upto)
             turn = full[p:len(upto) if own else max(p, len(prompts[k + 1]) if k + 1 < len(gen) else len(full))]
-            if (end := _first_end(turn, form.end_of_turn)) is None and not own:
-                raise BadRecord('template_error',
-                                f"message {j}: the template writes no end-of-turn token for it and render(messages[:"
-                                f"{j + 1}]) is not a prefix of the full render, so the turn has no end")
+            if (end := _first_end(turn, form.end_of_turn)) is None and not own: raise BadRecord('template_error',
+                f"message {j}: the template writes no end-of-turn token for it and render(messages[:{j + 1}]) is not "
+                "a prefix of the full render, so the turn has no end")
             end = len(turn) if end is None else end
             segs += [(full[pos:p], False), (turn[:end], True)]
             turns.append(turn); reasoning.append(record.messages[j].get('reasoning_content') or '')
@@ -131,8 +130,7 @@ def tokenize_record(ct: ChatTokenizer, record: Record, max_seq_len: int | None =
                     skip_reasoning_not_rendered: bool = False,
                     turns: Turns | None = None, enc: list | None = None) -> Sample:
     "Record -> verified, truncated `Sample`; raises `BadRecord` for anything that cannot become one."
-    turns = turns or render_turns(ct, record)
-    segs = turns.segments
+    segs = (turns := turns or render_turns(ct, record)).segments
     if enc is None:
         try: enc = ct.encode_segments([t for t, _ in segs])
         except (ValueError, UnicodeError) as e: raise BadRecord('bad_message',
@@ -485,8 +483,7 @@ def _committed_run(out: Path) -> dict | None:
 # %% ../nbs/04_tokenize.ipynb #c33e6779
 def _checked(result: dict, out: Path, completions, ignored, first_skip: dict | None = None) -> dict:
     """The run's stats, or the one-line error of a run that wrote a sample with a wrong mask or had no sample at all."""
-    if n := result['skipped'].get('mask_mismatch'):
-        raise TokenizeError(
+    if n := result['skipped'].get('mask_mismatch'): raise TokenizeError(
             f"{n} sample(s) failed the mask check (mask_mismatch) and were NOT written: see {out/'skipped.jsonl'}. "
             "This is a bug in the tokenizer/template handling; please report it with those records.")
     if not result['samples']:

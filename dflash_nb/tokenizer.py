@@ -88,8 +88,7 @@ class FastokensEncoder:
                 [n.get('type') for n in norm.get('normalizers', [])] in ([], ['NFC'])):
             return f"normalizer {norm.get('type')} is not NFC (the fast mask check compares NFC text)"
         if any(t.get('lstrip') or t.get('rstrip') or t.get('single_word') or (t.get('normalized') and norm is not None)
-               for t in tj.get('added_tokens', [])):
-            return "an added token is normalized or strips/matches whole words"
+               for t in tj.get('added_tokens', [])): return "an added token is normalized or strips/matches whole words"
         return ("the decoder is not ByteLevel (vocabulary not byte-level)"
                 if (tj.get('decoder') or {}).get('type') != 'ByteLevel' else 'ok')
 
@@ -318,9 +317,8 @@ def _choose_encoder(self: ChatTokenizer, encoder: str):
             # (`loaded`: the encoder the verdict probed, its table cache already `_table_path`)
             self.fast = (v.pop('loaded', None) or FastokensEncoder(self.tokenizer_json, v['nfc'],
                          table_cache=_table_path(self.tokenizer_sha256), sha256=self.tokenizer_sha256))
-    if encoder == 'fastokens' and self.fast is None:
-        raise ValueError(f"{self.tokenizer_json}: fastokens cannot reproduce this tokenizer exactly ({v['reason']}); "
-                         "use --encoder auto")
+    if encoder == 'fastokens' and self.fast is None: raise ValueError(
+        f"{self.tokenizer_json}: fastokens cannot reproduce this tokenizer exactly ({v['reason']}); use --encoder auto")
     specials, self.vocab_size, self.encoder_reason = (v['special_tokens'], v['vocab_size'], 'ok') if self.fast else (
         [t.content for _, t in sorted(self.tokenizer.get_added_tokens_decoder().items()) if t.special],
         self.tokenizer.get_vocab_size(with_added_tokens=True),
