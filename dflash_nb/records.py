@@ -376,8 +376,7 @@ def _rows(path: Path, max_bytes: int = MAX_RECORD_BYTES):
 # %% ../nbs/01_records.ipynb #91242829
 def read_lines(path, max_bytes: int = MAX_RECORD_BYTES) -> Iterator[tuple[int, bytes]]:
     "The records of one input as `(line, raw JSON bytes)`, decoded in `parse_line`; over `max_bytes`: a `TooLarge`."
-    path = Path(path)
-    if path.is_dir() or input_suffix(path.name) == '.parquet': return _rows(path, max_bytes)
+    if (path := Path(path)).is_dir() or input_suffix(path.name) == '.parquet': return _rows(path, max_bytes)
     if input_suffix(path.name) in ('.json', '.json.gz', '.json.zst') and _json_kind(path) == 'array':
         return _array_items(path, max_bytes=max_bytes)
     return _jsonl_lines(path, max_bytes)
@@ -485,9 +484,8 @@ def _source_path(src, option: str) -> Path:
 def _no_inputs(src, ignored: list, option: str) -> FileNotFoundError:
     "The error for a source with no completions in it, naming the first thing it ignored."
     return FileNotFoundError(f"{src}: no completions in this folder ({len(ignored)} other files ignored"
-                             + (f", e.g. {ignored[0][0]}: {ignored[0][1]}" if ignored else '')
-                             + f"); point {option} at JSONL (.jsonl[.gz|.zst]), JSON-array, Parquet or saved-dataset "
-                             "files or a folder of them")
+                             + (f", e.g. {': '.join(ignored[0])}" if ignored else '') + f"); point {option} at "
+                             "JSONL (.jsonl[.gz|.zst]), JSON-array, Parquet or saved-dataset files or a folder of them")
 
 # %% ../nbs/01_records.ipynb #f18d98e7
 def discover_inputs(src, split: str | None = None, option: str = '--completions') -> Inputs:

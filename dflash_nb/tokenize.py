@@ -15,8 +15,7 @@ from fastcore.basics import patch
 import pyarrow as pa
 
 from .records import (BadRecord, JSONL_SUFFIXES, MAX_RECORD_BYTES, Record, Skip, discover_inputs,
-                               generated_turns, ignored_line, ignored_summary, input_stat, name_not_read, parse_line,
-                               read_lines)
+    generated_turns, ignored_line, ignored_summary, input_stat, name_not_read, parse_line, read_lines)
 # the dataset's columns, the one writer and the swap
 from .dataset import (SCHEMA, masked_runs, atomic_write as _atomic_write, distinct, check_output_dir,
                                clean_asides, list_parts, output_lock, read_json, record_shards, replace_dir,
