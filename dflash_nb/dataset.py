@@ -302,7 +302,8 @@ def _mapped_data(shard):
 
 def stream_batches(shard, max_rows: int | None = None) -> Iterator[pa.RecordBatch]:
     """Record batches of one Arrow stream shard, zero-copy from a memory map, cut to `max_rows`; checked at the end."""
-    src = pa.BufferReader(pa.py_buffer(mm := _mapped_data(shard)))
+    mm = _mapped_data(shard)
+    src = pa.BufferReader(pa.py_buffer(mm))
     try: it = iter(pa.ipc.open_stream(src))
     except (pa.ArrowInvalid, OSError) as e: raise DatasetDamaged(f"{shard}: not an Arrow IPC stream ({e}); the shard "
                                                                  "is corrupt or not a dataset shard") from None
@@ -463,7 +464,8 @@ def _lock_holders(lock: Path) -> list[int]:
 @contextmanager
 def output_lock(out):
     "Hold an exclusive lock on output `out` (the file `OUT.lock`, holding our pid) for the `with` block."
-    lock = (out := Path(out)).with_name(out.name + '.lock')
+    out = Path(out)
+    lock = out.with_name(out.name + '.lock')
     lock.parent.mkdir(parents=True, exist_ok=True)
     while True:
         fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
@@ -491,7 +493,8 @@ def output_lock(out):
 # %% ../nbs/03a_dataset.ipynb #2225fc88
 def check_output_dir(out, overwrite: bool, ours=None, what: str = 'a dataset written by dflash-nb (no manifest.json)'):
     """Refuse existing output `out` unless `overwrite` and it is empty, a dataset this project wrote, or `ours(out)`."""
-    if not (out := Path(out)).exists() and not out.is_symlink(): return
+    out = Path(out)
+    if not out.exists() and not out.is_symlink(): return
     if not overwrite:
         raise FileExistsError(f"{out}: output already exists; choose a new --output-dir or pass --overwrite")
     if out.is_dir() and not out.is_symlink() and (not any(out.iterdir()) or (out/'manifest.json').is_file()
@@ -526,7 +529,8 @@ def replace_dir(tmp, out):
 # %% ../nbs/03a_dataset.ipynb #3c41a826
 def clean_asides(out) -> list[str]:
     "Remove `OUT.old-*` folders a killed commit left (restoring the newest if `out` itself is gone); their names."
-    if not (out := Path(out)).parent.is_dir(): return []
+    out = Path(out)
+    if not out.parent.is_dir(): return []
     asides = sorted((p for p in out.parent.iterdir() if p.name.startswith(out.name + '.old-')),
                     key=lambda p: p.stat().st_mtime_ns)
     if asides and not out.exists(): os.replace(asides.pop(), out)
@@ -582,8 +586,9 @@ def recorded_samples(self: Dataset) -> dict:
 def check_counts(self: Dataset, rows: int, then: str = "download or rebuild the dataset") -> int:
     "`rows` (what the shards hold) when the manifest and stats.json record as many samples; else one line, then `then`."
     for name, n in self.recorded_samples().items():
-        if n != rows: raise DatasetDamaged(f"{self.path}: its shards hold {rows:,} rows but {name} says {n:,}: a shard "
-                                           f"is truncated or missing; {then}")
+        if n != rows:
+            raise DatasetDamaged(f"{self.path}: its shards hold {rows:,} rows but {name} says {n:,}: a shard is "
+                                 f"truncated or missing; {then}")
     return rows
 
 @patch

@@ -67,8 +67,9 @@ def check_depth(obj, what: str = "the record", limit: int = MAX_DEPTH):
 def _unicode(s: str, what: str) -> str:
     "`s` if it can be written as UTF-8 (no lone surrogate escape such as \\udc00), else `BadRecord`."
     try: s.encode('utf-8')
-    except UnicodeEncodeError as e: raise BadRecord('unsupported_value', f"{what} has a lone surrogate ({s[e.start]!r} "
-                                                    f"at char {e.start}): not valid Unicode") from None
+    except UnicodeEncodeError as e:
+        raise BadRecord('unsupported_value',
+                        f"{what} has a lone surrogate ({s[e.start]!r} at char {e.start}): not valid Unicode") from None
     return s
 
 def safe_text(s: str) -> str:
@@ -376,7 +377,8 @@ def _rows(path: Path, max_bytes: int = MAX_RECORD_BYTES):
 # %% ../nbs/01_records.ipynb #91242829
 def read_lines(path, max_bytes: int = MAX_RECORD_BYTES) -> Iterator[tuple[int, bytes]]:
     "The records of one input as `(line, raw JSON bytes)`, decoded in `parse_line`; over `max_bytes`: a `TooLarge`."
-    if (path := Path(path)).is_dir() or input_suffix(path.name) == '.parquet': return _rows(path, max_bytes)
+    path = Path(path)
+    if path.is_dir() or input_suffix(path.name) == '.parquet': return _rows(path, max_bytes)
     if input_suffix(path.name) in ('.json', '.json.gz', '.json.zst') and _json_kind(path) == 'array':
         return _array_items(path, max_bytes=max_bytes)
     return _jsonl_lines(path, max_bytes)
@@ -446,7 +448,8 @@ def unreadable_folder(d, e: OSError) -> PermissionError:
 # %% ../nbs/01_records.ipynb #8b481579
 def dataset_dict_splits(p: Path) -> list[str] | None:
     "The split names of a folder `DatasetDict.save_to_disk` wrote (`dataset_dict.json`), or None for any other path."
-    if not (f := Path(p)/'dataset_dict.json').is_file(): return None
+    f = Path(p)/'dataset_dict.json'
+    if not f.is_file(): return None
     try: splits = json.loads(f.read_text(encoding='utf-8'))['splits']
     except (ValueError, KeyError, TypeError) as e: splits = e
     if not (isinstance(splits, list) and splits and all(isinstance(s, str) for s in splits)):
@@ -475,7 +478,8 @@ def hub_id_hint(path, kind: str = 'model') -> str:
 # %% ../nbs/01_records.ipynb #49450a1d
 def _source_path(src, option: str) -> Path:
     "`src` as a path, once it exists and is a regular file or folder (a pipe or device never ends)."
-    if not (p := Path(src)).exists():
+    p = Path(src)
+    if not p.exists():
         raise FileNotFoundError(f"{src}: no such file or folder; check the {option} path" + hub_id_hint(src, 'dataset'))
     if (kind := file_kind(p.stat().st_mode)) is not None: raise ValueError(
         f"{src}: {kind}; {option} must be a regular file or a folder of them (a pipe or device never ends)")
@@ -549,7 +553,8 @@ def list_completion_files(src, option: str = '--completions') -> list[tuple[str,
 
 def input_stat(path) -> tuple[int, int]:
     "`(bytes, mtime_ns)` of an input: a file's, or the sum/latest over a saved dataset's files (the resume check)."
-    sts = [f.stat() for f in sorted(p.iterdir()) if f.is_file()] if (p := Path(path)).is_dir() else [p.stat()]
+    p = Path(path)
+    sts = [f.stat() for f in sorted(p.iterdir()) if f.is_file()] if p.is_dir() else [p.stat()]
     return sum(s.st_size for s in sts), max((s.st_mtime_ns for s in sts), default=0)
 
 def ignored_summary(ignored: list, limit: int = 1000) -> dict:

@@ -70,9 +70,9 @@ def render_turns(ct: ChatTokenizer, record: Record) -> Turns:
             upto = full if j == len(msgs) - 1 else render(msgs[:j + 1])
             own = len(upto) >= p and full.startswith(upto)
             turn = full[p:len(upto) if own else max(p, len(prompts[k + 1]) if k + 1 < len(gen) else len(full))]
-            if (end := _first_end(turn, form.end_of_turn)) is None and not own: raise BadRecord('template_error',
-                f"message {j}: the template writes no end-of-turn token for it and render(messages[:{j + 1}]) is not "
-                "a prefix of the full render, so the turn has no end")
+            if (end := _first_end(turn, form.end_of_turn)) is None and not own: raise BadRecord(
+                'template_error', f"message {j}: the template writes no end-of-turn token for it and render(messages"
+                f"[:{j + 1}]) is not a prefix of the full render, so the turn has no end")
             end = len(turn) if end is None else end
             segs += [(full[pos:p], False), (turn[:end], True)]
             turns.append(turn); reasoning.append(record.messages[j].get('reasoning_content') or '')
@@ -129,7 +129,8 @@ def tokenize_record(ct: ChatTokenizer, record: Record, max_seq_len: int | None =
                     skip_reasoning_not_rendered: bool = False,
                     turns: Turns | None = None, enc: list | None = None) -> Sample:
     "Record -> verified, truncated `Sample`; raises `BadRecord` for anything that cannot become one."
-    segs = (turns := turns or render_turns(ct, record)).segments
+    turns = turns or render_turns(ct, record)
+    segs = turns.segments
     if enc is None:
         try: enc = ct.encode_segments([t for t, _ in segs])
         except (ValueError, UnicodeError) as e: raise BadRecord('bad_message',
@@ -620,7 +621,8 @@ def tokenize_dataset(model_path, completions, output_dir, max_seq_len: int | Non
                                renderer=renderer, skip_reasoning_not_rendered=skip_reasoning_not_rendered,
                                max_record_bytes=max_record_bytes, split=split)
     if max_record_bytes < 1: raise ValueError(f"--max-record-bytes must be at least 1, not {max_record_bytes}")
-    tmp = (out := Path(output_dir)).with_name(out.name + '.partial')
+    out = Path(output_dir)
+    tmp = out.with_name(out.name + '.partial')
     with output_lock(out):
         clean_asides(out)
         # a folder that is not our dataset: refused even with --overwrite

@@ -88,7 +88,8 @@ class FastokensEncoder:
                 [n.get('type') for n in norm.get('normalizers', [])] in ([], ['NFC'])):
             return f"normalizer {norm.get('type')} is not NFC (the fast mask check compares NFC text)"
         if any(t.get('lstrip') or t.get('rstrip') or t.get('single_word') or (t.get('normalized') and norm is not None)
-               for t in tj.get('added_tokens', [])): return "an added token is normalized or strips/matches whole words"
+               for t in tj.get('added_tokens', [])):
+            return "an added token is normalized or strips/matches whole words"
         return ("the decoder is not ByteLevel (vocabulary not byte-level)"
                 if (tj.get('decoder') or {}).get('type') != 'ByteLevel' else 'ok')
 
