@@ -199,7 +199,8 @@ def _snapshot(d: Path, dfd: int) -> Shards:
     names = _shard_names(d, out.state, dfd)
     recs = _manifest_records(d, out.manifest, names)
     if recs is None and (recs := _state_records(out.state)): out.records_in = 'state.json'
-    out.extend(_open_shard(d, dfd, n, i, r, out) for i, (n, r) in enumerate(zip(names, recs or [None] * len(names))))
+    recs = recs or [None] * len(names)
+    out.extend(_open_shard(d, dfd, n, i, r, out) for i, (n, r) in enumerate(zip(names, recs)))
     out.folder_bytes = _folder_bytes(dfd)
     return out
 
@@ -651,7 +652,8 @@ def _bool_list_counts(arr: pa.Array) -> np.ndarray:
 # %% ../nbs/03a_dataset.ipynb #81fecaab
 def _int_list_counts(arr: pa.Array) -> np.ndarray:
     offs = np.asarray(arr.offsets, dtype=np.int64)
-    csum = np.concatenate([[0], np.cumsum(arr.values.fill_null(0).to_numpy(zero_copy_only=False) != 0, dtype=np.int64)])
+    nz = arr.values.fill_null(0).to_numpy(zero_copy_only=False) != 0
+    csum = np.concatenate([[0], np.cumsum(nz, dtype=np.int64)])
     return csum[offs[1:]] - csum[offs[:-1]]
 
 # %% ../nbs/03a_dataset.ipynb #cbdb4c7a

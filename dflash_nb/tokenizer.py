@@ -90,8 +90,9 @@ class FastokensEncoder:
         if any(t.get('lstrip') or t.get('rstrip') or t.get('single_word') or (t.get('normalized') and norm is not None)
                for t in tj.get('added_tokens', [])):
             return "an added token is normalized or strips/matches whole words"
-        return ("the decoder is not ByteLevel (vocabulary not byte-level)"
-                if (tj.get('decoder') or {}).get('type') != 'ByteLevel' else 'ok')
+        if (tj.get('decoder') or {}).get('type') != 'ByteLevel':
+            return "the decoder is not ByteLevel (vocabulary not byte-level)"
+        return 'ok'
 
 # %% ../nbs/03b_tokenizer.ipynb #a6b00c37
 @patch
