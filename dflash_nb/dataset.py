@@ -89,8 +89,7 @@ class Shards(list):
 
 # %% ../nbs/03a_dataset.ipynb #4777150c
 def _check_dataset_dir(d: Path):
-    if not d.is_dir():
-        raise (NotADirectoryError if d.exists() else FileNotFoundError)(
+    if not d.is_dir(): raise (NotADirectoryError if d.exists() else FileNotFoundError)(
             f"{d}: {'a file, not a dataset directory' if d.exists() else 'no such dataset directory'}; give the folder "
             "that `dflash-nb tokenize --output-dir` or `datasets.save_to_disk` wrote")
     if (d/'dataset_dict.json').is_file():
@@ -327,9 +326,8 @@ def read_shard(path) -> pa.Table:
     try: t = pa.ipc.open_stream(buf).read_all()
     except pa.ArrowInvalid:
         try: t = pa.ipc.open_file(buf).read_all()
-        except (pa.ArrowInvalid, OSError) as e:
-            raise DatasetDamaged(f"{path}: not an Arrow IPC stream or file ({e}); "
-                                 "the shard is damaged or not Arrow") from None
+        except (pa.ArrowInvalid, OSError) as e: raise DatasetDamaged(
+            f"{path}: not an Arrow IPC stream or file ({e}); the shard is damaged or not Arrow") from None
     except OSError as e: raise _damaged(path, e, 0) from None
     tokens = [_batch_tokens(b) for b in t.to_batches()]
     _finished(path, t.num_rows, None if None in tokens else sum(tokens))
@@ -338,9 +336,8 @@ def read_shard(path) -> pa.Table:
 def read_schema(shard) -> pa.Schema:
     "The Arrow schema of a stream shard (reads only its first message)."
     try: return pa.ipc.open_stream(pa.py_buffer(_mapped_data(shard))).schema
-    except (pa.ArrowInvalid, OSError) as e:
-        raise DatasetDamaged(f"{shard}: not a readable Arrow stream shard ({e}); "
-                             "the dataset is damaged or incomplete") from None
+    except (pa.ArrowInvalid, OSError) as e: raise DatasetDamaged(
+        f"{shard}: not a readable Arrow stream shard ({e}); the dataset is damaged or incomplete") from None
 
 # %% ../nbs/03a_dataset.ipynb #f756e1c8
 DATASET_COLUMNS = SCHEMA.remove_metadata()  # the five columns, for comparing a batch's schema
@@ -348,9 +345,8 @@ DATASET_COLUMNS = SCHEMA.remove_metadata()  # the five columns, for comparing a 
 def with_dataset_columns(b: pa.RecordBatch, name: str, start: int) -> pa.RecordBatch:
     "Batch `b` (rows `start`.. of dataset `name`) with exactly the five dataset columns; pre-tokenized rows completed."
     if [(f.name, f.type) for f in b.schema][:5] == [(f.name, f.type) for f in DATASET_COLUMNS]: return b
-    if missing := [c for c in ('input_ids', 'loss_mask') if c not in b.schema.names]:
-        raise ValueError(f"{name}: no {' or '.join(missing)} column (columns: "
-                         f"{', '.join(b.schema.names)}); not a tokenized dataset")
+    if missing := [c for c in ('input_ids', 'loss_mask') if c not in b.schema.names]: raise ValueError(
+        f"{name}: no {' or '.join(missing)} column (columns: {', '.join(b.schema.names)}); not a tokenized dataset")
     ids, mask = b.column('input_ids').cast(pa.list_(pa.int32())), b.column('loss_mask').cast(pa.list_(pa.bool_()))
     same = pc.equal(pc.list_value_length(ids), pc.list_value_length(mask))
     if not pc.all(same).as_py() in (True, None):
@@ -394,7 +390,6 @@ def record_shards(out_dir, names: list[str], known: dict | None = None) -> list[
 # %% ../nbs/03a_dataset.ipynb #7a91eac1
 def place_shard(shard, dst, link: bool = True) -> str:
     """Put `shard` at `dst`: a hard link ('link') when `link` and the file system allow, else a copy ('copy')."""
-    dst = Path(dst)
     if link:
         try: os.link(shard, dst)
         except OSError as e:
@@ -402,7 +397,7 @@ def place_shard(shard, dst, link: bool = True) -> str:
         else:
             want, got = getattr(shard, 'ident', None), os.stat(dst)
             if want is None or want == (got.st_dev, got.st_ino): return 'link'
-            dst.unlink()  # the path names another file now (its folder was replaced): copy what the snapshot opened
+            Path(dst).unlink()  # the path names another file (its folder was replaced): copy what the snapshot opened
     try:
         with open(dst, 'wb') as f:
             if (mm := _mapped(shard)) is not None: f.write(mm)
@@ -515,8 +510,7 @@ def _exchange(a, b) -> bool:
     except (OSError, AttributeError): return False
     fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
     if fn(-100, os.fsencode(str(a)), -100, os.fsencode(str(b)), 2) == 0: return True  # AT_FDCWD, RENAME_EXCHANGE
-    err = ctypes.get_errno()
-    if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP): return False
+    if (err := ctypes.get_errno()) in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP): return False
     raise OSError(err, os.strerror(err), str(a), None, str(b))
 
 # %% ../nbs/03a_dataset.ipynb #3ba5ac9c

@@ -180,8 +180,7 @@ def generated_turns(messages: list) -> list[int]:
     "Indices of the assistant turns after the last real user query (the turns the target generated)."
     last = max((i for i, m in enumerate(messages) if is_user_query(m)), default=None)
     if last is None: raise BadRecord('no_user_query', "no user message (tool results do not count)")
-    turns = [i for i in range(last + 1, len(messages)) if messages[i]['role'] == 'assistant']
-    if not turns:
+    if not (turns := [i for i in range(last + 1, len(messages)) if messages[i]['role'] == 'assistant']):
         raise BadRecord('no_generated_turn', f"no assistant turn after the last user message (message {last})")
     return turns
 
@@ -409,7 +408,6 @@ def name_not_read(name: str) -> str | None:
     if input_suffix(name) is None:
         return "not a completions format (" + ', '.join(INPUT_SUFFIXES) + ", or a saved dataset folder)"
     if name.rsplit('/', 1)[-1].lower() in NOT_RECORDS: return "a tokenizer/model/dataset metadata file, not completions"
-    return None
 
 # %% ../nbs/01_records.ipynb #f8d080a7
 def _why_not_read(path: Path, name: str) -> str | None:
@@ -490,9 +488,8 @@ def _source_path(src, option: str) -> Path:
 def _no_inputs(src, ignored: list, option: str) -> FileNotFoundError:
     "The error for a source with no completions in it, naming the first thing it ignored."
     return FileNotFoundError(f"{src}: no completions in this folder ({len(ignored)} other files ignored"
-                             + (f", e.g. {ignored[0][0]}: {ignored[0][1]}" if ignored else '')
-                             + f"); point {option} at JSONL (.jsonl[.gz|.zst]), JSON-array, Parquet or saved-dataset "
-                             "files or a folder of them")
+                             + (f", e.g. {': '.join(ignored[0])}" if ignored else '') + f"); point {option} at "
+                             "JSONL (.jsonl[.gz|.zst]), JSON-array, Parquet or saved-dataset files or a folder of them")
 
 # %% ../nbs/01_records.ipynb #f18d98e7
 def discover_inputs(src, split: str | None = None, option: str = '--completions') -> Inputs:
@@ -514,8 +511,7 @@ def discover_inputs(src, split: str | None = None, option: str = '--completions'
             f"{src}: --split {split} given, but this is not a DatasetDict folder (dataset_dict.json); drop --split")
         return Inputs([(shown_name(p.name), p)], [])
     def walk(d: Path, rel: str):
-        real = d.resolve()
-        if real in seen:
+        if (real := d.resolve()) in seen:
             ignored.append((rel + '/', f"the same folder as {seen[real] or '.'}/ (symlink; read once)")); return
         seen[real] = rel
         try: entries, dd = sorted(os.scandir(d), key=lambda e: e.name), dataset_dict_splits(d) is not None

@@ -15,8 +15,7 @@ from fastcore.basics import patch
 import pyarrow as pa
 
 from .records import (BadRecord, JSONL_SUFFIXES, MAX_RECORD_BYTES, Record, Skip, discover_inputs,
-                               generated_turns, ignored_line, ignored_summary, input_stat, name_not_read, parse_line,
-                               read_lines)
+    generated_turns, ignored_line, ignored_summary, input_stat, name_not_read, parse_line, read_lines)
 # the dataset's columns, the one writer and the swap
 from .dataset import (SCHEMA, masked_runs, atomic_write as _atomic_write, distinct, check_output_dir,
                                clean_asides, list_parts, output_lock, read_json, record_shards, replace_dir,
@@ -71,10 +70,9 @@ def render_turns(ct: ChatTokenizer, record: Record) -> Turns:
             upto = full if j == len(msgs) - 1 else render(msgs[:j + 1])
             own = len(upto) >= p and full.startswith(upto)
             turn = full[p:len(upto) if own else max(p, len(prompts[k + 1]) if k + 1 < len(gen) else len(full))]
-            if (end := _first_end(turn, form.end_of_turn)) is None and not own:
-                raise BadRecord('template_error',
-                                f"message {j}: the template writes no end-of-turn token for it and render(messages[:"
-                                f"{j + 1}]) is not a prefix of the full render, so the turn has no end")
+            if (end := _first_end(turn, form.end_of_turn)) is None and not own: raise BadRecord(
+                'template_error', f"message {j}: the template writes no end-of-turn token for it and render(messages"
+                f"[:{j + 1}]) is not a prefix of the full render, so the turn has no end")
             end = len(turn) if end is None else end
             segs += [(full[pos:p], False), (turn[:end], True)]
             turns.append(turn); reasoning.append(record.messages[j].get('reasoning_content') or '')
@@ -103,8 +101,7 @@ class Sample:
 # %% ../nbs/04_tokenize.ipynb #fbace1b7
 def generated_text(turn_text: str, stop_tokens) -> str:
     "What the model generates for a turn rendered as `turn_text`: up to its first stop token."
-    end = _first_end(turn_text, stop_tokens)
-    return turn_text if end is None else turn_text[:end]
+    return turn_text[:_first_end(turn_text, stop_tokens)]
 
 # %% ../nbs/04_tokenize.ipynb #9a7502f7
 def verify_sample(ct: ChatTokenizer, segs, ids: np.ndarray, mask: np.ndarray, turns: Turns | None = None) -> str | None:
@@ -458,8 +455,7 @@ def _prepare_tmp(tmp: Path, run_key: dict, restart: bool) -> list[dict]:
     "Committed chunks to resume from (after checking the earlier run was the same run), or [] for a fresh start."
     rk = tmp/'run.json'
     if tmp.exists() and rk.is_file() and not restart:
-        old = json.loads(rk.read_text())
-        if old != run_key:
+        if (old := json.loads(rk.read_text())) != run_key:
             diff = sorted(k for k in set(old) | set(run_key) if old.get(k) != run_key.get(k))
             raise ValueError(f"{tmp}: an interrupted run with different {', '.join(diff)} is there; rerun with the "
                              "same inputs and parameters to resume it, or pass --restart to discard it and start over")
@@ -487,8 +483,7 @@ def _committed_run(out: Path) -> dict | None:
 # %% ../nbs/04_tokenize.ipynb #c33e6779
 def _checked(result: dict, out: Path, completions, ignored, first_skip: dict | None = None) -> dict:
     """The run's stats, or the one-line error of a run that wrote a sample with a wrong mask or had no sample at all."""
-    if n := result['skipped'].get('mask_mismatch'):
-        raise TokenizeError(
+    if n := result['skipped'].get('mask_mismatch'): raise TokenizeError(
             f"{n} sample(s) failed the mask check (mask_mismatch) and were NOT written: see {out/'skipped.jsonl'}. "
             "This is a bug in the tokenizer/template handling; please report it with those records.")
     if not result['samples']:
@@ -504,7 +499,7 @@ def _checked(result: dict, out: Path, completions, ignored, first_skip: dict | N
 def _write_manifest(tmp: Path, ct, completions, files, metas, result: dict, shards, run_key: dict, splits=(),
                     startup_seconds: float | None = None) -> tuple[int, dict]:
     "Write `manifest.json` into `tmp` (`params` from the run key); returns how many samples were flagged and by reason."
-    used = sum((Counter(m.get('templates', {})) for m in metas), Counter())
+    used = dict(sorted(sum((Counter(m.get('templates', {})) for m in metas), Counter()).items()))
     flagged = sum((Counter(m.get('flagged') or [f['reason'] for f in m.get('flags', [])]) for m in metas), Counter())
     flags, flagged = sum(flagged.values()), dict(sorted(flagged.items()))
     defaults = dict.fromkeys(('max_seq_len', 'batch_size', 'shard_tokens', 'skip_reasoning_not_rendered'), False)
@@ -512,8 +507,7 @@ def _write_manifest(tmp: Path, ct, completions, files, metas, result: dict, shar
     inputs = dict(completions=str(completions), files=files) | ({'splits': list(splits)} if splits else {})
     manifest = dict(format='dflash_nb.dataset', format_version=1,
                     created_utc=time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()), tokenizer=ct.describe(),
-                    inputs=inputs, params=params, shards=shards, chat_templates_used=dict(sorted(used.items())),
-                    flagged=flagged,
+                    inputs=inputs, params=params, shards=shards, chat_templates_used=used, flagged=flagged,
                     counts={k: result[k] for k in ('samples', 'total_tokens', 'loss_tokens', 'records_read')})
     # this run's clock: stats.json `seconds` is the tokenizing, this the start-up before it
     timing = ({} if startup_seconds is None else
@@ -631,9 +625,8 @@ def tokenize_dataset(model_path, completions, output_dir, max_seq_len: int | Non
     tmp = out.with_name(out.name + '.partial')
     with output_lock(out):
         clean_asides(out)
-        done = _committed_run(out)
         # a folder that is not our dataset: refused even with --overwrite
-        if done is None: check_output_dir(out, overwrite)
+        if (done := _committed_run(out)) is None: check_output_dir(out, overwrite)
         # `startup`: encoder load, templates and workers (not in stats.json's `seconds`)
         timing = {'t0': time.perf_counter()}
         ct, files, open_files, ignored, splits = _open_inputs(model_path, completions, workers, encoder, renderer,

@@ -319,9 +319,8 @@ def _choose_encoder(self: ChatTokenizer, encoder: str):
             # (`loaded`: the encoder the verdict probed, its table cache already `_table_path`)
             self.fast = (v.pop('loaded', None) or FastokensEncoder(self.tokenizer_json, v['nfc'],
                          table_cache=_table_path(self.tokenizer_sha256), sha256=self.tokenizer_sha256))
-    if encoder == 'fastokens' and self.fast is None:
-        raise ValueError(f"{self.tokenizer_json}: fastokens cannot reproduce this tokenizer exactly ({v['reason']}); "
-                         "use --encoder auto")
+    if encoder == 'fastokens' and self.fast is None: raise ValueError(
+        f"{self.tokenizer_json}: fastokens cannot reproduce this tokenizer exactly ({v['reason']}); use --encoder auto")
     specials, self.vocab_size, self.encoder_reason = (v['special_tokens'], v['vocab_size'], 'ok') if self.fast else (
         [t.content for _, t in sorted(self.tokenizer.get_added_tokens_decoder().items()) if t.special],
         self.tokenizer.get_vocab_size(with_added_tokens=True),
