@@ -299,7 +299,8 @@ class CellProgress:
         self.logger.handlers[:] = [self.handler]; self.logger.setLevel('INFO'); self.logger.propagate = False
         return self
     def __exit__(self, *exc):
-        self.logger.setLevel(self.saved[0]); self.logger.propagate, self.logger.handlers[:] = self.saved[1:]
+        self.logger.setLevel(self.saved[0]); self.logger.propagate = self.saved[1]
+        self.logger.handlers[:] = self.saved[2]
         self._end(exc[0] is None)
         self._say(f"{'failed' if exc[0] else 'done'} after {time.perf_counter() - self.t0:.1f}s")
 

@@ -218,7 +218,8 @@ def _atomic_write(path: Path, data: bytes):
     try:
         with os.fdopen(fd, "wb") as f: f.write(data)
         os.replace(tmp, path)
-    except BaseException: Path(tmp).unlink(missing_ok=True); raise
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True); raise
 
 def _is_cached(job: _Job) -> bool:
     "Is `job.dest` the object as listed (same size and ETag), and untouched since it was downloaded?"
@@ -292,7 +293,8 @@ def _fetch_once(client, job: _Job, run: _Run):
         if md5 is not None and md5.hexdigest() != etag: raise _Corrupt(f"MD5 {md5.hexdigest()} != ETag {etag}")
         job.meta.unlink(missing_ok=True)
         os.replace(tmp, job.dest)
-    except BaseException: Path(tmp).unlink(missing_ok=True); run.add_bytes(-got); raise
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True); run.add_bytes(-got); raise
     finally: body.close()
     _atomic_write(job.meta, json.dumps(dict(key=job.obj.key, etag=etag, size=size, mtime_ns=job.dest.stat().st_mtime_ns,
                                             verified="md5" if md5 is not None else "size")).encode())
@@ -656,7 +658,8 @@ def clean_stale_stages(root=None) -> list[Path]:
 def staged_output(out, workers: int = 16, client=None, progress: bool = True, commit_file: str = "manifest.json",
                   overwrite: bool = True, resumable: bool = False):
     "Yield a local directory for `out`; when `out` is s3://, a staging folder `upload_dir`ed on success (see above)."
-    if not is_s3_url(out): yield Path(out); return
+    if not is_s3_url(out):
+        yield Path(out); return
     url = str(out).rstrip("/")
     client = _url_parts(url, client, workers)[3]
     # refused before any work; the commit checks it is unchanged
