@@ -108,19 +108,24 @@ def test_ctrl_c_during_start_up_is_one_line_and_exit_130(qwen_dir, tmp_path, com
                                                                                                    err)
     assert seen.count(130) >= 2, seen
 
+EXIT_THEN_CTRL_C = """import atexit, os, signal, sys
+atexit.register(lambda: os.kill(os.getpid(), signal.SIGINT))   # Ctrl-C once main has returned, as the process exits
+from dflash_nb.cli import main
+sys.argv = ['dflash-nb', 'stats', sys.argv[1], '--quiet']
+sys.exit(main())                                                 # what the dflash-nb console script runs
+"""
+
 def test_ctrl_c_while_the_process_exits_leaves_its_exit_code(qwen_dir, tmp_path):
     """A Ctrl-C after the command has ended (its outputs complete, the process exiting) changes nothing: exit 0, no
-    'interrupted', no traceback. stdout is a pipe, so the JSON's last line reaches us only in Python's final flush,
-    after main returned (before this fix: the default handler was back and the process died of the SIGINT, exit -2)."""
+    'interrupted', no traceback. An atexit hook in the process sends it, so it lands after main returned, every time
+    (before the fix the handler put back then raised KeyboardInterrupt there, or, later in finalisation, the
+    default handler killed the process: exit -2)."""
     src = tmp_path/'c.jsonl'; make_input(src, copies=2)
     ds = tmp_path/'ds'; T.tokenize_dataset(qwen_dir, src, ds, **KW)
-    p = subprocess.Popen([EXE, 'stats', str(ds), '--quiet'], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    lines = []
-    while (line := p.stdout.readline()) and line != '}\n': lines.append(line)
-    p.send_signal(signal.SIGINT)
-    out, err = p.communicate()
-    assert p.returncode == 0 and 'interrupted' not in err and 'Traceback' not in err, (p.returncode, err[-500:])
-    assert json.loads(''.join(lines) + '}')['samples'] > 0
+    p = subprocess.run([sys.executable, '-c', EXIT_THEN_CTRL_C, str(ds)], capture_output=True, text=True, cwd=ROOT)
+    assert p.returncode == 0 and 'interrupted' not in p.stderr and 'Traceback' not in p.stderr, (p.returncode,
+                                                                                                  p.stderr[-500:])
+    assert json.loads(p.stdout)['samples'] > 0
 
 BAD_OPTIONS = [  # (command line, the option named in the one-line refusal); torch-free commands: real CLI processes
     (['tokenize', '--completions', 'c', '--output-dir', 'o', '--workers', '-1'], '--workers'),
